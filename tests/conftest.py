@@ -1,0 +1,17 @@
+"""Shared fixtures. Tests never reach the network except 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _offline_and_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # Model hubs are unreachable here; make any accidental download fail fast instead of hanging.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    # Every test gets its own workspace so stores and caches never leak between tests.
+    monkeypatch.setenv("TEMPO_EVAL_HOME", str(tmp_path_factory.mktemp("tempo_eval_home")))
+    os.environ.pop("OPENAI_API_KEY", None)
