@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 
@@ -14,3 +13,4 @@ def _offline_and_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     # Every test gets its own workspace so stores and caches never leak between tests.
     monkeypatch.setenv("TEMPO_EVAL_HOME", str(tmp_path_factory.mktemp("tempo_eval_home")))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
