@@ -152,7 +152,7 @@ CASES: list[dict[str, Any]] = [
         "settings": {"truths_extraction_limit": 1, "window_size": 1},
         "turns": [
             _u("Paris?"), _a("Paris is the capital of France. The Seine is a river.", PARIS),
-            _u("Tower?"), _a("The tower is 330 metres tall. The Eiffel Tower was completed in 1889.", TOWER),
+            _u("Tower?"), _a("The tower is 300 metres tall. The Eiffel Tower was completed in 1889.", TOWER),
         ],
     },
     {
