@@ -25,6 +25,61 @@ MIGRATIONS: list[str] = [
         created_at TEXT NOT NULL DEFAULT (datetime('now'))
     );
     """,
+    # 1 -> 2: datasets, evaluation runs, per-row results and per-claim verdicts (tempo_eval.store.runs)
+    """
+    CREATE TABLE datasets (
+        id           INTEGER PRIMARY KEY,
+        name         TEXT NOT NULL,
+        content_hash TEXT NOT NULL,          -- sha256 of the raw uploaded bytes
+        mapping      TEXT NOT NULL,          -- column mapping as canonical JSON ('{}' when none)
+        format       TEXT,
+        n_rows       INTEGER NOT NULL,
+        rows         TEXT NOT NULL,          -- the canonical frame as JSON {columns, rows}
+        warnings     TEXT NOT NULL DEFAULT '[]',
+        created_at   TEXT NOT NULL DEFAULT (datetime('now')),
+        UNIQUE (content_hash, mapping)       -- same bytes read the same way = same dataset
+    );
+    CREATE TABLE runs (
+        id          INTEGER PRIMARY KEY,
+        dataset_id  INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+        name        TEXT NOT NULL,
+        config      TEXT NOT NULL,           -- metrics, settings, verifier ids; never secrets
+        config_hash TEXT NOT NULL,
+        status      TEXT NOT NULL CHECK (status IN ('running', 'finished', 'cancelled', 'failed')),
+        error       TEXT,
+        created_at  TEXT NOT NULL DEFAULT (datetime('now')),
+        finished_at TEXT
+    );
+    CREATE INDEX runs_by_config ON runs (dataset_id, config_hash);
+    CREATE TABLE results (
+        run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        row_idx     INTEGER NOT NULL,        -- position of the row in the dataset
+        query_id    TEXT NOT NULL,
+        system      TEXT,                    -- the dataset's `run` column, when it has one
+        metric      TEXT NOT NULL,
+        score       REAL,                    -- NULL for NaN
+        reason      TEXT NOT NULL DEFAULT '',
+        reason_code TEXT,
+        success     INTEGER,
+        details     TEXT NOT NULL DEFAULT '{}',  -- MetricResult.details without "claims"
+        PRIMARY KEY (run_id, row_idx, metric)
+    ) WITHOUT ROWID;
+    CREATE TABLE claims (
+        run_id        INTEGER NOT NULL,
+        row_idx       INTEGER NOT NULL,
+        metric        TEXT NOT NULL,
+        idx           INTEGER NOT NULL,      -- order of the claim within the result
+        claim         TEXT NOT NULL,
+        verdict       TEXT,
+        evidence      TEXT,
+        probabilities TEXT,                  -- JSON or NULL
+        reason        TEXT,
+        extra         TEXT,                  -- any further keys of the claim record, as JSON
+        PRIMARY KEY (run_id, row_idx, metric, idx),
+        FOREIGN KEY (run_id, row_idx, metric) REFERENCES results (run_id, row_idx, metric)
+            ON DELETE CASCADE
+    ) WITHOUT ROWID;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,376 @@
+"""The command line: `python -m tempo_eval evaluate ...` and `python -m tempo_eval compare ...`.
+
+    python -m tempo_eval evaluate data.csv --metrics temporal_faithfulness,temporal_ndcg --k 10 \\
+        --out results.csv
+    python -m tempo_eval compare bm25.run dense.run --qrels qrels.txt --metric ndcg@10 --test student
+
+Exit codes: 0 success, 2 bad input or usage (one line "error: ..." on stderr, no traceback),
+130 interrupted (every finished row is stored; the same command resumes).
+
+API keys are read from the environment only (OPENAI_API_KEY, or the variable named by
+--api-key-env), never from an argument value, and are never stored or logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import logging
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas and the engine are imported inside the commands, so `--help` answers at once.
+logger = logging.getLogger("tempo_eval.cli")
+
+#: the module defining each metric the CLI can build, by metric name
+METRIC_MODULES = {
+    "temporal_faithfulness": "tempo_eval.metrics.temporal_faithfulness",
+    "temporal_ndcg": "tempo_eval.metrics.temporal_ndcg",
+    "factual_correctness": "tempo_eval.metrics.factual_correctness",
+    "turn_faithfulness": "tempo_eval.metrics.turn_faithfulness",
+}
+OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}
+#: first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection)
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+EXIT_OK = 0
+EXIT_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class CLIError(ValueError):
+    """A usage problem found after argument parsing (reported like an input error)."""
+
+
+# ---- exports --------------------------------------------------------------------------------
+
+def neutralize_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `frame` where every text cell starting with = + - @ tab or CR is prefixed with a
+    single quote, so a spreadsheet shows it as text instead of running it as a formula.
+    Numbers are left alone (a negative score stays a number)."""
+    import pandas as pd
+
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = [
+                "'" + value if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) else value
+                for value in out[column]
+            ]
+    return out
+
+
+def write_frame(frame: pd.DataFrame, path: str | os.PathLike[str]) -> str:
+    """Write `frame` as CSV (formula-safe), JSONL or Parquet, chosen by the extension; returns the
+    format. Raises CLIError for another extension."""
+    target = Path(path)
+    kind = OUTPUT_FORMATS.get(target.suffix.lower())
+    if kind is None:
+        raise CLIError(f"--out {str(path)!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "csv":
+        neutralize_formulas(frame).to_csv(target, index=False)
+    elif kind == "jsonl":
+        frame.to_json(target, orient="records", lines=True, force_ascii=False)
+    else:
+        frame.to_parquet(target, index=False)
+    return kind
+
+
+# ---- progress -------------------------------------------------------------------------------
+
+class ProgressBar:
+    """A one-line progress bar on a text stream: `[#####.....] 50/100 rows  12.3 rows/s`.
+
+    Redrawn at most every `interval` seconds (and always at the end)."""
+
+    def __init__(self, stream: TextIO | None = None, *, width: int = 30, interval: float = 0.1) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self.interval = interval
+        self._start = time.monotonic()
+        self._first_done: int | None = None
+        self._last_draw = 0.0
+        self._finished = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if self._first_done is None:
+            self._first_done, self._start = done, now
+        if done < total and now - self._last_draw < self.interval:
+            return
+        self._last_draw = now
+        filled = self.width if total == 0 else self.width * done // total
+        rate = (done - self._first_done) / max(now - self._start, 1e-9)
+        line = f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} rows  {rate:.1f} rows/s"
+        self.stream.write(line)
+        if done >= total and not self._finished:
+            self._finished = True
+            self.stream.write("\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if not self._finished and self._first_done is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._finished = True
+
+
+# ---- evaluate -------------------------------------------------------------------------------
+
+def parse_mapping(items: Sequence[str]) -> dict[str, str]:
+    """["query=question", ...] -> {"query": "question"} (canonical column = source column)."""
+    mapping: dict[str, str] = {}
+    for item in items:
+        canonical, sep, source = item.partition("=")
+        if not sep or not canonical.strip() or not source.strip():
+            raise CLIError(f"--mapping {item!r}: expected CANONICAL=SOURCE, e.g. query=question")
+        mapping[canonical.strip()] = source.strip()
+    return mapping
+
+
+def build_metrics(names: Sequence[str], *, k: int | None = None, verifier: Any = None) -> list[Any]:
+    """Metric instances by name. `k` goes to metrics that take a cutoff, `verifier` to metrics that
+    verify claims (temporal_faithfulness then runs in its verifier mode)."""
+    import importlib
+
+    from tempo_eval.metrics.base import METRICS
+
+    metrics = []
+    for name in names:
+        if name not in METRIC_MODULES:
+            raise CLIError(f"unknown metric {name!r}; available: {', '.join(METRIC_MODULES)}")
+        importlib.import_module(METRIC_MODULES[name])
+        cls = METRICS[name]
+        accepted = inspect.signature(cls).parameters
+        settings: dict[str, Any] = {}
+        if k is not None and "k" in accepted:
+            settings["k"] = k
+        if verifier is not None and "verifier" in accepted:
+            settings["verifier"] = verifier
+        metrics.append(cls(**settings))
+    if k is not None and not any("k" in inspect.signature(type(m)).parameters for m in metrics):
+        raise CLIError("--k was given but none of the chosen metrics takes a cutoff")
+    return metrics
+
+
+def _api_key(env_name: str | None) -> str | None:
+    name = env_name or "OPENAI_API_KEY"
+    key = os.environ.get(name)
+    if env_name and not key:
+        raise CLIError(f"--api-key-env {env_name}: that environment variable is not set")
+    return key
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+
+    if args.workspace:
+        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    names = [n.strip() for n in args.metrics.split(",") if n.strip()]
+    if not names:
+        raise CLIError("--metrics needs at least one metric name")
+    if Path(args.out).suffix.lower() not in OUTPUT_FORMATS:
+        raise CLIError(f"--out {args.out!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
+    if args.k is not None and args.k < 1:
+        raise CLIError(f"--k must be a positive integer, got {args.k}")
+
+    dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
+    for warning in dataset.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    verifier = None
+    if args.verifier:
+        from tempo_eval.verify import make_verifier
+
+        options: dict[str, Any] = {"model": args.model}
+        if args.verifier == "llm":
+            options.update(base_url=args.base_url, api_key=_api_key(args.api_key_env))
+        verifier = make_verifier(args.verifier, **options)
+        # Fail before the first row, not once per row, when the model cannot be loaded.
+        inner = getattr(verifier, "verifier", verifier)
+        if hasattr(inner, "check_available"):
+            available, why = inner.check_available()
+            if not available:
+                raise CLIError(why)
+    elif args.model or args.base_url:
+        raise CLIError("--model and --base-url need --verifier")
+    metrics = build_metrics(names, k=args.k, verifier=verifier)
+
+    store = RunStore()
+    bar = None if args.no_progress else ProgressBar(sys.stderr)
+    try:
+        result = evaluate(
+            dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
+            progress=bar, max_concurrency=args.concurrency,
+        )
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()  # end the bar's line before the message
+        print("interrupted: finished rows are stored; run the same command again to resume",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if bar is not None:
+            bar.close()
+
+    write_frame(result.frame, args.out)
+    print(
+        f"run {result.run_id}: {result.n_rows} rows, {result.computed} results computed, "
+        f"{result.reused} reused -> {args.out}",
+        file=sys.stderr,
+    )
+    print(_summary(result.aggregate()), file=sys.stderr)
+    return EXIT_OK
+
+
+def _summary(aggregate: pd.DataFrame) -> str:
+    lines = []
+    for metric, row in aggregate.iterrows():
+        if math.isnan(row["mean"]):
+            score = "no measurable row"
+        else:
+            score = f"{row['mean']:.4f} (95% CI {row['ci_low']:.4f}-{row['ci_high']:.4f})"
+        reasons = ", ".join(f"{code}: {n}" for code, n in row["nan_reasons"].items())
+        lines.append(
+            f"{metric}: {score}; measurable {row['n_measurable']}/{row['n_total']}"
+            + (f"; NaN {reasons}" if reasons else "")
+        )
+    return "\n".join(lines)
+
+
+# ---- compare --------------------------------------------------------------------------------
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from tempo_eval.compare import compare_trec, parse_trec_metric
+    from tempo_eval.io.trec import load_qrels, load_run
+
+    metrics = args.metric or ["ndcg@10"]
+    for metric in metrics:
+        parse_trec_metric(metric)
+    runs = load_run(args.runs)
+    if len(runs) < 2:
+        raise CLIError(f"compare needs at least two runs; the run files hold {len(runs)}")
+    qrels = load_qrels(args.qrels)
+    report = compare_trec(
+        runs, qrels, metrics=metrics, test=args.test, alpha=args.alpha, correction=args.correction,
+        n_permutations=args.permutations, seed=args.seed,
+    )
+    if args.format == "latex":
+        text = report.to_latex()
+    elif args.format == "csv":
+        text = neutralize_formulas(report.to_dataframe()).to_csv(index=False)
+    else:
+        text = report.to_markdown()
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+# ---- the parser -----------------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit code 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_INPUT, f"error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m tempo_eval",
+        description="Evaluate retrieval-augmented generation with time as a first-class dimension.",
+        epilog="Run 'python -m tempo_eval COMMAND --help' for the options of a command.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    ev = commands.add_parser(
+        "evaluate",
+        help="score a dataset (CSV / TSV / JSONL / JSON / Parquet) with chosen metrics",
+        description=(
+            "Score every row of a dataset and write one result per (row, metric). Results are "
+            "stored in the workspace as each row finishes: running the same command again "
+            "resumes an interrupted run and recomputes nothing that is stored."
+        ),
+    )
+    ev.add_argument("data", help="the dataset file")
+    ev.add_argument("--metrics", required=True,
+                    help=f"comma-separated metric names: {', '.join(METRIC_MODULES)}")
+    ev.add_argument("--out", required=True, metavar="FILE",
+                    help="where to write results; .csv, .jsonl or .parquet")
+    ev.add_argument("--mapping", action="append", metavar="CANONICAL=SOURCE",
+                    help="map a source column to a canonical one, e.g. query=question (repeatable)")
+    ev.add_argument("--k", type=int, help="cutoff for ranking metrics (temporal_ndcg), default 10")
+    ev.add_argument("--verifier", choices=("nli", "lexical", "llm"),
+                    help="who verifies claims (temporal_faithfulness then checks claims instead of "
+                         "year overlap; factual_correctness defaults to lexical)")
+    ev.add_argument("--model", help="NLI checkpoint (hub id or directory) or the judge model for --verifier llm")
+    ev.add_argument("--base-url", help="OpenAI-compatible endpoint for --verifier llm")
+    ev.add_argument("--api-key-env", metavar="NAME",
+                    help="environment variable holding the judge's API key (default OPENAI_API_KEY)")
+    ev.add_argument("--reference-date", metavar="YYYY-MM-DD",
+                    help="resolves 'last year' and the like in rows without a reference_date")
+    ev.add_argument("--run-name", help="a name for the run in the workspace")
+    ev.add_argument("--concurrency", type=int, default=4, help="rows evaluated at once (default 4)")
+    ev.add_argument("--workspace", metavar="DIR",
+                    help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
+    ev.add_argument("--no-progress", action="store_true", help="do not draw the progress bar")
+    ev.set_defaults(handler=cmd_evaluate)
+
+    cmp_ = commands.add_parser(
+        "compare",
+        help="compare TREC run files against qrels with significance tests",
+        description=(
+            "Per-query NDCG@k (trec_eval's ndcg_cut) for each run, then paired significance "
+            "tests between every pair of runs, Holm-corrected, in a table that marks each run's "
+            "score with the letters of the runs it beats significantly."
+        ),
+    )
+    cmp_.add_argument("runs", nargs="+", metavar="RUN_FILE", help="TREC run files (two or more runs)")
+    cmp_.add_argument("--qrels", required=True, help="TREC qrels file")
+    cmp_.add_argument("--metric", action="append", metavar="ndcg@K",
+                      help="metric to compare (repeatable; default ndcg@10)")
+    cmp_.add_argument("--test", choices=("fisher", "student"), default="fisher",
+                      help="Fisher's randomisation test (default) or the paired t-test")
+    cmp_.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    cmp_.add_argument("--correction", choices=("holm", "none"), default="holm",
+                      help="multiple-comparison correction over run pairs (default holm)")
+    cmp_.add_argument("--permutations", type=int, default=10_000,
+                      help="random sign flips for the Fisher test (exact when 2^n is smaller)")
+    cmp_.add_argument("--seed", type=int, default=42, help="seed of the Fisher test (default 42)")
+    cmp_.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown",
+                      help="output format (default markdown)")
+    cmp_.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
+    cmp_.set_defaults(handler=cmd_compare)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (ValueError, OSError) as exc:  # InputError is a ValueError
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_INPUT
+    except RuntimeError as exc:
+        from tempo_eval.verify.base import VerifierUnavailable
+
+        if not isinstance(exc, VerifierUnavailable):
+            raise
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_INPUT

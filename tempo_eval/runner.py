@@ -1,0 +1,353 @@
+"""Evaluate a dataset with chosen metrics: bounded concurrency, progress, cancellation, resume.
+
+    result = evaluate(dataset, [TemporalFaithfulness(), TemporalNDCG(k=10)], progress=bar.update)
+    result.frame          # one row per (dataset row, metric): score, reason_code, reason
+    result.aggregate()    # per metric: mean, bootstrap CI, how many rows were measurable
+
+What the runner guarantees:
+
+- One failing row never sinks a run: an exception raised for a (row, metric) becomes a NaN result
+  with reason_code "row_error" and the exception's message, the failure is logged and the run
+  goes on.
+- Every row is committed to the run store as soon as all its metrics are done. The same dataset
+  with the same configuration (metric classes and settings, verifier/judge identity, reference
+  date) is the same run: evaluating it again, after a crash, a kill or a cancellation, skips every
+  stored (row, metric) pair and computes only the rest. Resuming a finished run computes nothing.
+- `cancel` (a `threading.Event`) is checked before each row starts; rows in flight finish and are
+  stored, the run is marked "cancelled" and can be resumed later.
+- Settings whose names look like secrets (api_key, token, ...) are never part of the stored
+  configuration; objects among the settings (a verifier, a judge) are identified by their class,
+  `name`, `model_id` and `settings` strings only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import Enum
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import tempo_eval
+from tempo_eval._async import run_sync
+from tempo_eval.compare import bootstrap_ci
+from tempo_eval.metrics.base import Metric, MetricResult, not_measurable
+from tempo_eval.store.runs import RunStore, frame_content_hash, is_secret_name
+
+logger = logging.getLogger(__name__)
+
+#: progress(done_rows, total_rows); called once at the start (resumed rows count as done) and
+#: after every stored row
+ProgressCallback = Callable[[int, int], None]
+
+ROW_ERROR = "row_error"
+
+
+# ---- configuration: what identifies a run ---------------------------------------------------
+
+def metric_config(metric: Metric) -> dict[str, Any]:
+    """The stored identity of a metric: its name, class and public settings as plain JSON.
+
+    Secret-named settings are dropped; objects (a verifier, an LLM provider) are reduced to their
+    class and their `name`, `model_id` and `settings` strings (what decides their verdicts), so
+    neither a key they hold nor their operational settings (timeouts, concurrency) reach the store.
+    """
+    cls = type(metric)
+    settings = {
+        key: _setting(value)
+        for key, value in sorted(vars(metric).items())
+        if not key.startswith("_") and not is_secret_name(key)
+    }
+    return {"name": metric.name, "class": f"{cls.__module__}.{cls.__qualname__}", "settings": settings}
+
+
+def _setting(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, Enum):
+        return _setting(value.value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _setting(v) for k, v in value.items() if not is_secret_name(str(k))}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_setting(v) for v in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_setting(v) for v in value]
+    identity: dict[str, Any] = {"class": f"{type(value).__module__}.{type(value).__qualname__}"}
+    for attribute in ("name", "model_id", "settings"):
+        attr = getattr(value, attribute, None)
+        if isinstance(attr, str):
+            identity[attribute] = attr
+    return identity
+
+
+def run_config(metrics: Sequence[Metric], *, reference_date: Any = None) -> dict[str, Any]:
+    """The configuration a run is identified by (see the module docstring)."""
+    return {
+        "metrics": [metric_config(m) for m in metrics],
+        "reference_date": _setting(reference_date),
+        "tempo_eval_version": tempo_eval.__version__,
+    }
+
+
+# ---- the result -----------------------------------------------------------------------------
+
+@dataclass
+class RunResult:
+    """What `evaluate` returns; the scores themselves are read from the store on first access.
+
+    `computed` counts the (row, metric) pairs computed by this call, `reused` those found in the
+    store from earlier calls (resume).
+    """
+
+    run_id: int
+    dataset_id: int
+    status: str
+    n_rows: int
+    metrics: list[str]
+    computed: int
+    reused: int
+    store: RunStore = field(repr=False)
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        """One row per (dataset row, metric): row, query_id, run, metric, score, reason_code, reason."""
+        return self.store.results_frame(self.run_id)
+
+    @cached_property
+    def claims(self) -> pd.DataFrame:
+        """One row per verified claim, with verdict, evidence, probabilities and reason."""
+        return self.store.claims_frame(self.run_id)
+
+    def result(self, row: int, metric: str) -> MetricResult:
+        """The full stored result (details and claims) of one dataset row and metric."""
+        return self.store.get_result(self.run_id, row, metric)
+
+    def aggregate(self, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 42) -> pd.DataFrame:
+        """Per metric (the index): mean over measurable rows, percentile bootstrap CI of that mean,
+        n_measurable, n_total, n_nan and nan_reasons ({reason_code: count}).
+
+        A metric with no measurable row has mean and CI NaN; n_total counts stored results.
+        """
+        return aggregate_frame(self.frame, metrics=self.metrics, confidence=confidence,
+                               n_resamples=n_resamples, seed=seed)
+
+
+def aggregate_frame(
+    frame: pd.DataFrame,
+    *,
+    metrics: Sequence[str] | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 42,
+) -> pd.DataFrame:
+    """`RunResult.aggregate` for any results frame (columns metric, score, reason_code)."""
+    names = list(metrics) if metrics is not None else list(dict.fromkeys(frame["metric"]))
+    records = []
+    for name in names:
+        part = frame[frame["metric"] == name]
+        scores = part["score"].to_numpy(dtype=float)
+        measurable = scores[~np.isnan(scores)]
+        low, high = bootstrap_ci(measurable, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        reasons = part.loc[np.isnan(scores), "reason_code"].fillna("unknown").value_counts()
+        records.append({
+            "metric": name,
+            "mean": float(measurable.mean()) if measurable.size else float("nan"),
+            "ci_low": low,
+            "ci_high": high,
+            "n_measurable": int(measurable.size),
+            "n_total": int(scores.size),
+            "n_nan": int(scores.size - measurable.size),
+            "nan_reasons": {str(k): int(v) for k, v in reasons.items()},
+        })
+    columns = ["metric", "mean", "ci_low", "ci_high", "n_measurable", "n_total", "n_nan", "nan_reasons"]
+    return pd.DataFrame(records, columns=columns).set_index("metric")
+
+
+# ---- evaluation -----------------------------------------------------------------------------
+
+def evaluate(
+    dataset: Any,
+    metrics: Sequence[Metric],
+    *,
+    store: RunStore | None = None,
+    run_name: str | None = None,
+    reference_date: Any = None,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+    max_concurrency: int = 4,
+    resume: bool = True,
+) -> RunResult:
+    """Evaluate every row of `dataset` with every metric, storing each row as it completes.
+
+    `dataset` is a `tempo_eval.io` Dataset (or a DataFrame with canonical columns).
+    `reference_date` fills rows without one and is part of the run's identity. With `resume`
+    (default) an earlier run of the same configuration continues; `resume=False` starts a new run.
+    Up to `max_concurrency` rows are in flight at once on one event loop. See the module docstring
+    for failure isolation, cancellation and resume.
+    """
+    return run_sync(aevaluate(
+        dataset, metrics, store=store, run_name=run_name, reference_date=reference_date,
+        progress=progress, cancel=cancel, max_concurrency=max_concurrency, resume=resume,
+    ))
+
+
+async def aevaluate(
+    dataset: Any,
+    metrics: Sequence[Metric],
+    *,
+    store: RunStore | None = None,
+    run_name: str | None = None,
+    reference_date: Any = None,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+    max_concurrency: int = 4,
+    resume: bool = True,
+) -> RunResult:
+    """`evaluate` as a coroutine (for callers already inside an event loop)."""
+    metrics = _check_metrics(metrics)
+    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
+    store = store if store is not None else RunStore()
+    dataset = _as_dataset(dataset)
+    frame: pd.DataFrame = dataset.frame
+    if "query_id" not in frame.columns:
+        raise ValueError("the dataset has no query_id column (load it with tempo_eval.io.load_dataset)")
+
+    dataset_id = store.save_dataset(dataset)
+    config = run_config(metrics, reference_date=reference_date)
+    run_id, resumed = store.create_or_resume_run(dataset_id, config, name=run_name, resume=resume)
+    if run_name is not None:
+        store.rename_run(run_id, run_name)
+    names = [m.name for m in metrics]
+
+    done_pairs = store.completed(run_id) if resumed else set()
+    n_rows = len(frame)
+    pending = [
+        (i, [m for m in metrics if (i, m.name) not in done_pairs]) for i in range(n_rows)
+    ]
+    pending = [(i, todo) for i, todo in pending if todo]
+    reused = sum(1 for i, name in done_pairs if i < n_rows and name in names)
+    logger.info(
+        "run %d on dataset %d: %d rows, %d to evaluate%s",
+        run_id, dataset_id, n_rows, len(pending), " (resumed)" if resumed else "",
+    )
+
+    done = n_rows - len(pending)
+    computed = 0
+    if progress is not None:
+        progress(done, n_rows)
+
+    status = "finished"
+    try:
+        if pending:
+            columns = list(frame.columns)
+            values = frame.to_numpy(dtype=object)
+            queue = iter(pending)
+
+            async def worker() -> None:
+                nonlocal done, computed, status
+                for i, todo in queue:  # one shared iterator: each row goes to one worker
+                    if cancel is not None and cancel.is_set():
+                        status = "cancelled"
+                        return
+                    row = _row_dict(columns, values[i], reference_date)
+                    if len(todo) == 1:  # the common case; gather would add a task per row
+                        results = [await _measure(todo[0], row, i)]
+                    else:
+                        results = await asyncio.gather(*(_measure(m, row, i) for m in todo))
+                    store.record_row(
+                        run_id, i, str(row.get("query_id")), results, system=_system(row)
+                    )
+                    done += 1
+                    computed += len(results)
+                    if progress is not None:
+                        progress(done, n_rows)
+
+            await asyncio.gather(*(worker() for _ in range(min(max_concurrency, len(pending)))))
+    except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
+        failed = isinstance(exc, Exception)
+        store.set_status(run_id, "failed" if failed else "cancelled",
+                         f"{type(exc).__name__}: {exc}" if failed else None)
+        raise
+    store.set_status(run_id, status)
+    return RunResult(
+        run_id=run_id, dataset_id=dataset_id, status=status, n_rows=n_rows, metrics=names,
+        computed=computed, reused=reused, store=store,
+    )
+
+
+async def _measure(metric: Metric, row: Mapping[str, Any], index: int) -> MetricResult:
+    """One (row, metric); any exception becomes NaN with reason_code "row_error"."""
+    try:
+        result = await metric.ameasure(**metric.inputs_from_row(row))
+        if not isinstance(result, MetricResult):
+            raise TypeError(f"{type(metric).__name__} returned {type(result).__name__}, not MetricResult")
+        return result
+    except Exception as exc:  # isolate the row: the run goes on
+        message = f"{type(exc).__name__}: {exc}"
+        logger.warning("row %d (query %s), metric %s failed: %s", index, row.get("query_id"), metric.name, message)
+        return not_measurable(metric.name, ROW_ERROR, f"Evaluating this row failed: {message}")
+
+
+def _check_metrics(metrics: Sequence[Metric]) -> list[Metric]:
+    if isinstance(metrics, Metric):
+        metrics = [metrics]
+    metrics = list(metrics)
+    if not metrics:
+        raise ValueError("metrics must name at least one metric")
+    for metric in metrics:
+        if not isinstance(metric, Metric):
+            raise TypeError(f"metrics must be Metric instances, got {type(metric).__name__}")
+    names = [m.name for m in metrics]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(
+            f"metric {duplicates[0]!r} appears twice; results are stored per metric name, "
+            "so evaluate different settings of one metric in separate runs"
+        )
+    return metrics
+
+
+def _row_dict(columns: Sequence[str], values: Sequence[Any], reference_date: Any) -> dict[str, Any]:
+    row = dict(zip(columns, values, strict=True))
+    if reference_date is not None and _missing(row.get("reference_date")):
+        row["reference_date"] = reference_date
+    return row
+
+
+def _system(row: Mapping[str, Any]) -> str | None:
+    value = row.get("run")
+    return None if _missing(value) else str(value)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _as_dataset(dataset: Any) -> Any:
+    from tempo_eval.io.dataset import Dataset
+
+    if isinstance(dataset, pd.DataFrame):
+        # A frame built in memory: canonical columns expected; ids generated as the loaders do.
+        frame = dataset
+        if "query_id" not in frame.columns:
+            frame = frame.assign(query_id=[f"q{i + 1}" for i in range(len(frame))])
+        return Dataset(frame=frame, name="dataframe", mapping={}, content_hash=frame_content_hash(frame),
+                       source_format="dataframe")
+    if not isinstance(getattr(dataset, "frame", None), pd.DataFrame):
+        raise TypeError(
+            f"dataset must be a tempo_eval.io Dataset or a pandas DataFrame, got {type(dataset).__name__}"
+        )
+    return dataset

@@ -1,0 +1,514 @@
+"""Datasets, evaluation runs, per-row results and per-claim verdicts in the workspace database.
+
+Vocabulary:
+- a *dataset* is stored once per (content hash of the raw bytes, column mapping): uploading the
+  same file again finds the stored copy and therefore every result computed on it;
+- a *run* is one evaluation of a dataset with one configuration (metrics, their settings, the
+  verifier identity). The same dataset with the same configuration is the same run, so starting an
+  evaluation again resumes it;
+- a *result* is one (row, metric) score with its reason and details, keyed by the row's position in
+  the dataset (query ids may repeat when a dataset holds several systems' rows);
+- a *claim* is one verified claim of a result, with its verdict and evidence.
+
+Every row is committed in its own transaction, so a killed process loses at most the rows in
+flight. Secrets never reach the file: configuration keys named like keys, tokens, secrets or
+passwords are dropped, and the values of such environment variables are masked in any text
+written (error messages can quote a request).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, is_dataclass
+from enum import Enum
+from typing import Any
+
+import pandas as pd
+
+from tempo_eval.metrics.base import MetricResult
+from tempo_eval.store.db import connect
+
+RUN_STATUSES = ("running", "finished", "cancelled", "failed")
+
+_SECRET_PARTS = frozenset(
+    {"key", "apikey", "token", "secret", "secrets", "password", "passwd", "credential",
+     "credentials", "authorization", "bearer"}
+)
+_MASK = "***"
+
+RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
+CLAIM_COLUMNS = [
+    "row", "query_id", "run", "metric", "idx", "claim", "verdict", "evidence",
+    "probabilities", "reason",
+]
+
+
+# ---- secrets --------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """True for names like `api_key`, `apiKey`, `OPENAI_API_KEY`, `access_token`, `client_secret`.
+
+    The name is split into words at `_`, `-`, `.`, spaces and camelCase humps; it is secret when
+    one word is key / token / secret / password / credential(s) / authorization / bearer
+    (`max_tokens` and `k` are not).
+    """
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", str(name))
+    parts = {part.lower() for part in re.split(r"[\s_\-.]+", spaced) if part}
+    return bool(parts & _SECRET_PARTS)
+
+
+def strip_secrets(value: Any) -> Any:
+    """A copy of `value` with every mapping entry whose key is a secret name removed (recursively)."""
+    if isinstance(value, Mapping):
+        return {k: strip_secrets(v) for k, v in value.items() if not is_secret_name(str(k))}
+    if isinstance(value, (list, tuple)):
+        return [strip_secrets(v) for v in value]
+    return value
+
+
+def secret_values() -> list[str]:
+    """Values of environment variables named like secrets (short ones would mask ordinary words)."""
+    return [v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= 8]
+
+
+def redact(text: str | None, secrets: Iterable[str] | None = None) -> str | None:
+    """`text` with every secret (default: `secret_values()`) replaced by ***."""
+    if not text:
+        return text
+    for secret in secret_values() if secrets is None else secrets:
+        if secret in text:
+            text = text.replace(secret, _MASK)
+    return text
+
+
+# ---- JSON -----------------------------------------------------------------------------------
+
+def _jsonable(value: Any) -> Any:
+    """json.dumps fallback: sets become sorted lists, dataclasses dicts, numpy scalars Python ones."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    if isinstance(value, Enum):
+        return value.value
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return value.tolist()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON (sorted keys) as stored and hashed everywhere in the store."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=_jsonable)
+
+
+def _details_json(details: Mapping[str, Any]) -> str:
+    # Not hashed, so key order need not be canonical (sorting costs a noticeable share of a row).
+    return json.dumps(details, ensure_ascii=False, default=_jsonable)
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    return hashlib.sha256(dumps(strip_secrets(config)).encode("utf-8")).hexdigest()
+
+
+def frame_content_hash(frame: pd.DataFrame) -> str:
+    """sha256 of a frame's columns and values (for datasets built in memory, without raw bytes)."""
+    payload = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _frame_rows(frame: pd.DataFrame) -> list[list[Any]]:
+    return [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is pd.NaT or value is pd.NA:
+        return None
+    return value
+
+
+# ---- the store ------------------------------------------------------------------------------
+
+class RunStore:
+    """Datasets, runs, results and claims in the workspace database (or the file at `path`)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        connection: sqlite3.Connection | None = None,
+    ) -> None:
+        self._conn = connection if connection is not None else connect(path)
+        self._lock = threading.RLock()
+        # Secrets to mask in stored text: read from the environment here and at every run start,
+        # not per row (scanning the environment costs more than storing a row).
+        self._secrets = secret_values()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The open connection (share it with `VerdictCache(connection=...)`)."""
+        return self._conn
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # -- datasets ---------------------------------------------------------------------------
+
+    def save_dataset(self, dataset: Any) -> int:
+        """Store a dataset (a `tempo_eval.io` Dataset) and return its id.
+
+        A dataset with the same content hash and mapping is stored once: its existing id is
+        returned and the rows are not written again.
+        """
+        frame: pd.DataFrame = dataset.frame
+        content_hash = getattr(dataset, "content_hash", None) or frame_content_hash(frame)
+        mapping = dumps(dict(getattr(dataset, "mapping", None) or {}))
+        existing = self.find_dataset(content_hash, getattr(dataset, "mapping", None))
+        if existing is not None:
+            return existing
+        rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+        with self._lock, self._conn:
+            cursor = self._conn.execute(
+                "INSERT OR IGNORE INTO datasets (name, content_hash, mapping, format, n_rows, rows, warnings)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    str(getattr(dataset, "name", None) or "dataset"),
+                    content_hash,
+                    mapping,
+                    getattr(dataset, "source_format", None),
+                    len(frame),
+                    rows,
+                    dumps([str(w) for w in (getattr(dataset, "warnings", None) or [])]),
+                ),
+            )
+            if cursor.rowcount:
+                return int(cursor.lastrowid)
+        found = self.find_dataset(content_hash, getattr(dataset, "mapping", None))
+        assert found is not None  # a concurrent writer inserted the same dataset
+        return found
+
+    def find_dataset(self, content_hash: str, mapping: Mapping[str, Any] | None = None) -> int | None:
+        """The id of the dataset with this content hash and mapping, or None."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id FROM datasets WHERE content_hash = ? AND mapping = ?",
+                (content_hash, dumps(dict(mapping or {}))),
+            ).fetchone()
+        return None if row is None else int(row[0])
+
+    def dataset_frame(self, dataset_id: int) -> pd.DataFrame:
+        """The stored canonical frame of a dataset."""
+        with self._lock:
+            row = self._conn.execute("SELECT rows FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no dataset with id {dataset_id}")
+        stored = json.loads(row[0])
+        return pd.DataFrame(stored["rows"], columns=stored["columns"], dtype=object)
+
+    def get_dataset(self, dataset_id: int) -> Any:
+        """The stored dataset as a `tempo_eval.io.dataset.Dataset`."""
+        # the loaders' noun; imported here so the store does not depend on the io package at import
+        from tempo_eval.io.dataset import Dataset
+
+        info = self.dataset_info(dataset_id)
+        return Dataset(
+            frame=self.dataset_frame(dataset_id),
+            name=info["name"],
+            mapping=info["mapping"],
+            content_hash=info["content_hash"],
+            source_format=info["format"],
+            warnings=info["warnings"],
+        )
+
+    def dataset_info(self, dataset_id: int) -> dict[str, Any]:
+        """Name, hash, mapping, format, row count and warnings of a dataset (without its rows)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id, name, content_hash, mapping, format, n_rows, warnings, created_at"
+                " FROM datasets WHERE id = ?",
+                (dataset_id,),
+            ).fetchone()
+        if row is None:
+            raise KeyError(f"no dataset with id {dataset_id}")
+        return {
+            "id": row[0], "name": row[1], "content_hash": row[2], "mapping": json.loads(row[3]),
+            "format": row[4], "n_rows": row[5], "warnings": json.loads(row[6]), "created_at": row[7],
+        }
+
+    def list_datasets(self) -> pd.DataFrame:
+        """One row per dataset: id, name, content_hash, format, n_rows, created_at (newest first)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, name, content_hash, format, n_rows, created_at FROM datasets ORDER BY id DESC"
+            ).fetchall()
+        return pd.DataFrame(rows, columns=["id", "name", "content_hash", "format", "n_rows", "created_at"])
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def create_or_resume_run(
+        self,
+        dataset_id: int,
+        config: Mapping[str, Any],
+        *,
+        name: str | None = None,
+        resume: bool = True,
+    ) -> tuple[int, bool]:
+        """The run of `config` on the dataset: `(run_id, resumed)`.
+
+        With `resume` (the default) the newest run with the same dataset and configuration is
+        reopened (status back to running) whatever its status; otherwise a new run is created.
+        Secret-named keys are removed from `config` before it is hashed or written.
+        """
+        self._secrets = secret_values()
+        clean = strip_secrets(dict(config))
+        digest = config_hash(clean)
+        with self._lock, self._conn:
+            if resume:
+                row = self._conn.execute(
+                    "SELECT id FROM runs WHERE dataset_id = ? AND config_hash = ? ORDER BY id DESC LIMIT 1",
+                    (dataset_id, digest),
+                ).fetchone()
+                if row is not None:
+                    self._conn.execute(
+                        "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL WHERE id = ?",
+                        (row[0],),
+                    )
+                    return int(row[0]), True
+            cursor = self._conn.execute(
+                "INSERT INTO runs (dataset_id, name, config, config_hash, status) VALUES (?, ?, ?, ?, 'running')",
+                (dataset_id, name or "run", dumps(clean), digest),
+            )
+            run_id = int(cursor.lastrowid)
+            if name is None:
+                self._conn.execute("UPDATE runs SET name = ? WHERE id = ?", (f"run {run_id}", run_id))
+            return run_id, False
+
+    def set_status(self, run_id: int, status: str, error: str | None = None) -> None:
+        """Mark a run running / finished / cancelled / failed (finished_at is set unless running)."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(RUN_STATUSES)}, got {status!r}")
+        with self._lock, self._conn:
+            self._conn.execute(
+                "UPDATE runs SET status = ?, error = ?,"
+                " finished_at = CASE WHEN ? = 'running' THEN NULL ELSE datetime('now') END WHERE id = ?",
+                (status, redact(error, self._secrets), status, run_id),
+            )
+
+    def rename_run(self, run_id: int, name: str) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id))
+
+    def list_runs(self, dataset_id: int | None = None) -> pd.DataFrame:
+        """One row per run (newest first): id, dataset_id, dataset (its name), name, status,
+        config_hash, n_results, created_at, finished_at."""
+        query = (
+            "SELECT r.id, r.dataset_id, d.name, r.name, r.status, r.config_hash,"
+            " (SELECT COUNT(*) FROM results WHERE run_id = r.id), r.created_at, r.finished_at"
+            " FROM runs r JOIN datasets d ON d.id = r.dataset_id"
+        )
+        params: tuple[Any, ...] = ()
+        if dataset_id is not None:
+            query += " WHERE r.dataset_id = ?"
+            params = (dataset_id,)
+        with self._lock:
+            rows = self._conn.execute(query + " ORDER BY r.id DESC", params).fetchall()
+        return pd.DataFrame(
+            rows,
+            columns=["id", "dataset_id", "dataset", "name", "status", "config_hash", "n_results", "created_at",
+                     "finished_at"],
+        )
+
+    def run_info(self, run_id: int) -> dict[str, Any]:
+        """The run's row: id, dataset_id, name, config (dict), config_hash, status, error, timestamps."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id, dataset_id, name, config, config_hash, status, error, created_at, finished_at"
+                " FROM runs WHERE id = ?",
+                (run_id,),
+            ).fetchone()
+        if row is None:
+            raise KeyError(f"no run with id {run_id}")
+        keys = ["id", "dataset_id", "name", "config", "config_hash", "status", "error", "created_at", "finished_at"]
+        info = dict(zip(keys, row, strict=True))
+        info["config"] = json.loads(info["config"])
+        return info
+
+    def run_summary(self, run_id: int) -> dict[str, Any]:
+        """`run_info` plus per-metric counts: {metric: {n, n_measurable, mean}} under "metrics"."""
+        info = self.run_info(run_id)
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT metric, COUNT(*), COUNT(score), AVG(score) FROM results WHERE run_id = ? GROUP BY metric",
+                (run_id,),
+            ).fetchall()
+        info["metrics"] = {
+            metric: {"n": n, "n_measurable": n_ok, "mean": float("nan") if mean is None else mean}
+            for metric, n, n_ok, mean in rows
+        }
+        return info
+
+    def delete_run(self, run_id: int) -> None:
+        """Delete a run with its results and claims."""
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))  # cascades
+
+    def delete_dataset(self, dataset_id: int) -> None:
+        """Delete a dataset with all its runs, results and claims."""
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM datasets WHERE id = ?", (dataset_id,))  # cascades
+
+    # -- results ----------------------------------------------------------------------------
+
+    def record_row(
+        self,
+        run_id: int,
+        row: int,
+        query_id: str,
+        results: Iterable[MetricResult],
+        *,
+        system: str | None = None,
+    ) -> None:
+        """Write every metric's result for one dataset row in one transaction.
+
+        `details["claims"]` (a list of claim records or ClaimVerdicts) goes to the claims table;
+        the rest of `details` is stored as JSON with the result. NaN scores are stored as NULL.
+        """
+        secrets = self._secrets
+        result_rows = []
+        claim_rows = []
+        for result in results:
+            details = dict(result.details or {})
+            claims = details.pop("claims", None) or []
+            score = None if result.score is None or math.isnan(result.score) else float(result.score)
+            result_rows.append((
+                run_id, row, str(query_id), system, result.metric, score,
+                redact(result.reason or "", secrets), result.reason_code,
+                None if result.success is None else int(bool(result.success)),
+                redact(_details_json(details), secrets),
+            ))
+            for idx, claim in enumerate(claims):
+                record = _claim_record(claim)
+                probabilities = record.pop("probabilities", None)
+                verdict = record.pop("verdict", None)
+                extra = {k: v for k, v in record.items() if k not in ("claim", "evidence", "reason")}
+                claim_rows.append((
+                    run_id, row, result.metric, idx, str(record.get("claim", "")),
+                    None if verdict is None else str(getattr(verdict, "value", verdict)),
+                    record.get("evidence"),
+                    None if probabilities is None else dumps(probabilities),
+                    redact(record.get("reason"), secrets),
+                    redact(dumps(extra), secrets) if extra else None,
+                ))
+        if not result_rows:
+            return
+        metrics = [r[4] for r in result_rows]
+        with self._lock, self._conn:
+            # claims of an earlier recording of these results (a re-run of the row) go first
+            self._conn.execute(
+                f"DELETE FROM claims WHERE run_id = ? AND row_idx = ? AND metric IN ({','.join('?' * len(metrics))})",
+                (run_id, row, *metrics),
+            )
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO results (run_id, row_idx, query_id, system, metric, score, reason,"
+                " reason_code, success, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                result_rows,
+            )
+            if claim_rows:
+                self._conn.executemany(
+                    "INSERT INTO claims (run_id, row_idx, metric, idx, claim, verdict, evidence,"
+                    " probabilities, reason, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    claim_rows,
+                )
+
+    def completed(self, run_id: int) -> set[tuple[int, str]]:
+        """The (row, metric) pairs that have a stored result in this run."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_idx, metric FROM results WHERE run_id = ?", (run_id,)
+            ).fetchall()
+        return {(int(r), m) for r, m in rows}
+
+    def results_frame(self, run_id: int) -> pd.DataFrame:
+        """One row per (row, metric): row, query_id, run, metric, score (NaN when not measurable),
+        reason_code, reason; sorted by row then metric. `run` is the dataset's run column."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
+                " WHERE run_id = ? ORDER BY row_idx, metric",
+                (run_id,),
+            ).fetchall()
+        frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+        frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype(float)
+        return frame
+
+    def claims_frame(self, run_id: int) -> pd.DataFrame:
+        """One row per verified claim: row, query_id, run, metric, idx, claim, verdict, evidence,
+        probabilities (dict or None), reason."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT c.row_idx, r.query_id, r.system, c.metric, c.idx, c.claim, c.verdict, c.evidence,"
+                " c.probabilities, c.reason FROM claims c JOIN results r"
+                " ON r.run_id = c.run_id AND r.row_idx = c.row_idx AND r.metric = c.metric"
+                " WHERE c.run_id = ? ORDER BY c.row_idx, c.metric, c.idx",
+                (run_id,),
+            ).fetchall()
+        rows = [(*r[:8], None if r[8] is None else json.loads(r[8]), r[9]) for r in rows]
+        frame = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+        frame["probabilities"] = pd.Series([r[8] for r in rows], dtype=object)
+        return frame
+
+    def get_result(self, run_id: int, row: int, metric: str) -> MetricResult:
+        """The stored result of one (row, metric), details with their "claims" put back."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT score, reason, reason_code, success, details FROM results"
+                " WHERE run_id = ? AND row_idx = ? AND metric = ?",
+                (run_id, row, metric),
+            ).fetchone()
+            claims = self._conn.execute(
+                "SELECT claim, verdict, evidence, probabilities, reason, extra FROM claims"
+                " WHERE run_id = ? AND row_idx = ? AND metric = ? ORDER BY idx",
+                (run_id, row, metric),
+            ).fetchall()
+        if found is None:
+            raise KeyError(f"run {run_id} has no result for row {row}, metric {metric!r}")
+        score, reason, reason_code, success, details_json = found
+        details = json.loads(details_json)
+        if claims:
+            details["claims"] = [
+                {
+                    "claim": c[0], "verdict": c[1], "evidence": c[2],
+                    "probabilities": None if c[3] is None else json.loads(c[3]), "reason": c[4],
+                    **(json.loads(c[5]) if c[5] else {}),
+                }
+                for c in claims
+            ]
+        return MetricResult(
+            metric=metric,
+            score=float("nan") if score is None else float(score),
+            reason=reason,
+            reason_code=reason_code,
+            details=details,
+            success=None if success is None else bool(success),
+        )
+
+
+def _claim_record(claim: Any) -> dict[str, Any]:
+    """A claim entry of `details["claims"]` as a dict (a ClaimVerdict, a mapping, or any text)."""
+    if hasattr(claim, "to_record"):
+        return dict(claim.to_record())
+    if isinstance(claim, Mapping):
+        return dict(claim)
+    return {"claim": str(claim)}

@@ -1,0 +1,422 @@
+"""The batch runner: failure isolation, progress, cancellation, resume (also after SIGKILL), aggregates."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import tempo_eval.compare as compare_module
+from tempo_eval.compare import bootstrap_ci
+from tempo_eval.metrics.base import Metric, MetricResult, not_measurable
+from tempo_eval.runner import evaluate, metric_config, run_config
+from tempo_eval.store.db import default_db_path
+from tempo_eval.store.runs import RunStore
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class AnswerLength(Metric):
+    """len(answer) / scale; raises for the answer "boom"; counts its calls per answer."""
+
+    name = "answer_length"
+    input_names = ("answer", "reference_date")
+
+    def __init__(self, scale: int = 10) -> None:
+        self.scale = scale
+        self._calls: list[str] = []  # private: not a setting, not part of the run's identity
+
+    async def _ameasure(self, answer: str, reference_date: str | None = None) -> MetricResult:
+        self._calls.append(answer)
+        if answer == "boom":
+            raise ValueError("boom is not an answer")
+        if answer == "":
+            return not_measurable(self.name, "empty_answer", "The answer is empty.")
+        return MetricResult(self.name, min(1.0, len(answer) / self.scale), details={"reference_date": reference_date})
+
+
+class InFlight(Metric):
+    """Records how many rows are being measured at once."""
+
+    name = "in_flight"
+    input_names = ("answer",)
+
+    def __init__(self) -> None:
+        self._now = 0
+        self._max = 0
+
+    async def _ameasure(self, answer: str) -> MetricResult:
+        self._now += 1
+        self._max = max(self._max, self._now)
+        await asyncio.sleep(0.01)
+        self._now -= 1
+        return MetricResult(self.name, 1.0)
+
+
+def _frame(answers: list[str], **extra: list) -> pd.DataFrame:
+    return pd.DataFrame({"query_id": [f"q{i + 1}" for i in range(len(answers))], "answer": answers, **extra})
+
+
+def test_every_row_and_metric_is_scored_and_stored() -> None:
+    result = evaluate(_frame(["abc", "abcdefghijkl"]), [AnswerLength()])
+    assert result.status == "finished" and result.computed == 2 and result.reused == 0
+    assert result.frame["score"].tolist() == [0.3, 1.0]
+    assert result.frame["query_id"].tolist() == ["q1", "q2"]
+    assert RunStore().run_info(result.run_id)["status"] == "finished"
+
+
+def test_a_failing_row_becomes_nan_with_its_reason_and_the_run_goes_on(caplog) -> None:
+    with caplog.at_level(logging.WARNING, logger="tempo_eval.runner"):
+        result = evaluate(_frame(["abc", "boom", "abcd"]), [AnswerLength()])
+    frame = result.frame
+    assert result.status == "finished"
+    assert frame["score"].tolist()[0::2] == [0.3, 0.4]
+    assert math.isnan(frame.loc[1, "score"])
+    assert frame.loc[1, "reason_code"] == "row_error"
+    assert "ValueError: boom is not an answer" in frame.loc[1, "reason"]
+    assert "boom is not an answer" in caplog.text
+
+
+def test_a_row_missing_a_required_input_is_a_row_error_not_a_crash() -> None:
+    result = evaluate(_frame(["abc", None]), [AnswerLength()])
+    assert result.frame.loc[1, "reason_code"] == "row_error"
+    assert "answer" in result.frame.loc[1, "reason"]
+
+
+def test_progress_reports_rows_done_out_of_the_total() -> None:
+    calls: list[tuple[int, int]] = []
+    evaluate(_frame(["a", "b", "c"]), [AnswerLength()], progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(0, 3), (1, 3), (2, 3), (3, 3)]
+
+
+def test_rows_run_concurrently_up_to_the_bound() -> None:
+    metric = InFlight()
+    evaluate(_frame([f"a{i}" for i in range(10)]), [metric], max_concurrency=3)
+    assert metric._max == 3
+
+
+def test_evaluating_the_same_configuration_again_computes_nothing() -> None:
+    metric = AnswerLength()
+    frame = _frame(["a", "bb", "ccc"])
+    first = evaluate(frame, [metric])
+    second = evaluate(frame, [metric])
+    assert second.run_id == first.run_id
+    assert (second.computed, second.reused) == (0, 3)
+    assert metric._calls == ["a", "bb", "ccc"]
+    assert second.frame.equals(first.frame)
+
+
+def test_re_uploading_the_same_file_under_another_name_reuses_its_results() -> None:
+    from tempo_eval.io.dataset import load_dataset
+
+    content = b"query_id,answer\nq1,abc\nq2,abcdef\n"
+    first = evaluate(load_dataset(content, name="monday.csv"), [AnswerLength()])
+    again = evaluate(load_dataset(content, name="tuesday.csv"), [AnswerLength()])
+    assert (again.run_id, again.dataset_id) == (first.run_id, first.dataset_id)
+    assert (again.computed, again.reused) == (0, 2)
+
+
+def test_different_settings_are_a_different_run() -> None:
+    frame = _frame(["a", "bb"])
+    first = evaluate(frame, [AnswerLength(scale=10)])
+    second = evaluate(frame, [AnswerLength(scale=2)])
+    assert second.run_id != first.run_id and second.computed == 2
+    assert second.frame["score"].tolist() == [0.5, 1.0]
+
+
+def test_resume_false_starts_a_new_run() -> None:
+    frame = _frame(["a"])
+    first = evaluate(frame, [AnswerLength()])
+    again = evaluate(frame, [AnswerLength()], resume=False)
+    assert again.run_id != first.run_id and again.computed == 1
+
+
+def test_cancelling_keeps_finished_rows_and_a_later_call_resumes_the_rest() -> None:
+    cancel = threading.Event()
+    metric = AnswerLength()
+    frame = _frame([f"row{i}" for i in range(8)])
+
+    def progress(done: int, total: int) -> None:
+        if done == 3:
+            cancel.set()
+
+    first = evaluate(frame, [metric], cancel=cancel, progress=progress, max_concurrency=1)
+    assert first.status == "cancelled"
+    assert len(first.frame) == 3
+    assert RunStore().run_info(first.run_id)["status"] == "cancelled"
+
+    metric._calls.clear()
+    second = evaluate(frame, [metric])
+    assert second.run_id == first.run_id and second.status == "finished"
+    assert (second.computed, second.reused) == (5, 3)
+    assert sorted(metric._calls) == [f"row{i}" for i in range(3, 8)]
+    assert len(second.frame) == 8
+
+
+def test_reference_date_fills_rows_without_one_and_identifies_the_run() -> None:
+    frame = _frame(["a", "b"], reference_date=["2020-01-01", None])
+    result = evaluate(frame, [AnswerLength()], reference_date="2024-06-30")
+    dates = [result.result(i, "answer_length").details["reference_date"] for i in range(2)]
+    assert dates == ["2020-01-01", "2024-06-30"]
+    other = evaluate(frame, [AnswerLength()], reference_date="2023-01-01")
+    assert other.run_id != result.run_id
+
+
+def test_the_datasets_run_column_and_generated_query_ids_reach_the_results() -> None:
+    frame = pd.DataFrame({"answer": ["a", "b"], "run": ["bm25", "dense"]})
+    result = evaluate(frame, [AnswerLength()], run_name="named")
+    assert result.frame["query_id"].tolist() == ["q1", "q2"]
+    assert result.frame["run"].tolist() == ["bm25", "dense"]
+    assert RunStore().run_info(result.run_id)["name"] == "named"
+
+
+def test_aggregate_reports_mean_ci_and_measurable_counts() -> None:
+    result = evaluate(_frame(["ab", "abcd", "", "boom", "abcdef"]), [AnswerLength()])
+    row = result.aggregate().loc["answer_length"]
+    assert row["mean"] == pytest.approx(0.4)
+    assert (row["n_measurable"], row["n_total"], row["n_nan"]) == (3, 5, 2)
+    assert row["nan_reasons"] == {"empty_answer": 1, "row_error": 1}
+    assert (row["ci_low"], row["ci_high"]) == bootstrap_ci([0.2, 0.4, 0.6])
+    assert row["ci_low"] <= row["mean"] <= row["ci_high"]
+
+
+def test_a_metric_with_no_measurable_row_aggregates_to_nan() -> None:
+    row = evaluate(_frame(["", ""]), [AnswerLength()]).aggregate().loc["answer_length"]
+    assert math.isnan(row["mean"]) and math.isnan(row["ci_low"]) and row["n_measurable"] == 0
+
+
+def test_bootstrap_ci_does_not_depend_on_how_resamples_are_chunked(monkeypatch) -> None:
+    values = np.random.default_rng(0).random(50)
+    whole = bootstrap_ci(values, n_resamples=300, seed=7)
+    monkeypatch.setattr(compare_module, "_CHUNK_ENTRIES", 7 * 50)  # 7 resamples per chunk
+    assert bootstrap_ci(values, n_resamples=300, seed=7) == whole
+    rng = np.random.default_rng(7)
+    means = values[rng.integers(0, 50, size=(300, 50))].mean(axis=1)
+    assert whole == tuple(np.quantile(means, [0.025, 0.975]).tolist())
+
+
+def test_bootstrap_ci_agrees_with_scipy_percentile_bootstrap() -> None:
+    values = np.random.default_rng(1).random(60)
+    ours = bootstrap_ci(values, n_resamples=5000, seed=3)
+    theirs = stats.bootstrap((values,), np.mean, n_resamples=5000, method="percentile",
+                             rng=np.random.default_rng(3)).confidence_interval
+    assert ours == pytest.approx((theirs.low, theirs.high), abs=0.01)
+
+
+def test_bootstrap_ci_of_few_distinct_levels_agrees_with_scipy() -> None:
+    values = np.random.default_rng(4).choice([0.0, 0.5, 1.0], size=400, p=[0.2, 0.3, 0.5])
+    ours = bootstrap_ci(values, n_resamples=5000, seed=3)  # drawn as multinomial level counts
+    theirs = stats.bootstrap((values,), np.mean, n_resamples=5000, method="percentile",
+                             rng=np.random.default_rng(3)).confidence_interval
+    assert ours == pytest.approx((theirs.low, theirs.high), abs=0.01)
+    assert ours == bootstrap_ci(values, n_resamples=5000, seed=3)
+    assert ours != bootstrap_ci(values, n_resamples=5000, seed=4)
+
+
+def test_bootstrap_ci_edge_cases() -> None:
+    assert all(math.isnan(v) for v in bootstrap_ci([]))
+    assert bootstrap_ci([0.3]) == (0.3, 0.3)
+    with pytest.raises(ValueError, match="NaN"):
+        bootstrap_ci([0.1, float("nan")])
+
+
+def test_bad_arguments_are_refused_with_clear_errors() -> None:
+    frame = _frame(["a"])
+    with pytest.raises(ValueError, match="at least one metric"):
+        evaluate(frame, [])
+    with pytest.raises(ValueError, match="appears twice"):
+        evaluate(frame, [AnswerLength(), AnswerLength(scale=3)])
+    with pytest.raises(TypeError, match="Metric instances"):
+        evaluate(frame, ["answer_length"])
+    with pytest.raises(ValueError, match="max_concurrency"):
+        evaluate(frame, [AnswerLength()], max_concurrency=0)
+    with pytest.raises(TypeError, match="Dataset or a pandas DataFrame"):
+        evaluate([{"answer": "a"}], [AnswerLength()])
+
+
+class _Verifier:
+    name = "nli"
+    model_id = "local:tiny"
+
+    def __init__(self) -> None:
+        self.timeout = 30
+        self.api_key = "sk-verifier-secret-0001"
+
+
+class WithSecrets(Metric):
+    name = "with_secrets"
+    input_names = ("answer",)
+
+    def __init__(self) -> None:
+        self.api_key = "sk-metric-secret-0002"
+        self.verifier = _Verifier()
+        self.headers = {"Authorization": "Bearer sk-header-secret-0003", "x-trace": "on"}
+        self.k = 5
+
+    async def _ameasure(self, answer: str) -> MetricResult:
+        return MetricResult(self.name, 1.0)
+
+
+def test_a_metrics_stored_identity_holds_settings_and_verifier_identity_but_no_secret() -> None:
+    config = metric_config(WithSecrets())
+    assert config == {
+        "name": "with_secrets",
+        "class": f"{__name__}.WithSecrets",
+        "settings": {
+            "headers": {"x-trace": "on"},
+            "k": 5,
+            "verifier": {"class": f"{__name__}._Verifier", "name": "nli", "model_id": "local:tiny"},
+        },
+    }
+    result = evaluate(_frame(["a"]), [WithSecrets()])
+    RunStore().connection.execute("PRAGMA wal_checkpoint(FULL)")
+    data = default_db_path().read_bytes()
+    assert b"sk-" not in data
+    assert RunStore().run_info(result.run_id)["config"] == run_config([WithSecrets()])
+
+
+def test_a_verifiers_settings_string_is_part_of_the_run_identity() -> None:
+    strict, loose = _Verifier(), _Verifier()
+    strict.settings, loose.settings = "threshold=0.9", "threshold=0.5"
+    metric = WithSecrets()
+    metric.verifier = strict
+    first = metric_config(metric)
+    metric.verifier = loose
+    assert metric_config(metric) != first
+    assert first["settings"]["verifier"]["settings"] == "threshold=0.9"
+
+
+# ---- with the real metrics ------------------------------------------------------------------
+
+def test_real_metrics_give_the_same_scores_through_the_runner_as_called_directly() -> None:
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+
+    frame = pd.DataFrame({
+        "query_id": ["a", "b", "c"],
+        "answer": ["Built in 2001, opened in 2005.", "No dates at all.", "It closed in 1999."],
+        "contexts": [["Construction ended in 2001."], ["Nothing."], ["It closed in 1999."]],
+        "retrieved_ids": [["d1", "d2"], ["d3"], ["d4", "d5"]],
+        "gold_ids": [["d2"], ["d9"], {"d4": 1, "d5": 3}],
+    })
+    metrics = [TemporalFaithfulness(), TemporalNDCG(k=5)]
+    result = evaluate(frame, metrics)
+    for row in range(3):
+        record = frame.iloc[row].to_dict()
+        for metric in metrics:
+            expected = metric.measure(**metric.inputs_from_row(record))
+            stored = result.result(row, metric.name)
+            assert stored.score == pytest.approx(expected.score, nan_ok=True)
+            assert stored.reason_code == expected.reason_code
+    assert result.frame.groupby("metric")["score"].count().to_dict() == {"temporal_faithfulness": 2, "temporal_ndcg": 3}
+
+
+class _AgreeingVerifier:
+    """A test double: SUPPORTED when the claim's text occurs in a premise, else CONTRADICTED."""
+
+    name = "double"
+    model_id = "tests:substring"
+
+    async def averify(self, claims, premises):
+        from tempo_eval.verify.base import ClaimVerdict, Verdict
+
+        return [
+            ClaimVerdict(c, Verdict.SUPPORTED if any(c.rstrip(".") in p for p in premises) else Verdict.CONTRADICTED,
+                         evidence=premises[0], probabilities={"entailment": 0.9, "neutral": 0.05, "contradiction": 0.05},
+                         reason="substring")
+            for c in claims
+        ]
+
+
+def test_claim_verdicts_of_a_verifier_mode_metric_are_stored_with_their_evidence() -> None:
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+
+    frame = _frame(["It opened in 2001. It closed in 2010."], contexts=[["It opened in 2001 and thrived."]])
+    result = evaluate(frame, [TemporalFaithfulness(mode="nli", verifier=_AgreeingVerifier())])
+    claims = result.claims
+    assert claims["claim"].tolist() == ["It opened in 2001.", "It closed in 2010."]
+    assert claims["verdict"].tolist() == ["SUPPORTED", "CONTRADICTED"]
+    assert claims["evidence"].tolist() == ["It opened in 2001 and thrived."] * 2
+    assert claims.loc[0, "probabilities"]["entailment"] == 0.9
+    assert result.frame.loc[0, "score"] == 0.5
+    stored = result.result(0, "temporal_faithfulness")
+    assert [c["verdict"] for c in stored.details["claims"]] == ["SUPPORTED", "CONTRADICTED"]
+    config = RunStore().run_info(result.run_id)["config"]["metrics"][0]["settings"]["verifier"]
+    assert config == {"class": f"{__name__}._AgreeingVerifier", "name": "double", "model_id": "tests:substring"}
+
+
+# ---- resume after a hard kill ---------------------------------------------------------------
+
+_KILLABLE = textwrap.dedent(
+    """
+    import asyncio, sys
+    import pandas as pd
+    from tempo_eval.metrics.base import Metric, MetricResult
+    from tempo_eval.runner import evaluate
+
+    CALLS = sys.argv[1]
+
+    class Slow(Metric):
+        name = "slow"
+        input_names = ("answer",)
+
+        async def _ameasure(self, answer):
+            with open(CALLS, "a") as f:
+                f.write(answer + "\\n")
+            await asyncio.sleep(0.04)
+            return MetricResult(self.name, int(answer[1:]) / 100)
+
+    frame = pd.DataFrame({"query_id": [f"q{i}" for i in range(40)], "answer": [f"a{i}" for i in range(40)]})
+    result = evaluate(frame, [Slow()], max_concurrency=2)
+    print(result.run_id, result.computed, result.reused)
+    """
+)
+
+
+def test_a_run_killed_midway_resumes_without_recomputing_stored_rows(tmp_path) -> None:
+    script = tmp_path / "killable.py"
+    script.write_text(_KILLABLE)
+    calls = tmp_path / "calls.txt"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, str(script), str(calls)]
+
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while (not calls.exists() or len(calls.read_text().splitlines()) < 10) and time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read().decode()
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+    store = RunStore()
+    (run_id,) = store.list_runs()["id"].tolist()
+    assert store.run_info(run_id)["status"] == "running"  # killed: nobody could mark it
+    stored_before = {int(r) for r, _ in store.completed(run_id)}
+    assert 0 < len(stored_before) < 40
+
+    finished = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    resumed_run, computed, reused = map(int, finished.stdout.split())
+    assert resumed_run == run_id
+    assert reused == len(stored_before) and computed == 40 - len(stored_before)
+
+    counts: dict[str, int] = {}
+    for answer in calls.read_text().splitlines():
+        counts[answer] = counts.get(answer, 0) + 1
+    assert all(counts[f"a{i}"] == 1 for i in stored_before)  # stored rows were never recomputed
+    assert set(counts) == {f"a{i}" for i in range(40)}
+    frame = store.results_frame(run_id)
+    assert frame["score"].tolist() == [i / 100 for i in range(40)]
+    assert store.run_info(run_id)["status"] == "finished"

@@ -1,0 +1,215 @@
+"""The run store: datasets by content hash, runs by configuration, results and claims, secrets."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+import pandas as pd
+import pytest
+
+from tempo_eval.io.dataset import Dataset, load_dataset
+from tempo_eval.metrics.base import MetricResult, not_measurable
+from tempo_eval.store.db import DB_FILENAME, MIGRATIONS, SCHEMA_VERSION, connect, default_db_path
+from tempo_eval.store.runs import RunStore, config_hash, is_secret_name, strip_secrets
+from tempo_eval.store.verdict_cache import VerdictCache
+from tempo_eval.verify.base import ClaimVerdict, Verdict
+
+CSV = b"query_id,query,answer,contexts\nq1,When?,In 2001.,\"[\"\"It was 2001.\"\"]\"\nq2,Who?,Bob,\n"
+
+
+def _frame_dataset(frame: pd.DataFrame, content_hash: str = "h1", mapping: dict | None = None) -> Dataset:
+    return Dataset(frame=frame, name="data.csv", mapping=mapping or {}, content_hash=content_hash,
+                   source_format="csv", warnings=["a note"])
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "query_id": ["q1", "q2"],
+        "contexts": [["It was 2001.", "Later, 2005."], None],
+        "gold_ids": [{"d1": 2, "d2": 0}, ["d3"]],
+        "answer": ["In 2001.", "Bob"],
+    })
+
+
+def test_a_new_workspace_is_created_at_the_current_schema_version() -> None:
+    conn = connect()
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"verdict_cache", "datasets", "runs", "results", "claims"} <= tables
+    assert default_db_path().name == DB_FILENAME
+
+
+def test_a_version_1_workspace_is_upgraded_in_place_keeping_cached_verdicts(tmp_path) -> None:
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(f"BEGIN; {MIGRATIONS[0]}; PRAGMA user_version = 1; COMMIT;")
+    old.execute("INSERT INTO verdict_cache (key, record) VALUES ('k', '{}')")
+    old.commit()
+    old.close()
+
+    store = RunStore(path)
+    assert store.connection.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert len(VerdictCache(connection=store.connection)) == 1
+    assert store.list_runs().empty
+
+
+def test_saving_identical_content_twice_returns_the_same_dataset() -> None:
+    store = RunStore()
+    first = store.save_dataset(load_dataset(CSV, name="a.csv"))
+    again = store.save_dataset(load_dataset(CSV, name="renamed.csv"))
+    assert first == again
+    assert len(store.list_datasets()) == 1
+    assert store.dataset_info(first)["name"] == "a.csv"
+
+
+def test_the_same_bytes_read_with_another_mapping_are_another_dataset() -> None:
+    store = RunStore()
+    a = store.save_dataset(_frame_dataset(_frame(), mapping={"answer": "answer"}))
+    b = store.save_dataset(_frame_dataset(_frame(), mapping={"answer": "response"}))
+    assert a != b
+
+
+def test_a_stored_dataset_round_trips_lists_dicts_and_missing_cells() -> None:
+    store = RunStore()
+    dataset_id = store.save_dataset(_frame_dataset(_frame()))
+    loaded = store.get_dataset(dataset_id)
+    assert isinstance(loaded, Dataset)
+    assert loaded.frame["contexts"].tolist() == [["It was 2001.", "Later, 2005."], None]
+    assert loaded.frame["gold_ids"].tolist() == [{"d1": 2, "d2": 0}, ["d3"]]
+    assert loaded.content_hash == "h1" and loaded.warnings == ["a note"]
+
+
+def test_the_same_dataset_and_configuration_resume_the_same_run() -> None:
+    store = RunStore()
+    dataset_id = store.save_dataset(_frame_dataset(_frame()))
+    config = {"metrics": [{"name": "m", "settings": {"k": 10}}]}
+    run_id, resumed = store.create_or_resume_run(dataset_id, config)
+    assert not resumed
+    store.set_status(run_id, "finished")
+    again, resumed = store.create_or_resume_run(dataset_id, dict(config))
+    assert (again, resumed) == (run_id, True)
+    assert store.run_info(run_id)["status"] == "running"
+    other, resumed = store.create_or_resume_run(dataset_id, {"metrics": [{"name": "m", "settings": {"k": 5}}]})
+    assert other != run_id and not resumed
+    fresh, resumed = store.create_or_resume_run(dataset_id, config, resume=False)
+    assert fresh not in (run_id, other) and not resumed
+
+
+@pytest.mark.parametrize(
+    "name", ["api_key", "apiKey", "OPENAI_API_KEY", "access_token", "client_secret", "password", "key"]
+)
+def test_secret_names_are_recognised(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["k", "max_tokens", "model", "monkey", "keyword_weight", "tokenizer"])
+def test_ordinary_setting_names_are_not_secret(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+def test_secrets_in_a_run_configuration_never_reach_the_database_file() -> None:
+    store = RunStore()
+    dataset_id = store.save_dataset(_frame_dataset(_frame()))
+    secret = "sk-live-0123456789abcdef"
+    config = {
+        "metrics": [{"name": "m", "settings": {"api_key": secret, "judge": {"accessToken": secret, "model": "x"}}}],
+        "openai_api_key": secret,
+        "max_tokens": 5,
+    }
+    run_id, _ = store.create_or_resume_run(dataset_id, config)
+    stored = store.run_info(run_id)["config"]
+    assert stored == {"metrics": [{"name": "m", "settings": {"judge": {"model": "x"}}}], "max_tokens": 5}
+    assert config_hash(config) == config_hash(strip_secrets(config))
+    store.connection.execute("PRAGMA wal_checkpoint(FULL)")
+    assert secret.encode() not in default_db_path().read_bytes()
+
+
+def test_an_api_key_quoted_in_an_error_message_is_masked_before_it_is_stored(monkeypatch) -> None:
+    secret = "sk-test-abcdefgh12345678"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    store = RunStore()
+    run_id, _ = store.create_or_resume_run(store.save_dataset(_frame_dataset(_frame())), {"m": 1})
+    failed = not_measurable("m", "row_error", f"401 for key {secret}", request=f"Bearer {secret}")
+    store.record_row(run_id, 0, "q1", [failed])
+    store.set_status(run_id, "failed", f"AuthenticationError: {secret}")
+    stored = store.get_result(run_id, 0, "m")
+    assert secret not in stored.reason and "***" in stored.reason
+    assert secret not in str(stored.details)
+    assert secret not in (store.run_info(run_id)["error"] or "")
+
+
+def test_results_and_claims_round_trip_with_nan_as_not_measurable() -> None:
+    store = RunStore()
+    run_id, _ = store.create_or_resume_run(store.save_dataset(_frame_dataset(_frame())), {"m": 1})
+    claims = [
+        ClaimVerdict("Built in 2001.", Verdict.SUPPORTED, "It was 2001.",
+                     {"entailment": 0.9, "neutral": 0.05, "contradiction": 0.05}, "entailed"),
+        {"claim": "Opened in 1999.", "verdict": "CONTRADICTED", "evidence": None, "probabilities": None,
+         "reason": "year differs", "error": None},
+    ]
+    scored = MetricResult("faith", 0.5, "1 of 2", None, {"claims": claims, "years": {2001}}, True)
+    store.record_row(run_id, 0, "q1", [scored, not_measurable("ndcg", "empty_query_time", "no years")],
+                     system="bm25")
+    store.record_row(run_id, 1, "q2", [MetricResult("faith", 1.0), MetricResult("ndcg", 0.25)])
+
+    assert store.completed(run_id) == {(0, "faith"), (0, "ndcg"), (1, "faith"), (1, "ndcg")}
+    frame = store.results_frame(run_id)
+    assert frame.columns.tolist() == ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
+    assert frame["run"].tolist()[:2] == ["bm25", "bm25"] and frame["run"][2:].isna().all()
+    assert math.isnan(frame.loc[1, "score"]) and frame.loc[1, "reason_code"] == "empty_query_time"
+    assert frame["score"].tolist()[::2] == [0.5, 1.0]
+
+    claims_frame = store.claims_frame(run_id)
+    assert claims_frame["verdict"].tolist() == ["SUPPORTED", "CONTRADICTED"]
+    assert claims_frame.loc[0, "probabilities"]["entailment"] == 0.9
+    assert claims_frame["query_id"].tolist() == ["q1", "q1"]
+
+    result = store.get_result(run_id, 0, "faith")
+    assert result.details["years"] == [2001]
+    assert [c["claim"] for c in result.details["claims"]] == ["Built in 2001.", "Opened in 1999."]
+    assert result.success is True
+
+
+def test_recording_a_row_again_replaces_its_results_and_claims() -> None:
+    store = RunStore()
+    run_id, _ = store.create_or_resume_run(store.save_dataset(_frame_dataset(_frame())), {"m": 1})
+    two_claims = [{"claim": "a", "verdict": "SUPPORTED"}, {"claim": "b", "verdict": "NEUTRAL"}]
+    store.record_row(run_id, 0, "q1", [MetricResult("faith", 0.5, details={"claims": two_claims})])
+    store.record_row(run_id, 0, "q1", [MetricResult("faith", 1.0, details={"claims": two_claims[:1]})])
+    assert store.results_frame(run_id)["score"].tolist() == [1.0]
+    assert store.claims_frame(run_id)["claim"].tolist() == ["a"]
+
+
+def test_run_summary_counts_measurable_rows_per_metric() -> None:
+    store = RunStore()
+    run_id, _ = store.create_or_resume_run(store.save_dataset(_frame_dataset(_frame())), {"m": 1}, name="mine")
+    store.record_row(run_id, 0, "q1", [MetricResult("faith", 0.2)])
+    store.record_row(run_id, 1, "q2", [not_measurable("faith", "no_temporal_claims", "none")])
+    store.set_status(run_id, "finished")
+    summary = store.run_summary(run_id)
+    assert summary["name"] == "mine" and summary["status"] == "finished" and summary["finished_at"]
+    assert summary["metrics"]["faith"] == {"n": 2, "n_measurable": 1, "mean": pytest.approx(0.2)}
+    runs = store.list_runs()
+    assert runs.loc[0, "n_results"] == 2 and runs.loc[0, "dataset"] == "data.csv"
+
+
+def test_an_unknown_status_is_refused() -> None:
+    store = RunStore()
+    run_id, _ = store.create_or_resume_run(store.save_dataset(_frame_dataset(_frame())), {"m": 1})
+    with pytest.raises(ValueError, match="status must be one of"):
+        store.set_status(run_id, "done")
+
+
+def test_deleting_a_dataset_removes_its_runs_results_and_claims() -> None:
+    store = RunStore()
+    dataset_id = store.save_dataset(_frame_dataset(_frame()))
+    run_id, _ = store.create_or_resume_run(dataset_id, {"m": 1})
+    store.record_row(run_id, 0, "q1", [MetricResult("faith", 1.0, details={"claims": [{"claim": "a"}]})])
+    other_run, _ = store.create_or_resume_run(dataset_id, {"m": 2})
+    store.delete_run(other_run)
+    assert store.list_runs()["id"].tolist() == [run_id]
+    store.delete_dataset(dataset_id)
+    assert store.list_datasets().empty and store.list_runs().empty
+    counts = [store.connection.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("results", "claims")]
+    assert counts == [0, 0]
