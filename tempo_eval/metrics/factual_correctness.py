@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from tempo_eval.core.decompose import DECOMPOSE_PROMPT, DecompositionError, adecompose_claims
 from tempo_eval.metrics.base import NAN, Metric, MetricResult, not_measurable, require_text
+from tempo_eval.verify import default_lexical_verifier
 from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier
 from tempo_eval.verify.llm import VERIFY_PROMPT
 
@@ -129,11 +130,8 @@ class FactualCorrectness(Metric):
         self.llm = llm
 
     def _verifier(self) -> Verifier:
-        if self.verifier is None:
-            from tempo_eval.verify.lexical import LexicalVerifier
-
-            self.verifier = LexicalVerifier()
-        return self.verifier
+        # The default stays out of `self.verifier`: public attributes are the run's identity.
+        return self.verifier if self.verifier is not None else default_lexical_verifier()
 
     async def _claims(self, text: str) -> list[str]:
         if self.decompose == "llm":

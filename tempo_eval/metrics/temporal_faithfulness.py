@@ -114,6 +114,7 @@ class TemporalFaithfulness(Metric):
         self.llm = llm
         self.verifier = verifier
         self.reference_date = reference_date
+        self._default_nli: Any = None
 
     def resolved_mode(self) -> str:
         if self.mode != "auto":
@@ -222,9 +223,12 @@ class TemporalFaithfulness(Metric):
 
         verifier = self.verifier
         if verifier is None:
-            from tempo_eval.verify.nli import NLIVerifier
+            # Kept private: public attributes are the run's identity in the store.
+            if self._default_nli is None:
+                from tempo_eval.verify.nli import NLIVerifier
 
-            verifier = self.verifier = NLIVerifier()
+                self._default_nli = NLIVerifier()
+            verifier = self._default_nli
         ref = parse_reference_date(reference)
         claims = [c for c in split_claims(answer) if extract_aft(c, reference_date=ref).years]
         context_years: set[int] = set()

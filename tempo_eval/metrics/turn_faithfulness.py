@@ -49,6 +49,7 @@ from typing import Any
 
 from tempo_eval.core.turn import Turn
 from tempo_eval.metrics.base import NAN, Metric, MetricResult, not_measurable
+from tempo_eval.verify import default_lexical_verifier
 from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier
 from tempo_eval.verify.llm import VERIFY_PROMPT
 
@@ -186,11 +187,8 @@ class TurnFaithfulness(Metric):
         self.verifier = verifier
 
     def _verifier(self) -> Verifier:
-        if self.verifier is None:
-            from tempo_eval.verify.lexical import LexicalVerifier
-
-            self.verifier = LexicalVerifier()
-        return self.verifier
+        # The default stays out of `self.verifier`: public attributes are the run's identity.
+        return self.verifier if self.verifier is not None else default_lexical_verifier()
 
     async def _ameasure(self, *, turns: Sequence[Any]) -> MetricResult:
         turns = as_turns(turns)

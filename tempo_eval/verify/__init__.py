@@ -11,6 +11,7 @@ Implementations are imported lazily: importing this package loads no model libra
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "Verifier",
     "VerifierUnavailable",
     "available_verifiers",
+    "default_lexical_verifier",
     "make_verifier",
 ]
 
@@ -80,6 +82,14 @@ def make_verifier(
     from tempo_eval.verify.cache import CachedVerifier
 
     return CachedVerifier(verifier)
+
+
+@functools.cache
+def default_lexical_verifier() -> Verifier:
+    """The process-wide offline verifier that metrics use when none is given."""
+    from tempo_eval.verify.lexical import LexicalVerifier
+
+    return LexicalVerifier()
 
 
 _PROVIDER_SETTINGS = frozenset(

@@ -1,0 +1,223 @@
+"""Reading one cell: text, a list of strings, or gold relevance (a list or {doc: grade}).
+
+A list cell may be written three ways, tried in this order:
+
+1. a JSON list: `["first context", "second context"]` (the fast, common case: `json.loads`);
+2. a Python list literal: `['first', 'second']`, read with `ast.literal_eval` (never `eval`);
+3. values separated by `|`: `d1 | d2 | d3`; a cell without `|` is a one-item list.
+
+A cell that starts with `[` must be a complete list in style 1 or 2; anything else is an error,
+never silently split. Text that itself contains `|` must therefore use style 1 or 2. Gold ids are
+a list (binary relevance) or an object `{"doc": grade}` with integer grades (graded relevance).
+Empty cells (empty or blank text, None, NaN) are missing values: `None`, not `[]`.
+
+The functions here raise `CellError` with the problem only; the loader adds the place.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import json
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+from tempo_eval.io.errors import quote
+
+#: the largest cell we read, in characters; larger cells are nearly always a broken quote or a
+#: file pasted into one cell, and would make every metric slow.
+MAX_CELL_CHARS = 1_000_000
+
+LIST_EXPECTED = "expected a JSON list, a Python list literal or values separated by '|'"
+GRADES_EXPECTED = 'expected a JSON object of integer grades like {"d1": 2, "d7": 1}'
+
+
+class CellError(Exception):
+    """A problem with one cell; the caller turns it into an InputError with the place."""
+
+
+def describe(value: Any) -> str:
+    """'a number (3.5)', 'an object', ... for messages about a value of the wrong kind."""
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return f"the text {quote(value)}"
+    return f"a {type(value).__name__}"
+
+
+def is_missing(value: Any) -> bool:
+    """None, NaN, pandas' NA/NaT, and empty or blank text."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value or value.isspace()
+    if isinstance(value, float):
+        return math.isnan(value)
+    # pandas.NA / NaT without importing pandas here
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def check_size(text: str) -> None:
+    if len(text) > MAX_CELL_CHARS:
+        raise CellError(
+            f"the cell holds {len(text):,} characters; expected at most {MAX_CELL_CHARS:,} "
+            "(is a closing quote missing, or a whole document pasted into one cell?)"
+        )
+
+
+def text_cell(value: Any) -> str | None:
+    """A text value: strings as they are; numbers written as text (7.0 -> "7"); missing -> None."""
+    if type(value) is str:
+        if len(value) > MAX_CELL_CHARS:
+            check_size(value)
+        return None if not value or value.isspace() else value
+    if is_missing(value):
+        return None
+    if isinstance(value, bool):
+        raise CellError(f"found {describe(value)}; expected text")
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        return str(int(number)) if number.is_integer() else repr(number)
+    if isinstance(value, str):  # str subclasses (numpy.str_)
+        return text_cell(str(value))
+    raise CellError(f"found {describe(value)}; expected text")
+
+
+def date_cell(value: Any) -> str | None:
+    """An ISO date "YYYY-MM-DD" from ISO text (a time part is dropped) or a date/datetime."""
+    if is_missing(value):
+        return None
+    if isinstance(value, dt.date):  # datetime and pandas.Timestamp are dates too
+        return value.isoformat()[:10]
+    if isinstance(value, str):
+        text = value.strip()
+        for parse in (dt.date.fromisoformat, dt.datetime.fromisoformat):
+            try:
+                return parse(text).isoformat()[:10]
+            except ValueError:
+                continue
+    raise CellError(f"found {describe(value)}; expected an ISO date like 2024-05-31")
+
+
+def list_cell(value: Any, *, ids: bool) -> list[str] | None:
+    """A list of strings from any of the three cell styles, or from a list value (JSON, Parquet).
+
+    With `ids=True` integer items become strings (document ids written as numbers); with
+    `ids=False` (contexts) every item must already be text.
+    """
+    if type(value) is str:
+        text = value.strip()
+        if not text:
+            return None
+        check_size(text)
+        if text[0] == "[":
+            return _items(_parse_list_text(text), ids)
+        if text[0] == "{":
+            raise CellError(f"found an object {quote(text)}; {LIST_EXPECTED}")
+        return [part.strip() for part in text.split("|") if part.strip()]
+    if is_missing(value):
+        return None
+    if isinstance(value, (list, tuple)):
+        return _items(value, ids)
+    if hasattr(value, "tolist") and not isinstance(value, (int, float)):  # numpy arrays (Parquet lists)
+        items = value.tolist()
+        if isinstance(items, list):
+            return _items(items, ids)
+    if isinstance(value, str):
+        return list_cell(str(value), ids=ids)
+    raise CellError(f"found {describe(value)}; {LIST_EXPECTED}")
+
+
+def _parse_list_text(text: str) -> Sequence[Any]:
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError) as json_error:
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise CellError(
+                f"could not read a list: found {quote(text)} ({_list_syntax_reason(text, json_error)}); "
+                f"{LIST_EXPECTED}"
+            ) from None
+    if not isinstance(parsed, (list, tuple)):
+        raise CellError(f"could not read a list: found {quote(text)}; {LIST_EXPECTED}")
+    return parsed
+
+
+def _list_syntax_reason(text: str, error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    if text.count("[") > text.count("]") or not text.endswith("]"):
+        return "unclosed bracket"
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg.lower()} at character {error.pos + 1}"
+    return "not a list"
+
+
+def _items(items: Sequence[Any], ids: bool) -> list[str]:
+    # the common case first: every item already a string
+    if all(type(item) is str for item in items):
+        out = list(items)
+    else:
+        out = []
+        for position, item in enumerate(items, start=1):
+            if isinstance(item, str):
+                out.append(str(item))
+            elif ids and not isinstance(item, bool) and _is_integer(item):
+                out.append(str(int(item)))
+            else:
+                kind = "a document id" if ids else "text"
+                raise CellError(f"item {position} of the list is {describe(item)}; expected {kind}")
+    if sum(map(len, out)) > MAX_CELL_CHARS:
+        check_size("".join(out))
+    return out
+
+
+def _is_integer(value: Any) -> bool:
+    if isinstance(value, numbers.Integral):
+        return True
+    return isinstance(value, numbers.Real) and float(value).is_integer()
+
+
+def gold_cell(value: Any) -> list[str] | dict[str, int] | None:
+    """Gold relevance: a list of ids (binary) or {doc id: integer grade} (graded)."""
+    if type(value) is str and value.lstrip()[:1] == "{":
+        text = value.strip()
+        check_size(text)
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError):
+            try:
+                parsed = ast.literal_eval(text)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                reason = "unclosed brace" if not text.endswith("}") else "not valid JSON"
+                raise CellError(
+                    f"could not read graded relevance: found {quote(text)} ({reason}); {GRADES_EXPECTED}"
+                ) from None
+        if not isinstance(parsed, dict):
+            raise CellError(f"found {quote(text)}; {GRADES_EXPECTED}")
+        return _grades(parsed)
+    if isinstance(value, dict):
+        return _grades(value)
+    return list_cell(value, ids=True)
+
+
+def _grades(mapping: dict[Any, Any]) -> dict[str, int]:
+    grades: dict[str, int] = {}
+    for doc, grade in mapping.items():
+        if isinstance(grade, bool) or not _is_integer(grade):
+            raise CellError(f"the grade of {str(doc)!r} is {describe(grade)}; {GRADES_EXPECTED}")
+        grades[str(doc)] = int(grade)
+    return grades
