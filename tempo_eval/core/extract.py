@@ -1,0 +1,1074 @@
+"""Focus-time extraction: which years a query (QFT), a document (DFT) or an answer (AFT) is about.
+
+`extract_qft`, `extract_dft` and `extract_aft` share one default `FocusTimeExtractor`; build
+your own for another reference date, span cap or period table. The result is a `FocusTime`:
+the set of years plus one `YearSpan` per expression (character offsets into the text, the
+inclusive year interval, the rule that found it). English only. The rules:
+
+Explicit years
+    A standalone four-digit number from 1000 to 2099 is a year ("built in 1500" -> 1500),
+    unless it is a quantity or a label: after a currency sign or code ("$2,000", "€1500",
+    "USD 1500"), before a unit or a counted noun ("2000 km", "1500 employees", "1999 people",
+    "2020 kg", "1500 USD", "2000 years"), after a quantifier or a label ("more than 2000",
+    "nearly 1500", "page 1984", "room 1200", "No. 1999", "flight 2020"), or inside a longer
+    number ("1.2019", "2019.5", "555-1234", "555 2019"). After "since", "until", "during",
+    "circa" or a sentence-initial "In", a year stays a year before a noun ("In 1920 women won
+    the vote", "since 1999 people have ..."). Years from 1 to 999 need an era marker in
+    capitals ("476 AD", "AD 800", "800 CE") or "the year 800". BC years yield nothing
+    (focus times hold positive years): "1200 BC", "the 5th century BC".
+Decades
+    "the 1990s", "1990's", "the '90s", "90s", "the nineties", "the nineteen-sixties". A
+    two-digit decade is the latest such decade that starts no later than the reference year
+    ("the '20s" is 2020-2029 on 2024-06-01, 1920-1929 on 2015-01-01); without a reference
+    date it is in the 1900s. "her 90s", "the low 90s" (ages, temperatures) are no decades;
+    a decade word needs the article ("in her twenties" is an age). "the 2000s" is the
+    decade 2000-2009 (as a century it would be mostly future years).
+Centuries
+    "the 19th century", "19th-century", "the nineteenth century" and "the 1800s" are
+    1800-1899: the Nth century runs from (N-1)00 to (N-1)99, and "the X00s" is a century for
+    the 1000s to the 1900s ("the 1900s" = 1900-1999). "the 18th and 19th centuries" is
+    1700-1899.
+Early / mid / late, first / second half
+    Thirds of a decade: early 0-3, mid 4-6, late 7-9 ("early 1990s" = 1990-1993, "mid-'90s"
+    = 1994-1996). Thirds of a century: early 00-33, mid 34-66, late 67-99. Halves ("the
+    first half of the 20th century"): 0-4 / 5-9 and 00-49 / 50-99.
+Ranges
+    "2008-2010", "2008–2010", "2008—2010", "2008/2009", "from 2008 to 2010",
+    "between 2008 and 2010", "2008 through 2010", "2008 until 2010" -> every year from the
+    first to the last. A two-digit end continues the century ("1914-18" = 1914-1918) or is a
+    season across a century boundary ("1999-00" = 1999-2000, if that spans at most 10
+    years); otherwise "2020-03" is a year and a month (2020). A reversed range ("2010-2008")
+    is no range: its two years are kept as two single years; so are "2008 and 2010" without
+    "between". Dates and decades joined the same way are ranges too ("from May 2008 to June
+    2010" = 2008-2010, "the 1980s to the 1990s" = 1980-1999). Any span whose last year minus
+    first year exceeds `max_span_years` (default 300) keeps only its two end points and is
+    flagged `capped` ("from 1000 to 1500" -> {1000, 1500}).
+Dates
+    "May 2019", "Sept. 2019", "12 March 2020", "March 12, 2020", "12th of March, 2020",
+    "2020-03-12", "12/03/2020", "12.03.2020", "FY2019", "Nov '19" (a two-digit year resolves
+    like a two-digit decade) -> the year.
+Relative expressions (only with a reference date: without one they yield nothing, and
+nothing ever depends on today's date)
+    With R the reference year: "this year" = R, "last year" = R-1, "next year" = R+1;
+    "two years ago" / "2 years ago" = R-2 and "3 years from now" = R+3 (also with decades,
+    centuries, months, weeks and days: the year of that date); "in the past 5 years",
+    "over the last three years", "the next 10 years" = R-5..R, R-3..R, R..R+10 -- a window
+    of N years ending (or starting) on the reference date touches those calendar years;
+    "the past year" = R-1..R, "the last decade" / "the past decade" = R-10..R, "the last
+    few years" = R-3..R; "recently", "lately", "recent years" = R-2..R; "this decade" /
+    "this century" = the calendar decade / century of R; "yesterday", "today", "tomorrow",
+    "last month", "next week" = the year of that day; "last March", "next May" (capitalised)
+    = the year of that month. Narrative phrasings are left alone: "the next year he moved",
+    "the last year of the war", "the previous year", "the following year".
+    Rarer phrasings the grammar recognises but does not compute ("last Tuesday", "the day
+    before yesterday", "a fortnight ago", "in three weeks") go to dateparser, one short phrase
+    at a time, with the reference date as `RELATIVE_BASE`; `use_dateparser=False` skips them.
+Named periods
+    From the table in `tempo_eval.core.periods` (the World Wars in all common spellings, the
+    Cold War, the Great Depression, the Victorian era, the COVID-19 pandemic, ...), matched
+    case-insensitively as whole words, extended or overridden with `periods=`.
+
+Where expressions overlap, the longest, most specific reading wins ("from 2008 to 2010" is
+one range span, "May 2019" one date span, "the 2008 financial crisis" one period span).
+One precompiled pattern scans the text once; see `_Grammar` for how it stays within a small
+factor of a bare year regex.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+
+from tempo_eval.core.focus import FocusTime, YearSpan
+from tempo_eval.core.periods import (
+    DEFAULT_PERIODS,
+    merge_periods,
+    normalize_period_name,
+    phrase_pattern,
+    phrase_pieces,
+)
+
+__all__ = [
+    "FocusTimeExtractor",
+    "extract_aft",
+    "extract_dft",
+    "extract_qft",
+    "parse_reference_date",
+]
+
+logger = logging.getLogger(__name__)
+
+MIN_YEAR = 1
+MAX_YEAR = 2099
+
+# --------------------------------------------------------------------------------------------
+# Vocabulary
+
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+)
+_MONTH_WORDS = (
+    *_MONTHS, "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_SMALL_NUMBERS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}
+_NUMBER_WORDS = (*_SMALL_NUMBERS, *_TENS, "a", "an", "a couple of", "a hundred")
+_ORDINAL_WORDS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+    "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
+    "nineteenth": 19, "twentieth": 20, "twenty-first": 21,
+}
+_ORDINAL_KEYS = {word.replace("-", ""): n for word, n in _ORDINAL_WORDS.items()}
+_DECADE_WORDS = {
+    "twenties": 2, "thirties": 3, "forties": 4, "fifties": 5, "sixties": 6, "seventies": 7,
+    "eighties": 8, "nineties": 9,
+}
+# Words after a number that make it a quantity, not a year ("2000 km", "1500 employees").
+_UNIT_WORDS = (
+    "percent", "per", "cent", "pct", "km", "kms", "kilometer", "kilometers", "kilometre",
+    "kilometres", "meter", "meters", "metre", "metres", "m", "cm", "mm", "nm", "miles", "mile",
+    "mi", "ft", "feet", "foot", "inch", "inches", "yard", "yards", "yds", "kg", "kgs", "kilo",
+    "kilos", "kilogram", "kilograms", "g", "gram", "grams", "mg", "lb", "lbs", "pound",
+    "pounds", "ounce", "ounces", "oz", "ton", "tons", "tonne", "tonnes", "mph", "kph", "km/h",
+    "l", "liter", "liters", "litre", "litres", "ml", "gallon", "gallons", "barrel", "barrels",
+    "acre", "acres", "hectare", "hectares", "ha", "sq", "square", "cubic", "hour", "hours",
+    "hr", "hrs", "minute", "minutes", "min", "mins", "second", "seconds", "sec", "secs", "day",
+    "days", "week", "weeks", "month", "months", "year", "years", "yr", "yrs", "decade",
+    "decades", "centuries", "times", "people", "persons", "individuals", "adults", "men",
+    "women", "children", "kids", "babies", "employees", "workers", "staff", "members",
+    "students", "pupils", "teachers", "users", "customers", "clients", "visitors", "tourists",
+    "residents", "inhabitants", "citizens", "voters", "votes", "soldiers", "troops",
+    "officers", "deaths", "dead", "casualties", "victims", "cases", "patients", "participants",
+    "respondents", "subjects", "samples", "units", "items", "pieces", "copies", "books",
+    "words", "pages", "lines", "rooms", "beds", "seats", "cars", "vehicles", "houses", "homes",
+    "households", "families", "jobs", "calories", "kcal", "points", "pts", "euro", "euros",
+    "dollar", "dollars", "usd", "eur", "gbp", "cad", "aud", "jpy", "chf", "yen", "yuan",
+    "rupee", "rupees", "peso", "pesos", "franc", "francs", "bitcoin", "bitcoins", "btc",
+    "shares", "stocks", "bits", "bytes", "kb", "mb", "gb", "tb", "hz", "khz", "mhz", "ghz",
+    "watt", "watts", "w", "kw", "kwh", "mw", "mwh", "gw", "volt", "volts", "v", "amp", "amps",
+    "degree", "degrees", "rpm", "pixels", "px", "dpi", "tickets", "signatures", "species",
+    "languages", "companies", "firms", "schools", "hospitals", "stores", "shops", "branches",
+    "locations", "sites", "countries", "cities", "towns", "villages", "farms", "animals",
+    "cattle", "sheep", "birds", "trees", "plants", "ships", "planes", "aircraft", "flights",
+    "passengers", "laps", "goals", "runs", "steps", "applicants", "bc", "bce", "b.c.",
+)
+# Words before a number that make it a label or a quantity ("page 1984", "more than 2000");
+# abbreviations with a dot ("p.", "No.") are added to the grammar separately.
+_LABEL_WORDS = (
+    "page", "pages", "room", "rooms", "number", "nr", "flight", "route", "highway",
+    "interstate", "bus", "tel", "phone", "fax", "apt", "apartment", "suite", "platform", "seat",
+    "gate", "usd", "eur", "gbp", "chf", "jpy", "cad", "aud", "inr", "rs", "more than",
+    "less than", "fewer than", "at least", "at most", "nearly", "almost", "approximately",
+    "roughly", "totaling", "totalling", "a total of",
+)
+
+_UNIT = r"(?:years?|decades?|centur(?:y|ies)|months?|weeks?|days?)"
+_NUM_TAIL = r"(?:[-\s](?:one|two|three|four|five|six|seven|eight|nine))?"  # twenty-five
+_NUM = rf"(?:[0-9]{{1,3}}|{phrase_pattern(_NUMBER_WORDS)}{_NUM_TAIL}|few|couple\s+of)"
+_MONTH = phrase_pattern(_MONTH_WORDS) + r"\.?"
+_YEAR_OR_YY = r"(?:[12][0-9]{3}|['’][0-9]{2})(?![0-9])"
+# A year and an optional range end; atomic, so a range followed by a unit is not re-read as
+# its first year alone ("1500 to 2000 employees" is no year at all).
+_YEAR_CORE = (
+    r"[12][0-9]{3}(?>(?:(?:\s*[-–—]\s*|/|\s+(?:to|through|thru|until|till|and)\s+)"
+    r"[12][0-9]{3}(?![0-9])|[-–—/][0-9]{2}(?![0-9]))?)"
+    # not part of a longer number or word ("2019.5", "1990s"), not a decade ("1990's")
+    r"(?![0-9a-z]|[.,][0-9]|[-–—/][0-9]|(?<=0)['’]s)"
+)
+_NOT_UNIT = rf"(?![ \t]*(?:%|‰|°|-?{phrase_pattern(_UNIT_WORDS)}(?![\w/])))"
+
+# --------------------------------------------------------------------------------------------
+# Context checks, run on a match only, on a few characters around it (lower-cased text).
+
+_UNIT_AFTER = re.compile(rf"[ \t]*(?:%|‰|°|-?{phrase_pattern(_UNIT_WORDS)}(?![\w/]))")
+# Separators that never occur inside an expression become spaces in the text the grammar
+# scans, and so do hyphens after a letter ("mid-1990s", "pre-WWII").
+_SEPARATOR_CHARS = "\n\t\r\f\v([{\""
+_NON_ASCII_SEPARATOR_CHARS = "\xa0\u2002\u2003\u2009\u202f“«"
+_HYPHENS_AFTER_LETTER = [
+    re.compile(dash + rf"(?<=[^\W\d_]{dash})(?=[\w'’‘])") for dash in ("-", "–", "—")
+]
+_CURRENCY_SIGNS = frozenset("$€£¥₹#№")
+_RANGE_END = re.compile(r"[0-9]+$")
+_DIGIT = re.compile(r"[0-9]")
+_BC_AFTER = re.compile(r"\s*(?:bce?\b|b\.c\.)")
+_OF_AFTER = re.compile(r"\s+of\b")
+_CONNECTOR = re.compile(r"\s*(?:-|–|—|to|through|thru|until|till|and)\s+(?:the\s+)?|\s*[-–—]\s*")
+# Words before "90s" or "twenties" that make it an age or a temperature ("her 90s").
+_AGE_WORDS = frozenset(
+    ("her", "his", "their", "my", "your", "our", "its", "low", "high", "upper", "lower")
+)
+_MODIFIED = re.compile(
+    r"(?:(?P<mod>early|mid|late)|(?P<half>first|second|latter)\s+half\s+of)(?:\s*-\s*|\s+)"
+    r"(?:the\s+)?(?P<epoch>.+)"
+)
+_CENTURY_WORDS = re.compile(r"\s*(?:-|–|—|\sand\s|\sto\s|\sor\s)\s*|\s+")
+_RELATIVE = re.compile(
+    rf"(?:(?P<the>the)\s+)?(?P<dir>past|last|coming|next|this|current)\s+"
+    rf"(?:(?P<n>{_NUM})\s+)?(?P<unit>{_UNIT})"
+)
+_AGO = re.compile(rf"(?P<n>.+?)[\s-]+(?P<unit>{_UNIT})\s+(?P<dir>ago|from\s+now|hence)")
+
+
+class _Trie:
+    """A trie of regex pieces (literal characters first); a node may end alternatives, each
+    with its remaining regex."""
+
+    __slots__ = ("children", "ends")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Trie] = {}
+        self.ends: list[str] = []
+
+    def add(self, pieces: Sequence[str], tail: str) -> None:
+        node = self
+        for piece in pieces:
+            node = node.children.setdefault(piece, _Trie())
+        node.ends.append(tail)
+
+    def alternatives(self) -> list[str]:
+        # Longer literal prefixes first, then the alternatives that end here, in order added.
+        alts = [piece + _group(child.alternatives()) for piece, child in self.children.items()]
+        return alts + self.ends
+
+
+def _group(alternatives: list[str]) -> str:
+    return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+
+def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
+    """Every alternative of the grammar as (kind, literal pieces, regex tail).
+
+    When two alternatives could match at the same position, the scan takes the one with the
+    longer literal prefix, then the one listed first; so more specific readings are listed
+    first (a period name before a year, a numeric date before a year-month).
+    """
+    terminals: list[tuple[str, list[str], str]] = []
+
+    def phrases(kind: str, words: Sequence[str], tail: str = r"(?!\w)") -> None:
+        for word in dict.fromkeys(w.lower() for w in words):
+            terminals.append((kind, phrase_pieces(word), tail))
+
+    def regex(kind: str, prefix: str, rest: str) -> None:
+        terminals.append((kind, [re.escape(ch) for ch in prefix], rest))
+
+    ago_tail = rf"[\s-]+{_UNIT}\s+(?:ago|from\s+now|hence)(?!\w)"
+    # Named periods first: "the 2008 financial crisis" is a period, not the year 2008.
+    phrases("period", period_names, r"(?!\w|/[0-9])")
+    # The most frequent expression first. Its guards leave "2020-03-12" to the numeric date
+    # and "1990s" to the decade, and reject "2000 km", "1500 employees" and "1200 BC".
+    regex("year", "", _YEAR_CORE + _NOT_UNIT)
+    # Digit runs are possessive ({1,2}+): an expression starts at a word start, so giving
+    # digits back could only produce a wrong reading, and trying costs time on every number.
+    # The separators of a numeric date must agree; the handler checks it.
+    regex("ndate", "", r"[12][0-9]{3}[-/.][0-9]{1,2}+[-/.][0-9]{1,2}+(?![0-9])")
+    regex("ndate", "", r"[0-9][0-9]?+[-/.][0-9]{1,2}+[-/.][12][0-9]{3}(?![0-9])")
+    regex("date", "", rf"[0-9][0-9]?+(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+{_YEAR_OR_YY}")
+    regex("century", "", r"[0-9][0-9]?+(?:st|nd|rd|th)(?:\s*(?:-|–|—|and|to|or)\s*[0-9]{1,2}+"
+          r"(?:st|nd|rd|th))?[\s-]+centur(?:y|ies)(?!\w)")
+    regex("ago", "", r"[0-9][0-9]{0,2}+" + ago_tail)
+    regex("era", "", r"[0-9][0-9]{0,3}+\s*(?:ad|a\.d\.|ce|c\.e\.)(?!\w)")
+    regex("decade", "", r"[12][0-9][0-9]0(?:s|['’]s)(?!\w)")  # 1990s, the 1800s
+    regex("decade", "", r"[0-9]0(?:s|['’]s)(?!\w)")  # 90s
+    regex("decade", "", r"['’‘][0-9]0(?:s|['’]s)(?!\w)")  # '90s
+    # Labelled numbers: consumed, so nothing reads a year in them. (Money needs no rule: a
+    # number glued to "$" or "€" does not start a word; "$ 2000" is checked by the year rule.)
+    label_tail = r"\s*#?\s*[0-9][0-9,.]*+"
+    phrases("skip", _LABEL_WORDS, label_tail)
+    for abbreviation in ("p", "pp", "no", "nos", "nr", "tel", "ext", "apt", "rs"):
+        regex("skip", abbreviation, r"\." + label_tail)
+    # A year after these stays a year even before a unit ("since 1999 people have ...").
+    for cue in ("in", "since", "until", "till", "during", "circa"):
+        regex("cueyear", cue, rf"\s+{_YEAR_CORE}")
+    for cue in ("ca", "c"):
+        regex("cueyear", cue, rf"\.\s*{_YEAR_CORE}")
+    phrases("month", _MONTH_WORDS, rf"\.?(?:\s+[0-9][0-9]?(?:st|nd|rd|th)?)?,?\s+{_YEAR_OR_YY}")
+    phrases("century", list(_ORDINAL_WORDS), r"[\s-]+centur(?:y|ies)(?!\w)")
+    regex("era", "ad", r"\s*[0-9][0-9]{0,3}(?![0-9])")  # AD 800
+    regex("era", "a", r"\.d\.\s*[0-9][0-9]{0,3}(?![0-9])")
+    regex("fy", "fy", r"\s?[12][0-9]{3}(?![0-9])")
+    regex("decade", "nineteen", r"[-\s]?(?:twenties|thirties|forties|fifties|sixties|seventies"
+          r"|eighties|nineties)(?!\w)")
+    phrases("decade", list(_DECADE_WORDS))
+    # "early 1990s", "mid-'90s", "late 19th century", "the first half of the 20th century"
+    epoch = (
+        r"(?:[12][0-9][0-9]0(?:s|['’]s)|['’‘]?[0-9]0(?:s|['’]s)"
+        r"|(?:nineteen[-\s]?)?(?:twenties|thirties|forties|fifties|sixties|seventies|eighties"
+        rf"|nineties)|(?:[0-9][0-9]?(?:st|nd|rd|th)|{phrase_pattern(list(_ORDINAL_WORDS))})"
+        r"[\s-]+century)(?!\w)"
+    )
+    phrases("modified", ["early", "mid", "late", "first half of", "second half of",
+                         "latter half of"], rf"(?:\s*-\s*|\s+)(?:the\s+)?{epoch}")
+    # Relative expressions, each starting with its cue word.
+    phrases("ago", list(_TENS), _NUM_TAIL + ago_tail)
+    phrases("ago", [w for w in _NUMBER_WORDS if w not in _TENS], ago_tail)
+    phrases("relative", ["past", "last", "coming", "next", "this", "current", "the past",
+                         "the last", "the coming", "the next", "the current"],
+            rf"\s+(?:{_NUM}\s+)?{_UNIT}(?!\w)")
+    phrases("month_relative", ["last", "next", "this"], rf"\s+{phrase_pattern(_MONTHS)}(?!\w)")
+    regex("recent", "recent", r"(?:ly|\s+years)(?!\w)")
+    regex("recent", "lately", r"(?!\w)")
+    phrases("day", ["yesterday", "today", "tomorrow", "tonight"])
+    # Rarer phrasings, read by dateparser.
+    phrases("delegate", ["last", "next", "this", "past", "coming"],
+            rf"\s+{phrase_pattern(_WEEKDAYS)}(?!\w)")
+    regex("delegate", "the", r"\s+day\s+(?:before\s+yesterday|after\s+tomorrow)(?!\w)")
+    phrases("delegate", _NUMBER_WORDS, r"\s+fortnights?\s+ago(?!\w)")
+    regex("delegate", "in", rf"\s+{_NUM}\s+(?:days?|weeks?|months?|fortnights?)(?!\w)")
+    regex("theyear", "the", r"\s+year\s+[0-9]{3,4}(?![0-9])")
+    return terminals
+
+
+class _Grammar:
+    """The compiled grammar: one scanning pattern, and one pattern per kind of expression.
+
+    Why it is fast (a hard requirement: within a small factor of a bare year regex):
+
+    * Expressions start at word starts. The text is scanned with one space prepended and the
+      other separators (line breaks, brackets, quotes, a hyphen after a letter) turned into
+      spaces, so every match starts with the space before its expression. A pattern that
+      starts with a literal character lets the engine jump from space to space with a fast
+      character search instead of trying alternatives at every character.
+    * All alternatives are merged into one trie on their literal prefixes -- their cue words:
+      a digit, "last", "the", a month, a period name -- so at a space the engine follows the
+      next characters down the trie and gives up on an ordinary word after a comparison or
+      two. Alternatives that start with a digit share one branch and use possessive digit
+      runs, so a number is not re-read once per alternative.
+    * The scanning pattern has no capturing groups (a match object costs time for every group
+      in the pattern). Which kind a match is gets decided afterwards by full-matching its text
+      against the kinds that can start with its first two characters, and remembered per text
+      (`known_kinds`; a text's kind does not depend on its context).
+    * Context checks ("2000 km", "her 90s", "from ... to") look at a few characters around a
+      match, never at the whole text.
+    """
+
+    def __init__(self, period_names: Sequence[str]) -> None:
+        self.terminals = _terminals(period_names)
+        scan = _Trie()
+        by_kind: dict[str, _Trie] = {}
+        for kind, pieces, tail in self.terminals:
+            scan.add(pieces, tail)
+            by_kind.setdefault(kind, _Trie()).add(pieces, tail)
+        self.scan = re.compile(" " + _group(_root_alternatives(scan)))
+        # compiled when first needed: most texts need only a few kinds
+        self._kind_sources = {kind: _group(t.alternatives()) for kind, t in by_kind.items()}
+        self._kind_patterns: dict[str, re.Pattern[str]] = {}
+        self._first = [_first_test(pieces, tail) for _, pieces, tail in self.terminals]
+        self._candidates: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+        #: matched text -> kind; a text's kind does not depend on its context
+        self.known_kinds: dict[str, str] = {}
+
+    def kind_of(self, text: str) -> str | None:
+        """Which kind of expression a match of `scan` is: the first kind, in priority order,
+        whose own pattern matches all of it."""
+        for kind, pattern in self._candidates_for(text[:2]):
+            if pattern.fullmatch(text) is not None:
+                if len(self.known_kinds) > 100_000:  # bounded memory on endless streams
+                    self.known_kinds.clear()
+                self.known_kinds[text] = kind
+                return kind
+        return None
+
+    def _pattern(self, kind: str) -> re.Pattern[str]:
+        pattern = self._kind_patterns.get(kind)
+        if pattern is None:
+            pattern = self._kind_patterns[kind] = re.compile(self._kind_sources[kind])
+        return pattern
+
+    def _candidates_for(self, head: str) -> list[tuple[str, re.Pattern[str]]]:
+        """The kinds (with their patterns) that can start with the two characters `head`."""
+        found = self._candidates.get(head)
+        if found is None:
+            kinds: dict[str, None] = {}
+            for (kind, _, _), (first, second) in zip(self.terminals, self._first, strict=True):
+                if first(head[:1]) and (second is None or head[1:2] == second):
+                    kinds[kind] = None
+            # Most frequent first: no other kind reads the text of a year, and a period name
+            # that is also another expression (a bare year) is read as that expression.
+            order = sorted(kinds, key=lambda kind: (kind != "year", kind == "period"))
+            found = self._candidates[head] = [(kind, self._pattern(kind)) for kind in order]
+        return found
+
+
+def _root_alternatives(trie: _Trie) -> list[str]:
+    """The trie's top level, with everything that starts with a digit under one [0-9] branch
+    (a literal digit or a class like [12] becomes a look-behind), so a space before a word
+    costs one comparison per first letter, not one per digit alternative."""
+    letters: list[str] = []
+    digits: list[str] = []
+    for piece, child in trie.children.items():
+        if piece.isdigit():
+            digits.append(f"(?<={piece})" + _group(child.alternatives()))
+        else:
+            letters.append(piece + _group(child.alternatives()))
+    others: list[str] = []
+    for tail in trie.ends:
+        if tail.startswith("[0-9]"):
+            digits.append(tail[len("[0-9]") :])
+        elif tail.startswith("[12]"):
+            digits.append("(?<=[12])" + tail[len("[12]") :])
+        else:
+            others.append(tail)
+    return [*letters, "[0-9]" + _group(digits), *others]
+
+
+def _first_test(pieces: list[str], tail: str) -> tuple[Callable[[str], bool], str | None]:
+    """What the first character of an alternative must be, and its second if it is literal."""
+    if pieces:
+        first = re.sub(r"\\(.)", r"\1", pieces[0])
+        second = None
+        if len(pieces) > 1 and len(re.sub(r"\\(.)", r"\1", pieces[1])) == 1:
+            second = re.sub(r"\\(.)", r"\1", pieces[1])
+        return first.__eq__, second
+    charset = re.compile(tail[: tail.index("]", 2) + 1])  # tails without a prefix open with a class
+    return (lambda ch: charset.match(ch) is not None), None
+
+
+@lru_cache(maxsize=16)
+def _compiled_grammar(period_names: tuple[str, ...]) -> _Grammar:
+    return _Grammar(period_names)
+
+
+# --------------------------------------------------------------------------------------------
+# Reference dates
+
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def parse_reference_date(value: object) -> dt.date | None:
+    """The reference date for relative expressions, as a `datetime.date` (or None).
+
+    Accepts None, a `date`, a `datetime` (its date is used; the time zone is ignored) or an
+    ISO string "YYYY-MM-DD" (an ISO date-time string "YYYY-MM-DDTHH:MM[:SS]" is accepted
+    too, its date is used). Raises TypeError for any other type and ValueError for a string
+    that is not such a date.
+    """
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if _ISO_DATE.fullmatch(text) or (_ISO_DATE.match(text) and text[10:11] in ("T", " ")):
+            try:
+                return dt.datetime.fromisoformat(text).date()
+            except ValueError:
+                pass
+        raise ValueError(f"reference_date must be an ISO date 'YYYY-MM-DD', got {value!r}")
+    raise TypeError(
+        "reference_date must be a datetime.date, a datetime.datetime, an ISO 'YYYY-MM-DD' "
+        f"string or None, got {type(value).__name__}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Small pure helpers
+
+
+def _number(word: str) -> int | None:
+    """ "3" -> 3, "three" -> 3, "twenty-five" -> 25, "a" -> 1, "a couple of" -> 2, "few" -> 3."""
+    word = " ".join(word.replace("-", " ").split())
+    if word.isdigit():
+        return int(word)
+    special = {"a": 1, "an": 1, "couple of": 2, "a couple of": 2, "few": 3, "a hundred": 100}
+    if word in special:
+        return special[word]
+    total = 0
+    for part in word.split():
+        value = _SMALL_NUMBERS.get(part, _TENS.get(part))
+        if value is None:
+            return None
+        total += value
+    return total or None
+
+
+def _two_digit_year(yy: int, reference_year: int | None) -> int:
+    """The latest year ending in `yy` that is not after the reference year (1900s without one)."""
+    if reference_year is None:
+        return 1900 + yy
+    year = reference_year - reference_year % 100 + yy
+    return year if year <= reference_year else year - 100
+
+
+def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple[int, int]:
+    """Narrow a decade (length 10) or century (length 100) to a third or a half."""
+    if mod:
+        thirds = {"early": (0, 3), "mid": (4, 6), "late": (7, 9)}
+        if length == 100:
+            thirds = {"early": (0, 33), "mid": (34, 66), "late": (67, 99)}
+        lo, hi = thirds[mod]
+        return first + lo, first + hi
+    if half:
+        if half == "first":
+            return first, first + length // 2 - 1
+        return first + length // 2, first + length - 1
+    return first, first + length - 1
+
+
+def _shift_year(day: dt.date, amount: int, unit: str) -> int | None:
+    """The year of `day` moved by `amount` units (year, decade, century, month, week, day)."""
+    if unit.startswith("year"):
+        return day.year + amount
+    if unit.startswith("decade"):
+        return day.year + 10 * amount
+    if unit.startswith("centur"):
+        return day.year + 100 * amount
+    if unit.startswith("month"):
+        return day.year + (day.month - 1 + amount) // 12
+    days = amount * (7 if unit.startswith("week") else 1)
+    try:
+        return (day + dt.timedelta(days=days)).year
+    except OverflowError:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _dateparser_year(phrase: str, reference: dt.date, languages: tuple[str, ...]) -> int | None:
+    """The year dateparser reads in one short phrase, relative to the reference date."""
+    import dateparser  # lazy: slow to import, and only rare phrasings need it
+
+    parsed = dateparser.parse(
+        phrase,
+        languages=list(languages),
+        settings={
+            "RELATIVE_BASE": dt.datetime(reference.year, reference.month, reference.day),
+            "RETURN_AS_TIMEZONE_AWARE": False,
+        },
+    )
+    if parsed is None:
+        logger.debug("dateparser could not read %r", phrase)
+        return None
+    return parsed.year
+
+
+def _lower_same_length(text: str) -> str:
+    """text.lower(), keeping every character whose lower case has another length (so match
+    offsets in the lower-cased text are offsets in the original)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
+
+
+@lru_cache(maxsize=8192)
+def _year_set(first: int, last: int, capped: bool) -> frozenset[int]:
+    """The years of a span, shared between extractions (a century is 100 int objects)."""
+    return frozenset((first, last) if capped else range(first, last + 1))
+
+
+def _spaced(low: str) -> str:
+    """`low` with every separator a space (same length, same offsets): line breaks, opening
+    brackets and quotes, and hyphens after a letter ("mid-1990s" -> "mid 1990s")."""
+    separators = _SEPARATOR_CHARS if low.isascii() else _SEPARATOR_CHARS + _NON_ASCII_SEPARATOR_CHARS
+    for separator in separators:
+        if separator in low:  # a fast C search; most texts have few of these
+            low = low.replace(separator, " ")
+    for dash, hyphens in zip("-–—", _HYPHENS_AFTER_LETTER, strict=True):
+        if dash in low:
+            low = hyphens.sub(" ", low)
+    return low
+
+
+def _previous_word(text: str, start: int) -> str:
+    """The word before `start` (a cheap look-back on the spaced text)."""
+    words = text[max(0, start - 16) : start].split()
+    return words[-1] if words else ""
+
+
+def _range_cue(text: str, start: int) -> int | None:
+    """Where "from" or "between" (optionally with "the years") starts before `start`."""
+    words = text[max(0, start - 24) : start].split()
+    while words and words[-1] in ("the", "year", "years"):
+        words.pop()
+    if words and words[-1] in ("from", "between"):
+        return text.rfind(words[-1], 0, start)
+    return None
+
+
+def _epoch(text: str, reference_year: int | None) -> tuple[int, int] | None:
+    """First year and length of a decade or century: "1990s" -> (1990, 10), "the 1800s" and
+    "19th century" -> (1800, 100), "'90s" and "the nineties" -> the latest such decade not
+    after the reference year (1990 without one), "nineteen-sixties" -> (1960, 10)."""
+    if text.endswith("century"):
+        n = _ordinal(text.rsplit(None, 1)[0])
+        return ((n - 1) * 100, 100) if 1 <= n <= 21 else None
+    if text[:4].isdigit():
+        first = int(text[:4])
+        return (first, 100) if first % 100 == 0 and first < 2000 else (first, 10)
+    if text[0].isdigit() or text[0] in "'’‘":
+        return _two_digit_year(10 * int(text.lstrip("'’‘")[0]), reference_year), 10
+    digit = _DECADE_WORDS[re.split(r"[-\s]", text)[-1].removeprefix("nineteen")]
+    if text.startswith("nineteen"):
+        return 1900 + 10 * digit, 10
+    return _two_digit_year(10 * digit, reference_year), 10
+
+
+def _is_digit_group(low: str, edge: int, backward: bool = False) -> bool:
+    """Is the token that ends (backward) or starts at `edge` a group of digits other than a
+    four-digit number ("555" in "555 2019"; not "1999" in "1998 1999", nor "q3")?"""
+    step = -1 if backward else 1
+    i = edge - 1 if backward else edge
+    n = 0
+    while 0 <= i < len(low) and low[i].isdigit():
+        i += step
+        n += 1
+    if n == 0 or n == 4:
+        return False
+    return not (0 <= i < len(low) and low[i].isalpha())
+
+
+def _ordinal(raw: str) -> int:
+    """ "19th" -> 19, "nineteenth" -> 19, "twenty-first" -> 21."""
+    if raw[0].isdigit():
+        return int(raw[:-2])
+    return _ORDINAL_KEYS["".join(raw.replace("-", " ").split())]
+
+
+# --------------------------------------------------------------------------------------------
+
+
+class _Scan:
+    """One extraction in progress: the text, its padded lower-cased twin, the reference date
+    and the spans so far. Offsets inside the scan index `low` (one more than in `text`)."""
+
+    __slots__ = ("text", "low", "spaced", "ref", "spans")
+
+    def __init__(self, text: str, low: str, ref: dt.date | None) -> None:
+        self.text = text
+        self.low = low
+        self.spaced = low  # with separators as spaces, set by the extractor
+        self.ref = ref
+        self.spans: list[YearSpan] = []
+
+
+class FocusTimeExtractor:
+    """Extract the focus time (a set of years with their source spans) of a text.
+
+    `reference_date` anchors relative expressions ("last year"); `extract(text,
+    reference_date=...)` overrides it per call. `max_span_years` caps long spans (when
+    last - first exceeds it only the two end points are kept and the span is flagged
+    `capped`). `periods` extends or overrides the named-period table (name -> (first, last),
+    see `tempo_eval.core.periods`). `use_dateparser=False` skips the few rare relative
+    phrasings that are delegated to dateparser; `languages` is passed to it. The grammar
+    itself is English. The module docstring lists every rule.
+    """
+
+    def __init__(
+        self,
+        reference_date: object = None,
+        *,
+        max_span_years: int = 300,
+        periods: Mapping[str, tuple[int, int]] | None = None,
+        use_dateparser: bool = True,
+        languages: Sequence[str] = ("en",),
+    ) -> None:
+        if isinstance(max_span_years, bool) or not isinstance(max_span_years, int):
+            raise TypeError(f"max_span_years must be an int, got {type(max_span_years).__name__}")
+        if max_span_years < 1:
+            raise ValueError(f"max_span_years must be at least 1, got {max_span_years}")
+        if (
+            isinstance(languages, str)
+            or not isinstance(languages, Sequence)
+            or not all(isinstance(x, str) for x in languages)
+        ):
+            raise TypeError("languages must be a sequence of language codes such as ('en',)")
+        self.reference_date = parse_reference_date(reference_date)
+        self.max_span_years = max_span_years
+        self.use_dateparser = bool(use_dateparser)
+        self.languages = tuple(languages)
+        table = merge_periods(periods) if periods is not None else dict(DEFAULT_PERIODS)
+        self.periods: dict[str, tuple[int, int]] = table
+        self._period_spans = {normalize_period_name(name): span for name, span in table.items()}
+        self._grammar = _compiled_grammar(tuple(sorted(table)))
+        self._handlers: dict[str, Callable[[_Scan, int, int, str], None]] = {
+            "skip": _skip,
+            "period": self._period,
+            "ndate": self._numeric_date,
+            "date": self._named_date,
+            "month": self._named_date,
+            "century": self._century,
+            "era": self._era,
+            "decade": self._decade,
+            "modified": self._modified,
+            "year": self._year,
+            "cueyear": self._cue_year,
+            "fy": self._fiscal_year,
+            "theyear": self._the_year,
+            "ago": self._ago,
+            "relative": self._relative,
+            "month_relative": self._month_relative,
+            "recent": self._recent,
+            "day": self._day,
+            "delegate": self._delegate,
+        }
+
+    # ---------------------------------------------------------------- public
+
+    def extract(self, text: str, reference_date: object = None) -> FocusTime:
+        """The focus time of `text`: the years it is about and the spans they come from.
+
+        Raises TypeError when `text` is not a str; an empty or blank text gives an empty
+        FocusTime. `reference_date` (date, datetime, ISO string) overrides the extractor's.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        ref = self.reference_date if reference_date is None else parse_reference_date(reference_date)
+        # One leading space: every match starts with the separator before its expression.
+        scan = _Scan(text, " " + _lower_same_length(text), ref)
+        scan.spaced = spaced = _spaced(scan.low)
+        handlers = self._handlers
+        grammar = self._grammar
+        kinds = grammar.known_kinds
+        for match in grammar.scan.finditer(spaced):
+            start, end = match.start() + 1, match.end()  # the expression, after its space
+            found = spaced[start:end]
+            kind = kinds.get(found) or grammar.kind_of(found)
+            if kind is not None:
+                handlers[kind](scan, start, end, found)
+        spans = self._join_ranges(scan) if len(scan.spans) > 1 else scan.spans
+        years: set[int] = set()
+        for span in spans:
+            years |= _year_set(span.first, span.last, span.capped)
+        return FocusTime(
+            years=years, spans=spans, text=text, reference_year=ref.year if ref else None
+        )
+
+    # ---------------------------------------------------------------- absolute expressions
+
+    def _add(self, scan: _Scan, start: int, end: int, first: int, last: int, kind: str) -> None:
+        if first < MIN_YEAR or last > MAX_YEAR or first > last:
+            return
+        # start/end index the padded lower-case text; the span indexes the original.
+        capped = last - first > self.max_span_years
+        text = scan.text[start - 1 : end - 1]
+        scan.spans.append(YearSpan(start - 1, end - 1, text, first, last, kind, capped))
+
+    def _year(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """A year or a year range."""
+        low = scan.low
+        first = int(low[start : start + 4])
+        if first > MAX_YEAR:
+            return
+        if start >= 2 and low[start - 1] == " " and low[start - 2] in _CURRENCY_SIGNS:
+            return  # "$ 2000"
+        if start >= 2 and low[start - 2].isdigit():
+            if low[start - 1] in "-–—./:":
+                return  # inside a longer number: "555-1234", "1.2019", "12:2020"
+            if low[start - 1] == " " and _is_digit_group(low, start - 1, backward=True):
+                return  # digit groups of a phone number: "555 2019"
+        if end + 1 < len(low) and low[end] == " " and _is_digit_group(low, end + 1):
+            return
+        if end == start + 4:
+            self._add(scan, start, end, first, first, "year")
+            return
+        tail = _RANGE_END.search(low, start + 4, end)
+        if tail is None:  # cannot happen: the grammar ends a range with digits
+            return
+        connector = low[start + 4 : tail.start()].strip()
+        if len(tail.group()) == 2:  # two-digit end: same century, or a season across one
+            yy = int(tail.group())
+            last = first - first % 100 + yy
+            if last <= first:
+                last += 100
+            if yy > first % 100 or last - first <= 10:
+                self._add(scan, start, end, first, last, "range")
+            else:  # "2020-03": a year and a month
+                self._add(scan, start, end, first, first, "date" if 1 <= yy <= 12 else "year")
+            return
+        last = int(tail.group())
+        cue = _range_cue(scan.spaced, start)
+        if connector == "and" and (cue is None or low[cue] != "b"):
+            last = 0  # "2008 and 2010" is two years, not a range ("between" makes it one)
+        if first <= last <= MAX_YEAR:
+            self._add(scan, start if cue is None else cue, end, first, last, "range")
+        else:  # a reversed range or a pair: two separate years
+            self._add(scan, start, start + 4, first, first, "year")
+            self._add(scan, tail.start(), end, int(tail.group()), int(tail.group()), "year")
+
+    def _cue_year(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "since 1999", "in 1920": the cue word keeps a year a year before a unit
+        ("since 1999 people have ..."), except a lower-case "in", which is too common
+        ("in 1500 households") -- only a sentence-initial "In" counts."""
+        low = scan.low
+        digits = _DIGIT.search(scan.spaced, start)
+        if digits is None:  # cannot happen: the grammar requires a year
+            return
+        if _BC_AFTER.match(low, end):
+            return  # "in 1200 BC": years before the common era are not represented
+        if low[start : start + 2] == "in" and _UNIT_AFTER.match(low, end):
+            before = low[max(0, start - 3) : start].strip()
+            if scan.text[start - 1] != "I" or (before and before[-1] not in ".!?"):
+                return
+        self._year(scan, digits.start(), end, scan.spaced[digits.start() : end])
+
+    def _numeric_date(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        separators = [ch for ch in text if ch in "-/."]
+        if separators[0] != separators[1]:
+            return  # "2020-03/12" is no date
+        parts = [int(x) for x in text.split(separators[0])]
+        if parts[0] > 31:  # year first
+            year, month, day = parts
+            valid = 1 <= month <= 12 and 1 <= day <= 31
+        else:
+            a, b, year = parts
+            valid = 1 <= a <= 31 and 1 <= b <= 31 and (a <= 12 or b <= 12)
+        if valid and year <= MAX_YEAR:
+            self._add(scan, start, end, year, year, "date")
+
+    def _named_date(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "12 March 2020", "March 12, 2020", "May 2019", "Nov '19"."""
+        raw = text
+        if raw[-3] in "'’":
+            year = _two_digit_year(int(raw[-2:]), scan.ref.year if scan.ref else None)
+        else:
+            year = int(raw[-4:])
+            if year > MAX_YEAR or _UNIT_AFTER.match(scan.low, end):
+                return
+        self._add(scan, start, end, year, year, "date")
+
+    def _period(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        span = self._period_spans.get(normalize_period_name(text))
+        if span is not None:
+            self._add(scan, start, end, span[0], span[1], "period")
+
+    def _era(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "476 AD", "AD 800", "800 CE": the marker must be in capitals ("2 ad campaigns")."""
+        number = re.search(r"[0-9]+", text)
+        if number is None:  # cannot happen: the grammar requires digits
+            return
+        year = int(number.group())
+        original = scan.text[start - 1 : end - 1]
+        if any(tag in original for tag in ("AD", "A.D.", "CE", "C.E.")):
+            self._add(scan, start, end, year, year, "year")
+        elif 1000 <= year <= MAX_YEAR and original[0].isdigit():  # "1500 ad": just the year
+            self._add(scan, start, start + number.end(), year, year, "year")
+
+    def _fiscal_year(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        year = int(text[-4:])
+        if year <= MAX_YEAR:
+            self._add(scan, start, end, year, year, "year")
+
+    def _the_year(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        year = int(text.rsplit(None, 1)[-1])
+        if 100 <= year <= MAX_YEAR:
+            self._add(scan, start, end, year, year, "year")
+
+    def _century(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "the 19th century", "nineteenth-century", "the 18th and 19th centuries"."""
+        if _BC_AFTER.match(scan.low, end):
+            return
+        words = _CENTURY_WORDS.split(text)
+        ordinals = [w for w in words if w and not w.startswith("centur")]
+        if ordinals[0][0].isdigit():
+            numbers = [_ordinal(w) for w in ordinals]
+        else:  # "twenty-first": rejoin the words split on the hyphen
+            numbers = [_ordinal("-".join(ordinals))]
+        n1, n2 = numbers[0], numbers[-1]
+        if 1 <= n1 <= n2 <= 21:
+            self._add(scan, start, end, max(1, (n1 - 1) * 100), (n2 - 1) * 100 + 99, "century")
+
+    def _decade(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "1990s", "the '90s", "the nineties"; "the 1800s" is a century."""
+        raw = text
+        previous = _previous_word(scan.spaced, start)
+        if raw[0].isdigit() and not raw[:4].isdigit() and previous in _AGE_WORDS:
+            return  # "in her 90s", "the low 90s": an age or a temperature
+        if raw[0].isalpha() and not raw.startswith("nineteen") and previous != "the":
+            return  # "in her twenties": an age
+        epoch = _epoch(raw, scan.ref.year if scan.ref else None)
+        if epoch is not None:
+            first, length = epoch
+            kind = "century" if length == 100 else "decade"
+            self._add(scan, start, end, first, first + length - 1, kind)
+
+    def _modified(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "early 1990s" (0-3), "mid-'90s" (4-6), "late 19th century" (67-99), "the first
+        half of the 20th century" (00-49)."""
+        parts = _MODIFIED.fullmatch(text)
+        if parts is None:  # cannot happen: the same shape as the grammar
+            return
+        mod, half, text = parts.group("mod", "half", "epoch")
+        if _BC_AFTER.match(scan.low, end):
+            return
+        two_digits = text[0].isdigit() and not text[:4].isdigit()
+        if two_digits and _previous_word(scan.spaced, start) in _AGE_WORDS:
+            return  # "in her early 90s"
+        epoch = _epoch(text, scan.ref.year if scan.ref else None)
+        if epoch is not None:
+            first, last = _narrow(epoch[0], epoch[1], mod, half)
+            kind = "century" if epoch[1] == 100 else "decade"
+            self._add(scan, start, end, max(1, first), last, kind)
+
+    # ---------------------------------------------------------------- relative expressions
+
+    def _ago(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "two years ago", "a decade ago", "3 months from now"."""
+        ref = scan.ref
+        if ref is None or (scan.low[start - 1] in ",." and scan.low[start - 2].isdigit()):
+            return  # no reference date, or a longer number: "2,000 years ago"
+        parts = _AGO.fullmatch(text)
+        if parts is None:  # cannot happen: the same shape as the grammar
+            return
+        n = _number(parts.group("n"))
+        if n is None or n > 999:
+            return
+        sign = -1 if parts.group("dir") == "ago" else 1
+        year = _shift_year(ref, sign * n, parts.group("unit"))
+        if year is not None:
+            self._add(scan, start, end, year, year, "relative")
+
+    def _relative(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "last year", "this decade", "the past 5 years", "over the last three years"."""
+        ref = scan.ref
+        if ref is None or _OF_AFTER.match(scan.low, end):
+            return  # "the last year of the war": narrative, not relative to the reference
+        parts = _RELATIVE.fullmatch(text)
+        if parts is None:  # cannot happen: the same shape as the grammar
+            return
+        the, direction, n_raw, unit = parts.group("the", "dir", "n", "unit")
+        n = _number(n_raw) if n_raw else None
+        plural = unit.endswith("s")
+        if direction in ("this", "current"):
+            if n_raw or plural or (direction == "current" and not the):
+                return
+            year = ref.year
+            if unit == "decade":
+                first, last = year - year % 10, year - year % 10 + 9
+            elif unit == "century":
+                first, last = year - year % 100, year - year % 100 + 99
+            else:
+                first = last = year
+            self._add(scan, start, end, first, last, "relative")
+            return
+        backward = direction in ("past", "last")
+        if n is None:
+            if n_raw or plural:
+                return  # "in past years", "the coming decades": too vague
+            if the and direction == "next":
+                return  # "the next year he moved": narrative
+            if not the and direction in ("last", "next") and unit in ("year", "month", "week", "day"):
+                year = _shift_year(ref, -1 if backward else 1, unit)  # calendar: "last year"
+                if year is not None:
+                    self._add(scan, start, end, year, year, "relative")
+                return
+            n = 1
+        if n > 999:
+            return
+        other = _shift_year(ref, -n if backward else n, unit)
+        if other is not None:
+            first, last = (other, ref.year) if backward else (ref.year, other)
+            self._add(scan, start, end, first, last, "relative")
+
+    def _month_relative(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "last March", "next May", "this June": capitalised, because "the last march" and
+        "this may be" are no months."""
+        ref = scan.ref
+        name = scan.low[start:end].split()[-1]
+        if ref is None or not scan.text[end - 1 - len(name)].isupper():
+            return
+        month = _MONTHS.index(name) + 1
+        direction = scan.low[start : start + 4]
+        if direction == "last":
+            year = ref.year if month < ref.month else ref.year - 1
+        elif direction == "next":
+            year = ref.year if month > ref.month else ref.year + 1
+        else:
+            year = ref.year
+        self._add(scan, start, end, year, year, "relative")
+
+    def _recent(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        if scan.ref is not None:
+            self._add(scan, start, end, scan.ref.year - 2, scan.ref.year, "relative")
+
+    def _day(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        if scan.ref is None:
+            return
+        offset = {"yesterday": -1, "tomorrow": 1}.get(text, 0)
+        year = _shift_year(scan.ref, offset, "day")
+        if year is not None:
+            self._add(scan, start, end, year, year, "relative")
+
+    def _delegate(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """Rare phrasings ("last Tuesday", "a fortnight ago", "in three weeks") are read by
+        dateparser, one short phrase at a time, relative to the reference date."""
+        if scan.ref is None or not self.use_dateparser:
+            return
+        year = _dateparser_year(scan.low[start:end], scan.ref, self.languages)
+        if year is not None:
+            self._add(scan, start, end, year, year, "relative")
+
+    # ---------------------------------------------------------------- compound ranges
+
+    def _join_ranges(self, scan: _Scan) -> list[YearSpan]:
+        """Join "<date or decade> to <date or decade>" (and "between X and Y") into one range."""
+        joinable = ("year", "date", "decade", "century")
+        low = scan.low
+        out: list[YearSpan] = []
+        for span in scan.spans:
+            prev = out[-1] if out else None
+            if (
+                prev is not None
+                and prev.kind in joinable
+                and span.kind in joinable
+                and span.start - prev.end <= 16
+                and prev.first <= span.first
+                and prev.last <= span.last
+                and _CONNECTOR.fullmatch(low, prev.end + 1, span.start + 1)
+            ):
+                # span offsets index the original text, one less than the padded `low`
+                gap = low[prev.end + 1 : span.start + 1].split()
+                cue = _range_cue(scan.spaced, prev.start + 1)
+                if not gap or gap[0] != "and" or (cue is not None and low[cue] == "b"):
+                    start = prev.start if cue is None else cue - 1
+                    first, last = prev.first, span.last
+                    out[-1] = YearSpan(
+                        start, span.end, scan.text[start : span.end], first, last, "range",
+                        last - first > self.max_span_years,
+                    )
+                    continue
+            out.append(span)
+        return out
+
+
+def _skip(scan: _Scan, start: int, end: int, text: str) -> None:
+    """Labelled numbers ("page 1984"): matched only so that nothing reads a year in them."""
+
+
+# --------------------------------------------------------------------------------------------
+# Module-level entry points: one shared default extractor.
+
+
+@lru_cache(maxsize=1)
+def _default_extractor() -> FocusTimeExtractor:
+    return FocusTimeExtractor()
+
+
+def extract_qft(query: str, reference_date: object = None) -> FocusTime:
+    """Query focus time: the years a query asks about (rules in the module docstring)."""
+    return _default_extractor().extract(query, reference_date)
+
+
+def extract_dft(document: str, reference_date: object = None) -> FocusTime:
+    """Document focus time: the years a retrieved document talks about."""
+    return _default_extractor().extract(document, reference_date)
+
+
+def extract_aft(answer: str, reference_date: object = None) -> FocusTime:
+    """Answer focus time: the years a generated answer talks about."""
+    return _default_extractor().extract(answer, reference_date)
