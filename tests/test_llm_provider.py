@@ -405,3 +405,12 @@ def test_importing_the_provider_does_not_import_openai() -> None:
         [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def test_repr_hides_credentials_embedded_in_the_base_url():
+    from tempo_eval.llm.provider import OpenAIProvider
+
+    provider = OpenAIProvider(model="m", base_url="https://user:s3cretpass@proxy.example/v1?api-key=SECRETKEY123")
+    text = repr(provider)
+    assert "s3cretpass" not in text and "SECRETKEY123" not in text
+    assert "proxy.example/v1" in text

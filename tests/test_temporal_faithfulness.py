@@ -220,3 +220,24 @@ def test_nli_mode_verifier_error_is_nan_not_a_number():
     verifier = ScriptedVerifier([Verdict.ERROR])
     result = TemporalFaithfulness(verifier=verifier).measure(answer="It fell in 2008.", contexts=SEED_CONTEXTS)
     assert math.isnan(result.score) and result.reason_code == "verifier_error"
+
+
+def test_llm_mode_without_a_judge_says_so():
+    with pytest.raises(ValueError, match="needs a judge"):
+        TemporalFaithfulness(mode="llm").compute(answer=SEED_ANSWER, contexts=SEED_CONTEXTS)
+
+
+def test_llm_mode_tells_the_judge_the_reference_date():
+    claims = [{"claim": "Prices rose last year", "verdict": "SUPPORTED"}]
+    with ScriptedOpenAIServer(_judge(claims)) as server:
+        metric = TemporalFaithfulness(llm=_provider(server), reference_date="2021-06-01")
+        result = metric.measure(answer="Prices rose last year.", contexts=["Prices rose in 2020."])
+        prompt = server.requests[0]["messages"][-1]["content"]
+    assert "as of 2021-06-01" in prompt
+    assert result.details["reference_date"] == "2021-06-01"
+
+
+def test_default_verifier_is_not_stored_on_the_public_settings():
+    metric = TemporalFaithfulness(mode="nli")
+    assert metric.verifier is None
+    assert "verifier=None" in repr(metric)

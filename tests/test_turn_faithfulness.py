@@ -432,3 +432,26 @@ def test_with_the_nli_verifier_entailment_contradiction_neutral_become_yes_no_id
         labels = [c["label"] for c in window["claims"]]
         assert window["score"] == window_faithfulness(labels)
     assert result.score == pytest.approx(sum(w["score"] for w in windows) / 2)
+
+
+def test_context_given_only_on_a_user_turn_does_not_count_as_retrieval_context():
+    from tempo_eval.core.turn import Turn
+    from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
+
+    turns = [
+        Turn("user", "When did the Wall fall?", ["The Wall fell in 1989."]),
+        Turn("assistant", "It fell in 1975."),
+    ]
+    result = TurnFaithfulness(verifier=_NeverCalled()).measure(turns=turns)
+    assert result.reason_code == "no_retrieval_context"
+
+
+class _NeverCalled:
+    name = "never"
+    model_id = "never"
+
+    def verify(self, claims, premises):
+        raise AssertionError("no truths: the verifier must not be asked")
+
+    async def averify(self, claims, premises):
+        return self.verify(claims, premises)

@@ -353,7 +353,8 @@ class OpenAIProvider:
 
     def __repr__(self) -> str:
         return (
-            f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r}, "
+            f"OpenAIProvider(model={self.model!r}, "
+            f"base_url={_public_url(self.base_url) if self.base_url else None!r}, "
             f"response_format={self.response_format!r}, max_concurrency={self.max_concurrency})"
         )
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from tempo_eval.core.decompose import DECOMPOSE_PROMPT, DecompositionError, adecompose_claims
 from tempo_eval.metrics.base import NAN, Metric, MetricResult, not_measurable, require_text
 from tempo_eval.verify import default_lexical_verifier
-from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier
+from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier, failure_reason_code
 from tempo_eval.verify.llm import VERIFY_PROMPT
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ class FactualCorrectness(Metric):
 
         errors = [v for v in (*answer_verdicts, *reference_verdicts) if v.verdict == Verdict.ERROR]
         if errors:
-            code = "judge_error" if verifier.name == "llm" else "verifier_error"
+            code = failure_reason_code(verifier)
             details.update(precision=None, recall=None, fbeta=None)
             return not_measurable(
                 self.name,

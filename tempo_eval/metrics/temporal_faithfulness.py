@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from pydantic import BaseModel, Field
+
 from tempo_eval.core.focus import FocusTime, as_year_set
 from tempo_eval.metrics.base import (
     NAN,
@@ -28,7 +30,8 @@ from tempo_eval.metrics.base import (
     require_text,
     require_text_list,
 )
-from tempo_eval.verify.base import ClaimVerdict, Verdict
+from tempo_eval.verify import default_nli_verifier
+from tempo_eval.verify.base import ClaimVerdict, Verdict, failure_reason_code
 
 MODES = ("auto", "focus_time", "llm", "nli")
 
@@ -57,6 +60,19 @@ If the answer makes no temporal claim, return an empty list.
 """
 
 _JUDGE_VERDICTS = ("SUPPORTED", "PARTIALLY_SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED")
+
+
+class JudgedClaim(BaseModel):
+    claim: str
+    verdict: Literal["SUPPORTED", "PARTIALLY_SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED"]
+    evidence: str = ""
+    reason: str = ""
+
+
+class JudgedClaims(BaseModel):
+    """What the judge must return; any score it adds of its own is ignored."""
+
+    claims: list[JudgedClaim] = Field(default_factory=list)
 
 
 # ---- the math: pure functions ---------------------------------------------------------------
@@ -114,7 +130,6 @@ class TemporalFaithfulness(Metric):
         self.llm = llm
         self.verifier = verifier
         self.reference_date = reference_date
-        self._default_nli: Any = None
 
     def resolved_mode(self) -> str:
         if self.mode != "auto":
@@ -150,7 +165,7 @@ class TemporalFaithfulness(Metric):
         if answer is None or texts is None:
             raise TypeError(f"{mode} mode needs answer and contexts (texts), got neither or one")
         if mode == "llm":
-            return await self._llm(answer, texts)
+            return await self._llm(answer, texts, reference)
         return await self._nli(answer, texts, reference)
 
     # -- focus-time mode --
@@ -191,21 +206,25 @@ class TemporalFaithfulness(Metric):
         return MetricResult(self.name, score, reason + ".", None, details)
 
     # -- llm mode --
-    async def _llm(self, answer: str, texts: list[str]) -> MetricResult:
-        from pydantic import BaseModel, Field
+    async def _llm(self, answer: str, texts: list[str], reference: Any) -> MetricResult:
+        if self.llm is None:
+            raise ValueError("llm mode needs a judge: TemporalFaithfulness(llm=OpenAIProvider(...))")
+        if not hasattr(self.llm, "ajudge"):
+            raise TypeError(f"llm must be a judge provider with ajudge(), got {type(self.llm).__name__}")
+        from tempo_eval.core.extract import parse_reference_date
 
-        class JudgedClaim(BaseModel):
-            claim: str
-            verdict: Literal[_JUDGE_VERDICTS]  # type: ignore[valid-type]
-            evidence: str = ""
-            reason: str = ""
-
-        class JudgedClaims(BaseModel):
-            claims: list[JudgedClaim] = Field(default_factory=list)
-
+        ref = parse_reference_date(reference)
         context = "\n".join(f"[{i + 1}] {text}" for i, text in enumerate(texts))
-        reply = await self.llm.ajudge(LLM_PROMPT.format(context=context, answer=answer), JudgedClaims)
-        base = {"mode": "llm", "judge": getattr(self.llm, "model_id", None)}
+        prompt = LLM_PROMPT.format(context=context, answer=answer)
+        if ref is not None:
+            # relative expressions ("last year") must be judged against the recorded date, not the model's "now"
+            prompt += f"\nRead relative time expressions as of {ref.isoformat()}.\n"
+        reply = await self.llm.ajudge(prompt, JudgedClaims)
+        base = {
+            "mode": "llm",
+            "judge": getattr(self.llm, "model_id", None),
+            "reference_date": ref.isoformat() if ref else None,
+        }
         if not reply.ok:
             return not_measurable(
                 self.name, "judge_error", f"The judge failed: {reply.error}", **base, raw=reply.raw
@@ -221,14 +240,8 @@ class TemporalFaithfulness(Metric):
         from tempo_eval.core.extract import extract_aft, extract_dft, parse_reference_date
         from tempo_eval.core.text import split_claims
 
-        verifier = self.verifier
-        if verifier is None:
-            # Kept private: public attributes are the run's identity in the store.
-            if self._default_nli is None:
-                from tempo_eval.verify.nli import NLIVerifier
-
-                self._default_nli = NLIVerifier()
-            verifier = self._default_nli
+        # The default stays out of `self.verifier`: public attributes are the run's identity.
+        verifier = self.verifier if self.verifier is not None else default_nli_verifier()
         ref = parse_reference_date(reference)
         claims = [c for c in split_claims(answer) if extract_aft(c, reference_date=ref).years]
         context_years: set[int] = set()
@@ -258,16 +271,18 @@ class TemporalFaithfulness(Metric):
                     error=verdict.error,
                 )
             )
-        return self._claims_result(verdicts, base)
+        return self._claims_result(verdicts, base, verifier)
 
-    def _claims_result(self, verdicts: list[ClaimVerdict], base: Mapping[str, Any]) -> MetricResult:
+    def _claims_result(
+        self, verdicts: list[ClaimVerdict], base: Mapping[str, Any], verifier: Any = None
+    ) -> MetricResult:
         records = [v.to_record() for v in verdicts]
         details = {**base, "claims": records}
         failed = [v for v in verdicts if v.verdict is Verdict.ERROR]
         if failed:
             return not_measurable(
                 self.name,
-                "verifier_error",
+                failure_reason_code(verifier) if verifier is not None else "judge_error",
                 f"{len(failed)} of {len(verdicts)} claims could not be verified: {failed[0].error}",
                 **details,
             )
@@ -299,7 +314,9 @@ def _year_grounding(aft, dfts, answer_years: set[int], context_years: list[set[i
                 "grounded": bool(holders),
                 "contexts": holders,
                 "answer_spans": _span_texts(aft, year),
-                "context_spans": {i: _span_texts(dfts[i], year) for i in holders},
+                "context_spans": [
+                    {"context": i, "spans": _span_texts(dfts[i], year)} for i in holders
+                ],
             }
         )
     return rows

@@ -50,7 +50,7 @@ from typing import Any
 from tempo_eval.core.turn import Turn
 from tempo_eval.metrics.base import NAN, Metric, MetricResult, not_measurable
 from tempo_eval.verify import default_lexical_verifier
-from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier
+from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier, failure_reason_code
 from tempo_eval.verify.llm import VERIFY_PROMPT
 
 #: the judge prompt used with an `LLMVerifier` (premises = the window's truths); it lives beside
@@ -223,7 +223,7 @@ class TurnFaithfulness(Metric):
         }
         errors = [c for w in windows for c in w.records if c["verdict"] == Verdict.ERROR.value]
         if errors:
-            code = "judge_error" if verifier.name == "llm" else "verifier_error"
+            code = failure_reason_code(verifier)
             details["mean_window_score"] = None
             return not_measurable(
                 self.name, code, f"The verifier failed on {len(errors)} claim(s): {errors[0]['error']}.", **details
@@ -232,7 +232,11 @@ class TurnFaithfulness(Metric):
         scores = [w.score for w in windows]
         details["mean_window_score"] = sum(scores) / len(scores) if scores else 1.0
         score = turn_faithfulness(scores, strict_mode=self.strict_mode)
-        has_context = any(turns[i].retrieval_context for w in windows for i in w.turn_indices)
+        has_context = any(
+            turns[i].retrieval_context and turns[i].role == "assistant"
+            for w in windows
+            for i in w.turn_indices
+        )
         reason_code = None if has_context else "no_retrieval_context"
         reason = self._reason(windows, score, has_context) if self.include_reason else ""
         return MetricResult(self.name, score, reason, reason_code, details, score >= self.threshold)

@@ -38,6 +38,7 @@ __all__ = [
     "VerifierUnavailable",
     "available_verifiers",
     "default_lexical_verifier",
+    "default_nli_verifier",
     "make_verifier",
 ]
 
@@ -84,12 +85,27 @@ def make_verifier(
     return CachedVerifier(verifier)
 
 
-@functools.cache
 def default_lexical_verifier() -> Verifier:
-    """The process-wide offline verifier that metrics use when none is given."""
-    from tempo_eval.verify.lexical import LexicalVerifier
+    """The offline verifier metrics use when none is given, behind the workspace's verdict cache."""
+    from tempo_eval.store.db import default_db_path
 
-    return LexicalVerifier()
+    return _cached_default("lexical", str(default_db_path()))
+
+
+def default_nli_verifier() -> Verifier:
+    """The default NLI verifier (DeBERTa, loaded on first use), behind the verdict cache."""
+    from tempo_eval.store.db import default_db_path
+
+    return _cached_default("nli", str(default_db_path()))
+
+
+@functools.cache
+def _cached_default(name: str, db_path: str) -> Verifier:
+    # keyed by the database path so a changed TEMPO_EVAL_HOME gets its own cache
+    from tempo_eval.store.verdict_cache import VerdictCache
+    from tempo_eval.verify.cache import CachedVerifier
+
+    return CachedVerifier(make_verifier(name, cache=False), VerdictCache(db_path))
 
 
 _PROVIDER_SETTINGS = frozenset(

@@ -64,6 +64,11 @@ class Verifier(Protocol):
     ) -> list[ClaimVerdict]: ...
 
 
+def failure_reason_code(verifier: Verifier) -> str:
+    """The NaN reason code for a claim the verifier could not decide: the judge's or the model's."""
+    return "judge_error" if verifier.name == "llm" else "verifier_error"
+
+
 class VerifierUnavailable(RuntimeError):
     """The verifier cannot run here (checkpoint missing, no network, package absent).
 
