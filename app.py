@@ -1,0 +1,35 @@
+"""tempo-eval dashboard: `streamlit run app.py` from the repository root.
+
+The entry declares the pages; each page is a thin script under views/ that starts with
+`ui.page_setup(title)`, which draws the shared sidebar (which dataset, which runs), so a page also
+runs on its own. It opens on the bundled sample data, no upload needed.
+
+Why views/ and not pages/: Streamlit treats a folder named pages/ beside the entry script as the
+old file-based navigation, and a server whose first request is a deep link (/claims?runs=3) then
+runs the page without this script for the rest of the process. A link must reopen its view with
+this navigation, so the folder has another name.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from tempo_eval_app import components as ui
+
+st.set_page_config(page_title="tempo-eval", page_icon=":material/schedule:", layout="wide")
+ui.configure_logging()
+
+PAGES = [
+    st.Page("views/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("views/datasets.py", title="Datasets", icon=":material/table_view:"),
+    st.Page("views/evaluate.py", title="Evaluate", icon=":material/play_circle:"),
+    st.Page("views/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
+    st.Page("views/claims.py", title="Claims", icon=":material/fact_check:"),
+    st.Page("views/conversation.py", title="Conversation", icon=":material/forum:"),
+    st.Page("views/heatmaps.py", title="Temporal heatmaps", icon=":material/grid_on:"),
+]
+
+navigation = st.navigation(PAGES)
+ui.keep_page_settings()
+with ui.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages
+    navigation.run()

@@ -1,0 +1,1 @@
+"""The Streamlit dashboard's shared code (widgets, state, background jobs); the engine is `tempo_eval`."""

@@ -1,0 +1,95 @@
+"""Start the dashboard with `streamlit run` on a free 127.0.0.1 port, for browser tests.
+
+    with AppServer(home=tmp_path) as server:
+        page.goto(server.url)
+
+The server runs headless from the repository root with its own TEMPO_EVAL_HOME and offline model
+hubs; its output goes to `server.log_path`, which a failing test can print.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class AppServer:
+    """`streamlit run app.py` in a child process; `url` once healthy; stopped on exit."""
+
+    def __init__(self, home: Path, *, start_timeout: float = 90.0) -> None:
+        self.home = Path(home)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = self.home / "streamlit.log"
+        self.start_timeout = start_timeout
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> AppServer:
+        self.home.mkdir(parents=True, exist_ok=True)
+        env = {
+            **os.environ,
+            "TEMPO_EVAL_HOME": str(self.home),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+        }
+        env.pop("OPENAI_API_KEY", None)
+        command = [
+            sys.executable, "-m", "streamlit", "run", "app.py",
+            "--server.address", "127.0.0.1", "--server.port", str(self.port),
+            "--server.headless", "true", "--server.fileWatcherType", "none",
+            "--browser.gatherUsageStats", "false",
+        ]
+        log = self.log_path.open("wb")
+        self._process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        log.close()
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self._process.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"streamlit did not become healthy in {self.start_timeout:.0f}s:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace") if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, signal.SIGTERM)  # the server's own process group only
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=15)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,344 @@
+"""Every dashboard page through Streamlit's AppTest: sample data, an empty workspace, uploads
+(good, malformed, hostile), an evaluation with the offline verifier, selections set through
+session state, and views reopened from query parameters.
+
+Each test gets its own TEMPO_EVAL_HOME (tests/conftest.py), so its store starts empty.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tempo_eval_app import jobs
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+SAMPLE = ROOT / "data" / "sample"
+PAGES = ["overview", "datasets", "evaluate", "compare", "claims", "conversation", "heatmaps"]
+TIMEOUT = 180
+
+
+def open_app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+
+
+def goto(at: AppTest, page: str) -> AppTest:
+    return at.switch_page(f"views/{page}.py").run()
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception reached the page and no error box is shown."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def table_with(at: AppTest, *columns: str):
+    """The first table showing all these columns (plain st.dataframe elements carry no key)."""
+    for element in at.dataframe:
+        value = element.value
+        if all(c in value.columns for c in columns):
+            return value
+    raise AssertionError(f"no table with columns {columns}")
+
+
+def all_html(at: AppTest) -> str:
+    return "\n".join(str(h.value) for h in at.get("html"))
+
+
+def evaluate_with_lexical(at: AppTest, *, fc: bool = False) -> int:
+    """Run Temporal Faithfulness in claims mode with the lexical verifier; returns the run id."""
+    goto(at, "evaluate")
+    at.selectbox(key="keep_ev_tf_mode").set_value("nli")
+    at.radio(key="keep_ev_verifier").set_value("lexical")
+    if fc:
+        at.checkbox(key="keep_ev_fc").check()
+    at.run()
+    at.button(key="run_evaluation").click().run()
+    job = jobs.get(at.session_state["eval_job_id"])
+    assert job is not None
+    assert job.wait(TIMEOUT), "the evaluation did not finish"
+    assert job.status == "finished", job.error
+    at.run()  # the progress panel sees the finished job and selects its run
+    at.run()
+    assert_clean(at)
+    return int(job.run_id)
+
+
+# ---- opening the app ------------------------------------------------------------------------
+
+def test_app_opens_on_the_bundled_sample_without_any_upload() -> None:
+    at = open_app()
+    assert_clean(at)
+    assert at.title[0].value == "Overview"
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Temporal Faithfulness (focus time)"] not in ("", "—")
+    assert any("Sample: temporal QA" in o for o in at.sidebar.selectbox(key="dataset_id").options)
+    assert at.query_params["dataset"] == str(at.session_state["dataset_id"])
+
+
+def test_overview_marks_the_wrong_year_of_an_answer_as_not_in_the_contexts() -> None:
+    at = open_app()
+    at.selectbox(key="overview_row").set_value("q2").run()  # Berlin Wall: 1987 instead of 1989
+    assert_clean(at)
+    page = all_html(at)
+    assert 'class="te-ungrounded"' in page and "November 1987" in page
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_with_the_sample_data_and_no_runs(page: str) -> None:
+    at = goto(open_app(), page)
+    assert_clean(at)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_on_its_own_in_an_empty_workspace(page: str) -> None:
+    at = AppTest.from_file(str(ROOT / "views" / f"{page}.py"), default_timeout=TIMEOUT).run()
+    assert_clean(at)
+
+
+def test_claims_page_explains_that_no_run_is_selected() -> None:
+    at = goto(open_app(), "claims")
+    assert any("evaluation runs" in i.value for i in at.info)
+
+
+# ---- uploads ----------------------------------------------------------------------------------
+
+def test_uploaded_csv_is_previewed_and_becomes_the_active_dataset() -> None:
+    at = goto(open_app(), "datasets")
+    data = (SAMPLE / "temporal_qa.jsonl").read_bytes()
+    at.file_uploader(key="dataset_upload").set_value(("mine.jsonl", data, "application/jsonl")).run()
+    assert_clean(at)
+    assert any("Read 30 rows" in s.value for s in at.success)
+    at.button(key="use_upload").click().run()
+    at.run()
+    assert_clean(at)
+    info = at.sidebar.selectbox(key="dataset_id")
+    assert at.session_state["dataset_id"] == info.value
+    assert "mine.jsonl" in info.format_func(info.value) if hasattr(info, "format_func") else any("mine.jsonl" in o for o in info.options)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("broken.csv", b'query,answer\n"When?,"unterminated\n', "broken.csv"),
+        ("nothing.csv", b"colour,size\nred,3\n", "nothing.csv"),
+        ("bad.parquet", b"PAR1 this is not parquet", "bad.parquet"),
+        ("rows.jsonl", b'{"query": "a", "answer": "b"}\n{not json}\n', "line 2"),
+        ("data.xlsx", b"PK\x03\x04 excel", "data.xlsx"),
+    ],
+)
+def test_malformed_upload_shows_the_loaders_message_not_a_traceback(name: str, content: bytes, expected: str) -> None:
+    at = goto(open_app(), "datasets")
+    at.file_uploader(key="dataset_upload").set_value((name, content, "application/octet-stream")).run()
+    assert not at.exception
+    assert at.error, "a malformed upload must be reported"
+    message = at.error[0].value.replace("\\", "")
+    assert expected in message
+    assert "Traceback" not in message
+
+
+def test_column_mapping_can_be_fixed_by_hand() -> None:
+    at = goto(open_app(), "datasets")
+    content = b"Frage,Antwort\nWhen did the Berlin Wall fall?,It fell in 1989.\n"
+    at.file_uploader(key="dataset_upload").set_value(("de.csv", content, "text/csv")).run()
+    assert at.error  # neither column is recognised
+    at.selectbox(key="map_query").set_value("Frage")
+    at.selectbox(key="map_answer").set_value("Antwort")
+    at.button[[b.label for b in at.button].index("Apply mapping")].click().run()
+    assert_clean(at)
+    assert any("Read 1 rows" in s.value for s in at.success)
+    mapping = table_with(at, "canonical column")
+    assert dict(zip(mapping["canonical column"], mapping["from file column"], strict=True))["query"] == "Frage"
+
+
+def test_trec_runs_and_qrels_upload_becomes_a_dataset_with_two_systems() -> None:
+    at = goto(open_app(), "datasets")
+    at.file_uploader(key="trec_runs").set_value([
+        ("run_bm25.trec", (SAMPLE / "run_bm25.trec").read_bytes(), "text/plain"),
+        ("run_dense.trec", (SAMPLE / "run_dense.trec").read_bytes(), "text/plain"),
+    ])
+    at.file_uploader(key="trec_qrels").set_value(("qrels.txt", (SAMPLE / "qrels.txt").read_bytes(), "text/plain"))
+    at.run()
+    at.button(key="read_runs").click().run()
+    assert_clean(at)
+    at.button(key="use_runs").click().run()
+    at.run()
+    at = goto(at, "compare")
+    assert_clean(at)
+    assert at.get("plotly_chart"), "the NDCG curves and the scatter plot are drawn"
+
+
+def test_malformed_qrels_are_reported_with_their_line() -> None:
+    at = goto(open_app(), "datasets")
+    at.file_uploader(key="trec_runs").set_value(("r.trec", (SAMPLE / "run_bm25.trec").read_bytes(), "text/plain"))
+    at.file_uploader(key="trec_qrels").set_value(("q.txt", b"q1 0 d1 1\nq2 0 d2 maybe\n", "text/plain"))
+    at.run()
+    at.button(key="read_runs").click().run()
+    assert not at.exception
+    assert "line 2" in at.error[0].value.replace("\\", "")
+
+
+# ---- safety -----------------------------------------------------------------------------------
+
+def test_hostile_html_in_a_dataset_is_shown_as_text() -> None:
+    at = goto(open_app(), "datasets")
+    at.file_uploader(key="dataset_upload").set_value(
+        ("xss_answers.csv", (SAMPLE / "xss_answers.csv").read_bytes(), "text/csv")
+    ).run()
+    at.button(key="use_upload").click().run()
+    at = goto(at, "overview")
+    for row in ("x1", "x2", "x3"):
+        at.selectbox(key="overview_row").set_value(row).run()
+        assert_clean(at)
+        page = all_html(at)
+        assert "<script" not in page and "<img" not in page and "onmouseover=" not in page.replace("onmouseover=alert", "")
+        assert html.escape("<script>") in page or html.escape("<img src=x onerror=alert(1)>") in page
+
+
+def test_a_page_error_becomes_one_line_with_details_in_the_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tempo_eval_app import components
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk on fire\nsecond line that must not be shown")
+
+    monkeypatch.setattr(components, "focus_time_scores", explode)
+    at = open_app()
+    assert not at.exception
+    message = at.error[0].value.replace("\\", "")
+    assert "disk on fire" in message and "details in the log" in message
+    assert "second line" not in message
+
+
+# ---- evaluation, claims ------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_lexical_evaluation_lands_in_the_store_and_the_claims_page_highlights_verdicts() -> None:
+    at = open_app()
+    run_id = evaluate_with_lexical(at)
+    assert at.session_state["run_ids"][0] == run_id
+    assert any(f"run #{run_id}" in s.value for s in at.success)
+
+    at = goto(at, "claims")
+    assert_clean(at)
+    page = all_html(at)
+    assert 'class="te-' in page  # the focused answer's claims are marked
+    # focus a hallucinated claim through session state (what a table click does)
+    at.toggle(key="claims_hallucinated").set_value(True).run()
+    table = at.dataframe(key="claims_table").value
+    assert set(table["verdict"]) <= {"NOT_SUPPORTED", "CONTRADICTED"}
+    assert len(table) > 0
+    at.session_state["claims_focus"] = f"{run_id}:1:temporal_faithfulness:0"  # q2: the Berlin Wall, 1987
+    at.run()
+    assert_clean(at)
+    page = all_html(at)
+    assert "November 1987" in page
+    assert 'class="te-CONTRADICTED"' in page or 'class="te-NOT_SUPPORTED"' in page
+    assert at.query_params.get("hallucinated") == "1"
+
+
+@pytest.mark.slow
+def test_a_refresh_finds_the_finished_run_in_the_store() -> None:
+    at = open_app()
+    run_id = evaluate_with_lexical(at)
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    fresh.query_params["runs"] = str(run_id)
+    fresh.run()
+    goto(fresh, "claims")
+    assert_clean(fresh)
+    assert fresh.session_state["run_ids"] == [run_id]
+    assert len(fresh.dataframe(key="claims_table").value) > 0
+
+
+def test_evaluate_page_says_why_a_verifier_is_not_available() -> None:
+    at = goto(open_app(), "evaluate")
+    text = " ".join(m.value for m in at.markdown)
+    assert "No judge configured" in text
+    at.radio(key="keep_ev_verifier").set_value("llm")
+    at.selectbox(key="keep_ev_tf_mode").set_value("nli").run()
+    assert any("needs a judge" in w.value or "not available" in w.value for w in at.warning)
+    assert at.button(key="run_evaluation").disabled
+
+
+def test_api_key_typed_in_the_page_is_never_stored() -> None:
+    at = goto(open_app(), "evaluate")
+    at.text_input(key="keep_ev_api_key").set_value("sk-test-1234567890-secret").run()
+    assert "sk-test" not in str(at.query_params)
+    from tempo_eval.store.db import default_db_path
+
+    assert b"sk-test" not in Path(default_db_path()).read_bytes()
+
+
+# ---- comparison, heatmaps, conversation ---------------------------------------------------------
+
+def open_sample_runs() -> AppTest:
+    at = goto(open_app(), "datasets")
+    at.button(key="load_sample_runs").click().run()
+    at.run()
+    assert_clean(at)
+    return at
+
+
+def test_compare_page_draws_curves_significance_and_a_drill_down_from_session_state() -> None:
+    at = goto(open_sample_runs(), "compare")
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 2
+    table = table_with(at, "label", "run")
+    assert list(table["run"]) == ["bm25", "dense-minilm"]
+    at.session_state["compare_query"] = "q2"  # what a click on a scatter point does
+    at.run()
+    assert_clean(at)
+    listing = table_with(at, "rank", "doc_id")
+    assert list(listing.columns[:3]) == ["rank", "doc_id", "grade"]
+    assert at.query_params["q"] == "q2"
+
+
+def test_compare_view_reopens_from_query_parameters() -> None:
+    at = open_sample_runs()
+    dataset_id = at.session_state["dataset_id"]
+    fresh = AppTest.from_file(str(ROOT / "views" / "compare.py"), default_timeout=TIMEOUT)
+    fresh.query_params.update({"dataset": str(dataset_id), "k": "5", "q": "q7"})
+    fresh.run()
+    assert_clean(fresh)
+    assert fresh.number_input(key="compare_k").value == 5
+    assert fresh.selectbox(key="compare_query").value == "q7"
+
+
+def test_heatmap_cell_selected_through_session_state_lists_its_rows() -> None:
+    at = goto(open_app(), "heatmaps")
+    assert_clean(at)
+    at.session_state["heat_bin"] = "century"
+    at.run()
+    options = at.selectbox(key="heat_ac_cell").options
+    assert options
+    at.session_state["heat_ac_cell"] = ("1900–1999", "1900–1999")
+    at.run()
+    assert_clean(at)
+    rows = table_with(at, "answer years", "query_id")
+    assert {"q2", "q5"} <= set(rows["query_id"])  # Berlin Wall and Apollo 11 answers
+
+
+@pytest.mark.slow
+def test_conversation_sample_gives_a_timeline_and_flags_the_wrong_excavation_year() -> None:
+    at = goto(open_app(), "conversation")
+    at.button(key="conv_sample_museum").click().run()
+    at.button(key="conv_run").click().run()
+    assert_clean(at)
+    assert at.get("plotly_chart")
+    windows = table_with(at, "window", "interactions")
+    assert len(windows) == 4
+    at.selectbox(key="conv_window_pick").set_value(3).run()
+    claims = table_with(at, "claim", "label")
+    flagged = claims[claims["claim"].str.contains("1949")]
+    assert list(flagged["label"]) == ["no"]
+
+
+def test_malformed_conversation_shows_the_parsers_message() -> None:
+    at = goto(open_app(), "conversation")
+    at.text_area(key="conversation_text").set_value("Context:\n- a document with no answer after it\n").run()
+    at.button(key="conv_run").click().run()
+    assert not at.exception
+    assert at.error

@@ -1,0 +1,214 @@
+"""The dashboard's pure parts: highlighting (escaping first), heatmap binning, curve bands, the
+paired scatter, the turn timeline, and retriever runs turned into a dataset."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tempo_eval.compare import bootstrap_ci
+from tempo_eval.core.focus import YearSpan
+from tempo_eval.io.errors import InputError
+from tempo_eval.viz.curves import curve_bands, ndcg_curves_figure
+from tempo_eval.viz.heatmap import (
+    auto_bin_width,
+    bin_label,
+    bin_start,
+    cell_from_selection,
+    heatmap_figure,
+    year_heatmap,
+)
+from tempo_eval.viz.highlight import (
+    Mark,
+    claim_marks,
+    highlight_claims,
+    locate,
+    render_marks,
+    year_marks,
+)
+from tempo_eval.viz.scatter import paired_scatter, paired_scores
+from tempo_eval.viz.timeline import turn_timeline, windows_frame
+from tempo_eval_app import retrieval
+
+SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
+
+
+# ---- highlighting ---------------------------------------------------------------------------
+
+def test_user_html_is_escaped_before_claims_are_wrapped() -> None:
+    answer = "The wall fell in 1989. <script>alert(1)</script> <img src=x onerror=alert(1)>"
+    out = highlight_claims(answer, [{"claim": "The wall fell in 1989.", "verdict": "SUPPORTED"}])
+    assert "<script" not in out and "<img" not in out
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
+    assert out.startswith('<mark class="te-SUPPORTED"')
+
+
+def test_a_claim_made_of_markup_is_highlighted_as_text() -> None:
+    answer = "Before <b>bold</b> after."
+    out = highlight_claims(answer, [{"claim": "<b>bold</b>", "verdict": "CONTRADICTED", "evidence": '"><script>'}])
+    assert "&lt;b&gt;bold&lt;/b&gt;</mark>" in out
+    assert 'title="contradicted — evidence: &quot;&gt;&lt;script&gt;"' in out
+
+
+def test_repeated_claims_take_successive_occurrences() -> None:
+    text = "It rained. It rained."
+    marks, missing = claim_marks(text, [{"claim": "It rained.", "verdict": "SUPPORTED"}] * 2)
+    assert [(m.start, m.end) for m in marks] == [(0, 10), (11, 21)]
+    assert missing == []
+
+
+def test_a_respaced_claim_is_located_and_a_paraphrase_is_reported_missing() -> None:
+    text = "Apollo 11 landed\non 20 July 1969."
+    assert locate(text, "apollo 11 landed on 20 july 1969.") == (0, len(text))
+    _, missing = claim_marks(text, [{"claim": "The Moon landing was in 1969", "verdict": "SUPPORTED"}])
+    assert missing == [0]
+
+
+def test_overlapping_marks_keep_the_first() -> None:
+    out = render_marks("abcdef", [Mark(0, 4, "SUPPORTED"), Mark(2, 6, "CONTRADICTED")])
+    assert out.count("<mark") == 1 and out.endswith("ef")
+
+
+def test_year_marks_say_whether_each_span_is_in_the_contexts() -> None:
+    spans = [YearSpan(0, 4, "1987", 1987, 1987, "year"), YearSpan(9, 13, "1989", 1989, 1989, "year")]
+    marks = year_marks(spans, grounded={1989})
+    assert [m.kind for m in marks] == ["ungrounded", "grounded"]
+    assert [m.kind for m in year_marks(spans)] == ["year", "year"]
+
+
+# ---- heatmaps --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("years", "width"), [([1989, 1991], 1), ([1914, 1989], 10), ([476, 2022], 100), ([], 1)])
+def test_bins_widen_with_the_span_of_years(years: list[int], width: int) -> None:
+    assert auto_bin_width(years) == width
+
+
+def test_bin_labels_and_starts() -> None:
+    assert bin_start(476, 10) == 470 and bin_label(470, 10) == "470s"
+    assert bin_label(1900, 100) == "1900–1999" and bin_label(1989, 1) == "1989"
+
+
+def test_heatmap_counts_each_item_once_per_cell_and_keeps_its_keys() -> None:
+    items = [("q1", {1989, 1990}, {1989}), ("q2", {1989}, {2001}), ("q3", set(), {1999}), ("q4", {1812}, {1815})]
+    data = year_heatmap(items, width=10)
+    assert data.n_items == 3 and data.n_without_years == 1
+    assert data.row_labels == ["1810s", "1980s", "1990s"]
+    assert data.col_labels == ["1810s", "1980s", "2000s"]
+    assert data.keys_for("1980s", "1980s") == ["q1"]
+    assert data.keys_for("1990s", "1980s") == ["q1"]
+    assert data.keys_for("1980s", "2000s") == ["q2"]
+    assert int(data.counts.sum()) == 4
+    assert data.diagonal_share == pytest.approx(2 / 3)
+
+
+def test_heatmap_rejects_an_unknown_bin_width() -> None:
+    with pytest.raises(ValueError, match="width"):
+        year_heatmap([("a", {1}, {1})], width=5)
+
+
+def test_empty_heatmap_draws_a_note_instead_of_failing() -> None:
+    fig = heatmap_figure(year_heatmap([]), row_title="a", col_title="b")
+    assert fig.layout.annotations[0].text.startswith("No item")
+
+
+def test_cell_selection_is_read_from_streamlits_event() -> None:
+    event = {"selection": {"points": [{"x": "1980s", "y": "1990s", "z": 3}]}}
+    assert cell_from_selection(event) == ("1990s", "1980s")
+    assert cell_from_selection({"selection": {"points": []}}) is None
+
+
+# ---- curves, scatter, timeline ----------------------------------------------------------------
+
+def test_curve_bands_equal_bootstrap_ci_per_cutoff_and_drop_nan_queries() -> None:
+    rng = np.random.default_rng(3)
+    matrix = rng.random((200, 4))
+    matrix[5, 2] = np.nan
+    bands = curve_bands({"a": matrix}, n_resamples=500, seed=7)
+    kept = np.delete(matrix, 5, axis=0)
+    for j in range(4):
+        low, high = bootstrap_ci(kept[:, j], n_resamples=500, seed=7)
+        row = bands.iloc[j]
+        assert (row["low"], row["high"]) == (low, high)
+        assert row["mean"] == pytest.approx(kept[:, j].mean())
+        assert row["n_queries"] == 199
+
+
+def test_curves_figure_has_a_band_and_a_line_per_run() -> None:
+    bands = curve_bands({"bm25": np.full((3, 5), 0.5), "dense": np.full((3, 5), 0.7)})
+    fig = ndcg_curves_figure(bands)
+    assert [t.name for t in fig.data] == ["bm25 band", "bm25", "dense band", "dense"]
+
+
+def test_paired_scores_align_on_queries_scored_by_both() -> None:
+    a = pd.Series({"q1": 0.5, "q2": 1.0, "q3": math.nan, "q4": 0.2})
+    b = pd.Series({"q1": 0.5, "q2": 0.4, "q4": 0.9, "q5": 1.0})
+    pairs = paired_scores(a, b)
+    assert list(pairs["query_id"]) == ["q4", "q1", "q2"]
+    assert list(pairs["outcome"]) == ["B better", "tie", "A better"]
+    fig = paired_scatter(pairs, name_a="<b>A</b>", name_b="B", metric="ndcg@10")
+    assert "&lt;b&gt;" in fig.layout.xaxis.title.text
+
+
+def test_timeline_frame_reads_turn_faithfulness_windows() -> None:
+    windows = [
+        {"index": 0, "interactions": [0, 0], "turns": [0, 1], "score": 1.0,
+         "counts": {"claims": 2, "yes": 2, "no": 0, "idk": 0}, "reason_code": "scored"},
+        {"index": 1, "interactions": [0, 1], "turns": [0, 1, 2, 3], "score": 0.5,
+         "counts": {"claims": 4, "yes": 2, "no": 2, "idk": 0}, "reason_code": "scored"},
+    ]
+    frame = windows_frame(windows)
+    assert list(frame["window"]) == [1, 2] and list(frame["interactions"]) == ["1", "1–2"]
+    assert list(frame["turns"]) == ["1, 2", "1, 2, 3, 4"]
+    fig = turn_timeline(frame, threshold=0.5)
+    assert list(fig.data[0].y) == [1.0, 0.5]
+
+
+# ---- retriever runs as a dataset ----------------------------------------------------------------
+
+def _sample_runs():
+    return retrieval.load_runs_dataset(
+        [(name, (SAMPLE / name).read_bytes()) for name in ("run_bm25.trec", "run_dense.trec")],
+        ("qrels.txt", (SAMPLE / "qrels.txt").read_bytes()),
+        queries=("temporal_qa.csv", (SAMPLE / "temporal_qa.csv").read_bytes()),
+        corpus=("corpus.jsonl", (SAMPLE / "corpus.jsonl").read_bytes()),
+    )
+
+
+def test_sample_runs_become_one_row_per_run_and_query_ranked_as_trec_eval_ranks() -> None:
+    from tempo_eval.io.trec import load_run
+
+    dataset = _sample_runs()
+    frame = dataset.frame
+    assert len(frame) == 60 and retrieval.systems(frame) == ["bm25", "dense-minilm"]
+    runs = load_run([SAMPLE / "run_bm25.trec"])
+    row = frame[(frame["run"] == "bm25") & (frame["query_id"] == "q2")].iloc[0]
+    assert row["retrieved_ids"] == runs["bm25"].ranking("q2")
+    assert row["query"] == "When did the Berlin Wall fall?"
+    assert row["gold_ids"] == {"berlinwall-a": 2, "berlinwall-b": 1}
+    assert len(row["contexts"]) == len(row["retrieved_ids"])
+
+
+def test_frame_rankings_and_qrels_reproduce_the_runs_ndcg() -> None:
+    from tempo_eval.compare import compare_trec
+    from tempo_eval.io.trec import load_qrels, load_run
+    from tempo_eval.metrics.ndcg import ndcg_gold_batch
+
+    frame = _sample_runs().frame
+    rankings = retrieval.system_rankings(frame)
+    qrels = retrieval.qrels_from_frame(frame)
+    original = load_run([SAMPLE / "run_bm25.trec", SAMPLE / "run_dense.trec"])
+    judged = load_qrels(SAMPLE / "qrels.txt")
+    for name in ("bm25", "dense-minilm"):
+        ours = ndcg_gold_batch(rankings[name], qrels, 10)
+        theirs = compare_trec({name: original[name], "x": original[name]}, judged).means[name]["ndcg@10"]
+        assert np.mean(list(ours.values())) == pytest.approx(theirs, abs=1e-12)
+
+
+def test_a_malformed_corpus_line_is_named() -> None:
+    with pytest.raises(InputError, match="line 2"):
+        retrieval.load_corpus(b'{"doc_id": "a", "text": "x"}\n{"doc_id": "b"}\n', "corpus.jsonl")
+    assert retrieval.load_corpus(b"a\tIn 1989 the wall fell.\n", "corpus.tsv") == {"a": "In 1989 the wall fell."}

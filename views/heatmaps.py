@@ -1,0 +1,136 @@
+"""Temporal heatmaps: query years against retrieved-document years, and answer years against
+context years, per run; decade or century bins for long spans; selecting a cell lists the rows
+behind it.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval_app import components as ui
+from tempo_eval_app import retrieval
+
+ui.page_setup("Temporal heatmaps")
+
+ALL = "(all rows)"
+BINS = {"auto": None, "year": 1, "decade": 10, "century": 100}
+
+
+def _cell_picker(data, key: str, chart_event) -> tuple[str, str] | None:
+    """The selected cell: a click on the chart, else the picker (which tests set through
+    session state)."""
+    from tempo_eval.viz.heatmap import cell_from_selection
+
+    cells = sorted(data.cells, key=lambda c: (-len(data.cells[c]), c))
+    if not cells:
+        return None
+    clicked = cell_from_selection(chart_event)
+    if clicked in data.cells:
+        st.session_state[key] = clicked
+    if st.session_state.get(key) not in data.cells:
+        st.session_state[key] = cells[0]
+    return st.selectbox(
+        "Cell", cells, key=key, format_func=lambda c: f"{c[0]} × {c[1]} ({len(data.cells[c])} items)",
+        help="Or click a cell of the heatmap.",
+    )
+
+
+def _snippet(text: object, limit: int = 160) -> str:
+    text = str(text or "")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+with ui.page_guard("heatmaps"):
+    from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
+
+    dataset_id = ui.active_dataset_id()
+    if dataset_id is None:
+        st.info("No dataset yet: open **Datasets**.")
+        st.stop()
+    frame = ui.dataset_frame(dataset_id)
+    names = retrieval.systems(frame)
+    c1, c2, c3 = st.columns(3)
+    options = names or [ALL]
+    ui.init_from_param("heat_run", "run", str, lambda v: v in options)
+    run = c1.selectbox("Run", options, key="heat_run")
+    ui.init_from_param("heat_bin", "bin", str, lambda v: v in BINS)
+    bin_name = c2.selectbox("Bins", list(BINS), key="heat_bin",
+                            help="auto: years for spans up to 40 years, decades up to 400, centuries beyond.")
+    top_k = int(c3.number_input("Documents per query (top k)", 1, 100, 10, key="heat_k"))
+    ui.set_params(run=run if names else None, bin=bin_name)
+    width = BINS[bin_name]
+
+    rows = [i for i in range(len(frame)) if not names or frame["run"].iloc[i] == run]
+    query_years = ui.years_of_column(dataset_id, "query")
+    context_years = ui.years_of_column(dataset_id, "contexts")
+    answer_years = ui.years_of_column(dataset_id, "answer")
+    ids = frame["query_id"].astype(str).tolist()
+
+    tab_docs, tab_answers = st.tabs(["Query × retrieved documents", "Answer × contexts"])
+    with tab_docs:
+        if "query" not in frame.columns or "contexts" not in frame.columns:
+            st.info("This needs query texts and document texts (contexts, or a corpus with the runs).")
+        else:
+            items = [
+                ((i, rank), query_years[i] or [], years)
+                for i in rows
+                for rank, years in enumerate((context_years[i] or [])[:top_k])
+            ]
+            data = year_heatmap(items, width=width)
+            figure = heatmap_figure(data, row_title="query years", col_title="document years",
+                                    title=f"Query years × years of the top {top_k} documents · {run}")
+            event = st.plotly_chart(figure, key="heat_qd_chart", on_select="rerun", selection_mode="points", width="stretch")
+            st.caption(
+                f"{data.n_items} (query, document) pairs with years on both sides; {data.n_without_years} "
+                f"without. Same-bin share: {ui.fmt_score(data.diagonal_share)}."
+            )
+            ui.download_figure(figure, "heatmap_query_documents", key="heat_qd_fig")
+            cell = _cell_picker(data, "heat_qd_cell", event)
+            if cell is not None:
+                listing = []
+                for i, rank in data.keys_for(*cell):
+                    row = frame.iloc[i]
+                    retrieved = row.get("retrieved_ids") if isinstance(row.get("retrieved_ids"), list) else []
+                    listing.append({
+                        "query_id": ids[i], "run": row.get("run"), "query": row.get("query"), "rank": rank + 1,
+                        "doc_id": retrieved[rank] if rank < len(retrieved) else None,
+                        "query years": ", ".join(map(str, query_years[i] or [])),
+                        "document years": ", ".join(map(str, context_years[i][rank])),
+                        "document": _snippet(row["contexts"][rank]),
+                    })
+                table = pd.DataFrame(listing)
+                st.dataframe(table, hide_index=True, width="stretch", key="heat_qd_rows")
+                ui.download_results(table, "heatmap_cell_rows", key="heat_qd_dl")
+
+    with tab_answers:
+        if "answer" not in frame.columns or "contexts" not in frame.columns:
+            st.info("This needs answers and contexts.")
+        else:
+            items = [
+                (i, answer_years[i] or [], sorted({y for years in (context_years[i] or []) for y in years}))
+                for i in rows
+            ]
+            data = year_heatmap(items, width=width)
+            figure = heatmap_figure(data, row_title="answer years", col_title="context years",
+                                    title=f"Answer years × context years · {run}", colorscale="Oranges")
+            event = st.plotly_chart(figure, key="heat_ac_chart", on_select="rerun", selection_mode="points", width="stretch")
+            st.caption(
+                f"{data.n_items} answers with years on both sides; {data.n_without_years} without. "
+                "Answer years far from the diagonal are years the contexts do not mention."
+            )
+            ui.download_figure(figure, "heatmap_answer_contexts", key="heat_ac_fig")
+            cell = _cell_picker(data, "heat_ac_cell", event)
+            if cell is not None:
+                listing = [
+                    {
+                        "query_id": ids[i], "run": frame.iloc[i].get("run"), "answer": frame.iloc[i].get("answer"),
+                        "answer years": ", ".join(map(str, answer_years[i] or [])),
+                        "context years": ", ".join(map(str, sorted({y for ys in context_years[i] or [] for y in ys}))),
+                    }
+                    for i in data.keys_for(*cell)
+                ]
+                table = pd.DataFrame(listing)
+                st.dataframe(table, hide_index=True, width="stretch", key="heat_ac_rows")
+                ui.download_results(table, "heatmap_answer_cell_rows", key="heat_ac_dl")
+    ui.view_link()

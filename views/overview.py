@@ -1,0 +1,98 @@
+"""Overview: the active dataset's focus-time metrics, computed without any model.
+
+Temporal Faithfulness (focus-time mode) per row and its mean; Temporal NDCG@k in focus-time mode
+(query years against context years) and in gold mode (retrieved_ids against gold_ids).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval_app import components as ui
+
+ui.page_setup("Overview")
+
+with ui.page_guard("overview"):
+    dataset_id = ui.active_dataset_id()
+    if dataset_id is None:
+        st.info("No dataset yet: open **Datasets** to upload one or load the sample.")
+        st.stop()
+    info = ui.dataset_info(dataset_id)
+    frame = ui.dataset_frame(dataset_id)
+    st.caption(f"Dataset **{ui.md_escape(info['name'])}** · {info['n_rows']} rows · format {info['format'] or '—'}")
+    for warning in info.get("warnings") or []:
+        st.warning(ui.md_escape(warning))
+
+    ui.init_from_param("overview_k", "k", int, lambda v: 1 <= v <= 100)
+    k = st.number_input("Cutoff k for Temporal NDCG@k", 1, 100, value=10, key="overview_k")
+    ui.set_params(k=k)
+    scores = ui.focus_time_scores(dataset_id, int(k))
+
+    means = {
+        "Temporal Faithfulness (focus time)": scores["temporal_faithfulness"],
+        f"Temporal NDCG@{k} (focus time)": scores["ndcg_focus_time"],
+        f"Temporal NDCG@{k} (gold)": scores["ndcg_gold"],
+    }
+    columns = st.columns(len(means))
+    for column, (label, values) in zip(columns, means.items(), strict=True):
+        measurable = values.dropna()
+        column.metric(label, ui.fmt_score(float(measurable.mean())) if len(measurable) else "—",
+                      help="Mean over the rows where the metric is measurable.")
+        column.caption(f"{len(measurable)} of {len(values)} rows measurable")
+
+    table = scores.copy()
+    if "query" in frame.columns:
+        table.insert(1, "query", frame["query"].tolist())
+    if table["run"].isna().all():
+        table = table.drop(columns=["run"])
+    st.subheader("Per row")
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "temporal_faithfulness": st.column_config.ProgressColumn("TF (focus time)", min_value=0.0, max_value=1.0, format="%.2f"),
+            "ndcg_focus_time": st.column_config.ProgressColumn(f"NDCG@{k} focus time", min_value=0.0, max_value=1.0, format="%.2f"),
+            "ndcg_gold": st.column_config.ProgressColumn(f"NDCG@{k} gold", min_value=0.0, max_value=1.0, format="%.2f"),
+        },
+        key="overview_table",
+    )
+    ui.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")
+
+    if "answer" in frame.columns and len(frame):
+        st.subheader("Answer years against context years")
+        from tempo_eval.core.extract import extract_aft, extract_dft
+        from tempo_eval.viz.highlight import legend_html, render_marks, year_marks
+
+        ids = frame["query_id"].astype(str).tolist()
+        ui.init_from_param("overview_row", "row", str, lambda v: v in ids)
+        chosen = st.selectbox("Row", ids, key="overview_row",
+                              format_func=lambda q: f"{q} · {str(frame.loc[ids.index(q), 'query'] or '')[:90]}")
+        ui.set_params(row=chosen)
+        row = frame.iloc[ids.index(chosen)]
+        answer = row.get("answer")
+        contexts = row.get("contexts") if isinstance(row.get("contexts"), list) else []
+        ref = row.get("reference_date") or None
+        if isinstance(answer, str):
+            aft = extract_aft(answer, reference_date=ref)
+            context_years = set().union(*(extract_dft(c, reference_date=ref).years for c in contexts)) if contexts else set()
+            st.html(legend_html(("grounded", "ungrounded")))
+            ui.safe_html(render_marks(answer, year_marks(aft.spans, context_years)))
+            score = scores.iloc[ids.index(chosen)]
+            ui.plain(f"Temporal Faithfulness {ui.fmt_score(score['temporal_faithfulness'])}: {score['tf_reason']}", muted=True)
+            for i, text in enumerate(contexts, start=1):
+                dft = extract_dft(text, reference_date=ref)
+                with st.container(border=True):
+                    st.caption(f"Context {i}")
+                    ui.safe_html(render_marks(text, year_marks(dft.spans)))
+        else:
+            st.caption("This row has no answer.")
+
+    nan_reasons = pd.Series([r for r, s in zip(scores["tf_reason"], scores["temporal_faithfulness"], strict=True) if isinstance(s, float) and math.isnan(s)])
+    if len(nan_reasons):
+        with st.expander(f"Why {len(nan_reasons)} rows have no Temporal Faithfulness score"):
+            st.dataframe(nan_reasons.value_counts().rename_axis("reason").reset_index(), hide_index=True)
+    ui.view_link()
