@@ -4,7 +4,9 @@
         --out results.csv
     python -m tempo_eval compare bm25.run dense.run --qrels qrels.txt --metric ndcg@10 --test student
 
-Exit codes: 0 success, 2 bad input or usage (one line "error: ..." on stderr, no traceback),
+Exit codes: 0 success; 1 a metric failed on every row (the results are still written and
+stored; the last line says why: "error: all N rows failed: ..."); 2 bad input or usage (one line
+"error: ..." on stderr, no traceback), including a metric that needs a column the dataset lacks;
 130 interrupted (every finished row is stored; the same command resumes).
 
 API keys are read from the environment only (OPENAI_API_KEY, or the variable named by
@@ -37,11 +39,15 @@ METRIC_MODULES = {
     "factual_correctness": "tempo_eval.metrics.factual_correctness",
     "turn_faithfulness": "tempo_eval.metrics.turn_faithfulness",
 }
+#: the metrics `evaluate` offers: turn_faithfulness runs on conversations, not dataset rows (asked
+#: for anyway, the runner refuses it and says where it runs)
+DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfulness")
 OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}
 #: first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection)
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 EXIT_OK = 0
+EXIT_FAILED = 1
 EXIT_INPUT = 2
 EXIT_INTERRUPTED = 130
 
@@ -147,7 +153,7 @@ def build_metrics(names: Sequence[str], *, k: int | None = None, verifier: Any =
     metrics = []
     for name in names:
         if name not in METRIC_MODULES:
-            raise CLIError(f"unknown metric {name!r}; available: {', '.join(METRIC_MODULES)}")
+            raise CLIError(f"unknown metric {name!r}; available: {', '.join(DATASET_METRICS)}")
         importlib.import_module(METRIC_MODULES[name])
         cls = METRICS[name]
         accepted = inspect.signature(cls).parameters
@@ -211,7 +217,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     try:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
-            progress=bar, max_concurrency=args.concurrency,
+            progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -230,7 +236,23 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     print(_summary(result.aggregate()), file=sys.stderr)
+    failure = _all_rows_failed(result.frame)
+    if failure is not None:
+        print(f"error: {failure}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
+
+
+def _all_rows_failed(frame: pd.DataFrame) -> str | None:
+    """The failure to report when some metric ended in row_error on every row (nothing about the
+    data was measured: a broken setup, not a finding): "all N rows failed: METRIC: REASON"."""
+    from tempo_eval.runner import ROW_ERROR
+
+    for metric, part in frame.groupby("metric", sort=False):
+        if len(part) and (part["reason_code"] == ROW_ERROR).all():
+            reason = " ".join(str(part["reason"].iloc[0]).split())
+            return f"all {len(part)} rows failed: {metric}: {reason}"
+    return None
 
 
 def _summary(aggregate: pd.DataFrame) -> str:
@@ -262,8 +284,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise CLIError(f"compare needs at least two runs; the run files hold {len(runs)}")
     qrels = load_qrels(args.qrels)
     report = compare_trec(
-        runs, qrels, metrics=metrics, test=args.test, alpha=args.alpha, correction=args.correction,
-        n_permutations=args.permutations, seed=args.seed,
+        runs, qrels, metrics=metrics, missing=args.missing, test=args.test, alpha=args.alpha,
+        correction=args.correction, n_permutations=args.permutations, seed=args.seed,
     )
     if args.format == "latex":
         text = report.to_latex()
@@ -301,12 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Score every row of a dataset and write one result per (row, metric). Results are "
             "stored in the workspace as each row finishes: running the same command again "
-            "resumes an interrupted run and recomputes nothing that is stored."
+            "resumes an interrupted run and recomputes nothing that is stored, except rows that "
+            "failed (see --no-retry-failed)."
         ),
     )
     ev.add_argument("data", help="the dataset file")
     ev.add_argument("--metrics", required=True,
-                    help=f"comma-separated metric names: {', '.join(METRIC_MODULES)}")
+                    help=f"comma-separated metric names: {', '.join(DATASET_METRICS)}")
     ev.add_argument("--out", required=True, metavar="FILE",
                     help="where to write results; .csv, .jsonl or .parquet")
     ev.add_argument("--mapping", action="append", metavar="CANONICAL=SOURCE",
@@ -323,6 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="resolves 'last year' and the like in rows without a reference_date")
     ev.add_argument("--run-name", help="a name for the run in the workspace")
     ev.add_argument("--concurrency", type=int, default=4, help="rows evaluated at once (default 4)")
+    ev.add_argument("--no-retry-failed", action="store_true",
+                    help="when resuming, keep stored failures (row_error, judge_error, ...) instead "
+                         "of computing them again")
     ev.add_argument("--workspace", metavar="DIR",
                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
     ev.add_argument("--no-progress", action="store_true", help="do not draw the progress bar")
@@ -349,6 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--permutations", type=int, default=10_000,
                       help="random sign flips for the Fisher test (exact when 2^n is smaller)")
     cmp_.add_argument("--seed", type=int, default=42, help="seed of the Fisher test (default 42)")
+    cmp_.add_argument("--missing", choices=("zero", "drop"), default="zero",
+                      help="a judged query a run has no results for: scored 0 for that run, as "
+                           "trec_eval -c (default), or dropped from every run's comparison")
     cmp_.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown",
                       help="output format (default markdown)")
     cmp_.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")

@@ -12,6 +12,8 @@ How the numbers are made (per metric):
 
 - Queries: only queries scored (not NaN) in every run are compared; the others are counted in
   `n_dropped`. Means are over the compared queries, so every run is averaged over the same set.
+  `compare_trec` first scores a query a run did not retrieve for as 0 (trec_eval's `-c`; see
+  there), so by default only queries without a relevant document are dropped.
 - Paired Student's t-test on the per-query differences d = a - b:
   t = mean(d) / (sd(d) / sqrt(n)), two-sided p from Student's t with n - 1 degrees of freedom
   (equals `scipy.stats.ttest_rel`). When every difference is 0 we return p = 1 (scipy: NaN); when
@@ -34,7 +36,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +44,8 @@ import pandas as pd
 
 TESTS = ("fisher", "student")
 CORRECTIONS = ("holm", "none")
+#: what `compare_trec` does with a judged query that a run has no results for
+MISSING_POLICIES = ("zero", "drop")
 LABELS = "abcdefghijklmnopqrstuvwxyz"
 _SUPERSCRIPT = dict(zip(LABELS, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
 _TEST_NAMES = {"fisher": "Fisher's randomisation test", "student": "paired Student's t-test"}
@@ -199,6 +203,8 @@ class ComparisonReport:
     n_permutations: int
     seed: int
     digits: int = 3
+    #: per metric, per run: judged queries the run had no results for, scored 0 (`compare_trec`)
+    n_filled: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def label(self, run: str) -> str:
         """The letter a run is marked with (a, b, c, ... in input order)."""
@@ -254,10 +260,16 @@ class ComparisonReport:
             f", Holm-corrected over {_count_pairs(len(self.runs))} run pairs"
             if self.correction == "holm" else ", no multiple-comparison correction"
         )
-        queries = "; ".join(
-            f"{m}: {self.n_queries[m]} queries" + (f" ({self.n_dropped[m]} dropped: not scored in every run)" if self.n_dropped[m] else "")
-            for m in self.metrics
-        )
+        parts = []
+        for m in self.metrics:
+            text = f"{m}: {self.n_queries[m]} queries"
+            if self.n_dropped[m]:
+                text += f" ({self.n_dropped[m]} dropped: not scored in every run)"
+            filled = sum(self.n_filled.get(m, {}).values())
+            if filled:
+                text += f" ({filled} missing from a run scored 0)"
+            parts.append(text)
+        queries = "; ".join(parts)
         return (
             f"Superscripts mark runs this run beats significantly ({_TEST_NAMES[self.test]}{correction}, "
             f"p ≤ {self.alpha:g}); bold is the best mean. {queries}."
@@ -444,26 +456,43 @@ def compare_trec(
     qrels: Any,
     *,
     metrics: Sequence[str] = ("ndcg@10",),
+    missing: str = "zero",
     **options: Any,
 ) -> ComparisonReport:
     """Compare TREC-style runs against qrels: NDCG@k per query (trec_eval's ndcg_cut.k, from
     `tempo_eval.metrics.ndcg.ndcg_gold_batch`), then `compare(..., **options)`.
 
     `runs` maps names to `tempo_eval.io` Runs (or {query: {doc: score}} mappings); `qrels` is a
-    Qrels (or {query: {doc: relevance}}). A query is scored for a run when it is in both the run
-    and the qrels; queries missing from some run are dropped and counted, as in `compare`.
+    Qrels (or {query: {doc: relevance}}). Queries of a run that the qrels do not judge are ignored.
+    A judged query (one with a relevant document) that a run has no results for is, with
+    `missing="zero"` (default), scored 0 for that run, as `trec_eval -c` does and as users of ranx
+    expect: a run is not rewarded for skipping queries, and every run is averaged over the same
+    judged queries. The counts are in `report.n_filled` and the caption. With `missing="drop"`
+    such a query is left out of every run's comparison (trec_eval without -c compares each run on
+    its own queries; dropping keeps the comparison paired) and counted in `n_dropped`. A query
+    with no relevant document is not measurable (NaN) and dropped either way.
     """
     from tempo_eval.metrics.ndcg import ndcg_gold_batch
 
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
     judgments = getattr(qrels, "judgments", qrels)
+    judged = [q for q, grades in judgments.items() if any(g > 0 for g in grades.values())]
     cutoffs = {metric: parse_trec_metric(metric) for metric in metrics}
     per_query: dict[str, dict[str, dict[str, float]]] = {}
+    filled: dict[str, dict[str, int]] = {metric: {} for metric in cutoffs}
     for name, run in runs.items():
         scores = getattr(run, "scores", run)
-        per_query[str(name)] = {
-            metric: dict(ndcg_gold_batch(scores, judgments, k)) for metric, k in cutoffs.items()
-        }
-    return compare(per_query, metrics=list(metrics), **options)
+        per_query[str(name)] = {}
+        for metric, k in cutoffs.items():
+            values = dict(ndcg_gold_batch(scores, judgments, k))
+            if missing == "zero":
+                absent = [q for q in judged if q not in values]
+                values.update(dict.fromkeys(absent, 0.0))
+                filled[metric][str(name)] = len(absent)
+            per_query[str(name)][metric] = values
+    report = compare(per_query, metrics=list(metrics), **options)
+    return replace(report, n_filled=filled) if missing == "zero" else report
 
 
 def per_query_from_frame(

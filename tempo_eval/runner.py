@@ -6,15 +6,26 @@
 
 What the runner guarantees:
 
+- Before any row: every metric's `required_columns` must be columns of the dataset, else
+  ValueError naming the metric, the missing columns and the columns found (a metric that cannot
+  be scored on any row fails the run at once, not once per row). Turn Faithfulness runs on
+  conversations, not dataset rows, and is refused. A bad `reference_date` raises ValueError.
 - One failing row never sinks a run: an exception raised for a (row, metric) becomes a NaN result
   with reason_code "row_error" and the exception's message, the failure is logged and the run
-  goes on.
+  goes on. A row with no value in a column its metric needs is NaN "missing_input".
 - Every row is committed to the run store as soon as all its metrics are done. The same dataset
   with the same configuration (metric classes and settings, verifier/judge identity, reference
-  date) is the same run: evaluating it again, after a crash, a kill or a cancellation, skips every
-  stored (row, metric) pair and computes only the rest. Resuming a finished run computes nothing.
+  date as an ISO date) is the same run: evaluating it again, after a crash, a kill or a
+  cancellation, skips every stored (row, metric) pair and computes only the rest. Stored failures
+  (NaN whose reason code is "error" or ends in "_error": row_error, judge_error, verifier_error)
+  are computed again and overwritten unless `retry_failed=False`; genuinely not-measurable
+  results (no_temporal_claims, empty_query_time, missing_input, ...) are kept. Resuming a
+  finished run without failures computes nothing.
 - `cancel` (a `threading.Event`) is checked before each row starts; rows in flight finish and are
   stored, the run is marked "cancelled" and can be resumed later.
+- An exception that escapes a row (the store failing, say) stops the run: the other rows in
+  flight are cancelled and awaited before the run is marked "failed", so nothing is written to a
+  failed run afterwards.
 - Settings whose names look like secrets (api_key, token, ...) are never part of the stored
   configuration; objects among the settings (a verifier, a judge) are identified by their class,
   `name`, `model_id` and `settings` strings only.
@@ -39,7 +50,14 @@ import pandas as pd
 import tempo_eval
 from tempo_eval._async import run_sync
 from tempo_eval.compare import bootstrap_ci
-from tempo_eval.metrics.base import Metric, MetricResult, not_measurable
+from tempo_eval.metrics.base import (
+    MISSING_INPUT,
+    Metric,
+    MetricResult,
+    MissingInput,
+    canonical_columns,
+    not_measurable,
+)
 from tempo_eval.store.runs import RunStore, frame_content_hash, is_secret_name
 
 logger = logging.getLogger(__name__)
@@ -188,18 +206,23 @@ def evaluate(
     cancel: threading.Event | None = None,
     max_concurrency: int = 4,
     resume: bool = True,
+    retry_failed: bool = True,
 ) -> RunResult:
     """Evaluate every row of `dataset` with every metric, storing each row as it completes.
 
     `dataset` is a `tempo_eval.io` Dataset (or a DataFrame with canonical columns).
-    `reference_date` fills rows without one and is part of the run's identity. With `resume`
-    (default) an earlier run of the same configuration continues; `resume=False` starts a new run.
-    Up to `max_concurrency` rows are in flight at once on one event loop. See the module docstring
-    for failure isolation, cancellation and resume.
+    `reference_date` (a date, or ISO text "YYYY-MM-DD"; a time part is dropped) fills rows
+    without one and is part of the run's identity. With `resume` (default) an earlier run of the
+    same configuration continues; `resume=False` starts a new run. With `retry_failed` (default)
+    resuming recomputes the stored results that failed (reason code "row_error", "judge_error",
+    "verifier_error", ...). Up to `max_concurrency` rows are in flight at once on one event loop.
+    Raises ValueError, before anything is stored, when a metric needs a column the dataset lacks.
+    See the module docstring for failure isolation, cancellation and resume.
     """
     return run_sync(aevaluate(
         dataset, metrics, store=store, run_name=run_name, reference_date=reference_date,
         progress=progress, cancel=cancel, max_concurrency=max_concurrency, resume=resume,
+        retry_failed=retry_failed,
     ))
 
 
@@ -214,16 +237,24 @@ async def aevaluate(
     cancel: threading.Event | None = None,
     max_concurrency: int = 4,
     resume: bool = True,
+    retry_failed: bool = True,
 ) -> RunResult:
     """`evaluate` as a coroutine (for callers already inside an event loop)."""
+    from tempo_eval.core.extract import parse_reference_date
+
     metrics = _check_metrics(metrics)
     if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
         raise ValueError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
-    store = store if store is not None else RunStore()
+    # Once, not per row: a bad date fails the run before it starts. The ISO date is the identity,
+    # so "2024-06-30T00:00" and "2024-06-30" are the same run.
+    parsed_date = parse_reference_date(reference_date)
+    reference_date = parsed_date.isoformat() if parsed_date is not None else None
     dataset = _as_dataset(dataset)
     frame: pd.DataFrame = dataset.frame
     if "query_id" not in frame.columns:
         raise ValueError("the dataset has no query_id column (load it with tempo_eval.io.load_dataset)")
+    check_columns(metrics, [str(c) for c in frame.columns])
+    store = store if store is not None else RunStore()
 
     dataset_id = store.save_dataset(dataset)
     config = run_config(metrics, reference_date=reference_date)
@@ -232,7 +263,7 @@ async def aevaluate(
         store.rename_run(run_id, run_name)
     names = [m.name for m in metrics]
 
-    done_pairs = store.completed(run_id) if resumed else set()
+    done_pairs = store.completed(run_id, retry_failed=retry_failed) if resumed else set()
     n_rows = len(frame)
     pending = [
         (i, [m for m in metrics if (i, m.name) not in done_pairs]) for i in range(n_rows)
@@ -275,7 +306,7 @@ async def aevaluate(
                     if progress is not None:
                         progress(done, n_rows)
 
-            await asyncio.gather(*(worker() for _ in range(min(max_concurrency, len(pending)))))
+            await _run_workers([worker() for _ in range(min(max_concurrency, len(pending)))])
     except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
         failed = isinstance(exc, Exception)
         store.set_status(run_id, "failed" if failed else "cancelled",
@@ -288,13 +319,62 @@ async def aevaluate(
     )
 
 
+async def _run_workers(coroutines: Sequence[Any]) -> None:
+    """Run the workers; when one raises (or this is cancelled), cancel the others and wait until
+    they have stopped before re-raising the first error, so none writes a row afterwards.
+
+    Unlike `asyncio.TaskGroup` the error is re-raised as itself, not wrapped in an ExceptionGroup.
+    """
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
+    """Raise ValueError unless every metric's `required_columns` are among `columns`.
+
+    The message names the metric, the missing columns and the columns found. A metric that needs
+    inputs no dataset column holds (Turn Faithfulness: `turns`) is refused with where to run it.
+    """
+    canonical = canonical_columns()
+    found = ", ".join(columns)
+    for metric in metrics:
+        required = metric.required_columns(columns)
+        not_columns = [c for c in required if c not in canonical]
+        if not_columns:
+            if "turns" in not_columns:
+                raise ValueError(
+                    f"{metric.name} runs on conversations (a list of turns), not on dataset rows: "
+                    "use the dashboard's Conversation page or "
+                    f"{type(metric).__name__}().measure(turns=...)"
+                )
+            raise ValueError(
+                f"{metric.name} needs {', '.join(not_columns)}, which no dataset column holds "
+                f"(dataset columns are {', '.join(sorted(canonical))})"
+            )
+        missing = [c for c in required if c not in columns]
+        if missing:
+            raise ValueError(
+                f"{metric.name} needs the column(s) {', '.join(missing)} (it reads "
+                f"{', '.join(required)}), but the dataset has only {found}; map a source column "
+                "to each, or choose another metric"
+            )
+
+
 async def _measure(metric: Metric, row: Mapping[str, Any], index: int) -> MetricResult:
-    """One (row, metric); any exception becomes NaN with reason_code "row_error"."""
+    """One (row, metric); a missing cell becomes NaN "missing_input", any exception NaN
+    "row_error"."""
     try:
         result = await metric.ameasure(**metric.inputs_from_row(row))
         if not isinstance(result, MetricResult):
             raise TypeError(f"{type(metric).__name__} returned {type(result).__name__}, not MetricResult")
         return result
+    except MissingInput as missing:  # the row is incomplete: not measurable, nothing to retry
+        return not_measurable(metric.name, MISSING_INPUT, str(missing), column=missing.column)
     except Exception as exc:  # isolate the row: the run goes on
         message = f"{type(exc).__name__}: {exc}"
         logger.warning("row %d (query %s), metric %s failed: %s", index, row.get("query_id"), metric.name, message)

@@ -149,6 +149,69 @@ def test_bad_input_exits_2_with_a_one_line_error(
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
 
 
+def test_a_metric_needing_a_column_the_dataset_lacks_exits_2_naming_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "answers.jsonl"
+    path.write_text(json.dumps({"query_id": "q1", "answer": "In 2001."}) + "\n", encoding="utf-8")
+    code, err = _main(["evaluate", str(path), "--metrics", "temporal_faithfulness", "--out",
+                       str(tmp_path / "r.csv"), "--no-progress"], capsys)
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert line.startswith("error: temporal_faithfulness needs the column(s) contexts")
+    assert "query_id, answer" in line  # the columns found
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_turn_faithfulness_is_not_offered_for_datasets(data_file: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _main(["evaluate", str(data_file), "--metrics", "turn_faithfulness", "--out",
+                       str(tmp_path / "r.csv")], capsys)
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert "runs on conversations" in line and "Conversation page" in line
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    assert "turn_faithfulness" not in capsys.readouterr().out
+
+
+def test_a_bad_reference_date_exits_2_before_any_row(data_file: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _main(["evaluate", str(data_file), "--metrics", "temporal_faithfulness", "--out",
+                       str(tmp_path / "r.csv"), "--reference-date", "June 2024", "--no-progress"], capsys)
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert line.startswith("error: reference_date must be an ISO date") and "June 2024" in line
+
+
+def test_a_metric_failing_on_every_row_exits_1_and_a_later_run_retries_the_rows(
+    data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+
+    async def broken(self, **inputs):
+        raise ConnectionError("the judge is down")
+
+    args = ["evaluate", str(data_file), "--metrics", "temporal_ndcg", "--out", str(tmp_path / "r.csv"),
+            "--no-progress"]
+    with monkeypatch.context() as patched:
+        patched.setattr(TemporalNDCG, "_ameasure", broken)
+        code, err = _main(args, capsys)
+    assert code == 1
+    assert err.strip().splitlines()[-1] == (
+        "error: all 3 rows failed: temporal_ndcg: Evaluating this row failed: ConnectionError: the judge is down"
+    )
+    assert len(pd.read_csv(tmp_path / "r.csv")) == 3  # the failures are still written
+
+    code, err = _main([*args, "--no-retry-failed"], capsys)  # the judge is back, but failures are kept
+    assert code == 1 and "0 results computed, 3 reused" in err
+
+    code, err = _main(args, capsys)
+    assert code == 0, err
+    assert "3 results computed, 0 reused" in err
+    assert pd.read_csv(tmp_path / "r.csv")["score"].notna().all()
+
+
 def test_the_process_exits_2_without_a_traceback_on_bad_input(tmp_path: Path) -> None:
     done = _run("evaluate", str(tmp_path / "missing.csv"), "--metrics", "temporal_ndcg", "--out", str(tmp_path / "r.csv"))
     assert done.returncode == 2
@@ -216,6 +279,18 @@ def test_compare_exports_latex_and_csv(tmp_path: Path) -> None:
     table = pd.read_csv(out, keep_default_na=False)
     assert table.columns.tolist() == ["label", "run", "ndcg@3", "ndcg@3 beats", "ndcg@1", "ndcg@1 beats"]
     assert table["ndcg@3 beats"].tolist() == ["b", ""]
+
+
+def test_compare_scores_queries_a_run_lacks_as_zero_unless_told_to_drop_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels, good, bad = _write_trec(tmp_path)
+    bad.write_text("".join(line + "\n" for line in bad.read_text().splitlines() if not line.startswith("q0 ")))
+    common = ["compare", str(good), str(bad), "--qrels", str(qrels), "--metric", "ndcg@3", "--test", "student"]
+    assert main(common) == 0
+    assert "ndcg@3: 12 queries (1 missing from a run scored 0)" in capsys.readouterr().out
+    assert main([*common, "--missing", "drop"]) == 0
+    assert "ndcg@3: 11 queries (1 dropped: not scored in every run)" in capsys.readouterr().out
 
 
 def test_compare_refuses_a_single_run_and_unknown_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -234,3 +234,31 @@ def test_compare_trec_accepts_several_cutoffs_and_refuses_unknown_metrics() -> N
     assert report.metrics == ["ndcg@5", "ndcg@10"] and report.n_queries == {"ndcg@5": 6, "ndcg@10": 6}
     with pytest.raises(ValueError, match="ndcg@k"):
         compare_trec(runs, qrels, metrics=["map@10"])
+
+
+def test_compare_trec_scores_a_judged_query_a_run_lacks_as_zero_like_trec_eval_c() -> None:
+    from tempo_eval.metrics.ndcg import ndcg_gold_batch
+
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 2, "d3": 1}, "q3": {"d4": 1}, "q4": {"d5": 0}}
+    full = {"q1": {"d1": 2.0, "x": 1.0}, "q2": {"d3": 2.0, "d2": 1.0}, "q3": {"x": 2.0, "d4": 1.0},
+            "q4": {"d5": 1.0}}
+    partial = {"q1": {"x": 2.0, "d1": 1.0}, "q2": {"d2": 2.0}}  # retrieved nothing for q3 (or q4)
+    report = compare_trec({"full": full, "partial": partial}, qrels, metrics=["ndcg@5"], test="student")
+    expected = ndcg_gold_batch(partial, qrels, 5)
+    assert report.means["partial"]["ndcg@5"] == pytest.approx((expected["q1"] + expected["q2"] + 0.0) / 3)
+    assert report.means["full"]["ndcg@5"] == pytest.approx(np.mean([ndcg_gold_batch(full, qrels, 5)[q] for q in ("q1", "q2", "q3")]))
+    assert report.n_queries == {"ndcg@5": 3}
+    assert report.n_dropped == {"ndcg@5": 1}  # q4 has no relevant document: not measurable anywhere
+    assert report.n_filled == {"ndcg@5": {"full": 0, "partial": 1}}
+    assert "1 missing from a run scored 0" in report.caption()
+
+
+def test_compare_trec_can_drop_a_query_a_run_lacks_from_every_run() -> None:
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+    a = {"q1": {"d1": 1.0}, "q2": {"x": 2.0, "d2": 1.0}, "q3": {"d3": 1.0}}
+    b = {"q1": {"x": 2.0, "d1": 1.0}, "q2": {"d2": 1.0}}
+    report = compare_trec({"a": a, "b": b}, qrels, metrics=["ndcg@5"], missing="drop", test="student")
+    assert report.n_queries == {"ndcg@5": 2} and report.n_dropped == {"ndcg@5": 1}
+    assert report.n_filled == {} and "scored 0" not in report.caption()
+    with pytest.raises(ValueError, match="missing must be one of"):
+        compare_trec({"a": a, "b": b}, qrels, missing="skip")

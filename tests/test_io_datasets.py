@@ -359,3 +359,37 @@ def test_a_cell_at_the_size_limit_is_accepted() -> None:
 def test_a_wrong_argument_type_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="expected a path"):
         load_dataset(12345)
+
+
+def test_an_id_cell_that_looks_comma_separated_gets_a_warning_naming_its_place() -> None:
+    from tempo_eval.io.cells import comma_separated_ids_warning, list_cell
+
+    values = ['["d1", "d2"]', "d1 | d2", "doc-7", "d1, d2, d3", "d4,d5"]
+    lines = [2, 3, 4, 5, 7]
+    warning = comma_separated_ids_warning(
+        values, source="data.csv", column="retrieved_ids",
+        place=lambda i: {"row": i + 1, "line": lines[i]},
+    )
+    assert warning is not None
+    assert warning.startswith("data.csv, row 4 (line 5), column 'retrieved_ids': ")
+    assert "'d1, d2, d3'" in warning and "'|'" in warning and "JSON list" in warning
+    assert list_cell("d1, d2, d3", ids=True) == ["d1, d2, d3"]  # parsing itself is unchanged
+
+
+@pytest.mark.parametrize(
+    "values", [["d1 | d2", '["a, b"]', '{"d1, x": 1}', "plain"], [["d1, d2"], None, float("nan")], []]
+)
+def test_lists_written_properly_get_no_comma_warning(values: list) -> None:
+    from tempo_eval.io.cells import comma_separated_ids_warning
+
+    assert comma_separated_ids_warning(
+        values, source="d.csv", column="gold_ids", place=lambda i: {"row": i + 1, "line": None}
+    ) is None
+
+
+def test_comma_separated_id_cells_are_kept_but_warned_about():
+    from tempo_eval.io import load_dataset
+
+    dataset = load_dataset(b'query,answer,retrieved_ids\nq?,a,"d1, d2, d3"\n', name="d.csv")
+    assert dataset.frame["retrieved_ids"][0] == ["d1, d2, d3"]
+    assert any("row 1" in w and "retrieved_ids" in w and "'|'" in w for w in dataset.warnings), dataset.warnings

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tempo_eval.core.focus import FocusTime
-from tempo_eval.metrics.base import METRICS
+from tempo_eval.metrics.base import METRICS, MissingInput
 from tempo_eval.metrics.ndcg import (
     dcg_curve,
     dedupe,
@@ -422,6 +422,66 @@ def test_inputs_from_row_picks_gold_inputs_from_a_full_dataset_row():
     assert TemporalNDCG().compute(**inputs) == pytest.approx(D3)
     without_gold = {key: value for key, value in row.items() if key not in ("retrieved_ids", "gold_ids")}
     assert set(TemporalNDCG().inputs_from_row(without_gold)) == {"query", "contexts", "reference_date"}
+
+
+def test_in_auto_mode_the_datasets_columns_decide_the_mode_not_a_rows_values():
+    row = {
+        "query_id": "q2",
+        "query": "What happened in 2020?",
+        "contexts": ["In 2020 ..."],
+        "retrieved_ids": ["d1"],
+        "gold_ids": None,  # an empty cell in a dataset with a gold_ids column
+    }
+    with pytest.raises(MissingInput, match="'gold_ids'") as caught:
+        TemporalNDCG().inputs_from_row(row)
+    assert caught.value.column == "gold_ids" and "gold mode" in str(caught.value)
+    with pytest.raises(MissingInput, match="'retrieved_ids'"):
+        TemporalNDCG().inputs_from_row({**row, "retrieved_ids": float("nan"), "gold_ids": ["d1"]})
+    # the same row in focus-time mode needs only the texts
+    assert set(TemporalNDCG(mode="focus_time").inputs_from_row(row)) == {"query", "contexts"}
+    with pytest.raises(MissingInput, match="'contexts'"):
+        TemporalNDCG(mode="focus_time").inputs_from_row({**row, "contexts": None})
+
+
+def test_a_dataset_row_with_an_empty_gold_cell_is_nan_missing_input_through_the_runner():
+    import pandas as pd
+
+    from tempo_eval.runner import evaluate
+
+    frame = pd.DataFrame({
+        "query": ["What happened in 2020?", "What happened in 2020?"],
+        "contexts": [["In 2020 ..."], ["In 2020 ..."]],
+        "retrieved_ids": [["d1"], ["d1"]],
+        "gold_ids": [["d1"], None],
+    })
+    result = evaluate(frame, [TemporalNDCG(k=3)])
+    assert result.frame["score"].tolist()[0] == 1.0
+    assert math.isnan(result.frame["score"].tolist()[1])
+    assert result.frame["reason_code"].tolist()[1] == "missing_input"
+    assert "gold_ids" in result.frame["reason"].tolist()[1]
+
+
+@pytest.mark.parametrize(
+    ("settings", "columns", "required"),
+    [
+        ({}, ["query", "contexts", "retrieved_ids", "gold_ids"], ["gold_ids", "retrieved_ids"]),
+        ({}, ["query", "contexts", "retrieved_ids"], ["query", "contexts"]),
+        ({}, ["answer", "retrieved_ids"], ["gold_ids", "retrieved_ids"]),
+        ({}, ["answer"], ["query", "contexts"]),
+        ({"mode": "gold"}, ["query", "contexts"], ["gold_ids", "retrieved_ids"]),
+        ({"mode": "focus_time"}, ["retrieved_ids", "gold_ids"], ["query", "contexts"]),
+        ({"use_llm": True}, ["retrieved_ids", "gold_ids"], ["query", "contexts"]),
+    ],
+)
+def test_required_columns_follow_the_mode(settings, columns, required):
+    assert TemporalNDCG(**settings).required_columns(columns) == required
+
+
+def test_an_unmapped_column_named_k_does_not_override_the_cutoff():
+    row = {"query_id": "q1", "retrieved_ids": ["x", "d1"], "gold_ids": ["d1"], "k": 1}
+    inputs = TemporalNDCG(k=2).inputs_from_row(row)
+    assert "k" not in inputs
+    assert TemporalNDCG(k=2).compute(**inputs) == pytest.approx(D3)
 
 
 # ---- focus times extracted from texts --------------------------------------------------------

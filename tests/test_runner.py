@@ -7,6 +7,7 @@ import logging
 import math
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -22,7 +23,7 @@ from scipy import stats
 import tempo_eval.compare as compare_module
 from tempo_eval.compare import bootstrap_ci
 from tempo_eval.metrics.base import Metric, MetricResult, not_measurable
-from tempo_eval.runner import evaluate, metric_config, run_config
+from tempo_eval.runner import aevaluate, evaluate, metric_config, run_config
 from tempo_eval.store.db import default_db_path
 from tempo_eval.store.runs import RunStore
 
@@ -66,6 +67,11 @@ class InFlight(Metric):
         return MetricResult(self.name, 1.0)
 
 
+def _codes(frame: pd.DataFrame) -> list[str]:
+    """The reason codes of a results frame, "" where there is none."""
+    return frame["reason_code"].fillna("").tolist()
+
+
 def _frame(answers: list[str], **extra: list) -> pd.DataFrame:
     return pd.DataFrame({"query_id": [f"q{i + 1}" for i in range(len(answers))], "answer": answers, **extra})
 
@@ -90,10 +96,209 @@ def test_a_failing_row_becomes_nan_with_its_reason_and_the_run_goes_on(caplog) -
     assert "boom is not an answer" in caplog.text
 
 
-def test_a_row_missing_a_required_input_is_a_row_error_not_a_crash() -> None:
-    result = evaluate(_frame(["abc", None]), [AnswerLength()])
-    assert result.frame.loc[1, "reason_code"] == "row_error"
-    assert "answer" in result.frame.loc[1, "reason"]
+def test_a_row_with_an_empty_required_cell_is_nan_missing_input_naming_the_column() -> None:
+    metric = AnswerLength()
+    result = evaluate(_frame(["abc", None, float("nan")]), [metric])
+    assert result.status == "finished"
+    assert _codes(result.frame) == ["", "missing_input", "missing_input"]
+    assert "'answer'" in result.frame.loc[1, "reason"] and "answer_length" in result.frame.loc[1, "reason"]
+    assert result.result(1, "answer_length").details == {"column": "answer"}
+    assert metric._calls == ["abc"]  # the metric never saw the incomplete rows
+
+
+def test_missing_input_is_not_retried_on_resume() -> None:
+    frame = _frame(["abc", None])
+    evaluate(frame, [AnswerLength()])
+    again = evaluate(frame, [AnswerLength()])
+    assert (again.computed, again.reused) == (0, 2)
+
+
+# ---- resuming a run with failed results -----------------------------------------------------
+
+class Flaky(Metric):
+    """Fails on the answers in `failing` (an exception for "raise", judge_error for "judge"),
+    until they are removed from it; an answer without a year is a genuine NaN."""
+
+    name = "flaky"
+    input_names = ("answer",)
+
+    def __init__(self) -> None:
+        self._failing = {"raise", "judge"}
+        self._calls: list[str] = []
+
+    async def _ameasure(self, answer: str) -> MetricResult:
+        self._calls.append(answer)
+        if answer in self._failing:
+            if answer == "raise":
+                raise ConnectionError("the verifier was unreachable")
+            return not_measurable(self.name, "judge_error", "The judge timed out.")
+        if answer == "none":
+            return not_measurable(self.name, "no_temporal_claims", "No year.")
+        return MetricResult(self.name, 0.5)
+
+
+def test_resuming_computes_failed_results_again_and_keeps_the_rest() -> None:
+    metric = Flaky()
+    frame = _frame(["ok", "raise", "judge", "none"])
+    first = evaluate(frame, [metric])
+    assert _codes(first.frame) == ["", "row_error", "judge_error", "no_temporal_claims"]
+
+    metric._failing.clear()  # the service is back
+    metric._calls.clear()
+    second = evaluate(frame, [metric])
+    assert second.run_id == first.run_id
+    assert sorted(metric._calls) == ["judge", "raise"]  # only the failures, and each once
+    assert (second.computed, second.reused) == (2, 2)
+    assert second.frame["score"].tolist()[:3] == [0.5, 0.5, 0.5]  # overwritten in place
+    assert _codes(second.frame) == ["", "", "", "no_temporal_claims"]
+    assert len(second.frame) == 4
+
+    metric._calls.clear()
+    assert evaluate(frame, [metric]).computed == 0 and metric._calls == []
+
+
+def test_retry_failed_false_keeps_stored_failures() -> None:
+    metric = Flaky()
+    frame = _frame(["ok", "raise", "judge"])
+    evaluate(frame, [metric])
+    metric._failing.clear()
+    metric._calls.clear()
+    again = evaluate(frame, [metric], retry_failed=False)
+    assert metric._calls == [] and (again.computed, again.reused) == (0, 3)
+    assert _codes(again.frame) == ["", "row_error", "judge_error"]
+
+
+def test_only_the_failed_metric_of_a_row_is_computed_again() -> None:
+    flaky, length = Flaky(), AnswerLength()
+    frame = _frame(["raise", "abc"])
+    evaluate(frame, [flaky, length])
+    flaky._failing.clear()
+    length._calls.clear()
+    again = evaluate(frame, [flaky, length])
+    assert length._calls == [] and (again.computed, again.reused) == (1, 3)
+    assert again.result(0, "answer_length").score == pytest.approx(0.5)
+    assert again.result(0, "flaky").score == 0.5
+
+
+# ---- what is checked before a run starts ----------------------------------------------------
+
+def test_a_metric_needing_a_column_the_dataset_lacks_is_refused_before_anything_is_stored() -> None:
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+
+    frame = _frame(["In 2001."])  # no contexts column
+    with pytest.raises(ValueError, match="temporal_faithfulness needs the column") as caught:
+        evaluate(frame, [AnswerLength(), TemporalFaithfulness()])
+    message = str(caught.value)
+    assert "contexts" in message and "query_id, answer" in message  # missing and found columns
+    assert RunStore().list_runs().empty and RunStore().list_datasets().empty
+
+
+@pytest.mark.parametrize(
+    ("metric_path", "columns", "missing"),
+    [
+        ("tempo_eval.metrics.factual_correctness.FactualCorrectness", ["answer", "contexts"], "reference"),
+        ("tempo_eval.metrics.temporal_ndcg.TemporalNDCG", ["answer", "query"], "contexts"),
+        ("tempo_eval.metrics.temporal_ndcg.TemporalNDCG", ["answer", "retrieved_ids"], "gold_ids"),
+    ],
+)
+def test_each_metric_names_the_columns_it_needs(metric_path: str, columns: list[str], missing: str) -> None:
+    import importlib
+
+    module, _, name = metric_path.rpartition(".")
+    metric = getattr(importlib.import_module(module), name)()
+    frame = pd.DataFrame({column: [["x"] if column in ("contexts", "retrieved_ids") else "x"] for column in columns})
+    with pytest.raises(ValueError, match=f"{metric.name} needs the column\\(s\\) {missing} "):
+        evaluate(frame, [metric])
+
+
+def test_turn_faithfulness_is_refused_with_where_it_runs() -> None:
+    from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
+
+    with pytest.raises(ValueError, match="runs on conversations") as caught:
+        evaluate(_frame(["a"]), [TurnFaithfulness()])
+    assert "Conversation page" in str(caught.value) and "measure(turns=...)" in str(caught.value)
+
+
+def test_an_unmapped_column_named_like_an_input_is_not_read() -> None:
+    class Cutoff(Metric):
+        name = "cutoff"
+        input_names = ("answer", "k")
+
+        async def _ameasure(self, answer: str, k: int = 10) -> MetricResult:
+            return MetricResult(self.name, k / 10)
+
+    result = evaluate(_frame(["a"], k=[3]), [Cutoff()])
+    assert result.frame["score"].tolist() == [1.0]
+
+
+def test_a_bad_reference_date_is_refused_before_the_run() -> None:
+    with pytest.raises(ValueError, match="reference_date must be an ISO date"):
+        evaluate(_frame(["a"]), [AnswerLength()], reference_date="30/06/2024")
+    assert RunStore().list_runs().empty
+
+
+def test_spellings_of_one_reference_date_are_the_same_run() -> None:
+    import datetime as dt
+
+    frame = _frame(["a", "b"])
+    first = evaluate(frame, [AnswerLength()], reference_date="2024-06-30")
+    for same in ("2024-06-30T00:00", " 2024-06-30 ", dt.date(2024, 6, 30), dt.datetime(2024, 6, 30, 12)):
+        again = evaluate(frame, [AnswerLength()], reference_date=same)
+        assert again.run_id == first.run_id and again.computed == 0
+    assert RunStore().run_info(first.run_id)["config"]["reference_date"] == "2024-06-30"
+    assert first.result(0, "answer_length").details["reference_date"] == "2024-06-30"
+
+
+# ---- a run that fails -----------------------------------------------------------------------
+
+class _BreakingStore(RunStore):
+    """A real store whose record_row raises for one row, logging every write and status."""
+
+    def __init__(self, broken_row: int) -> None:
+        super().__init__()
+        self.broken_row = broken_row
+        self.events: list[tuple[str, object]] = []
+
+    def record_row(self, run_id, row, query_id, results, *, system=None) -> None:
+        if row == self.broken_row:
+            raise sqlite3.OperationalError("disk I/O error")
+        super().record_row(run_id, row, query_id, results, system=system)
+        self.events.append(("row", row))
+
+    def set_status(self, run_id, status, error=None) -> None:
+        super().set_status(run_id, status, error)
+        self.events.append(("status", status))
+
+
+class Sleepy(Metric):
+    name = "sleepy"
+    input_names = ("answer",)
+
+    async def _ameasure(self, answer: str) -> MetricResult:
+        await asyncio.sleep(0.005 * int(answer))
+        return MetricResult(self.name, 1.0)
+
+
+def test_a_failed_run_writes_no_row_after_it_is_marked_failed() -> None:
+    store = _BreakingStore(broken_row=2)
+    frame = _frame([str(i % 4) for i in range(30)])
+
+    async def scenario() -> int:
+        # Inside a running loop (as the dashboard is), nothing cancels the other workers for us.
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+            await aevaluate(frame, [Sleepy()], store=store, max_concurrency=4)
+        written = len(store.events)
+        await asyncio.sleep(0.3)  # the other workers' rows would have finished by now
+        assert len(store.events) == written
+        return written
+
+    asyncio.run(scenario())
+    assert store.events[-1] == ("status", "failed")
+    assert [kind for kind, _ in store.events].count("status") == 1  # only the final "failed"
+    run_id = int(store.list_runs()["id"].iloc[0])
+    assert store.run_info(run_id)["status"] == "failed"
+    assert "disk I/O error" in store.run_info(run_id)["error"]
+    assert len(store.results_frame(run_id)) == len([e for e in store.events if e[0] == "row"]) < 30
 
 
 def test_progress_reports_rows_done_out_of_the_total() -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import multiprocessing
 import sqlite3
+import traceback
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from tempo_eval.io.dataset import Dataset, load_dataset
 from tempo_eval.metrics.base import MetricResult, not_measurable
 from tempo_eval.store.db import DB_FILENAME, MIGRATIONS, SCHEMA_VERSION, connect, default_db_path
-from tempo_eval.store.runs import RunStore, config_hash, is_secret_name, strip_secrets
+from tempo_eval.store.runs import RunStore, config_hash, is_retryable, is_secret_name, strip_secrets
 from tempo_eval.store.verdict_cache import VerdictCache
 from tempo_eval.verify.base import ClaimVerdict, Verdict
 
@@ -213,3 +216,108 @@ def test_deleting_a_dataset_removes_its_runs_results_and_claims() -> None:
     assert store.list_datasets().empty and store.list_runs().empty
     counts = [store.connection.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("results", "claims")]
     assert counts == [0, 0]
+
+
+def _open_new_workspace(path: str, barrier: multiprocessing.synchronize.Barrier, report: str) -> None:
+    """In a child process: open the workspace the moment every sibling is ready; write what broke."""
+    try:
+        barrier.wait(timeout=60)
+        conn = connect(path)
+        found = (conn.execute("PRAGMA user_version").fetchone()[0], conn.execute("PRAGMA journal_mode").fetchone()[0])
+        conn.execute("INSERT INTO verdict_cache (key, record) VALUES (?, '{}')", (report,))
+        conn.commit()
+        conn.close()
+        if found != (SCHEMA_VERSION, "wal"):
+            raise AssertionError(f"opened at {found}")
+    except BaseException:
+        Path(report).write_text(traceback.format_exc())
+        raise
+
+
+def test_several_processes_opening_one_new_workspace_at_once_all_succeed(tmp_path: Path) -> None:
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    for workspace in range(6):
+        path = tmp_path / f"ws{workspace}" / DB_FILENAME
+        barrier = context.Barrier(4)
+        reports = [tmp_path / f"ws{workspace}-{i}.err" for i in range(4)]
+        processes = [
+            context.Process(target=_open_new_workspace, args=(str(path), barrier, str(report)))
+            for report in reports
+        ]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(timeout=120)
+        errors = [report.read_text() for report in reports if report.exists()]
+        assert not errors, errors[0]
+        assert [process.exitcode for process in processes] == [0, 0, 0, 0]
+        conn = sqlite3.connect(path)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("SELECT COUNT(*) FROM verdict_cache").fetchone()[0] == 4
+        conn.close()
+
+
+def test_a_failed_migration_step_leaves_the_version_found(tmp_path, monkeypatch) -> None:
+    import tempo_eval.store.db as db
+
+    path = tmp_path / "half.sqlite"
+    monkeypatch.setattr(db, "MIGRATIONS", [*MIGRATIONS, "CREATE TABLE extra (x); CREATE TABLE extra (y);"])
+    monkeypatch.setattr(db, "SCHEMA_VERSION", len(MIGRATIONS) + 1)
+    with pytest.raises(sqlite3.OperationalError, match="already exists"):
+        connect(path)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 0  # the whole upgrade rolled back
+    assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] == 0
+    conn.close()
+
+
+@pytest.mark.parametrize("code", ["row_error", "judge_error", "verifier_error", "error"])
+def test_failure_reason_codes_are_retryable(code: str) -> None:
+    assert is_retryable(code)
+
+
+@pytest.mark.parametrize(
+    "code", [None, "no_temporal_claims", "empty_query_time", "no_relevant_documents", "missing_input", "no_claims"]
+)
+def test_not_measurable_reason_codes_are_not_retryable(code: str | None) -> None:
+    assert not is_retryable(code)
+
+
+def test_completed_leaves_out_failed_results_when_asked_to_retry_them() -> None:
+    store = RunStore()
+    run_id, _ = store.create_or_resume_run(store.save_dataset(_frame_dataset(_frame())), {"m": 1})
+    store.record_row(run_id, 0, "q1", [MetricResult("a", 0.5), not_measurable("b", "judge_error", "timeout")])
+    store.record_row(run_id, 1, "q2", [not_measurable("a", "no_temporal_claims", "none"),
+                                       not_measurable("b", "row_error", "boom")])
+    everything = {(0, "a"), (0, "b"), (1, "a"), (1, "b")}
+    assert store.completed(run_id) == everything
+    assert store.completed(run_id, retry_failed=True) == {(0, "a"), (1, "a")}
+
+
+def test_opening_retries_while_the_database_is_locked_and_only_then(monkeypatch) -> None:
+    import tempo_eval.store.db as db
+
+    monkeypatch.setattr(db, "_OPEN_BACKOFF", 0.0)
+
+    def failing(messages: list[str]):
+        attempts: list[str] = []
+
+        def action() -> str:
+            attempts.append("tried")
+            if len(attempts) <= len(messages):
+                raise sqlite3.OperationalError(messages[len(attempts) - 1])
+            return "opened"
+
+        return action, attempts
+
+    action, attempts = failing(["database is locked", "database is busy"])
+    assert db._retry_busy(action) == "opened" and len(attempts) == 3
+    action, attempts = failing(["no such table: x"])
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        db._retry_busy(action)
+    assert len(attempts) == 1
+    action, attempts = failing(["database is locked"] * db._OPEN_ATTEMPTS)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        db._retry_busy(action)
+    assert len(attempts) == db._OPEN_ATTEMPTS

@@ -21,10 +21,10 @@ import datetime as dt
 import json
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tempo_eval.io.errors import quote
+from tempo_eval.io.errors import InputError, quote
 
 #: the largest cell we read, in characters; larger cells are nearly always a broken quote or a
 #: file pasted into one cell, and would make every metric slow.
@@ -221,3 +221,29 @@ def _grades(mapping: dict[Any, Any]) -> dict[str, int]:
             raise CellError(f"the grade of {str(doc)!r} is {describe(grade)}; {GRADES_EXPECTED}")
         grades[str(doc)] = int(grade)
     return grades
+
+
+def comma_separated_ids_warning(
+    values: Sequence[Any],
+    *,
+    source: str,
+    column: str,
+    place: Callable[[int], Mapping[str, int | None]],
+) -> str | None:
+    """A warning for the first cell of an id column (retrieved_ids, gold_ids) that reads as one
+    id but looks like several separated by commas: text such as "d1, d2, d3" with no '|' and no
+    bracket. It is still read as one id (an id may contain a comma: parsing does not guess); the
+    warning names the place (`place(index)` gives its row and line) and the two ways to write a
+    list. None when no cell looks like that.
+    """
+    for index, value in enumerate(values):
+        if not isinstance(value, str):
+            continue
+        text = value.strip()
+        if "," in text and "|" not in text and text[:1] not in ("[", "{"):
+            problem = (
+                f"{quote(text)} is read as one id containing commas; if it lists several ids, "
+                "separate them with '|' (d1 | d2) or write a JSON list ([\"d1\", \"d2\"])"
+            )
+            return str(InputError(problem, source=source, column=column, **place(index)))
+    return None

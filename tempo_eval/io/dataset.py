@@ -54,6 +54,7 @@ from tempo_eval.io.cells import (
     MAX_CELL_CHARS,
     CellError,
     check_size,
+    comma_separated_ids_warning,
     date_cell,
     gold_cell,
     list_cell,
@@ -800,6 +801,14 @@ def _canonical_frame(
     data: dict[str, Any] = {}
     for canonical, column in mapping.items():
         data[canonical] = _convert(table, canonical, column, source)
+    for canonical in ("retrieved_ids", "gold_ids"):
+        if canonical in mapping:
+            # "d1, d2, d3" parses as one id; say so rather than score it silently
+            note = comma_separated_ids_warning(
+                table.values[mapping[canonical]], source=source, column=mapping[canonical], place=table.place
+            )
+            if note is not None:
+                warnings.append(note)
     if "query_id" in data:
         id_column = mapping["query_id"]
         for index, qid in enumerate(data["query_id"]):

@@ -8,8 +8,9 @@ pure functions beside it. `compute`/`acompute` return the float, `measure`/`amea
 from __future__ import annotations
 
 import difflib
+import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -58,6 +59,32 @@ def not_measurable(metric: str, reason_code: str, reason: str, **details: Any) -
 #: every concrete metric class by its `name`, filled in as the classes are defined
 METRICS: dict[str, type[Metric]] = {}
 
+#: the reason code of a row that lacks a value the metric needs (see `MissingInput`)
+MISSING_INPUT = "missing_input"
+
+#: dataset columns a metric may read but never needs: a row without them is still measurable
+OPTIONAL_COLUMNS = frozenset({"query_id", "run", "reference_date"})
+
+
+@functools.cache
+def canonical_columns() -> frozenset[str]:
+    """The canonical dataset column names (`tempo_eval.io.dataset.CANONICAL_COLUMNS`, the one list)."""
+    from tempo_eval.io.dataset import CANONICAL_COLUMNS  # lazy: io imports pandas
+
+    return frozenset(CANONICAL_COLUMNS)
+
+
+class MissingInput(ValueError):
+    """A dataset row has no value in a column the metric needs.
+
+    Raised by `Metric.inputs_from_row`; the runner records the row as NaN with reason code
+    "missing_input" and this message as its reason (a row, not the run, is at fault).
+    """
+
+    def __init__(self, column: str, message: str) -> None:
+        super().__init__(message)
+        self.column = column
+
 
 class Metric:
     """Base class. Subclasses set `name` and `input_names`, and implement `_ameasure`."""
@@ -71,16 +98,37 @@ class Metric:
         if cls.name != "metric":
             METRICS[cls.name] = cls
 
+    def required_columns(self, columns: Collection[str]) -> list[str]:
+        """The dataset columns this metric needs to score the rows of a dataset with `columns`.
+
+        The default: every input named like a canonical dataset column, except query_id, run and
+        reference_date (`OPTIONAL_COLUMNS`). A metric none of whose inputs is a dataset column
+        (Turn Faithfulness takes `turns`) returns its inputs: no dataset can supply them, and the
+        runner refuses it. Metrics whose needs depend on the columns (a mode chosen by them)
+        override this. `columns` is every column name of the dataset (rows have the same keys).
+        """
+        canonical = canonical_columns()
+        needed = [n for n in self.input_names if n in canonical and n not in OPTIONAL_COLUMNS]
+        return needed or [n for n in self.input_names if n not in canonical]
+
     def inputs_from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """The keyword arguments for one dataset row (canonical column names, see tempo_eval.io).
 
-        The default takes every column named like an input that has a value; metrics whose
-        inputs are named differently from the dataset columns override this.
+        Only canonical dataset columns are read, so an unmapped source column that happens to
+        share an input's name (a column `k`, say) never overrides a setting. Every input named
+        like a canonical column that has a value (not None / NaN) is passed. A column of
+        `required_columns` without a value (or absent) raises `MissingInput` naming it.
         """
+        for column in self.required_columns(row.keys()):
+            if _is_missing(row.get(column)):
+                raise MissingInput(
+                    column, f"This row has no {column!r} value, which {self.name} needs."
+                )
+        canonical = canonical_columns()
         return {
             name: row[name]
             for name in self.input_names
-            if name in row and not _is_missing(row[name])
+            if name in canonical and name in row and not _is_missing(row[name])
         }
 
     def compute(self, **inputs: Any) -> float:
@@ -118,7 +166,12 @@ class Metric:
 
 
 def _is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """None, NaN, and pandas' NA / NaT (a missing cell; empty text and empty lists are values)."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return type(value).__name__ in ("NAType", "NaTType")
 
 
 # ---- small validators shared by the metrics -------------------------------------------------

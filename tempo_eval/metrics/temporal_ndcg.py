@@ -28,7 +28,10 @@ pass the first K documents to reproduce its numbers. Every document passed is gr
 Documents as texts are `retrieved_docs` or `contexts` (the canonical dataset column; same
 meaning, pass one of them). With `mode="auto"` the inputs decide: gold ids -> gold; qft/dfts ->
 focus_time; query and documents -> llm when `llm` is set, else focus times extracted from the
-texts. Inputs of two modes at once, or an incomplete set, raise ValueError.
+texts. Inputs of two modes at once, or an incomplete set, raise ValueError. On a dataset (the
+runner, `inputs_from_row`) the dataset's columns decide, once for every row: retrieved_ids and
+gold_ids columns -> gold, else query and contexts; a row with an empty cell for that mode is NaN
+(`missing_input`), never scored in another mode.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -45,6 +48,7 @@ from tempo_eval.core.focus import FocusTime, as_year_set
 from tempo_eval.metrics.base import (
     Metric,
     MetricResult,
+    MissingInput,
     not_measurable,
     require_k,
     require_text,
@@ -107,6 +111,9 @@ _MODE_INPUTS = {
 }
 #: accepted by every mode
 _COMMON_INPUTS = frozenset({"k", "reference_date"})
+#: the dataset columns each kind of mode reads (`TemporalNDCG.required_columns`)
+_GOLD_COLUMNS = frozenset({"retrieved_ids", "gold_ids"})
+_TEXT_COLUMNS = ("query", "contexts")
 
 
 class TemporalNDCG(Metric):
@@ -201,20 +208,47 @@ class TemporalNDCG(Metric):
             "(LLM judge when llm is set, else focus times extracted from the texts)"
         )
 
+    def row_mode(self, columns: Collection[str]) -> str:
+        """The mode for the rows of a dataset with these columns: the set mode, or in auto mode
+        gold when the dataset has retrieved_ids and gold_ids columns, else LLM when `llm` is set,
+        else focus times extracted from query and contexts. Decided by the columns, never by a
+        row's values, so every row of a dataset is scored the same way."""
+        if self.mode != "auto":
+            return self.mode
+        if set(columns) >= _GOLD_COLUMNS:
+            return "gold"
+        return "llm" if self.llm is not None else "focus_time"
+
+    def required_columns(self, columns: Collection[str]) -> list[str]:
+        """retrieved_ids and gold_ids in gold mode, query and contexts otherwise (`row_mode`).
+
+        In auto mode without either pair, the pair the dataset has more of is named (so the error
+        says which column to add)."""
+        mode = self.row_mode(columns)
+        present = set(columns)
+        if mode == "gold" or (
+            self.mode == "auto" and len(present & _GOLD_COLUMNS) > len(present & set(_TEXT_COLUMNS))
+        ):
+            return sorted(_GOLD_COLUMNS)
+        return list(_TEXT_COLUMNS)
+
     def inputs_from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        """A dataset row's inputs for the mode the row supports (gold when it has retrieved_ids
-        and gold_ids, else the query and contexts); the other columns are left out, so a full
-        row is never "ambiguous"."""
-        inputs = super().inputs_from_row(row)
-        mode = self.mode
-        if mode == "auto":
-            present = set(inputs)
-            if "gold_ids" in present and present & {"retrieved_ids", "retrieved_scores"}:
-                mode = "gold"
-            elif {"qft", "dfts"} <= present:
-                mode = "focus_time"
-            else:
-                mode = "llm" if self.llm is not None else "focus_time"
+        """A dataset row's inputs for the dataset's mode (`row_mode` of the row's keys, which are
+        the dataset's columns); the other columns are left out, so a full row is never
+        "ambiguous". A row without a value for its mode raises `MissingInput` naming the column
+        (the runner scores it NaN "missing_input"), whatever the other columns hold."""
+        mode = self.row_mode(row.keys())
+        try:
+            inputs = super().inputs_from_row(row)
+        except MissingInput as missing:
+            why = (
+                " (gold mode: the dataset has retrieved_ids and gold_ids columns)"
+                if mode == "gold" and self.mode == "auto" else f" ({mode} mode)"
+            )
+            raise MissingInput(
+                missing.column,
+                f"This row has no {missing.column!r} value, which {self.name} needs{why}.",
+            ) from None
         keep = _MODE_INPUTS[mode] | _COMMON_INPUTS
         return {name: value for name, value in inputs.items() if name in keep}
 

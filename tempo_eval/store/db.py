@@ -9,9 +9,12 @@ has come, so an older file is upgraded in place when opened.
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
-import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 DB_FILENAME = "tempo_eval.sqlite"
 
@@ -96,7 +99,10 @@ def default_db_path() -> Path:
     return workspace_dir() / DB_FILENAME
 
 
-_migrate_lock = threading.Lock()
+#: how often a locked or busy database is tried again while a workspace is being opened, and the
+#: first wait (doubled each time): other processes may be creating or migrating the same file
+_OPEN_ATTEMPTS = 8
+_OPEN_BACKOFF = 0.05
 
 
 def connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
@@ -104,27 +110,96 @@ def connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
 
     WAL mode lets the dashboard read while a batch run writes; `synchronous=NORMAL` keeps every
     committed row across a process kill (only an OS crash can lose the last transactions).
+    Several processes may open a new workspace at the same moment: switching to WAL and migrating
+    are retried with a short backoff while the file is locked (see `migrate`).
     """
     db_path = Path(path) if path is not None else default_db_path()
     db_path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(db_path, timeout=30.0, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    migrate(conn)
+    try:
+        # SQLite may answer "database is locked" at once, without waiting for the busy timeout,
+        # while another connection is switching the same new file to WAL.
+        _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone())
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        _retry_busy(lambda: migrate(conn))
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Bring the schema up to SCHEMA_VERSION; returns the version found before migrating."""
-    with _migrate_lock:
-        found = conn.execute("PRAGMA user_version").fetchone()[0]
-        if found > SCHEMA_VERSION:
-            raise RuntimeError(
-                f"The workspace database has schema version {found}, newer than this tempo-eval "
-                f"understands ({SCHEMA_VERSION}); upgrade tempo-eval or use another TEMPO_EVAL_HOME."
-            )
-        for version in range(found, SCHEMA_VERSION):
-            with conn:  # one transaction per step: a failed step leaves the previous version intact
-                conn.executescript(f"BEGIN; {MIGRATIONS[version]}; PRAGMA user_version = {version + 1}; COMMIT;")
+    """Bring the schema up to SCHEMA_VERSION; returns the version found before migrating.
+
+    The version is read, checked and every missing step applied in one `BEGIN IMMEDIATE`
+    transaction: the write lock is taken before the version is read, so when two processes open
+    a new workspace at once, the second waits, then finds the schema current and does nothing.
+    A failed step rolls back the whole upgrade, leaving the version found intact.
+    """
+    found = conn.execute("PRAGMA user_version").fetchone()[0]
+    _check_version(found)
+    if found == SCHEMA_VERSION:  # the common case: no write lock needed
         return found
+    if conn.in_transaction:
+        conn.commit()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = conn.execute("PRAGMA user_version").fetchone()[0]  # again, under the lock
+        _check_version(found)
+        for version in range(found, SCHEMA_VERSION):
+            for statement in _statements(MIGRATIONS[version]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+    return found
+
+
+def _check_version(found: int) -> None:
+    if found > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"The workspace database has schema version {found}, newer than this tempo-eval "
+            f"understands ({SCHEMA_VERSION}); upgrade tempo-eval or use another TEMPO_EVAL_HOME."
+        )
+
+
+def _statements(script: str) -> list[str]:
+    """The SQL statements of a migration script, one per item (`executescript` cannot run inside
+    our transaction: it commits first)."""
+    statements: list[str] = []
+    current = ""
+    for piece in script.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):  # the ';' did not sit in a string or comment
+            if _has_sql(current):
+                statements.append(current.strip())
+            current = ""
+    if _has_sql(current):
+        raise ValueError(f"incomplete SQL statement in a migration: {current.strip()[:80]!r}")
+    return statements
+
+
+def _has_sql(text: str) -> bool:
+    lines = (line.split("--", 1)[0] for line in text.splitlines())
+    return bool("".join(lines).strip(" \t\n;"))
+
+
+T = TypeVar("T")
+
+
+def _retry_busy(action: Callable[[], T]) -> T:
+    """`action()`, tried again with a doubling wait while SQLite reports the file locked or busy."""
+    delay = _OPEN_BACKOFF
+    for attempt in range(_OPEN_ATTEMPTS):
+        try:
+            return action()
+        except sqlite3.OperationalError as error:
+            message = str(error).lower()
+            if attempt == _OPEN_ATTEMPTS - 1 or not ("locked" in message or "busy" in message):
+                raise
+            time.sleep(delay * (1 + random.random()))  # jitter: the contenders do not retry in step
+            delay *= 2
+    raise AssertionError("unreachable")

@@ -90,6 +90,16 @@ def redact(text: str | None, secrets: Iterable[str] | None = None) -> str | None
     return text
 
 
+# ---- failures -------------------------------------------------------------------------------
+
+def is_retryable(reason_code: str | None) -> bool:
+    """True for the reason codes of a failure rather than of a not-measurable input: "error" and
+    every code ending in "_error" (row_error, judge_error, verifier_error). A later attempt may
+    succeed, so a resumed run computes these again; no_temporal_claims, empty_query_time,
+    missing_input and the like are answers, and stay."""
+    return reason_code is not None and (reason_code == "error" or reason_code.endswith("_error"))
+
+
 # ---- JSON -----------------------------------------------------------------------------------
 
 def _jsonable(value: Any) -> Any:
@@ -158,7 +168,7 @@ class RunStore:
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """The open connection (share it with `VerdictCache(connection=...)`)."""
+        """The open connection (for reading; writes go through the store's methods)."""
         return self._conn
 
     def close(self) -> None:
@@ -432,13 +442,21 @@ class RunStore:
                     claim_rows,
                 )
 
-    def completed(self, run_id: int) -> set[tuple[int, str]]:
-        """The (row, metric) pairs that have a stored result in this run."""
+    def completed(self, run_id: int, *, retry_failed: bool = False) -> set[tuple[int, str]]:
+        """The (row, metric) pairs that have a stored result in this run.
+
+        With `retry_failed`, results that failed (NaN with a retryable reason code, see
+        `is_retryable`) do not count as completed, so a resumed run computes them again.
+        """
         with self._lock:
             rows = self._conn.execute(
-                "SELECT row_idx, metric FROM results WHERE run_id = ?", (run_id,)
+                "SELECT row_idx, metric, score IS NULL, reason_code FROM results WHERE run_id = ?",
+                (run_id,),
             ).fetchall()
-        return {(int(r), m) for r, m in rows}
+        return {
+            (int(r), m) for r, m, is_nan, code in rows
+            if not (retry_failed and is_nan and is_retryable(code))
+        }
 
     def results_frame(self, run_id: int) -> pd.DataFrame:
         """One row per (row, metric): row, query_id, run, metric, score (NaN when not measurable),
