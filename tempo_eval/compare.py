@@ -52,7 +52,7 @@ _TEST_NAMES = {"fisher": "Fisher's randomisation test", "student": "paired Stude
 #: relative tolerance under which two values of the test statistic count as equal
 _TIE_TOLERANCE = 1e-9
 #: most index entries drawn at once by the resampling loops (memory bound)
-_CHUNK_ENTRIES = 4_000_000
+BOOTSTRAP_CHUNK_ENTRIES = 4_000_000
 
 
 # ---- the statistics: pure functions ---------------------------------------------------------
@@ -91,7 +91,7 @@ def bootstrap_ci(
     if levels.size * 20 <= n:
         means = rng.multinomial(n, counts / n, size=n_resamples) @ levels / n
     else:
-        chunk = max(1, _CHUNK_ENTRIES // n)
+        chunk = max(1, BOOTSTRAP_CHUNK_ENTRIES // n)
         means = np.empty(n_resamples)
         for start in range(0, n_resamples, chunk):
             stop = min(start + chunk, n_resamples)
@@ -134,7 +134,7 @@ def randomization_test(
         null = np.abs(signs @ d) / n
         return float(np.count_nonzero(null >= threshold) / 2**n)
     rng = np.random.default_rng(seed)
-    chunk = max(1, _CHUNK_ENTRIES // n)
+    chunk = max(1, BOOTSTRAP_CHUNK_ENTRIES // n)
     count = 0
     for start in range(0, n_permutations, chunk):
         size = min(chunk, n_permutations - start)

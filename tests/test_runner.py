@@ -406,7 +406,7 @@ def test_a_metric_with_no_measurable_row_aggregates_to_nan() -> None:
 def test_bootstrap_ci_does_not_depend_on_how_resamples_are_chunked(monkeypatch) -> None:
     values = np.random.default_rng(0).random(50)
     whole = bootstrap_ci(values, n_resamples=300, seed=7)
-    monkeypatch.setattr(compare_module, "_CHUNK_ENTRIES", 7 * 50)  # 7 resamples per chunk
+    monkeypatch.setattr(compare_module, "BOOTSTRAP_CHUNK_ENTRIES", 7 * 50)  # 7 resamples per chunk
     assert bootstrap_ci(values, n_resamples=300, seed=7) == whole
     rng = np.random.default_rng(7)
     means = values[rng.integers(0, 50, size=(300, 50))].mean(axis=1)

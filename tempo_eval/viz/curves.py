@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from tempo_eval.compare import _CHUNK_ENTRIES, bootstrap_ci
+from tempo_eval.compare import BOOTSTRAP_CHUNK_ENTRIES, bootstrap_ci
 
 #: one colour per run, in input order (colour-blind safe, Okabe-Ito)
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
@@ -61,7 +61,7 @@ def _bootstrap_columns(
     queries), so the numbers are always the ones `bootstrap_ci` gives.
     """
     n, k = values.shape
-    if n <= 1 or n_resamples * n > _CHUNK_ENTRIES:  # bootstrap_ci would draw in several chunks
+    if n <= 1 or n_resamples * n > BOOTSTRAP_CHUNK_ENTRIES:  # bootstrap_ci would draw in several chunks
         pairs = [bootstrap_ci(values[:, j], confidence=confidence, n_resamples=n_resamples, seed=seed) for j in range(k)]
         return [p[0] for p in pairs], [p[1] for p in pairs]
     bootstrap_ci(values[:, 0], confidence=confidence, n_resamples=1, seed=seed)  # same argument checks

@@ -42,17 +42,24 @@ def _corpus() -> list[str]:
 
 
 def build_tiny_tokenizer(path: str | Path, *, model_max_length: int = 128):
-    """Train a small WordPiece tokenizer and save it as a `PreTrainedTokenizerFast` at `path`."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    """Train a small word-level tokenizer and save it as a `PreTrainedTokenizerFast` at `path`.
+
+    The vocabulary is re-sorted after training (specials first, then alphabetical) because the
+    trainers order tied words arbitrarily; the same corpus must always give the same ids, or two
+    builds with one seed would not share weights per word.
+    """
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer = Tokenizer(models.WordLevel(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=600, special_tokens=special, min_frequency=1)
+    trainer = trainers.WordLevelTrainer(vocab_size=5000, special_tokens=special, min_frequency=1)
     tokenizer.train_from_iterator(_corpus(), trainer=trainer)
+    words = sorted(set(tokenizer.get_vocab()) - set(special))
+    vocab = {token: index for index, token in enumerate(special + words)}
+    tokenizer.model = models.WordLevel(vocab=vocab, unk_token="[UNK]")
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
@@ -143,4 +150,9 @@ def build_tiny_nli(
 @pytest.fixture(scope="session")
 def tiny_nli_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One tiny NLI checkpoint (entailment, neutral, contradiction) shared by the whole session."""
-    return build_tiny_nli(tmp_path_factory.mktemp("tiny_nli") / "model")
+    # Session fixtures run before the per-test offline fixture, and huggingface_hub reads
+    # HF_HUB_OFFLINE once, at import: import it here with the variable set.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setenv("TRANSFORMERS_OFFLINE", "1")
+        return build_tiny_nli(tmp_path_factory.mktemp("tiny_nli") / "model")
