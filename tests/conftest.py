@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# huggingface_hub reads these once, at import; session fixtures run before the per-test fixture.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
 import pytest
 
 
