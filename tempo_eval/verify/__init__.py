@@ -28,6 +28,7 @@ DEFAULT_NLI_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
 
 __all__ = [
     "HALLUCINATED",
+    "CachedVerifier",
     "VERIFIER_NAMES",
     "ClaimVerdict",
     "LLMVerifier",
@@ -154,4 +155,8 @@ def __getattr__(name: str) -> Any:
         from tempo_eval.verify.lexical import LexicalVerifier
 
         return LexicalVerifier
+    if name == "CachedVerifier":
+        from tempo_eval.verify.cache import CachedVerifier
+
+        return CachedVerifier
     raise AttributeError(f"module 'tempo_eval.verify' has no attribute {name!r}")
