@@ -105,6 +105,19 @@ def choose(page, label: str, option: str) -> None:
     wait_idle(page)
 
 
+def use_uploaded_dataset(page, name: str) -> None:
+    """Click "Use this dataset" and wait until the sidebar shows it as the active dataset.
+
+    Navigating before that run has finished can drop the button's click (a new run replaces it),
+    so the test waits for the visible outcome rather than for a fixed time.
+    """
+    page.get_by_role("button", name="Use this dataset").click()
+    expect(page.get_by_role("combobox", name="Dataset")).to_have_value(
+        re.compile(re.escape(name)), timeout=60_000
+    )
+    wait_idle(page)
+
+
 def small_csv(rows: int) -> bytes:
     with (SAMPLE / "temporal_qa.csv").open(encoding="utf-8") as handle:
         records = list(csv.DictReader(handle))[:rows]
@@ -129,16 +142,14 @@ def test_upload_evaluate_with_the_lexical_verifier_and_see_the_highlighted_claim
     nav(page, "Datasets")
     page.get_by_role("tab", name="Upload a dataset").click()
     upload(page, "Dataset file", "twelve_questions.csv", small_csv(12))
-    page.get_by_text("Read 12 rows").wait_for()
+    page.get_by_text("Read 12 rows").first.wait_for()
     shot(page, "02_upload_mapping_preview")
-    page.get_by_role("button", name="Use this dataset").click()
-    wait_idle(page)
-    expect(page.get_by_role("combobox", name="Dataset")).to_have_value(re.compile("twelve_questions.csv"))
+    use_uploaded_dataset(page, "twelve_questions.csv")
 
     nav(page, "Evaluate")
     choose(page, "Mode", "Claims: each temporal sentence checked by the verifier")
     page.get_by_role("button", name="Run evaluation").click()
-    page.get_by_text(re.compile(r"Finished: 12 rows evaluated")).wait_for(timeout=240_000)
+    page.get_by_text(re.compile(r"Finished: 12 rows evaluated")).first.wait_for(timeout=240_000)
     wait_idle(page)
     shot(page, "03_evaluate_finished")
 
@@ -184,9 +195,8 @@ def test_a_dataset_of_script_and_html_renders_as_inert_text(browser_page) -> Non
     nav(page, "Datasets")
     page.get_by_role("tab", name="Upload a dataset").click()
     upload(page, "Dataset file", "xss_answers.csv", (SAMPLE / "xss_answers.csv").read_bytes())
-    page.get_by_text("Read 3 rows").wait_for()
-    page.get_by_role("button", name="Use this dataset").click()
-    wait_idle(page)
+    page.get_by_text("Read 3 rows").first.wait_for()
+    use_uploaded_dataset(page, "xss_answers.csv")
     nav(page, "Overview")
     page.get_by_text("<script>alert(1)</script>").first.wait_for()
     shot(page, "08_xss_row_x1")
