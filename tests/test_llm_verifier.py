@@ -331,3 +331,13 @@ def test_cached_llm_verdicts_are_reused_and_errors_are_asked_again(judge_server)
     assert [v.verdict for v in second] == [Verdict.SUPPORTED, Verdict.CONTRADICTED]
     assert len(server.requests) == 1  # only the claim that failed is asked again
     assert verifier.name == "llm"
+
+
+def test_a_change_of_judge_temperature_changes_the_cache_key_settings():
+    from tempo_eval.llm.provider import OpenAIProvider
+    from tempo_eval.verify.llm import LLMVerifier
+
+    cold = LLMVerifier(OpenAIProvider(model="m", base_url="http://127.0.0.1:9/v1", temperature=0.0))
+    warm = LLMVerifier(OpenAIProvider(model="m", base_url="http://127.0.0.1:9/v1", temperature=0.7))
+    assert cold.settings != warm.settings
+    assert "temperature=0.7" in warm.settings

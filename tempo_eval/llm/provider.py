@@ -359,6 +359,11 @@ class OpenAIProvider:
         )
 
     @property
+    def settings(self) -> str:
+        """The sampling settings that change answers; part of verdict-cache keys and run identity."""
+        return f"temperature={self.temperature};seed={self.seed};response_format={self.response_format}"
+
+    @property
     def usage(self) -> Usage:
         """Cumulative usage over the provider's life: a snapshot, safe to keep and compare."""
         with self._lock:

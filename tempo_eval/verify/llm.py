@@ -129,10 +129,11 @@ class LLMVerifier:
 
     @property
     def settings(self) -> str:
-        """The settings that change verdicts, for cache keys: the prompt and the batching."""
+        """The settings that change verdicts, for cache keys: prompt, batching and sampling."""
         prompt = VERIFY_PROMPT if self.claims_per_call == 1 else VERIFY_BATCH_PROMPT
         digest = hashlib.sha256((VERIFY_SYSTEM + prompt).encode("utf-8")).hexdigest()[:12]
-        return f"prompt={digest};claims_per_call={self.claims_per_call}"
+        sampling = getattr(self.provider, "settings", "")
+        return f"prompt={digest};claims_per_call={self.claims_per_call};{sampling}"
 
     def __repr__(self) -> str:
         return f"LLMVerifier(model_id={self.model_id!r}, claims_per_call={self.claims_per_call})"
