@@ -49,6 +49,7 @@ import pandas as pd
 
 import tempo_eval
 from tempo_eval._async import run_sync
+from tempo_eval._values import is_na
 from tempo_eval.compare import bootstrap_ci
 from tempo_eval.metrics.base import (
     MISSING_INPUT,
@@ -402,18 +403,14 @@ def _check_metrics(metrics: Sequence[Metric]) -> list[Metric]:
 
 def _row_dict(columns: Sequence[str], values: Sequence[Any], reference_date: Any) -> dict[str, Any]:
     row = dict(zip(columns, values, strict=True))
-    if reference_date is not None and _missing(row.get("reference_date")):
+    if reference_date is not None and is_na(row.get("reference_date")):
         row["reference_date"] = reference_date
     return row
 
 
 def _system(row: Mapping[str, Any]) -> str | None:
     value = row.get("run")
-    return None if _missing(value) else str(value)
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return None if is_na(value) else str(value)
 
 
 def _as_dataset(dataset: Any) -> Any:

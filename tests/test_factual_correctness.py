@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tempo_eval._async import run_sync
 from tempo_eval.metrics.base import METRICS
 from tempo_eval.metrics.factual_correctness import (
     PROMPTS,
@@ -17,9 +16,10 @@ from tempo_eval.metrics.factual_correctness import (
     fbeta_score,
     precision_recall_fbeta,
 )
-from tempo_eval.verify.base import ClaimVerdict, Verdict
+from tempo_eval.verify.base import Verdict
 from tempo_eval.verify.llm import LLMVerifier
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, last_user_message
+from tests.support.verifiers import DroppingVerifier, TableVerifier
 from tests.test_llm_verifier import BAD_ANSWER, REFERENCE, judge_reply, judge_servers, provider_for
 
 GOOD_ANSWER = "The capital of France is Paris. The Eiffel Tower was completed in 1889."
@@ -30,29 +30,6 @@ BAD_CLAIM = "The Eiffel Tower was built in 1500."
 def judge_server() -> Iterator[Callable[..., ScriptedOpenAIServer]]:
     with judge_servers() as start:
         yield start
-
-
-class TableVerifier:
-    """A scripted verifier: each claim's verdict comes from a table (default NEUTRAL)."""
-
-    name = "table"
-    model_id = "scripted"
-
-    def __init__(self, table: dict[str, Verdict] | None = None) -> None:
-        self.table = table or {}
-        self.calls: list[tuple[list[str], list[str]]] = []
-
-    def verify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
-        return run_sync(self.averify(claims, premises))
-
-    async def averify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
-        self.calls.append((list(claims), list(premises)))
-        verdicts = []
-        for claim in claims:
-            verdict = self.table.get(claim, Verdict.NEUTRAL)
-            error = "scripted failure" if verdict == Verdict.ERROR else None
-            verdicts.append(ClaimVerdict(claim, verdict, evidence=premises[0] if premises else None, error=error))
-        return verdicts
 
 
 # ---- the math ----------------------------------------------------------------------------------
@@ -226,6 +203,12 @@ def test_a_verifier_error_makes_the_score_nan_with_verifier_error() -> None:
     assert result.reason_code == "verifier_error"
     assert "scripted failure" in result.reason
     assert [c["verdict"] for c in result.details["claims"]].count("ERROR") == 1
+
+
+def test_a_verifier_that_drops_a_verdict_is_refused_not_scored() -> None:
+    metric = FactualCorrectness(mode="precision", verifier=DroppingVerifier())
+    with pytest.raises(RuntimeError, match="verifier 'table' returned 1 verdicts for 2 claims"):
+        metric.measure(answer="A is true. B is true.", reference="C is true.")
 
 
 def test_a_judge_failure_makes_the_score_nan_with_judge_error(judge_server) -> None:

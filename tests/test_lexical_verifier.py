@@ -87,6 +87,15 @@ def test_evidence_is_the_on_topic_sentence_that_agrees_on_the_year(lexical: Lexi
     assert verdict.evidence == "The Eiffel Tower was completed in 1889."
 
 
+def test_claims_and_premises_must_be_lists_of_strings(lexical: LexicalVerifier) -> None:
+    with pytest.raises(TypeError, match="claims must be a list of strings, got str"):
+        lexical.verify("A claim.", [REFERENCE])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="claims must be a list, not a set"):
+        lexical.verify({"A claim."}, [REFERENCE])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"premises\[1\] must be a string, got NoneType"):
+        lexical.verify(["A claim."], [REFERENCE, None])  # type: ignore[list-item]
+
+
 def test_thresholds_are_validated() -> None:
     with pytest.raises(ValueError, match="similarity_threshold"):
         LexicalVerifier(similarity_threshold=2)

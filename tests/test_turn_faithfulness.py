@@ -7,13 +7,12 @@ compares with scores recorded from DeepEval itself.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tempo_eval._async import run_sync
 from tempo_eval.core.turn import Turn
 from tempo_eval.metrics.base import METRICS
 from tempo_eval.metrics.turn_faithfulness import (
@@ -26,9 +25,10 @@ from tempo_eval.metrics.turn_faithfulness import (
     window_faithfulness,
     yes_no_idk,
 )
-from tempo_eval.verify.base import ClaimVerdict, Verdict
+from tempo_eval.verify.base import Verdict
 from tempo_eval.verify.llm import LLMVerifier
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, last_user_message
+from tests.support.verifiers import DroppingVerifier, TableVerifier
 from tests.test_llm_verifier import REFERENCE, judge_reply, judge_servers, provider_for
 
 
@@ -36,35 +36,6 @@ from tests.test_llm_verifier import REFERENCE, judge_reply, judge_servers, provi
 def judge_server() -> Iterator[Callable[..., ScriptedOpenAIServer]]:
     with judge_servers() as start:
         yield start
-
-
-class TableVerifier:
-    """Scripted verdicts: a claim's verdict from the table if one of its listed premises is given.
-
-    table: claim -> (verdict, premise that must be among the truths, or None for "always").
-    Claims not in the table are NEUTRAL. Every call is recorded.
-    """
-
-    name = "table"
-    model_id = "scripted"
-
-    def __init__(self, table: dict[str, tuple[Verdict, str | None]] | None = None) -> None:
-        self.table = table or {}
-        self.calls: list[tuple[list[str], list[str]]] = []
-
-    def verify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
-        return run_sync(self.averify(claims, premises))
-
-    async def averify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
-        self.calls.append((list(claims), list(premises)))
-        verdicts = []
-        for claim in claims:
-            verdict, needs = self.table.get(claim, (Verdict.NEUTRAL, None))
-            if needs is not None and needs not in premises:
-                verdict = Verdict.NEUTRAL
-            error = "scripted failure" if verdict == Verdict.ERROR else None
-            verdicts.append(ClaimVerdict(claim, verdict, evidence=needs, error=error))
-        return verdicts
 
 
 def user(text: str) -> Turn:
@@ -321,6 +292,12 @@ def test_a_verifier_error_makes_the_score_nan_with_verifier_error() -> None:
     assert result.details["windows"][2]["reason_code"] == "error"
     assert math.isnan(result.details["windows"][2]["score"])
     assert result.details["windows"][0]["score"] == 1.0
+
+
+def test_a_verifier_that_drops_a_verdict_is_refused_not_scored() -> None:
+    metric = TurnFaithfulness(async_mode=False, verifier=DroppingVerifier())
+    with pytest.raises(RuntimeError, match="verifier 'table' returned 0 verdicts for 1 claims"):
+        metric.measure(turns=three_interactions())
 
 
 # ---- inputs -------------------------------------------------------------------------------------

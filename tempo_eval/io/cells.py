@@ -19,11 +19,11 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import json
-import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tempo_eval._values import is_na
 from tempo_eval.io.errors import InputError, quote
 
 #: the largest cell we read, in characters; larger cells are nearly always a broken quote or a
@@ -56,15 +56,10 @@ def describe(value: Any) -> str:
 
 
 def is_missing(value: Any) -> bool:
-    """None, NaN, pandas' NA/NaT, and empty or blank text."""
-    if value is None:
-        return True
+    """None, NaN, pandas' NA/NaT (`is_na`), and empty or blank text."""
     if isinstance(value, str):
         return not value or value.isspace()
-    if isinstance(value, float):
-        return math.isnan(value)
-    # pandas.NA / NaT without importing pandas here
-    return type(value).__name__ in ("NAType", "NaTType")
+    return is_na(value)
 
 
 def check_size(text: str) -> None:

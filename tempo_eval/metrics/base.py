@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from tempo_eval._async import run_sync
+from tempo_eval._values import is_na
+from tempo_eval._values import require_text_list as require_text_list  # shared with the verifiers
 
 NAN = float("nan")
 
@@ -120,7 +122,7 @@ class Metric:
         `required_columns` without a value (or absent) raises `MissingInput` naming it.
         """
         for column in self.required_columns(row.keys()):
-            if _is_missing(row.get(column)):
+            if is_na(row.get(column)):
                 raise MissingInput(
                     column, f"This row has no {column!r} value, which {self.name} needs."
                 )
@@ -128,7 +130,7 @@ class Metric:
         return {
             name: row[name]
             for name in self.input_names
-            if name in canonical and name in row and not _is_missing(row[name])
+            if name in canonical and name in row and not is_na(row[name])
         }
 
     def compute(self, **inputs: Any) -> float:
@@ -165,16 +167,8 @@ class Metric:
         return f"{type(self).__name__}({settings})"
 
 
-def _is_missing(value: Any) -> bool:
-    """None, NaN, and pandas' NA / NaT (a missing cell; empty text and empty lists are values)."""
-    if value is None:
-        return True
-    if isinstance(value, float):
-        return math.isnan(value)
-    return type(value).__name__ in ("NAType", "NaTType")
-
-
 # ---- small validators shared by the metrics -------------------------------------------------
+# (`require_text_list`, imported above, lives in tempo_eval._values: the verifiers use it too)
 
 def require_text(value: Any, name: str, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
@@ -182,18 +176,6 @@ def require_text(value: Any, name: str, *, allow_empty: bool = False) -> str:
     if not allow_empty and not value.strip():
         raise ValueError(f"{name} must not be empty")
     return value
-
-
-def require_text_list(value: Any, name: str) -> list[str]:
-    """A list (or tuple) of strings. Sets are refused: their order is arbitrary."""
-    if isinstance(value, (set, frozenset)):
-        raise TypeError(f"{name} must be a list, not a set: order matters and sets have none")
-    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-        raise TypeError(f"{name} must be a list of strings, got {type(value).__name__}")
-    for i, item in enumerate(value):
-        if not isinstance(item, str):
-            raise TypeError(f"{name}[{i}] must be a string, got {type(item).__name__}")
-    return list(value)
 
 
 def require_k(k: Any) -> int:

@@ -34,7 +34,13 @@ from typing import TYPE_CHECKING, Any
 from tempo_eval.core.decompose import DECOMPOSE_PROMPT, DecompositionError, adecompose_claims
 from tempo_eval.metrics.base import NAN, Metric, MetricResult, not_measurable, require_text
 from tempo_eval.verify import default_lexical_verifier
-from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier, failure_reason_code
+from tempo_eval.verify.base import (
+    ClaimVerdict,
+    Verdict,
+    Verifier,
+    check_verdict_count,
+    failure_reason_code,
+)
 from tempo_eval.verify.llm import VERIFY_PROMPT
 
 if TYPE_CHECKING:
@@ -240,10 +246,7 @@ async def _verify(verifier: Verifier, claims: Sequence[str], premise: str) -> li
     if not claims:
         return []
     verdicts = await verifier.averify(list(claims), [premise])
-    if len(verdicts) != len(claims):
-        raise RuntimeError(
-            f"verifier {verifier.name!r} returned {len(verdicts)} verdicts for {len(claims)} claims"
-        )
+    check_verdict_count(verifier, claims, verdicts)
     return verdicts
 
 

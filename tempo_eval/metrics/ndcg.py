@@ -31,10 +31,9 @@ from typing import Any
 import numpy as np
 
 from tempo_eval.core.focus import as_year_set
-from tempo_eval.metrics.base import require_k
+from tempo_eval.metrics.base import NAN, require_k
 
 GAIN_KINDS = ("linear", "exponential")
-NAN = float("nan")
 
 
 # ---- ranking -----------------------------------------------------------------------------------

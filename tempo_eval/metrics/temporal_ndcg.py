@@ -61,6 +61,7 @@ from tempo_eval.metrics.ndcg import (
     discount,
     focus_time_relevance,
     gain,
+    gold_gains,
     gold_relevance,
     ndcg_curve,
     rank_by_trec_eval,
@@ -321,7 +322,7 @@ class TemporalNDCG(Metric):
             duplicates = len(ids) - len(ranking)
         relevance = gold_relevance(gold_ids)
         relevances = [relevance.get(doc, 0) for doc in ranking]
-        gains = [gain(rel, self.gain) for rel in relevances]
+        gains = gold_gains(ranking, relevance, self.gain)
         ideal = [gain(rel, self.gain) for rel in relevance.values()]
         n_relevant = sum(1 for rel in relevance.values() if rel > 0)
         found = sum(1 for rel in relevances[:k] if rel > 0)

@@ -50,12 +50,13 @@ from typing import Any
 from tempo_eval.core.turn import Turn
 from tempo_eval.metrics.base import NAN, Metric, MetricResult, not_measurable
 from tempo_eval.verify import default_lexical_verifier
-from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier, failure_reason_code
-from tempo_eval.verify.llm import VERIFY_PROMPT
-
-#: the judge prompt used with an `LLMVerifier` (premises = the window's truths); it lives beside
-#: the verifier that sends it. SUPPORTED -> yes, CONTRADICTED -> no, NEUTRAL -> idk.
-PROMPTS = {"verify": VERIFY_PROMPT}
+from tempo_eval.verify.base import (
+    ClaimVerdict,
+    Verdict,
+    Verifier,
+    check_verdict_count,
+    failure_reason_code,
+)
 
 YES, NO, IDK = "yes", "no", "idk"
 
@@ -278,10 +279,7 @@ class TurnFaithfulness(Metric):
         else:
             window.reason_code = "scored"
             verdicts = await verifier.averify(claims, window.truths)
-            if len(verdicts) != len(claims):
-                raise RuntimeError(
-                    f"verifier {verifier.name!r} returned {len(verdicts)} verdicts for {len(claims)} claims"
-                )
+            check_verdict_count(verifier, claims, verdicts)
         window.records = [
             {
                 "turn": turn_index,

@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval._values import is_na
 from tempo_eval.metrics.base import MetricResult
 from tempo_eval.store.db import connect
 
@@ -142,11 +143,7 @@ def _frame_rows(frame: pd.DataFrame) -> list[list[Any]]:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if value is pd.NaT or value is pd.NA:
-        return None
-    return value
+    return None if is_na(value) else value
 
 
 # ---- the store ------------------------------------------------------------------------------

@@ -64,6 +64,16 @@ class Verifier(Protocol):
     ) -> list[ClaimVerdict]: ...
 
 
+def check_verdict_count(
+    verifier: Verifier, claims: Sequence[str], verdicts: Sequence[ClaimVerdict]
+) -> None:
+    """Raise RuntimeError unless `verifier` returned one verdict per claim (a broken verifier)."""
+    if len(verdicts) != len(claims):
+        raise RuntimeError(
+            f"verifier {verifier.name!r} returned {len(verdicts)} verdicts for {len(claims)} claims"
+        )
+
+
 def failure_reason_code(verifier: Verifier) -> str:
     """The NaN reason code for a claim the verifier could not decide: the judge's or the model's."""
     return "judge_error" if verifier.name == "llm" else "verifier_error"

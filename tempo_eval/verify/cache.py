@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tempo_eval._values import require_text_list
 from tempo_eval.store.verdict_cache import VerdictCache, verdict_key
-from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier
-from tempo_eval.verify.lexical import check_texts
+from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier, check_verdict_count
 
 
 @dataclass
@@ -61,8 +61,8 @@ class CachedVerifier:
         return verdict_key(self.name, self.model_id, claim, list(premises), self.settings)
 
     def _lookup(self, claims: Sequence[str], premises: Sequence[str]) -> _Pending:
-        claims = check_texts("claims", claims)
-        premises = check_texts("premises", premises)
+        claims = require_text_list(claims, "claims")
+        premises = require_text_list(premises, "premises")
         keys = [self.key(claim, premises) for claim in claims]
         found = self.cache.get_many(keys)
         missing = [claim for claim, key in zip(claims, keys, strict=True) if key not in found]
@@ -73,10 +73,7 @@ class CachedVerifier:
         return _Pending(claims, premises, keys, found, list(dict.fromkeys(missing)))
 
     def _complete(self, pending: _Pending, fresh: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
-        if len(fresh) != len(pending.missing):
-            raise RuntimeError(
-                f"verifier {self.name!r} returned {len(fresh)} verdicts for {len(pending.missing)} claims"
-            )
+        check_verdict_count(self.verifier, pending.missing, fresh)
         by_claim = dict(zip(pending.missing, fresh, strict=True))
         to_store = {
             self.key(claim, pending.premises): verdict.to_record()

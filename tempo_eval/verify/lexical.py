@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tempo_eval._values import require_text_list
 from tempo_eval.core.text import split_sentences
 from tempo_eval.verify.base import ClaimVerdict, Verdict
 
@@ -239,8 +240,8 @@ class LexicalVerifier:
 
     def verify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
         """One verdict per claim (rules in the module docstring); raises VerifierUnavailable without MiniLM."""
-        claims = check_texts("claims", claims)
-        premises = check_texts("premises", premises)
+        claims = require_text_list(claims, "claims")
+        premises = require_text_list(premises, "premises")
         if not claims:
             return []
         per_premise = [split_sentences(premise) for premise in premises]
@@ -346,14 +347,3 @@ class LexicalVerifier:
     async def averify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
         """`verify` in a worker thread (embedding is CPU-bound)."""
         return await asyncio.to_thread(self.verify, claims, premises)
-
-
-def check_texts(name: str, texts: Sequence[str]) -> list[str]:
-    """`texts` as a list, refusing a bare string or non-string items (TypeError naming `name`)."""
-    if isinstance(texts, (str, bytes)):
-        raise TypeError(f"{name} must be a list of strings, not a single string")
-    result = list(texts)
-    for item in result:
-        if not isinstance(item, str):
-            raise TypeError(f"{name} must contain strings, found {type(item).__name__}")
-    return result

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from tempo_eval._async import run_sync
+from tempo_eval._values import require_text_list
 from tempo_eval.verify.base import ClaimVerdict, Verdict
 
 if TYPE_CHECKING:
@@ -143,8 +144,8 @@ class LLMVerifier:
 
     async def averify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
         """One verdict per claim, in order. Never raises for judge failures (ERROR verdicts)."""
-        claims = _text_list(claims, "claims")
-        premises = [p for p in _text_list(premises, "premises") if p.strip()]
+        claims = require_text_list(claims, "claims")
+        premises = [p for p in require_text_list(premises, "premises") if p.strip()]
         if not claims:
             return []
         if not premises:
@@ -202,12 +203,3 @@ def _verdict(claim: str, judgement: ClaimJudgement) -> ClaimVerdict:
 
 def _error(claim: str, error: str) -> ClaimVerdict:
     return ClaimVerdict(claim, Verdict.ERROR, error=error)
-
-
-def _text_list(value: Any, name: str) -> list[str]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise TypeError(f"{name} must be a list of strings, got {type(value).__name__}")
-    for i, item in enumerate(value):
-        if not isinstance(item, str):
-            raise TypeError(f"{name}[{i}] must be a string, got {type(item).__name__}")
-    return list(value)

@@ -41,9 +41,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from tempo_eval._values import require_text_list
 from tempo_eval.core.text import sentence_spans
 from tempo_eval.verify.base import ClaimVerdict, Verdict, VerifierUnavailable
-from tempo_eval.verify.lexical import ANAPHORIC_START, check_texts, mentioned_years
+from tempo_eval.verify.lexical import ANAPHORIC_START, mentioned_years
 
 if TYPE_CHECKING:
     import numpy as np
@@ -426,8 +427,8 @@ class NLIVerifier:
         Raises `VerifierUnavailable` when the model cannot be loaded; any other model failure
         turns every claim into an ERROR verdict (the metric reports NaN with the reason).
         """
-        claims = check_texts("claims", claims)
-        premises = check_texts("premises", premises)
+        claims = require_text_list(claims, "claims")
+        premises = require_text_list(premises, "premises")
         if not claims:
             return []
         units = self.premise_units(premises)
