@@ -42,9 +42,6 @@ METRIC_MODULES = {
 #: the metrics `evaluate` offers: turn_faithfulness runs on conversations, not dataset rows (asked
 #: for anyway, the runner refuses it and says where it runs)
 DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfulness")
-OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}
-#: first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection)
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -54,41 +51,6 @@ EXIT_INTERRUPTED = 130
 
 class CLIError(ValueError):
     """A usage problem found after argument parsing (reported like an input error)."""
-
-
-# ---- exports --------------------------------------------------------------------------------
-
-def neutralize_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of `frame` where every text cell starting with = + - @ tab or CR is prefixed with a
-    single quote, so a spreadsheet shows it as text instead of running it as a formula.
-    Numbers are left alone (a negative score stays a number)."""
-    import pandas as pd
-
-    out = frame.copy()
-    for column in out.columns:
-        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
-            out[column] = [
-                "'" + value if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) else value
-                for value in out[column]
-            ]
-    return out
-
-
-def write_frame(frame: pd.DataFrame, path: str | os.PathLike[str]) -> str:
-    """Write `frame` as CSV (formula-safe), JSONL or Parquet, chosen by the extension; returns the
-    format. Raises CLIError for another extension."""
-    target = Path(path)
-    kind = OUTPUT_FORMATS.get(target.suffix.lower())
-    if kind is None:
-        raise CLIError(f"--out {str(path)!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "csv":
-        neutralize_formulas(frame).to_csv(target, index=False)
-    elif kind == "jsonl":
-        frame.to_json(target, orient="records", lines=True, force_ascii=False)
-    else:
-        frame.to_parquet(target, index=False)
-    return kind
 
 
 # ---- progress -------------------------------------------------------------------------------
@@ -178,6 +140,7 @@ def _api_key(env_name: str | None) -> str | None:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.io.export import OUTPUT_FORMATS, write_frame
     from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
@@ -274,6 +237,7 @@ def _summary(aggregate: pd.DataFrame) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from tempo_eval.compare import compare_trec, parse_trec_metric
+    from tempo_eval.io.export import neutralize_formulas
     from tempo_eval.io.trec import load_qrels, load_run
 
     metrics = args.metric or ["ndcg@10"]

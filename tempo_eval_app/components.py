@@ -13,8 +13,9 @@ import io
 import json
 import logging
 import math
+import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -371,11 +372,19 @@ def jsonify_cells(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """The CSV download of a table: list and dict cells as JSON, text cells that a spreadsheet
+    would run as a formula (= + - @ ...) prefixed with a quote (`neutralize_formulas`)."""
+    from tempo_eval.io.export import neutralize_formulas
+
+    return neutralize_formulas(jsonify_cells(frame)).to_csv(index=False).encode("utf-8")
+
+
 def download_results(frame: pd.DataFrame, stem: str, *, key: str) -> None:
     """CSV, JSONL and Parquet downloads of a results table; files are built only when clicked."""
     columns = st.columns(3)
     columns[0].download_button(
-        "CSV", data=lambda: jsonify_cells(frame).to_csv(index=False).encode("utf-8"), file_name=f"{stem}.csv",
+        "CSV", data=lambda: csv_bytes(frame), file_name=f"{stem}.csv",
         mime="text/csv", key=f"{key}_csv", icon=":material/download:",
     )
     columns[1].download_button(
@@ -434,10 +443,72 @@ def init_from_param(key: str, name: str, convert: Callable[[str], Any] = str, va
         st.session_state[key] = value
 
 
-def view_link() -> None:
-    """Tell the user that the address bar reopens this view."""
-    query = "&".join(f"{k}={v}" for k, v in st.query_params.to_dict().items())
-    st.caption(f"Link to this view: the page address with `?{query}` reopens it." if query else "")
+#: the query parameters of the shared sidebar, part of every page's link
+SIDEBAR_PARAMS = ("dataset", "runs")
+
+
+def view_query(names: Sequence[str]) -> str:
+    """The URL query (``?dataset=3&runs=5``) of the sidebar's and the page's own parameters
+    `names`, URL-encoded; other parameters of the address (stale or typed by anyone) are left out."""
+    from urllib.parse import urlencode
+
+    params = st.query_params.to_dict()
+    wanted = [n for n in dict.fromkeys([*SIDEBAR_PARAMS, *names]) if params.get(n) not in (None, "")]
+    return "?" + urlencode([(n, params[n]) for n in wanted]) if wanted else ""
+
+
+def view_link(*names: str) -> None:
+    """Tell the user that the address bar reopens this view, with the page's own parameters
+    `names`: the query is shown with `st.code` (plain text, never markdown), so a value from the
+    URL cannot end a code span and inject links or images."""
+    query = view_query(names)
+    if query:
+        st.caption("Link to this view: the page address with this query reopens it.")
+        st.code(query, language=None)
+    else:
+        st.caption("")
+
+
+# ---- failed rows of a run ------------------------------------------------------------------
+
+def error_summary(frame: pd.DataFrame) -> tuple[int, int, str] | None:
+    """(failed, total, first reason) over the results of a run whose reason code ends in "_error"
+    (row_error, judge_error, verifier_error: the setup failed, nothing was measured); None when
+    no result failed."""
+    if frame.empty or "reason_code" not in frame.columns:
+        return None
+    failed = frame[frame["reason_code"].astype(str).str.endswith("_error")]
+    if failed.empty:
+        return None
+    first = failed.iloc[0]
+    reason = " ".join(str(first.get("reason") or first["reason_code"]).split())
+    return len(failed), len(frame), f"{first['metric']}: {reason}"
+
+
+# ---- the judge's API key -----------------------------------------------------------------------
+
+KEY_TYPED = "the key typed here (this session only)"
+KEY_SERVER = "the server's OPENAI_API_KEY"
+KEY_NONE = "no key"
+
+
+def judge_api_key(base_url: str, typed_key: str, env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
+    """The API key the LLM judge gets, and which key that is (one of KEY_TYPED, KEY_SERVER, KEY_NONE).
+
+    - a key typed on the page is used as it is, with any endpoint;
+    - a custom endpoint (`base_url`) with no typed key gets the placeholder "not-needed": the
+      server's OPENAI_API_KEY must never go to an address a visitor typed;
+    - the default endpoint with no typed key: None, so the provider reads the server's
+      OPENAI_API_KEY (KEY_SERVER when it is set, KEY_NONE when not).
+    """
+    from tempo_eval.llm.provider import PLACEHOLDER_API_KEY
+
+    env = os.environ if env is None else env
+    if typed_key.strip():
+        return typed_key.strip(), KEY_TYPED
+    if base_url.strip():
+        return PLACEHOLDER_API_KEY, KEY_NONE
+    return None, KEY_SERVER if env.get("OPENAI_API_KEY") else KEY_NONE
 
 
 # ---- focus-time scores of a dataset (no model, computed on the fly) -------------------------

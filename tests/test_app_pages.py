@@ -8,6 +8,8 @@ Each test gets its own TEMPO_EVAL_HOME (tests/conftest.py), so its store starts 
 from __future__ import annotations
 
 import html
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -49,10 +51,11 @@ def all_html(at: AppTest) -> str:
     return "\n".join(str(h.value) for h in at.get("html"))
 
 
-def evaluate_with_lexical(at: AppTest, *, fc: bool = False) -> int:
+def evaluate_with_lexical(at: AppTest, *, fc: bool = False, run_name: str = "") -> int:
     """Run Temporal Faithfulness in claims mode with the lexical verifier; returns the run id."""
     goto(at, "evaluate")
     at.selectbox(key="keep_ev_tf_mode").set_value("nli")
+    at.text_input(key="keep_ev_run_name").set_value(run_name)
     at.radio(key="keep_ev_verifier").set_value("lexical")
     if fc:
         at.checkbox(key="keep_ev_fc").check()
@@ -66,6 +69,27 @@ def evaluate_with_lexical(at: AppTest, *, fc: bool = False) -> int:
     at.run()
     assert_clean(at)
     return int(job.run_id)
+
+
+def pick_row(at: AppTest, query_id: str, run: str | None = None) -> AppTest:
+    """Select the overview row of `query_id` (of `run`): the picker's options are row positions,
+    labelled "run · query id · query"."""
+    box = at.selectbox(key="overview_row")
+    prefix = f"{run} · {query_id}" if run else query_id
+    position = next(
+        i for i, label in enumerate(box.options) if label == prefix or label.startswith(prefix + " · ")
+    )
+    return box.set_value(position).run()
+
+
+def upload_dataset(at: AppTest, name: str, data: bytes) -> AppTest:
+    """Upload a dataset file on the Datasets page, make it the active dataset, open the overview."""
+    goto(at, "datasets")
+    at.file_uploader(key="dataset_upload").set_value((name, data, "text/csv")).run()
+    assert_clean(at)
+    at.button(key="use_upload").click().run()
+    at.run()
+    return goto(at, "overview")
 
 
 # ---- opening the app ------------------------------------------------------------------------
@@ -82,7 +106,7 @@ def test_app_opens_on_the_bundled_sample_without_any_upload() -> None:
 
 def test_overview_marks_the_wrong_year_of_an_answer_as_not_in_the_contexts() -> None:
     at = open_app()
-    at.selectbox(key="overview_row").set_value("q2").run()  # Berlin Wall: 1987 instead of 1989
+    pick_row(at, "q2")  # Berlin Wall: 1987 instead of 1989
     assert_clean(at)
     page = all_html(at)
     assert 'class="te-ungrounded"' in page and "November 1987" in page
@@ -191,12 +215,50 @@ def test_hostile_html_in_a_dataset_is_shown_as_text() -> None:
     ).run()
     at.button(key="use_upload").click().run()
     at = goto(at, "overview")
-    for row in ("x1", "x2", "x3"):
-        at.selectbox(key="overview_row").set_value(row).run()
+    payloads = {"x1": "<script>alert(1)</script>", "x2": "<img src=x onerror=alert(1)>",
+                "x3": "<span onmouseover=alert(1)>"}
+    for row, payload in payloads.items():
+        pick_row(at, row)
         assert_clean(at)
         page = all_html(at)
-        assert "<script" not in page and "<img" not in page and "onmouseover=" not in page.replace("onmouseover=alert", "")
-        assert html.escape("<script>") in page or html.escape("<img src=x onerror=alert(1)>") in page
+        assert "<script" not in page and "<img" not in page and "<span on" not in page
+        # no element of the page carries an event handler attribute
+        assert re.search(r"<[a-z][^<>]*\son[a-z]+\s*=", page, re.IGNORECASE) is None
+        assert html.escape(payload, quote=False) in page
+
+
+def test_url_parameters_reach_the_page_only_as_plain_text() -> None:
+    at = AppTest.from_file(str(ROOT / "views" / "overview.py"), default_timeout=TIMEOUT)
+    at.query_params.update({"evil": "x`![u](http://evil.example/p.png)`", "k": "5"})
+    at.run()
+    assert_clean(at)
+    shown = [e.value for e in (*at.markdown, *at.caption)]
+    assert not any("evil.example" in text for text in shown), shown
+    assert any("k=5" in c.value and "evil" not in c.value for c in at.code)
+
+
+def test_a_dataset_without_a_query_column_opens_on_the_overview() -> None:
+    data = b'query_id,answer,contexts\nq1,The wall fell in 1989.,"[""It fell on 9 November 1989.""]"\n'
+    at = upload_dataset(open_app(), "no_query.csv", data)
+    assert_clean(at)
+    assert at.selectbox(key="overview_row").options == ["q1"]
+    assert "1989" in all_html(at)
+
+
+def test_overview_row_picker_tells_apart_runs_with_the_same_query_ids() -> None:
+    data = (
+        b'query_id,run,query,answer,contexts\n'
+        b'q1,alpha,When did the wall fall?,Alpha says 1989.,"[""It fell in 1989.""]"\n'
+        b'q1,beta,When did the wall fall?,Beta says 1987.,"[""It fell in 1989.""]"\n'
+    )
+    at = upload_dataset(open_app(), "two_runs.csv", data)
+    pick_row(at, "q1", run="beta")
+    assert_clean(at)
+    page = all_html(at)
+    assert "Beta says" in page and "Alpha says" not in page
+    pick_row(at, "q1", run="alpha")
+    page = all_html(at)
+    assert "Alpha says" in page and "Beta says" not in page
 
 
 def test_a_page_error_becomes_one_line_with_details_in_the_log(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -218,12 +280,14 @@ def test_a_page_error_becomes_one_line_with_details_in_the_log(monkeypatch: pyte
 @pytest.mark.slow
 def test_lexical_evaluation_lands_in_the_store_and_the_claims_page_highlights_verdicts() -> None:
     at = open_app()
-    run_id = evaluate_with_lexical(at)
+    run_id = evaluate_with_lexical(at, run_name="[x](http://evil.example)")
     assert at.session_state["run_ids"][0] == run_id
     assert any(f"run #{run_id}" in s.value for s in at.success)
 
     at = goto(at, "claims")
     assert_clean(at)
+    heading = at.subheader[-1].value
+    assert "evil" in heading and "](http" not in heading  # the run name is shown, never a link
     page = all_html(at)
     assert 'class="te-' in page  # the focused answer's claims are marked
     # focus a hallucinated claim through session state (what a table click does)
@@ -272,6 +336,72 @@ def test_api_key_typed_in_the_page_is_never_stored() -> None:
     assert b"sk-test" not in Path(default_db_path()).read_bytes()
 
 
+def test_the_servers_key_goes_only_to_the_default_endpoint() -> None:
+    from tempo_eval_app.components import KEY_NONE, KEY_SERVER, KEY_TYPED, judge_api_key
+
+    env = {"OPENAI_API_KEY": "sk-server-secret"}
+    assert judge_api_key("http://visitor.example/v1", "", env) == ("not-needed", KEY_NONE)
+    assert judge_api_key("", "", env) == (None, KEY_SERVER)
+    assert judge_api_key("", "", {}) == (None, KEY_NONE)
+    assert judge_api_key("http://visitor.example/v1", " sk-typed ", env) == ("sk-typed", KEY_TYPED)
+
+
+def test_evaluate_page_says_which_key_the_judge_gets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-server-secret")
+    at = goto(open_app(), "evaluate")
+    at.text_input(key="keep_ev_judge_model").set_value("m").run()
+    assert any("the server's OPENAI_API_KEY" in c.value for c in at.caption)
+    at.text_input(key="keep_ev_judge_url").set_value("http://visitor.example/v1").run()
+    judge = [c.value for c in at.caption if "Judge API key" in c.value]
+    assert judge and "no key" in judge[0] and "only ever sent to the default endpoint" in judge[0]
+    at.text_input(key="keep_ev_api_key").set_value("sk-typed").run()
+    assert any("the key typed here" in c.value for c in at.caption)
+    assert not any("sk-server-secret" in e.value or "sk-typed" in e.value for e in (*at.caption, *at.markdown))
+
+
+def test_a_judge_with_no_key_and_no_endpoint_is_a_problem_before_the_run() -> None:
+    at = goto(open_app(), "evaluate")  # conftest removes OPENAI_API_KEY
+    at.selectbox(key="keep_ev_tf_mode").set_value("llm")
+    at.text_input(key="keep_ev_judge_model").set_value("m").run()
+    assert any("no API key and no endpoint" in w.value for w in at.warning)
+    assert at.button(key="run_evaluation").disabled
+    at.text_input(key="keep_ev_judge_url").set_value("http://127.0.0.1:9/v1").run()
+    assert not any("no API key and no endpoint" in w.value for w in at.warning)
+
+
+def test_a_verifier_message_quoting_user_text_is_not_markdown() -> None:
+    at = goto(open_app(), "evaluate")
+    at.selectbox(key="keep_ev_tf_mode").set_value("nli")
+    at.radio(key="keep_ev_verifier").set_value("nli")
+    at.text_input(key="keep_ev_nli_model").set_value("![u](http://evil.example/x.png)").run()
+    for _ in range(300):  # the NLI check runs in the background; rerun until it has answered
+        if any("could not be loaded" in w.value for w in at.warning):
+            break
+        time.sleep(0.1)
+        at.run()
+    warnings = [w.value for w in at.warning if "could not be loaded" in w.value]
+    assert warnings, [w.value for w in at.warning]
+    assert not any("](http" in text for text in (*warnings, *(m.value for m in at.markdown)))
+
+
+def test_a_run_where_every_row_failed_is_not_reported_as_a_success(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+
+    async def broken(self: object, **inputs: object) -> None:
+        raise RuntimeError("the verifier exploded")
+
+    monkeypatch.setattr(TemporalFaithfulness, "_ameasure", broken)
+    at = goto(open_app(), "evaluate")
+    at.checkbox(key="keep_ev_ndcg").uncheck().run()
+    at.button(key="run_evaluation").click().run()
+    job = jobs.get(at.session_state["eval_job_id"])
+    assert job is not None and job.wait(TIMEOUT)
+    at.run()
+    warning = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "30 of 30 results failed" in warning and "the verifier exploded" in warning
+    assert not at.success
+
+
 # ---- comparison, heatmaps, conversation ---------------------------------------------------------
 
 def open_sample_runs() -> AppTest:
@@ -305,6 +435,49 @@ def test_compare_view_reopens_from_query_parameters() -> None:
     assert_clean(fresh)
     assert fresh.number_input(key="compare_k").value == 5
     assert fresh.selectbox(key="compare_query").value == "q7"
+
+
+def _trace_values(values: object) -> list[float]:
+    """A plotly JSON array: a plain list, or plotly 6's {"dtype", "bdata"} typed array."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).tolist()
+    return list(values)
+
+
+def test_compare_scores_runs_with_disjoint_queries_as_the_engine_does() -> None:
+    import json
+
+    from tempo_eval.compare import compare_trec
+    from tempo_eval.io.trec import load_qrels, load_run
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app.retrieval import _named, load_runs_dataset
+
+    # alpha ranks q1-q3, beta q2-q4: q1 and q4 are each missing from one run (scored 0, as
+    # trec_eval -c); q5 has no relevant document and is not measurable
+    run_a = b"q1 Q0 d1 1 3 alpha\nq1 Q0 x 2 2 alpha\nq2 Q0 x 1 3 alpha\nq2 Q0 d2 2 2 alpha\nq3 Q0 d3 1 1 alpha\n"
+    run_b = b"q2 Q0 d2 1 3 beta\nq3 Q0 x 1 3 beta\nq3 Q0 d3 2 2 beta\nq4 Q0 y 1 3 beta\nq4 Q0 d4 2 2 beta\nq5 Q0 d5 1 1 beta\n"
+    qrels = b"q1 0 d1 1\nq2 0 d2 2\nq3 0 d3 1\nq4 0 d4 1\nq5 0 d5 0\n"
+    dataset = load_runs_dataset([("a.trec", run_a), ("b.trec", run_b)], ("qrels.txt", qrels), name="disjoint")
+    dataset_id = RunStore().save_dataset(dataset)
+    expected = compare_trec(load_run([_named("a.trec", run_a), _named("b.trec", run_b)]),
+                            load_qrels(_named("qrels.txt", qrels)), metrics=["ndcg@10"], test="student")
+
+    at = AppTest.from_file(str(ROOT / "views" / "compare.py"), default_timeout=TIMEOUT)
+    at.query_params.update({"dataset": str(dataset_id)})
+    at.run()
+    assert_clean(at)
+    table = table_with(at, "label", "run")
+    means = dict(zip(table["run"], table["ndcg@10"], strict=True))
+    assert means == pytest.approx({run: expected.means[run]["ndcg@10"] for run in ("alpha", "beta")})
+    assert means["alpha"] != means["beta"]
+    curves = json.loads(at.get("plotly_chart")[0].proto.spec)
+    lines = {t["name"]: _trace_values(t["y"]) for t in curves["data"] if t.get("mode") == "lines+markers"}
+    assert {run: values[-1] for run, values in lines.items()} == pytest.approx(means)
+    assert any("alpha 1, beta 1" in c.value.replace("\\", "") for c in at.caption)
 
 
 def test_heatmap_cell_selected_through_session_state_lists_its_rows() -> None:

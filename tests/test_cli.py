@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tempo_eval.cli import main, neutralize_formulas
+from tempo_eval.cli import main
+from tempo_eval.io.export import neutralize_formulas
 from tempo_eval.store.db import DB_FILENAME
 from tests.support.openai_server import ScriptedOpenAIServer, json_reply
 

@@ -143,6 +143,26 @@ def test_curves_figure_has_a_band_and_a_line_per_run() -> None:
     assert [t.name for t in fig.data] == ["bm25 band", "bm25", "dense band", "dense"]
 
 
+def test_hostile_run_names_are_escaped_in_the_legend_and_hover_text() -> None:
+    hostile = '<a href="http://evil.example">x</a><br>'
+    bands = curve_bands({hostile: np.full((3, 2), 0.5), "dense": np.full((3, 2), 0.7)})
+    fig = ndcg_curves_figure(bands, title="<b>t</b>")
+    rendered = [t.name for t in fig.data] + [t.hovertemplate or "" for t in fig.data] + [fig.layout.title.text]
+    assert not any("<a " in text or "<br><" in text for text in rendered)
+    assert fig.data[1].name == '&lt;a href=&quot;http://evil.example&quot;&gt;x&lt;/a&gt;&lt;br&gt;'
+    assert fig.layout.title.text == "&lt;b&gt;t&lt;/b&gt;"
+
+
+def test_scatter_keeps_raw_query_ids_for_selection_and_escapes_the_hover_text() -> None:
+    ids = ['a&b', '<q>', 'say "hi"', "it's"]
+    pairs = paired_scores(pd.Series(dict.fromkeys(ids, 0.4)), pd.Series(dict.fromkeys(ids, 0.6)))
+    fig = paired_scatter(pairs, name_a="A", name_b="B", metric="ndcg@10")
+    trace = next(t for t in fig.data if len(t.x))
+    assert sorted(trace.customdata) == sorted(ids)
+    assert "&lt;q&gt;" in list(trace.text) and "a&amp;b" in list(trace.text)
+    assert "%{text}" in trace.hovertemplate and "%{customdata}" not in trace.hovertemplate
+
+
 def test_paired_scores_align_on_queries_scored_by_both() -> None:
     a = pd.Series({"q1": 0.5, "q2": 1.0, "q3": math.nan, "q4": 0.2})
     b = pd.Series({"q1": 0.5, "q2": 0.4, "q4": 0.9, "q5": 1.0})

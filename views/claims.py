@@ -130,7 +130,7 @@ with ui.page_guard("claims"):
         focus = shown.loc[0, "key"]
     claim = shown[shown["key"] == focus].iloc[0]
 
-    st.subheader(f"Query {claim['query_id']} · {claim['metric']} · {claim['eval_run']}")
+    st.subheader(ui.md_escape(f"Query {claim['query_id']} · {claim['metric']} · {claim['eval_run']}"))
     from tempo_eval.viz.highlight import VERDICT_LABELS, claim_marks, legend_html, render_marks
 
     frame = ui.dataset_frame(ui.store().run_info(int(claim["run_id"]))["dataset_id"])
@@ -157,14 +157,14 @@ with ui.page_guard("claims"):
         st.caption(f"{len(leftover)} claim(s) are paraphrases the judge wrote; they are listed in the table.")
 
     with st.container(border=True):
-        st.markdown(f"**Selected claim** — {VERDICT_LABELS.get(claim['verdict'], claim['verdict'])}")
+        st.markdown(f"**Selected claim** — {ui.md_escape(VERDICT_LABELS.get(claim['verdict'], claim['verdict']))}")
         st.text(claim["claim"])
         if isinstance(claim["evidence"], str) and claim["evidence"]:
             st.markdown("**Evidence sentence**")
             st.text(claim["evidence"])
         if claim["probabilities"]:
-            st.markdown(f"**Probabilities**: {claim['probabilities']}")
+            st.markdown(f"**Probabilities**: {ui.md_escape(claim['probabilities'])}")
         if isinstance(claim["reason"], str) and claim["reason"]:
             st.markdown("**Reason**")
             st.text(claim["reason"])
-    ui.view_link()
+    ui.view_link("hallucinated", "verdict")

@@ -25,24 +25,50 @@ EVAL_RUNS = "Evaluation runs selected in the sidebar (a stored metric)"
 
 
 @st.cache_data(show_spinner="Scoring the runs…", max_entries=16)
-def _system_curves(db: str, dataset_id: int, k: int) -> dict[str, dict[str, list[float]]]:
-    """{system: {query_id: NDCG@1..k}} in gold mode (trec_eval's ndcg_cut at every cutoff)."""
+def _system_curves(db: str, dataset_id: int, k: int) -> tuple[dict[str, dict[str, list[float]]], dict[str, int]]:
+    """({system: {query_id: NDCG@1..k}}, {system: judged queries it has no ranking for}) in gold
+    mode (trec_eval's ndcg_cut at every cutoff).
+
+    Same rule as `tempo_eval.compare.compare_trec(missing="zero")` (trec_eval -c): a judged query
+    (one with a relevant document) that a system did not rank scores 0 at every cutoff, so the
+    curves, the scatter and the significance table average every system over the same queries.
+    """
     from tempo_eval.metrics.ndcg import ndcg_gold_curve_batch
 
     frame = ui._dataset_frame(db, dataset_id)
     qrels = retrieval.qrels_from_frame(frame)
-    return {
-        name: ndcg_gold_curve_batch(ranking, qrels, k)
-        for name, ranking in retrieval.system_rankings(frame).items()
-    }
+    judged = [q for q, grades in qrels.items() if any(g > 0 for g in grades.values())]
+    curves: dict[str, dict[str, list[float]]] = {}
+    filled: dict[str, int] = {}
+    for name, ranking in retrieval.system_rankings(frame).items():
+        per_query = ndcg_gold_curve_batch(ranking, qrels, k)
+        absent = [q for q in judged if q not in per_query]
+        per_query.update({q: [0.0] * k for q in absent})
+        curves[name], filled[name] = per_query, len(absent)
+    return curves, filled
+
+
+def _tables(report) -> tuple[pd.DataFrame, pd.DataFrame, str, str, str]:
+    return report.to_dataframe(), report.pairs_frame(), report.caption(), report.to_markdown(), report.to_latex()
+
+
+@st.cache_data(show_spinner="Significance tests…", max_entries=32)
+def _system_report(db: str, dataset_id: int, k: int, chosen: tuple[str, ...], test: str, alpha: float):
+    """The engine's comparison of the chosen systems: `compare_trec` with missing="zero"."""
+    from tempo_eval.compare import compare_trec
+
+    frame = ui._dataset_frame(db, dataset_id)
+    rankings = retrieval.system_rankings(frame)
+    report = compare_trec({name: rankings[name] for name in chosen}, retrieval.qrels_from_frame(frame),
+                          metrics=[f"ndcg@{k}"], missing="zero", test=test, alpha=alpha)
+    return _tables(report)
 
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
 def _report(per_query: dict, test: str, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame, str, str, str]:
     from tempo_eval.compare import compare
 
-    report = compare(per_query, test=test, alpha=alpha)
-    return report.to_dataframe(), report.pairs_frame(), report.caption(), report.to_markdown(), report.to_latex()
+    return _tables(compare(per_query, test=test, alpha=alpha))
 
 
 @st.cache_data(show_spinner="Confidence bands…", max_entries=16)
@@ -104,7 +130,7 @@ with ui.page_guard("compare"):
     if source == SYSTEMS:
         k = int(c1.number_input("k", 1, 100, 10, key="compare_k"))
         chosen = st.multiselect("Runs", names, default=ui.multiselect_default("compare_runs", names), key="compare_runs")
-        all_curves = _system_curves(ui.db_path(), dataset_id, k)
+        all_curves, filled = _system_curves(ui.db_path(), dataset_id, k)
         curves = {name: all_curves[name] for name in chosen if name in all_curves}
         metric = f"ndcg@{k}"
         series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
@@ -132,10 +158,22 @@ with ui.page_guard("compare"):
         ui.download_figure(figure, "ndcg_curves", key="curves_fig")
 
     st.subheader("Significance")
-    per_query = {name: {metric: {str(q): float(v) for q, v in s.items()}} for name, s in series.items()}
-    table, pairs, caption, markdown, latex = _report(per_query, test, float(alpha))
+    if curves:
+        table, pairs, caption, markdown, latex = _system_report(ui.db_path(), dataset_id, k, tuple(curves), test, float(alpha))
+    else:
+        per_query = {name: {metric: {str(q): float(v) for q, v in s.items()}} for name, s in series.items()}
+        try:
+            table, pairs, caption, markdown, latex = _report(per_query, test, float(alpha))
+        except ValueError as exc:  # e.g. the runs share no scored query: say so, not "went wrong"
+            st.info(ui.md_escape(f"These runs cannot be compared on {metric}: {exc}"))
+            st.stop()
     st.dataframe(table, hide_index=True, width="stretch", key="compare_table")
-    st.caption(caption)
+    st.caption(ui.md_escape(caption))
+    if curves and any(filled[name] for name in curves):
+        st.caption(ui.md_escape(
+            "Judged queries a run has no ranking for, scored 0 (trec_eval -c): "
+            + ", ".join(f"{name} {filled[name]}" for name in curves)
+        ))
     st.dataframe(pairs, hide_index=True, width="stretch", key="compare_pairs")
     d1, d2 = st.columns(2)
     d1.download_button("Table (Markdown)", markdown, "comparison.md", key="compare_md", icon=":material/download:")
@@ -214,4 +252,4 @@ with ui.page_guard("compare"):
                             ui.safe_html(f"<b>{rank}. {html.escape(str(doc))}</b> " + render_marks(text, marks))
     else:
         st.dataframe(pd.DataFrame({"run": list(scores), metric: list(scores.values())}), hide_index=True, key="drill_eval")
-    ui.view_link()
+    ui.view_link("k", "compare", "q")

@@ -86,7 +86,7 @@ with ui.page_guard("conversation"):
     from tempo_eval.viz.timeline import turn_timeline, windows_frame
 
     score = result["score"]
-    st.metric("Turn faithfulness", ui.fmt_score(score), help=result["reason"])
+    st.metric("Turn faithfulness", ui.fmt_score(score))
     if result["reason"]:
         ui.plain(result["reason"], muted=True)
     windows = result["details"].get("windows", [])

@@ -6,6 +6,7 @@ nothing; running the same configuration again resumes it.
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import streamlit as st
 
@@ -66,12 +67,13 @@ def _build_work(settings: dict, dataset_id: int, db_store):
 
         verifier = None
         provider = None
+        # never None with a custom endpoint: the server's key must not follow a typed address
+        api_key, _ = ui.judge_api_key(settings["judge_url"], settings["api_key"])
         if settings["verifier"] == "llm" or "llm" in (settings["tf_mode"], settings["ndcg_mode"]):
             from tempo_eval.llm.provider import OpenAIProvider
 
             provider = OpenAIProvider(
-                model=settings["judge_model"], base_url=settings["judge_url"] or None,
-                api_key=settings["api_key"] or None,
+                model=settings["judge_model"], base_url=settings["judge_url"] or None, api_key=api_key,
             )
         needs_verifier = (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"]
         if needs_verifier:
@@ -85,7 +87,7 @@ def _build_work(settings: dict, dataset_id: int, db_store):
                 verifier = make_verifier("nli", model=settings["nli_model"])
             else:
                 verifier = make_verifier("llm", model=settings["judge_model"], base_url=settings["judge_url"] or None,
-                                         api_key=settings["api_key"] or None)
+                                         api_key=api_key)
         metrics = []
         if settings["tf"]:
             from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
@@ -114,21 +116,28 @@ def _build_work(settings: dict, dataset_id: int, db_store):
 
 def _show_job(job: jobs.Job) -> None:
     if job.active:
-        st.progress(job.fraction, text=f"{job.label}: {job.done} of {job.total or '…'} rows")
+        st.progress(job.fraction, text=ui.md_escape(f"{job.label}: {job.done} of {job.total or '…'} rows"))
         if st.button("Cancel", key=f"cancel_{job.id}", icon=":material/stop_circle:"):
             job.cancel()
             st.toast("Cancelling: rows in flight finish and are stored.")
         return
+    frame = ui.results_frame(job.run_id) if job.run_id is not None else None
+    failures = ui.error_summary(frame) if frame is not None else None
     if job.status == "failed":
         st.error(ui.md_escape(f"The evaluation failed: {job.error} (details in the log)."))
     elif job.status == "cancelled":
         st.warning(f"Cancelled after {job.done} of {job.total} rows. Run it again to resume where it stopped.")
+    elif failures is not None:
+        failed, total, reason = failures
+        st.warning(ui.md_escape(
+            f"Finished with errors: {failed} of {total} results failed and have no score (run #{job.run_id}). "
+            f"First reason: {reason}"
+        ))
     else:
         st.success(f"Finished: {job.done} rows evaluated and stored (run #{job.run_id}).")
-    if job.run_id is not None:
+    if frame is not None:
         from tempo_eval.runner import aggregate_frame
 
-        frame = ui.results_frame(job.run_id)
         if not frame.empty:
             summary = aggregate_frame(frame).reset_index()
             summary["nan_reasons"] = summary["nan_reasons"].map(lambda d: ", ".join(f"{k}: {v}" for k, v in d.items()))
@@ -174,6 +183,11 @@ with ui.page_guard("evaluate"):
     api_key = s3.text_input("API key (kept in this session only, never stored)", "", type="password",
                             key="keep_ev_api_key")
 
+    _, key_source = ui.judge_api_key(judge_url, api_key)
+    endpoint = ui.md_escape(judge_url.strip()) if judge_url.strip() else "the default endpoint (OpenAI or OPENAI_BASE_URL)"
+    note = " The server's OPENAI_API_KEY is only ever sent to the default endpoint." if judge_url.strip() else ""
+    s3.caption(f"Judge API key: {key_source}. Endpoint: {endpoint}.{note}")
+
     st.subheader("Verifier")
     judge_ready = bool(judge_model.strip())
     status = _availability(nli_model.strip() or "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli", judge_ready)
@@ -200,10 +214,13 @@ with ui.page_guard("evaluate"):
         problems.append("The NLI model is still being checked.")
     if needs_judge and not judge_ready:
         problems.append("These settings need a judge: give its endpoint and model.")
+    if needs_judge and key_source == ui.KEY_NONE and not judge_url.strip() and not os.environ.get("OPENAI_BASE_URL"):
+        problems.append("The judge has no API key and no endpoint: type an API key, or the base URL of an "
+                        "OpenAI-compatible server.")
     if support < similarity:
         problems.append("The support similarity must be at least the on-topic similarity.")
     for problem in problems:
-        st.warning(problem)
+        st.warning(ui.md_escape(problem))
 
     run_name = st.text_input("Run name", "", key="keep_ev_run_name", placeholder="e.g. lexical, k=10")
     running = jobs.active_for(dataset_id)

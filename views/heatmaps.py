@@ -133,4 +133,4 @@ with ui.page_guard("heatmaps"):
                 table = pd.DataFrame(listing)
                 st.dataframe(table, hide_index=True, width="stretch", key="heat_ac_rows")
                 ui.download_results(table, "heatmap_answer_cell_rows", key="heat_ac_dl")
-    ui.view_link()
+    ui.view_link("run", "bin")

@@ -15,6 +15,20 @@ from tempo_eval_app import components as ui
 
 ui.page_setup("Overview")
 
+
+def _row_label(frame: pd.DataFrame, position: int) -> str:
+    """What the row picker shows: run (when the dataset has several), query id, start of the query."""
+    row = frame.iloc[position]
+    parts = []
+    run = row.get("run")
+    if isinstance(run, str) and run:
+        parts.append(run)
+    parts.append(str(row.get("query_id")))
+    query = row.get("query")
+    if isinstance(query, str) and query:
+        parts.append(query[:90])
+    return " · ".join(parts)
+
 with ui.page_guard("overview"):
     dataset_id = ui.active_dataset_id()
     if dataset_id is None:
@@ -67,12 +81,12 @@ with ui.page_guard("overview"):
         from tempo_eval.core.extract import extract_aft, extract_dft
         from tempo_eval.viz.highlight import legend_html, render_marks, year_marks
 
-        ids = frame["query_id"].astype(str).tolist()
-        ui.init_from_param("overview_row", "row", str, lambda v: v in ids)
-        chosen = st.selectbox("Row", ids, key="overview_row",
-                              format_func=lambda q: f"{q} · {str(frame.loc[ids.index(q), 'query'] or '')[:90]}")
+        # options are row positions: a query id repeats across the runs of a dataset
+        positions = list(range(len(frame)))
+        ui.init_from_param("overview_row", "row", int, lambda v: 0 <= v < len(frame))
+        chosen = st.selectbox("Row", positions, key="overview_row", format_func=lambda i: _row_label(frame, i))
         ui.set_params(row=chosen)
-        row = frame.iloc[ids.index(chosen)]
+        row = frame.iloc[chosen]
         answer = row.get("answer")
         contexts = row.get("contexts") if isinstance(row.get("contexts"), list) else []
         ref = row.get("reference_date") or None
@@ -81,7 +95,7 @@ with ui.page_guard("overview"):
             context_years = set().union(*(extract_dft(c, reference_date=ref).years for c in contexts)) if contexts else set()
             st.html(legend_html(("grounded", "ungrounded")))
             ui.safe_html(render_marks(answer, year_marks(aft.spans, context_years)))
-            score = scores.iloc[ids.index(chosen)]
+            score = scores.iloc[chosen]
             ui.plain(f"Temporal Faithfulness {ui.fmt_score(score['temporal_faithfulness'])}: {score['tf_reason']}", muted=True)
             for i, text in enumerate(contexts, start=1):
                 dft = extract_dft(text, reference_date=ref)
@@ -95,4 +109,4 @@ with ui.page_guard("overview"):
     if len(nan_reasons):
         with st.expander(f"Why {len(nan_reasons)} rows have no Temporal Faithfulness score"):
             st.dataframe(nan_reasons.value_counts().rename_axis("reason").reset_index(), hide_index=True)
-    ui.view_link()
+    ui.view_link("k", "row")

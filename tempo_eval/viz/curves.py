@@ -78,7 +78,10 @@ def _bootstrap_columns(
 
 
 def ndcg_curves_figure(bands: pd.DataFrame, *, title: str = "NDCG@k", confidence: float = 0.95) -> go.Figure:
-    """Lines of mean NDCG@k per run with shaded confidence bands (from `curve_bands`)."""
+    """Lines of mean NDCG@k per run with shaded confidence bands (from `curve_bands`).
+
+    Plotly renders trace names (the legend), titles and hover text as HTML: run names and the
+    title are escaped, so a run called ``<a href=...>`` shows as typed."""
     fig = go.Figure()
     for index, (run, part) in enumerate(bands.groupby("run", sort=False)):
         colour = PALETTE[index % len(PALETTE)]
@@ -88,10 +91,10 @@ def ndcg_curves_figure(bands: pd.DataFrame, *, title: str = "NDCG@k", confidence
             x=ks + ks[::-1],
             y=part["high"].tolist() + part["low"].tolist()[::-1],
             fill="toself", fillcolor=_rgba(colour, 0.18), line={"width": 0},
-            hoverinfo="skip", showlegend=False, legendgroup=str(run), name=f"{run} band",
+            hoverinfo="skip", showlegend=False, legendgroup=str(run), name=f"{_escape(run)} band",
         ))
         fig.add_trace(go.Scatter(
-            x=ks, y=part["mean"], mode="lines+markers", name=str(run), legendgroup=str(run),
+            x=ks, y=part["mean"], mode="lines+markers", name=_escape(run), legendgroup=str(run),
             line={"color": colour, "width": 2},
             customdata=np.stack([part["low"], part["high"], part["n_queries"]], axis=-1),
             hovertemplate=(
@@ -101,7 +104,7 @@ def ndcg_curves_figure(bands: pd.DataFrame, *, title: str = "NDCG@k", confidence
             ),
         ))
     fig.update_layout(
-        title=title, xaxis_title="cutoff k", yaxis_title="mean NDCG@k",
+        title=_escape(title), xaxis_title="cutoff k", yaxis_title="mean NDCG@k",
         yaxis={"range": [0, 1.02]}, xaxis={"dtick": 1}, hovermode="x unified",
         legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
     )

@@ -31,7 +31,8 @@ def paired_scores(a: pd.Series, b: pd.Series) -> pd.DataFrame:
 def paired_scatter(pairs: pd.DataFrame, *, name_a: str, name_b: str, metric: str) -> go.Figure:
     """Scatter of `paired_scores` output: x = run A, y = run B, coloured by which run is better.
 
-    Each point carries its query id as customdata (for selection and drill-down).
+    Each point carries its raw query id as customdata (for selection and drill-down) and the
+    HTML-escaped id as its text (plotly renders hover text as HTML).
     """
     fig = go.Figure()
     fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line={"dash": "dot", "color": "#999"})
@@ -40,14 +41,19 @@ def paired_scatter(pairs: pd.DataFrame, *, name_a: str, name_b: str, metric: str
         fig.add_trace(go.Scatter(
             x=part["a"], y=part["b"], mode="markers", name=f"{outcome} ({len(part)})",
             marker={"color": colour, "size": 8, "opacity": 0.75},
-            customdata=part["query_id"].map(html.escape),
-            hovertemplate="query %{customdata}<br>A %{x:.3f}<br>B %{y:.3f}<extra></extra>",
+            customdata=part["query_id"].tolist(), text=part["query_id"].map(_escape).tolist(),
+            hovertemplate="query %{text}<br>A %{x:.3f}<br>B %{y:.3f}<extra></extra>",
         ))
-    label_a, label_b = html.escape(name_a), html.escape(name_b)
+    label_a, label_b = _escape(name_a), _escape(name_b)
     fig.update_layout(
-        title=f"{html.escape(metric)} per query",
+        title=f"{_escape(metric)} per query",
         xaxis={"title": f"A: {label_a}", "range": [-0.03, 1.03]},
         yaxis={"title": f"B: {label_b}", "range": [-0.03, 1.03]},
         legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
     )
     return fig
+
+
+def _escape(text: object) -> str:
+    """User text (query ids, run names) made inert in plotly's HTML subset."""
+    return html.escape(str(text))
