@@ -451,6 +451,18 @@ def parse_trec_metric(name: str) -> int:
     return int(cutoff)
 
 
+def judged_queries(judgments: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """Queries with at least one relevant document: the ones NDCG is measurable on."""
+    return [q for q, grades in judgments.items() if any(g > 0 for g in grades.values())]
+
+
+def fill_missing_queries(per_query: dict[str, Any], judged: Sequence[str], value: Any) -> int:
+    """trec_eval -c: give every judged query a run has no result for `value`; returns how many."""
+    absent = [q for q in judged if q not in per_query]
+    per_query.update(dict.fromkeys(absent, value))
+    return len(absent)
+
+
 def compare_trec(
     runs: Mapping[str, Any],
     qrels: Any,
@@ -477,7 +489,7 @@ def compare_trec(
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
     judgments = getattr(qrels, "judgments", qrels)
-    judged = [q for q, grades in judgments.items() if any(g > 0 for g in grades.values())]
+    judged = judged_queries(judgments)
     cutoffs = {metric: parse_trec_metric(metric) for metric in metrics}
     per_query: dict[str, dict[str, dict[str, float]]] = {}
     filled: dict[str, dict[str, int]] = {metric: {} for metric in cutoffs}
@@ -487,9 +499,7 @@ def compare_trec(
         for metric, k in cutoffs.items():
             values = dict(ndcg_gold_batch(scores, judgments, k))
             if missing == "zero":
-                absent = [q for q in judged if q not in values]
-                values.update(dict.fromkeys(absent, 0.0))
-                filled[metric][str(name)] = len(absent)
+                filled[metric][str(name)] = fill_missing_queries(values, judged, 0.0)
             per_query[str(name)][metric] = values
     report = compare(per_query, metrics=list(metrics), **options)
     return replace(report, n_filled=filled) if missing == "zero" else report

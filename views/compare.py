@@ -33,18 +33,18 @@ def _system_curves(db: str, dataset_id: int, k: int) -> tuple[dict[str, dict[str
     (one with a relevant document) that a system did not rank scores 0 at every cutoff, so the
     curves, the scatter and the significance table average every system over the same queries.
     """
+    from tempo_eval.compare import fill_missing_queries, judged_queries
     from tempo_eval.metrics.ndcg import ndcg_gold_curve_batch
 
     frame = ui._dataset_frame(db, dataset_id)
     qrels = retrieval.qrels_from_frame(frame)
-    judged = [q for q, grades in qrels.items() if any(g > 0 for g in grades.values())]
+    judged = judged_queries(qrels)
     curves: dict[str, dict[str, list[float]]] = {}
     filled: dict[str, int] = {}
     for name, ranking in retrieval.system_rankings(frame).items():
         per_query = ndcg_gold_curve_batch(ranking, qrels, k)
-        absent = [q for q in judged if q not in per_query]
-        per_query.update({q: [0.0] * k for q in absent})
-        curves[name], filled[name] = per_query, len(absent)
+        filled[name] = fill_missing_queries(per_query, judged, [0.0] * k)
+        curves[name] = per_query
     return curves, filled
 
 
