@@ -275,6 +275,15 @@ def active_dataset_id() -> int | None:
     return None if value is None else int(value)
 
 
+def require_dataset_id() -> int:
+    """The active dataset's id; without one, say where to get one and stop the page."""
+    dataset_id = active_dataset_id()
+    if dataset_id is None:
+        st.info("No dataset yet: open **Datasets** to upload one or load the sample.")
+        st.stop()
+    return dataset_id
+
+
 def active_run_ids() -> list[int]:
     return [int(r) for r in st.session_state.get(RUNS_KEY, [])]
 

@@ -95,10 +95,7 @@ def _eval_series(run_ids: list[int], metric: str) -> dict[str, pd.Series]:
 
 
 with ui.page_guard("compare"):
-    dataset_id = ui.active_dataset_id()
-    if dataset_id is None:
-        st.info("No dataset yet: open **Datasets**.")
-        st.stop()
+    dataset_id = ui.require_dataset_id()
     frame = ui.dataset_frame(dataset_id)
     names = retrieval.systems(frame)
     has_gold = {"retrieved_ids", "gold_ids"} <= set(frame.columns)

@@ -146,10 +146,7 @@ def _show_job(job: jobs.Job) -> None:
 
 
 with ui.page_guard("evaluate"):
-    dataset_id = ui.active_dataset_id()
-    if dataset_id is None:
-        st.info("No dataset yet: open **Datasets** to upload one or load the sample.")
-        st.stop()
+    dataset_id = ui.require_dataset_id()
     info = ui.dataset_info(dataset_id)
     frame = ui.dataset_frame(dataset_id)
     st.caption(f"Dataset **{ui.md_escape(info['name'])}** · {info['n_rows']} rows · columns {ui.md_escape(', '.join(map(str, frame.columns)))}")

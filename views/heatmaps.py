@@ -44,10 +44,7 @@ def _snippet(text: object, limit: int = 160) -> str:
 with ui.page_guard("heatmaps"):
     from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
 
-    dataset_id = ui.active_dataset_id()
-    if dataset_id is None:
-        st.info("No dataset yet: open **Datasets**.")
-        st.stop()
+    dataset_id = ui.require_dataset_id()
     frame = ui.dataset_frame(dataset_id)
     names = retrieval.systems(frame)
     c1, c2, c3 = st.columns(3)
