@@ -1,7 +1,7 @@
 """tempo-eval dashboard: `streamlit run app.py` from the repository root.
 
 The entry declares the pages; each page is a thin script under views/ that starts with
-`ui.page_setup(title)`, which draws the shared sidebar (which dataset, which runs), so a page also
+`selection.page_setup(title)`, which draws the shared sidebar (which dataset, which runs), so a page also
 runs on its own. It opens on the bundled sample data, no upload needed.
 
 Why views/ and not pages/: Streamlit treats a folder named pages/ beside the entry script as the
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval_app import components as ui
+from tempo_eval_app import errors, selection
 
 st.set_page_config(page_title="tempo-eval", page_icon=":material/schedule:", layout="wide")
-ui.configure_logging()
+errors.configure_logging()
 
 PAGES = [
     st.Page("views/overview.py", title="Overview", icon=":material/dashboard:", default=True),
@@ -30,6 +30,6 @@ PAGES = [
 ]
 
 navigation = st.navigation(PAGES)
-ui.keep_page_settings()
-with ui.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages
+selection.keep_page_settings()
+with selection.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages
     navigation.run()

@@ -23,7 +23,7 @@ def hostile_frame() -> pd.DataFrame:
 
 
 def test_dashboard_csv_download_prefixes_formula_cells_with_a_quote() -> None:
-    from tempo_eval_app.components import csv_bytes
+    from tempo_eval_app.downloads import csv_bytes
 
     out = pd.read_csv(io.BytesIO(csv_bytes(hostile_frame())), keep_default_na=False)
     assert out["answer"].tolist() == ["'" + f for f in FORMULAS]

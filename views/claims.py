@@ -10,9 +10,9 @@ import re
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import components as ui
+from tempo_eval_app import downloads, errors, formatting, links, selection, store_reads, widgets
 
-ui.page_setup("Claims")
+selection.page_setup("Claims")
 
 HALLUCINATED = ("NOT_SUPPORTED", "CONTRADICTED")
 _SIMILARITY = re.compile(r"similarity (-?\d+(?:\.\d+)?)")
@@ -37,11 +37,11 @@ def _probabilities_text(probabilities: object) -> str:
 def _claims_table(db: str, run_ids: tuple[int, ...], versions: tuple[int, ...]) -> pd.DataFrame:
     parts = []
     for run_id in run_ids:
-        frame = ui.claims_frame(run_id)
+        frame = store_reads.claims_frame(run_id)
         if frame.empty:
             continue
         frame = frame.copy()
-        frame.insert(0, "eval_run", ui.run_label(run_id))
+        frame.insert(0, "eval_run", store_reads.run_label(run_id))
         frame.insert(1, "run_id", run_id)
         parts.append(frame)
     if not parts:
@@ -55,13 +55,13 @@ def _claims_table(db: str, run_ids: tuple[int, ...], versions: tuple[int, ...]) 
     return claims
 
 
-with ui.page_guard("claims"):
-    dataset_id = ui.active_dataset_id()
-    run_ids = ui.active_run_ids()
+with errors.page_guard("claims"):
+    dataset_id = selection.active_dataset_id()
+    run_ids = selection.active_run_ids()
     if dataset_id is None or not run_ids:
         st.info("Select one or more evaluation runs in the sidebar (or run one on **Evaluate**) to see their claims.")
         st.stop()
-    claims = _claims_table(ui.db_path(), tuple(run_ids), tuple(ui._n_results(r) for r in run_ids))
+    claims = _claims_table(store_reads.db_path(), tuple(run_ids), tuple(store_reads._n_results(r) for r in run_ids))
     if claims.empty:
         st.info(
             "The selected runs have no claim-level verdicts. Focus-time scores compare years, not "
@@ -71,24 +71,24 @@ with ui.page_guard("claims"):
 
     st.subheader("Filters")
     f1, f2, f3 = st.columns([1, 2, 2])
-    ui.init_from_param("claims_hallucinated", "hallucinated", lambda v: v == "1")
+    links.init_from_param("claims_hallucinated", "hallucinated", lambda v: v == "1")
     hallucinated = f1.toggle("Hallucinated only", key="claims_hallucinated",
                              help="NOT_SUPPORTED and CONTRADICTED claims.")
     metrics = sorted(claims["metric"].unique())
-    chosen_metrics = f2.multiselect("Metric", metrics, default=ui.multiselect_default("claims_metrics", metrics), key="claims_metrics")
+    chosen_metrics = f2.multiselect("Metric", metrics, default=widgets.multiselect_default("claims_metrics", metrics), key="claims_metrics")
     eval_runs = list(dict.fromkeys(claims["eval_run"]))
-    chosen_runs = f3.multiselect("Evaluation run", eval_runs, default=ui.multiselect_default("claims_runs", eval_runs), key="claims_runs")
+    chosen_runs = f3.multiselect("Evaluation run", eval_runs, default=widgets.multiselect_default("claims_runs", eval_runs), key="claims_runs")
     g1, g2, g3 = st.columns([2, 2, 1])
     verdicts = [v for v in ("SUPPORTED", "PARTIALLY_SUPPORTED", "NEUTRAL", "NOT_SUPPORTED", "CONTRADICTED", "ERROR")
                 if v in set(claims["verdict"])]
-    ui.init_from_param("claims_verdicts", "verdict", lambda v: [x for x in v.split(",") if x in verdicts])
-    chosen_verdicts = g1.multiselect("Verdict", verdicts, default=ui.multiselect_default("claims_verdicts", verdicts), key="claims_verdicts")
+    links.init_from_param("claims_verdicts", "verdict", lambda v: [x for x in v.split(",") if x in verdicts])
+    chosen_verdicts = g1.multiselect("Verdict", verdicts, default=widgets.multiselect_default("claims_verdicts", verdicts), key="claims_verdicts")
     systems = [s for s in dict.fromkeys(claims["run"].dropna())]
-    chosen_systems = g2.multiselect("System (dataset run column)", systems, default=ui.multiselect_default("claims_systems", systems), key="claims_systems",
+    chosen_systems = g2.multiselect("System (dataset run column)", systems, default=widgets.multiselect_default("claims_systems", systems), key="claims_systems",
                                     disabled=not systems)
     min_confidence = g3.slider("Min. confidence", 0.0, 1.0, 0.0, 0.05, key="claims_confidence",
                                help="NLI: highest class probability; lexical: similarity of the evidence.")
-    ui.set_params(hallucinated="1" if hallucinated else None,
+    links.set_params(hallucinated="1" if hallucinated else None,
                   verdict=chosen_verdicts if set(chosen_verdicts) != set(verdicts) else None)
 
     mask = claims["metric"].isin(chosen_metrics) & claims["eval_run"].isin(chosen_runs) & claims["verdict"].isin(chosen_verdicts)
@@ -120,7 +120,7 @@ with ui.page_guard("claims"):
     selected_rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     if selected_rows and selected_rows[0] < len(shown):
         st.session_state["claims_focus"] = shown.loc[selected_rows[0], "key"]
-    ui.download_results(shown.drop(columns=["key"]), "claims", key="claims_dl")
+    downloads.download_results(shown.drop(columns=["key"]), "claims", key="claims_dl")
 
     if shown.empty:
         st.info("No claim matches the filters.")
@@ -130,10 +130,10 @@ with ui.page_guard("claims"):
         focus = shown.loc[0, "key"]
     claim = shown[shown["key"] == focus].iloc[0]
 
-    st.subheader(ui.md_escape(f"Query {claim['query_id']} · {claim['metric']} · {claim['eval_run']}"))
+    st.subheader(formatting.md_escape(f"Query {claim['query_id']} · {claim['metric']} · {claim['eval_run']}"))
     from tempo_eval.viz.highlight import VERDICT_LABELS, claim_marks, legend_html, render_marks
 
-    frame = ui.dataset_frame(ui.store().run_info(int(claim["run_id"]))["dataset_id"])
+    frame = store_reads.dataset_frame(store_reads.store().run_info(int(claim["run_id"]))["dataset_id"])
     row = frame.iloc[int(claim["row"])]
     same = claims[(claims["run_id"] == claim["run_id"]) & (claims["row"] == claim["row"]) & (claims["metric"] == claim["metric"])]
     records = same[["claim", "verdict", "evidence"]].to_dict(orient="records")
@@ -144,27 +144,27 @@ with ui.page_guard("claims"):
     answer = row.get("answer") if isinstance(row.get("answer"), str) else ""
     marks, missing = claim_marks(answer, records)
     st.markdown("**Answer**, claims coloured by verdict")
-    ui.safe_html(render_marks(answer, marks))
+    widgets.safe_html(render_marks(answer, marks))
     leftover = [records[i] for i in missing]
     reference = row.get("reference") if isinstance(row.get("reference"), str) else ""
     if leftover and reference:
         ref_marks, still_missing = claim_marks(reference, leftover)
         if ref_marks:
             st.markdown("**Reference**, claims checked against the answer")
-            ui.safe_html(render_marks(reference, ref_marks))
+            widgets.safe_html(render_marks(reference, ref_marks))
         leftover = [leftover[i] for i in still_missing]
     if leftover:
         st.caption(f"{len(leftover)} claim(s) are paraphrases the judge wrote; they are listed in the table.")
 
     with st.container(border=True):
-        st.markdown(f"**Selected claim** — {ui.md_escape(VERDICT_LABELS.get(claim['verdict'], claim['verdict']))}")
+        st.markdown(f"**Selected claim** — {formatting.md_escape(VERDICT_LABELS.get(claim['verdict'], claim['verdict']))}")
         st.text(claim["claim"])
         if isinstance(claim["evidence"], str) and claim["evidence"]:
             st.markdown("**Evidence sentence**")
             st.text(claim["evidence"])
         if claim["probabilities"]:
-            st.markdown(f"**Probabilities**: {ui.md_escape(claim['probabilities'])}")
+            st.markdown(f"**Probabilities**: {formatting.md_escape(claim['probabilities'])}")
         if isinstance(claim["reason"], str) and claim["reason"]:
             st.markdown("**Reason**")
             st.text(claim["reason"])
-    ui.view_link("hallucinated", "verdict")
+    links.view_link("hallucinated", "verdict")

@@ -15,10 +15,19 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import components as ui
-from tempo_eval_app import retrieval
+from tempo_eval_app import (
+    downloads,
+    errors,
+    formatting,
+    links,
+    retrieval,
+    samples,
+    selection,
+    store_reads,
+    widgets,
+)
 
-ui.page_setup("Compare runs")
+selection.page_setup("Compare runs")
 
 SYSTEMS = "Retrieval systems of this dataset (NDCG@k from gold_ids)"
 EVAL_RUNS = "Evaluation runs selected in the sidebar (a stored metric)"
@@ -36,7 +45,7 @@ def _system_curves(db: str, dataset_id: int, k: int) -> tuple[dict[str, dict[str
     from tempo_eval.compare import fill_missing_queries, judged_queries
     from tempo_eval.metrics.ndcg import ndcg_gold_curve_batch
 
-    frame = ui._dataset_frame(db, dataset_id)
+    frame = store_reads._dataset_frame(db, dataset_id)
     qrels = retrieval.qrels_from_frame(frame)
     judged = judged_queries(qrels)
     curves: dict[str, dict[str, list[float]]] = {}
@@ -57,7 +66,7 @@ def _system_report(db: str, dataset_id: int, k: int, chosen: tuple[str, ...], te
     """The engine's comparison of the chosen systems: `compare_trec` with missing="zero"."""
     from tempo_eval.compare import compare_trec
 
-    frame = ui._dataset_frame(db, dataset_id)
+    frame = store_reads._dataset_frame(db, dataset_id)
     rankings = retrieval.system_rankings(frame)
     report = compare_trec({name: rankings[name] for name in chosen}, retrieval.qrels_from_frame(frame),
                           metrics=[f"ndcg@{k}"], missing="zero", test=test, alpha=alpha)
@@ -82,11 +91,11 @@ def _eval_series(run_ids: list[int], metric: str) -> dict[str, pd.Series]:
     """Per-query scores of `metric` for each evaluation run (and each system within it)."""
     series: dict[str, pd.Series] = {}
     for run_id in run_ids:
-        frame = ui.results_frame(run_id)
+        frame = store_reads.results_frame(run_id)
         part = frame[frame["metric"] == metric]
         if part.empty:
             continue
-        label = ui.run_label(run_id)
+        label = store_reads.run_label(run_id)
         groups = part.groupby(part["run"].fillna(""), sort=False) if part["run"].notna().any() else [("", part)]
         for system, rows in groups:
             name = f"{label} / {system}" if system else label
@@ -94,15 +103,15 @@ def _eval_series(run_ids: list[int], metric: str) -> dict[str, pd.Series]:
     return series
 
 
-with ui.page_guard("compare"):
-    dataset_id = ui.require_dataset_id()
-    frame = ui.dataset_frame(dataset_id)
+with errors.page_guard("compare"):
+    dataset_id = selection.require_dataset_id()
+    frame = store_reads.dataset_frame(dataset_id)
     names = retrieval.systems(frame)
     has_gold = {"retrieved_ids", "gold_ids"} <= set(frame.columns)
     sources = []
     if len(names) >= 2 and has_gold:
         sources.append(SYSTEMS)
-    if ui.active_run_ids():
+    if selection.active_run_ids():
         sources.append(EVAL_RUNS)
     if SYSTEMS not in sources:
         st.info(
@@ -110,13 +119,13 @@ with ui.page_guard("compare"):
             "`run` column (TREC runs + qrels on **Datasets**), or select two evaluation runs in the sidebar."
         )
         if st.button("Open the BM25 vs dense sample runs", key="compare_load_sample", type="primary"):
-            ui.select_dataset(ui.load_sample_runs())
+            selection.select_dataset(samples.load_sample_runs())
     if not sources:
         st.stop()
 
     source = st.radio("Compare", sources, key="compare_source", horizontal=True)
     c1, c2, c3 = st.columns(3)
-    ui.init_from_param("compare_k", "k", int, lambda v: 1 <= v <= 100)
+    links.init_from_param("compare_k", "k", int, lambda v: 1 <= v <= 100)
     # the paired t-test is the default here (as in ranx): exact and instant; Fisher's randomisation
     # test (10,000 sign flips per run pair) takes about 0.4 s per pair at 1,000 queries
     test = c2.selectbox("Significance test", ["student", "fisher"], key="compare_test",
@@ -126,15 +135,15 @@ with ui.page_guard("compare"):
     curves: dict[str, dict[str, list[float]]] = {}
     if source == SYSTEMS:
         k = int(c1.number_input("k", 1, 100, 10, key="compare_k"))
-        chosen = st.multiselect("Runs", names, default=ui.multiselect_default("compare_runs", names), key="compare_runs")
-        all_curves, filled = _system_curves(ui.db_path(), dataset_id, k)
+        chosen = st.multiselect("Runs", names, default=widgets.multiselect_default("compare_runs", names), key="compare_runs")
+        all_curves, filled = _system_curves(store_reads.db_path(), dataset_id, k)
         curves = {name: all_curves[name] for name in chosen if name in all_curves}
         metric = f"ndcg@{k}"
         series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
-        ui.set_params(k=k, compare=",".join(chosen) if chosen != names else None)
+        links.set_params(k=k, compare=",".join(chosen) if chosen != names else None)
     else:
-        run_ids = ui.active_run_ids()
-        available = sorted({m for r in run_ids for m in ui.results_frame(r)["metric"].unique()})
+        run_ids = selection.active_run_ids()
+        available = sorted({m for r in run_ids for m in store_reads.results_frame(r)["metric"].unique()})
         if not available:
             st.info("The selected evaluation runs have no results yet.")
             st.stop()
@@ -152,22 +161,22 @@ with ui.page_guard("compare"):
         bands = _bands({name: list(per_query.values()) for name, per_query in curves.items()})
         figure = ndcg_curves_figure(bands, title=f"Mean NDCG@1..{k} with 95% bootstrap bands")
         st.plotly_chart(figure, key="compare_curves", width="stretch")
-        ui.download_figure(figure, "ndcg_curves", key="curves_fig")
+        downloads.download_figure(figure, "ndcg_curves", key="curves_fig")
 
     st.subheader("Significance")
     if curves:
-        table, pairs, caption, markdown, latex = _system_report(ui.db_path(), dataset_id, k, tuple(curves), test, float(alpha))
+        table, pairs, caption, markdown, latex = _system_report(store_reads.db_path(), dataset_id, k, tuple(curves), test, float(alpha))
     else:
         per_query = {name: {metric: {str(q): float(v) for q, v in s.items()}} for name, s in series.items()}
         try:
             table, pairs, caption, markdown, latex = _report(per_query, test, float(alpha))
         except ValueError as exc:  # e.g. the runs share no scored query: say so, not "went wrong"
-            st.info(ui.md_escape(f"These runs cannot be compared on {metric}: {exc}"))
+            st.info(formatting.md_escape(f"These runs cannot be compared on {metric}: {exc}"))
             st.stop()
     st.dataframe(table, hide_index=True, width="stretch", key="compare_table")
-    st.caption(ui.md_escape(caption))
+    st.caption(formatting.md_escape(caption))
     if curves and any(filled[name] for name in curves):
-        st.caption(ui.md_escape(
+        st.caption(formatting.md_escape(
             "Judged queries a run has no ranking for, scored 0 (trec_eval -c): "
             + ", ".join(f"{name} {filled[name]}" for name in curves)
         ))
@@ -191,16 +200,16 @@ with ui.page_guard("compare"):
         if point.get("customdata") is not None:
             st.session_state["compare_query"] = str(point["customdata"])
             break
-    ui.download_results(pairs_frame, f"per_query_{metric}", key="compare_dl")
+    downloads.download_results(pairs_frame, f"per_query_{metric}", key="compare_dl")
 
     st.subheader("Drill-down")
     query_ids = list(pairs_frame["query_id"]) or sorted({q for s in series.values() for q in s.index})
-    ui.init_from_param("compare_query", "q", str, lambda q: q in query_ids)
+    links.init_from_param("compare_query", "q", str, lambda q: q in query_ids)
     if st.session_state.get("compare_query") not in query_ids:
         st.session_state["compare_query"] = query_ids[0]
     query_id = st.selectbox("Query", query_ids, key="compare_query",
                             help="Or click a point of the scatter plot.")
-    ui.set_params(q=query_id)
+    links.set_params(q=query_id)
     rows = frame[frame["query_id"].astype(str) == str(query_id)]
     query_text = next((q for q in rows.get("query", pd.Series(dtype=object)) if isinstance(q, str)), None)
 
@@ -212,7 +221,7 @@ with ui.page_guard("compare"):
         qft = extract_qft(query_text)
         query_years = set(qft.years)
         st.markdown("**Query**")
-        ui.safe_html(render_marks(query_text, year_marks(qft.spans)))
+        widgets.safe_html(render_marks(query_text, year_marks(qft.spans)))
         st.caption("Query years: " + (", ".join(map(str, sorted(query_years))) if query_years else "none found"))
     st.html(legend_html(("grounded", "ungrounded")))
     scores = {name: s.get(query_id) for name, s in series.items()}
@@ -223,7 +232,7 @@ with ui.page_guard("compare"):
         for i, name in enumerate(curves):
             sys_rows = rows[rows["run"] == name] if "run" in rows.columns else rows
             with columns[i % len(columns)]:
-                st.markdown(f"**{ui.md_escape(name)}** · {ui.md_escape(metric)} {ui.fmt_score(scores.get(name))}")
+                st.markdown(f"**{formatting.md_escape(name)}** · {formatting.md_escape(metric)} {formatting.fmt_score(scores.get(name))}")
                 if sys_rows.empty:
                     st.caption("No ranking for this query.")
                     continue
@@ -246,7 +255,7 @@ with ui.page_guard("compare"):
                         if text:
                             dft = extract_dft(text)
                             marks = year_marks(dft.spans, query_years) if query_years else year_marks(dft.spans)
-                            ui.safe_html(f"<b>{rank}. {html.escape(str(doc))}</b> " + render_marks(text, marks))
+                            widgets.safe_html(f"<b>{rank}. {html.escape(str(doc))}</b> " + render_marks(text, marks))
     else:
         st.dataframe(pd.DataFrame({"run": list(scores), metric: list(scores.values())}), hide_index=True, key="drill_eval")
-    ui.view_link("k", "compare", "q")
+    links.view_link("k", "compare", "q")

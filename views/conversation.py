@@ -9,9 +9,9 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import components as ui
+from tempo_eval_app import downloads, errors, formatting, samples, selection, widgets
 
-ui.page_setup("Conversation")
+selection.page_setup("Conversation")
 
 SAMPLES = {
     "museum": ("Museum guide (JSON turns)", "conversation_museum.json"),
@@ -21,7 +21,7 @@ TEXT_KEY = "conversation_text"
 
 
 def _load_sample(name: str) -> None:
-    st.session_state[TEXT_KEY] = (ui.SAMPLE_DIR / SAMPLES[name][1]).read_text(encoding="utf-8")
+    st.session_state[TEXT_KEY] = (samples.SAMPLE_DIR / SAMPLES[name][1]).read_text(encoding="utf-8")
     st.session_state.pop("conversation_result", None)
 
 
@@ -44,7 +44,7 @@ def _evaluate(text: str, window_size: int, threshold: float, penalize: bool, ver
     }
 
 
-with ui.page_guard("conversation"):
+with errors.page_guard("conversation"):
     st.markdown("Paste a conversation: `User:` / `Assistant:` lines with `Context:` blocks before each answer, "
                 "or JSON turns with `role`, `content` and `retrieval_context`.")
     b1, b2, _ = st.columns([1, 1, 2])
@@ -60,7 +60,7 @@ with ui.page_guard("conversation"):
             try:
                 st.session_state[TEXT_KEY] = upload.getvalue().decode("utf-8-sig")
             except UnicodeDecodeError as exc:
-                st.error(ui.md_escape(f"{upload.name}: the file is not UTF-8 text (byte {exc.start}); save it as UTF-8."))
+                st.error(formatting.md_escape(f"{upload.name}: the file is not UTF-8 text (byte {exc.start}); save it as UTF-8."))
     text = st.text_area("Conversation", height=260, key=TEXT_KEY,
                         placeholder="User: When did the Berlin Wall fall?\nContext:\n- On 9 November 1989 ...\nAssistant: ...")
 
@@ -86,9 +86,9 @@ with ui.page_guard("conversation"):
     from tempo_eval.viz.timeline import turn_timeline, windows_frame
 
     score = result["score"]
-    st.metric("Turn faithfulness", ui.fmt_score(score))
+    st.metric("Turn faithfulness", formatting.fmt_score(score))
     if result["reason"]:
-        ui.plain(result["reason"], muted=True)
+        widgets.plain(result["reason"], muted=True)
     windows = result["details"].get("windows", [])
     table = windows_frame(windows)
     if table.empty:
@@ -96,17 +96,17 @@ with ui.page_guard("conversation"):
         st.stop()
     figure = turn_timeline(table, threshold=result["details"].get("settings", {}).get("threshold"))
     st.plotly_chart(figure, key="conv_timeline", width="stretch", on_select="rerun", selection_mode="points")
-    ui.download_figure(figure, "turn_faithfulness", key="conv_fig")
+    downloads.download_figure(figure, "turn_faithfulness", key="conv_fig")
     st.dataframe(table, hide_index=True, width="stretch", key="conv_windows")
     claims = pd.DataFrame(result["details"].get("claims", []))
     if not claims.empty:
-        ui.download_results(claims, "conversation_claims", key="conv_dl")
+        downloads.download_results(claims, "conversation_claims", key="conv_dl")
 
     st.subheader("Claims of each window")
     st.html(legend_html(("SUPPORTED", "NEUTRAL", "CONTRADICTED")))
     turns = result["turns"]
     chosen = st.selectbox("Window", table["window"].tolist(), key="conv_window_pick",
-                          format_func=lambda w: f"window {w} · score {ui.fmt_score(table.loc[table['window'] == w, 'score'].iloc[0])}")
+                          format_func=lambda w: f"window {w} · score {formatting.fmt_score(table.loc[table['window'] == w, 'score'].iloc[0])}")
     window = windows[int(chosen) - 1]
     records = window.get("claims", [])
     for turn_index in window.get("turns", []):
@@ -115,9 +115,9 @@ with ui.page_guard("conversation"):
             if turn["role"] == "assistant":
                 own = [r for r in records if r.get("turn") == turn_index]
                 marks, _ = claim_marks(turn["content"], own)
-                ui.safe_html(render_marks(turn["content"], marks))
+                widgets.safe_html(render_marks(turn["content"], marks))
                 for context in turn["retrieval_context"]:
-                    ui.plain(f"Context: {context}", muted=True)
+                    widgets.plain(f"Context: {context}", muted=True)
             else:
                 st.text(turn["content"])
     if records:

@@ -9,19 +9,19 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import components as ui
+from tempo_eval_app import downloads, errors, formatting, samples, selection, store_reads, uploads
 
-ui.page_setup("Datasets")
+selection.page_setup("Datasets")
 
 NONE = "— (none)"
 
 
 def _preview(frame: pd.DataFrame, key: str) -> None:
-    st.caption(f"{len(frame)} rows · columns: {ui.md_escape(', '.join(map(str, frame.columns)))}")
-    st.dataframe(ui.jsonify_cells(frame.head(50)), hide_index=True, width="stretch", key=key)
+    st.caption(f"{len(frame)} rows · columns: {formatting.md_escape(', '.join(map(str, frame.columns)))}")
+    st.dataframe(downloads.jsonify_cells(frame.head(50)), hide_index=True, width="stretch", key=key)
 
 
-with ui.page_guard("datasets"):
+with errors.page_guard("datasets"):
     sample_tab, file_tab, trec_tab, stored_tab = st.tabs(
         ["Sample data", "Upload a dataset", "TREC runs + qrels", "Stored datasets"]
     )
@@ -34,9 +34,9 @@ with ui.page_guard("datasets"):
         )
         left, right = st.columns(2)
         if left.button("Open the temporal QA sample", key="load_sample_qa", type="primary", icon=":material/quiz:"):
-            ui.select_dataset(ui.load_sample_qa())
+            selection.select_dataset(samples.load_sample_qa())
         if right.button("Open the BM25 vs dense runs", key="load_sample_runs", icon=":material/compare_arrows:"):
-            ui.select_dataset(ui.load_sample_runs())
+            selection.select_dataset(samples.load_sample_runs())
 
     with file_tab:
         from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping, load_dataset
@@ -51,7 +51,7 @@ with ui.page_guard("datasets"):
             data = upload.getvalue()
             digest = hashlib.sha256(data).hexdigest()
             overrides = st.session_state.setdefault("mapping_overrides", {})
-            columns = ui.peek_columns(data, upload.name)
+            columns = uploads.peek_columns(data, upload.name)
             mapping = overrides.get(digest)
             st.subheader("Column mapping")
             if columns:
@@ -75,12 +75,12 @@ with ui.page_guard("datasets"):
             try:
                 dataset = load_dataset(data, mapping=mapping, name=upload.name)
             except Exception as exc:  # the loader's message, readable, never a traceback
-                ui.logger.info("upload %s: %s", upload.name, exc)
-                ui.show_error(exc)
+                errors.logger.info("upload %s: %s", upload.name, exc)
+                errors.show_error(exc)
             if dataset is not None:
                 for warning in dataset.warnings:
-                    st.warning(ui.md_escape(warning))
-                st.success(f"Read {len(dataset.frame)} rows from **{ui.md_escape(upload.name)}** ({dataset.source_format}).")
+                    st.warning(formatting.md_escape(warning))
+                st.success(f"Read {len(dataset.frame)} rows from **{formatting.md_escape(upload.name)}** ({dataset.source_format}).")
                 st.dataframe(
                     pd.DataFrame(
                         [{"canonical column": c, "from file column": dataset.mapping.get(c, "—")} for c in CANONICAL_COLUMNS]
@@ -90,7 +90,7 @@ with ui.page_guard("datasets"):
                 st.subheader("Preview")
                 _preview(dataset.frame, "upload_preview")
                 if st.button("Use this dataset", key="use_upload", type="primary", icon=":material/check:"):
-                    ui.select_dataset(ui.save_dataset(dataset))
+                    selection.select_dataset(store_reads.save_dataset(dataset))
 
     with trec_tab:
         st.caption(
@@ -116,24 +116,24 @@ with ui.page_guard("datasets"):
                 )
             except Exception as exc:
                 st.session_state.pop("runs_dataset", None)
-                ui.logger.info("runs upload: %s", exc)
-                ui.show_error(exc)
+                errors.logger.info("runs upload: %s", exc)
+                errors.show_error(exc)
         runs_dataset = st.session_state.get("runs_dataset")
         if runs_dataset is not None:
             for warning in runs_dataset.warnings:
-                st.warning(ui.md_escape(warning))
+                st.warning(formatting.md_escape(warning))
             _preview(runs_dataset.frame, "runs_preview")
             if st.button("Use these runs", key="use_runs", type="primary", icon=":material/check:"):
                 st.session_state.pop("runs_dataset", None)
-                ui.select_dataset(ui.save_dataset(runs_dataset))
+                selection.select_dataset(store_reads.save_dataset(runs_dataset))
 
     with stored_tab:
-        stored = ui.store().list_datasets()
+        stored = store_reads.store().list_datasets()
         if stored.empty:
             st.info("No dataset stored in this workspace yet.")
         else:
             st.dataframe(stored.drop(columns=["content_hash"]), hide_index=True, width="stretch", key="stored_table")
-            active = ui.active_dataset_id()
+            active = selection.active_dataset_id()
             if active is not None:
                 st.subheader("Active dataset")
-                _preview(ui.dataset_frame(active), "active_preview")
+                _preview(store_reads.dataset_frame(active), "active_preview")

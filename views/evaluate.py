@@ -10,10 +10,9 @@ import os
 
 import streamlit as st
 
-from tempo_eval_app import components as ui
-from tempo_eval_app import jobs
+from tempo_eval_app import downloads, errors, formatting, jobs, judge_keys, selection, store_reads
 
-ui.page_setup("Evaluate")
+selection.page_setup("Evaluate")
 
 VERIFIER_HELP = {
     "lexical": "Offline: MiniLM similarity finds the evidence sentence, year and number agreement decide.",
@@ -51,7 +50,7 @@ def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | N
         try:
             status["nli"] = future.result()
         except Exception as exc:  # the check itself failed: say so, plainly
-            status["nli"] = (False, ui.error_message(exc))
+            status["nli"] = (False, errors.error_message(exc))
     else:
         status["nli"] = (None, "Checking whether the model loads here…")
     # lexical and llm are cheap to check; the NLI load runs in the background above
@@ -68,7 +67,7 @@ def _build_work(settings: dict, dataset_id: int, db_store):
         verifier = None
         provider = None
         # never None with a custom endpoint: the server's key must not follow a typed address
-        api_key, _ = ui.judge_api_key(settings["judge_url"], settings["api_key"])
+        api_key, _ = judge_keys.judge_api_key(settings["judge_url"], settings["api_key"])
         if settings["verifier"] == "llm" or "llm" in (settings["tf_mode"], settings["ndcg_mode"]):
             from tempo_eval.llm.provider import OpenAIProvider
 
@@ -116,20 +115,20 @@ def _build_work(settings: dict, dataset_id: int, db_store):
 
 def _show_job(job: jobs.Job) -> None:
     if job.active:
-        st.progress(job.fraction, text=ui.md_escape(f"{job.label}: {job.done} of {job.total or '…'} rows"))
+        st.progress(job.fraction, text=formatting.md_escape(f"{job.label}: {job.done} of {job.total or '…'} rows"))
         if st.button("Cancel", key=f"cancel_{job.id}", icon=":material/stop_circle:"):
             job.cancel()
             st.toast("Cancelling: rows in flight finish and are stored.")
         return
-    frame = ui.results_frame(job.run_id) if job.run_id is not None else None
-    failures = ui.error_summary(frame) if frame is not None else None
+    frame = store_reads.results_frame(job.run_id) if job.run_id is not None else None
+    failures = formatting.error_summary(frame) if frame is not None else None
     if job.status == "failed":
-        st.error(ui.md_escape(f"The evaluation failed: {job.error} (details in the log)."))
+        st.error(formatting.md_escape(f"The evaluation failed: {job.error} (details in the log)."))
     elif job.status == "cancelled":
         st.warning(f"Cancelled after {job.done} of {job.total} rows. Run it again to resume where it stopped.")
     elif failures is not None:
         failed, total, reason = failures
-        st.warning(ui.md_escape(
+        st.warning(formatting.md_escape(
             f"Finished with errors: {failed} of {total} results failed and have no score (run #{job.run_id}). "
             f"First reason: {reason}"
         ))
@@ -142,14 +141,14 @@ def _show_job(job: jobs.Job) -> None:
             summary = aggregate_frame(frame).reset_index()
             summary["nan_reasons"] = summary["nan_reasons"].map(lambda d: ", ".join(f"{k}: {v}" for k, v in d.items()))
             st.dataframe(summary, hide_index=True, width="stretch", key=f"summary_{job.id}")
-            ui.download_results(frame, f"run_{job.run_id}_results", key=f"dl_{job.id}")
+            downloads.download_results(frame, f"run_{job.run_id}_results", key=f"dl_{job.id}")
 
 
-with ui.page_guard("evaluate"):
-    dataset_id = ui.require_dataset_id()
-    info = ui.dataset_info(dataset_id)
-    frame = ui.dataset_frame(dataset_id)
-    st.caption(f"Dataset **{ui.md_escape(info['name'])}** · {info['n_rows']} rows · columns {ui.md_escape(', '.join(map(str, frame.columns)))}")
+with errors.page_guard("evaluate"):
+    dataset_id = selection.require_dataset_id()
+    info = store_reads.dataset_info(dataset_id)
+    frame = store_reads.dataset_frame(dataset_id)
+    st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {info['n_rows']} rows · columns {formatting.md_escape(', '.join(map(str, frame.columns)))}")
 
     st.subheader("Metrics")
     c1, c2, c3 = st.columns(3)
@@ -180,8 +179,8 @@ with ui.page_guard("evaluate"):
     api_key = s3.text_input("API key (kept in this session only, never stored)", "", type="password",
                             key="keep_ev_api_key")
 
-    _, key_source = ui.judge_api_key(judge_url, api_key)
-    endpoint = ui.md_escape(judge_url.strip()) if judge_url.strip() else "the default endpoint (OpenAI or OPENAI_BASE_URL)"
+    _, key_source = judge_keys.judge_api_key(judge_url, api_key)
+    endpoint = formatting.md_escape(judge_url.strip()) if judge_url.strip() else "the default endpoint (OpenAI or OPENAI_BASE_URL)"
     note = " The server's OPENAI_API_KEY is only ever sent to the default endpoint." if judge_url.strip() else ""
     s3.caption(f"Judge API key: {key_source}. Endpoint: {endpoint}.{note}")
 
@@ -196,7 +195,7 @@ with ui.page_guard("evaluate"):
     for name in names:
         ok, why = status[name]
         icon = "✅" if ok else "⏳" if ok is None else "❌"
-        st.markdown(f"{icon} **{name}** — {VERIFIER_HELP[name]} *{ui.md_escape(why)}*")
+        st.markdown(f"{icon} **{name}** — {VERIFIER_HELP[name]} *{formatting.md_escape(why)}*")
     if status["nli"][0] is None:
         st.button("Refresh the NLI check", key="refresh_nli", icon=":material/refresh:")
 
@@ -211,13 +210,13 @@ with ui.page_guard("evaluate"):
         problems.append("The NLI model is still being checked.")
     if needs_judge and not judge_ready:
         problems.append("These settings need a judge: give its endpoint and model.")
-    if needs_judge and key_source == ui.KEY_NONE and not judge_url.strip() and not os.environ.get("OPENAI_BASE_URL"):
+    if needs_judge and key_source == judge_keys.KEY_NONE and not judge_url.strip() and not os.environ.get("OPENAI_BASE_URL"):
         problems.append("The judge has no API key and no endpoint: type an API key, or the base URL of an "
                         "OpenAI-compatible server.")
     if support < similarity:
         problems.append("The support similarity must be at least the on-topic similarity.")
     for problem in problems:
-        st.warning(ui.md_escape(problem))
+        st.warning(formatting.md_escape(problem))
 
     run_name = st.text_input("Run name", "", key="keep_ev_run_name", placeholder="e.g. lexical, k=10")
     running = jobs.active_for(dataset_id)
@@ -234,7 +233,7 @@ with ui.page_guard("evaluate"):
         label = run_name.strip() or ", ".join(
             n for n, used in (("faithfulness", use_tf), ("ndcg", use_ndcg), ("factual correctness", use_fc)) if used
         )
-        job = jobs.start(label, dataset_id, _build_work(settings, dataset_id, ui.store()))
+        job = jobs.start(label, dataset_id, _build_work(settings, dataset_id, store_reads.store()))
         st.session_state["eval_job_id"] = job.id
         st.session_state.pop("eval_job_adopted", None)
 
@@ -246,16 +245,16 @@ with ui.page_guard("evaluate"):
     if job is not None:
         @st.fragment(run_every=1.0 if job.active else None)
         def progress_panel() -> None:
-            with ui.page_guard("evaluate progress"):
+            with errors.page_guard("evaluate progress"):
                 _show_job(job)
                 if not job.active and job.run_id is not None and st.session_state.get("eval_job_adopted") != job.id:
                     st.session_state["eval_job_adopted"] = job.id
-                    ui.select_runs([job.run_id, *[r for r in ui.active_run_ids() if r != job.run_id]])
+                    selection.select_runs([job.run_id, *[r for r in selection.active_run_ids() if r != job.run_id]])
 
         progress_panel()
 
     st.subheader("Runs of this dataset")
-    runs = ui.store().list_runs(dataset_id)
+    runs = store_reads.store().list_runs(dataset_id)
     if runs.empty:
         st.caption("None yet.")
     else:

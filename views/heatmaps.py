@@ -8,10 +8,18 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import components as ui
-from tempo_eval_app import retrieval
+from tempo_eval_app import (
+    downloads,
+    errors,
+    focus_scores,
+    formatting,
+    links,
+    retrieval,
+    selection,
+    store_reads,
+)
 
-ui.page_setup("Temporal heatmaps")
+selection.page_setup("Temporal heatmaps")
 
 ALL = "(all rows)"
 BINS = {"auto": None, "year": 1, "decade": 10, "century": 100}
@@ -41,27 +49,27 @@ def _snippet(text: object, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-with ui.page_guard("heatmaps"):
+with errors.page_guard("heatmaps"):
     from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
 
-    dataset_id = ui.require_dataset_id()
-    frame = ui.dataset_frame(dataset_id)
+    dataset_id = selection.require_dataset_id()
+    frame = store_reads.dataset_frame(dataset_id)
     names = retrieval.systems(frame)
     c1, c2, c3 = st.columns(3)
     options = names or [ALL]
-    ui.init_from_param("heat_run", "run", str, lambda v: v in options)
+    links.init_from_param("heat_run", "run", str, lambda v: v in options)
     run = c1.selectbox("Run", options, key="heat_run")
-    ui.init_from_param("heat_bin", "bin", str, lambda v: v in BINS)
+    links.init_from_param("heat_bin", "bin", str, lambda v: v in BINS)
     bin_name = c2.selectbox("Bins", list(BINS), key="heat_bin",
                             help="auto: years for spans up to 40 years, decades up to 400, centuries beyond.")
     top_k = int(c3.number_input("Documents per query (top k)", 1, 100, 10, key="heat_k"))
-    ui.set_params(run=run if names else None, bin=bin_name)
+    links.set_params(run=run if names else None, bin=bin_name)
     width = BINS[bin_name]
 
     rows = [i for i in range(len(frame)) if not names or frame["run"].iloc[i] == run]
-    query_years = ui.years_of_column(dataset_id, "query")
-    context_years = ui.years_of_column(dataset_id, "contexts")
-    answer_years = ui.years_of_column(dataset_id, "answer")
+    query_years = focus_scores.years_of_column(dataset_id, "query")
+    context_years = focus_scores.years_of_column(dataset_id, "contexts")
+    answer_years = focus_scores.years_of_column(dataset_id, "answer")
     ids = frame["query_id"].astype(str).tolist()
 
     tab_docs, tab_answers = st.tabs(["Query × retrieved documents", "Answer × contexts"])
@@ -80,9 +88,9 @@ with ui.page_guard("heatmaps"):
             event = st.plotly_chart(figure, key="heat_qd_chart", on_select="rerun", selection_mode="points", width="stretch")
             st.caption(
                 f"{data.n_items} (query, document) pairs with years on both sides; {data.n_without_years} "
-                f"without. Same-bin share: {ui.fmt_score(data.diagonal_share)}."
+                f"without. Same-bin share: {formatting.fmt_score(data.diagonal_share)}."
             )
-            ui.download_figure(figure, "heatmap_query_documents", key="heat_qd_fig")
+            downloads.download_figure(figure, "heatmap_query_documents", key="heat_qd_fig")
             cell = _cell_picker(data, "heat_qd_cell", event)
             if cell is not None:
                 listing = []
@@ -98,7 +106,7 @@ with ui.page_guard("heatmaps"):
                     })
                 table = pd.DataFrame(listing)
                 st.dataframe(table, hide_index=True, width="stretch", key="heat_qd_rows")
-                ui.download_results(table, "heatmap_cell_rows", key="heat_qd_dl")
+                downloads.download_results(table, "heatmap_cell_rows", key="heat_qd_dl")
 
     with tab_answers:
         if "answer" not in frame.columns or "contexts" not in frame.columns:
@@ -116,7 +124,7 @@ with ui.page_guard("heatmaps"):
                 f"{data.n_items} answers with years on both sides; {data.n_without_years} without. "
                 "Answer years far from the diagonal are years the contexts do not mention."
             )
-            ui.download_figure(figure, "heatmap_answer_contexts", key="heat_ac_fig")
+            downloads.download_figure(figure, "heatmap_answer_contexts", key="heat_ac_fig")
             cell = _cell_picker(data, "heat_ac_cell", event)
             if cell is not None:
                 listing = [
@@ -129,5 +137,5 @@ with ui.page_guard("heatmaps"):
                 ]
                 table = pd.DataFrame(listing)
                 st.dataframe(table, hide_index=True, width="stretch", key="heat_ac_rows")
-                ui.download_results(table, "heatmap_answer_cell_rows", key="heat_ac_dl")
-    ui.view_link("run", "bin")
+                downloads.download_results(table, "heatmap_answer_cell_rows", key="heat_ac_dl")
+    links.view_link("run", "bin")

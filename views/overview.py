@@ -11,9 +11,18 @@ import math
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import components as ui
+from tempo_eval_app import (
+    downloads,
+    errors,
+    focus_scores,
+    formatting,
+    links,
+    selection,
+    store_reads,
+    widgets,
+)
 
-ui.page_setup("Overview")
+selection.page_setup("Overview")
 
 
 def _row_label(frame: pd.DataFrame, position: int) -> str:
@@ -29,18 +38,18 @@ def _row_label(frame: pd.DataFrame, position: int) -> str:
         parts.append(query[:90])
     return " · ".join(parts)
 
-with ui.page_guard("overview"):
-    dataset_id = ui.require_dataset_id()
-    info = ui.dataset_info(dataset_id)
-    frame = ui.dataset_frame(dataset_id)
-    st.caption(f"Dataset **{ui.md_escape(info['name'])}** · {info['n_rows']} rows · format {info['format'] or '—'}")
+with errors.page_guard("overview"):
+    dataset_id = selection.require_dataset_id()
+    info = store_reads.dataset_info(dataset_id)
+    frame = store_reads.dataset_frame(dataset_id)
+    st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {info['n_rows']} rows · format {info['format'] or '—'}")
     for warning in info.get("warnings") or []:
-        st.warning(ui.md_escape(warning))
+        st.warning(formatting.md_escape(warning))
 
-    ui.init_from_param("overview_k", "k", int, lambda v: 1 <= v <= 100)
+    links.init_from_param("overview_k", "k", int, lambda v: 1 <= v <= 100)
     k = st.number_input("Cutoff k for Temporal NDCG@k", 1, 100, value=10, key="overview_k")
-    ui.set_params(k=k)
-    scores = ui.focus_time_scores(dataset_id, int(k))
+    links.set_params(k=k)
+    scores = focus_scores.focus_time_scores(dataset_id, int(k))
 
     means = {
         "Temporal Faithfulness (focus time)": scores["temporal_faithfulness"],
@@ -50,7 +59,7 @@ with ui.page_guard("overview"):
     columns = st.columns(len(means))
     for column, (label, values) in zip(columns, means.items(), strict=True):
         measurable = values.dropna()
-        column.metric(label, ui.fmt_score(float(measurable.mean())) if len(measurable) else "—",
+        column.metric(label, formatting.fmt_score(float(measurable.mean())) if len(measurable) else "—",
                       help="Mean over the rows where the metric is measurable.")
         column.caption(f"{len(measurable)} of {len(values)} rows measurable")
 
@@ -71,7 +80,7 @@ with ui.page_guard("overview"):
         },
         key="overview_table",
     )
-    ui.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")
+    downloads.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")
 
     if "answer" in frame.columns and len(frame):
         st.subheader("Answer years against context years")
@@ -80,9 +89,9 @@ with ui.page_guard("overview"):
 
         # options are row positions: a query id repeats across the runs of a dataset
         positions = list(range(len(frame)))
-        ui.init_from_param("overview_row", "row", int, lambda v: 0 <= v < len(frame))
+        links.init_from_param("overview_row", "row", int, lambda v: 0 <= v < len(frame))
         chosen = st.selectbox("Row", positions, key="overview_row", format_func=lambda i: _row_label(frame, i))
-        ui.set_params(row=chosen)
+        links.set_params(row=chosen)
         row = frame.iloc[chosen]
         answer = row.get("answer")
         contexts = row.get("contexts") if isinstance(row.get("contexts"), list) else []
@@ -91,14 +100,14 @@ with ui.page_guard("overview"):
             aft = extract_aft(answer, reference_date=ref)
             context_years = set().union(*(extract_dft(c, reference_date=ref).years for c in contexts)) if contexts else set()
             st.html(legend_html(("grounded", "ungrounded")))
-            ui.safe_html(render_marks(answer, year_marks(aft.spans, context_years)))
+            widgets.safe_html(render_marks(answer, year_marks(aft.spans, context_years)))
             score = scores.iloc[chosen]
-            ui.plain(f"Temporal Faithfulness {ui.fmt_score(score['temporal_faithfulness'])}: {score['tf_reason']}", muted=True)
+            widgets.plain(f"Temporal Faithfulness {formatting.fmt_score(score['temporal_faithfulness'])}: {score['tf_reason']}", muted=True)
             for i, text in enumerate(contexts, start=1):
                 dft = extract_dft(text, reference_date=ref)
                 with st.container(border=True):
                     st.caption(f"Context {i}")
-                    ui.safe_html(render_marks(text, year_marks(dft.spans)))
+                    widgets.safe_html(render_marks(text, year_marks(dft.spans)))
         else:
             st.caption("This row has no answer.")
 
@@ -106,4 +115,4 @@ with ui.page_guard("overview"):
     if len(nan_reasons):
         with st.expander(f"Why {len(nan_reasons)} rows have no Temporal Faithfulness score"):
             st.dataframe(nan_reasons.value_counts().rename_axis("reason").reset_index(), hide_index=True)
-    ui.view_link("k", "row")
+    links.view_link("k", "row")

@@ -1,0 +1,68 @@
+"""Downloads of tables (CSV, JSONL, Parquet) and figures (HTML, JSON)."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+
+def _jsonl(frame: pd.DataFrame) -> bytes:
+    return frame.to_json(orient="records", lines=True, force_ascii=False, default_handler=str).encode("utf-8")
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    jsonify_cells(frame).to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def jsonify_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy with list and dict cells as JSON text (Parquet and table display need one type per
+    column; gold_ids mixes lists and graded objects)."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object and any(isinstance(v, (dict, list, tuple, set)) for v in out[column]):
+            out[column] = [None if v is None else json.dumps(v, default=str, ensure_ascii=False) for v in out[column]]
+    return out
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """The CSV download of a table: list and dict cells as JSON, text cells that a spreadsheet
+    would run as a formula (= + - @ ...) prefixed with a quote (`neutralize_formulas`)."""
+    from tempo_eval.io.export import neutralize_formulas
+
+    return neutralize_formulas(jsonify_cells(frame)).to_csv(index=False).encode("utf-8")
+
+
+def download_results(frame: pd.DataFrame, stem: str, *, key: str) -> None:
+    """CSV, JSONL and Parquet downloads of a results table; files are built only when clicked."""
+    columns = st.columns(3)
+    columns[0].download_button(
+        "CSV", data=lambda: csv_bytes(frame), file_name=f"{stem}.csv",
+        mime="text/csv", key=f"{key}_csv", icon=":material/download:",
+    )
+    columns[1].download_button(
+        "JSONL", data=lambda: _jsonl(frame), file_name=f"{stem}.jsonl", mime="application/jsonl",
+        key=f"{key}_jsonl", icon=":material/download:",
+    )
+    columns[2].download_button(
+        "Parquet", data=lambda: _parquet(frame), file_name=f"{stem}.parquet",
+        mime="application/vnd.apache.parquet", key=f"{key}_parquet", icon=":material/download:",
+    )
+
+
+def download_figure(fig: Any, stem: str, *, key: str) -> None:
+    """The figure as standalone HTML (plotly.js embedded, works offline) and as plotly JSON."""
+    columns = st.columns(2)
+    columns[0].download_button(
+        "Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"),
+        file_name=f"{stem}.html", mime="text/html", key=f"{key}_html", icon=":material/image:",
+    )
+    columns[1].download_button(
+        "Figure (JSON)", data=lambda: fig.to_json().encode("utf-8"), file_name=f"{stem}.json",
+        mime="application/json", key=f"{key}_json", icon=":material/data_object:",
+    )

@@ -1,0 +1,60 @@
+"""Logging and error messages of the dashboard: every page error is one readable line, never a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+
+import streamlit as st
+
+from tempo_eval.io.errors import InputError
+from tempo_eval.verify.base import VerifierUnavailable
+from tempo_eval_app.formatting import md_escape
+
+logger = logging.getLogger("tempo_eval_app")
+
+
+def configure_logging() -> None:
+    """Log to stderr once per process (the "details in the log" of every error message)."""
+    root = logging.getLogger()
+    if not any(getattr(h, "_tempo_eval", False) for h in root.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler._tempo_eval = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+        if root.level > logging.INFO or root.level == logging.NOTSET:
+            root.setLevel(logging.INFO)
+
+
+def error_message(exc: BaseException) -> str:
+    """What the user reads: an InputError or an unavailable verifier as it is; anything else as
+    one line plus "details in the log"."""
+    if isinstance(exc, (InputError, VerifierUnavailable)):
+        return str(exc)
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    line = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    if len(line) > 300:
+        line = line[:297] + "..."
+    return f"Something went wrong: {line} (details in the log)."
+
+
+@contextlib.contextmanager
+def page_guard(where: str = "page") -> Iterator[None]:
+    """Catch any error of a page body and show it as `st.error`; never a traceback.
+
+    Streamlit's own control flow (st.stop, st.rerun) derives from BaseException and passes.
+    """
+    try:
+        yield
+    except (InputError, VerifierUnavailable) as exc:
+        logger.info("%s: %s", where, exc)
+        show_error(exc)
+    except Exception as exc:
+        logger.exception("unexpected error in %s", where)
+        show_error(exc)
+
+
+def show_error(exc: BaseException) -> None:
+    """`st.error` with `error_message(exc)`, markdown-escaped (messages quote user input)."""
+    st.error(md_escape(error_message(exc)), icon=":material/error:")

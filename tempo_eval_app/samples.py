@@ -1,0 +1,35 @@
+"""The bundled sample datasets the app opens on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tempo_eval_app.store_reads import save_dataset
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
+SAMPLE_QA_NAME = "Sample: temporal QA (30 questions)"
+SAMPLE_RUNS_NAME = "Sample: retriever runs BM25 vs dense"
+
+
+def load_sample_qa() -> int:
+    """Store the bundled temporal QA sample (idempotent) and return its dataset id."""
+    from tempo_eval.io.dataset import load_dataset
+
+    dataset = load_dataset(SAMPLE_DIR / "temporal_qa.csv")
+    dataset.name = SAMPLE_QA_NAME
+    return save_dataset(dataset)
+
+
+def load_sample_runs() -> int:
+    """Store the bundled BM25 and dense runs with qrels, queries and corpus as one dataset."""
+    from tempo_eval_app.retrieval import load_runs_dataset
+
+    with (SAMPLE_DIR / "run_bm25.trec").open("rb") as bm25, (SAMPLE_DIR / "run_dense.trec").open("rb") as dense:
+        dataset = load_runs_dataset(
+            runs=[("bm25", bm25.read()), ("dense", dense.read())],
+            qrels=("qrels.txt", (SAMPLE_DIR / "qrels.txt").read_bytes()),
+            queries=("temporal_qa.csv", (SAMPLE_DIR / "temporal_qa.csv").read_bytes()),
+            corpus=("corpus.jsonl", (SAMPLE_DIR / "corpus.jsonl").read_bytes()),
+            name=SAMPLE_RUNS_NAME,
+        )
+    return save_dataset(dataset)

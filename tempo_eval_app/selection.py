@@ -1,0 +1,153 @@
+"""Which dataset and runs every page works on: session state, the shared sidebar and page setup."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval_app.errors import configure_logging, page_guard
+from tempo_eval_app.links import _param_ints
+from tempo_eval_app.samples import SAMPLE_QA_NAME, load_sample_qa
+from tempo_eval_app.store_reads import db_path, store
+
+#: session keys shared by the sidebar and the pages
+DATASET_KEY = "dataset_id"
+RUNS_KEY = "run_ids"
+_PENDING_DATASET = "_pending_dataset_id"
+_PENDING_RUNS = "_pending_run_ids"
+
+
+def select_dataset(dataset_id: int, run_ids: Sequence[int] = ()) -> None:
+    """Make a dataset (and runs) the active ones from inside a page: applied on the next run,
+    because the sidebar's widgets already exist in this one."""
+    st.session_state[_PENDING_DATASET] = int(dataset_id)
+    st.session_state[_PENDING_RUNS] = [int(r) for r in run_ids]
+    st.rerun()
+
+
+def select_runs(run_ids: Sequence[int]) -> None:
+    st.session_state[_PENDING_RUNS] = [int(r) for r in run_ids]
+    st.rerun()
+
+
+def _dataset_label(datasets: pd.DataFrame) -> Callable[[int], str]:
+    names = {int(r.id): f"{r.name} ({r.n_rows} rows) · #{r.id}" for r in datasets.itertuples()}
+    return lambda i: names.get(int(i), f"#{i}")
+
+
+def sidebar() -> None:
+    """Which dataset and which evaluation runs every page works on.
+
+    On a fresh workspace the bundled sample is stored and selected, so the app opens on data.
+    The choice is mirrored in the query parameters (`?dataset=3&runs=5,6`), so a link reopens
+    the same view.
+    """
+    s = store()
+    datasets = s.list_datasets()
+    if datasets.empty:
+        load_sample_qa()
+        datasets = s.list_datasets()
+    ids = [int(i) for i in datasets["id"]]
+    state = st.session_state
+    if _PENDING_DATASET in state:
+        state[DATASET_KEY] = state.pop(_PENDING_DATASET)
+    if state.get(DATASET_KEY) not in ids:
+        wanted = _param_ints("dataset")
+        state[DATASET_KEY] = wanted[0] if wanted and wanted[0] in ids else _default_dataset(datasets)
+    with st.sidebar:
+        st.markdown("### Data")
+        dataset_id = st.selectbox("Dataset", ids, key=DATASET_KEY, format_func=_dataset_label(datasets))
+        runs = s.list_runs(dataset_id)
+        run_ids = [int(i) for i in runs["id"]]
+        if _PENDING_RUNS in state:
+            state[RUNS_KEY] = [r for r in state.pop(_PENDING_RUNS) if r in run_ids]
+        if RUNS_KEY not in state:
+            wanted = [r for r in _param_ints("runs") if r in run_ids]
+            state[RUNS_KEY] = wanted or run_ids[:1]
+        else:
+            state[RUNS_KEY] = [r for r in state[RUNS_KEY] if r in run_ids] or (
+                run_ids[:1] if state.get("_runs_for") != dataset_id else []
+            )
+        state["_runs_for"] = dataset_id
+        labels = {int(r.id): f"{r.name} · #{r.id} ({r.status}, {r.n_results} results)" for r in runs.itertuples()}
+        st.multiselect(
+            "Evaluation runs", run_ids, key=RUNS_KEY, format_func=lambda i: labels.get(int(i), f"#{i}"),
+            help="Runs of this dataset stored in the workspace. Evaluate the dataset to add one.",
+        )
+        # always the same number of elements: a sidebar that changes length leaves stale copies
+        # on screen while a fragment reruns
+        hint = "" if run_ids else "No evaluation run yet for this dataset: open **Evaluate**. "
+        st.caption(f"{hint}Workspace: `{Path(db_path()).parent}`")
+    st.query_params["dataset"] = str(dataset_id)
+    if state[RUNS_KEY]:
+        st.query_params["runs"] = ",".join(str(r) for r in state[RUNS_KEY])
+    elif "runs" in st.query_params:
+        del st.query_params["runs"]
+
+_entry = threading.local()
+
+
+@contextlib.contextmanager
+def shared_sidebar() -> Iterator[None]:
+    """Draw the sidebar from the entry script, around the page run.
+
+    Widgets created by the entry script keep their state across pages (widgets created by a
+    page belong to that page and are dropped when another page opens), so the dataset and run
+    choice live here. A page run on its own (tests, a single script) draws it in `page_setup`.
+    """
+    with page_guard("sidebar"):
+        sidebar()
+    _entry.active = True
+    try:
+        yield
+    finally:
+        _entry.active = False
+
+
+def keep_page_settings() -> None:
+    """Keep the values of widgets keyed "keep_..." (settings on a page) when another page opens:
+    re-assigning them makes them session values, which Streamlit does not drop."""
+    for key in list(st.session_state.keys()):
+        if isinstance(key, str) and key.startswith("keep_"):
+            st.session_state[key] = st.session_state[key]
+
+
+def page_setup(title: str) -> None:
+    """The first call of every page: page config (when the page runs on its own), logging, the
+    title, and the shared sidebar when the entry script did not draw it."""
+    with contextlib.suppress(st.errors.StreamlitAPIException):
+        st.set_page_config(page_title=f"{title} · tempo-eval", layout="wide")
+    configure_logging()
+    st.title(title)
+    if not getattr(_entry, "active", False):
+        with page_guard("sidebar"):
+            sidebar()
+
+
+def _default_dataset(datasets: pd.DataFrame) -> int:
+    """The sample QA dataset when present (what the app opens on), else the newest dataset."""
+    sample = datasets[datasets["name"] == SAMPLE_QA_NAME]
+    return int(sample["id"].iloc[0]) if not sample.empty else int(datasets["id"].iloc[0])
+
+
+def active_dataset_id() -> int | None:
+    value = st.session_state.get(DATASET_KEY)
+    return None if value is None else int(value)
+
+
+def require_dataset_id() -> int:
+    """The active dataset's id; without one, say where to get one and stop the page."""
+    dataset_id = active_dataset_id()
+    if dataset_id is None:
+        st.info("No dataset yet: open **Datasets** to upload one or load the sample.")
+        st.stop()
+    return dataset_id
+
+
+def active_run_ids() -> list[int]:
+    return [int(r) for r in st.session_state.get(RUNS_KEY, [])]

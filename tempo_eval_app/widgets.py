@@ -1,0 +1,32 @@
+"""Small widgets shared by the pages: escaped HTML blocks and keyed multiselect defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import streamlit as st
+
+
+def safe_html(body_html: str) -> None:
+    """Render HTML built by `tempo_eval.viz.highlight` (user text already escaped there)."""
+    from tempo_eval.viz.highlight import text_block
+
+    st.html(text_block(body_html))
+
+
+def plain(text: object, *, muted: bool = False) -> None:
+    """User text as escaped HTML (no markdown, no HTML of its own)."""
+    import html
+
+    style = "color: #555; font-size: 0.9em" if muted else ""
+    st.html(f'<div style="{style}; white-space: pre-wrap">{html.escape(str(text))}</div>')
+
+
+def multiselect_default(key: str, options: Sequence[Any], default: Sequence[Any] | None = None) -> list[Any] | None:
+    """The `default` to pass to a keyed multiselect: None when the session already holds a value
+    (after dropping values no longer among the options), else `default` (all options if None)."""
+    if key in st.session_state:
+        st.session_state[key] = [v for v in st.session_state[key] if v in options]
+        return None
+    return list(options if default is None else default)
