@@ -37,7 +37,7 @@ def _frame() -> pd.DataFrame:
 
 def test_a_new_workspace_is_created_at_the_current_schema_version() -> None:
     conn = connect()
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == len(MIGRATIONS)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"verdict_cache", "datasets", "runs", "results", "claims"} <= tables
     assert default_db_path().name == DB_FILENAME
@@ -52,7 +52,7 @@ def test_a_version_1_workspace_is_upgraded_in_place_keeping_cached_verdicts(tmp_
     old.close()
 
     store = RunStore(path)
-    assert store.connection.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert store.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert len(VerdictCache(connection=store.connection)) == 1
     assert store.list_runs().empty
 
@@ -321,3 +321,83 @@ def test_opening_retries_while_the_database_is_locked_and_only_then(monkeypatch)
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         db._retry_busy(action)
     assert len(attempts) == db._OPEN_ATTEMPTS
+
+
+# ---- run management (issue 8) ----------------------------------------------------------------
+
+def test_a_version_2_workspace_opens_with_empty_notes_tags_and_usage(tmp_path) -> None:
+    path = tmp_path / "v2.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(f"BEGIN; {MIGRATIONS[0]}; {MIGRATIONS[1]}; PRAGMA user_version = 2; COMMIT;")
+    old.execute("INSERT INTO datasets (name, content_hash, mapping, n_rows, rows) VALUES ('d', 'h', '{}', 0, '{}')")
+    old.execute("INSERT INTO runs (dataset_id, name, config, config_hash, status) VALUES (1, 'old', '{}', 'c', 'finished')")
+    old.commit()
+    old.close()
+
+    store = RunStore(path)
+    runs = store.list_runs()
+    assert runs.loc[0, "name"] == "old" and runs.loc[0, "note"] == "" and runs.loc[0, "tags"] == []
+    assert runs.loc[0, "usage"] is None and store.run_info(1)["tags"] == []
+
+
+def test_runs_are_renamed_noted_tagged_and_their_judge_usage_summed() -> None:
+    store = RunStore()
+    run_id, _ = store.create_or_resume_run(store.save_dataset(_frame_dataset(_frame())), {"m": 1})
+    store.rename_run(run_id, "  bm25   baseline ")
+    store.set_run_note(run_id, "first try")
+    store.set_run_tags(run_id, ["baseline", " baseline", "", "k10"])
+    store.add_run_usage(run_id, {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12, "requests": 1})
+    store.add_run_usage(run_id, {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6, "requests": 1})
+    info = store.run_info(run_id)
+    assert info["name"] == "bm25 baseline" and info["note"] == "first try"
+    assert info["tags"] == ["baseline", "k10"]
+    assert info["usage"] == {"prompt_tokens": 15, "completion_tokens": 3, "total_tokens": 18, "requests": 2}
+    with pytest.raises(ValueError, match="must not be empty"):
+        store.rename_run(run_id, "   ")
+    with pytest.raises(KeyError, match="no run with id 999"):
+        store.set_run_note(999, "x")
+
+
+def test_a_run_whose_every_result_failed_is_failed_and_never_the_default() -> None:
+    store = RunStore()
+    dataset_id = store.save_dataset(_frame_dataset(_frame()))
+    good, _ = store.create_or_resume_run(dataset_id, {"m": 1})
+    store.record_row(good, 0, "q1", [MetricResult("faith", 1.0)])
+    store.record_row(good, 1, "q2", [not_measurable("faith", "no_temporal_claims", "none")])
+    store.set_status(good, "finished")
+    bad, _ = store.create_or_resume_run(dataset_id, {"m": 2})
+    for row in (0, 1):
+        store.record_row(bad, row, f"q{row + 1}", [not_measurable("faith", "judge_error", "HTTP 401")])
+    store.set_status(bad, "finished")
+
+    runs = store.list_runs(dataset_id).set_index("id")
+    assert runs.loc[bad, "status"] == "failed" and runs.loc[bad, "n_failed"] == 2
+    assert runs.loc[good, "status"] == "finished" and runs.loc[good, "n_failed"] == 0
+    assert store.default_run(dataset_id) == good  # the newest run, but failed: not the default
+    store.delete_run(good)
+    assert store.default_run(dataset_id) is None
+
+
+def test_deleting_a_run_keeps_the_verdict_cache_and_a_dataset_says_what_it_takes() -> None:
+    store = RunStore()
+    VerdictCache(connection=store.connection).put_many({"k": ClaimVerdict("a", Verdict.SUPPORTED).to_record()})
+    dataset_id = store.save_dataset(_frame_dataset(_frame()))
+    run_id, _ = store.create_or_resume_run(dataset_id, {"m": 1})
+    store.record_row(run_id, 0, "q1", [MetricResult("faith", 1.0, details={"claims": [{"claim": "a"}, {"claim": "b"}]})])
+    assert store.run_dependents(run_id) == {"results": 1, "claims": 2}
+    assert store.dataset_dependents(dataset_id) == {"runs": 1, "results": 1, "claims": 2}
+    store.delete_run(run_id)
+    assert store.dataset_dependents(dataset_id) == {"runs": 0, "results": 0, "claims": 0}
+    assert len(VerdictCache(connection=store.connection)) == 1
+
+
+def test_run_scores_reads_several_runs_at_once() -> None:
+    store = RunStore()
+    dataset_id = store.save_dataset(_frame_dataset(_frame()))
+    a, _ = store.create_or_resume_run(dataset_id, {"m": 1})
+    b, _ = store.create_or_resume_run(dataset_id, {"m": 2})
+    store.record_row(a, 0, "q1", [MetricResult("faith", 0.5)])
+    store.record_row(b, 0, "q1", [not_measurable("faith", "no_temporal_claims", "none")])
+    scores = store.run_scores([a, b])
+    assert scores["run_id"].tolist() == [a, b] and scores["score"].isna().tolist() == [False, True]
+    assert store.run_scores([]).empty

@@ -83,6 +83,12 @@ MIGRATIONS: list[str] = [
             ON DELETE CASCADE
     ) WITHOUT ROWID;
     """,
+    # run management (issue 8): a note and tags per run, and the judge's token usage
+    """
+    ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT '';
+    ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';   -- JSON list of strings
+    ALTER TABLE runs ADD COLUMN usage TEXT;                        -- JSON token counts, NULL without a judge
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

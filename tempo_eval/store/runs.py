@@ -314,15 +314,64 @@ class RunStore:
             )
 
     def rename_run(self, run_id: int, name: str) -> None:
+        """Give a run a new name (leading and trailing spaces dropped; it must not be empty)."""
+        self._update_run(run_id, "name", _clean_name(name, "run"))
+
+    def set_run_note(self, run_id: int, note: str) -> None:
+        """The run's free-text note ("" clears it)."""
+        self._update_run(run_id, "note", str(note).strip())
+
+    def set_run_tags(self, run_id: int, tags: Iterable[str]) -> None:
+        """The run's tags: each stripped, empty ones dropped, duplicates once, order kept."""
+        clean = list(dict.fromkeys(str(t).strip() for t in tags if str(t).strip()))
+        self._update_run(run_id, "tags", dumps(clean))
+
+    def add_run_usage(self, run_id: int, usage: Mapping[str, Any] | Any) -> None:
+        """Add a judge's token usage (a mapping or a `tempo_eval.llm.provider.Usage`) to the run's:
+        a resumed run sums the usage of all its evaluations."""
+        added = asdict(usage) if is_dataclass(usage) and not isinstance(usage, type) else dict(usage)
         with self._lock, self._conn:
-            self._conn.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id))
+            row = self._conn.execute("SELECT usage FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise KeyError(f"no run with id {run_id}")
+            total = json.loads(row[0]) if row[0] else {}
+            for key, value in added.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    total[key] = total.get(key, 0) + value
+            self._conn.execute("UPDATE runs SET usage = ? WHERE id = ?", (dumps(total), run_id))
+
+    def _update_run(self, run_id: int, column: str, value: Any) -> None:
+        with self._lock, self._conn:
+            cursor = self._conn.execute(f"UPDATE runs SET {column} = ? WHERE id = ?", (value, run_id))
+        if not cursor.rowcount:
+            raise KeyError(f"no run with id {run_id}")
+
+    def rename_dataset(self, dataset_id: int, name: str) -> None:
+        """Give a dataset a new name (it must not be empty)."""
+        with self._lock, self._conn:
+            cursor = self._conn.execute(
+                "UPDATE datasets SET name = ? WHERE id = ?", (_clean_name(name, "dataset"), dataset_id)
+            )
+        if not cursor.rowcount:
+            raise KeyError(f"no dataset with id {dataset_id}")
 
     def list_runs(self, dataset_id: int | None = None) -> pd.DataFrame:
         """One row per run (newest first): id, dataset_id, dataset (its name), name, status,
-        config_hash, n_results, created_at, finished_at."""
+        config_hash, n_results, n_failed, created_at, finished_at, duration_s, note, tags (list),
+        usage (dict or None).
+
+        `status` is the stored one, except that a finished run whose every result failed
+        (`is_retryable` reason codes) is "failed": nothing in it was measured.
+        `n_failed` counts those failed results; `duration_s` is finished_at - created_at.
+        """
         query = (
             "SELECT r.id, r.dataset_id, d.name, r.name, r.status, r.config_hash,"
-            " (SELECT COUNT(*) FROM results WHERE run_id = r.id), r.created_at, r.finished_at"
+            " (SELECT COUNT(*) FROM results WHERE run_id = r.id),"
+            " (SELECT COUNT(*) FROM results WHERE run_id = r.id AND score IS NULL"
+            "  AND (reason_code = 'error' OR reason_code LIKE '%\\_error' ESCAPE '\\')),"
+            " r.created_at, r.finished_at,"
+            " (julianday(r.finished_at) - julianday(r.created_at)) * 86400.0,"
+            " r.note, r.tags, r.usage"
             " FROM runs r JOIN datasets d ON d.id = r.dataset_id"
         )
         params: tuple[Any, ...] = ()
@@ -331,25 +380,58 @@ class RunStore:
             params = (dataset_id,)
         with self._lock:
             rows = self._conn.execute(query + " ORDER BY r.id DESC", params).fetchall()
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             rows,
-            columns=["id", "dataset_id", "dataset", "name", "status", "config_hash", "n_results", "created_at",
-                     "finished_at"],
+            columns=["id", "dataset_id", "dataset", "name", "status", "config_hash", "n_results", "n_failed",
+                     "created_at", "finished_at", "duration_s", "note", "tags", "usage"],
         )
+        all_failed = (frame["status"] == "finished") & (frame["n_results"] > 0) & (frame["n_failed"] == frame["n_results"])
+        frame.loc[all_failed, "status"] = "failed"
+        frame["tags"] = pd.Series([json.loads(t) if t else [] for t in frame["tags"]], dtype=object)
+        frame["usage"] = pd.Series([json.loads(u) if u else None for u in frame["usage"]], dtype=object)
+        frame["duration_s"] = pd.to_numeric(frame["duration_s"], errors="coerce").astype(float)
+        return frame
+
+    def default_run(self, dataset_id: int) -> int | None:
+        """The run a page opens on for a dataset: the newest run with results that is not failed
+        (see `list_runs`), else None. A run whose rows all failed is never the default."""
+        runs = self.list_runs(dataset_id)
+        usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
+        return None if usable.empty else int(usable["id"].iloc[0])
+
+    def run_scores(self, run_ids: Iterable[int]) -> pd.DataFrame:
+        """The scores of several runs in one read: run_id, metric, score (NaN when not measurable),
+        reason_code; for leaderboards."""
+        ids = [int(r) for r in run_ids]
+        if not ids:
+            return pd.DataFrame(columns=["run_id", "metric", "score", "reason_code"])
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT run_id, metric, score, reason_code FROM results WHERE run_id IN ({','.join('?' * len(ids))})"
+                " ORDER BY run_id, row_idx, metric",
+                ids,
+            ).fetchall()
+        frame = pd.DataFrame(rows, columns=["run_id", "metric", "score", "reason_code"])
+        frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype(float)
+        return frame
 
     def run_info(self, run_id: int) -> dict[str, Any]:
-        """The run's row: id, dataset_id, name, config (dict), config_hash, status, error, timestamps."""
+        """The run's row: id, dataset_id, name, config (dict), config_hash, status (as stored), error,
+        timestamps, note, tags (list) and usage (dict or None)."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT id, dataset_id, name, config, config_hash, status, error, created_at, finished_at"
-                " FROM runs WHERE id = ?",
+                "SELECT id, dataset_id, name, config, config_hash, status, error, created_at, finished_at,"
+                " note, tags, usage FROM runs WHERE id = ?",
                 (run_id,),
             ).fetchone()
         if row is None:
             raise KeyError(f"no run with id {run_id}")
-        keys = ["id", "dataset_id", "name", "config", "config_hash", "status", "error", "created_at", "finished_at"]
+        keys = ["id", "dataset_id", "name", "config", "config_hash", "status", "error", "created_at", "finished_at",
+                "note", "tags", "usage"]
         info = dict(zip(keys, row, strict=True))
         info["config"] = json.loads(info["config"])
+        info["tags"] = json.loads(info["tags"]) if info["tags"] else []
+        info["usage"] = json.loads(info["usage"]) if info["usage"] else None
         return info
 
     def run_summary(self, run_id: int) -> dict[str, Any]:
@@ -367,12 +449,34 @@ class RunStore:
         return info
 
     def delete_run(self, run_id: int) -> None:
-        """Delete a run with its results and claims."""
+        """Delete a run with its results and claims; the verdict cache is kept (verdicts are
+        keyed by texts and verifier, not by run, and other runs reuse them)."""
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))  # cascades
 
+    def dataset_dependents(self, dataset_id: int) -> dict[str, int]:
+        """What deleting a dataset takes with it: {"runs": n, "results": n, "claims": n}."""
+        with self._lock:
+            runs, results, claims = self._conn.execute(
+                "SELECT (SELECT COUNT(*) FROM runs WHERE dataset_id = ?),"
+                " (SELECT COUNT(*) FROM results WHERE run_id IN (SELECT id FROM runs WHERE dataset_id = ?)),"
+                " (SELECT COUNT(*) FROM claims WHERE run_id IN (SELECT id FROM runs WHERE dataset_id = ?))",
+                (dataset_id, dataset_id, dataset_id),
+            ).fetchone()
+        return {"runs": int(runs), "results": int(results), "claims": int(claims)}
+
+    def run_dependents(self, run_id: int) -> dict[str, int]:
+        """What deleting a run takes with it: {"results": n, "claims": n}."""
+        with self._lock:
+            results, claims = self._conn.execute(
+                "SELECT (SELECT COUNT(*) FROM results WHERE run_id = ?), (SELECT COUNT(*) FROM claims WHERE run_id = ?)",
+                (run_id, run_id),
+            ).fetchone()
+        return {"results": int(results), "claims": int(claims)}
+
     def delete_dataset(self, dataset_id: int) -> None:
-        """Delete a dataset with all its runs, results and claims."""
+        """Delete a dataset with all its runs, results and claims (see `dataset_dependents`);
+        the verdict cache is kept."""
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM datasets WHERE id = ?", (dataset_id,))  # cascades
 
@@ -518,6 +622,13 @@ class RunStore:
             details=details,
             success=None if success is None else bool(success),
         )
+
+
+def _clean_name(name: Any, what: str) -> str:
+    clean = " ".join(str(name).split())
+    if not clean:
+        raise ValueError(f"a {what} name must not be empty")
+    return clean
 
 
 def _claim_record(claim: Any) -> dict[str, Any]:
