@@ -23,6 +23,8 @@ PAGES = [
     st.Page("views/overview.py", title="Overview", icon=":material/dashboard:", default=True),
     st.Page("views/datasets.py", title="Datasets", icon=":material/table_view:"),
     st.Page("views/evaluate.py", title="Evaluate", icon=":material/play_circle:"),
+    st.Page("views/runs.py", title="Runs", icon=":material/leaderboard:"),
+    st.Page("views/results.py", title="Results", icon=":material/table_rows:"),
     st.Page("views/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     st.Page("views/claims.py", title="Claims", icon=":material/fact_check:"),
     st.Page("views/conversation.py", title="Conversation", icon=":material/forum:"),

@@ -6,6 +6,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -33,6 +34,19 @@ def select_dataset(dataset_id: int, run_ids: Sequence[int] = ()) -> None:
 def select_runs(run_ids: Sequence[int]) -> None:
     st.session_state[_PENDING_RUNS] = [int(r) for r in run_ids]
     st.rerun()
+
+
+def open_page(page: str, dataset_id: int, run_ids: Sequence[int], **params: Any) -> None:
+    """Open another page on a dataset and runs (and the page's own query parameters): the
+    sidebar applies the choice on the next run, and the address carries it, so the view can be
+    shared as a link."""
+    st.session_state[_PENDING_DATASET] = int(dataset_id)
+    st.session_state[_PENDING_RUNS] = [int(r) for r in run_ids]
+    query = {"dataset": str(int(dataset_id))}
+    if run_ids:
+        query["runs"] = ",".join(str(int(r)) for r in run_ids)
+    query.update({k: str(v) for k, v in params.items() if v not in (None, "")})
+    st.switch_page(page, query_params=query)
 
 
 def _dataset_label(datasets: pd.DataFrame) -> Callable[[int], str]:
@@ -66,12 +80,16 @@ def sidebar() -> None:
         run_ids = [int(i) for i in runs["id"]]
         if _PENDING_RUNS in state:
             state[RUNS_KEY] = [r for r in state.pop(_PENDING_RUNS) if r in run_ids]
+        # the newest run that has results and is not failed: a run whose rows all failed is
+        # never what a page opens on
+        usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
+        default = [int(usable["id"].iloc[0])] if not usable.empty else []
         if RUNS_KEY not in state:
             wanted = [r for r in _param_ints("runs") if r in run_ids]
-            state[RUNS_KEY] = wanted or run_ids[:1]
+            state[RUNS_KEY] = wanted or default
         else:
             state[RUNS_KEY] = [r for r in state[RUNS_KEY] if r in run_ids] or (
-                run_ids[:1] if state.get("_runs_for") != dataset_id else []
+                default if state.get("_runs_for") != dataset_id else []
             )
         state["_runs_for"] = dataset_id
         labels = {int(r.id): f"{r.name} · #{r.id} ({r.status}, {r.n_results} results)" for r in runs.itertuples()}

@@ -73,3 +73,64 @@ def claims_frame(run_id: int) -> pd.DataFrame:
 def run_label(run_id: int) -> str:
     info = store().run_info(run_id)
     return f"{info['name']} #{run_id}"
+
+
+def runs_table(dataset_id: int | None) -> pd.DataFrame:
+    """`RunStore.list_runs` of one dataset (None: of every dataset); read on every rerun, it is
+    one query and shows renames and deletions at once."""
+    return store().list_runs(None if dataset_id is None else int(dataset_id))
+
+
+@st.cache_data(show_spinner=False, max_entries=4096)
+def _run_board(db: str, run_id: int, n_results: int) -> pd.DataFrame:
+    from tempo_eval.leaderboard import leaderboard
+
+    return leaderboard(_store_for(db).run_scores([run_id]))
+
+
+def run_board(run_id: int, n_results: int) -> pd.DataFrame:
+    """The leaderboard rows of one run (`tempo_eval.leaderboard.leaderboard`), cached per run and
+    number of results (`n_results` from `runs_table`), so a run still being written is read
+    again as it grows."""
+    return _run_board(db_path(), int(run_id), int(n_results))
+
+
+def forget_cached_reads() -> None:
+    """Drop the cached frames after a delete or rename, so no page shows what is gone."""
+    for cached in (_dataset_frame, _results, _claims, _run_board):
+        cached.clear()
+
+
+@st.cache_data(show_spinner="Reading the results…", max_entries=16)
+def _results_grid(db: str, run_ids: tuple[int, ...], sizes: tuple[int, ...]) -> pd.DataFrame:
+    parts = []
+    for run_id in run_ids:
+        long = _results(db, run_id, sizes[run_ids.index(run_id)])
+        info = _store_for(db).run_info(run_id)
+        if long.empty:
+            continue
+        keys = ["row", "query_id", "run"]
+        wide = long.set_index([*keys, "metric"])[["score", "reason_code"]].unstack("metric")
+        scores = wide["score"]
+        codes = wide["reason_code"].add_suffix(" reason")
+        grid = pd.concat([scores, codes], axis=1).reset_index()
+        grid.columns.name = None
+        grid.insert(0, "eval_run", f"{info['name']} #{run_id}")
+        grid.insert(1, "run_id", run_id)
+        frame = _dataset_frame(db, int(info["dataset_id"]))
+        if "query" in frame.columns:
+            queries = frame["query"].tolist()
+            grid.insert(4, "query", [queries[i] if 0 <= i < len(queries) else None for i in grid["row"]])
+        parts.append(grid.rename(columns={"run": "system"}))
+    if not parts:
+        return pd.DataFrame(columns=["eval_run", "run_id", "row", "query_id", "system"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def results_grid(run_ids: list[int]) -> pd.DataFrame:
+    """One line per (evaluation run, dataset row): eval_run (name #id), run_id, row, query_id,
+    system (the dataset's run column), query, one score column per metric (NaN when not
+    measurable) and one "<metric> reason" column with its reason code. Cached per runs and
+    their sizes; do not modify it in place."""
+    ids = tuple(int(r) for r in run_ids)
+    return _results_grid(db_path(), ids, tuple(_n_results(r) for r in ids))

@@ -20,7 +20,7 @@ from tempo_eval_app import jobs
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 SAMPLE = ROOT / "data" / "sample"
-PAGES = ["overview", "datasets", "evaluate", "compare", "claims", "conversation", "heatmaps"]
+PAGES = ["overview", "datasets", "evaluate", "runs", "results", "compare", "claims", "conversation", "heatmaps"]
 TIMEOUT = 180
 
 
@@ -515,3 +515,137 @@ def test_malformed_conversation_shows_the_parsers_message() -> None:
     at.button(key="conv_run").click().run()
     assert not at.exception
     assert at.error
+
+
+# ---- runs leaderboard and per-row results (issue 8) ---------------------------------------------
+
+def store_focus_time_run(name: str, k: int = 10, *, fail: bool = False) -> int:
+    """Evaluate the bundled QA sample in focus-time mode (no model) straight through the runner,
+    into the test's workspace, as the app's sample dataset; returns the run id."""
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.metrics.base import Metric
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app.samples import SAMPLE_QA_NAME
+
+    dataset = load_dataset(SAMPLE / "temporal_qa.csv")
+    dataset.name = SAMPLE_QA_NAME
+    metrics: list[Metric] = [TemporalFaithfulness(mode="focus_time"), TemporalNDCG(k=k, mode="focus_time")]
+    if fail:
+        class Broken(TemporalFaithfulness):
+            async def _ameasure(self, **inputs: object):  # type: ignore[override]
+                raise RuntimeError("the judge is down")
+
+        metrics = [Broken(mode="focus_time")]
+    return evaluate(dataset, metrics, store=RunStore(), run_name=name, resume=False).run_id
+
+
+def test_evaluate_then_a_new_session_shows_the_per_row_results_and_downloads() -> None:
+    at = goto(open_app(), "evaluate")
+    at.checkbox(key="keep_ev_ndcg").uncheck()
+    at.selectbox(key="keep_ev_tf_mode").set_value("focus_time").run()
+    at.button(key="run_evaluation").click().run()
+    job = jobs.get(at.session_state["eval_job_id"])
+    assert job is not None and job.wait(TIMEOUT) and job.status == "finished", job and job.error
+    at.run()
+    at.run()
+    run_id = int(job.run_id)
+
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)  # a reload: a new session, same store
+    fresh.query_params["dataset"] = str(at.session_state["dataset_id"])
+    fresh.query_params["runs"] = str(run_id)
+    fresh.run()
+    goto(fresh, "results")
+    assert_clean(fresh)
+    grid = table_with(fresh, "query_id", "temporal_faithfulness reason")
+    assert len(grid) == 30 and "temporal_faithfulness" in grid.columns
+    assert "temporal_faithfulness reason" in grid.columns
+    assert grid["temporal_faithfulness"].notna().sum() > 0
+    labels = [b.proto.label for b in fresh.get("download_button")]
+    assert {"CSV", "JSONL", "Parquet"} <= set(labels)
+    # the row detail: query, answer with claims or years, contexts with years, per-year grounding
+    assert any("Context 1 · years" in c.value for c in fresh.caption)
+    assert any("Per-year grounding" in m.value for m in fresh.markdown)
+
+
+def test_results_filters_live_in_the_url_and_reopen_the_same_view() -> None:
+    run_id = store_focus_time_run("focus")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["runs"] = str(run_id)
+    at.run()
+    goto(at, "results")
+    at.selectbox(key="results_metric").set_value("temporal_faithfulness")
+    at.slider(key="results_range").set_value((0.0, 0.5)).run()
+    assert_clean(at)
+    low = table_with(at, "query_id", "temporal_faithfulness reason")
+    assert len(low) > 0 and (low["temporal_faithfulness"] <= 0.5).all()
+    params = {k: at.query_params[k] for k in ("metric", "range")}
+    assert params == {"metric": ["temporal_faithfulness"], "range": ["0.0,0.5"]} or params == {
+        "metric": "temporal_faithfulness", "range": "0.0,0.5"}
+
+    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in {"runs": str(run_id), "metric": "temporal_faithfulness", "range": "0.0,0.5", "q": "berlin wall"}.items():
+        again.query_params[key] = value
+    again.run()
+    goto(again, "results")
+    assert_clean(again)
+    grid = table_with(again, "query_id", "temporal_faithfulness reason")
+    assert grid["query_id"].tolist() == ["q2"]  # the wrong-year answer: below 0.5
+
+
+def test_runs_page_lists_each_run_with_its_means_and_diffs_two() -> None:
+    a = store_focus_time_run("k5", k=5)
+    b = store_focus_time_run("k10", k=10)
+    failed = store_focus_time_run("broken", fail=True)
+    at = goto(open_app(), "runs")
+    assert_clean(at)
+    assert at.session_state["run_ids"] == [b]  # the newest run that did not fail
+    grid = table_with(at, "id", "status", "duration").set_index("id")
+    assert set(grid.index) == {a, b, failed}
+    assert grid.loc[failed, "status"] == "failed"
+    assert 0 <= grid.loc[a, "temporal_faithfulness"] <= 1
+    assert grid.loc[a, "temporal_faithfulness"] == pytest.approx(grid.loc[b, "temporal_faithfulness"])
+    assert grid.loc[a, "temporal_faithfulness measurable"].endswith("/30")
+    assert "–" in grid.loc[a, "temporal_faithfulness 95% CI"]
+    assert grid.loc[failed, "temporal_faithfulness NaN"] == "row_error: 30"
+    at.multiselect(key="runs_selected").set_value([a, b]).run()
+    assert_clean(at)
+    settings = table_with(at, "setting")
+    assert settings["setting"].tolist() == ["metrics.temporal_ndcg.settings.k"]
+    assert at.query_params["sel"] in (f"{a},{b}", [f"{a},{b}"])
+
+
+def test_a_run_is_renamed_and_deleted_after_a_confirmation() -> None:
+    from tempo_eval.store.runs import RunStore
+
+    keep = store_focus_time_run("keep")
+    gone = store_focus_time_run("gone", k=3)
+    at = goto(open_app(), "runs")
+    at.multiselect(key="runs_selected").set_value([gone]).run()
+    at.text_input(key=f"runs_name_{gone}").set_value("renamed")
+    at.text_input(key=f"runs_tags_{gone}").set_value("a, b").run()
+    at.button(key=f"runs_save_{gone}").click().run()
+    assert RunStore().run_info(gone)["name"] == "renamed" and RunStore().run_info(gone)["tags"] == ["a", "b"]
+    at.button(key="runs_delete_run").click().run()
+    assert_clean(at)
+    assert any("with its 60 results" in w.value for w in at.warning)
+    assert gone in RunStore().list_runs()["id"].tolist()  # nothing is gone before the confirmation
+    at.button(key="runs_delete_run_yes").click().run()
+    assert_clean(at)
+    assert RunStore().list_runs()["id"].tolist() == [keep]
+    assert table_with(at, "id", "status", "duration")["id"].tolist() == [keep]
+
+
+def test_deleting_a_dataset_says_what_it_takes_first() -> None:
+    from tempo_eval.store.runs import RunStore
+
+    store_focus_time_run("one")
+    at = goto(open_app(), "runs")
+    at.button(key="runs_delete_dataset").click().run()
+    text = " ".join(w.value for w in at.warning)
+    assert "1 run(s), 60 results and 0 claims" in text
+    at.button(key="runs_delete_dataset_yes").click().run()
+    assert_clean(at)
+    assert RunStore().list_runs().empty

@@ -1,0 +1,197 @@
+"""Results: the per-row grid of any stored run, read from the store, so it works in any session,
+after a refresh and after a server restart; the address (`?dataset=3&runs=5&metric=...`)
+reopens the same view.
+
+One line per dataset row and evaluation run: a score column per metric, its reason code, and the
+system (the dataset's run column). Filters: metric and score range, NaN reason, system, free text.
+One row opens in detail: query, answer with its claims coloured by verdict, contexts with their
+years, per-year grounding and per-rank gains. Downloads: CSV, JSONL, Parquet.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval_app import downloads, errors, formatting, links, selection, store_reads, widgets
+
+selection.page_setup("Results")
+
+ANY = "(any metric)"
+
+
+def _metrics(grid: pd.DataFrame) -> list[str]:
+    fixed = {"eval_run", "run_id", "row", "query_id", "system", "query"}
+    return [c for c in grid.columns if c not in fixed and not str(c).endswith(" reason")]
+
+
+def _split(raw: str | None) -> list[str]:
+    return [part for part in (raw or "").split(",") if part]
+
+
+def filter_grid(grid: pd.DataFrame, *, metric: str, low: float, high: float, reasons: list[str],
+                systems: list[str], text: str) -> pd.DataFrame:
+    """The lines of the grid that pass the filters (metric ANY: the score range and reasons apply
+    to any metric)."""
+    metrics = _metrics(grid)
+    chosen = metrics if metric == ANY else [metric]
+    keep = pd.Series(True, index=grid.index)
+    if (low, high) != (0.0, 1.0):
+        in_range = pd.Series(False, index=grid.index)
+        for name in chosen:
+            in_range |= grid[name].between(low, high)
+        keep &= in_range
+    if reasons:
+        has_reason = pd.Series(False, index=grid.index)
+        for name in chosen:
+            has_reason |= grid[f"{name} reason"].isin(reasons)
+        keep &= has_reason
+    if systems:
+        keep &= grid["system"].astype(str).isin(systems)
+    needle = text.strip().lower()
+    if needle:
+        searched = [c for c in ("query_id", "query", "system", "eval_run") if c in grid.columns]
+        hit = pd.Series(False, index=grid.index)
+        for column in searched:
+            hit |= grid[column].astype(str).str.lower().str.contains(needle, regex=False)
+        keep &= hit
+    return grid[keep]
+
+
+def _detail(run_id: int, row: int) -> None:
+    """Everything stored about one dataset row of one run."""
+    from tempo_eval.core.extract import extract_dft
+    from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, year_marks
+
+    s = store_reads.store()
+    info = s.run_info(run_id)
+    frame = store_reads.dataset_frame(int(info["dataset_id"]))
+    if not 0 <= row < len(frame):
+        st.caption(f"The dataset has no row {row}.")
+        return
+    record = frame.iloc[row]
+    long = store_reads.results_frame(run_id)
+    here = long[long["row"] == row]
+    if here.empty:
+        st.caption(f"Run #{run_id} has no result for row {row}.")
+        return
+    ref = record.get("reference_date") if isinstance(record.get("reference_date"), str) else None
+    query = record.get("query")
+    if isinstance(query, str):
+        st.markdown("**Query**")
+        widgets.plain(query)
+    scores = here[["metric", "score", "reason_code", "reason"]]
+    st.dataframe(scores, hide_index=True, width="stretch", key="results_detail_scores",
+                 column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+    results = {m: s.get_result(run_id, row, m) for m in here["metric"]}
+
+    answer = record.get("answer")
+    claims = [c for r in results.values() for c in r.details.get("claims", []) if isinstance(c, dict)]
+    if isinstance(answer, str):
+        st.markdown("**Answer**, claims coloured by verdict")
+        marks, missing = claim_marks(answer, claims)
+        st.html(legend_html())
+        widgets.safe_html(render_marks(answer, marks))
+        if missing:
+            st.caption(f"{len(missing)} claim(s) not found word for word in the answer are listed below.")
+    if claims:
+        table = pd.DataFrame([{k: c.get(k) for k in ("claim", "verdict", "evidence", "reason")} for c in claims])
+        st.dataframe(table, hide_index=True, width="stretch", key="results_detail_claims")
+
+    contexts = record.get("contexts") if isinstance(record.get("contexts"), list) else []
+    if contexts:
+        st.markdown("**Contexts** with their years")
+        for i, text in enumerate(contexts, start=1):
+            if not isinstance(text, str):
+                continue
+            dft = extract_dft(text, reference_date=ref)
+            with st.container(border=True):
+                years = ", ".join(map(str, sorted(dft.years))) or "none found"
+                st.caption(f"Context {i} · years: {years}")
+                widgets.safe_html(render_marks(text, year_marks(dft.spans)))
+
+    for metric, result in results.items():
+        years = result.details.get("years")
+        if isinstance(years, list) and years:
+            st.markdown(f"**Per-year grounding** ({formatting.md_escape(metric)})")
+            st.dataframe(pd.DataFrame([
+                {"year": y.get("year"), "grounded": y.get("grounded"),
+                 "contexts": ", ".join(str(int(c) + 1) for c in y.get("contexts", [])),
+                 "answer spans": "; ".join(map(str, y.get("answer_spans", [])))}
+                for y in years
+            ]), hide_index=True, width="stretch", key=f"results_years_{metric}")
+        ranks = result.details.get("ranks")
+        if isinstance(ranks, list) and ranks:
+            st.markdown(f"**Per-rank gains** ({formatting.md_escape(metric)})")
+            rank_table = pd.DataFrame(ranks)
+            for column in rank_table.columns:
+                if rank_table[column].map(lambda v: isinstance(v, (list, dict))).any():
+                    rank_table[column] = rank_table[column].map(str)
+            st.dataframe(rank_table, hide_index=True, width="stretch", key=f"results_ranks_{metric}")
+
+
+with errors.page_guard("results"):
+    dataset_id = selection.require_dataset_id()
+    run_ids = selection.active_run_ids()
+    if not run_ids:
+        st.info("No evaluation run selected: choose one in the sidebar, open one from **Runs**, or start one on **Evaluate**.")
+        st.stop()
+    grid = store_reads.results_grid(run_ids)
+    if grid.empty:
+        st.info("The selected runs have no stored result yet.")
+        st.stop()
+    metrics = _metrics(grid)
+    reason_columns = [f"{m} reason" for m in metrics]
+    all_reasons = sorted({str(v) for c in reason_columns for v in grid[c].dropna().unique()})
+    systems = sorted({str(v) for v in grid["system"].dropna().unique()})
+
+    f1, f2, f3 = st.columns(3)
+    links.init_from_param("results_metric", "metric", str, lambda v: v in metrics)
+    metric = f1.selectbox("Metric", [ANY, *metrics], key="results_metric")
+    links.init_from_param("results_range", "range", lambda v: tuple(float(x) for x in v.split(",")),
+                          lambda v: len(v) == 2 and 0.0 <= v[0] <= v[1] <= 1.0)
+    low, high = f1.slider("Score range", 0.0, 1.0, (0.0, 1.0), 0.05, key="results_range")
+    links.init_from_param("results_reasons", "nan", _split, lambda v: all(x in all_reasons for x in v))
+    reasons = f2.multiselect("Reason code (NaN and others)", all_reasons, key="results_reasons", placeholder="any")
+    links.init_from_param("results_systems", "system", _split, lambda v: all(x in systems for x in v))
+    chosen_systems = f2.multiselect("System", systems, key="results_systems", placeholder="any",
+                                    disabled=not systems, help="The dataset's run column (retrieval system).")
+    links.init_from_param("results_text", "q")
+    text = f3.text_input("Search", key="results_text", placeholder="query id or query text…")
+    links.set_params(metric=None if metric == ANY else metric, range=None if (low, high) == (0.0, 1.0) else f"{low},{high}",
+                     nan=reasons or None, system=chosen_systems or None, q=text or None)
+
+    shown = filter_grid(grid, metric=metric, low=low, high=high, reasons=reasons, systems=chosen_systems, text=text)
+    display = shown.drop(columns=["run_id"])
+    if len(run_ids) == 1:
+        display = display.drop(columns=["eval_run"])
+    if not systems:
+        display = display.drop(columns=["system"])
+    nan_counts = {m: int(grid[m].isna().sum()) for m in metrics}
+    st.caption(
+        f"{len(shown):,} of {len(grid):,} lines · "
+        + " · ".join(f"{formatting.md_escape(m)}: {n} NaN" for m, n in nan_counts.items())
+    )
+    column_config = {m: st.column_config.NumberColumn(m, format="%.3f") for m in metrics}
+    column_config["query"] = st.column_config.TextColumn("query", width="medium")
+    order = [c for c in ["eval_run", "row", "query_id", "system", *metrics, "query", *reason_columns] if c in display.columns]
+    st.dataframe(display, hide_index=True, width="stretch", column_config=column_config, column_order=order,
+                 key="results_grid")
+    stem = f"results_runs_{'_'.join(map(str, run_ids))}"
+    downloads.download_results(shown.reset_index(drop=True), stem, key="results_dl")
+
+    st.subheader("One row in detail")
+    d1, d2 = st.columns([1, 3])
+    detail_run = run_ids[0]
+    if len(run_ids) > 1:
+        links.init_from_param("results_detail_run", "drun", int, lambda v: v in run_ids)
+        detail_run = d1.selectbox("Run", run_ids, key="results_detail_run", format_func=store_reads.run_label)
+    rows = sorted(int(r) for r in grid.loc[grid["run_id"] == detail_run, "row"])
+    first = int(shown["row"].iloc[0]) if len(shown) else (rows[0] if rows else 0)
+    links.init_from_param("results_row", "row", int, lambda v: v in rows)
+    row = d2.number_input("Dataset row (as in the grid's row column)", min_value=0, max_value=max(rows or [0]),
+                          value=first, step=1, key="results_row")
+    links.set_params(row=row, drun=detail_run if len(run_ids) > 1 else None)
+    _detail(detail_run, int(row))
+    links.view_link("metric", "range", "nan", "system", "q", "row", "drun")
+

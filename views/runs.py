@@ -1,0 +1,264 @@
+"""Runs: the leaderboard of every stored run of the active dataset (or of all datasets).
+
+Per run: name, dataset, status, when it ran, how long it took, its verifier, judge and model, the
+judge's token usage; per metric the mean with its 95% CI, measurable/total and NaN counts by
+reason. Filter and sort; select runs to open them in Results, Compare or Claims; diff two runs;
+rename, note, tag or delete a run and delete a dataset, each delete after a confirmation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval_app import errors, formatting, links, selection, store_reads
+
+selection.page_setup("Runs")
+
+STATUSES = ["finished", "running", "cancelled", "failed"]
+PAGES = {
+    "Results": "views/results.py",
+    "Compare": "views/compare.py",
+    "Claims": "views/claims.py",
+}
+
+
+def _duration(seconds: float) -> str:
+    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+        return "—"
+    seconds = max(float(seconds), 0.0)
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def _tokens(usage: dict | None) -> str:
+    if not usage:
+        return ""
+    total = usage.get("total_tokens", 0)
+    return f"{int(total):,} ({int(usage.get('prompt_tokens', 0)):,} in, {int(usage.get('completion_tokens', 0)):,} out)"
+
+
+def _nan_text(reasons: dict) -> str:
+    return ", ".join(f"{code}: {count}" for code, count in sorted(reasons.items())) if reasons else ""
+
+
+def _ci_text(low: float, high: float) -> str:
+    return "—" if math.isnan(low) else f"{low:.3f}–{high:.3f}"
+
+
+def leaderboard_table(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """One line per run with its setup and, per metric, mean, CI, measurable/total, NaN reasons;
+    and the metric names (in order of first appearance)."""
+    from tempo_eval.leaderboard import run_setup
+
+    records = []
+    metrics: dict[str, None] = {}
+    for run in runs.itertuples():
+        setup = run_setup(store_reads.store().run_info(int(run.id))["config"])
+        record = {
+            "id": int(run.id), "name": run.name, "dataset": run.dataset, "status": run.status,
+            "ran": run.created_at, "duration": _duration(run.duration_s),
+            "verifier": setup["verifier"], "judge": setup["judge"], "model": setup["model"],
+            "judge tokens": _tokens(run.usage), "tags": ", ".join(run.tags), "note": run.note,
+        }
+        board = store_reads.run_board(int(run.id), int(run.n_results))
+        for row in board.itertuples():
+            metrics[row.metric] = None
+            record[row.metric] = row.mean
+            record[f"{row.metric} 95% CI"] = _ci_text(row.ci_low, row.ci_high)
+            record[f"{row.metric} measurable"] = f"{row.n_measurable}/{row.n_total}"
+            record[f"{row.metric} NaN"] = _nan_text(row.nan_reasons)
+        records.append(record)
+    return pd.DataFrame.from_records(records), list(metrics)
+
+
+def _matches(table: pd.DataFrame, text: str) -> pd.Series:
+    needle = text.strip().lower()
+    if not needle:
+        return pd.Series(True, index=table.index)
+    searched = ["name", "dataset", "tags", "note", "verifier", "judge", "model"]
+    return table[searched].astype(str).apply(lambda col: col.str.lower().str.contains(needle, regex=False)).any(axis=1)
+
+
+def _run_choice_label(table: pd.DataFrame):
+    names = {int(r.id): f"{r.name} · #{r.id} ({r.dataset})" for r in table.itertuples()}
+    return lambda i: names.get(int(i), f"#{i}")
+
+
+def _diff(table: pd.DataFrame, a: int, b: int) -> None:
+    from tempo_eval.leaderboard import config_diff, mean_changes
+
+    runs = store_reads.runs_table(None).set_index("id")
+    info_a, info_b = store_reads.store().run_info(a), store_reads.store().run_info(b)
+    st.markdown(f"**A** = {formatting.md_escape(info_a['name'])} #{a} · **B** = {formatting.md_escape(info_b['name'])} #{b}")
+    diff = config_diff(info_a["config"], info_b["config"])
+    if info_a["dataset_id"] != info_b["dataset_id"]:
+        st.caption("The two runs are on different datasets: their means are over different rows.")
+    left, right = st.columns(2)
+    with left:
+        st.markdown("Settings that differ")
+        if diff.empty:
+            st.caption("None: the two runs have the same settings.")
+        else:
+            shown = diff.assign(a=diff["a"].map(str), b=diff["b"].map(str)).rename(columns={"a": "A", "b": "B"})
+            st.dataframe(shown, hide_index=True, width="stretch", key="runs_diff_settings")
+    with right:
+        st.markdown("Metric means (B − A)")
+        changes = mean_changes(
+            store_reads.run_board(a, int(runs.at[a, "n_results"])),
+            store_reads.run_board(b, int(runs.at[b, "n_results"])),
+        )
+        st.dataframe(
+            changes, hide_index=True, width="stretch", key="runs_diff_means",
+            column_config={
+                "mean_a": st.column_config.NumberColumn("mean A", format="%.3f"),
+                "mean_b": st.column_config.NumberColumn("mean B", format="%.3f"),
+                "change": st.column_config.NumberColumn("B − A", format="%+.3f"),
+            },
+        )
+
+
+def _delete_run(run_id: int) -> None:
+    store_reads.store().delete_run(run_id)
+    store_reads.forget_cached_reads()
+    state = st.session_state
+    state.pop("runs_confirm_delete_run", None)
+    state["runs_selected"] = [r for r in state.get("runs_selected", []) if r != run_id]
+    state[selection.RUNS_KEY] = [r for r in state.get(selection.RUNS_KEY, []) if r != run_id]
+    st.toast(f"Deleted run #{run_id}.")
+
+
+def _delete_dataset(dataset_id: int) -> None:
+    store_reads.store().delete_dataset(dataset_id)
+    store_reads.forget_cached_reads()
+    state = st.session_state
+    for key in ("runs_confirm_delete_dataset", "runs_selected", selection.DATASET_KEY, selection.RUNS_KEY):
+        state.pop(key, None)
+    links.set_params(dataset=None, runs=None, sel=None)
+    st.toast(f"Deleted dataset #{dataset_id}.")
+
+
+def _manage_run(run_id: int) -> None:
+    s = store_reads.store()
+    info = s.run_info(run_id)
+    c1, c2, c3 = st.columns(3)
+    name = c1.text_input("Name", info["name"], key=f"runs_name_{run_id}")
+    note = c2.text_input("Note", info["note"], key=f"runs_note_{run_id}")
+    tags = c3.text_input("Tags (comma-separated)", ", ".join(info["tags"]), key=f"runs_tags_{run_id}")
+    if st.button("Save name, note and tags", key=f"runs_save_{run_id}", icon=":material/save:"):
+        s.rename_run(run_id, name)
+        s.set_run_note(run_id, note)
+        s.set_run_tags(run_id, tags.split(","))
+        st.toast("Saved.")
+        st.rerun()
+    confirm_key = "runs_confirm_delete_run"
+    if st.session_state.get(confirm_key) == run_id:
+        counts = s.run_dependents(run_id)
+        st.warning(
+            f"Delete run **{formatting.md_escape(info['name'])}** #{run_id} with its {counts['results']} results "
+            f"and {counts['claims']} claims? Cached verdicts stay, so re-running it is quick."
+        )
+        yes, no = st.columns(2)
+        # callbacks: they run before the widgets, so the selection can drop the deleted run
+        yes.button("Yes, delete the run", type="primary", key="runs_delete_run_yes", icon=":material/delete:",
+                   on_click=_delete_run, args=(run_id,))
+        no.button("Cancel", key="runs_delete_run_no", on_click=st.session_state.pop, args=(confirm_key, None))
+    elif st.button("Delete this run…", key="runs_delete_run", icon=":material/delete:"):
+        st.session_state[confirm_key] = run_id
+        st.rerun()
+
+
+def _manage_dataset(dataset_id: int) -> None:
+    s = store_reads.store()
+    info = s.dataset_info(dataset_id)
+    name = st.text_input("Dataset name", info["name"], key=f"runs_dataset_name_{dataset_id}")
+    if st.button("Rename the dataset", key="runs_dataset_rename", icon=":material/edit:"):
+        s.rename_dataset(dataset_id, name)
+        store_reads.forget_cached_reads()
+        st.rerun()
+    confirm_key = "runs_confirm_delete_dataset"
+    if st.session_state.get(confirm_key) == dataset_id:
+        counts = s.dataset_dependents(dataset_id)
+        st.warning(
+            f"Delete dataset **{formatting.md_escape(info['name'])}** ({info['n_rows']} rows)? It takes with it "
+            f"{counts['runs']} run(s), {counts['results']} results and {counts['claims']} claims. "
+            "Cached verdicts stay."
+        )
+        yes, no = st.columns(2)
+        yes.button("Yes, delete the dataset", type="primary", key="runs_delete_dataset_yes", icon=":material/delete:",
+                   on_click=_delete_dataset, args=(dataset_id,))
+        no.button("Cancel", key="runs_delete_dataset_no", on_click=st.session_state.pop, args=(confirm_key, None))
+    elif st.button("Delete this dataset…", key="runs_delete_dataset", icon=":material/delete:"):
+        st.session_state[confirm_key] = dataset_id
+        st.rerun()
+
+
+with errors.page_guard("runs"):
+    dataset_id = selection.require_dataset_id()
+    links.init_from_param("runs_all", "all", lambda v: v == "1")
+    all_datasets = st.toggle("All datasets", key="runs_all", help="List the runs of every stored dataset.")
+    runs = store_reads.runs_table(None if all_datasets else dataset_id)
+    if runs.empty:
+        st.info("No run stored for this dataset yet: open **Evaluate** to start one.")
+    else:
+        table, metrics = leaderboard_table(runs)
+
+        f1, f2, f3 = st.columns([2, 2, 2])
+        links.init_from_param("runs_filter", "q")
+        text = f1.text_input("Filter", key="runs_filter", placeholder="name, tag, note, verifier…")
+        statuses = f2.multiselect("Status", STATUSES, key="runs_status", placeholder="any status")
+        sortable = ["ran", "name", "status", *metrics]
+        links.init_from_param("runs_sort", "sort", str, lambda v: v in sortable)
+        sort_by = f3.selectbox("Sort by", sortable, key="runs_sort",
+                               format_func=lambda c: "when it ran" if c == "ran" else c)
+        descending = f3.toggle("Descending", value=True, key="runs_desc")
+        links.set_params(all="1" if all_datasets else None, q=text or None, sort=sort_by if sort_by != "ran" else None)
+
+        shown = table[_matches(table, text)]
+        if statuses:
+            shown = shown[shown["status"].isin(statuses)]
+        shown = shown.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
+        failed = int((table["status"] == "failed").sum())
+        st.caption(
+            f"{len(shown)} of {len(table)} runs shown. Metric columns: mean, 95% bootstrap CI, measurable/total "
+            "rows and NaN counts by reason."
+            + (f" {failed} run(s) failed: every result is an error, nothing was measured." if failed else "")
+        )
+        column_config = {
+            "id": st.column_config.NumberColumn("#", width="small"),
+            "status": st.column_config.TextColumn("status", width="small"),
+        }
+        for metric in metrics:
+            column_config[metric] = st.column_config.NumberColumn(metric, format="%.3f", help="Mean over measurable rows")
+        # name, status and the metric columns first: the scores are visible without scrolling
+        order = ["id", "name", "status", *[c for m in metrics for c in (m, f"{m} 95% CI", f"{m} measurable", f"{m} NaN")],
+                 "dataset", "ran", "duration", "verifier", "judge", "model", "judge tokens", "tags", "note"]
+        st.dataframe(shown, hide_index=True, width="stretch", column_config=column_config, key="runs_grid",
+                     column_order=[c for c in order if c in shown.columns])
+
+        ids = [int(i) for i in shown["id"]]
+        links.init_from_param("runs_selected", "sel", lambda v: [int(x) for x in v.split(",")],
+                              lambda v: all(x in ids for x in v))
+        chosen = st.multiselect("Selected runs", ids, key="runs_selected", format_func=_run_choice_label(table),
+                                placeholder="choose runs to open, diff or manage")
+        links.set_params(sel=chosen or None)
+        if chosen:
+            chosen_datasets = {int(d) for d in runs.set_index("id").loc[chosen, "dataset_id"]}
+            same_dataset = len(chosen_datasets) == 1
+            cols = st.columns(len(PAGES))
+            for column, (label, page) in zip(cols, PAGES.items(), strict=True):
+                if column.button(f"Open in {label}", key=f"runs_open_{label}", disabled=not same_dataset,
+                                 icon=":material/open_in_new:", width="stretch"):
+                    selection.open_page(page, chosen_datasets.pop(), chosen)
+            if not same_dataset:
+                st.caption("The selected runs are of different datasets: choose runs of one dataset to open them together.")
+        if len(chosen) == 2:
+            st.subheader("Diff of the two selected runs")
+            _diff(table, chosen[0], chosen[1])
+        if len(chosen) == 1:
+            st.subheader("Manage the selected run")
+            _manage_run(chosen[0])
+    with st.expander("Manage the active dataset"):
+        _manage_dataset(dataset_id)
+    links.view_link("all", "q", "sort", "sel")
