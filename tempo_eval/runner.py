@@ -9,7 +9,9 @@ What the runner guarantees:
 - Before any row: every metric's `required_columns` must be columns of the dataset, else
   ValueError naming the metric, the missing columns and the columns found (a metric that cannot
   be scored on any row fails the run at once, not once per row). Turn Faithfulness runs on
-  conversations, not dataset rows, and is refused. A bad `reference_date` raises ValueError.
+  conversation datasets (one row per conversation: `conversation_id` and `turns`, see
+  `tempo_eval.io.load_conversations`); the conversation id is then the row's id. A bad
+  `reference_date` raises ValueError.
 - One failing row never sinks a run: an exception raised for a (row, metric) becomes a NaN result
   with reason_code "row_error" and the exception's message, the failure is logged and the run
   goes on. A row with no value in a column its metric needs is NaN "missing_input".
@@ -252,8 +254,13 @@ async def aevaluate(
     reference_date = parsed_date.isoformat() if parsed_date is not None else None
     dataset = _as_dataset(dataset)
     frame: pd.DataFrame = dataset.frame
-    if "query_id" not in frame.columns:
-        raise ValueError("the dataset has no query_id column (load it with tempo_eval.io.load_dataset)")
+    # a conversation dataset is keyed by its conversation ids, any other by its query ids
+    id_column = "query_id" if "query_id" in frame.columns else "conversation_id"
+    if id_column not in frame.columns:
+        raise ValueError(
+            "the dataset has no query_id column (nor conversation_id, for conversations): "
+            "load it with tempo_eval.io.load_dataset or load_conversations"
+        )
     check_columns(metrics, [str(c) for c in frame.columns])
     store = store if store is not None else RunStore()
 
@@ -300,7 +307,7 @@ async def aevaluate(
                     else:
                         results = await asyncio.gather(*(_measure(m, row, i) for m in todo))
                     store.record_row(
-                        run_id, i, str(row.get("query_id")), results, system=_system(row)
+                        run_id, i, str(row.get(id_column)), results, system=_system(row)
                     )
                     done += 1
                     computed += len(results)
@@ -338,8 +345,8 @@ async def _run_workers(coroutines: Sequence[Any]) -> None:
 def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
     """Raise ValueError unless every metric's `required_columns` are among `columns`.
 
-    The message names the metric, the missing columns and the columns found. A metric that needs
-    inputs no dataset column holds (Turn Faithfulness: `turns`) is refused with where to run it.
+    The message names the metric, the missing columns and the columns found. A metric that reads
+    conversations (`turns`) on a dataset without them is told where conversations come from.
     """
     canonical = canonical_columns()
     found = ", ".join(columns)
@@ -358,6 +365,12 @@ def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
                 f"(dataset columns are {', '.join(sorted(canonical))})"
             )
         missing = [c for c in required if c not in columns]
+        if "turns" in missing:
+            raise ValueError(
+                f"{metric.name} runs on conversations (a turns column: a list of user and assistant "
+                f"turns per row), but the dataset has only {found}; load a conversation file "
+                "(tempo_eval.io.load_conversations) or paste one on the dashboard's Conversation page"
+            )
         if missing:
             raise ValueError(
                 f"{metric.name} needs the column(s) {', '.join(missing)} (it reads "
@@ -419,7 +432,7 @@ def _as_dataset(dataset: Any) -> Any:
     if isinstance(dataset, pd.DataFrame):
         # A frame built in memory: canonical columns expected; ids generated as the loaders do.
         frame = dataset
-        if "query_id" not in frame.columns:
+        if "query_id" not in frame.columns and "conversation_id" not in frame.columns:
             frame = frame.assign(query_id=[f"q{i + 1}" for i in range(len(frame))])
         return Dataset(frame=frame, name="dataframe", mapping={}, content_hash=frame_content_hash(frame),
                        source_format="dataframe")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import os
@@ -211,12 +212,36 @@ def test_each_metric_names_the_columns_it_needs(metric_path: str, columns: list[
         evaluate(frame, [metric])
 
 
-def test_turn_faithfulness_is_refused_with_where_it_runs() -> None:
+def test_turn_faithfulness_on_a_dataset_without_turns_says_where_conversations_come_from() -> None:
     from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
 
     with pytest.raises(ValueError, match="runs on conversations") as caught:
         evaluate(_frame(["a"]), [TurnFaithfulness()])
-    assert "Conversation page" in str(caught.value) and "measure(turns=...)" in str(caught.value)
+    assert "Conversation page" in str(caught.value) and "load_conversations" in str(caught.value)
+
+
+def test_turn_faithfulness_runs_on_a_conversation_dataset_and_stores_windows_and_claims() -> None:
+    from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
+
+    turns = [
+        {"role": "user", "content": "When did the Berlin Wall fall?", "retrieval_context": []},
+        {"role": "assistant", "content": "The Berlin Wall fell in 1989.",
+         "retrieval_context": ["The Berlin Wall fell on 9 November 1989."]},
+        {"role": "user", "content": "And reunification?", "retrieval_context": []},
+        {"role": "assistant", "content": "Germany was reunified in 1990.",
+         "retrieval_context": ["Germany was reunified on 3 October 1990."]},
+    ]
+    frame = pd.DataFrame({"conversation_id": ["c1", "c2"], "turns": [turns, json.dumps(turns)]})
+    store = RunStore()
+    result = evaluate(frame, [TurnFaithfulness()], store=store)
+    assert result.status == "finished"
+    stored = result.frame
+    assert stored["query_id"].tolist() == ["c1", "c2"] and stored["score"].notna().all()
+    details = store.get_result(result.run_id, 0, "turn_faithfulness").details
+    assert [w["index"] for w in details["windows"]] == [1, 2]  # numbered from 1, as on screen
+    claims = store.claims_frame(result.run_id)
+    assert len(claims) > 0 and set(claims["metric"]) == {"turn_faithfulness"}
+    assert {c["window"] for c in details["claims"]} <= {1, 2}
 
 
 def test_an_unmapped_column_named_like_an_input_is_not_read() -> None:

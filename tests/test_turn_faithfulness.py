@@ -270,7 +270,9 @@ def test_details_list_every_claim_with_window_turn_label_and_evidence() -> None:
     claims = result.details["claims"]
     assert len(claims) == 1 + 3 + 4
     contradicted = [c for c in claims if c["label"] == "no"]
-    assert {(c["window"], c["turn"]) for c in contradicted} == {(1, 3), (2, 3)}
+    # windows are numbered from 1: the second and third windows hold turn 3 (0-based)
+    assert {(c["window"], c["turn"]) for c in contradicted} == {(2, 3), (3, 3)}
+    assert [w["index"] for w in result.details["windows"]] == [1, 2, 3]
     assert contradicted[0]["verdict"] == "CONTRADICTED"
     assert contradicted[0]["evidence"] == "Rome is the capital of Italy."
     assert result.details["interactions"] == [[0, 1], [2, 3], [4, 5]]

@@ -175,9 +175,9 @@ def test_paired_scores_align_on_queries_scored_by_both() -> None:
 
 def test_timeline_frame_reads_turn_faithfulness_windows() -> None:
     windows = [
-        {"index": 0, "interactions": [0, 0], "turns": [0, 1], "score": 1.0,
+        {"index": 1, "interactions": [0, 0], "turns": [0, 1], "score": 1.0,
          "counts": {"claims": 2, "yes": 2, "no": 0, "idk": 0}, "reason_code": "scored"},
-        {"index": 1, "interactions": [0, 1], "turns": [0, 1, 2, 3], "score": 0.5,
+        {"index": 2, "interactions": [0, 1], "turns": [0, 1, 2, 3], "score": 0.5,
          "counts": {"claims": 4, "yes": 2, "no": 2, "idk": 0}, "reason_code": "scored"},
     ]
     frame = windows_frame(windows)
@@ -185,6 +185,18 @@ def test_timeline_frame_reads_turn_faithfulness_windows() -> None:
     assert list(frame["turns"]) == ["1, 2", "1, 2, 3, 4"]
     fig = turn_timeline(frame, threshold=0.5)
     assert list(fig.data[0].y) == [1.0, 0.5]
+
+
+def test_a_window_that_scores_zero_draws_a_visible_labelled_bar() -> None:
+    from tempo_eval.viz.timeline import ZERO_BAR
+
+    windows = [
+        {"index": i, "interactions": [0, i - 1], "turns": [0, 1], "score": score, "counts": {"claims": 1}}
+        for i, score in ((1, 0.0), (2, 1.0), (3, math.nan))
+    ]
+    fig = turn_timeline(windows_frame(windows))
+    assert list(fig.data[0].y) == [ZERO_BAR, 1.0, ZERO_BAR] and ZERO_BAR > 0
+    assert list(fig.data[0].text) == ["0.00", "1.00", "n/a"]
 
 
 # ---- retriever runs as a dataset ----------------------------------------------------------------

@@ -68,12 +68,18 @@ MISSING_INPUT = "missing_input"
 OPTIONAL_COLUMNS = frozenset({"query_id", "run", "reference_date"})
 
 
+#: the columns of a conversation dataset (one row per conversation): its id and its turns, a list
+#: of {"role", "content", "retrieval_context"} records (Turn Faithfulness reads `turns`)
+CONVERSATION_COLUMNS = ("conversation_id", "turns")
+
+
 @functools.cache
 def canonical_columns() -> frozenset[str]:
-    """The canonical dataset column names (`tempo_eval.io.dataset.CANONICAL_COLUMNS`, the one list)."""
+    """The canonical dataset column names (`tempo_eval.io.dataset.CANONICAL_COLUMNS`, the one list)
+    and the conversation columns (`CONVERSATION_COLUMNS`)."""
     from tempo_eval.io.dataset import CANONICAL_COLUMNS  # lazy: io imports pandas
 
-    return frozenset(CANONICAL_COLUMNS)
+    return frozenset(CANONICAL_COLUMNS) | frozenset(CONVERSATION_COLUMNS)
 
 
 class MissingInput(ValueError):

@@ -142,10 +142,12 @@ class TurnFaithfulness(Metric):
             (entailment / contradiction / neutral -> yes / no / idk) or an `LLMVerifier`.
 
     Input: `turns`, a list of `Turn` (or mappings / DeepEval turns with role, content and
-    retrieval_context).
+    retrieval_context). On a conversation dataset (`conversation_id`, `turns`) the runner
+    evaluates it like any metric, one conversation per row.
 
     Result details: `interactions` (turn indices per interaction); `windows`, one record per
-    window with `interactions` [first, last], `turns`, `truths`, `claims`, `counts`
+    window with `index` (windows are numbered from 1), `interactions` [first, last], `turns`,
+    `truths`, `claims`, `counts`
     (claims / yes / no / idk), `score` and `reason_code` ("scored", "no_claims", "no_truths",
     "error"); `claims`, every claim record of every window (`window`, `turn`, `claim`, the
     verifier's `verdict`, `label` yes / no / idk, `evidence`, `probabilities`, `reason`, `error`);
@@ -197,7 +199,8 @@ class TurnFaithfulness(Metric):
         interactions = unit_interactions([t.role for t in turns])
         windows = [
             _Window(index, first, last, [i for unit in interactions[first : last + 1] for i in unit])
-            for index, (first, last) in enumerate(sliding_windows(len(interactions), self.window_size))
+            # windows are numbered from 1, on screen and in every download alike
+            for index, (first, last) in enumerate(sliding_windows(len(interactions), self.window_size), start=1)
         ]
         for window in windows:
             window.truths = self._truths(turns, window.turn_indices)
@@ -349,8 +352,16 @@ class _Window:
 def as_turns(turns: Any) -> list[Turn]:
     """`turns` as a list of `Turn`; accepts Turn, mappings and objects with role/content (DeepEval).
 
+    A JSON text of such a list (a conversation dataset's `turns` cell read from CSV) is parsed.
     Raises TypeError for anything that is not a list of turns and ValueError for an empty list.
     """
+    if isinstance(turns, str) and turns.lstrip().startswith("["):
+        import json
+
+        try:
+            turns = json.loads(turns)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"turns is not a valid JSON list of turns: {error}") from None
     if isinstance(turns, (str, bytes, Mapping, set, frozenset)) or not isinstance(turns, (list, tuple)):
         raise TypeError(f"turns must be a list of turns, got {type(turns).__name__}")
     if not turns:
