@@ -649,3 +649,43 @@ def test_deleting_a_dataset_says_what_it_takes_first() -> None:
     at.button(key="runs_delete_dataset_yes").click().run()
     assert_clean(at)
     assert RunStore().list_runs().empty
+
+
+def test_a_conversation_is_stored_as_a_run_and_reopens_after_a_reload() -> None:
+    from tempo_eval.store.runs import RunStore
+
+    at = goto(open_app(), "conversation")
+    at.button(key="conv_sample_museum").click().run()
+    at.button(key="conv_run").click().run()
+    assert_clean(at)
+    runs = RunStore().list_runs()
+    assert len(runs) == 1 and runs.loc[0, "dataset"].startswith("Conversation: ")
+    run_id, dataset_id = int(runs.loc[0, "id"]), int(runs.loc[0, "dataset_id"])
+    assert at.query_params["runs"] in (str(run_id), [str(run_id)])
+
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    fresh.query_params["dataset"] = str(dataset_id)
+    fresh.query_params["runs"] = str(run_id)
+    fresh.query_params["window"] = "3"
+    fresh.run()
+    goto(fresh, "conversation")
+    assert_clean(fresh)
+    assert len(table_with(fresh, "window", "interactions")) == 4
+    assert fresh.selectbox(key="conv_window_pick").value == 3
+    claims = table_with(fresh, "claim", "label")
+    assert list(claims[claims["claim"].str.contains("1949")]["label"]) == ["no"]
+    # the Runs page lists it among all datasets
+    goto(fresh, "runs")
+    fresh.toggle(key="runs_all").set_value(True).run()
+    assert run_id in table_with(fresh, "id", "status", "duration")["id"].tolist()
+
+
+def test_the_conversation_page_uses_the_verifier_chosen_on_evaluate() -> None:
+    at = goto(open_app(), "evaluate")
+    at.radio(key="keep_ev_verifier").set_value("llm").run()
+    goto(at, "conversation")
+    assert any("LLM judge" in c.value for c in at.caption)
+    at.button(key="conv_sample_museum").click().run()
+    at.button(key="conv_run").click().run()
+    # no judge model was given on Evaluate: the page says so instead of silently using another verifier
+    assert any("no model" in e.value for e in at.error)

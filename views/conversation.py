@@ -1,5 +1,9 @@
-"""Conversation: paste a transcript or DeepEval-style JSON turns, get Turn Faithfulness per sliding
-window as a timeline, with the claims of each window and their verdicts.
+"""Conversation: paste or upload a conversation (or load a sample), get Turn Faithfulness per
+sliding window as a timeline, with the claims of each window and their verdicts.
+
+A conversation is stored as a dataset (one row: `conversation_id`, `turns`) and its evaluation as
+an ordinary run, so the Runs page lists it and a refresh or a link (`?dataset=..&runs=..`)
+reopens it. The verifier is the one chosen on Evaluate (lexical, NLI model or LLM judge).
 """
 
 from __future__ import annotations
@@ -9,7 +13,17 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import downloads, errors, formatting, samples, selection, widgets
+from tempo_eval_app import (
+    downloads,
+    errors,
+    formatting,
+    links,
+    samples,
+    selection,
+    store_reads,
+    verifier_choice,
+    widgets,
+)
 
 selection.page_setup("Conversation")
 
@@ -18,30 +32,113 @@ SAMPLES = {
     "history": ("Space Race (pasted transcript)", "conversation_history.txt"),
 }
 TEXT_KEY = "conversation_text"
+METRIC = "turn_faithfulness"
 
 
 def _load_sample(name: str) -> None:
     st.session_state[TEXT_KEY] = (samples.SAMPLE_DIR / SAMPLES[name][1]).read_text(encoding="utf-8")
-    st.session_state.pop("conversation_result", None)
 
 
-@st.cache_data(show_spinner="Checking every window's claims…", max_entries=16)
-def _evaluate(text: str, window_size: int, threshold: float, penalize: bool, verifier: str) -> dict:
-    """Parse and score a conversation; the result as plain data (cached per text and settings)."""
+def conversation_dataset(text: str):
+    """The pasted conversation as a dataset of one row (`conversation_id` "c1", `turns`)."""
     from tempo_eval.io.conversation import parse_conversation
-    from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
-    from tempo_eval.verify import make_verifier
+    from tempo_eval.io.dataset import Dataset
+    from tempo_eval.store.runs import frame_content_hash
 
     turns = parse_conversation(text)
-    metric = TurnFaithfulness(
-        threshold=threshold, window_size=window_size, penalize_ambiguous_claims=penalize,
-        verifier=make_verifier(verifier),
-    )
-    result = metric.measure(turns=turns)
-    return {
-        "turns": [{"role": t.role, "content": t.content, "retrieval_context": t.retrieval_context} for t in turns],
-        **result.to_dict(),
-    }
+    records = [{"role": t.role, "content": t.content, "retrieval_context": list(t.retrieval_context)} for t in turns]
+    frame = pd.DataFrame({"conversation_id": ["c1"], "turns": [records]}, dtype=object)
+    first = next((t.content for t in turns if t.role == "user"), turns[0].content)
+    name = "Conversation: " + (first[:60] + "…" if len(first) > 60 else first)
+    return Dataset(frame=frame, name=name, mapping={}, content_hash=frame_content_hash(frame), source_format="conversation")
+
+
+def _evaluate(text: str, window_size: int, threshold: float, penalize: bool) -> tuple[int, int]:
+    """Store the conversation and evaluate it with the verifier chosen on Evaluate: (dataset id,
+    run id). The same conversation with the same settings resumes its stored run."""
+    from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
+    from tempo_eval.runner import evaluate
+
+    settings = verifier_choice.chosen_settings()
+    metric = TurnFaithfulness(threshold=threshold, window_size=window_size, penalize_ambiguous_claims=penalize,
+                              verifier=verifier_choice.build_verifier(settings))
+    with st.spinner("Checking every window's claims…"):
+        result = evaluate(conversation_dataset(text), [metric], store=store_reads.store())
+    return result.dataset_id, result.run_id
+
+
+def _stored_run(dataset_id: int) -> int | None:
+    """The first selected run of the active dataset that holds Turn Faithfulness results."""
+    for run_id in selection.active_run_ids():
+        long = store_reads.results_frame(run_id)
+        if not long.empty and (long["metric"] == METRIC).any():
+            return run_id
+    return None
+
+
+def _show(dataset_id: int, run_id: int) -> None:
+    from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks
+    from tempo_eval.viz.timeline import turn_timeline, windows_frame
+
+    frame = store_reads.dataset_frame(dataset_id)
+    long = store_reads.results_frame(run_id)
+    rows = [int(r) for r in long.loc[long["metric"] == METRIC, "row"]]
+    ids = frame["conversation_id"].astype(str).tolist() if "conversation_id" in frame.columns else [str(r) for r in rows]
+    row = rows[0]
+    if len(rows) > 1:
+        links.init_from_param("conv_row", "conv", int, lambda v: v in rows)
+        row = st.selectbox("Conversation", rows, key="conv_row", format_func=lambda r: ids[r] if r < len(ids) else str(r))
+        links.set_params(conv=row)
+    result = store_reads.store().get_result(run_id, row, METRIC)
+    turns = frame["turns"].iloc[row] if "turns" in frame.columns else []
+    from tempo_eval.metrics.turn_faithfulness import as_turns
+
+    turns = [{"role": t.role, "content": t.content, "retrieval_context": t.retrieval_context} for t in as_turns(turns)]
+    details = result.details
+    st.caption(f"Run **{formatting.md_escape(store_reads.run_label(run_id))}** · verifier {formatting.md_escape(details.get('verifier', '—'))}")
+    st.metric("Turn faithfulness", formatting.fmt_score(result.score))
+    if result.reason:
+        widgets.plain(result.reason, muted=True)
+    windows = details.get("windows", [])
+    table = windows_frame(windows)
+    if table.empty:
+        st.info("No user turn is answered by an assistant turn: there is no window to score.")
+        return
+    figure = turn_timeline(table, threshold=details.get("settings", {}).get("threshold"))
+    st.plotly_chart(figure, key="conv_timeline", width="stretch")
+    downloads.download_figure(figure, "turn_faithfulness", key="conv_fig")
+    st.dataframe(table, hide_index=True, width="stretch", key="conv_windows")
+    claims = pd.DataFrame(details.get("claims", []))
+    if not claims.empty:
+        st.caption("Downloads of the claims: windows numbered from 1, as in the table and the chart.")
+        downloads.download_results(claims, f"conversation_run_{run_id}_claims", key="conv_dl")
+
+    st.subheader("Claims of each window")
+    st.html(legend_html(("SUPPORTED", "NEUTRAL", "CONTRADICTED")))
+    numbers = table["window"].tolist()
+    links.init_from_param("conv_window_pick", "window", int, lambda v: v in numbers)
+    chosen = st.selectbox("Window", numbers, key="conv_window_pick",
+                          format_func=lambda w: f"window {w} · score {formatting.fmt_score(table.loc[table['window'] == w, 'score'].iloc[0])}")
+    links.set_params(window=chosen)
+    window = next(w for w in windows if int(w.get("index", 0)) == int(chosen))
+    records = window.get("claims", [])
+    for turn_index in window.get("turns", []):
+        turn = turns[turn_index]
+        with st.chat_message("user" if turn["role"] == "user" else "assistant"):
+            if turn["role"] == "assistant":
+                own = [r for r in records if r.get("turn") == turn_index]
+                marks, _ = claim_marks(turn["content"], own)
+                widgets.safe_html(render_marks(turn["content"], marks))
+                for context in turn["retrieval_context"]:
+                    widgets.plain(f"Context: {context}", muted=True)
+            else:
+                st.text(turn["content"])
+    if records:
+        st.dataframe(
+            pd.DataFrame(records)[[c for c in ("turn", "claim", "label", "verdict", "evidence", "reason") if c in records[0]]],
+            hide_index=True, width="stretch", key="conv_claims",
+        )
+    links.view_link("conv", "window")
 
 
 with errors.page_guard("conversation"):
@@ -64,64 +161,25 @@ with errors.page_guard("conversation"):
     text = st.text_area("Conversation", height=260, key=TEXT_KEY,
                         placeholder="User: When did the Berlin Wall fall?\nContext:\n- On 9 November 1989 ...\nAssistant: ...")
 
-    o1, o2, o3, o4 = st.columns(4)
+    o1, o2, o3 = st.columns(3)
     window_size = int(o1.number_input("Window size (interactions)", 1, 100,
                                       int(st.session_state.get("settings_window_size", 10)), key="conv_window"))
     st.session_state["settings_window_size"] = window_size
     threshold = float(o2.slider("Threshold", 0.0, 1.0, 0.5, 0.05, key="conv_threshold"))
     penalize = o3.checkbox("Count 'idk' as unfaithful", key="conv_penalize")
-    verifier = o4.selectbox("Verifier", ["lexical", "nli"], key="conv_verifier",
-                            help="Lexical runs offline; NLI needs a local model (see Evaluate).")
+    chosen_verifier = verifier_choice.chosen_settings()
+    st.caption(f"Verifier: {formatting.md_escape(verifier_choice.describe(chosen_verifier))} — chosen on **Evaluate**.")
 
     if st.button("Evaluate the conversation", type="primary", key="conv_run", disabled=not text.strip(),
                  icon=":material/play_arrow:"):
-        st.session_state["conversation_result"] = _evaluate(text, window_size, threshold, penalize, verifier)
+        dataset_id, run_id = _evaluate(text, window_size, threshold, penalize)
+        st.session_state.pop("conv_window_pick", None)
+        selection.select_dataset(dataset_id, [run_id])  # reruns: the sidebar and the URL show it
 
-    result = st.session_state.get("conversation_result")
-    if result is None:
-        st.caption("Load a sample or paste a conversation, then evaluate it.")
+    dataset_id = selection.active_dataset_id()
+    run_id = _stored_run(dataset_id) if dataset_id is not None else None
+    if run_id is None:
+        st.caption("Load a sample or paste a conversation, then evaluate it. Stored conversations are listed on "
+                   "**Runs** (turn on All datasets) and reopen here.")
         st.stop()
-
-    from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks
-    from tempo_eval.viz.timeline import turn_timeline, windows_frame
-
-    score = result["score"]
-    st.metric("Turn faithfulness", formatting.fmt_score(score))
-    if result["reason"]:
-        widgets.plain(result["reason"], muted=True)
-    windows = result["details"].get("windows", [])
-    table = windows_frame(windows)
-    if table.empty:
-        st.info("No user turn is answered by an assistant turn: there is no window to score.")
-        st.stop()
-    figure = turn_timeline(table, threshold=result["details"].get("settings", {}).get("threshold"))
-    st.plotly_chart(figure, key="conv_timeline", width="stretch", on_select="rerun", selection_mode="points")
-    downloads.download_figure(figure, "turn_faithfulness", key="conv_fig")
-    st.dataframe(table, hide_index=True, width="stretch", key="conv_windows")
-    claims = pd.DataFrame(result["details"].get("claims", []))
-    if not claims.empty:
-        downloads.download_results(claims, "conversation_claims", key="conv_dl")
-
-    st.subheader("Claims of each window")
-    st.html(legend_html(("SUPPORTED", "NEUTRAL", "CONTRADICTED")))
-    turns = result["turns"]
-    chosen = st.selectbox("Window", table["window"].tolist(), key="conv_window_pick",
-                          format_func=lambda w: f"window {w} · score {formatting.fmt_score(table.loc[table['window'] == w, 'score'].iloc[0])}")
-    window = windows[int(chosen) - 1]
-    records = window.get("claims", [])
-    for turn_index in window.get("turns", []):
-        turn = turns[turn_index]
-        with st.chat_message("user" if turn["role"] == "user" else "assistant"):
-            if turn["role"] == "assistant":
-                own = [r for r in records if r.get("turn") == turn_index]
-                marks, _ = claim_marks(turn["content"], own)
-                widgets.safe_html(render_marks(turn["content"], marks))
-                for context in turn["retrieval_context"]:
-                    widgets.plain(f"Context: {context}", muted=True)
-            else:
-                st.text(turn["content"])
-    if records:
-        st.dataframe(
-            pd.DataFrame(records)[[c for c in ("turn", "claim", "label", "verdict", "evidence", "reason") if c in records[0]]],
-            hide_index=True, width="stretch", key="conv_claims",
-        )
+    _show(dataset_id, run_id)

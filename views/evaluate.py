@@ -10,7 +10,16 @@ import os
 
 import streamlit as st
 
-from tempo_eval_app import downloads, errors, formatting, jobs, judge_keys, selection, store_reads
+from tempo_eval_app import (
+    downloads,
+    errors,
+    formatting,
+    jobs,
+    judge_keys,
+    selection,
+    store_reads,
+    verifier_choice,
+)
 
 selection.page_setup("Evaluate")
 
@@ -76,17 +85,7 @@ def _build_work(settings: dict, dataset_id: int, db_store):
             )
         needs_verifier = (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"]
         if needs_verifier:
-            from tempo_eval.verify import make_verifier
-
-            name = settings["verifier"]
-            if name == "lexical":
-                verifier = make_verifier("lexical", similarity_threshold=settings["similarity"],
-                                         support_threshold=settings["support"])
-            elif name == "nli":
-                verifier = make_verifier("nli", model=settings["nli_model"])
-            else:
-                verifier = make_verifier("llm", model=settings["judge_model"], base_url=settings["judge_url"] or None,
-                                         api_key=api_key)
+            verifier = verifier_choice.build_verifier(settings)
         metrics = []
         if settings["tf"]:
             from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
