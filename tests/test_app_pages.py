@@ -689,3 +689,15 @@ def test_the_conversation_page_uses_the_verifier_chosen_on_evaluate() -> None:
     at.button(key="conv_run").click().run()
     # no judge model was given on Evaluate: the page says so instead of silently using another verifier
     assert any("no model" in e.value for e in at.error)
+
+
+def test_the_server_binds_this_machine_only_and_never_watches_the_venv() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))["server"]
+    assert config["address"] == "127.0.0.1"
+    # the watchdog watcher watches the repository recursively, .venv included (inotify overflow)
+    assert config["fileWatcherType"] in ("poll", "none")
+    assert ".venv" in config["folderWatchBlacklist"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "http://localhost:8501" in readme and "--server.address 0.0.0.0" in readme and "Ctrl-C" in readme
