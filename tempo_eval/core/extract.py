@@ -85,13 +85,16 @@ from functools import lru_cache
 from tempo_eval.core.focus import FocusTime, YearSpan
 from tempo_eval.core.grammar import (
     DECADE_WORDS,
+    MONTH_CUES,
     MONTHS,
     NUM,
     ORDINAL_KEYS,
+    QUARTER_ORDINALS,
     SMALL_NUMBERS,
     TENS,
     UNIT,
     UNIT_WORDS,
+    WEEKDAYS,
     compiled_grammar,
 )
 from tempo_eval.core.periods import (
@@ -100,6 +103,17 @@ from tempo_eval.core.periods import (
     normalize_period_name,
     phrase_pattern,
 )
+from tempo_eval.core.relative import (
+    has_future_cue,
+    month_day_year,
+    month_year,
+    period_year,
+    season_years,
+    shift_year,
+    two_digit_year,
+    weekday_year,
+)
+from tempo_eval.core.spelled import spelled_year
 
 __all__ = [
     "FocusTimeExtractor",
@@ -144,6 +158,22 @@ _RELATIVE = re.compile(
     rf"(?:(?P<the>the)\s+)?(?P<dir>past|last|coming|next|this|current)\s+"
     rf"(?:(?P<n>{NUM})\s+)?(?P<unit>{UNIT})"
 )
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[a-z]|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|mr|mrs|ms|dr|st|gov|sen|rep|gen|no|inc|corp|co|u\.s)\.$")
+_NUMBER_WORD_AFTER = re.compile(r"[\s-]+(?:hundred|thousand|million|billion)\b")
+# Words in a sentence that make "the fourth quarter" a part of a game.
+_SPORTS = re.compile(
+    r"\b(?:scored?|scoring|points?|goals?|touchdowns?|baskets?|rall(?:y|ied|ying)|trail(?:ed|ing)|"
+    r"seal(?:ed)?\s+the\s+win|game|match|overtime|halftime|half-time|inning)\b"
+)
+_FALL_CUES = frozenset(("last", "this", "next", "past", "coming", "this past", "this coming",
+                        "in the", "early", "late", "mid"))
+_SCHEDULE_VERBS = frozenset((
+    "due", "expires", "expire", "ends", "end", "starts", "start", "begins", "begin", "opens",
+    "open", "closes", "close", "resumes", "resume", "returns", "return", "back", "again",
+))
+_PREFIXES = frozenset(("pre", "post", "anti", "mid", "non", "ex", "neo", "pro"))
+_DAY_NAMES_BEFORE = frozenset(("good", "black", "super", "ash", "holy", "cyber", "bloody", "easter", "palm", "maundy"))
+_DATE_WORDS = frozenset((*MONTHS, *(m[:3] for m in MONTHS), "sept", *WEEKDAYS))
 _AGO = re.compile(rf"(?P<n>.+?)[\s-]+(?P<unit>{UNIT})\s+(?P<dir>ago|from\s+now|hence)")
 
 
@@ -204,14 +234,6 @@ def _number(word: str) -> int | None:
     return total or None
 
 
-def _two_digit_year(yy: int, reference_year: int | None) -> int:
-    """The latest year ending in `yy` that is not after the reference year (1900s without one)."""
-    if reference_year is None:
-        return 1900 + yy
-    year = reference_year - reference_year % 100 + yy
-    return year if year <= reference_year else year - 100
-
-
 def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple[int, int]:
     """Narrow a decade (length 10) or century (length 100) to a third or a half."""
     if mod:
@@ -225,23 +247,6 @@ def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple
             return first, first + length // 2 - 1
         return first + length // 2, first + length - 1
     return first, first + length - 1
-
-
-def _shift_year(day: dt.date, amount: int, unit: str) -> int | None:
-    """The year of `day` moved by `amount` units (year, decade, century, month, week, day)."""
-    if unit.startswith("year"):
-        return day.year + amount
-    if unit.startswith("decade"):
-        return day.year + 10 * amount
-    if unit.startswith("centur"):
-        return day.year + 100 * amount
-    if unit.startswith("month"):
-        return day.year + (day.month - 1 + amount) // 12
-    days = amount * (7 if unit.startswith("week") else 1)
-    try:
-        return (day + dt.timedelta(days=days)).year
-    except OverflowError:
-        return None
 
 
 @lru_cache(maxsize=4096)
@@ -318,11 +323,11 @@ def _epoch(text: str, reference_year: int | None) -> tuple[int, int] | None:
         first = int(text[:4])
         return (first, 100) if first % 100 == 0 and first < 2000 else (first, 10)
     if text[0].isdigit() or text[0] in "'’‘":
-        return _two_digit_year(10 * int(text.lstrip("'’‘")[0]), reference_year), 10
+        return two_digit_year(10 * int(text.lstrip("'’‘")[0]), reference_year), 10
     digit = DECADE_WORDS[re.split(r"[-\s]", text)[-1].removeprefix("nineteen")]
     if text.startswith("nineteen"):
         return 1900 + 10 * digit, 10
-    return _two_digit_year(10 * digit, reference_year), 10
+    return two_digit_year(10 * digit, reference_year), 10
 
 
 def _is_digit_group(low: str, edge: int, backward: bool = False) -> bool:
@@ -344,6 +349,72 @@ def _ordinal(raw: str) -> int:
     if raw[0].isdigit():
         return int(raw[:-2])
     return ORDINAL_KEYS["".join(raw.replace("-", " ").split())]
+
+
+def _month_number(word: str) -> int:
+    """ "aug" -> 8, "sept" -> 9, "december" -> 12."""
+    return MONTHS.index(next(m for m in MONTHS if m.startswith(word[:3]))) + 1
+
+
+def _sentence_before(scan: _Scan, start: int) -> str:
+    """The lower-case text of the sentence (at most 120 characters) before `start`."""
+    before = scan.low[max(0, start - 120) : start]
+    cut = max(before.rfind(". "), before.rfind("? "), before.rfind("! "), before.rfind("; "))
+    # an abbreviation ("Aug. 7", "Ms. Lee") is no sentence end: a lower-case word follows it
+    while cut >= 0 and cut + 2 < len(before) and _ABBREVIATION.search(before, 0, cut + 1):
+        cut = max(before.rfind(". ", 0, cut), before.rfind("? ", 0, cut), before.rfind("! ", 0, cut))
+    return before[cut + 1 :] if cut >= 0 else before
+
+
+def _sentence_around(scan: _Scan, start: int, end: int) -> str:
+    """The sentence text around an expression (at most 120 characters each side)."""
+    after = scan.low[end : end + 120]
+    stop = min((i for i in (after.find(". "), after.find("? "), after.find("! ")) if i >= 0), default=len(after))
+    return _sentence_before(scan, start) + scan.low[start:end] + after[:stop]
+
+
+def _tense(scan: _Scan, start: int) -> int:
+    """+1 when the sentence puts the expression in the future, -1 after "since", else 0."""
+    if _previous_word(scan.spaced, start) == "since":
+        return -1
+    return 1 if has_future_cue(_sentence_before(scan, start)) else 0
+
+
+def _anchored_in(scan: _Scan, start: int) -> bool:
+    """Is "in N days" a date (sentence-initial "In", or after "expires", "due", ...)?"""
+    before = _sentence_before(scan, start)
+    if not before.strip() and scan.text[start - 1] == "I":
+        return True
+    return _previous_word(scan.spaced, start) in _SCHEDULE_VERBS
+
+
+def _in_compound(scan: _Scan, start: int) -> bool:
+    """Is the expression the tail of a hyphenated name ("Iran-Iraq war")? A lower-case
+    prefix ("anti-", "post-", "pre-") is not a name."""
+    if start < 3 or scan.low[start - 1] not in "-–—" or not scan.low[start - 2].isalpha():
+        return False
+    prefix = scan.low[max(0, start - 16) : start - 1].split()[-1]
+    return prefix not in _PREFIXES and scan.text[start - 2 - len(prefix)].isupper()
+
+
+def _is_name(scan: _Scan, at: int, end: int) -> bool:
+    """Is the capitalised word at `at` part of a name: after a capitalised word that does not
+    open the sentence ("Grace Friday"), or before one ("Sunday Times")?"""
+    if _next_word_is_name(scan, end):
+        return True
+    words = scan.text[max(0, at - 25) : at - 1].split()
+    if not words or not words[-1][:1].isupper() or words[-1].lower() in _DAY_NAMES_BEFORE:
+        return False
+    return bool(_sentence_before(scan, at - len(words[-1]) - 1).strip())
+
+
+def _next_word_is_name(scan: _Scan, end: int) -> bool:
+    """Does a capitalised word that is no month or weekday follow ("June Carter")?"""
+    text = scan.text
+    if end - 1 >= len(text) or text[end - 1] != " ":
+        return False
+    word = text[end : end + 12].split(maxsplit=1)
+    return bool(word) and word[0][:1].isupper() and word[0].lower().rstrip(".,") not in _DATE_WORDS
 
 
 # --------------------------------------------------------------------------------------------
@@ -422,6 +493,14 @@ class FocusTimeExtractor:
             "recent": self._recent,
             "day": self._day,
             "delegate": self._delegate,
+            "weekday": self._weekday,
+            "mday": self._month_day,
+            "bare_month": self._bare_month,
+            "quarter": self._quarter,
+            "season": self._season,
+            "spelled": self._spelled,
+            "anaphoric": self._anaphoric,
+            "yearago": self._year_ago,
         }
 
     # ---------------------------------------------------------------- public
@@ -541,7 +620,7 @@ class FocusTimeExtractor:
         """ "12 March 2020", "March 12, 2020", "May 2019", "Nov '19"."""
         raw = text
         if raw[-3] in "'’":
-            year = _two_digit_year(int(raw[-2:]), scan.ref.year if scan.ref else None)
+            year = two_digit_year(int(raw[-2:]), scan.ref.year if scan.ref else None)
         else:
             year = int(raw[-4:])
             if year > MAX_YEAR or _UNIT_AFTER.match(scan.low, end):
@@ -549,6 +628,8 @@ class FocusTimeExtractor:
         self._add(scan, start, end, year, year, "date")
 
     def _period(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        if _in_compound(scan, start):
+            return  # "the Iran-Iraq war" is not the Iraq War: names match whole
         span = self._period_spans.get(normalize_period_name(text))
         if span is not None:
             self._add(scan, start, end, span[0], span[1], "period")
@@ -635,7 +716,7 @@ class FocusTimeExtractor:
         if n is None or n > 999:
             return
         sign = -1 if parts.group("dir") == "ago" else 1
-        year = _shift_year(ref, sign * n, parts.group("unit"))
+        year = shift_year(ref, sign * n, parts.group("unit"))
         if year is not None:
             self._add(scan, start, end, year, year, "relative")
 
@@ -669,14 +750,14 @@ class FocusTimeExtractor:
             if the and direction == "next":
                 return  # "the next year he moved": narrative
             if not the and direction in ("last", "next") and unit in ("year", "month", "week", "day"):
-                year = _shift_year(ref, -1 if backward else 1, unit)  # calendar: "last year"
+                year = shift_year(ref, -1 if backward else 1, unit)  # calendar: "last year"
                 if year is not None:
                     self._add(scan, start, end, year, year, "relative")
                 return
             n = 1
         if n > 999:
             return
-        other = _shift_year(ref, -n if backward else n, unit)
+        other = shift_year(ref, -n if backward else n, unit)
         if other is not None:
             first, last = (other, ref.year) if backward else (ref.year, other)
             self._add(scan, start, end, first, last, "relative")
@@ -689,13 +770,7 @@ class FocusTimeExtractor:
         if ref is None or not scan.text[end - 1 - len(name)].isupper():
             return
         month = MONTHS.index(name) + 1
-        direction = scan.low[start : start + 4]
-        if direction == "last":
-            year = ref.year if month < ref.month else ref.year - 1
-        elif direction == "next":
-            year = ref.year if month > ref.month else ref.year + 1
-        else:
-            year = ref.year
+        year = month_year(ref, month, scan.low[start : start + 4].strip())
         self._add(scan, start, end, year, year, "relative")
 
     def _recent(self, scan: _Scan, start: int, end: int, text: str) -> None:
@@ -706,18 +781,159 @@ class FocusTimeExtractor:
         if scan.ref is None:
             return
         offset = {"yesterday": -1, "tomorrow": 1}.get(text, 0)
-        year = _shift_year(scan.ref, offset, "day")
+        year = shift_year(scan.ref, offset, "day")
         if year is not None:
             self._add(scan, start, end, year, year, "relative")
 
     def _delegate(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """Rare phrasings ("last Tuesday", "a fortnight ago", "in three weeks") are read by
-        dateparser, one short phrase at a time, relative to the reference date."""
+        """Rare phrasings ("the day before yesterday", "a fortnight ago", "In three weeks")
+        are read by dateparser, one short phrase at a time, relative to the reference date.
+        "in 100 days" is a duration, not a date, unless it opens the sentence or follows a
+        verb of scheduling ("expires in 30 days")."""
         if scan.ref is None or not self.use_dateparser:
+            return
+        if text.startswith("in ") and not _anchored_in(scan, start):
             return
         year = _dateparser_year(scan.low[start:end], scan.ref, self.languages)
         if year is not None:
             self._add(scan, start, end, year, year, "relative")
+
+    # ---------------------------------------------------------------- against the document date
+
+    def _weekday(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "Friday", "on Tuesday", "last Monday", "this coming Friday": the nearest such day,
+        in the past unless a cue puts it in the future (`tempo_eval.core.relative`)."""
+        ref = scan.ref
+        if ref is None:
+            return
+        words = text.split()
+        name = words[-1].removesuffix("'s").removesuffix("’s")
+        at = start + text.rindex(name)
+        if not scan.text[at - 1].isupper():
+            return  # the scan is lower-case; weekdays are written with a capital
+        cue = " ".join(words[:-1])
+        if cue in ("last", "past", "this past"):
+            direction = -1
+        elif cue:
+            direction = 1  # next, coming, this, this coming
+        else:
+            if _is_name(scan, at, end):
+                return  # "Grace Friday", "Sunday Times"
+            direction = 1 if has_future_cue(_sentence_before(scan, at)) else 0
+        year = weekday_year(ref, WEEKDAYS.index(name), direction)
+        self._add(scan, start, end, year, year, "relative")
+
+    def _month_day(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "Aug. 7", "December 20", "6 January", "the 30th of June": the nearest occurrence."""
+        ref = scan.ref
+        if ref is None or _UNIT_AFTER.match(scan.low, end):
+            return
+        words = text.replace(".", " ").replace(",", " ").split()
+        month_word = next(w for w in words if not w[0].isdigit() and w != "of")
+        if not scan.text[start + text.index(month_word) - 1].isupper():
+            return  # "may 5": not a month
+        day = int(next(w for w in words if w[0].isdigit()).rstrip("stndrh"))
+        month = _month_number(month_word)
+        year = month_day_year(ref, month, day, _tense(scan, start))
+        if year is not None:
+            self._add(scan, start, end, year, year, "relative")
+
+    def _bare_month(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "in April", "since June", "mid-December": a capitalised month after a cue word,
+        its nearest occurrence."""
+        ref = scan.ref
+        if (
+            ref is None
+            or not scan.text[start - 1].isupper()
+            or _previous_word(scan.spaced, start) not in MONTH_CUES
+            or _next_word_is_name(scan, end)
+        ):
+            return  # "May I ask", "April Jones", "by June Carter"
+        name = text.removesuffix("'s").removesuffix("’s")
+        year = month_year(ref, MONTHS.index(name) + 1, None, _tense(scan, start))
+        self._add(scan, start, end, year, year, "relative")
+
+    def _quarter(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "the third quarter", "third-quarter", "Q3", "the first half", "this quarter"."""
+        ref = scan.ref
+        if ref is None or _SPORTS.search(_sentence_around(scan, start, end)):
+            return  # "scored in the fourth quarter"
+        words = text.split()
+        if words[0] == "q":
+            return
+        months = 6 if "half" in words else 3
+        if text.endswith("of the year"):
+            year = ref.year
+        elif text[0] == "q":
+            year = period_year(ref, int(text[1]), 3, None, _tense(scan, start))
+        elif words[-1] == "quarter" and words[-2] in ("this", "current", "last", "previous", "next", "coming"):
+            direction = {"current": "this", "previous": "last", "coming": "next"}.get(words[-2], words[-2])
+            year = period_year(ref, 1, 3, direction)
+        else:
+            index = QUARTER_ORDINALS[words[0]]
+            if months == 6 and index > 2:
+                return  # "the third half" is no half
+            if months == 6 and words[0] == "final":
+                index = 2
+            year = period_year(ref, index, months, None, _tense(scan, start))
+        self._add(scan, start, end, year, year, "relative")
+
+    def _season(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "last fall", "this summer", "in the spring", "over the winter" (a winter touches
+        two calendar years and gives both)."""
+        ref = scan.ref
+        if ref is None:
+            return
+        words = text.split()
+        season = words[-1].removesuffix("'s").removesuffix("’s")
+        cue = " ".join(words[:-1])
+        if season == "fall" and cue not in _FALL_CUES:
+            return  # "after the fall", "injured in a fall": a fall, not autumn
+        if cue in ("last", "past", "this past"):
+            direction: str | None = "last"
+        elif cue in ("next", "coming", "this coming"):
+            direction = "next"
+        else:
+            direction = None
+        tense = -1 if cue.startswith("since") else _tense(scan, start)
+        first, last = season_years(ref, season, direction, tense)
+        at = start if direction or cue == "this" else start + text.rindex(season)
+        self._add(scan, at, end, first, last, "relative")
+
+    def _spelled(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "nineteen ninety-six", "two thousand and eight": a year in words (it needs no
+        reference date). Not before a unit ("two thousand and eight people") nor a larger
+        number word; "two thousand" alone only as "the year two thousand"."""
+        if _UNIT_AFTER.match(scan.low, end) or _NUMBER_WORD_AFTER.match(scan.low, end):
+            return
+        year = spelled_year(text)
+        if year is None or (text == "two thousand" and _previous_word(scan.spaced, start) != "year"):
+            return
+        self._add(scan, start, end, year, year, "year")
+
+    def _anaphoric(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "a year earlier", "two years later": counted from the last year written before it
+        in the text, else from the reference date."""
+        words = text.replace("-", " ").split()
+        n = _number(" ".join(words[:-2]))
+        if n is None or n > 99:
+            return
+        if words[-2].startswith("decade"):
+            n *= 10
+        sign = -1 if words[-1] == "earlier" else 1
+        anchor = next((s for s in reversed(scan.spans) if s.kind in ("year", "date", "range")), None)
+        if anchor is not None:
+            year = (anchor.first if sign < 0 else anchor.last) + sign * n
+        elif scan.ref is not None:
+            year = scan.ref.year + sign * n
+        else:
+            return
+        self._add(scan, start, end, year, year, "relative")
+
+    def _year_ago(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "the year-ago quarter": the same period a year before the reference date."""
+        if scan.ref is not None:
+            self._add(scan, start, end, scan.ref.year - 1, scan.ref.year - 1, "relative")
 
     # ---------------------------------------------------------------- compound ranges
 

@@ -75,6 +75,10 @@ UNIT_WORDS = (
     "locations", "sites", "countries", "cities", "towns", "villages", "farms", "animals",
     "cattle", "sheep", "birds", "trees", "plants", "ships", "planes", "aircraft", "flights",
     "passengers", "laps", "goals", "runs", "steps", "applicants", "bc", "bce", "b.c.",
+    "spectators", "fans", "volunteers", "delegates", "protesters", "demonstrators",
+    "refugees", "migrants", "prisoners", "inmates", "recruits", "nurses", "doctors",
+    "athletes", "players", "supporters", "guests", "viewers", "readers", "subscribers",
+    "shareholders", "investors", "contracts", "loans", "projects", "accounts", "requests",
 )
 # Words before a number that make it a label or a quantity ("page 1984", "more than 2000");
 # abbreviations with a dot ("p.", "No.") are added to the grammar separately.
@@ -201,14 +205,75 @@ def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
     regex("recent", "recent", r"(?:ly|\s+years)(?!\w)")
     regex("recent", "lately", r"(?!\w)")
     phrases("day", ["yesterday", "today", "tomorrow", "tonight"])
+    _dated_terminals(phrases, regex)
     # Rarer phrasings, read by dateparser.
-    phrases("delegate", ["last", "next", "this", "past", "coming"],
-            rf"\s+{phrase_pattern(WEEKDAYS)}(?!\w)")
     regex("delegate", "the", r"\s+day\s+(?:before\s+yesterday|after\s+tomorrow)(?!\w)")
     phrases("delegate", NUMBER_WORDS, r"\s+fortnights?\s+ago(?!\w)")
     regex("delegate", "in", rf"\s+{NUM}\s+(?:days?|weeks?|months?|fortnights?)(?!\w)")
     regex("theyear", "the", r"\s+year\s+[0-9]{3,4}(?![0-9])")
     return terminals
+
+
+# Cue words before a month name without a day or year ("in April", "since June", "mid-May").
+MONTH_CUES = (
+    "in", "since", "by", "until", "till", "through", "from", "of", "during", "before", "after",
+    "and", "or", "to", "early", "late", "mid",
+)
+# Words before a season ("last fall", "in the spring", "over the winter").
+SEASON_CUES = (
+    "last", "this", "next", "past", "coming", "this past", "this coming", "in", "in the",
+    "during", "during the", "over", "over the", "through", "through the", "throughout",
+    "throughout the", "by", "by the", "until", "until the", "before", "before the", "after",
+    "after the", "since", "since the", "into", "into the", "for the", "early", "late", "mid",
+)
+# Words before a weekday that set its direction ("last Friday", "this coming Monday").
+WEEKDAY_CUES = ("last", "next", "this", "this coming", "this past", "coming", "past")
+QUARTER_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "final": 4,
+                    "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+# Spelled-out years: "nineteen ninety-six", "eighteen fifteen", "twenty nineteen".
+SPELLED_CENTURIES = (
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty",
+)
+_UNITS = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_TEENS = r"(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)"
+_TENS_WORD = r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+_TWO_DIGIT_WORDS = rf"(?:{_TENS_WORD}(?:[-\s]{_UNITS})?|{_TEENS}|oh[-\s]{_UNITS}|hundred)"
+
+
+def _dated_terminals(phrases: Callable[..., None], regex: Callable[[str, str, str], None]) -> None:
+    """Expressions that need the reference date (resolved in `tempo_eval.core.relative`), and
+    spelled-out years. The handlers check capitals (the scan is lower-case): "Friday", "May"."""
+    no_year_after = r"(?!\.?,?\s*(?:[0-9]|['’][0-9]))"
+    weekday = phrase_pattern(WEEKDAYS)
+    phrases("weekday", WEEKDAYS, r"(?:['’]s)?(?!\w)")
+    phrases("weekday", WEEKDAY_CUES, rf"\s+{weekday}(?:['’]s)?(?!\w)")
+    day = r"[0-9][0-9]?+(?:st|nd|rd|th)?"
+    # "Aug. 7", "December 20" (after the "May 2019" alternative, which is tried first)
+    phrases("mday", MONTH_WORDS, rf"\.?\s+{day}(?![0-9\w]){no_year_after}")
+    regex("mday", "", rf"{day}\s+(?:of\s+)?{MONTH}(?!\w){no_year_after}")  # "6 January"
+    # a month name alone: its handler wants a capital and a cue word before it ("in April");
+    # the cue is not part of the match, so "of October Revolution" stays a period name
+    phrases("bare_month", MONTHS, rf"(?:['’]s)?(?!\w){no_year_after}")
+    # "the third quarter", "third-quarter", "the first half", "Q3"; "of 2004" leaves the
+    # year to the year rule ("the third quarter of 2004").
+    not_of = r"(?!\w)(?!\s+of\b)"
+    phrases("quarter", list(QUARTER_ORDINALS),
+            rf"[\s-]+(?:quarter|half)(?:\s+of\s+the\s+year)?{not_of}")
+    phrases("quarter", ["this", "last", "next", "the current", "the previous", "the coming"],
+            rf"\s+quarter{not_of}")
+    regex("quarter", "q", r"[1-4](?!\w)(?!\s+(?:of\s+)?(?:fy|fiscal|[12][0-9]{3}|['’][0-9]))")
+    phrases("season", SEASON_CUES,
+            r"\s+(?:spring|summer|autumn|winter|fall)(?:['’]s)?(?!\w)(?!\s+(?:of\b|[0-9]|['’][0-9]))")
+    phrases("spelled", SPELLED_CENTURIES, rf"[-\s]+{_TWO_DIGIT_WORDS}(?![\w-])")
+    phrases("spelled", ["two thousand"],
+            rf"(?:\s+and)?(?:[-\s]+(?:{_TENS_WORD}(?:[-\s]{_UNITS})?|{_TEENS}|{_UNITS}))?(?![\w-])")
+    # "a year earlier", "two years later": against a year just written, else the reference
+    anaphoric = r"[\s-]+(?:years?|decades?)\s+(?:earlier|later)(?!\w)"
+    phrases("anaphoric", list(TENS), NUM_TAIL + anaphoric)
+    phrases("anaphoric", [w for w in NUMBER_WORDS if w not in TENS], anaphoric)
+    regex("anaphoric", "", r"[0-9][0-9]?+" + anaphoric)
+    regex("yearago", "year", r"\s+ago(?!\w)")  # "the year-ago quarter"
 
 
 class Grammar:
