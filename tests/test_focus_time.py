@@ -417,7 +417,9 @@ def test_dateparser_reads_rare_phrasings_relative_to_the_reference_date():
 
 def test_use_dateparser_false_skips_those_phrasings_and_keeps_the_rest():
     extractor = FocusTimeExtractor(use_dateparser=False)
-    assert extractor.extract("We met last Tuesday.", "2020-01-02").years == set()
+    # weekdays are resolved natively since issue 12; these phrasings still go to dateparser
+    assert extractor.extract("We met the day before yesterday.", "2020-01-01").years == set()
+    assert extractor.extract("A fortnight ago.", "2020-01-05").years == set()
     assert extractor.extract("We met last year, in May 2019.", "2020-01-02").years == {2019}
 
 

@@ -70,7 +70,7 @@ Named periods
 
 Where expressions overlap, the longest, most specific reading wins ("from 2008 to 2010" is
 one range span, "May 2019" one date span, "the 2008 financial crisis" one period span).
-One precompiled pattern scans the text once; see `_Grammar` for how it stays within a small
+One precompiled pattern scans the text once; see `Grammar` for how it stays within a small
 factor of a bare year regex.
 """
 
@@ -83,13 +83,37 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from tempo_eval.core.focus import FocusTime, YearSpan
+from tempo_eval.core.grammar import (
+    DECADE_WORDS,
+    MONTH_CUES,
+    MONTHS,
+    NUM,
+    ORDINAL_KEYS,
+    QUARTER_ORDINALS,
+    SMALL_NUMBERS,
+    TENS,
+    UNIT,
+    UNIT_WORDS,
+    WEEKDAYS,
+    compiled_grammar,
+)
 from tempo_eval.core.periods import (
     DEFAULT_PERIODS,
     merge_periods,
     normalize_period_name,
     phrase_pattern,
-    phrase_pieces,
 )
+from tempo_eval.core.relative import (
+    has_future_cue,
+    month_day_year,
+    month_year,
+    period_year,
+    season_years,
+    shift_year,
+    two_digit_year,
+    weekday_year,
+)
+from tempo_eval.core.spelled import spelled_year
 
 __all__ = [
     "FocusTimeExtractor",
@@ -105,95 +129,9 @@ MIN_YEAR = 1
 MAX_YEAR = 2099
 
 # --------------------------------------------------------------------------------------------
-# Vocabulary
-
-_MONTHS = (
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-)
-_MONTH_WORDS = (
-    *_MONTHS, "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-)
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_SMALL_NUMBERS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
-}
-_TENS = {
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-    "eighty": 80, "ninety": 90,
-}
-_NUMBER_WORDS = (*_SMALL_NUMBERS, *_TENS, "a", "an", "a couple of", "a hundred")
-_ORDINAL_WORDS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
-    "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
-    "nineteenth": 19, "twentieth": 20, "twenty-first": 21,
-}
-_ORDINAL_KEYS = {word.replace("-", ""): n for word, n in _ORDINAL_WORDS.items()}
-_DECADE_WORDS = {
-    "twenties": 2, "thirties": 3, "forties": 4, "fifties": 5, "sixties": 6, "seventies": 7,
-    "eighties": 8, "nineties": 9,
-}
-# Words after a number that make it a quantity, not a year ("2000 km", "1500 employees").
-_UNIT_WORDS = (
-    "percent", "per", "cent", "pct", "km", "kms", "kilometer", "kilometers", "kilometre",
-    "kilometres", "meter", "meters", "metre", "metres", "m", "cm", "mm", "nm", "miles", "mile",
-    "mi", "ft", "feet", "foot", "inch", "inches", "yard", "yards", "yds", "kg", "kgs", "kilo",
-    "kilos", "kilogram", "kilograms", "g", "gram", "grams", "mg", "lb", "lbs", "pound",
-    "pounds", "ounce", "ounces", "oz", "ton", "tons", "tonne", "tonnes", "mph", "kph", "km/h",
-    "l", "liter", "liters", "litre", "litres", "ml", "gallon", "gallons", "barrel", "barrels",
-    "acre", "acres", "hectare", "hectares", "ha", "sq", "square", "cubic", "hour", "hours",
-    "hr", "hrs", "minute", "minutes", "min", "mins", "second", "seconds", "sec", "secs", "day",
-    "days", "week", "weeks", "month", "months", "year", "years", "yr", "yrs", "decade",
-    "decades", "centuries", "times", "people", "persons", "individuals", "adults", "men",
-    "women", "children", "kids", "babies", "employees", "workers", "staff", "members",
-    "students", "pupils", "teachers", "users", "customers", "clients", "visitors", "tourists",
-    "residents", "inhabitants", "citizens", "voters", "votes", "soldiers", "troops",
-    "officers", "deaths", "dead", "casualties", "victims", "cases", "patients", "participants",
-    "respondents", "subjects", "samples", "units", "items", "pieces", "copies", "books",
-    "words", "pages", "lines", "rooms", "beds", "seats", "cars", "vehicles", "houses", "homes",
-    "households", "families", "jobs", "calories", "kcal", "points", "pts", "euro", "euros",
-    "dollar", "dollars", "usd", "eur", "gbp", "cad", "aud", "jpy", "chf", "yen", "yuan",
-    "rupee", "rupees", "peso", "pesos", "franc", "francs", "bitcoin", "bitcoins", "btc",
-    "shares", "stocks", "bits", "bytes", "kb", "mb", "gb", "tb", "hz", "khz", "mhz", "ghz",
-    "watt", "watts", "w", "kw", "kwh", "mw", "mwh", "gw", "volt", "volts", "v", "amp", "amps",
-    "degree", "degrees", "rpm", "pixels", "px", "dpi", "tickets", "signatures", "species",
-    "languages", "companies", "firms", "schools", "hospitals", "stores", "shops", "branches",
-    "locations", "sites", "countries", "cities", "towns", "villages", "farms", "animals",
-    "cattle", "sheep", "birds", "trees", "plants", "ships", "planes", "aircraft", "flights",
-    "passengers", "laps", "goals", "runs", "steps", "applicants", "bc", "bce", "b.c.",
-)
-# Words before a number that make it a label or a quantity ("page 1984", "more than 2000");
-# abbreviations with a dot ("p.", "No.") are added to the grammar separately.
-_LABEL_WORDS = (
-    "page", "pages", "room", "rooms", "number", "nr", "flight", "route", "highway",
-    "interstate", "bus", "tel", "phone", "fax", "apt", "apartment", "suite", "platform", "seat",
-    "gate", "usd", "eur", "gbp", "chf", "jpy", "cad", "aud", "inr", "rs", "more than",
-    "less than", "fewer than", "at least", "at most", "nearly", "almost", "approximately",
-    "roughly", "totaling", "totalling", "a total of",
-)
-
-_UNIT = r"(?:years?|decades?|centur(?:y|ies)|months?|weeks?|days?)"
-_NUM_TAIL = r"(?:[-\s](?:one|two|three|four|five|six|seven|eight|nine))?"  # twenty-five
-_NUM = rf"(?:[0-9]{{1,3}}|{phrase_pattern(_NUMBER_WORDS)}{_NUM_TAIL}|few|couple\s+of)"
-_MONTH = phrase_pattern(_MONTH_WORDS) + r"\.?"
-_YEAR_OR_YY = r"(?:[12][0-9]{3}|['’][0-9]{2})(?![0-9])"
-# A year and an optional range end; atomic, so a range followed by a unit is not re-read as
-# its first year alone ("1500 to 2000 employees" is no year at all).
-_YEAR_CORE = (
-    r"[12][0-9]{3}(?>(?:(?:\s*[-–—]\s*|/|\s+(?:to|through|thru|until|till|and)\s+)"
-    r"[12][0-9]{3}(?![0-9])|[-–—/][0-9]{2}(?![0-9]))?)"
-    # not part of a longer number or word ("2019.5", "1990s"), not a decade ("1990's")
-    r"(?![0-9a-z]|[.,][0-9]|[-–—/][0-9]|(?<=0)['’]s)"
-)
-_NOT_UNIT = rf"(?![ \t]*(?:%|‰|°|-?{phrase_pattern(_UNIT_WORDS)}(?![\w/])))"
-
-# --------------------------------------------------------------------------------------------
 # Context checks, run on a match only, on a few characters around it (lower-cased text).
 
-_UNIT_AFTER = re.compile(rf"[ \t]*(?:%|‰|°|-?{phrase_pattern(_UNIT_WORDS)}(?![\w/]))")
+_UNIT_AFTER = re.compile(rf"[ \t]*(?:%|‰|°|-?{phrase_pattern(UNIT_WORDS)}(?![\w/]))")
 # Separators that never occur inside an expression become spaces in the text the grammar
 # scans, and so do hyphens after a letter ("mid-1990s", "pre-WWII").
 _SEPARATOR_CHARS = "\n\t\r\f\v([{\""
@@ -218,228 +156,26 @@ _MODIFIED = re.compile(
 _CENTURY_WORDS = re.compile(r"\s*(?:-|–|—|\sand\s|\sto\s|\sor\s)\s*|\s+")
 _RELATIVE = re.compile(
     rf"(?:(?P<the>the)\s+)?(?P<dir>past|last|coming|next|this|current)\s+"
-    rf"(?:(?P<n>{_NUM})\s+)?(?P<unit>{_UNIT})"
+    rf"(?:(?P<n>{NUM})\s+)?(?P<unit>{UNIT})"
 )
-_AGO = re.compile(rf"(?P<n>.+?)[\s-]+(?P<unit>{_UNIT})\s+(?P<dir>ago|from\s+now|hence)")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[a-z]|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|mr|mrs|ms|dr|st|gov|sen|rep|gen|no|inc|corp|co|u\.s)\.$")
+_NUMBER_WORD_AFTER = re.compile(r"[\s-]+(?:hundred|thousand|million|billion)\b")
+# Words in a sentence that make "the fourth quarter" a part of a game.
+_SPORTS = re.compile(
+    r"\b(?:scored?|scoring|points?|goals?|touchdowns?|baskets?|rall(?:y|ied|ying)|trail(?:ed|ing)|"
+    r"seal(?:ed)?\s+the\s+win|game|match|overtime|halftime|half-time|inning)\b"
+)
+_FALL_CUES = frozenset(("last", "this", "next", "past", "coming", "this past", "this coming",
+                        "in the", "early", "late", "mid"))
+_SCHEDULE_VERBS = frozenset((
+    "due", "expires", "expire", "ends", "end", "starts", "start", "begins", "begin", "opens",
+    "open", "closes", "close", "resumes", "resume", "returns", "return", "back", "again",
+))
+_PREFIXES = frozenset(("pre", "post", "anti", "mid", "non", "ex", "neo", "pro"))
+_DAY_NAMES_BEFORE = frozenset(("good", "black", "super", "ash", "holy", "cyber", "bloody", "easter", "palm", "maundy"))
+_DATE_WORDS = frozenset((*MONTHS, *(m[:3] for m in MONTHS), "sept", *WEEKDAYS))
+_AGO = re.compile(rf"(?P<n>.+?)[\s-]+(?P<unit>{UNIT})\s+(?P<dir>ago|from\s+now|hence)")
 
-
-class _Trie:
-    """A trie of regex pieces (literal characters first); a node may end alternatives, each
-    with its remaining regex."""
-
-    __slots__ = ("children", "ends")
-
-    def __init__(self) -> None:
-        self.children: dict[str, _Trie] = {}
-        self.ends: list[str] = []
-
-    def add(self, pieces: Sequence[str], tail: str) -> None:
-        node = self
-        for piece in pieces:
-            node = node.children.setdefault(piece, _Trie())
-        node.ends.append(tail)
-
-    def alternatives(self) -> list[str]:
-        # Longer literal prefixes first, then the alternatives that end here, in order added.
-        alts = [piece + _group(child.alternatives()) for piece, child in self.children.items()]
-        return alts + self.ends
-
-
-def _group(alternatives: list[str]) -> str:
-    return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
-
-
-def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
-    """Every alternative of the grammar as (kind, literal pieces, regex tail).
-
-    When two alternatives could match at the same position, the scan takes the one with the
-    longer literal prefix, then the one listed first; so more specific readings are listed
-    first (a period name before a year, a numeric date before a year-month).
-    """
-    terminals: list[tuple[str, list[str], str]] = []
-
-    def phrases(kind: str, words: Sequence[str], tail: str = r"(?!\w)") -> None:
-        for word in dict.fromkeys(w.lower() for w in words):
-            terminals.append((kind, phrase_pieces(word), tail))
-
-    def regex(kind: str, prefix: str, rest: str) -> None:
-        terminals.append((kind, [re.escape(ch) for ch in prefix], rest))
-
-    ago_tail = rf"[\s-]+{_UNIT}\s+(?:ago|from\s+now|hence)(?!\w)"
-    # Named periods first: "the 2008 financial crisis" is a period, not the year 2008.
-    phrases("period", period_names, r"(?!\w|/[0-9])")
-    # The most frequent expression first. Its guards leave "2020-03-12" to the numeric date
-    # and "1990s" to the decade, and reject "2000 km", "1500 employees" and "1200 BC".
-    regex("year", "", _YEAR_CORE + _NOT_UNIT)
-    # Digit runs are possessive ({1,2}+): an expression starts at a word start, so giving
-    # digits back could only produce a wrong reading, and trying costs time on every number.
-    # The separators of a numeric date must agree; the handler checks it.
-    regex("ndate", "", r"[12][0-9]{3}[-/.][0-9]{1,2}+[-/.][0-9]{1,2}+(?![0-9])")
-    regex("ndate", "", r"[0-9][0-9]?+[-/.][0-9]{1,2}+[-/.][12][0-9]{3}(?![0-9])")
-    regex("date", "", rf"[0-9][0-9]?+(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+{_YEAR_OR_YY}")
-    regex("century", "", r"[0-9][0-9]?+(?:st|nd|rd|th)(?:\s*(?:-|–|—|and|to|or)\s*[0-9]{1,2}+"
-          r"(?:st|nd|rd|th))?[\s-]+centur(?:y|ies)(?!\w)")
-    regex("ago", "", r"[0-9][0-9]{0,2}+" + ago_tail)
-    regex("era", "", r"[0-9][0-9]{0,3}+\s*(?:ad|a\.d\.|ce|c\.e\.)(?!\w)")
-    regex("decade", "", r"[12][0-9][0-9]0(?:s|['’]s)(?!\w)")  # 1990s, the 1800s
-    regex("decade", "", r"[0-9]0(?:s|['’]s)(?!\w)")  # 90s
-    regex("decade", "", r"['’‘][0-9]0(?:s|['’]s)(?!\w)")  # '90s
-    # Labelled numbers: consumed, so nothing reads a year in them. (Money needs no rule: a
-    # number glued to "$" or "€" does not start a word; "$ 2000" is checked by the year rule.)
-    label_tail = r"\s*#?\s*[0-9][0-9,.]*+"
-    phrases("skip", _LABEL_WORDS, label_tail)
-    for abbreviation in ("p", "pp", "no", "nos", "nr", "tel", "ext", "apt", "rs"):
-        regex("skip", abbreviation, r"\." + label_tail)
-    # A year after these stays a year even before a unit ("since 1999 people have ...").
-    for cue in ("in", "since", "until", "till", "during", "circa"):
-        regex("cueyear", cue, rf"\s+{_YEAR_CORE}")
-    for cue in ("ca", "c"):
-        regex("cueyear", cue, rf"\.\s*{_YEAR_CORE}")
-    phrases("month", _MONTH_WORDS, rf"\.?(?:\s+[0-9][0-9]?(?:st|nd|rd|th)?)?,?\s+{_YEAR_OR_YY}")
-    phrases("century", list(_ORDINAL_WORDS), r"[\s-]+centur(?:y|ies)(?!\w)")
-    regex("era", "ad", r"\s*[0-9][0-9]{0,3}(?![0-9])")  # AD 800
-    regex("era", "a", r"\.d\.\s*[0-9][0-9]{0,3}(?![0-9])")
-    regex("fy", "fy", r"\s?[12][0-9]{3}(?![0-9])")
-    regex("decade", "nineteen", r"[-\s]?(?:twenties|thirties|forties|fifties|sixties|seventies"
-          r"|eighties|nineties)(?!\w)")
-    phrases("decade", list(_DECADE_WORDS))
-    # "early 1990s", "mid-'90s", "late 19th century", "the first half of the 20th century"
-    epoch = (
-        r"(?:[12][0-9][0-9]0(?:s|['’]s)|['’‘]?[0-9]0(?:s|['’]s)"
-        r"|(?:nineteen[-\s]?)?(?:twenties|thirties|forties|fifties|sixties|seventies|eighties"
-        rf"|nineties)|(?:[0-9][0-9]?(?:st|nd|rd|th)|{phrase_pattern(list(_ORDINAL_WORDS))})"
-        r"[\s-]+century)(?!\w)"
-    )
-    phrases("modified", ["early", "mid", "late", "first half of", "second half of",
-                         "latter half of"], rf"(?:\s*-\s*|\s+)(?:the\s+)?{epoch}")
-    # Relative expressions, each starting with its cue word.
-    phrases("ago", list(_TENS), _NUM_TAIL + ago_tail)
-    phrases("ago", [w for w in _NUMBER_WORDS if w not in _TENS], ago_tail)
-    phrases("relative", ["past", "last", "coming", "next", "this", "current", "the past",
-                         "the last", "the coming", "the next", "the current"],
-            rf"\s+(?:{_NUM}\s+)?{_UNIT}(?!\w)")
-    phrases("month_relative", ["last", "next", "this"], rf"\s+{phrase_pattern(_MONTHS)}(?!\w)")
-    regex("recent", "recent", r"(?:ly|\s+years)(?!\w)")
-    regex("recent", "lately", r"(?!\w)")
-    phrases("day", ["yesterday", "today", "tomorrow", "tonight"])
-    # Rarer phrasings, read by dateparser.
-    phrases("delegate", ["last", "next", "this", "past", "coming"],
-            rf"\s+{phrase_pattern(_WEEKDAYS)}(?!\w)")
-    regex("delegate", "the", r"\s+day\s+(?:before\s+yesterday|after\s+tomorrow)(?!\w)")
-    phrases("delegate", _NUMBER_WORDS, r"\s+fortnights?\s+ago(?!\w)")
-    regex("delegate", "in", rf"\s+{_NUM}\s+(?:days?|weeks?|months?|fortnights?)(?!\w)")
-    regex("theyear", "the", r"\s+year\s+[0-9]{3,4}(?![0-9])")
-    return terminals
-
-
-class _Grammar:
-    """The compiled grammar: one scanning pattern, and one pattern per kind of expression.
-
-    Why it is fast (a hard requirement: within a small factor of a bare year regex):
-
-    * Expressions start at word starts. The text is scanned with one space prepended and the
-      other separators (line breaks, brackets, quotes, a hyphen after a letter) turned into
-      spaces, so every match starts with the space before its expression. A pattern that
-      starts with a literal character lets the engine jump from space to space with a fast
-      character search instead of trying alternatives at every character.
-    * All alternatives are merged into one trie on their literal prefixes -- their cue words:
-      a digit, "last", "the", a month, a period name -- so at a space the engine follows the
-      next characters down the trie and gives up on an ordinary word after a comparison or
-      two. Alternatives that start with a digit share one branch and use possessive digit
-      runs, so a number is not re-read once per alternative.
-    * The scanning pattern has no capturing groups (a match object costs time for every group
-      in the pattern). Which kind a match is gets decided afterwards by full-matching its text
-      against the kinds that can start with its first two characters, and remembered per text
-      (`known_kinds`; a text's kind does not depend on its context).
-    * Context checks ("2000 km", "her 90s", "from ... to") look at a few characters around a
-      match, never at the whole text.
-    """
-
-    def __init__(self, period_names: Sequence[str]) -> None:
-        self.terminals = _terminals(period_names)
-        scan = _Trie()
-        by_kind: dict[str, _Trie] = {}
-        for kind, pieces, tail in self.terminals:
-            scan.add(pieces, tail)
-            by_kind.setdefault(kind, _Trie()).add(pieces, tail)
-        self.scan = re.compile(" " + _group(_root_alternatives(scan)))
-        # compiled when first needed: most texts need only a few kinds
-        self._kind_sources = {kind: _group(t.alternatives()) for kind, t in by_kind.items()}
-        self._kind_patterns: dict[str, re.Pattern[str]] = {}
-        self._first = [_first_test(pieces, tail) for _, pieces, tail in self.terminals]
-        self._candidates: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
-        #: matched text -> kind; a text's kind does not depend on its context
-        self.known_kinds: dict[str, str] = {}
-
-    def kind_of(self, text: str) -> str | None:
-        """Which kind of expression a match of `scan` is: the first kind, in priority order,
-        whose own pattern matches all of it."""
-        for kind, pattern in self._candidates_for(text[:2]):
-            if pattern.fullmatch(text) is not None:
-                if len(self.known_kinds) > 100_000:  # bounded memory on endless streams
-                    self.known_kinds.clear()
-                self.known_kinds[text] = kind
-                return kind
-        return None
-
-    def _pattern(self, kind: str) -> re.Pattern[str]:
-        pattern = self._kind_patterns.get(kind)
-        if pattern is None:
-            pattern = self._kind_patterns[kind] = re.compile(self._kind_sources[kind])
-        return pattern
-
-    def _candidates_for(self, head: str) -> list[tuple[str, re.Pattern[str]]]:
-        """The kinds (with their patterns) that can start with the two characters `head`."""
-        found = self._candidates.get(head)
-        if found is None:
-            kinds: dict[str, None] = {}
-            for (kind, _, _), (first, second) in zip(self.terminals, self._first, strict=True):
-                if first(head[:1]) and (second is None or head[1:2] == second):
-                    kinds[kind] = None
-            # Most frequent first: no other kind reads the text of a year, and a period name
-            # that is also another expression (a bare year) is read as that expression.
-            order = sorted(kinds, key=lambda kind: (kind != "year", kind == "period"))
-            found = self._candidates[head] = [(kind, self._pattern(kind)) for kind in order]
-        return found
-
-
-def _root_alternatives(trie: _Trie) -> list[str]:
-    """The trie's top level, with everything that starts with a digit under one [0-9] branch
-    (a literal digit or a class like [12] becomes a look-behind), so a space before a word
-    costs one comparison per first letter, not one per digit alternative."""
-    letters: list[str] = []
-    digits: list[str] = []
-    for piece, child in trie.children.items():
-        if piece.isdigit():
-            digits.append(f"(?<={piece})" + _group(child.alternatives()))
-        else:
-            letters.append(piece + _group(child.alternatives()))
-    others: list[str] = []
-    for tail in trie.ends:
-        if tail.startswith("[0-9]"):
-            digits.append(tail[len("[0-9]") :])
-        elif tail.startswith("[12]"):
-            digits.append("(?<=[12])" + tail[len("[12]") :])
-        else:
-            others.append(tail)
-    return [*letters, "[0-9]" + _group(digits), *others]
-
-
-def _first_test(pieces: list[str], tail: str) -> tuple[Callable[[str], bool], str | None]:
-    """What the first character of an alternative must be, and its second if it is literal."""
-    if pieces:
-        first = re.sub(r"\\(.)", r"\1", pieces[0])
-        second = None
-        if len(pieces) > 1 and len(re.sub(r"\\(.)", r"\1", pieces[1])) == 1:
-            second = re.sub(r"\\(.)", r"\1", pieces[1])
-        return first.__eq__, second
-    charset = re.compile(tail[: tail.index("]", 2) + 1])  # tails without a prefix open with a class
-    return (lambda ch: charset.match(ch) is not None), None
-
-
-@lru_cache(maxsize=16)
-def _compiled_grammar(period_names: tuple[str, ...]) -> _Grammar:
-    return _Grammar(period_names)
 
 
 # --------------------------------------------------------------------------------------------
@@ -491,19 +227,11 @@ def _number(word: str) -> int | None:
         return special[word]
     total = 0
     for part in word.split():
-        value = _SMALL_NUMBERS.get(part, _TENS.get(part))
+        value = SMALL_NUMBERS.get(part, TENS.get(part))
         if value is None:
             return None
         total += value
     return total or None
-
-
-def _two_digit_year(yy: int, reference_year: int | None) -> int:
-    """The latest year ending in `yy` that is not after the reference year (1900s without one)."""
-    if reference_year is None:
-        return 1900 + yy
-    year = reference_year - reference_year % 100 + yy
-    return year if year <= reference_year else year - 100
 
 
 def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple[int, int]:
@@ -519,23 +247,6 @@ def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple
             return first, first + length // 2 - 1
         return first + length // 2, first + length - 1
     return first, first + length - 1
-
-
-def _shift_year(day: dt.date, amount: int, unit: str) -> int | None:
-    """The year of `day` moved by `amount` units (year, decade, century, month, week, day)."""
-    if unit.startswith("year"):
-        return day.year + amount
-    if unit.startswith("decade"):
-        return day.year + 10 * amount
-    if unit.startswith("centur"):
-        return day.year + 100 * amount
-    if unit.startswith("month"):
-        return day.year + (day.month - 1 + amount) // 12
-    days = amount * (7 if unit.startswith("week") else 1)
-    try:
-        return (day + dt.timedelta(days=days)).year
-    except OverflowError:
-        return None
 
 
 @lru_cache(maxsize=4096)
@@ -612,11 +323,11 @@ def _epoch(text: str, reference_year: int | None) -> tuple[int, int] | None:
         first = int(text[:4])
         return (first, 100) if first % 100 == 0 and first < 2000 else (first, 10)
     if text[0].isdigit() or text[0] in "'’‘":
-        return _two_digit_year(10 * int(text.lstrip("'’‘")[0]), reference_year), 10
-    digit = _DECADE_WORDS[re.split(r"[-\s]", text)[-1].removeprefix("nineteen")]
+        return two_digit_year(10 * int(text.lstrip("'’‘")[0]), reference_year), 10
+    digit = DECADE_WORDS[re.split(r"[-\s]", text)[-1].removeprefix("nineteen")]
     if text.startswith("nineteen"):
         return 1900 + 10 * digit, 10
-    return _two_digit_year(10 * digit, reference_year), 10
+    return two_digit_year(10 * digit, reference_year), 10
 
 
 def _is_digit_group(low: str, edge: int, backward: bool = False) -> bool:
@@ -637,7 +348,73 @@ def _ordinal(raw: str) -> int:
     """ "19th" -> 19, "nineteenth" -> 19, "twenty-first" -> 21."""
     if raw[0].isdigit():
         return int(raw[:-2])
-    return _ORDINAL_KEYS["".join(raw.replace("-", " ").split())]
+    return ORDINAL_KEYS["".join(raw.replace("-", " ").split())]
+
+
+def _month_number(word: str) -> int:
+    """ "aug" -> 8, "sept" -> 9, "december" -> 12."""
+    return MONTHS.index(next(m for m in MONTHS if m.startswith(word[:3]))) + 1
+
+
+def _sentence_before(scan: _Scan, start: int) -> str:
+    """The lower-case text of the sentence (at most 120 characters) before `start`."""
+    before = scan.low[max(0, start - 120) : start]
+    cut = max(before.rfind(". "), before.rfind("? "), before.rfind("! "), before.rfind("; "))
+    # an abbreviation ("Aug. 7", "Ms. Lee") is no sentence end: a lower-case word follows it
+    while cut >= 0 and cut + 2 < len(before) and _ABBREVIATION.search(before, 0, cut + 1):
+        cut = max(before.rfind(". ", 0, cut), before.rfind("? ", 0, cut), before.rfind("! ", 0, cut))
+    return before[cut + 1 :] if cut >= 0 else before
+
+
+def _sentence_around(scan: _Scan, start: int, end: int) -> str:
+    """The sentence text around an expression (at most 120 characters each side)."""
+    after = scan.low[end : end + 120]
+    stop = min((i for i in (after.find(". "), after.find("? "), after.find("! ")) if i >= 0), default=len(after))
+    return _sentence_before(scan, start) + scan.low[start:end] + after[:stop]
+
+
+def _tense(scan: _Scan, start: int) -> int:
+    """+1 when the sentence puts the expression in the future, -1 after "since", else 0."""
+    if _previous_word(scan.spaced, start) == "since":
+        return -1
+    return 1 if has_future_cue(_sentence_before(scan, start)) else 0
+
+
+def _anchored_in(scan: _Scan, start: int) -> bool:
+    """Is "in N days" a date (sentence-initial "In", or after "expires", "due", ...)?"""
+    before = _sentence_before(scan, start)
+    if not before.strip() and scan.text[start - 1] == "I":
+        return True
+    return _previous_word(scan.spaced, start) in _SCHEDULE_VERBS
+
+
+def _in_compound(scan: _Scan, start: int) -> bool:
+    """Is the expression the tail of a hyphenated name ("Iran-Iraq war")? A lower-case
+    prefix ("anti-", "post-", "pre-") is not a name."""
+    if start < 3 or scan.low[start - 1] not in "-–—" or not scan.low[start - 2].isalpha():
+        return False
+    prefix = scan.low[max(0, start - 16) : start - 1].split()[-1]
+    return prefix not in _PREFIXES and scan.text[start - 2 - len(prefix)].isupper()
+
+
+def _is_name(scan: _Scan, at: int, end: int) -> bool:
+    """Is the capitalised word at `at` part of a name: after a capitalised word that does not
+    open the sentence ("Grace Friday"), or before one ("Sunday Times")?"""
+    if _next_word_is_name(scan, end):
+        return True
+    words = scan.text[max(0, at - 25) : at - 1].split()
+    if not words or not words[-1][:1].isupper() or words[-1].lower() in _DAY_NAMES_BEFORE:
+        return False
+    return bool(_sentence_before(scan, at - len(words[-1]) - 1).strip())
+
+
+def _next_word_is_name(scan: _Scan, end: int) -> bool:
+    """Does a capitalised word that is no month or weekday follow ("June Carter")?"""
+    text = scan.text
+    if end - 1 >= len(text) or text[end - 1] != " ":
+        return False
+    word = text[end : end + 12].split(maxsplit=1)
+    return bool(word) and word[0][:1].isupper() and word[0].lower().rstrip(".,") not in _DATE_WORDS
 
 
 # --------------------------------------------------------------------------------------------
@@ -695,7 +472,7 @@ class FocusTimeExtractor:
         table = merge_periods(periods) if periods is not None else dict(DEFAULT_PERIODS)
         self.periods: dict[str, tuple[int, int]] = table
         self._period_spans = {normalize_period_name(name): span for name, span in table.items()}
-        self._grammar = _compiled_grammar(tuple(sorted(table)))
+        self._grammar = compiled_grammar(tuple(sorted(table)))
         self._handlers: dict[str, Callable[[_Scan, int, int, str], None]] = {
             "skip": _skip,
             "period": self._period,
@@ -716,6 +493,14 @@ class FocusTimeExtractor:
             "recent": self._recent,
             "day": self._day,
             "delegate": self._delegate,
+            "weekday": self._weekday,
+            "mday": self._month_day,
+            "bare_month": self._bare_month,
+            "quarter": self._quarter,
+            "season": self._season,
+            "spelled": self._spelled,
+            "anaphoric": self._anaphoric,
+            "yearago": self._year_ago,
         }
 
     # ---------------------------------------------------------------- public
@@ -835,7 +620,7 @@ class FocusTimeExtractor:
         """ "12 March 2020", "March 12, 2020", "May 2019", "Nov '19"."""
         raw = text
         if raw[-3] in "'’":
-            year = _two_digit_year(int(raw[-2:]), scan.ref.year if scan.ref else None)
+            year = two_digit_year(int(raw[-2:]), scan.ref.year if scan.ref else None)
         else:
             year = int(raw[-4:])
             if year > MAX_YEAR or _UNIT_AFTER.match(scan.low, end):
@@ -843,6 +628,8 @@ class FocusTimeExtractor:
         self._add(scan, start, end, year, year, "date")
 
     def _period(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        if _in_compound(scan, start):
+            return  # "the Iran-Iraq war" is not the Iraq War: names match whole
         span = self._period_spans.get(normalize_period_name(text))
         if span is not None:
             self._add(scan, start, end, span[0], span[1], "period")
@@ -929,7 +716,7 @@ class FocusTimeExtractor:
         if n is None or n > 999:
             return
         sign = -1 if parts.group("dir") == "ago" else 1
-        year = _shift_year(ref, sign * n, parts.group("unit"))
+        year = shift_year(ref, sign * n, parts.group("unit"))
         if year is not None:
             self._add(scan, start, end, year, year, "relative")
 
@@ -963,14 +750,14 @@ class FocusTimeExtractor:
             if the and direction == "next":
                 return  # "the next year he moved": narrative
             if not the and direction in ("last", "next") and unit in ("year", "month", "week", "day"):
-                year = _shift_year(ref, -1 if backward else 1, unit)  # calendar: "last year"
+                year = shift_year(ref, -1 if backward else 1, unit)  # calendar: "last year"
                 if year is not None:
                     self._add(scan, start, end, year, year, "relative")
                 return
             n = 1
         if n > 999:
             return
-        other = _shift_year(ref, -n if backward else n, unit)
+        other = shift_year(ref, -n if backward else n, unit)
         if other is not None:
             first, last = (other, ref.year) if backward else (ref.year, other)
             self._add(scan, start, end, first, last, "relative")
@@ -982,14 +769,8 @@ class FocusTimeExtractor:
         name = scan.low[start:end].split()[-1]
         if ref is None or not scan.text[end - 1 - len(name)].isupper():
             return
-        month = _MONTHS.index(name) + 1
-        direction = scan.low[start : start + 4]
-        if direction == "last":
-            year = ref.year if month < ref.month else ref.year - 1
-        elif direction == "next":
-            year = ref.year if month > ref.month else ref.year + 1
-        else:
-            year = ref.year
+        month = MONTHS.index(name) + 1
+        year = month_year(ref, month, scan.low[start : start + 4].strip())
         self._add(scan, start, end, year, year, "relative")
 
     def _recent(self, scan: _Scan, start: int, end: int, text: str) -> None:
@@ -1000,18 +781,159 @@ class FocusTimeExtractor:
         if scan.ref is None:
             return
         offset = {"yesterday": -1, "tomorrow": 1}.get(text, 0)
-        year = _shift_year(scan.ref, offset, "day")
+        year = shift_year(scan.ref, offset, "day")
         if year is not None:
             self._add(scan, start, end, year, year, "relative")
 
     def _delegate(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """Rare phrasings ("last Tuesday", "a fortnight ago", "in three weeks") are read by
-        dateparser, one short phrase at a time, relative to the reference date."""
+        """Rare phrasings ("the day before yesterday", "a fortnight ago", "In three weeks")
+        are read by dateparser, one short phrase at a time, relative to the reference date.
+        "in 100 days" is a duration, not a date, unless it opens the sentence or follows a
+        verb of scheduling ("expires in 30 days")."""
         if scan.ref is None or not self.use_dateparser:
+            return
+        if text.startswith("in ") and not _anchored_in(scan, start):
             return
         year = _dateparser_year(scan.low[start:end], scan.ref, self.languages)
         if year is not None:
             self._add(scan, start, end, year, year, "relative")
+
+    # ---------------------------------------------------------------- against the document date
+
+    def _weekday(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "Friday", "on Tuesday", "last Monday", "this coming Friday": the nearest such day,
+        in the past unless a cue puts it in the future (`tempo_eval.core.relative`)."""
+        ref = scan.ref
+        if ref is None:
+            return
+        words = text.split()
+        name = words[-1].removesuffix("'s").removesuffix("’s")
+        at = start + text.rindex(name)
+        if not scan.text[at - 1].isupper():
+            return  # the scan is lower-case; weekdays are written with a capital
+        cue = " ".join(words[:-1])
+        if cue in ("last", "past", "this past"):
+            direction = -1
+        elif cue:
+            direction = 1  # next, coming, this, this coming
+        else:
+            if _is_name(scan, at, end):
+                return  # "Grace Friday", "Sunday Times"
+            direction = 1 if has_future_cue(_sentence_before(scan, at)) else 0
+        year = weekday_year(ref, WEEKDAYS.index(name), direction)
+        self._add(scan, start, end, year, year, "relative")
+
+    def _month_day(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "Aug. 7", "December 20", "6 January", "the 30th of June": the nearest occurrence."""
+        ref = scan.ref
+        if ref is None or _UNIT_AFTER.match(scan.low, end):
+            return
+        words = text.replace(".", " ").replace(",", " ").split()
+        month_word = next(w for w in words if not w[0].isdigit() and w != "of")
+        if not scan.text[start + text.index(month_word) - 1].isupper():
+            return  # "may 5": not a month
+        day = int(next(w for w in words if w[0].isdigit()).rstrip("stndrh"))
+        month = _month_number(month_word)
+        year = month_day_year(ref, month, day, _tense(scan, start))
+        if year is not None:
+            self._add(scan, start, end, year, year, "relative")
+
+    def _bare_month(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "in April", "since June", "mid-December": a capitalised month after a cue word,
+        its nearest occurrence."""
+        ref = scan.ref
+        if (
+            ref is None
+            or not scan.text[start - 1].isupper()
+            or _previous_word(scan.spaced, start) not in MONTH_CUES
+            or _next_word_is_name(scan, end)
+        ):
+            return  # "May I ask", "April Jones", "by June Carter"
+        name = text.removesuffix("'s").removesuffix("’s")
+        year = month_year(ref, MONTHS.index(name) + 1, None, _tense(scan, start))
+        self._add(scan, start, end, year, year, "relative")
+
+    def _quarter(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "the third quarter", "third-quarter", "Q3", "the first half", "this quarter"."""
+        ref = scan.ref
+        if ref is None or _SPORTS.search(_sentence_around(scan, start, end)):
+            return  # "scored in the fourth quarter"
+        words = text.split()
+        if words[0] == "q":
+            return
+        months = 6 if "half" in words else 3
+        if text.endswith("of the year"):
+            year = ref.year
+        elif text[0] == "q":
+            year = period_year(ref, int(text[1]), 3, None, _tense(scan, start))
+        elif words[-1] == "quarter" and words[-2] in ("this", "current", "last", "previous", "next", "coming"):
+            direction = {"current": "this", "previous": "last", "coming": "next"}.get(words[-2], words[-2])
+            year = period_year(ref, 1, 3, direction)
+        else:
+            index = QUARTER_ORDINALS[words[0]]
+            if months == 6 and index > 2:
+                return  # "the third half" is no half
+            if months == 6 and words[0] == "final":
+                index = 2
+            year = period_year(ref, index, months, None, _tense(scan, start))
+        self._add(scan, start, end, year, year, "relative")
+
+    def _season(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "last fall", "this summer", "in the spring", "over the winter" (a winter touches
+        two calendar years and gives both)."""
+        ref = scan.ref
+        if ref is None:
+            return
+        words = text.split()
+        season = words[-1].removesuffix("'s").removesuffix("’s")
+        cue = " ".join(words[:-1])
+        if season == "fall" and cue not in _FALL_CUES:
+            return  # "after the fall", "injured in a fall": a fall, not autumn
+        if cue in ("last", "past", "this past"):
+            direction: str | None = "last"
+        elif cue in ("next", "coming", "this coming"):
+            direction = "next"
+        else:
+            direction = None
+        tense = -1 if cue.startswith("since") else _tense(scan, start)
+        first, last = season_years(ref, season, direction, tense)
+        at = start if direction or cue == "this" else start + text.rindex(season)
+        self._add(scan, at, end, first, last, "relative")
+
+    def _spelled(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "nineteen ninety-six", "two thousand and eight": a year in words (it needs no
+        reference date). Not before a unit ("two thousand and eight people") nor a larger
+        number word; "two thousand" alone only as "the year two thousand"."""
+        if _UNIT_AFTER.match(scan.low, end) or _NUMBER_WORD_AFTER.match(scan.low, end):
+            return
+        year = spelled_year(text)
+        if year is None or (text == "two thousand" and _previous_word(scan.spaced, start) != "year"):
+            return
+        self._add(scan, start, end, year, year, "year")
+
+    def _anaphoric(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "a year earlier", "two years later": counted from the last year written before it
+        in the text, else from the reference date."""
+        words = text.replace("-", " ").split()
+        n = _number(" ".join(words[:-2]))
+        if n is None or n > 99:
+            return
+        if words[-2].startswith("decade"):
+            n *= 10
+        sign = -1 if words[-1] == "earlier" else 1
+        anchor = next((s for s in reversed(scan.spans) if s.kind in ("year", "date", "range")), None)
+        if anchor is not None:
+            year = (anchor.first if sign < 0 else anchor.last) + sign * n
+        elif scan.ref is not None:
+            year = scan.ref.year + sign * n
+        else:
+            return
+        self._add(scan, start, end, year, year, "relative")
+
+    def _year_ago(self, scan: _Scan, start: int, end: int, text: str) -> None:
+        """ "the year-ago quarter": the same period a year before the reference date."""
+        if scan.ref is not None:
+            self._add(scan, start, end, scan.ref.year - 1, scan.ref.year - 1, "relative")
 
     # ---------------------------------------------------------------- compound ranges
 

@@ -43,6 +43,7 @@ _GROUPS: tuple[tuple[tuple[int, int], tuple[str, ...]], ...] = (
     ((1955, 1975), ("Vietnam War", "Viet Nam War", "Second Indochina War")),
     ((1990, 1991), ("Gulf War", "First Gulf War", "Persian Gulf War", "Operation Desert Storm")),
     ((2003, 2011), ("Iraq War", "Second Gulf War", "invasion of Iraq")),
+    ((1980, 1988), ("Iran-Iraq War", "Iran–Iraq War", "First Persian Gulf War")),
     ((1803, 1815), ("Napoleonic Wars",)),
     ((1861, 1865), ("American Civil War", "US Civil War", "U.S. Civil War")),
     ((1936, 1939), ("Spanish Civil War",)),
