@@ -243,13 +243,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     metrics = args.metric or ["ndcg@10"]
     for metric in metrics:
         parse_trec_metric(metric)
+    if args.depth is not None and args.depth < 1:
+        raise CLIError(f"--depth must be a positive integer, got {args.depth}")
     runs = load_run(args.runs)
+    for note in dict.fromkeys(note for run in runs.values() for note in run.notes):
+        print(f"note: {note}", file=sys.stderr)
     if len(runs) < 2:
         raise CLIError(f"compare needs at least two runs; the run files hold {len(runs)}")
     qrels = load_qrels(args.qrels)
     report = compare_trec(
         runs, qrels, metrics=metrics, missing=args.missing, test=args.test, alpha=args.alpha,
         correction=args.correction, n_permutations=args.permutations, seed=args.seed,
+        depth=args.depth, precision=args.score_precision,
     )
     if args.format == "latex":
         text = report.to_latex()
@@ -342,6 +347,12 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--missing", choices=("zero", "drop"), default="zero",
                       help="a judged query a run has no results for: scored 0 for that run, as "
                            "trec_eval -c (default), or dropped from every run's comparison")
+    cmp_.add_argument("--depth", type=int, metavar="M",
+                      help="evaluate only each query's top M documents, as trec_eval -M (default: all)")
+    cmp_.add_argument("--score-precision", choices=("float32", "double"), default="float32",
+                      help="how run scores are compared when ranking: float32 as trec_eval <= 9 and "
+                           "pytrec_eval-terrier (default), or double as trec_eval 10.0; they differ "
+                           "only for scores equal in float32")
     cmp_.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown",
                       help="output format (default markdown)")
     cmp_.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
