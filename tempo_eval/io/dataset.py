@@ -555,7 +555,11 @@ def _read_json(text: str, source: str) -> _Table:
         ) from None
     records = document
     if isinstance(document, dict):
-        if isinstance(document.get("data"), list):
+        from tempo_eval.io.foreign import deepeval_case_records, is_deepeval_test_run
+
+        if is_deepeval_test_run(document):  # a DeepEval test run: its test cases are the rows
+            records = deepeval_case_records(document)
+        elif isinstance(document.get("data"), list):
             records = document["data"]
         else:
             keys = ", ".join(map(str, list(document)[:10]))
