@@ -4,10 +4,14 @@
         --out results.csv
     python -m tempo_eval compare bm25.run dense.run --qrels qrels.txt --metric ndcg@10 --test student
 
-Exit codes: 0 success; 1 a metric failed on every row (the results are still written and
-stored; the last line says why: "error: all N rows failed: ..."); 2 bad input or usage (one line
-"error: ..." on stderr, no traceback), including a metric that needs a column the dataset lacks;
-130 interrupted (every finished row is stored; the same command resumes).
+    python -m tempo_eval evaluate conversations.jsonl --metrics turn_faithfulness --out turns.csv
+    python -m tempo_eval import ragas_results.csv          # foreign scores as an external run
+
+Exit codes: 0 success; 1 a metric failed on every row, or a metric's mean is below its
+`--fail-under` threshold (the results are still written and stored; one line per cause on
+stderr: "error: all N rows failed: ...", "fail: METRIC MEAN < THRESHOLD"); 2 bad input or usage
+(one line "error: ..." on stderr, no traceback), including a metric that needs a column the
+dataset lacks; 130 interrupted (every finished row is stored; the same command resumes).
 
 API keys are read from the environment only (OPENAI_API_KEY, or the variable named by
 --api-key-env), never from an argument value, and are never stored or logged.
@@ -39,9 +43,10 @@ METRIC_MODULES = {
     "factual_correctness": "tempo_eval.metrics.factual_correctness",
     "turn_faithfulness": "tempo_eval.metrics.turn_faithfulness",
 }
-#: the metrics `evaluate` offers: turn_faithfulness runs on conversations, not dataset rows (asked
-#: for anyway, the runner refuses it and says where it runs)
+#: the metrics `evaluate` offers on dataset rows; turn_faithfulness runs on a conversation file
+#: (`load_conversations`), one conversation per row
 DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfulness")
+CONVERSATION_METRICS = ("turn_faithfulness",)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -130,6 +135,37 @@ def build_metrics(names: Sequence[str], *, k: int | None = None, verifier: Any =
     return metrics
 
 
+def parse_fail_under(text: str | None) -> dict[str, float]:
+    """"temporal_faithfulness=0.8,factual_correctness=0.7" -> {metric: threshold}."""
+    if not text:
+        return {}
+    thresholds: dict[str, float] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        metric, sep, value = item.partition("=")
+        try:
+            threshold = float(value)
+        except ValueError:
+            threshold = math.nan
+        if not sep or not metric.strip() or math.isnan(threshold):
+            raise CLIError(f"--fail-under {item.strip()!r}: expected METRIC=THRESHOLD, e.g. temporal_faithfulness=0.8")
+        thresholds[metric.strip()] = threshold
+    return thresholds
+
+
+def below_thresholds(aggregate: pd.DataFrame, thresholds: dict[str, float]) -> list[str]:
+    """One line per metric whose mean is below its threshold (or has no measurable row)."""
+    lines = []
+    for metric, threshold in thresholds.items():
+        mean = float(aggregate.loc[metric, "mean"]) if metric in aggregate.index else math.nan
+        if math.isnan(mean):
+            lines.append(f"fail: {metric} has no measurable row (threshold {threshold:g})")
+        elif mean < threshold:
+            lines.append(f"fail: {metric} {mean:.4f} < {threshold:g}")
+    return lines
+
+
 def _api_key(env_name: str | None) -> str | None:
     name = env_name or "OPENAI_API_KEY"
     key = os.environ.get(name)
@@ -139,6 +175,7 @@ def _api_key(env_name: str | None) -> str | None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from tempo_eval.io.conversation import load_conversations
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.io.export import OUTPUT_FORMATS, write_frame
     from tempo_eval.runner import evaluate
@@ -153,8 +190,28 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise CLIError(f"--out {args.out!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
     if args.k is not None and args.k < 1:
         raise CLIError(f"--k must be a positive integer, got {args.k}")
+    thresholds = parse_fail_under(args.fail_under)
+    unknown = [metric for metric in thresholds if metric not in names]
+    if unknown:
+        raise CLIError(f"--fail-under names {', '.join(unknown)}, which --metrics does not compute ({', '.join(names)})")
 
-    dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
+    on_conversations = [n for n in names if n in CONVERSATION_METRICS]
+    if on_conversations:
+        if len(on_conversations) != len(names):
+            raise CLIError(
+                f"{', '.join(on_conversations)} runs on a conversation file, the other metrics on dataset "
+                "rows: evaluate them with separate commands"
+            )
+        if args.mapping:
+            raise CLIError("--mapping applies to dataset files, not to conversation files")
+        try:
+            dataset = load_conversations(args.data)
+        except ValueError as error:
+            raise CLIError(
+                f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
+            ) from None
+    else:
+        dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
     for warning in dataset.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     verifier = None
@@ -198,12 +255,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         f"{result.reused} reused -> {args.out}",
         file=sys.stderr,
     )
-    print(_summary(result.aggregate()), file=sys.stderr)
+    aggregate = result.aggregate()
+    print(_summary(aggregate), file=sys.stderr)
     failure = _all_rows_failed(result.frame)
+    below = below_thresholds(aggregate, thresholds)
+    for line in below:
+        print(line, file=sys.stderr)
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK
+    return EXIT_FAILED if failure is not None or below else EXIT_OK
 
 
 def _all_rows_failed(frame: pd.DataFrame) -> str | None:
@@ -243,13 +303,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     metrics = args.metric or ["ndcg@10"]
     for metric in metrics:
         parse_trec_metric(metric)
+    if args.depth is not None and args.depth < 1:
+        raise CLIError(f"--depth must be a positive integer, got {args.depth}")
     runs = load_run(args.runs)
+    for note in dict.fromkeys(note for run in runs.values() for note in run.notes):
+        print(f"note: {note}", file=sys.stderr)
     if len(runs) < 2:
         raise CLIError(f"compare needs at least two runs; the run files hold {len(runs)}")
     qrels = load_qrels(args.qrels)
     report = compare_trec(
         runs, qrels, metrics=metrics, missing=args.missing, test=args.test, alpha=args.alpha,
         correction=args.correction, n_permutations=args.permutations, seed=args.seed,
+        depth=args.depth, precision=args.score_precision,
     )
     if args.format == "latex":
         text = report.to_latex()
@@ -264,6 +329,31 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---- import ---------------------------------------------------------------------------------
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
+    from tempo_eval.store.runs import RunStore
+
+    if args.workspace:
+        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    foreign = load_foreign_results(args.results)
+    for warning in foreign.dataset.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    store = RunStore()
+    run_id = import_foreign_results(foreign, store, run_name=args.run_name)
+    dataset_id = store.run_info(run_id)["dataset_id"]
+    print(
+        f"run {run_id}: {foreign.tool} scores of {len(foreign.dataset)} rows imported as an external run "
+        f"of dataset {dataset_id} ({foreign.dataset.name})",
+        file=sys.stderr,
+    )
+    for metric, summary in store.run_summary(run_id)["metrics"].items():
+        mean = "no score" if math.isnan(summary["mean"]) else f"{summary['mean']:.4f}"
+        print(f"{metric}: {mean}; scored {summary['n_measurable']}/{summary['n']}", file=sys.stderr)
+    return EXIT_OK
+
+
 # ---- the parser -----------------------------------------------------------------------------
 
 class _Parser(argparse.ArgumentParser):
@@ -274,10 +364,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    invoked = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
     parser = _Parser(
-        prog="python -m tempo_eval",
+        prog="tempo-eval" if invoked.startswith("tempo-eval") else "python -m tempo_eval",
         description="Evaluate retrieval-augmented generation with time as a first-class dimension.",
-        epilog="Run 'python -m tempo_eval COMMAND --help' for the options of a command.",
+        epilog="Run 'tempo-eval COMMAND --help' (or 'python -m tempo_eval COMMAND --help') for the "
+               "options of a command.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -293,7 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("data", help="the dataset file")
     ev.add_argument("--metrics", required=True,
-                    help=f"comma-separated metric names: {', '.join(DATASET_METRICS)}")
+                    help=f"comma-separated metric names: {', '.join(DATASET_METRICS)}; or "
+                         "turn_faithfulness alone, on a conversation file (DeepEval conversational "
+                         "goldens / test cases, RAGAS multi-turn samples), one result per conversation")
     ev.add_argument("--out", required=True, metavar="FILE",
                     help="where to write results; .csv, .jsonl or .parquet")
     ev.add_argument("--mapping", action="append", metavar="CANONICAL=SOURCE",
@@ -316,6 +410,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--workspace", metavar="DIR",
                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
     ev.add_argument("--no-progress", action="store_true", help="do not draw the progress bar")
+    ev.add_argument("--fail-under", metavar="METRIC=T,...",
+                    help="exit 1 when a metric's mean is below its threshold, e.g. "
+                         "temporal_faithfulness=0.8,factual_correctness=0.7 (one line per metric below)")
     ev.set_defaults(handler=cmd_evaluate)
 
     cmp_ = commands.add_parser(
@@ -342,10 +439,34 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--missing", choices=("zero", "drop"), default="zero",
                       help="a judged query a run has no results for: scored 0 for that run, as "
                            "trec_eval -c (default), or dropped from every run's comparison")
+    cmp_.add_argument("--depth", type=int, metavar="M",
+                      help="evaluate only each query's top M documents, as trec_eval -M (default: all)")
+    cmp_.add_argument("--score-precision", choices=("float32", "double"), default="float32",
+                      help="how run scores are compared when ranking: float32 as trec_eval <= 9 and "
+                           "pytrec_eval-terrier (default), or double as trec_eval 10.0; they differ "
+                           "only for scores equal in float32")
     cmp_.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown",
                       help="output format (default markdown)")
     cmp_.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
     cmp_.set_defaults(handler=cmd_compare)
+
+    imp = commands.add_parser(
+        "import",
+        help="store a RAGAS results file or a DeepEval test run as an external run",
+        description=(
+            "Read a RAGAS EvaluationResult.to_pandas() file (CSV / JSONL / JSON / Parquet, one "
+            "numeric column per metric) or a DeepEval test run JSON (testCases[].metricsData[]) and "
+            "store its scores as a finished run of the dataset it describes, with metric names "
+            "such as ragas:faithfulness and deepeval:Faithfulness. Evaluating the same file with "
+            "our metrics uses the same stored dataset, so the dashboard's Agreement page can set "
+            "the two side by side."
+        ),
+    )
+    imp.add_argument("results", help="the results file")
+    imp.add_argument("--run-name", help="a name for the run (default: 'TOOL: FILE')")
+    imp.add_argument("--workspace", metavar="DIR",
+                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
+    imp.set_defaults(handler=cmd_import)
     return parser
 
 

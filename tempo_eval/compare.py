@@ -469,6 +469,8 @@ def compare_trec(
     *,
     metrics: Sequence[str] = ("ndcg@10",),
     missing: str = "zero",
+    depth: int | None = None,
+    precision: str | None = None,
     **options: Any,
 ) -> ComparisonReport:
     """Compare TREC-style runs against qrels: NDCG@k per query (trec_eval's ndcg_cut.k, from
@@ -483,8 +485,12 @@ def compare_trec(
     such a query is left out of every run's comparison (trec_eval without -c compares each run on
     its own queries; dropping keeps the comparison paired) and counted in `n_dropped`. A query
     with no relevant document is not measurable (NaN) and dropped either way.
+
+    `depth` keeps each query's top `depth` documents only (trec_eval -M); `precision` is how
+    scores are compared when ranking: "float32" (default: trec_eval <= 9, pytrec_eval-terrier) or
+    "double" (trec_eval 10.0), see `tempo_eval.metrics.ndcg.SCORE_PRECISIONS`.
     """
-    from tempo_eval.metrics.ndcg import ndcg_gold_batch
+    from tempo_eval.metrics.ndcg import DEFAULT_SCORE_PRECISION, ndcg_gold_batch
 
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
@@ -497,7 +503,9 @@ def compare_trec(
         scores = getattr(run, "scores", run)
         per_query[str(name)] = {}
         for metric, k in cutoffs.items():
-            values = dict(ndcg_gold_batch(scores, judgments, k))
+            values = dict(ndcg_gold_batch(
+                scores, judgments, k, precision=precision or DEFAULT_SCORE_PRECISION, depth=depth,
+            ))
             if missing == "zero":
                 filled[metric][str(name)] = fill_missing_queries(values, judged, 0.0)
             per_query[str(name)][metric] = values

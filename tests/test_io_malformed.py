@@ -134,8 +134,6 @@ CASES = [
          ("found an object with keys rows", '{"data": [...]}')),
     Case("JSON syntax error", "dataset", b'[\n {"query": "a", "answer": "x"},\n {"query": "b" "answer": "y"}\n]',
          "data.json", ("not valid JSON", "expected a list of objects"), {"line": 3}),
-    Case("JSON Lines named .json", "dataset", b'{"query": "a", "answer": "x"}\n{"query": "b", "answer": "y"}\n',
-         "data.json", ("looks like JSON Lines", ".jsonl"), {"line": 2}),
     Case("JSON item not an object", "dataset", b'[{"query": "a", "answer": "x"}, "b"]', "data.json",
          ("found a JSON string 'b'", "expected an object"), {"row": 2}),
     Case("text where a list of ids belongs (JSON)", "dataset", b'[{"query": "a", "retrieved_ids": {"d1": 1}}]',

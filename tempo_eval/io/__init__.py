@@ -4,7 +4,7 @@ Every input problem raises `InputError` (a `ValueError`) naming the file, row or
 field, what was found and what was expected.
 """
 
-from tempo_eval.io.conversation import parse_conversation
+from tempo_eval.io.conversation import load_conversations, parse_conversation
 from tempo_eval.io.dataset import CANONICAL_COLUMNS, Dataset, detect_mapping, load_dataset
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.trec import Qrels, Run, load_qrels, load_run
@@ -16,6 +16,7 @@ __all__ = [
     "Qrels",
     "Run",
     "detect_mapping",
+    "load_conversations",
     "load_dataset",
     "load_qrels",
     "load_run",

@@ -3,13 +3,19 @@
 A list cell may be written three ways, tried in this order:
 
 1. a JSON list: `["first context", "second context"]` (the fast, common case: `json.loads`);
-2. a Python list literal: `['first', 'second']`, read with `ast.literal_eval` (never `eval`);
+2. a Python list literal: `['first', 'second']`, read with `ast.literal_eval` (never `eval`), or
+   the numpy-style repr that pandas and Arrow write for an array cell, items separated by
+   spaces or line breaks: `['d1' 'd2' 'd3']` (RAGAS `to_hf_dataset().to_csv()`);
 3. values separated by `|`: `d1 | d2 | d3`; a cell without `|` is a one-item list.
 
-A cell that starts with `[` must be a complete list in style 1 or 2; anything else is an error,
-never silently split. Text that itself contains `|` must therefore use style 1 or 2. Gold ids are
+Adjacent strings are never glued into one item (`ast` would read `['a' 'b']` as `['ab']`): a cell
+mixing commas and space-separated strings (`['a', 'b' 'c']`) and numpy's shortened repr
+(`['a' 'b' ... 'z']`) are errors. A cell that starts with a bracketed label and goes on as text
+(`[Source 1] The report says ...`) is text, split at `|`, with a note (`ListNote`); any other cell
+that starts with `[` must be a complete list in style 1 or 2, never silently split. Gold ids are
 a list (binary relevance) or an object `{"doc": grade}` with integer grades (graded relevance).
-Empty cells (empty or blank text, None, NaN) are missing values: `None`, not `[]`.
+Empty cells (empty or blank text, None, NaN) and the words NaN, None, null and N/A that
+spreadsheets and pandas write for them (`MISSING_WORDS`) are missing values: `None`, not `[]`.
 
 The functions here raise `CellError` with the problem only; the loader adds the place.
 """
@@ -18,8 +24,11 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import io
 import json
 import numbers
+import re
+import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +41,12 @@ MAX_CELL_CHARS = 1_000_000
 
 LIST_EXPECTED = "expected a JSON list, a Python list literal or values separated by '|'"
 GRADES_EXPECTED = 'expected a JSON object of integer grades like {"d1": 2, "d7": 1}'
+
+#: cell texts that mean "no value" (pandas, R, spreadsheets and databases write these)
+MISSING_WORDS = frozenset({"NaN", "nan", "NAN", "None", "none", "NONE", "null", "Null", "NULL", "N/A", "n/a"})
+
+#: a cell that opens with a bracketed label ("[Source 1]", "[2]") and goes on as text
+_LABELLED_TEXT = re.compile(r"\[[^\[\]'\"]*\]\s*[^\s,\]]")
 
 
 class CellError(Exception):
@@ -56,9 +71,9 @@ def describe(value: Any) -> str:
 
 
 def is_missing(value: Any) -> bool:
-    """None, NaN, pandas' NA/NaT (`is_na`), and empty or blank text."""
+    """None, NaN, pandas' NA/NaT (`is_na`), empty or blank text, and `MISSING_WORDS`."""
     if isinstance(value, str):
-        return not value or value.isspace()
+        return not value or value.isspace() or value.strip() in MISSING_WORDS
     return is_na(value)
 
 
@@ -75,7 +90,7 @@ def text_cell(value: Any) -> str | None:
     if type(value) is str:
         if len(value) > MAX_CELL_CHARS:
             check_size(value)
-        return None if not value or value.isspace() else value
+        return None if not value or value.isspace() or value.strip() in MISSING_WORDS else value
     if is_missing(value):
         return None
     if isinstance(value, bool):
@@ -106,22 +121,32 @@ def date_cell(value: Any) -> str | None:
     raise CellError(f"found {describe(value)}; expected an ISO date like 2024-05-31")
 
 
-def list_cell(value: Any, *, ids: bool) -> list[str] | None:
+def list_cell(value: Any, *, ids: bool, notes: list[str] | None = None) -> list[str] | None:
     """A list of strings from any of the three cell styles, or from a list value (JSON, Parquet).
 
     With `ids=True` integer items become strings (document ids written as numbers); with
-    `ids=False` (contexts) every item must already be text.
+    `ids=False` (contexts) every item must already be text. A cell read in a way worth telling
+    the user (a `[`-led text read as text) appends a note to `notes` when given.
     """
     if type(value) is str:
         text = value.strip()
-        if not text:
+        if not text or text in MISSING_WORDS:
             return None
         check_size(text)
         if text[0] == "[":
+            if _LABELLED_TEXT.match(text) and not _is_list_text(text):
+                parts = _split_bars(text)
+                if notes is not None:
+                    how = f"{len(parts)} items split at '|'" if len(parts) > 1 else "one item"
+                    notes.append(
+                        f"{quote(text)} starts with '[' but is not a list: read as text ({how}); "
+                        "write a JSON list to be sure of the items"
+                    )
+                return parts
             return _items(_parse_list_text(text), ids)
         if text[0] == "{":
             raise CellError(f"found an object {quote(text)}; {LIST_EXPECTED}")
-        return [part.strip() for part in text.split("|") if part.strip()]
+        return _split_bars(text)
     if is_missing(value):
         return None
     if isinstance(value, (list, tuple)):
@@ -131,14 +156,29 @@ def list_cell(value: Any, *, ids: bool) -> list[str] | None:
         if isinstance(items, list):
             return _items(items, ids)
     if isinstance(value, str):
-        return list_cell(str(value), ids=ids)
+        return list_cell(str(value), ids=ids, notes=notes)
     raise CellError(f"found {describe(value)}; {LIST_EXPECTED}")
+
+
+def _split_bars(text: str) -> list[str]:
+    return [part.strip() for part in text.split("|") if part.strip()]
+
+
+def _is_list_text(text: str) -> bool:
+    try:
+        _parse_list_text(text)
+    except CellError:
+        return False
+    return True
 
 
 def _parse_list_text(text: str) -> Sequence[Any]:
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError) as json_error:
+        numpy_items = _numpy_style_items(text)
+        if numpy_items is not None:
+            return numpy_items
         try:
             parsed = ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -149,6 +189,47 @@ def _parse_list_text(text: str) -> Sequence[Any]:
     if not isinstance(parsed, (list, tuple)):
         raise CellError(f"could not read a list: found {quote(text)}; {LIST_EXPECTED}")
     return parsed
+
+
+def _numpy_style_items(text: str) -> list[Any] | None:
+    """The items of a numpy-style repr `['d1' 'd2'\n 'd3']` or `[3 1 2]` (items separated by
+    whitespace, no commas), or None when the text is not one. Raises CellError for a cell whose
+    strings would glue together (commas mixed with adjacent strings) and for numpy's shortened
+    repr with `...`, which has lost items."""
+    if len(text) < 2 or text[-1] != "]":
+        return None
+    try:
+        tokens = [
+            token for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT,
+                                  tokenize.DEDENT, tokenize.COMMENT)
+        ]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    if len(tokens) < 3 or tokens[0].string != "[" or tokens[-1].string != "]":
+        return None
+    inner = tokens[1:-1]
+    values = (tokenize.STRING, tokenize.NUMBER)
+    adjacent = any(
+        a.type in values and b.type in values for a, b in zip(inner, inner[1:], strict=False)
+    )
+    if not adjacent:
+        return None  # an ordinary literal (or not a list at all): ast decides
+    if any(token.string == "..." or token.string == "." for token in inner):
+        raise CellError(
+            f"found {quote(text)}, a numpy array shortened with '...': items are missing; expected "
+            "the full list (write the file with the items as a JSON list)"
+        )
+    if any(token.type not in values for token in inner):
+        raise CellError(
+            f"could not read a list: found {quote(text)}, where some items are separated by commas "
+            "and some only by spaces; reading it would glue strings together. "
+            f"{LIST_EXPECTED[0].upper()}{LIST_EXPECTED[1:]}"
+        )
+    try:
+        return [ast.literal_eval(token.string) for token in inner]
+    except (ValueError, SyntaxError):
+        return None
 
 
 def _list_syntax_reason(text: str, error: Exception) -> str:

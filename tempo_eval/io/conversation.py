@@ -202,3 +202,227 @@ def _from_transcript(text: str, source: str) -> list[Turn]:
             )
         result.append(Turn(turn["role"], content, turn["context"]))
     return result
+
+
+# ---- files of many conversations --------------------------------------------------------------
+
+#: fields that name a conversation, in order of preference
+_ID_FIELDS = ("conversation_id", "id", "name")
+#: RAGAS message types -> our roles ("tool" messages become retrieval context)
+_RAGAS_ROLES = {"human": "user", "ai": "assistant"}
+_FILE_EXPECTED = (
+    "expected DeepEval conversational goldens or test cases (objects with \"turns\"), RAGAS "
+    "multi-turn samples (objects with \"user_input\" holding human / ai / tool messages), or one "
+    "conversation"
+)
+
+
+def load_conversations(source: Any, *, name: str | None = None) -> Any:
+    """Conversations from a file, as a `Dataset` with one row per conversation.
+
+    Columns: `conversation_id` (from the file's conversation_id / id / name field, else "c1",
+    "c2", ... by position) and `turns` (a list of {"role", "content", "retrieval_context"}).
+    Reads DeepEval conversational goldens and test cases (`save_as` json, jsonl, csv: one object
+    per element or line, turns in a JSON cell), RAGAS `MultiTurnSample` datasets (`to_jsonl`,
+    `to_csv`: a tool message's content becomes the retrieval context of the next assistant turn;
+    an assistant message with no text, a tool call, is dropped), and a single conversation as
+    `parse_conversation` reads it (JSON turns or a transcript, in a .json/.txt file). Raises
+    InputError naming the file, the conversation and the turn.
+    """
+    import hashlib
+    from pathlib import PurePath
+
+    import pandas as pd
+
+    from tempo_eval.io._source import decode_text, gunzip_if_needed, read_input
+    from tempo_eval.io.dataset import Dataset
+
+    raw = read_input(source, name=name, default_name="conversations")
+    warnings: list[str] = []
+    text = decode_text(gunzip_if_needed(raw), raw.name, warnings)
+    suffixes = [s.lower() for s in PurePath(raw.name).suffixes if s.lower() != ".gz"]
+    ext = suffixes[-1] if suffixes else ""
+    records, places, fmt = _conversation_records(text, raw.name, ext, warnings)
+    ids: list[str] = []
+    turns: list[list[dict[str, Any]]] = []
+    seen: dict[str, int] = {}
+    for number, (record, place) in enumerate(zip(records, places, strict=True), start=1):
+        where = f"{raw.name}, conversation {number}" + (f" (line {place})" if place else "")
+        conversation_id = _conversation_id(record, number)
+        if conversation_id in seen:
+            raise InputError(
+                f"the conversation id {conversation_id!r} appears twice (conversations {seen[conversation_id]} "
+                f"and {number}); expected each conversation once",
+                source=raw.name, row=number, line=place, row_label="conversation",
+            )
+        seen[conversation_id] = number
+        ids.append(conversation_id)
+        turns.append([
+            {"role": t.role, "content": t.content, "retrieval_context": list(t.retrieval_context)}
+            for t in parse_conversation(json.dumps(_turn_items(record, where)), source=where)
+        ])
+    frame = pd.DataFrame({
+        "conversation_id": pd.Series(ids, dtype=object), "turns": pd.Series(turns, dtype=object)
+    })
+    return Dataset(
+        frame=frame, name=raw.name, mapping={}, content_hash=hashlib.sha256(raw.data).hexdigest(),
+        source_format=fmt, warnings=warnings,
+    )
+
+
+def _conversation_records(
+    text: str, source: str, ext: str, warnings: list[str]
+) -> tuple[list[dict[str, Any]], list[int | None], str]:
+    """(one object per conversation, the line each starts on when known, the format)."""
+    body = text.strip()
+    if not body:
+        raise InputError(f"the file is empty; {_FILE_EXPECTED}", source=source)
+    if ext == ".csv" or ext == ".tsv":
+        from tempo_eval.io.dataset import _read_delimited
+
+        table = _read_delimited(text.encode("utf-8"), source, "\t" if ext == ".tsv" else ",", warnings)
+        records = [{c: table.values[c][i] for c in table.columns} for i in range(table.n_rows)]
+        return records, [table.place(i)["line"] for i in range(table.n_rows)], ext[1:]
+    if body[0] not in "[{":
+        return [{"turns": parse_conversation(text, source=source)}], [None], "transcript"
+    try:
+        document = json.loads(body)
+        lines: list[int | None] = []
+        fmt = "json"
+    except RecursionError:
+        raise InputError(f"the JSON is nested too deeply to read; {_FILE_EXPECTED}", source=source) from None
+    except json.JSONDecodeError as error:
+        if error.msg != "Extra data":
+            raise InputError(
+                f"not valid JSON ({error.msg} at character {error.colno}); {_FILE_EXPECTED}",
+                source=source, line=error.lineno,
+            ) from None
+        document, lines, fmt = _json_lines(text, source), [], "jsonl"
+    if isinstance(document, dict):
+        if "turns" in document and not _is_turn(document):
+            document = [document]  # one DeepEval conversation
+        elif "user_input" in document:
+            document = [document]  # one RAGAS sample
+        else:
+            keys = ", ".join(map(str, list(document)[:10])) or "(none)"
+            raise InputError(f"found an object with keys {keys}; {_FILE_EXPECTED}", source=source)
+    if not isinstance(document, list) or not document:
+        raise InputError(f"found no conversations; {_FILE_EXPECTED}", source=source)
+    if fmt == "jsonl":
+        lines = [line for line, _ in document]
+        document = [record for _, record in document]
+    if all(isinstance(item, dict) and _is_turn(item) for item in document):
+        return [{"turns": document}], [None], fmt  # a single conversation: a list of turns
+    for number, item in enumerate(document, start=1):
+        if not isinstance(item, dict):
+            raise InputError(
+                f"found {_kind(item)}; {_FILE_EXPECTED}", source=source, row=number,
+                line=lines[number - 1] if lines else None, row_label="conversation",
+            )
+    return document, lines or [None] * len(document), fmt
+
+
+def _json_lines(text: str, source: str) -> list[tuple[int, Any]]:
+    out = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((number, json.loads(line)))
+        except (json.JSONDecodeError, RecursionError) as error:
+            reason = getattr(error, "msg", "nested too deeply")
+            raise InputError(
+                f"not valid JSON ({reason}); expected one conversation object per line",
+                source=source, line=number,
+            ) from None
+    return out
+
+
+def _is_turn(item: dict[str, Any]) -> bool:
+    return "role" in item and "content" in item
+
+
+def _conversation_id(record: dict[str, Any], number: int) -> str:
+    for field in _ID_FIELDS:
+        value = record.get(field)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            return str(int(value)) if float(value).is_integer() else str(value)
+        if isinstance(value, str) and value.strip() and value.strip() not in ("None", "null", "NaN", "nan"):
+            return value.strip()
+    return f"c{number}"
+
+
+def _cell(value: Any, field: str, where: str) -> Any:
+    """A cell that holds JSON or a Python literal (a CSV column of turns or messages)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        import ast
+
+        try:
+            return ast.literal_eval(text)  # RAGAS to_csv writes Python reprs of the messages
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise InputError(
+                f"could not read {quote(text)}; expected a JSON list of turns", source=where, column=field
+            ) from None
+
+
+def _turn_items(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """The record's turns as {"role", "content", "retrieval_context"} dicts (not yet checked)."""
+    if record.get("turns") is not None:
+        turns = record["turns"]
+        if turns and isinstance(turns, list) and isinstance(turns[0], Turn):
+            return [{"role": t.role, "content": t.content, "retrieval_context": t.retrieval_context} for t in turns]
+        turns = _cell(turns, "turns", where)
+        if not isinstance(turns, list):
+            raise InputError(f"found {_kind(turns)}; expected a list of turns", source=where, column="turns")
+        return [
+            {**t, "retrieval_context": _cell(t.get("retrieval_context"), "retrieval_context", where)}
+            if isinstance(t, dict) else t
+            for t in turns
+        ]
+    if record.get("user_input") is not None:
+        return _ragas_turns(_cell(record["user_input"], "user_input", where), where)
+    keys = ", ".join(map(str, list(record)[:10])) or "(none)"
+    raise InputError(f"found no \"turns\" or \"user_input\" (keys: {keys}); {_FILE_EXPECTED}", source=where)
+
+
+def _ragas_turns(messages: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(messages, list):
+        raise InputError(
+            f"found {_kind(messages)}; expected a list of RAGAS messages", source=where, column="user_input"
+        )
+    turns: list[dict[str, Any]] = []
+    pending: list[str] = []  # tool results waiting for the next assistant message
+    for number, message in enumerate(messages, start=1):
+        kind = message.get("type") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if kind == "tool":
+            if isinstance(content, str) and content.strip():
+                pending.append(content)
+            continue
+        if kind not in _RAGAS_ROLES:
+            raise InputError(
+                f"message {number} has type {kind!r}; expected 'human', 'ai' or 'tool'",
+                source=where, column="user_input",
+            )
+        role = _RAGAS_ROLES[kind]
+        empty = not isinstance(content, str) or not content.strip()
+        if role == "assistant" and empty and message.get("tool_calls"):
+            continue  # the call that fetched the documents: its results come as tool messages
+        turn = {"role": role, "content": content, "retrieval_context": []}
+        if role == "assistant":
+            turn["retrieval_context"], pending = pending, []
+        turns.append(turn)
+    if pending:
+        raise InputError(
+            f"{len(pending)} tool result(s) come after the last assistant message; expected each tool "
+            "result before the assistant message that uses it",
+            source=where, column="user_input",
+        )
+    return turns

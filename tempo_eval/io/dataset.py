@@ -52,6 +52,7 @@ from tempo_eval.io._source import (
 )
 from tempo_eval.io.cells import (
     MAX_CELL_CHARS,
+    MISSING_WORDS,
     CellError,
     check_size,
     comma_separated_ids_warning,
@@ -172,7 +173,12 @@ def load_dataset(
             table = _read_delimited(data, raw.name, "," if source_format == "csv" else "\t", warnings)
         else:
             text = decode_text(data, raw.name, warnings)
-            table = _read_jsonl(text, raw.name) if source_format == "jsonl" else _read_json(text, raw.name)
+            if source_format == "json" and _holds_json_lines(text):
+                # Hugging Face datasets' to_json and pandas' to_json(lines=True) write JSON Lines
+                # under a .json name
+                table = _read_jsonl(text, raw.name)
+            else:
+                table = _read_jsonl(text, raw.name) if source_format == "jsonl" else _read_json(text, raw.name)
         frame, used = _canonical_frame(table, mapping, raw.name, warnings)
     return Dataset(
         frame=frame,
@@ -514,6 +520,19 @@ def _read_jsonl_line(
     lines.append(number)
 
 
+def _holds_json_lines(text: str) -> bool:
+    """True when the text is one JSON object per line (two or more lines), not one document."""
+    body = text.lstrip()
+    if not body.startswith("{"):
+        return False
+    try:
+        _, end = json.JSONDecoder().raw_decode(body)
+    except (ValueError, RecursionError):
+        return False
+    rest = body[end:]
+    return rest.lstrip(" \t\r").startswith("\n") and rest.lstrip().startswith("{")
+
+
 def _read_json(text: str, source: str) -> _Table:
     if not text.strip():
         raise InputError('the file is empty; expected a JSON list of objects or {"data": [...]}', source=source)
@@ -536,7 +555,11 @@ def _read_json(text: str, source: str) -> _Table:
         ) from None
     records = document
     if isinstance(document, dict):
-        if isinstance(document.get("data"), list):
+        from tempo_eval.io.foreign import deepeval_case_records, is_deepeval_test_run
+
+        if is_deepeval_test_run(document):  # a DeepEval test run: its test cases are the rows
+            records = deepeval_case_records(document)
+        elif isinstance(document.get("data"), list):
             records = document["data"]
         else:
             keys = ", ".join(map(str, list(document)[:10]))
@@ -706,7 +729,9 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _convert(table: _Table, canonical: str, column: str, source: str) -> list[Any]:
+def _convert(
+    table: _Table, canonical: str, column: str, source: str, warnings: list[str] | None = None
+) -> list[Any]:
     values = table.values[column]
     if canonical in ("contexts", "retrieved_ids", "gold_ids"):
         converted = _fast_lists(values)
@@ -717,12 +742,25 @@ def _convert(table: _Table, canonical: str, column: str, source: str) -> list[An
     convert = _CONVERTERS[canonical]
     if canonical == "reference_date":
         convert = _memoized(convert)  # dates repeat: the same few values in most files
+    notes: list[str] = []
+    noted: list[int] = []
+    ids = canonical == "retrieved_ids"
     for index, value in enumerate(values):
         if converted[index] is _SLOW:
             try:
-                converted[index] = convert(value)
+                if canonical in ("contexts", "retrieved_ids"):
+                    before = len(notes)
+                    converted[index] = list_cell(value, ids=ids, notes=notes)
+                    if len(notes) > before:
+                        noted.append(index)
+                else:
+                    converted[index] = convert(value)
             except CellError as error:
                 raise InputError(str(error), source=source, column=column, **table.place(index)) from None
+    if notes and warnings is not None:
+        # one warning per column: the first cell, and how many more were read the same way
+        more = f" ({len(notes) - 1} more row(s) read the same way)" if len(notes) > 1 else ""
+        warnings.append(str(InputError(notes[0] + more, source=source, column=column, **table.place(noted[0]))))
     return converted
 
 
@@ -775,6 +813,7 @@ def _fast_lists(values: Sequence[Any]) -> list[Any]:
 def _fast_texts(values: Sequence[Any]) -> list[Any]:
     return [
         value if type(value) is str and value and not value.isspace() and len(value) <= MAX_CELL_CHARS
+        and value not in MISSING_WORDS
         else _SLOW
         for value in values
     ]
@@ -800,7 +839,8 @@ def _canonical_frame(
     mapping = _resolve_mapping(table.columns, explicit, source, warnings)
     data: dict[str, Any] = {}
     for canonical, column in mapping.items():
-        data[canonical] = _convert(table, canonical, column, source)
+        data[canonical] = _convert(table, canonical, column, source, warnings)
+    warnings.extend(empty_column_warnings(data, mapping, source))
     for canonical in ("retrieved_ids", "gold_ids"):
         if canonical in mapping:
             # "d1, d2, d3" parses as one id; say so rather than score it silently
@@ -842,6 +882,35 @@ def _canonical_frame(
         else:
             frame[column] = pd.Series(list(table.values[column]), dtype=object)
     return frame, mapping
+
+
+#: what a user gets when a column is empty in every row
+_EMPTY_CONSEQUENCE = {
+    "query": "metrics that read the query report missing_input on every row",
+    "answer": "metrics that judge the answer (temporal_faithfulness, factual_correctness) report "
+              "missing_input on every row",
+    "contexts": "metrics that check the answer against the contexts report missing_input on every row",
+    "retrieved_ids": "temporal_ndcg has no ranking to score and reports missing_input on every row",
+    "reference": "factual_correctness has no reference and reports missing_input on every row",
+    "gold_ids": "temporal_ndcg has no gold relevance and reports missing_input on every row",
+}
+
+
+def empty_column_warnings(data: Mapping[str, Sequence[Any]], mapping: Mapping[str, str], source: str) -> list[str]:
+    """A warning for each mapped column that is empty in every row (a DeepEval golden has no
+    actual_output or retrieval_context yet), naming the column and what the user will get."""
+    notes = []
+    for canonical, consequence in _EMPTY_CONSEQUENCE.items():
+        values = data.get(canonical)
+        if canonical not in mapping or values is None or not len(values):
+            continue
+        if all(value is None or (isinstance(value, list | dict) and not value) for value in values):
+            notes.append(
+                f"{source}: column {mapping[canonical]!r} ({canonical}) is empty in every row; "
+                f"{consequence}. Fill it in (a DeepEval golden has no actual_output or "
+                "retrieval_context until your application answers) or map another column"
+            )
+    return notes
 
 
 def _generated_ids(data: Mapping[str, list[Any]], n_rows: int) -> list[str]:

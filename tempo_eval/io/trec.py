@@ -1,12 +1,19 @@
 """TREC run files and qrels, read the way trec_eval reads them, with clear errors.
 
-Run lines: `qid Q0 docid rank score tag` (6 fields separated by spaces or tabs). The tag names
-the run: one file may hold several runs, and several files may be loaded at once. As in
-trec_eval, the `Q0` and `rank` fields do not order anything: a query's ranking is by score
-descending, ties broken by document id descending (`Run.ranking`, the shared
-`rank_by_trec_eval`). `rank` must still be an integer, which catches swapped columns.
+Run lines: `qid Q0 docid rank score tag` (6 fields separated by spaces or tabs). As trec_eval
+does, fields after the sixth are ignored (with a note in `Run.notes`: trec_eval's own
+`results.trunc` has them). The tag names the run: one file may hold several runs, and several
+files may be loaded at once. A tag that several files share, and the tag `None` (ranx saves an
+unnamed run so), are replaced by the file's name (its stem; `stem:tag` when the file holds
+several runs), with a note. As in trec_eval, the `Q0` and `rank` fields do not order anything: a
+query's ranking is by score descending, ties broken by document id descending (`Run.ranking`,
+the shared `rank_by_trec_eval`). `rank` must still be an integer, which catches swapped columns.
 
 Qrels lines: `qid iter docid rel` (4 fields); `rel` is an integer grade (0 = not relevant).
+
+JSON (ranx `Run.save("run.json")` / `Qrels.save`, pytrec_eval's dicts): a file whose content
+starts with `{` is one object `{qid: {docid: score}}` (a run, named from the file) or
+`{qid: {docid: grade}}` (qrels, integer grades).
 
 Blank lines and lines starting with `#` are skipped; gzip files are read transparently (by
 content, whatever the name). A (qid, docid) pair twice in one run or in the qrels is an error
@@ -15,9 +22,11 @@ naming both lines, as trec_eval refuses it too.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 from tempo_eval.io._source import decode_text, gunzip_if_needed, read_input
@@ -35,13 +44,16 @@ class Run:
 
     name: str
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: what was read leniently (fields after the sixth, a name taken from the file name)
+    notes: list[str] = field(default_factory=list)
 
-    def ranking(self, qid: str) -> list[str]:
+    def ranking(self, qid: str, *, precision: str | None = None) -> list[str]:
         """Document ids of `qid` best first: score descending, then document id descending
-        (trec_eval's tie rule). A query the run does not contain has an empty ranking."""
-        from tempo_eval.metrics.ndcg import rank_by_trec_eval
+        (trec_eval's tie rule; scores compared at `precision`, see `tempo_eval.metrics.ndcg`).
+        A query the run does not contain has an empty ranking."""
+        from tempo_eval.metrics.ndcg import DEFAULT_SCORE_PRECISION, rank_by_trec_eval
 
-        return rank_by_trec_eval(self.scores.get(qid, {}))
+        return rank_by_trec_eval(self.scores.get(qid, {}), precision=precision or DEFAULT_SCORE_PRECISION)
 
     def query_ids(self) -> list[str]:
         """The run's query ids in the order they first appear in the file."""
@@ -62,34 +74,110 @@ class Qrels:
 def load_run(path_or_paths: Any) -> dict[str, Run]:
     """Runs keyed by name (the tag column) from one run file or a list of them.
 
-    Each item is a path, bytes or a binary file-like object with a `.name`. A run name found in
-    two different files raises InputError, as does any malformed line.
+    Each item is a path, bytes or a binary file-like object with a `.name`, holding TREC lines or
+    a JSON run. A tag used in several files, and the tag "None", give way to the file's name
+    (see the module doc); a malformed line raises InputError.
     """
     sources = list(path_or_paths) if isinstance(path_or_paths, (list, tuple)) else [path_or_paths]
     if not sources:
         raise InputError("no run files given; expected at least one TREC run file")
-    runs: dict[str, Run] = {}
-    origin: dict[str, str] = {}
+    parsed: list[tuple[str, dict[str, Run]]] = []
     for item in sources:
         raw = read_input(item, default_name="run")
-        for name, run in _parse_run(_text(raw), raw.name).items():
-            if name in runs:
-                raise InputError(
-                    f"the run name {name!r} (the tag column) is also used in {origin[name]}; expected "
-                    "each run name once: give one of the runs another tag",
-                    source=raw.name,
+        text = _text(raw)
+        if text.lstrip().startswith("{"):
+            run = Run(_stem(raw.name), _json_mapping(text, raw.name, "run"))
+            run.notes.append(f"{raw.name}: a JSON run (ranx / pytrec_eval); named {run.name!r} from the file name")
+            parsed.append((raw.name, {run.name: run}))
+        else:
+            parsed.append((raw.name, _parse_run(text, raw.name)))
+    files_of: dict[str, list[str]] = {}
+    for source, runs_in_file in parsed:
+        for tag in runs_in_file:
+            files_of.setdefault(tag, []).append(source)
+    runs: dict[str, Run] = {}
+    for source, runs_in_file in parsed:
+        for tag, run in runs_in_file.items():
+            name = tag
+            if tag == "None" or len(files_of[tag]) > 1:
+                name = _stem(source) if len(runs_in_file) == 1 else f"{_stem(source)}:{tag}"
+                why = (
+                    "the tag None (a ranx run saved without a name)" if tag == "None"
+                    else f"the tag {tag!r}, which {', '.join(f for f in files_of[tag] if f != source)} also uses"
                 )
-            runs[name] = run
-            origin[name] = raw.name
+                run.notes.append(f"{source}: has {why}; the run is named {name!r} from the file name")
+            unique, number = name, 2
+            while unique in runs:
+                unique, number = f"{name} ({number})", number + 1
+            if unique != name:
+                run.notes.append(f"{source}: another run is already named {name!r}; this one is {unique!r}")
+            run.name = unique
+            runs[unique] = run
     return runs
+
+
+def _stem(source: str) -> str:
+    """The file name without its extensions (.gz, then one more): 'bm25.run.gz' -> 'bm25'."""
+    path = PurePath(source)
+    name = path.name
+    for suffix in reversed(path.suffixes[-2:]):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+            if suffix.lower() != ".gz":
+                break
+    return name or source
+
+
+def _json_mapping(text: str, source: str, kind: str) -> dict[str, dict[str, Any]]:
+    """{qid: {docid: value}} from a ranx / pytrec_eval JSON file; integer grades for qrels."""
+    expected = (
+        'expected {"query id": {"doc id": score, ...}, ...} (a ranx or pytrec_eval run)' if kind == "run"
+        else 'expected {"query id": {"doc id": grade, ...}, ...} with integer grades (ranx or pytrec_eval qrels)'
+    )
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise InputError(f"the JSON is nested too deeply to read; {expected}", source=source) from None
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"not valid JSON ({error.msg} at character {error.colno}); {expected}", source=source, line=error.lineno
+        ) from None
+    if not isinstance(document, dict) or not document:
+        raise InputError(f"found no queries; {expected}", source=source)
+    out: dict[str, dict[str, Any]] = {}
+    for qid, docs in document.items():
+        if not isinstance(docs, dict):
+            raise InputError(
+                f"query {qid!r} holds {type(docs).__name__}; {expected}", source=source, column=str(qid),
+                column_label="query",
+            )
+        values: dict[str, Any] = {}
+        for doc, value in docs.items():
+            ok = (
+                isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+                if kind == "run"
+                else isinstance(value, int) and not isinstance(value, bool)
+                or isinstance(value, float) and value.is_integer()
+            )
+            if not ok:
+                raise InputError(
+                    f"document {doc!r} has {quote(value) if isinstance(value, str) else repr(value)}; {expected}",
+                    source=source, column=str(qid), column_label="query",
+                )
+            values[str(doc)] = float(value) if kind == "run" else int(value)
+        out[str(qid)] = values
+    return out
 
 
 def load_qrels(path: Any) -> Qrels:
     """Qrels from a path, bytes or a binary file-like object; raises InputError when malformed."""
     raw = read_input(path, default_name="qrels")
     source = raw.name
+    text = _text(raw)
+    if text.lstrip().startswith("{"):
+        return Qrels(source, _json_mapping(text, source, "qrels"))
     judgments: dict[str, dict[str, int]] = {}
-    lines = _lines(_text(raw))
+    lines = _lines(text)
     for number, fields in lines:
         if len(fields) != 4:
             hint = ""
@@ -136,14 +224,17 @@ def _split_lines(text: str) -> Iterator[tuple[int, list[str]]]:
 def _parse_run(text: str, source: str) -> dict[str, Run]:
     runs: dict[str, Run] = {}
     lines = _lines(text)
+    extra_lines: list[int] = []
     for number, fields in lines:
-        if len(fields) != 6:
+        if len(fields) < 6:
             raise InputError(
                 f"found {len(fields)} fields {quote(' '.join(fields))}; {_RUN_EXPECTED}{_run_hint(fields)}",
                 source=source,
                 line=number,
             )
-        qid, _, docid, rank, score_text, tag = fields
+        if len(fields) > 6:
+            extra_lines.append(number)  # trec_eval reads six fields and ignores the rest of the line
+        qid, _, docid, rank, score_text, tag = fields[:6]
         try:
             int(rank)
         except ValueError:
@@ -170,6 +261,13 @@ def _parse_run(text: str, source: str) -> dict[str, Run]:
         per_query[docid] = score
     if not runs:
         raise InputError(f"no run lines found (the file is empty or only comments); {_RUN_EXPECTED}", source=source)
+    if extra_lines:
+        note = (
+            f"{source}: {len(extra_lines)} line(s) have more than 6 fields (first at line {extra_lines[0]}); "
+            "the fields after the tag are ignored, as trec_eval does"
+        )
+        for run in runs.values():
+            run.notes.append(note)
     return runs
 
 
@@ -186,7 +284,7 @@ def _first_line(
 ) -> int:
     # Only called on an error: find where the pair was seen first (in the same run, for runs).
     for number, fields in lines:
-        if fields[0] == qid and fields[2] == docid and (tag is None or fields[-1] == tag):
+        if fields[0] == qid and fields[2] == docid and (tag is None or fields[5:6] == [tag]):
             return number
     return 0  # pragma: no cover - the pair was seen, so it is found
 

@@ -14,8 +14,10 @@ Gold mode follows trec_eval's `ndcg_cut.k` exactly:
   give no gain. "exponential" gain, 2**rel - 1, is optional and is not what trec_eval computes;
 - IDCG comes from every positive judgement of the query, sorted descending, cut at k;
 - a run's documents are ranked by score descending, ties broken by document id descending
-  (string comparison). trec_eval stores scores as single-precision floats, so two scores that
-  are equal once rounded to float32 are a tie (1.0 and 1.0 + 1e-12 tie; the id decides);
+  (string comparison). Scores are compared at a chosen precision (`SCORE_PRECISIONS`): by default
+  "float32", as trec_eval <= 9 and pytrec_eval-terrier 0.5.x store them (C floats), so two scores
+  equal once rounded to float32 are a tie (1.0 and 1.0 + 1e-12 tie; the id decides); "double"
+  compares them as trec_eval 10.0 does, where 1.0 + 1e-12 ranks above 1.0;
 - a query whose judgements hold no relevant document has IDCG = 0: trec_eval reports 0.0 there,
   we report NaN ("not measurable": no ranking could score anything).
 """
@@ -34,15 +36,20 @@ from tempo_eval.core.focus import as_year_set
 from tempo_eval.metrics.base import NAN, require_k
 
 GAIN_KINDS = ("linear", "exponential")
+#: how run scores are compared when ranking: "float32" (trec_eval <= 9, pytrec_eval-terrier,
+#: ir_measures) or "double" (trec_eval 10.0)
+SCORE_PRECISIONS = ("float32", "double")
+DEFAULT_SCORE_PRECISION = "float32"
 
 
 # ---- ranking -----------------------------------------------------------------------------------
 
-def rank_by_trec_eval(scores: Mapping[str, float]) -> list[str]:
+def rank_by_trec_eval(scores: Mapping[str, float], *, precision: str = DEFAULT_SCORE_PRECISION) -> list[str]:
     """Document ids ordered as trec_eval ranks a run: score descending, then id descending.
 
-    Scores are compared after rounding to float32 (trec_eval keeps them as C floats), so scores
-    that differ only beyond single precision tie and the larger id (string order) comes first.
+    With precision "float32" (default) scores are compared after rounding to float32 (trec_eval
+    <= 9 keeps them as C floats), so scores that differ only beyond single precision tie and the
+    larger id (string order) comes first; with "double" they are compared as given (trec_eval 10).
     Raises TypeError for a non-string id or a non-numeric score, ValueError for a NaN score.
     """
     if not isinstance(scores, Mapping):
@@ -51,25 +58,53 @@ def rank_by_trec_eval(scores: Mapping[str, float]) -> list[str]:
     for doc in docs:
         if not isinstance(doc, str):
             raise TypeError(f"document ids must be strings, got {doc!r}")
-    rounded = _float32_scores(list(scores.values()), "scores")
+    rounded = _float32_scores(list(scores.values()), "scores", precision)
     return [doc for _, doc in sorted(zip(rounded, docs, strict=True), reverse=True)]
 
 
-def _float32_scores(values: list[Any], name: str) -> list[float]:
-    """`values` as Python floats holding their float32 roundings; refuses non-numbers and NaN."""
+def _float32_scores(values: list[Any], name: str, precision: str = DEFAULT_SCORE_PRECISION) -> list[float]:
+    """`values` as Python floats at the comparison precision (float32 roundings by default);
+    refuses non-numbers and NaN."""
     for value in values:
         if isinstance(value, bool) or not isinstance(value, Real):
             raise TypeError(f"{name} must hold numeric scores, found {value!r}")
-    array = _to_float32(np.asarray(values, dtype=np.float64))
+    array = _at_precision(np.asarray(values, dtype=np.float64), precision)
     if np.isnan(array).any():
         raise ValueError(f"{name} holds a NaN score: a NaN cannot be ranked")
     return array.tolist()
+
+
+def require_precision(precision: str) -> str:
+    if precision not in SCORE_PRECISIONS:
+        raise ValueError(f"score precision must be one of {', '.join(SCORE_PRECISIONS)}, got {precision!r}")
+    return precision
+
+
+def _at_precision(array: np.ndarray, precision: str) -> np.ndarray:
+    """float64 scores as compared at `precision`: rounded to float32, or unchanged for double."""
+    return _to_float32(array) if require_precision(precision) == "float32" else array
 
 
 def _to_float32(array: np.ndarray) -> np.ndarray:
     # Scores beyond float32 range become +-inf, as they do in trec_eval; that overflow is expected.
     with np.errstate(over="ignore"):
         return array.astype(np.float32)
+
+
+def cut_depth(
+    run: Mapping[str, Mapping[str, float]], depth: int, *, precision: str = DEFAULT_SCORE_PRECISION
+) -> dict[str, dict[str, float]]:
+    """Each query's top `depth` documents (trec_eval's order), as trec_eval's -M does before
+    evaluating: no document below the cut counts at any cutoff."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
+        raise ValueError(f"depth must be a positive integer, got {depth!r}")
+    cut: dict[str, dict[str, float]] = {}
+    for qid, scores in run.items():
+        if len(scores) <= depth:
+            cut[qid] = dict(scores)
+        else:
+            cut[qid] = {doc: scores[doc] for doc in rank_by_trec_eval(scores, precision=precision)[:depth]}
+    return cut
 
 
 def dedupe(ids: Sequence[str]) -> list[str]:
@@ -171,15 +206,19 @@ def ndcg_gold_batch(
     k: int,
     *,
     gain_kind: str = "linear",
+    precision: str = DEFAULT_SCORE_PRECISION,
+    depth: int | None = None,
 ) -> dict[str, float]:
     """Gold-mode NDCG@k for every query present in both `run` and `qrels`, as trec_eval's ndcg_cut.k.
 
     `run` maps query id -> {doc id: score}; `qrels` maps query id -> {doc id: grade}. Documents are
     ranked with trec_eval's rule (`rank_by_trec_eval`). A query whose qrels hold no grade > 0 gets
     NaN (trec_eval: 0.0); a query with an empty ranking but relevant judgements gets 0.0. Queries
-    missing from either side are left out, as trec_eval does without -c.
+    missing from either side are left out, as trec_eval does without -c. `precision` is how scores
+    are compared (`SCORE_PRECISIONS`); `depth` keeps only each query's top `depth` documents
+    before scoring, as trec_eval's -M.
     """
-    qids, curves = _gold_curves(run, qrels, k, gain_kind)
+    qids, curves = _gold_curves(run, qrels, k, gain_kind, precision, depth)
     return dict(zip(qids, curves[:, -1].tolist(), strict=True))
 
 
@@ -189,10 +228,12 @@ def ndcg_gold_curve_batch(
     k: int,
     *,
     gain_kind: str = "linear",
+    precision: str = DEFAULT_SCORE_PRECISION,
+    depth: int | None = None,
 ) -> dict[str, list[float]]:
     """NDCG@1..k per query, with the semantics of `ndcg_gold_batch` (whose values are the last
     element of each curve)."""
-    qids, curves = _gold_curves(run, qrels, k, gain_kind)
+    qids, curves = _gold_curves(run, qrels, k, gain_kind, precision, depth)
     return dict(zip(qids, curves.tolist(), strict=True))
 
 
@@ -201,6 +242,8 @@ def _gold_curves(
     qrels: Mapping[str, Mapping[str, float]],
     k: int,
     gain_kind: str,
+    precision: str = DEFAULT_SCORE_PRECISION,
+    depth: int | None = None,
 ) -> tuple[list[str], np.ndarray]:
     """(query ids, NDCG@1..k matrix), vectorised across queries.
 
@@ -208,6 +251,9 @@ def _gold_curves(
     the ties that straddle rank k, which need the id tie-break) with a few C-level calls.
     """
     k = require_k(k)
+    require_precision(precision)
+    if depth is not None:
+        run = cut_depth(run, depth, precision=precision)
     if gain_kind not in GAIN_KINDS:
         raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {gain_kind!r}")
     for name, value in (("run", run), ("qrels", qrels)):
@@ -231,7 +277,7 @@ def _gold_curves(
     _check_types(docs, (str,), "document ids in run must be strings")
     _check_types(raw_scores, _NUMBERS, "scores in run must be numbers")
     _check_types(grades, _NUMBERS, "relevance grades in qrels must be numbers")
-    scores = _to_float32(np.asarray(raw_scores, dtype=np.float64))
+    scores = _at_precision(np.asarray(raw_scores, dtype=np.float64), precision)
     if np.isnan(scores).any():
         first = int(np.flatnonzero(np.isnan(scores))[0])
         row = int(np.searchsorted(np.cumsum(lengths), first, side="right"))
@@ -266,6 +312,7 @@ def _gold_curves(
 
 
 _NUMBERS = (float, int, np.floating, np.integer)
+
 
 
 def _trec_top_k(
@@ -321,7 +368,7 @@ def _order_segments_descending(scores: np.ndarray, lengths: np.ndarray, starts: 
     width = int(lengths.max()) if n_queries else 0
     if n_queries and width * n_queries <= 4 * len(scores) + 1024:
         # Rankings of similar depth: one row-wise argsort on a padded matrix (NaN pads sort last).
-        matrix = np.full((n_queries, width), np.nan, dtype=np.float32)
+        matrix = np.full((n_queries, width), np.nan, dtype=scores.dtype)
         in_row = np.arange(width) < lengths[:, None]
         matrix[in_row] = -scores
         columns = np.argsort(matrix, axis=1)

@@ -1,0 +1,113 @@
+"""List cells and missing values as other tools write them (issue 10, part 1)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tempo_eval.io import InputError, load_dataset
+from tempo_eval.io.cells import CellError, list_cell, text_cell
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("['d1' 'd2' 'd3']", ["d1", "d2", "d3"]),
+        ("['d1' 'd2'\n 'd3']", ["d1", "d2", "d3"]),  # numpy wraps long reprs onto new lines
+        ('["it\'s" \'b\']', ["it's", "b"]),
+        ("['only']", ["only"]),
+        ("[3 1 2]", ["3", "1", "2"]),
+    ],
+)
+def test_numpy_style_list_reprs_are_read_as_their_items(cell: str, expected: list[str]) -> None:
+    assert list_cell(cell, ids=True) == expected
+
+
+def test_pandas_to_csv_of_array_cells_round_trips(tmp_path) -> None:
+    # what RAGAS to_hf_dataset().to_csv() and any pandas/Arrow array column written to CSV do
+    frame = pd.DataFrame({
+        "user_input": ["q1"],
+        "retrieved_context_ids": [np.array(["d1", "d2", "d3"], dtype=object)],
+        "reference_context_ids": [np.array(["d1", "d2", "d3"], dtype=object)],
+    })
+    path = tmp_path / "ragas.csv"
+    frame.to_csv(path, index=False)
+    assert "['d1' 'd2' 'd3']" in path.read_text()
+    dataset = load_dataset(path)
+    assert dataset.frame["retrieved_ids"][0] == ["d1", "d2", "d3"]
+    assert dataset.frame["gold_ids"][0] == ["d1", "d2", "d3"]
+
+
+@pytest.mark.parametrize(
+    ("cell", "fragment"),
+    [
+        ("['a', 'b' 'c']", "glue strings together"),
+        ("['a' 'b' ... 'z']", "shortened with '...'"),
+    ],
+)
+def test_cells_that_would_glue_strings_are_errors(cell: str, fragment: str) -> None:
+    with pytest.raises(CellError, match=fragment):
+        list_cell(cell, ids=False)
+
+
+def test_ambiguous_cell_error_names_column_and_row() -> None:
+    data = b'query,contexts\nq1,"[""a""]"\nq2,"[\'a\', \'b\' \'c\']"\n'
+    with pytest.raises(InputError) as caught:
+        load_dataset(data, name="d.csv")
+    assert (caught.value.row, caught.value.column) == (2, "contexts")
+    assert "glue" in str(caught.value)
+
+
+def test_text_that_starts_with_a_bracketed_label_is_text_with_a_warning() -> None:
+    rows = [
+        {"input": "q1", "actual_output": "a", "retrieval_context": "[Source 1] The dam opened in 1936."},
+        {"input": "q2", "actual_output": "a", "retrieval_context": "[Source 1] A | [Source 2] B"},
+    ]
+    dataset = load_dataset(pd.DataFrame(rows).to_csv(index=False).encode(), name="deepeval.csv")
+    assert dataset.frame["contexts"].tolist() == [
+        ["[Source 1] The dam opened in 1936."], ["[Source 1] A", "[Source 2] B"]
+    ]
+    (note,) = [w for w in dataset.warnings if "starts with '['" in w]
+    assert "row 1" in note and "'retrieval_context'" in note and "1 more row" in note
+
+
+def test_a_broken_list_is_still_an_error() -> None:
+    for cell in ('["a", ', "[oops", "[1, 2"):
+        with pytest.raises(CellError):
+            list_cell(cell, ids=False)
+
+
+@pytest.mark.parametrize("word", ["NaN", "nan", "None", "null", "NULL", "N/A", " n/a "])
+def test_missing_words_are_missing_values(word: str) -> None:
+    assert text_cell(word) is None
+    assert list_cell(word, ids=True) is None
+
+
+def test_missing_words_in_id_and_text_columns_load_as_missing() -> None:
+    data = b"query,answer,retrieved_ids\nq1,NaN,None\nq2,ok,d1\n"
+    frame = load_dataset(data, name="d.csv").frame
+    assert frame["answer"].tolist() == [None, "ok"]
+    assert frame["retrieved_ids"].tolist() == [None, ["d1"]]
+    with pytest.raises(InputError, match="query id is empty") as caught:
+        load_dataset(b"id,query,answer\nN/A,q,a\n", name="d.csv")
+    assert caught.value.row == 1
+
+
+def test_an_entirely_empty_required_column_warns_with_what_the_user_gets() -> None:
+    goldens = [{"input": "q1", "actual_output": None, "expected_output": "r", "retrieval_context": None},
+               {"input": "q2", "actual_output": None, "expected_output": "r", "retrieval_context": None}]
+    dataset = load_dataset(json.dumps(goldens).encode(), name="goldens.json")
+    text = "\n".join(dataset.warnings)
+    assert "column 'actual_output' (answer) is empty in every row" in text
+    assert "column 'retrieval_context' (contexts) is empty in every row" in text
+    assert "missing_input" in text
+
+
+def test_a_json_file_holding_json_lines_is_read_as_json_lines() -> None:
+    data = b'{"query": "a", "answer": "x"}\n{"query": "b", "answer": "y"}\n'
+    dataset = load_dataset(data, name="data.json")
+    assert dataset.frame["query"].tolist() == ["a", "b"]
+    assert load_dataset(b'{"data": [{"query": "a", "answer": "x"}]}\n', name="d.json").frame["query"].tolist() == ["a"]
