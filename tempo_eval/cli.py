@@ -237,7 +237,7 @@ def _summary(aggregate: pd.DataFrame) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from tempo_eval.compare import compare_trec, parse_trec_metric
-    from tempo_eval.io.export import neutralize_formulas
+    from tempo_eval.io.export import to_csv_text
     from tempo_eval.io.trec import load_qrels, load_run
 
     metrics = args.metric or ["ndcg@10"]
@@ -254,7 +254,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.format == "latex":
         text = report.to_latex()
     elif args.format == "csv":
-        text = neutralize_formulas(report.to_dataframe()).to_csv(index=False)
+        text = to_csv_text(report.to_dataframe())
     else:
         text = report.to_markdown()
     if args.out:
