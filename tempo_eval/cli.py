@@ -4,10 +4,12 @@
         --out results.csv
     python -m tempo_eval compare bm25.run dense.run --qrels qrels.txt --metric ndcg@10 --test student
 
-Exit codes: 0 success; 1 a metric failed on every row (the results are still written and
-stored; the last line says why: "error: all N rows failed: ..."); 2 bad input or usage (one line
-"error: ..." on stderr, no traceback), including a metric that needs a column the dataset lacks;
-130 interrupted (every finished row is stored; the same command resumes).
+Exit codes: 0 success; 1 a metric failed on every row with any failure code (row_error,
+judge_error, verifier_error, ...), or --deadline passed before every row was evaluated (the
+results are still written and stored; the last line says why: "error: all N rows failed: ..." or
+"error: the deadline ..."); 2 bad input or usage (one line "error: ..." on stderr, no traceback),
+including a metric that needs a column the dataset lacks, an --out that names an input, and a
+damaged workspace; 130 interrupted (every finished row is stored; the same command resumes).
 
 API keys are read from the environment only (OPENAI_API_KEY, or the variable named by
 --api-key-env), never from an argument value, and are never stored or logged.
@@ -16,13 +18,14 @@ API keys are read from the environment only (OPENAI_API_KEY, or the variable nam
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import logging
 import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -139,6 +142,11 @@ def _api_key(env_name: str | None) -> str | None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    with _library_progress_bars(not args.no_progress, args.verifier):
+        return _evaluate(args)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.io.export import OUTPUT_FORMATS, write_frame
     from tempo_eval.runner import evaluate
@@ -153,6 +161,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise CLIError(f"--out {args.out!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
     if args.k is not None and args.k < 1:
         raise CLIError(f"--k must be a positive integer, got {args.k}")
+    _check_out_is_not_an_input(Path(args.out), [Path(args.data)])
+    if args.timeout is not None and not args.timeout > 0:
+        raise CLIError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
+    if args.max_retries is not None and args.max_retries < 0:
+        raise CLIError(f"--max-retries must be 0 or more, got {args.max_retries}")
+    if args.deadline is not None and not args.deadline > 0:
+        raise CLIError(f"--deadline must be a positive number of seconds, got {args.deadline:g}")
 
     dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
     for warning in dataset.warnings:
@@ -164,6 +179,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         options: dict[str, Any] = {"model": args.model}
         if args.verifier == "llm":
             options.update(base_url=args.base_url, api_key=_api_key(args.api_key_env))
+            if args.timeout is not None:
+                options["timeout"] = args.timeout
+            if args.max_retries is not None:
+                options["max_retries"] = args.max_retries
+        elif args.timeout is not None or args.max_retries is not None:
+            raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
         verifier = make_verifier(args.verifier, **options)
         # Fail before the first row, not once per row, when the model cannot be loaded.
         inner = getattr(verifier, "verifier", verifier)
@@ -173,6 +194,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 raise CLIError(why)
     elif args.model or args.base_url:
         raise CLIError("--model and --base-url need --verifier")
+    elif args.timeout is not None or args.max_retries is not None:
+        raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
     metrics = build_metrics(names, k=args.k, verifier=verifier)
 
     store = RunStore()
@@ -181,6 +204,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
             progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
+            deadline=args.deadline,
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -199,6 +223,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     print(_summary(result.aggregate()), file=sys.stderr)
+    if result.deadline_rows:  # first: it explains the failures it caused
+        print(
+            f"error: the deadline of {args.deadline:g} s passed before {result.deadline_rows} of "
+            f"{result.n_rows} rows were evaluated (stored as NaN judge_error); run the same "
+            "command again to resume",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     failure = _all_rows_failed(result.frame)
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)
@@ -207,15 +239,51 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _all_rows_failed(frame: pd.DataFrame) -> str | None:
-    """The failure to report when some metric ended in row_error on every row (nothing about the
-    data was measured: a broken setup, not a finding): "all N rows failed: METRIC: REASON"."""
-    from tempo_eval.runner import ROW_ERROR
+    """The failure to report when some metric failed on every row, with any failure code
+    (row_error, judge_error, verifier_error, ...: see `is_retryable`). Nothing about the data was
+    measured: a broken setup, not a finding. "all N rows failed: METRIC: REASON"."""
+    from tempo_eval.store.runs import is_retryable
 
     for metric, part in frame.groupby("metric", sort=False):
-        if len(part) and (part["reason_code"] == ROW_ERROR).all():
+        if len(part) and part["score"].isna().all() and all(map(is_retryable, part["reason_code"])):
             reason = " ".join(str(part["reason"].iloc[0]).split())
             return f"all {len(part)} rows failed: {metric}: {reason}"
     return None
+
+
+def _check_out_is_not_an_input(out: Path, inputs: Sequence[Path]) -> None:
+    """Refuse an --out that is one of the inputs (or the workspace database): writing the results
+    would destroy it."""
+    from tempo_eval.store.db import default_db_path
+
+    for source in [*inputs, default_db_path()]:
+        same = (
+            os.path.samefile(out, source) if out.exists() and source.exists()
+            else out.resolve() == source.resolve()
+        )
+        if same:
+            raise CLIError(
+                f"--out {str(out)!r} is the input {str(source)!r}; writing the results there would "
+                "overwrite it: choose another --out file"
+            )
+
+
+@contextlib.contextmanager
+def _library_progress_bars(enabled: bool, verifier: str | None) -> Iterator[None]:
+    """With `enabled` False and a model-backed verifier (nli), transformers draws no "Loading
+    weights" bar either; its setting is put back afterwards (it is process-wide)."""
+    if enabled or verifier != "nli":
+        yield
+        return
+    from transformers.utils import logging as transformers_logging  # nli imports it anyway
+
+    was_enabled = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            transformers_logging.enable_progress_bar()
 
 
 def _summary(aggregate: pd.DataFrame) -> str:
@@ -315,7 +383,15 @@ def build_parser() -> argparse.ArgumentParser:
                          "of computing them again")
     ev.add_argument("--workspace", metavar="DIR",
                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
-    ev.add_argument("--no-progress", action="store_true", help="do not draw the progress bar")
+    ev.add_argument("--timeout", type=float, metavar="SECONDS",
+                    help="--verifier llm: seconds per judge request before it is retried (default 60)")
+    ev.add_argument("--max-retries", type=int, metavar="N",
+                    help="--verifier llm: retries of a failed judge request (default 4)")
+    ev.add_argument("--deadline", type=float, metavar="SECONDS",
+                    help="overall time limit: rows not finished by then are stored as NaN "
+                         "judge_error (exit 1); running the same command again resumes them")
+    ev.add_argument("--no-progress", action="store_true",
+                    help="do not draw progress bars (ours, and the model-loading ones of transformers)")
     ev.set_defaults(handler=cmd_evaluate)
 
     cmp_ = commands.add_parser(
