@@ -427,19 +427,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
+    from tempo_eval._secrets import mask_log_handlers
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    mask_log_handlers(_secrets)  # no key in any log line, whatever variable it came from
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
     except (ValueError, OSError) as exc:  # InputError is a ValueError
         message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {_masked(message)}", file=sys.stderr)
         return EXIT_INPUT
     except RuntimeError as exc:
         from tempo_eval.verify.base import VerifierUnavailable
 
         if not isinstance(exc, VerifierUnavailable):
             raise
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"error: {_masked(' '.join(str(exc).split()))}", file=sys.stderr)
         return EXIT_INPUT
+
+
+def _secrets() -> list[str]:
+    from tempo_eval.store.runs import secret_values  # pandas: not imported for --help
+
+    return secret_values()
+
+
+def _masked(text: str) -> str:
+    from tempo_eval._secrets import mask
+
+    return mask(text, _secrets()) or text
