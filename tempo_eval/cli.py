@@ -7,11 +7,13 @@
     python -m tempo_eval evaluate conversations.jsonl --metrics turn_faithfulness --out turns.csv
     python -m tempo_eval import ragas_results.csv          # foreign scores as an external run
 
-Exit codes: 0 success; 1 a metric failed on every row, or a metric's mean is below its
-`--fail-under` threshold (the results are still written and stored; one line per cause on
-stderr: "error: all N rows failed: ...", "fail: METRIC MEAN < THRESHOLD"); 2 bad input or usage
-(one line "error: ..." on stderr, no traceback), including a metric that needs a column the
-dataset lacks; 130 interrupted (every finished row is stored; the same command resumes).
+Exit codes: 0 success; 1 a metric failed on every row with any failure code (row_error,
+judge_error, verifier_error, ...), --deadline passed before every row was evaluated, or a metric's
+mean is below its `--fail-under` threshold (the results are still written and stored; one line per
+cause on stderr: "error: all N rows failed: ...", "error: the deadline ...", "fail: METRIC MEAN <
+THRESHOLD"); 2 bad input or usage (one line "error: ..." on stderr, no traceback), including a
+metric that needs a column the dataset lacks, an --out that names an input, and a damaged
+workspace; 130 interrupted (every finished row is stored; the same command resumes).
 
 API keys are read from the environment only (OPENAI_API_KEY, or the variable named by
 --api-key-env), never from an argument value, and are never stored or logged.
@@ -20,13 +22,14 @@ API keys are read from the environment only (OPENAI_API_KEY, or the variable nam
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import logging
 import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -175,6 +178,11 @@ def _api_key(env_name: str | None) -> str | None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    with _library_progress_bars(not args.no_progress, args.verifier):
+        return _evaluate(args)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
     from tempo_eval.io.conversation import load_conversations
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.io.export import OUTPUT_FORMATS, write_frame
@@ -194,6 +202,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     unknown = [metric for metric in thresholds if metric not in names]
     if unknown:
         raise CLIError(f"--fail-under names {', '.join(unknown)}, which --metrics does not compute ({', '.join(names)})")
+    _check_out_is_not_an_input(Path(args.out), [Path(args.data)])
+    if args.timeout is not None and not args.timeout > 0:
+        raise CLIError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
+    if args.max_retries is not None and args.max_retries < 0:
+        raise CLIError(f"--max-retries must be 0 or more, got {args.max_retries}")
+    if args.deadline is not None and not args.deadline > 0:
+        raise CLIError(f"--deadline must be a positive number of seconds, got {args.deadline:g}")
 
     on_conversations = [n for n in names if n in CONVERSATION_METRICS]
     if on_conversations:
@@ -221,6 +236,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         options: dict[str, Any] = {"model": args.model}
         if args.verifier == "llm":
             options.update(base_url=args.base_url, api_key=_api_key(args.api_key_env))
+            if args.timeout is not None:
+                options["timeout"] = args.timeout
+            if args.max_retries is not None:
+                options["max_retries"] = args.max_retries
+        elif args.timeout is not None or args.max_retries is not None:
+            raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
         verifier = make_verifier(args.verifier, **options)
         # Fail before the first row, not once per row, when the model cannot be loaded.
         inner = getattr(verifier, "verifier", verifier)
@@ -230,6 +251,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 raise CLIError(why)
     elif args.model or args.base_url:
         raise CLIError("--model and --base-url need --verifier")
+    elif args.timeout is not None or args.max_retries is not None:
+        raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
     metrics = build_metrics(names, k=args.k, verifier=verifier)
 
     store = RunStore()
@@ -238,6 +261,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
             progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
+            deadline=args.deadline,
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -257,6 +281,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     )
     aggregate = result.aggregate()
     print(_summary(aggregate), file=sys.stderr)
+    if result.deadline_rows:  # first: it explains the failures it caused
+        print(
+            f"error: the deadline of {args.deadline:g} s passed before {result.deadline_rows} of "
+            f"{result.n_rows} rows were evaluated (stored as NaN judge_error); run the same "
+            "command again to resume",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     failure = _all_rows_failed(result.frame)
     below = below_thresholds(aggregate, thresholds)
     for line in below:
@@ -267,15 +299,51 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _all_rows_failed(frame: pd.DataFrame) -> str | None:
-    """The failure to report when some metric ended in row_error on every row (nothing about the
-    data was measured: a broken setup, not a finding): "all N rows failed: METRIC: REASON"."""
-    from tempo_eval.runner import ROW_ERROR
+    """The failure to report when some metric failed on every row, with any failure code
+    (row_error, judge_error, verifier_error, ...: see `is_retryable`). Nothing about the data was
+    measured: a broken setup, not a finding. "all N rows failed: METRIC: REASON"."""
+    from tempo_eval.store.runs import is_retryable
 
     for metric, part in frame.groupby("metric", sort=False):
-        if len(part) and (part["reason_code"] == ROW_ERROR).all():
+        if len(part) and part["score"].isna().all() and all(map(is_retryable, part["reason_code"])):
             reason = " ".join(str(part["reason"].iloc[0]).split())
             return f"all {len(part)} rows failed: {metric}: {reason}"
     return None
+
+
+def _check_out_is_not_an_input(out: Path, inputs: Sequence[Path]) -> None:
+    """Refuse an --out that is one of the inputs (or the workspace database): writing the results
+    would destroy it."""
+    from tempo_eval.store.db import default_db_path
+
+    for source in [*inputs, default_db_path()]:
+        same = (
+            os.path.samefile(out, source) if out.exists() and source.exists()
+            else out.resolve() == source.resolve()
+        )
+        if same:
+            raise CLIError(
+                f"--out {str(out)!r} is the input {str(source)!r}; writing the results there would "
+                "overwrite it: choose another --out file"
+            )
+
+
+@contextlib.contextmanager
+def _library_progress_bars(enabled: bool, verifier: str | None) -> Iterator[None]:
+    """With `enabled` False and a model-backed verifier (nli), transformers draws no "Loading
+    weights" bar either; its setting is put back afterwards (it is process-wide)."""
+    if enabled or verifier != "nli":
+        yield
+        return
+    from transformers.utils import logging as transformers_logging  # nli imports it anyway
+
+    was_enabled = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            transformers_logging.enable_progress_bar()
 
 
 def _summary(aggregate: pd.DataFrame) -> str:
@@ -297,7 +365,7 @@ def _summary(aggregate: pd.DataFrame) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from tempo_eval.compare import compare_trec, parse_trec_metric
-    from tempo_eval.io.export import neutralize_formulas
+    from tempo_eval.io.export import to_csv_text
     from tempo_eval.io.trec import load_qrels, load_run
 
     metrics = args.metric or ["ndcg@10"]
@@ -319,7 +387,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.format == "latex":
         text = report.to_latex()
     elif args.format == "csv":
-        text = neutralize_formulas(report.to_dataframe()).to_csv(index=False)
+        text = to_csv_text(report.to_dataframe())
     else:
         text = report.to_markdown()
     if args.out:
@@ -409,7 +477,15 @@ def build_parser() -> argparse.ArgumentParser:
                          "of computing them again")
     ev.add_argument("--workspace", metavar="DIR",
                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
-    ev.add_argument("--no-progress", action="store_true", help="do not draw the progress bar")
+    ev.add_argument("--timeout", type=float, metavar="SECONDS",
+                    help="--verifier llm: seconds per judge request before it is retried (default 60)")
+    ev.add_argument("--max-retries", type=int, metavar="N",
+                    help="--verifier llm: retries of a failed judge request (default 4)")
+    ev.add_argument("--deadline", type=float, metavar="SECONDS",
+                    help="overall time limit: rows not finished by then are stored as NaN "
+                         "judge_error (exit 1); running the same command again resumes them")
+    ev.add_argument("--no-progress", action="store_true",
+                    help="do not draw progress bars (ours, and the model-loading ones of transformers)")
     ev.add_argument("--fail-under", metavar="METRIC=T,...",
                     help="exit 1 when a metric's mean is below its threshold, e.g. "
                          "temporal_faithfulness=0.8,factual_correctness=0.7 (one line per metric below)")
@@ -472,19 +548,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
+    from tempo_eval._secrets import mask_log_handlers
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    mask_log_handlers(_secrets)  # no key in any log line, whatever variable it came from
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
     except (ValueError, OSError) as exc:  # InputError is a ValueError
         message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {_masked(message)}", file=sys.stderr)
         return EXIT_INPUT
     except RuntimeError as exc:
         from tempo_eval.verify.base import VerifierUnavailable
 
         if not isinstance(exc, VerifierUnavailable):
             raise
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"error: {_masked(' '.join(str(exc).split()))}", file=sys.stderr)
         return EXIT_INPUT
+
+
+def _secrets() -> list[str]:
+    from tempo_eval.store.runs import secret_values  # pandas: not imported for --help
+
+    return secret_values()
+
+
+def _masked(text: str) -> str:
+    from tempo_eval._secrets import mask
+
+    return mask(text, _secrets()) or text

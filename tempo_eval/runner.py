@@ -24,7 +24,12 @@ What the runner guarantees:
   results (no_temporal_claims, empty_query_time, missing_input, ...) are kept. Resuming a
   finished run without failures computes nothing.
 - `cancel` (a `threading.Event`) is checked before each row starts; rows in flight finish and are
-  stored, the run is marked "cancelled" and can be resumed later.
+  stored, the run is marked "cancelled" and can be resumed later. Ctrl-C (KeyboardInterrupt, task
+  cancellation) stops the run between rows: the workers yield to the event loop after every row,
+  so an interrupt is seen even when each row's metric never waits on anything.
+- `deadline` (seconds for the whole call): once it has passed, rows in flight and rows not yet
+  started are stored as NaN "judge_error" saying the deadline passed, so a later call (resume)
+  computes them again; `RunResult.deadline_rows` counts them.
 - An exception that escapes a row (the store failing, say) stops the run: the other rows in
   flight are cancelled and awaited before the run is marked "failed", so nothing is written to a
   failed run afterwards.
@@ -39,6 +44,7 @@ import asyncio
 import logging
 import math
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -70,6 +76,8 @@ logger = logging.getLogger(__name__)
 ProgressCallback = Callable[[int, int], None]
 
 ROW_ERROR = "row_error"
+#: the reason code of rows cut off by `deadline`: a failure, so resuming computes them again
+DEADLINE_ERROR = "judge_error"
 
 
 # ---- configuration: what identifies a run ---------------------------------------------------
@@ -140,6 +148,8 @@ class RunResult:
     computed: int
     reused: int
     store: RunStore = field(repr=False)
+    #: rows stored as NaN "judge_error" because `deadline` passed before they finished
+    deadline_rows: int = 0
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -210,6 +220,7 @@ def evaluate(
     max_concurrency: int = 4,
     resume: bool = True,
     retry_failed: bool = True,
+    deadline: float | None = None,
 ) -> RunResult:
     """Evaluate every row of `dataset` with every metric, storing each row as it completes.
 
@@ -225,7 +236,7 @@ def evaluate(
     return run_sync(aevaluate(
         dataset, metrics, store=store, run_name=run_name, reference_date=reference_date,
         progress=progress, cancel=cancel, max_concurrency=max_concurrency, resume=resume,
-        retry_failed=retry_failed,
+        retry_failed=retry_failed, deadline=deadline,
     ))
 
 
@@ -241,6 +252,7 @@ async def aevaluate(
     max_concurrency: int = 4,
     resume: bool = True,
     retry_failed: bool = True,
+    deadline: float | None = None,
 ) -> RunResult:
     """`evaluate` as a coroutine (for callers already inside an event loop)."""
     from tempo_eval.core.extract import parse_reference_date
@@ -248,6 +260,9 @@ async def aevaluate(
     metrics = _check_metrics(metrics)
     if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
         raise ValueError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
+    if deadline is not None and not (isinstance(deadline, (int, float)) and deadline > 0):
+        raise ValueError(f"deadline must be a positive number of seconds, got {deadline!r}")
+    stop_at = None if deadline is None else time.monotonic() + float(deadline)
     # Once, not per row: a bad date fails the run before it starts. The ISO date is the identity,
     # so "2024-06-30T00:00" and "2024-06-30" are the same run.
     parsed_date = parse_reference_date(reference_date)
@@ -285,6 +300,7 @@ async def aevaluate(
 
     done = n_rows - len(pending)
     computed = 0
+    deadline_rows = 0
     if progress is not None:
         progress(done, n_rows)
 
@@ -296,16 +312,16 @@ async def aevaluate(
             queue = iter(pending)
 
             async def worker() -> None:
-                nonlocal done, computed, status
+                nonlocal done, computed, status, deadline_rows
                 for i, todo in queue:  # one shared iterator: each row goes to one worker
                     if cancel is not None and cancel.is_set():
                         status = "cancelled"
                         return
                     row = _row_dict(columns, values[i], reference_date)
-                    if len(todo) == 1:  # the common case; gather would add a task per row
-                        results = [await _measure(todo[0], row, i)]
-                    else:
-                        results = await asyncio.gather(*(_measure(m, row, i) for m in todo))
+                    results = await _measure_row(todo, row, i, stop_at)
+                    if results is None:
+                        results = [_deadline_result(m, deadline) for m in todo]
+                        deadline_rows += 1
                     store.record_row(
                         run_id, i, str(row.get(id_column)), results, system=_system(row)
                     )
@@ -313,17 +329,23 @@ async def aevaluate(
                     computed += len(results)
                     if progress is not None:
                         progress(done, n_rows)
+                    # A metric that never awaits would otherwise keep the loop busy to the last
+                    # row, and Ctrl-C (delivered as a cancellation) would wait for it.
+                    await asyncio.sleep(0)
 
             await _run_workers([worker() for _ in range(min(max_concurrency, len(pending)))])
     except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
         failed = isinstance(exc, Exception)
-        store.set_status(run_id, "failed" if failed else "cancelled",
-                         f"{type(exc).__name__}: {exc}" if failed else None)
+        if not failed and done == n_rows:  # interrupted after the last row was stored
+            store.set_status(run_id, "finished")
+        else:
+            store.set_status(run_id, "failed" if failed else "cancelled",
+                             f"{type(exc).__name__}: {exc}" if failed else None)
         raise
     store.set_status(run_id, status)
     return RunResult(
         run_id=run_id, dataset_id=dataset_id, status=status, n_rows=n_rows, metrics=names,
-        computed=computed, reused=reused, store=store,
+        computed=computed, reused=reused, store=store, deadline_rows=deadline_rows,
     )
 
 
@@ -377,6 +399,33 @@ def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
                 f"{', '.join(required)}), but the dataset has only {found}; map a source column "
                 "to each, or choose another metric"
             )
+
+
+async def _measure_row(
+    todo: Sequence[Metric], row: Mapping[str, Any], index: int, stop_at: float | None
+) -> list[MetricResult] | None:
+    """Every metric of `todo` on one row; None when the deadline `stop_at` (monotonic) passes
+    first (before the row starts, or while it runs: the row is then cancelled)."""
+    left = None if stop_at is None else stop_at - time.monotonic()
+    if left is not None and left <= 0:
+        return None
+    if len(todo) == 1:  # the common case; gather would add a task per row
+        work: Any = _measure(todo[0], row, index)
+    else:
+        work = asyncio.gather(*(_measure(m, row, index) for m in todo))
+    try:
+        results = await (work if left is None else asyncio.wait_for(work, left))
+    except TimeoutError:
+        return None
+    return list(results) if isinstance(results, list) else [results]
+
+
+def _deadline_result(metric: Metric, deadline: float | None) -> MetricResult:
+    return not_measurable(
+        metric.name, DEADLINE_ERROR,
+        f"The deadline of {deadline:g} s for the run passed before this row was evaluated; "
+        "evaluate again to resume and compute it.",
+    )
 
 
 async def _measure(metric: Metric, row: Mapping[str, Any], index: int) -> MetricResult:

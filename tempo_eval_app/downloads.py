@@ -32,10 +32,11 @@ def jsonify_cells(frame: pd.DataFrame) -> pd.DataFrame:
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     """The CSV download of a table: list and dict cells as JSON, text cells that a spreadsheet
-    would run as a formula (= + - @ ...) prefixed with a quote (`neutralize_formulas`)."""
-    from tempo_eval.io.export import neutralize_formulas
+    would run as a formula (= + - @ ...) prefixed with a quote; read back exactly by
+    `tempo_eval.io.export.read_csv_export`."""
+    from tempo_eval.io.export import to_csv_text
 
-    return neutralize_formulas(jsonify_cells(frame)).to_csv(index=False).encode("utf-8")
+    return to_csv_text(jsonify_cells(frame)).encode("utf-8")
 
 
 def download_results(frame: pd.DataFrame, stem: str, *, key: str) -> None:

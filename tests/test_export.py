@@ -49,3 +49,48 @@ def test_write_frame_refuses_an_unknown_extension(tmp_path: Path) -> None:
 def test_neutralize_formulas_leaves_safe_text_alone() -> None:
     out = neutralize_formulas(pd.DataFrame({"t": ["safe", "a=b", "=x"]}))
     assert out["t"].tolist() == ["safe", "a=b", "'=x"]
+
+
+HOSTILE_TEXTS = [
+    "bare\rCR", "line\nfeed", "crlf\r\ninside", 'say "hi"', "a,b;c\td|e", "=1+1", "+1", "-x", "@A1",
+    "\tTAB", "\rCR first", "'quoted", "''two", "'=already guarded", "plain", "trailing\r",
+]
+
+
+def _round_trip_frame() -> pd.DataFrame:
+    n = len(HOSTILE_TEXTS)
+    return pd.DataFrame({
+        "query_id": HOSTILE_TEXTS,
+        "run": list(reversed(HOSTILE_TEXTS)),
+        "metric": ["m"] * n,
+        "score": [0.5, -1.0, float("nan")] + [1.0] * (n - 3),
+        "reason": HOSTILE_TEXTS[3:] + HOSTILE_TEXTS[:3],
+    })
+
+
+def test_csv_export_round_trips_cr_lf_quotes_delimiters_and_formula_prefixes(tmp_path: Path) -> None:
+    from tempo_eval.io.export import read_csv_export
+
+    frame = _round_trip_frame()
+    write_frame(frame, tmp_path / "out.csv")
+    back = read_csv_export(tmp_path / "out.csv", dtype={"query_id": str, "run": str, "reason": str})
+    pd.testing.assert_frame_equal(back, frame)
+
+
+def test_dashboard_csv_download_round_trips_a_bare_cr() -> None:
+    from tempo_eval.io.export import read_csv_export
+    from tempo_eval_app.downloads import csv_bytes
+
+    frame = _round_trip_frame()
+    back = read_csv_export(io.BytesIO(csv_bytes(frame)), dtype={"query_id": str, "run": str, "reason": str})
+    assert len(back) == len(frame)
+    pd.testing.assert_frame_equal(back, frame)
+
+
+def test_formula_guard_is_reversible() -> None:
+    from tempo_eval.io.export import restore_formulas
+
+    frame = pd.DataFrame({"t": HOSTILE_TEXTS})
+    guarded = neutralize_formulas(frame)
+    assert guarded["t"].tolist()[5:9] == ["'=1+1", "'+1", "'-x", "'@A1"]
+    pd.testing.assert_frame_equal(restore_formulas(guarded), frame)

@@ -15,7 +15,9 @@ Any OpenAI-compatible endpoint works (`base_url`). What the provider guarantees:
   `{"type": "json_object"}` (default, widely supported), strict `json_schema` structured output,
   or nothing ("none", for servers that support neither).
 - The answer is parsed as JSON (a ```json fenced block is accepted) and validated with
-  `schema.model_validate`. Every failure (HTTP error, timeout, invalid JSON, schema violation)
+  `schema.model_validate`. A reply holding two or more answers (fenced blocks, or JSON values one
+  after another) is an error, never silently the first. A reply longer than `max_reply_chars`
+  is an error and is kept only up to that size. Every failure (HTTP error, timeout, invalid JSON, schema violation)
   comes back as `JudgeReply.error`, never as an exception, so one bad item never sinks a run.
 - At most `max_concurrency` requests in flight per event loop.
 - Retries with exponential backoff and jitter on 408, 429, 5xx, timeouts and connection errors,
@@ -23,7 +25,9 @@ Any OpenAI-compatible endpoint works (`base_url`). What the provider guarantees:
   other client errors fail at once. The openai client's own retries are off, so every request
   sent is counted in `Usage.requests`.
 - Token usage is taken from each response's `usage` field, per reply and cumulative.
-- The API key never appears in `repr`, `model_id`, errors or logs.
+- The API key never appears in `repr`, `model_id`, errors or logs, nor in the reply content
+  handed on (a judge that echoes it gets it masked as ***); it is registered with
+  `tempo_eval._secrets`, so the store masks it too, whatever variable it came from.
 
 `openai` is imported only when a request is made.
 """
@@ -49,6 +53,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pydantic
 
 from tempo_eval._async import run_sync
+from tempo_eval._secrets import register_secret
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -61,6 +66,9 @@ RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: sent as the key to local servers that need none (the openai client refuses an empty key)
 PLACEHOLDER_API_KEY = "not-needed"
+#: the longest reply content accepted, in characters: a verdict with its evidence and reason is
+#: a few hundred; anything near this is a runaway generation that would bloat the workspace
+DEFAULT_MAX_REPLY_CHARS = 100_000
 #: HTTP statuses worth retrying: request timeout, rate limit, server errors
 _RETRYABLE_STATUS = frozenset({408, 429})
 
@@ -131,22 +139,49 @@ _FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 def parse_json_content(content: str) -> Any:
     """Parse a judge's message as JSON.
 
-    The whole message is tried first; if it is not JSON, the first ```json (or bare ```) fenced
-    block in it. Raises `ValueError` ("invalid JSON: <why>") when neither parses.
+    The whole message is tried first; if it is not JSON, the ```json (or bare ```) fenced block
+    in it. Raises `ValueError` ("invalid JSON: <why>") when neither parses, and ("ambiguous
+    reply: ...") when the message holds two or more answers: several fenced blocks, or JSON
+    values one after another (which of them the judge meant cannot be told).
     """
     text = content.strip()
     try:
         return json.loads(text)
     except json.JSONDecodeError as whole_error:
-        fenced = _FENCE.search(text)
-        if fenced is None:
+        fences = _FENCE.findall(text)
+        if not fences:
+            if whole_error.msg == "Extra data" and _json_values(text) > 1:
+                raise ValueError(
+                    f"ambiguous reply: it holds {_json_values(text)} JSON values one after another; "
+                    "expected exactly one answer"
+                ) from None
             raise ValueError(f"invalid JSON: {_describe_json_error(whole_error)}") from None
+        if len(fences) > 1:
+            raise ValueError(
+                f"ambiguous reply: it holds {len(fences)} fenced blocks; expected exactly one answer"
+            ) from None
         try:
-            return json.loads(fenced.group(1).strip())
+            return json.loads(fences[0].strip())
         except json.JSONDecodeError as fence_error:
             raise ValueError(
                 f"invalid JSON in fenced block: {_describe_json_error(fence_error)}"
             ) from None
+
+
+def _json_values(text: str) -> int:
+    """How many JSON values follow one another in `text` (whitespace between), counting up to
+    the first thing that is not one."""
+    decoder = json.JSONDecoder()
+    count, position = 0, 0
+    while position < len(text):
+        try:
+            _, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            break
+        count += 1
+        while position < len(text) and text[position].isspace():
+            position += 1
+    return count
 
 
 def _describe_json_error(error: json.JSONDecodeError) -> str:
@@ -285,6 +320,8 @@ class OpenAIProvider:
         response_format: "json_object" (default), "json_schema" (strict structured output) or
             "none" (schema in the prompt only).
         backoff_initial, backoff_max: exponential backoff bounds in seconds (see `retry_delay`).
+        max_reply_chars: the longest reply content accepted; a longer one is an error and
+            `JudgeReply.raw` keeps only its first `max_reply_chars` characters.
 
     Each event loop gets its own `AsyncOpenAI` client (its connections are bound to the loop) and
     semaphore, created on first use and closed when the loop shuts down (asyncio.run) or on
@@ -305,6 +342,7 @@ class OpenAIProvider:
         response_format: str = "json_object",
         backoff_initial: float = 0.5,
         backoff_max: float = 8.0,
+        max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-empty string, got {model!r}")
@@ -327,6 +365,9 @@ class OpenAIProvider:
                 f"backoff_initial and backoff_max must be >= 0, got {backoff_initial!r}, {backoff_max!r}"
             )
 
+        if isinstance(max_reply_chars, bool) or not isinstance(max_reply_chars, int) or max_reply_chars < 1:
+            raise ValueError(f"max_reply_chars must be an integer >= 1, got {max_reply_chars!r}")
+
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -335,6 +376,8 @@ class OpenAIProvider:
                 raise ValueError("No API key: pass api_key=... or set OPENAI_API_KEY")
             key = PLACEHOLDER_API_KEY
         self._api_key = _Secret(key)
+        if key != PLACEHOLDER_API_KEY:
+            register_secret(key)
         self.model_id = (
             f"openai:{model}" if self.base_url is None else f"{_public_url(self.base_url)}:{model}"
         )
@@ -346,6 +389,7 @@ class OpenAIProvider:
         self.response_format = response_format
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
+        self.max_reply_chars = max_reply_chars
 
         self._lock = threading.Lock()  # guards _usage and _loops across threads
         self._usage = Usage()
@@ -402,6 +446,14 @@ class OpenAIProvider:
                 error = str(failure)
             else:
                 content, error = _message_content(completion)
+                if content is not None:
+                    content = self._redact(content)  # a judge echoing the key: never hand it on
+                if content is not None and len(content) > self.max_reply_chars:
+                    error = (
+                        f"the reply holds {len(content):,} characters; at most "
+                        f"{self.max_reply_chars:,} are accepted (max_reply_chars)"
+                    )
+                    content = content[: self.max_reply_chars]
                 if error is None:
                     data, error = validate_content(content, schema)
                     if error is not None and _finish_reason(completion) == "length":

@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval._secrets import MIN_SECRET_CHARS, mask, registered_secrets
 from tempo_eval._values import is_na
 from tempo_eval.metrics.base import MetricResult
 from tempo_eval.store.db import connect
@@ -43,7 +44,6 @@ _SECRET_PARTS = frozenset(
     {"key", "apikey", "token", "secret", "secrets", "password", "passwd", "credential",
      "credentials", "authorization", "bearer"}
 )
-_MASK = "***"
 
 RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
 CLAIM_COLUMNS = [
@@ -77,18 +77,16 @@ def strip_secrets(value: Any) -> Any:
 
 
 def secret_values() -> list[str]:
-    """Values of environment variables named like secrets (short ones would mask ordinary words)."""
-    return [v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= 8]
+    """Values of environment variables named like secrets (short ones would mask ordinary words),
+    and every key given to a judge in this process, whatever variable it came from."""
+    found = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= MIN_SECRET_CHARS}
+    found.update(registered_secrets())
+    return sorted(found, key=len, reverse=True)  # longest first: a key inside another is masked whole
 
 
 def redact(text: str | None, secrets: Iterable[str] | None = None) -> str | None:
     """`text` with every secret (default: `secret_values()`) replaced by ***."""
-    if not text:
-        return text
-    for secret in secret_values() if secrets is None else secrets:
-        if secret in text:
-            text = text.replace(secret, _MASK)
-    return text
+    return mask(text, secret_values() if secrets is None else secrets)
 
 
 # ---- failures -------------------------------------------------------------------------------
@@ -514,10 +512,11 @@ class RunStore:
                 probabilities = record.pop("probabilities", None)
                 verdict = record.pop("verdict", None)
                 extra = {k: v for k, v in record.items() if k not in ("claim", "evidence", "reason")}
+                evidence = record.get("evidence")
                 claim_rows.append((
-                    run_id, row, result.metric, idx, str(record.get("claim", "")),
+                    run_id, row, result.metric, idx, redact(str(record.get("claim", "")), secrets),
                     None if verdict is None else str(getattr(verdict, "value", verdict)),
-                    record.get("evidence"),
+                    redact(evidence, secrets) if isinstance(evidence, str) else evidence,
                     None if probabilities is None else dumps(probabilities),
                     redact(record.get("reason"), secrets),
                     redact(dumps(extra), secrets) if extra else None,

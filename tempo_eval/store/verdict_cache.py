@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tempo_eval.store.db import connect
+from tempo_eval.store.runs import redact, secret_values
 
 
 def verdict_key(
@@ -50,7 +51,12 @@ class VerdictCache:
         return found
 
     def put_many(self, records: Mapping[str, Mapping[str, Any]]) -> None:
-        rows = [(key, json.dumps(dict(record), ensure_ascii=False)) for key, record in records.items()]
+        # a judge may echo its key in evidence or reason: never write it down
+        secrets = secret_values()
+        rows = [
+            (key, redact(json.dumps(dict(record), ensure_ascii=False), secrets))
+            for key, record in records.items()
+        ]
         with self._lock, self._conn:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO verdict_cache (key, record) VALUES (?, ?)", rows
