@@ -295,10 +295,7 @@ async def aevaluate(
                         status = "cancelled"
                         return
                     row = _row_dict(columns, values[i], reference_date)
-                    if len(todo) == 1:  # the common case; gather would add a task per row
-                        results = [await _measure(todo[0], row, i)]
-                    else:
-                        results = await asyncio.gather(*(_measure(m, row, i) for m in todo))
+                    results = await measure_row(todo, row, i)
                     store.record_row(
                         run_id, i, str(row.get("query_id")), results, system=_system(row)
                     )
@@ -364,6 +361,14 @@ def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
                 f"{', '.join(required)}), but the dataset has only {found}; map a source column "
                 "to each, or choose another metric"
             )
+
+
+async def measure_row(metrics: Sequence[Metric], row: Mapping[str, Any], index: int) -> list[MetricResult]:
+    """Every metric's result for one dataset row (row number `index`, 0-based), failures isolated
+    as in `_measure`. Shared by the local runner and the Ray engine, so both score alike."""
+    if len(metrics) == 1:  # the common case; gather would add a task per row
+        return [await _measure(metrics[0], row, index)]
+    return list(await asyncio.gather(*(_measure(m, row, index) for m in metrics)))
 
 
 async def _measure(metric: Metric, row: Mapping[str, Any], index: int) -> MetricResult:
