@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import Enum
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -60,6 +60,9 @@ from tempo_eval.metrics.base import (
     not_measurable,
 )
 from tempo_eval.store.runs import RunStore, frame_content_hash, is_secret_name
+
+if TYPE_CHECKING:
+    from tempo_eval.distributed.engine import RayRun
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +211,9 @@ def evaluate(
     max_concurrency: int = 4,
     resume: bool = True,
     retry_failed: bool = True,
-) -> RunResult:
+    engine: str = "local",
+    **engine_options: Any,
+) -> RunResult | RayRun:
     """Evaluate every row of `dataset` with every metric, storing each row as it completes.
 
     `dataset` is a `tempo_eval.io` Dataset (or a DataFrame with canonical columns).
@@ -219,7 +224,22 @@ def evaluate(
     "verifier_error", ...). Up to `max_concurrency` rows are in flight at once on one event loop.
     Raises ValueError, before anything is stored, when a metric needs a column the dataset lacks.
     See the module docstring for failure isolation, cancellation and resume.
+
+    `engine="ray"` runs on a Ray cluster instead and returns a `tempo_eval.distributed.engine.
+    RayRun`: `dataset` may then also be a path or URI read by Ray Data, `out=DIR` (required) gets
+    the per-row results as Parquet, and `address`, `num_workers`, `gpus_per_worker`, `block_size`,
+    `mapping`, `format` are passed on (see `evaluate_ray`); `tempo_eval.distributed.import_results`
+    brings the output into the workspace.
     """
+    if engine == "ray":
+        from tempo_eval.distributed.engine import evaluate_ray
+
+        return evaluate_ray(dataset, metrics, reference_date=reference_date, progress=progress,
+                            max_concurrency=max_concurrency, **engine_options)
+    if engine != "local":
+        raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
+    if engine_options:
+        raise TypeError(f"{', '.join(sorted(engine_options))}: only for engine='ray'")
     return run_sync(aevaluate(
         dataset, metrics, store=store, run_name=run_name, reference_date=reference_date,
         progress=progress, cancel=cancel, max_concurrency=max_concurrency, resume=resume,

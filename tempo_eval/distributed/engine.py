@@ -205,7 +205,7 @@ def _score(
         BlockScorer,
         batch_size=1,
         batch_format="numpy",
-        concurrency=min(num_workers, len(items)),
+        compute=ray.data.ActorPoolStrategy(size=min(num_workers, len(items))),
         num_cpus=1,
         num_gpus=gpus_per_worker or None,
         fn_constructor_kwargs={
