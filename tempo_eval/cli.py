@@ -2,6 +2,8 @@
 
     python -m tempo_eval evaluate data.csv --metrics temporal_faithfulness,temporal_ndcg --k 10 \\
         --out results.csv
+    python -m tempo_eval evaluate s3://bucket/logs/ --metrics temporal_faithfulness --engine ray \\
+        --num-workers 8 --out results/ && python -m tempo_eval import-results results/
     python -m tempo_eval compare bm25.run dense.run --qrels qrels.txt --metric ndcg@10 --test student
 
     python -m tempo_eval evaluate conversations.jsonl --metrics turn_faithfulness --out turns.csv
@@ -194,7 +196,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     if not names:
         raise CLIError("--metrics needs at least one metric name")
-    if Path(args.out).suffix.lower() not in OUTPUT_FORMATS:
+    on_ray = args.engine == "ray"
+    _check_engine_options(args)
+    if not on_ray and Path(args.out).suffix.lower() not in OUTPUT_FORMATS:
         raise CLIError(f"--out {args.out!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
     if args.k is not None and args.k < 1:
         raise CLIError(f"--k must be a positive integer, got {args.k}")
@@ -212,6 +216,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     on_conversations = [n for n in names if n in CONVERSATION_METRICS]
     if on_conversations:
+        if on_ray:
+            raise CLIError(f"{', '.join(on_conversations)} runs with the local engine only: leave out --engine ray")
         if len(on_conversations) != len(names):
             raise CLIError(
                 f"{', '.join(on_conversations)} runs on a conversation file, the other metrics on dataset "
@@ -225,10 +231,11 @@ def _evaluate(args: argparse.Namespace) -> int:
             raise CLIError(
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
-    else:
+    elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
         dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
-    for warning in dataset.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    if not on_ray:
+        for warning in dataset.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
     verifier = None
     if args.verifier:
         from tempo_eval.verify import make_verifier
@@ -254,6 +261,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     elif args.timeout is not None or args.max_retries is not None:
         raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
     metrics = build_metrics(names, k=args.k, verifier=verifier)
+    if on_ray:
+        return _evaluate_on_ray(args, metrics)
 
     store = RunStore()
     bar = None if args.no_progress else ProgressBar(sys.stderr)
@@ -296,6 +305,85 @@ def _evaluate(args: argparse.Namespace) -> int:
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)
     return EXIT_FAILED if failure is not None or below else EXIT_OK
+
+
+def _check_engine_options(args: argparse.Namespace) -> None:
+    from tempo_eval.io.export import OUTPUT_FORMATS
+
+    if args.engine == "ray":
+        if Path(args.out).suffix.lower() in OUTPUT_FORMATS:
+            raise CLIError(f"--out {args.out!r}: with --engine ray, --out is a directory (one Parquet file "
+                           "per block of rows), not a file")
+        if args.run_name:
+            raise CLIError("--run-name: with --engine ray, name the run when importing it: "
+                           "import-results DIR --name NAME")
+        if args.num_workers < 1:
+            raise CLIError(f"--num-workers must be a positive integer, got {args.num_workers}")
+        if not args.gpus_per_worker >= 0:
+            raise CLIError(f"--gpus-per-worker must be 0 or more, got {args.gpus_per_worker}")
+        if args.block_size < 1:
+            raise CLIError(f"--block-size must be a positive integer, got {args.block_size}")
+        return
+    for option in ("address", "num_workers", "gpus_per_worker", "block_size"):
+        if getattr(args, option) != RAY_DEFAULTS[option]:
+            raise CLIError(f"--{option.replace('_', '-')} needs --engine ray")
+
+
+#: the Ray engine's option defaults (given with the local engine, they are refused)
+RAY_DEFAULTS = {"address": None, "num_workers": 2, "gpus_per_worker": 0.0, "block_size": 1000}
+
+
+def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any]) -> int:
+    from tempo_eval.distributed.engine import evaluate_ray
+
+    bar = None if args.no_progress else ProgressBar(sys.stderr)
+    try:
+        run = evaluate_ray(
+            args.data, metrics, out=args.out, mapping=parse_mapping(args.mapping or []),
+            reference_date=args.reference_date, address=args.address, num_workers=args.num_workers,
+            gpus_per_worker=args.gpus_per_worker, block_size=args.block_size,
+            max_concurrency=args.concurrency, progress=bar,
+        )
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        print(f"interrupted: finished blocks are in {args.out}; run the same command again to resume",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if bar is not None:
+            bar.close()
+    print(
+        f"{run.n_rows} rows in {run.n_blocks} blocks: {run.computed_blocks} computed, "
+        f"{run.skipped_blocks} already done -> {args.out}\n"
+        f"load it into the workspace with: python -m tempo_eval import-results {args.out}",
+        file=sys.stderr,
+    )
+    frame = run.frame
+    print(_summary(run.aggregate()), file=sys.stderr)
+    failure = _all_rows_failed(frame)
+    if failure is not None:
+        print(f"error: {failure}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_import_results(args: argparse.Namespace) -> int:
+    from tempo_eval.distributed.output import import_results
+    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.runs import RunStore
+
+    if args.workspace:
+        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    if not Path(args.dir).is_dir():
+        raise CLIError(f"{args.dir!r} is not a directory; expected the --out directory of an --engine ray run")
+    store = RunStore()
+    run_id = import_results(args.dir, store=store, name=args.name)
+    info = store.run_summary(run_id)
+    counts = ", ".join(f"{m}: {c['n']}" for m, c in info["metrics"].items())
+    print(f"run {run_id} ({info['name']}, {info['status']}): imported {counts or 'no results'} "
+          f"into {default_db_path()}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _all_rows_failed(frame: pd.DataFrame) -> str | None:
@@ -489,7 +577,37 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--fail-under", metavar="METRIC=T,...",
                     help="exit 1 when a metric's mean is below its threshold, e.g. "
                          "temporal_faithfulness=0.8,factual_correctness=0.7 (one line per metric below)")
+    ray_ = ev.add_argument_group(
+        "distributed (--engine ray)",
+        "Score on a Ray cluster: DATA may be a file, a directory of part files or an object-store "
+        "URI (s3://...), --out is a directory (one Parquet file per block of rows; the same command "
+        "resumes into it); bring the results into the workspace with import-results.",
+    )
+    ray_.add_argument("--engine", choices=("local", "ray"), default="local",
+                      help="where rows are scored (default local)")
+    ray_.add_argument("--address", help="the Ray cluster to join (default: a local one started here)")
+    ray_.add_argument("--num-workers", type=int, default=RAY_DEFAULTS["num_workers"],
+                      help="scoring actors (default 2)")
+    ray_.add_argument("--gpus-per-worker", type=float, default=RAY_DEFAULTS["gpus_per_worker"],
+                      help="GPUs per actor; the NLI verifier then runs on its GPU (default 0)")
+    ray_.add_argument("--block-size", type=int, default=RAY_DEFAULTS["block_size"],
+                      help="rows per output file, the unit of resume (default 1000)")
     ev.set_defaults(handler=cmd_evaluate)
+
+    imp = commands.add_parser(
+        "import-results",
+        help="load the output of an --engine ray run into the workspace as a normal run",
+        description=(
+            "Store a Ray run's dataset and per-row results (scores, reasons, claims) in the "
+            "workspace, as a new run: it shows on the dashboard's Runs, Results, Compare and Claims "
+            "pages. An unfinished output is imported as a cancelled run."
+        ),
+    )
+    imp.add_argument("dir", help="the --out directory of the Ray run")
+    imp.add_argument("--name", help="the run's name (default 'ray: DIR')")
+    imp.add_argument("--workspace", metavar="DIR",
+                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
+    imp.set_defaults(handler=cmd_import_results)
 
     cmp_ = commands.add_parser(
         "compare",

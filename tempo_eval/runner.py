@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import Enum
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -68,6 +68,9 @@ from tempo_eval.metrics.base import (
     not_measurable,
 )
 from tempo_eval.store.runs import RunStore, frame_content_hash, is_secret_name
+
+if TYPE_CHECKING:
+    from tempo_eval.distributed.engine import RayRun
 
 logger = logging.getLogger(__name__)
 
@@ -221,7 +224,9 @@ def evaluate(
     resume: bool = True,
     retry_failed: bool = True,
     deadline: float | None = None,
-) -> RunResult:
+    engine: str = "local",
+    **engine_options: Any,
+) -> RunResult | RayRun:
     """Evaluate every row of `dataset` with every metric, storing each row as it completes.
 
     `dataset` is a `tempo_eval.io` Dataset (or a DataFrame with canonical columns).
@@ -232,7 +237,22 @@ def evaluate(
     "verifier_error", ...). Up to `max_concurrency` rows are in flight at once on one event loop.
     Raises ValueError, before anything is stored, when a metric needs a column the dataset lacks.
     See the module docstring for failure isolation, cancellation and resume.
+
+    `engine="ray"` runs on a Ray cluster instead and returns a `tempo_eval.distributed.engine.
+    RayRun`: `dataset` may then also be a path or URI read by Ray Data, `out=DIR` (required) gets
+    the per-row results as Parquet, and `address`, `num_workers`, `gpus_per_worker`, `block_size`,
+    `mapping`, `format` are passed on (see `evaluate_ray`); `tempo_eval.distributed.import_results`
+    brings the output into the workspace.
     """
+    if engine == "ray":
+        from tempo_eval.distributed.engine import evaluate_ray
+
+        return evaluate_ray(dataset, metrics, reference_date=reference_date, progress=progress,
+                            max_concurrency=max_concurrency, **engine_options)
+    if engine != "local":
+        raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
+    if engine_options:
+        raise TypeError(f"{', '.join(sorted(engine_options))}: only for engine='ray'")
     return run_sync(aevaluate(
         dataset, metrics, store=store, run_name=run_name, reference_date=reference_date,
         progress=progress, cancel=cancel, max_concurrency=max_concurrency, resume=resume,
@@ -401,23 +421,28 @@ def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
             )
 
 
+async def measure_row(metrics: Sequence[Metric], row: Mapping[str, Any], index: int) -> list[MetricResult]:
+    """Every metric's result for one dataset row (row number `index`, 0-based), failures isolated
+    as in `_measure`. Shared by the local runner and the Ray engine, so both score alike."""
+    if len(metrics) == 1:  # the common case; gather would add a task per row
+        return [await _measure(metrics[0], row, index)]
+    return list(await asyncio.gather(*(_measure(m, row, index) for m in metrics)))
+
+
 async def _measure_row(
     todo: Sequence[Metric], row: Mapping[str, Any], index: int, stop_at: float | None
 ) -> list[MetricResult] | None:
-    """Every metric of `todo` on one row; None when the deadline `stop_at` (monotonic) passes
-    first (before the row starts, or while it runs: the row is then cancelled)."""
-    left = None if stop_at is None else stop_at - time.monotonic()
-    if left is not None and left <= 0:
+    """`measure_row`, or None when the deadline `stop_at` (monotonic) passes first (before the
+    row starts, or while it runs: the row is then cancelled)."""
+    if stop_at is None:
+        return await measure_row(todo, row, index)
+    left = stop_at - time.monotonic()
+    if left <= 0:
         return None
-    if len(todo) == 1:  # the common case; gather would add a task per row
-        work: Any = _measure(todo[0], row, index)
-    else:
-        work = asyncio.gather(*(_measure(m, row, index) for m in todo))
     try:
-        results = await (work if left is None else asyncio.wait_for(work, left))
+        return await asyncio.wait_for(measure_row(todo, row, index), left)
     except TimeoutError:
         return None
-    return list(results) if isinstance(results, list) else [results]
 
 
 def _deadline_result(metric: Metric, deadline: float | None) -> MetricResult:

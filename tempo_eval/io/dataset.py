@@ -329,6 +329,20 @@ def _read_delimited_fast(
         return None
     if table.num_rows == 0:
         return None
+    result = delimited_table(table, header, source, notes)
+    if result is None:
+        return None
+    warnings.extend(notes)
+    result.lines = _LazyLines(
+        lambda: _read_delimited_csv(decode_utf8(data, source), source, delimiter, []).lines
+    )
+    return result
+
+
+def delimited_table(table: Any, header: list[str], source: str, notes: list[str]) -> _Table | None:
+    """A `_Table` from a pyarrow Table of CSV/TSV text cells (every column read as strings, empty
+    cells as ""), without rows whose every cell is empty (noted in `notes`); None when no row is
+    left. Shared by the fast CSV path and the Ray engine's reader."""
     values = {name: table.column(i).to_pylist() for i, name in enumerate(header)}
     # rows with every cell empty (",,," lines a spreadsheet leaves behind) are skipped, as the
     # csv-module reader does; cheap, since the first column is rarely empty
@@ -343,11 +357,7 @@ def _read_delimited_fast(
         keep = [i for i in range(table.num_rows) if i not in dropped]
         values = {name: [column[i] for i in keep] for name, column in values.items()}
         notes.append(f"{source}: skipped {len(empty)} row(s) with every cell empty")
-    warnings.extend(notes)
-    lines = _LazyLines(
-        lambda: _read_delimited_csv(decode_utf8(data, source), source, delimiter, []).lines
-    )
-    return _Table(header, values, table.num_rows - len(empty), lines)
+    return _Table(header, values, table.num_rows - len(empty), None)
 
 
 def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[str]) -> _Table:
@@ -621,6 +631,12 @@ def _read_parquet(data: bytes, source: str) -> _Table:
             "Parquet file",
             source=source,
         ) from None
+    return parquet_table(table, source)
+
+
+def parquet_table(table: Any, source: str) -> _Table:
+    """A `_Table` from a pyarrow Table read from Parquet (checked: unique names, some rows).
+    Shared by the Parquet reader and the Ray engine's reader."""
     names = [str(name) for name in table.column_names]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)

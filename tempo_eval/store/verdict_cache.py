@@ -62,6 +62,21 @@ class VerdictCache:
                 "INSERT OR REPLACE INTO verdict_cache (key, record) VALUES (?, ?)", rows
             )
 
+    def add_many(self, records: Mapping[str, Mapping[str, Any]]) -> int:
+        """Store records whose keys are not stored yet (INSERT OR IGNORE: a verdict reported by
+        two workers is kept once); returns how many were new."""
+        rows = [(key, json.dumps(dict(record), ensure_ascii=False)) for key, record in records.items()]
+        with self._lock, self._conn:
+            before = self._conn.total_changes
+            self._conn.executemany("INSERT OR IGNORE INTO verdict_cache (key, record) VALUES (?, ?)", rows)
+            return self._conn.total_changes - before
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """Every stored record by key (a snapshot for workers that cannot open this file)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT key, record FROM verdict_cache").fetchall()
+        return {key: json.loads(record) for key, record in rows}
+
     def __len__(self) -> int:
         with self._lock:
             return self._conn.execute("SELECT COUNT(*) FROM verdict_cache").fetchone()[0]
