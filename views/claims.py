@@ -4,9 +4,6 @@ filters; the answer text with its claims highlighted by verdict colour.
 
 from __future__ import annotations
 
-import math
-import re
-
 import pandas as pd
 import streamlit as st
 
@@ -15,16 +12,6 @@ from tempo_eval_app import downloads, errors, formatting, links, selection, stor
 selection.page_setup("Claims")
 
 HALLUCINATED = ("NOT_SUPPORTED", "CONTRADICTED")
-_SIMILARITY = re.compile(r"similarity (-?\d+(?:\.\d+)?)")
-
-
-def _confidence(probabilities: object, reason: object) -> float:
-    """The NLI model's highest probability, else the lexical verifier's similarity, else NaN."""
-    if isinstance(probabilities, dict) and probabilities:
-        return float(max(probabilities.values()))
-    if isinstance(reason, str) and (found := _SIMILARITY.search(reason)):
-        return float(found.group(1))
-    return math.nan
 
 
 def _probabilities_text(probabilities: object) -> str:
@@ -47,7 +34,6 @@ def _claims_table(db: str, run_ids: tuple[int, ...], versions: tuple[int, ...]) 
     if not parts:
         return pd.DataFrame()
     claims = pd.concat(parts, ignore_index=True)
-    claims["confidence"] = [_confidence(p, r) for p, r in zip(claims["probabilities"], claims["reason"], strict=True)]
     claims["probabilities"] = [_probabilities_text(p) for p in claims["probabilities"]]
     claims["key"] = [
         f"{r}:{row}:{m}:{i}" for r, row, m, i in zip(claims["run_id"], claims["row"], claims["metric"], claims["idx"], strict=True)
@@ -87,7 +73,10 @@ with errors.page_guard("claims"):
     chosen_systems = g2.multiselect("System (dataset run column)", systems, default=widgets.multiselect_default("claims_systems", systems), key="claims_systems",
                                     disabled=not systems)
     min_confidence = g3.slider("Min. confidence", 0.0, 1.0, 0.0, 0.05, key="claims_confidence",
-                               help="NLI: highest class probability; lexical: similarity of the evidence.")
+                               help="The verifier's stored confidence in its verdict: the lexical verifier's "
+                                  "calibrated probability, the NLI model's probability of the chosen label, "
+                                  "the judge's own figure when it gives one. Claims without a confidence "
+                                  "are hidden once this is above 0.")
     links.set_params(hallucinated="1" if hallucinated else None,
                   verdict=chosen_verdicts if set(chosen_verdicts) != set(verdicts) else None)
 
@@ -100,22 +89,43 @@ with errors.page_guard("claims"):
         mask &= claims["confidence"] >= min_confidence
     shown = claims[mask].reset_index(drop=True)
 
-    counts = claims["verdict"].value_counts()
+    if hallucinated:
+        st.caption(
+            "Showing NOT_SUPPORTED and CONTRADICTED verdicts only"
+            + (f", with confidence ≥ {min_confidence:.2f}." if min_confidence > 0 else ", at any confidence.")
+        )
+    counts = shown["verdict"].value_counts()  # the counters follow the filters
     cols = st.columns(4)
     cols[0].metric("Claims", f"{len(shown)} of {len(claims)}")
     cols[1].metric("Supported", int(counts.get("SUPPORTED", 0)))
     cols[2].metric("Not supported", int(counts.get("NOT_SUPPORTED", 0)))
     cols[3].metric("Contradicted", int(counts.get("CONTRADICTED", 0)))
 
-    table_columns = ["eval_run", "query_id", "run", "metric", "verdict", "claim", "evidence", "confidence",
-                     "probabilities", "reason"]
+    # the columns an analyst reads first, then the narrow identifiers
+    shown["reason"] = [
+        f"Error: {error}" if isinstance(error, str) and error else reason
+        for error, reason in zip(shown["error"], shown["reason"], strict=True)
+    ]
+    table_columns = ["verdict", "claim", "evidence", "reason", "confidence", "query_id", "run", "metric",
+                     "eval_run", "probabilities"]
     if not systems:
         table_columns.remove("run")
     event = st.dataframe(
         shown[table_columns], hide_index=True, width="stretch", height=min(360, 40 + 35 * max(len(shown), 1)),
         key="claims_table",
         on_select="rerun", selection_mode="single-row",
-        column_config={"confidence": st.column_config.NumberColumn(format="%.2f")},
+        column_config={
+            "verdict": st.column_config.TextColumn("verdict", width="small"),
+            "claim": st.column_config.TextColumn("claim", width="medium"),
+            "evidence": st.column_config.TextColumn("evidence", width="medium"),
+            "reason": st.column_config.TextColumn("reason", width="medium"),
+            "confidence": st.column_config.NumberColumn("confidence", format="%.2f", width="small"),
+            "query_id": st.column_config.TextColumn("query", width="small"),
+            "run": st.column_config.TextColumn("system", width="small"),
+            "metric": st.column_config.TextColumn("metric", width="small"),
+            "eval_run": st.column_config.TextColumn("evaluation run", width="small"),
+            "probabilities": st.column_config.TextColumn("probabilities", width="small"),
+        },
     )
     selected_rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     if selected_rows and selected_rows[0] < len(shown):
@@ -162,6 +172,11 @@ with errors.page_guard("claims"):
         if isinstance(claim["evidence"], str) and claim["evidence"]:
             st.markdown("**Evidence sentence**")
             st.text(claim["evidence"])
+        if isinstance(claim["error"], str) and claim["error"]:
+            st.markdown("**Error**")
+            st.text(claim["error"])
+        if claim["confidence"] == claim["confidence"]:  # not NaN
+            st.markdown(f"**Confidence**: {claim['confidence']:.2f}")
         if claim["probabilities"]:
             st.markdown(f"**Probabilities**: {formatting.md_escape(claim['probabilities'])}")
         if isinstance(claim["reason"], str) and claim["reason"]:

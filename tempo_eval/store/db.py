@@ -89,6 +89,23 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';   -- JSON list of strings
     ALTER TABLE runs ADD COLUMN usage TEXT;                        -- JSON token counts, NULL without a judge
     """,
+    # the verifier's confidence in each claim verdict (ClaimVerdict.confidence), NULL for old rows
+    """
+    ALTER TABLE claims ADD COLUMN confidence REAL;
+    """,
+    # human labels of claim verdicts (tempo_eval.store.labels), keyed by claim text + premises hash
+    # so they survive re-runs
+    """
+    CREATE TABLE IF NOT EXISTS claim_labels (
+        claim         TEXT NOT NULL,
+        premises_hash TEXT NOT NULL,          -- sha256 of the premises the claim was checked against
+        label         TEXT NOT NULL,          -- SUPPORTED / NEUTRAL / CONTRADICTED
+        note          TEXT NOT NULL DEFAULT '',
+        premises      TEXT,                   -- the premises as JSON, for export and review
+        labelled_at   TEXT NOT NULL DEFAULT (datetime('now')),
+        PRIMARY KEY (claim, premises_hash)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

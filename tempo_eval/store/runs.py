@@ -48,7 +48,7 @@ _SECRET_PARTS = frozenset(
 RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
 CLAIM_COLUMNS = [
     "row", "query_id", "run", "metric", "idx", "claim", "verdict", "evidence",
-    "probabilities", "reason",
+    "probabilities", "reason", "confidence", "error",
 ]
 
 
@@ -511,6 +511,7 @@ class RunStore:
                 record = _claim_record(claim)
                 probabilities = record.pop("probabilities", None)
                 verdict = record.pop("verdict", None)
+                confidence = record.pop("confidence", None)
                 extra = {k: v for k, v in record.items() if k not in ("claim", "evidence", "reason")}
                 evidence = record.get("evidence")
                 claim_rows.append((
@@ -520,6 +521,7 @@ class RunStore:
                     None if probabilities is None else dumps(probabilities),
                     redact(record.get("reason"), secrets),
                     redact(dumps(extra), secrets) if extra else None,
+                    None if is_na(confidence) else float(confidence),
                 ))
         if not result_rows:
             return
@@ -538,7 +540,7 @@ class RunStore:
             if claim_rows:
                 self._conn.executemany(
                     "INSERT INTO claims (run_id, row_idx, metric, idx, claim, verdict, evidence,"
-                    " probabilities, reason, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " probabilities, reason, extra, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     claim_rows,
                 )
 
@@ -573,18 +575,24 @@ class RunStore:
 
     def claims_frame(self, run_id: int) -> pd.DataFrame:
         """One row per verified claim: row, query_id, run, metric, idx, claim, verdict, evidence,
-        probabilities (dict or None), reason."""
+        probabilities (dict or None), reason, confidence (NaN when the verifier gave none), error
+        (the verifier's error text for ERROR verdicts, else None)."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT c.row_idx, r.query_id, r.system, c.metric, c.idx, c.claim, c.verdict, c.evidence,"
-                " c.probabilities, c.reason FROM claims c JOIN results r"
+                " c.probabilities, c.reason, c.confidence, c.extra FROM claims c JOIN results r"
                 " ON r.run_id = c.run_id AND r.row_idx = c.row_idx AND r.metric = c.metric"
                 " WHERE c.run_id = ? ORDER BY c.row_idx, c.metric, c.idx",
                 (run_id,),
             ).fetchall()
-        rows = [(*r[:8], None if r[8] is None else json.loads(r[8]), r[9]) for r in rows]
+        rows = [
+            (*r[:8], None if r[8] is None else json.loads(r[8]), r[9],
+             math.nan if r[10] is None else float(r[10]), _claim_error(r[11]))
+            for r in rows
+        ]
         frame = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
         frame["probabilities"] = pd.Series([r[8] for r in rows], dtype=object)
+        frame["confidence"] = pd.to_numeric(frame["confidence"], errors="coerce").astype(float)
         return frame
 
     def get_result(self, run_id: int, row: int, metric: str) -> MetricResult:
@@ -596,7 +604,7 @@ class RunStore:
                 (run_id, row, metric),
             ).fetchone()
             claims = self._conn.execute(
-                "SELECT claim, verdict, evidence, probabilities, reason, extra FROM claims"
+                "SELECT claim, verdict, evidence, probabilities, reason, extra, confidence FROM claims"
                 " WHERE run_id = ? AND row_idx = ? AND metric = ? ORDER BY idx",
                 (run_id, row, metric),
             ).fetchall()
@@ -610,6 +618,7 @@ class RunStore:
                     "claim": c[0], "verdict": c[1], "evidence": c[2],
                     "probabilities": None if c[3] is None else json.loads(c[3]), "reason": c[4],
                     **(json.loads(c[5]) if c[5] else {}),
+                    "confidence": c[6],
                 }
                 for c in claims
             ]
@@ -628,6 +637,14 @@ def _clean_name(name: Any, what: str) -> str:
     if not clean:
         raise ValueError(f"a {what} name must not be empty")
     return clean
+
+
+def _claim_error(extra: str | None) -> str | None:
+    """The `error` text kept in a claim row's `extra` JSON (set for ERROR verdicts)."""
+    if not extra:
+        return None
+    error = json.loads(extra).get("error")
+    return None if error is None else str(error)
 
 
 def _claim_record(claim: Any) -> dict[str, Any]:

@@ -28,6 +28,9 @@ class ClaimVerdict:
 
     `probabilities` (NLI) maps "entailment"/"neutral"/"contradiction" to floats; `reason` is the
     judge's explanation or the lexical verifier's rule; `error` is set when verdict is ERROR.
+    `confidence` in [0, 1] is how sure the verifier is of `verdict`: the lexical verifier's
+    calibrated probability, the NLI model's probability of the chosen label, the judge's own
+    figure when it gives one; None when there is none (ERROR, a judge without one, old records).
     """
 
     claim: str
@@ -36,6 +39,14 @@ class ClaimVerdict:
     probabilities: dict[str, float] | None = None
     reason: str | None = None
     error: str | None = None
+    confidence: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.confidence is not None:
+            value = float(self.confidence)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"confidence must be in [0, 1], got {self.confidence!r}")
+            self.confidence = value
 
     def to_record(self) -> dict[str, Any]:
         record = asdict(self)
@@ -44,7 +55,11 @@ class ClaimVerdict:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ClaimVerdict:
-        return cls(**{**record, "verdict": Verdict(record["verdict"])})
+        known = {k: v for k, v in record.items() if k in _FIELDS}  # older or newer records
+        return cls(**{**known, "verdict": Verdict(record["verdict"])})
+
+
+_FIELDS = frozenset(("claim", "verdict", "evidence", "probabilities", "reason", "error", "confidence"))
 
 
 @runtime_checkable

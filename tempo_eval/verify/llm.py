@@ -92,6 +92,8 @@ class ClaimJudgement(BaseModel):
     verdict: JudgeVerdict
     evidence: str = ""
     reason: str = ""
+    #: the judge's own confidence in its verdict, when it gives one
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @field_validator("verdict", mode="before")
     @classmethod
@@ -198,6 +200,7 @@ def _verdict(claim: str, judgement: ClaimJudgement) -> ClaimVerdict:
         Verdict(judgement.verdict),
         evidence=judgement.evidence.strip() or None,
         reason=judgement.reason.strip() or None,
+        confidence=judgement.confidence,
     )
 
 

@@ -485,7 +485,17 @@ def aggregate(claim: str, evidence: Sequence[str], probabilities: Any) -> ClaimV
         evidence=evidence[index],
         probabilities=dict(zip(LABELS, rows[index], strict=True)),
         reason=reason,
+        confidence=_clip01(rows[index][_LABEL_OF[verdict]]),
     )
+
+
+#: the probability column each verdict rests on
+_LABEL_OF = {Verdict.SUPPORTED: 0, Verdict.NEUTRAL: 1, Verdict.CONTRADICTED: 2}
+
+
+def _clip01(value: float) -> float:
+    # softmax output can exceed 1 by a rounding error
+    return min(1.0, max(0.0, float(value)))
 
 
 def _argmax(row: Sequence[float]) -> int:

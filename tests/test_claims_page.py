@@ -1,0 +1,86 @@
+"""The Claims page on a stored run (no evaluation needed): counters follow the filters, ERROR
+verdicts show their error text, the verdict/claim/evidence/reason columns come first, confidence
+comes from the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from tempo_eval.io.dataset import load_dataset
+from tempo_eval.metrics.base import MetricResult
+from tempo_eval.store.runs import RunStore
+from tempo_eval.verify.base import ClaimVerdict, Verdict
+from tempo_eval_app.components import SAMPLE_QA_NAME
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+CLAIMS = {
+    0: [
+        ClaimVerdict("The fire broke out on 2 September 1666.", Verdict.SUPPORTED, evidence="e", confidence=0.9),
+        ClaimVerdict("It burned for about four days.", Verdict.NEUTRAL, evidence="e", confidence=0.55),
+    ],
+    1: [
+        ClaimVerdict("The Berlin Wall fell in November 1987.", Verdict.CONTRADICTED,
+                     evidence="On the night of 9 November 1989, ...", reason="years differ", confidence=0.97),
+        ClaimVerdict("Crowds began to tear it down.", Verdict.ERROR, error="judge timed out after 30 s"),
+    ],
+}
+
+
+def stored_run() -> int:
+    """The sample dataset with one run whose claims are written straight into the store."""
+    store = RunStore()
+    dataset = load_dataset(ROOT / "data" / "sample" / "temporal_qa.csv")
+    dataset.name = SAMPLE_QA_NAME
+    dataset_id = store.save_dataset(dataset)
+    run_id, _ = store.create_or_resume_run(dataset_id, {"metrics": ["faith"]}, name="stored")
+    for row, claims in CLAIMS.items():
+        store.record_row(run_id, row, f"q{row + 1}", [MetricResult("faith", 0.5, details={"claims": claims})])
+    store.set_status(run_id, "finished")
+    return run_id
+
+
+def open_claims(run_id: int) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["runs"] = str(run_id)
+    at.run()
+    at.switch_page("views/claims.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def counters(at: AppTest) -> dict[str, str]:
+    return {m.label: str(m.value) for m in at.metric}
+
+
+def test_claims_page_counters_columns_errors_and_confidence() -> None:
+    run_id = stored_run()
+    at = open_claims(run_id)
+    assert counters(at) == {"Claims": "4 of 4", "Supported": "1", "Not supported": "0", "Contradicted": "1"}
+    table = at.dataframe(key="claims_table").value
+    assert table.columns[:4].tolist() == ["verdict", "claim", "evidence", "reason"]
+    assert table["confidence"].round(2).tolist()[:3] == [0.9, 0.55, 0.97]
+    error_row = table[table["verdict"] == "ERROR"].iloc[0]
+    assert "judge timed out after 30 s" in error_row["reason"]
+
+    # the counters follow the filters
+    at.multiselect(key="claims_verdicts").set_value(["CONTRADICTED"]).run()
+    assert counters(at) == {"Claims": "1 of 4", "Supported": "0", "Not supported": "0", "Contradicted": "1"}
+    at.multiselect(key="claims_verdicts").set_value(["SUPPORTED", "NEUTRAL", "CONTRADICTED", "ERROR"]).run()
+    at.slider(key="claims_confidence").set_value(0.6).run()
+    assert counters(at)["Claims"] == "2 of 4" and counters(at)["Supported"] == "1"
+
+    # the hallucinated-only view says what it shows
+    at.slider(key="claims_confidence").set_value(0.0).run()
+    at.toggle(key="claims_hallucinated").set_value(True).run()
+    assert any("NOT_SUPPORTED and CONTRADICTED" in c.value for c in at.caption)
+
+    # an ERROR claim in focus shows its error text
+    at.toggle(key="claims_hallucinated").set_value(False).run()
+    at.session_state["claims_focus"] = f"{run_id}:1:faith:1"
+    at.run()
+    assert not at.exception
+    assert any("judge timed out after 30 s" in t.value for t in at.text)
