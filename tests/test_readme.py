@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import io
 import os
 import re
@@ -47,8 +48,12 @@ def fenced(path: Path, language: str | None = None) -> list[tuple[int, str, str]
 
 
 def python_blocks() -> list[Any]:
+    """One test parameter per python block; blocks that load a verifier's model are slow."""
     return [
-        pytest.param(path, line, body, id=f"{path.relative_to(ROOT)}:{line}")
+        pytest.param(
+            path, line, body, id=f"{path.relative_to(ROOT)}:{line}",
+            marks=[pytest.mark.slow] if "verifier" in body else [],
+        )
         for path in MARKDOWN
         for line, _, body in fenced(path, "python")
     ]
@@ -225,7 +230,8 @@ def _is_reason_target(target: ast.AST) -> bool:
     return name == "reason_code"
 
 
-def reason_codes_in_code() -> set[str]:
+@functools.cache
+def reason_codes_in_code() -> frozenset[str]:
     """The reason codes the engine can give, read from its source:
 
     the code argument of `not_measurable(...)` and of `MetricResult(...)` (4th positional or
@@ -267,7 +273,7 @@ def reason_codes_in_code() -> set[str]:
                     codes |= _code_values(value, code_names)
     for name in code_names:
         codes |= constants.get(name, set())
-    return codes
+    return frozenset(codes)
 
 
 def test_the_reason_code_reader_finds_the_codes_of_every_kind_of_source():
