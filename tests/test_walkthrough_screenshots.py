@@ -46,7 +46,8 @@ def shots_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def walk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def walk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, list[str]]]:
+    """A headless Chromium page on a fresh app (fresh workspace), and the dialogs it raised."""
     missing = _browser_missing()
     if missing:
         if os.environ.get("TEMPO_EVAL_REQUIRE_BROWSER") == "1":
@@ -63,8 +64,7 @@ def walk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
         try:
             page.goto(server.url)
-            yield page
-            assert not dialogs, dialogs
+            yield page, dialogs
         except Exception:
             print(server.log()[-4000:])
             raise
@@ -100,7 +100,7 @@ def save(page, folder: Path, step: str) -> Path:
 
 
 def test_first_ten_minutes_walkthrough(walk, shots_dir: Path) -> None:
-    page = walk
+    page, dialogs = walk
 
     # 1. The app opens on the bundled sample, its focus-time scores computed without any model.
     page.get_by_text("Temporal Faithfulness (focus time)").first.wait_for()
@@ -149,3 +149,4 @@ def test_first_ten_minutes_walkthrough(walk, shots_dir: Path) -> None:
     save(page, shots_dir, "05_read_a_heatmap")
 
     assert {p.stem for p in shots_dir.glob("*.png")} >= set(STEPS)
+    assert not dialogs, dialogs
