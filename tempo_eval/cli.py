@@ -527,6 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run 'tempo-eval COMMAND --help' (or 'python -m tempo_eval COMMAND --help') for the "
                "options of a command.",
     )
+    # the docs ship with the repository, not with the package: say where they are
+    parser.epilog += " What every metric, mode and NaN reason code means: docs/metrics.md in the repository."
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     ev = commands.add_parser(

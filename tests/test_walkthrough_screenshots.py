@@ -1,0 +1,152 @@
+"""The README's "First ten minutes", driven in headless Chromium, one screenshot per step.
+
+Open the sample, evaluate it, open a claim, compare two runs, read a heatmap: the same clicks a new
+user makes, against the real `streamlit run`. The screenshots go to a temporary folder, or to
+docs/screenshots/ (the ones the README shows) when TEMPO_EVAL_WRITE_SCREENSHOTS=1, so regenerating
+them is one command and a plain test run never changes the tree:
+
+    TEMPO_EVAL_WRITE_SCREENSHOTS=1 .venv/bin/python -m pytest tests/test_walkthrough_screenshots.py
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.app_server import ROOT, AppServer
+from tests.test_browser import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    _browser_missing,
+    choose,
+    expect,
+    nav,
+    wait_idle,
+)
+
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+#: the walk-through's steps, in order; the README links each of these files
+STEPS = ("01_open_the_sample", "02_evaluate", "03_open_a_claim", "04_compare_two_runs", "05_read_a_heatmap")
+VIEWPORT = {"width": 1280, "height": 800}
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def shots_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if os.environ.get("TEMPO_EVAL_WRITE_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        return SCREENSHOTS
+    return tmp_path_factory.mktemp("walkthrough_screenshots")
+
+
+@pytest.fixture(scope="module")
+def walk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, list[str]]]:
+    """A headless Chromium page on a fresh app (fresh workspace), and the dialogs it raised."""
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("TEMPO_EVAL_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser tests are required here but {missing}")
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+
+    home = tmp_path_factory.mktemp("walkthrough_home")
+    with AppServer(home) as server, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        page = browser.new_page(viewport=VIEWPORT)
+        page.set_default_timeout(60_000)
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        try:
+            page.goto(server.url)
+            yield page, dialogs
+        except Exception:
+            print(server.log()[-4000:])
+            raise
+        finally:
+            browser.close()
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """(width, height) from a PNG's IHDR chunk; fails on anything that is not a PNG."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def scroll_to(locator, block: str = "start") -> None:
+    """Scroll so the element sits at the top ("start") or middle ("center") of the viewport."""
+    locator.evaluate(f"e => e.scrollIntoView({{block: '{block}'}})")
+
+
+def save(page, folder: Path, step: str) -> Path:
+    """Screenshot the viewport into folder/step.png, as a 256-colour PNG (a third of the bytes)."""
+    from PIL import Image
+
+    assert step in STEPS
+    page.wait_for_timeout(800)  # let charts finish their transitions
+    path = folder / f"{step}.png"
+    page.screenshot(path=str(path))
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(colors=256, dither=Image.Dither.NONE)
+    small.save(path, optimize=True)
+    assert png_size(path) == (VIEWPORT["width"], VIEWPORT["height"])
+    return path
+
+
+def test_first_ten_minutes_walkthrough(walk, shots_dir: Path) -> None:
+    page, dialogs = walk
+
+    # 1. The app opens on the bundled sample, its focus-time scores computed without any model.
+    page.get_by_text("Temporal Faithfulness (focus time)").first.wait_for()
+    wait_idle(page)
+    assert page.locator('[data-testid="stMetricValue"]').first.inner_text().strip() not in ("", "—")
+    save(page, shots_dir, "01_open_the_sample")
+
+    # 2. Evaluate the sample: temporal claims checked by the offline lexical verifier.
+    nav(page, "Evaluate")
+    choose(page, "Mode", "Claims: each temporal sentence checked by the verifier")
+    page.get_by_role("button", name="Run evaluation").click()
+    finished = page.get_by_text(re.compile(r"Finished: 30 rows evaluated")).first
+    finished.wait_for(timeout=300_000)
+    wait_idle(page)
+    scroll_to(finished, "center")
+    save(page, shots_dir, "02_evaluate")
+
+    # 3. Open a claim: the hallucinated ones, the answer coloured by verdict, the evidence sentence.
+    nav(page, "Claims")
+    page.get_by_text("Hallucinated only").click()
+    wait_idle(page)
+    page.locator("mark.te-CONTRADICTED, mark.te-NOT_SUPPORTED").first.wait_for()
+    selected = page.get_by_text("Selected claim").first
+    selected.wait_for()
+    scroll_to(page.get_by_role("heading", name=re.compile(r"^Query ")).first)
+    expect(page.get_by_text("Evidence sentence").first).to_be_visible()
+    save(page, shots_dir, "03_open_a_claim")
+
+    # 4. Compare two runs: BM25 against dense retrieval, NDCG@k curves with confidence bands.
+    nav(page, "Compare runs")
+    page.get_by_role("button", name="Open the BM25 vs dense sample runs").click()
+    wait_idle(page)
+    page.get_by_text("NDCG@k curves").first.wait_for()
+    page.wait_for_function(
+        "() => document.querySelectorAll('.js-plotly-plot .scatterlayer .trace path').length >= 4"
+    )
+    scroll_to(page.get_by_text("NDCG@k curves").first)
+    save(page, shots_dir, "04_compare_two_runs")
+
+    # 5. Read a heatmap: the years queries ask about against the years the documents talk about.
+    nav(page, "Temporal heatmaps")
+    heatmap = page.locator(".js-plotly-plot").first
+    heatmap.wait_for()
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .heatmaplayer .hm').length >= 1")
+    scroll_to(page.get_by_role("tab", name="Query × retrieved documents"))
+    save(page, shots_dir, "05_read_a_heatmap")
+
+    assert {p.stem for p in shots_dir.glob("*.png")} >= set(STEPS)
+    assert not dialogs, dialogs
