@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
-from tempo_eval_app.components import SAMPLE_QA_NAME
+from tempo_eval_app.samples import SAMPLE_QA_NAME
 
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.metrics.base import MetricResult
