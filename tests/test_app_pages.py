@@ -701,3 +701,43 @@ def test_the_server_binds_this_machine_only_and_never_watches_the_venv() -> None
     assert ".venv" in config["folderWatchBlacklist"]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "http://localhost:8501" in readme and "--server.address 0.0.0.0" in readme and "Ctrl-C" in readme
+
+
+# ---- Evaluate: the audit's fixes (issue 8) ----------------------------------------------------------
+
+def test_the_lexical_verifier_is_described_once() -> None:
+    at = goto(open_app(), "evaluate")
+    lines = [m.value for m in at.markdown if "**lexical**" in m.value]
+    assert len(lines) == 1 and lines[0].count("MiniLM") == 1, lines
+
+
+def test_a_judge_is_not_called_available_before_it_answered() -> None:
+    at = goto(open_app(), "evaluate")
+    at.text_input(key="keep_ev_judge_model").set_value("m").run()
+    line = next(m.value for m in at.markdown if "**llm**" in m.value)
+    assert "✅" not in line and "test request" in line
+
+
+def test_an_unreachable_judge_is_reported_before_the_run_starts() -> None:
+    from tests.support.openai_server import Reply, ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer(lambda request: Reply(status=401, raw_body='{"error": {"message": "bad key"}}')) as server:
+        at = goto(open_app(), "evaluate")
+        at.selectbox(key="keep_ev_tf_mode").set_value("llm")
+        at.checkbox(key="keep_ev_ndcg").uncheck()
+        at.text_input(key="keep_ev_judge_url").set_value(server.base_url)
+        at.text_input(key="keep_ev_judge_model").set_value("judge").run()
+        at.button(key="run_evaluation").click().run()
+        assert len(server.requests) == 1  # one cheap request, not one per row
+    errors_shown = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "did not answer a test request" in errors_shown and "401" in errors_shown
+    assert "eval_job_id" not in at.session_state  # no run was started
+
+
+def test_check_judge_accepts_a_judge_that_answers() -> None:
+    from tempo_eval_app.judge_check import check_judge
+    from tests.support.openai_server import ScriptedOpenAIServer, json_reply
+
+    with ScriptedOpenAIServer(lambda request: json_reply({"ok": True})) as server:
+        ok, why = check_judge(server.base_url, "judge", "not-needed")
+    assert ok and "answered a test request" in why
