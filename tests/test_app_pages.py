@@ -741,3 +741,19 @@ def test_check_judge_accepts_a_judge_that_answers() -> None:
     with ScriptedOpenAIServer(lambda request: json_reply({"ok": True})) as server:
         ok, why = check_judge(server.base_url, "judge", "not-needed")
     assert ok and "answered a test request" in why
+
+
+# ---- Overview and Compare: the audit's fixes (issue 8) -----------------------------------------------
+
+def test_overview_shows_each_retrieval_system_not_one_pooled_mean() -> None:
+    at = open_sample_runs()
+    goto(at, "overview")
+    assert_clean(at)
+    per_system = table_with(at, "system", "Temporal NDCG@10 (gold)").set_index("system")
+    assert set(per_system.index) == {"bm25", "dense-minilm"}
+    gold = per_system["Temporal NDCG@10 (gold)"]
+    assert gold["bm25"] == pytest.approx(0.774, abs=0.001) and gold["dense-minilm"] == pytest.approx(0.938, abs=0.001)
+    assert not [m for m in at.metric if "NDCG" in m.label]  # no pooled headline (was 0.856)
+    rows = next(d for d in at.dataframe if "ndcg_gold" in d.value.columns)
+    order = list(rows.proto.column_order)
+    assert order.index("ndcg_gold") < order.index("query")  # scores before the long texts
