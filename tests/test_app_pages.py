@@ -757,3 +757,57 @@ def test_overview_shows_each_retrieval_system_not_one_pooled_mean() -> None:
     rows = next(d for d in at.dataframe if "ndcg_gold" in d.value.columns)
     order = list(rows.proto.column_order)
     assert order.index("ndcg_gold") < order.index("query")  # scores before the long texts
+
+
+def _ndcg_only_run() -> int:
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app.samples import SAMPLE_QA_NAME
+
+    dataset = load_dataset(SAMPLE / "temporal_qa.csv")
+    dataset.name = SAMPLE_QA_NAME
+    return evaluate(dataset, [TemporalNDCG(k=3, mode="focus_time")], store=RunStore(), run_name="ndcg only").run_id
+
+
+def test_compare_offers_the_metrics_two_runs_share() -> None:
+    both = store_focus_time_run("both")  # temporal_faithfulness and temporal_ndcg
+    ndcg = _ndcg_only_run()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["runs"] = f"{both},{ndcg}"
+    at.run()
+    goto(at, "compare")
+    assert_clean(at)
+    assert not any("at least two runs" in i.value for i in at.info)
+    assert at.selectbox(key="compare_metric").options == ["temporal_ndcg"]
+    assert len(table_with(at, "label", "temporal_ndcg beats")) == 2
+
+
+def test_compare_says_why_when_runs_share_no_metric() -> None:
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app.samples import SAMPLE_QA_NAME
+
+    dataset = load_dataset(SAMPLE / "temporal_qa.csv")
+    dataset.name = SAMPLE_QA_NAME
+    tf = evaluate(dataset, [TemporalFaithfulness(mode="focus_time")], store=RunStore()).run_id
+    ndcg = _ndcg_only_run()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["runs"] = f"{tf},{ndcg}"
+    at.run()
+    goto(at, "compare")
+    text = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "share no metric" in text and "temporal_faithfulness" in text and "temporal_ndcg" in text
+
+
+def test_compare_caption_describes_the_table_on_screen() -> None:
+    at = open_sample_runs()
+    goto(at, "compare")
+    assert_clean(at)
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "beats” columns" in captions and "Superscripts" not in captions
+    markdown = next(b for b in at.get("download_button") if b.proto.label == "Table (Markdown)")
+    assert markdown is not None  # the exported table keeps its superscripts and their caption
