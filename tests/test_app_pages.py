@@ -811,3 +811,15 @@ def test_compare_caption_describes_the_table_on_screen() -> None:
     assert "beats” columns" in captions and "Superscripts" not in captions
     markdown = next(b for b in at.get("download_button") if b.proto.label == "Table (Markdown)")
     assert markdown is not None  # the exported table keeps its superscripts and their caption
+
+
+def test_messages_speak_in_the_apps_terms_not_python_names() -> None:
+    at = goto(open_app(), "datasets")
+    # a qrels file given as a run file: the loader's hint names its Python function
+    at.file_uploader(key="trec_runs").set_value(("q.txt", (SAMPLE / "qrels.txt").read_bytes(), "text/plain"))
+    at.file_uploader(key="trec_qrels").set_value(("q2.txt", (SAMPLE / "qrels.txt").read_bytes(), "text/plain"))
+    at.run()
+    at.button(key="read_runs").click().run()
+    assert not at.exception
+    message = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "upload it as Qrels on Datasets" in message and "load_qrels" not in message

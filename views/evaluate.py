@@ -125,7 +125,7 @@ def _show_job(job: jobs.Job) -> None:
     frame = store_reads.results_frame(job.run_id) if job.run_id is not None else None
     failures = formatting.error_summary(frame) if frame is not None else None
     if job.status == "failed":
-        st.error(formatting.md_escape(f"The evaluation failed: {job.error} (details in the log)."))
+        st.error(formatting.md_escape(f"The evaluation failed: {errors.in_app_terms(job.error or '')} (details in the log)."))
     elif job.status == "cancelled":
         st.warning(f"Cancelled after {job.done} of {job.total} rows. Run it again to resume where it stopped.")
     elif failures is not None:
