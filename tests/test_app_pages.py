@@ -823,3 +823,32 @@ def test_messages_speak_in_the_apps_terms_not_python_names() -> None:
     assert not at.exception
     message = " ".join(e.value for e in at.error).replace("\\", "")
     assert "upload it as Qrels on Datasets" in message and "load_qrels" not in message
+
+
+@pytest.mark.slow
+def test_a_judged_run_records_its_token_usage_for_the_runs_page() -> None:
+    from tempo_eval.store.runs import RunStore
+    from tests.support.openai_server import ScriptedOpenAIServer, json_reply, last_user_message
+
+    def judge(request: dict) -> object:
+        if "Reply with the JSON object" in last_user_message(request):
+            return json_reply({"ok": True}, prompt_tokens=5, completion_tokens=2)
+        return json_reply({"relevance_score": 3}, prompt_tokens=11, completion_tokens=7)
+
+    with ScriptedOpenAIServer(judge) as server:
+        at = goto(open_app(), "evaluate")
+        at.checkbox(key="keep_ev_tf").uncheck()
+        at.selectbox(key="keep_ev_ndcg_mode").set_value("llm")
+        at.number_input(key="keep_ev_k").set_value(2)
+        at.text_input(key="keep_ev_judge_url").set_value(server.base_url)
+        at.text_input(key="keep_ev_judge_model").set_value("judge").run()
+        at.button(key="run_evaluation").click().run()
+        job = jobs.get(at.session_state["eval_job_id"])
+        assert job is not None and job.wait(TIMEOUT) and job.status == "finished", job and job.error
+        graded = len(server.requests) - 1  # the first request was the reachability check
+    usage = RunStore().run_info(job.run_id)["usage"]
+    assert usage["prompt_tokens"] == 11 * graded and usage["completion_tokens"] == 7 * graded
+    at.run()
+    goto(at, "runs")
+    tokens = table_with(at, "id", "judge tokens").set_index("id").loc[job.run_id, "judge tokens"]
+    assert tokens.startswith(f"{18 * graded:,} (")

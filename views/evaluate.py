@@ -107,10 +107,17 @@ def _build_work(settings: dict, dataset_id: int, db_store):
 
             metrics.append(FactualCorrectness(verifier=verifier))
         dataset = db_store.get_dataset(dataset_id)
-        return evaluate(
+        result = evaluate(
             dataset, metrics, store=db_store, run_name=settings["run_name"] or None,
             reference_date=settings["reference_date"], progress=job.progress, cancel=job.cancel_event,
         )
+        # the judges' token usage goes with the run (the Runs page shows it); a cached verifier
+        # wraps the LLM verifier, whose provider counts the tokens
+        judges = {id(p): p for p in (provider, getattr(verifier, "provider", None),
+                                     getattr(getattr(verifier, "verifier", None), "provider", None)) if p is not None}
+        for judge in judges.values():
+            db_store.add_run_usage(result.run_id, judge.usage)
+        return result
 
     return work
 
