@@ -255,7 +255,9 @@ class ComparisonReport:
         """One row per (metric, run pair) with both means, raw and adjusted p, W/T/L and n."""
         return pd.DataFrame([asdict(p) for p in self.pairs], columns=list(PairComparison.__dataclass_fields__))
 
-    def caption(self) -> str:
+    def caption(self, *, screen: bool = False) -> str:
+        """The table's caption: for the exported tables (superscript letters, bold best) or, with
+        `screen`, for `to_dataframe` shown as is (its "<metric> beats" columns hold the letters)."""
         correction = (
             f", Holm-corrected over {_count_pairs(len(self.runs))} run pairs"
             if self.correction == "holm" else ", no multiple-comparison correction"
@@ -270,10 +272,13 @@ class ComparisonReport:
                 text += f" ({filled} missing from a run scored 0)"
             parts.append(text)
         queries = "; ".join(parts)
-        return (
-            f"Superscripts mark runs this run beats significantly ({_TEST_NAMES[self.test]}{correction}, "
-            f"p ≤ {self.alpha:g}); bold is the best mean. {queries}."
-        )
+        test = f"{_TEST_NAMES[self.test]}{correction}, p ≤ {self.alpha:g}"
+        if screen:
+            return (
+                f"The “beats” columns list the letters of the runs this run beats significantly ({test}); "
+                f"the best mean is in bold. {queries}."
+            )
+        return f"Superscripts mark runs this run beats significantly ({test}); bold is the best mean. {queries}."
 
     def to_markdown(self, *, pairs: bool = True) -> str:
         """The table (bold best, superscript letters of significantly beaten runs), the caption and,

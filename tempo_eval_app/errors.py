@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Iterator
 
 import streamlit as st
@@ -27,11 +28,31 @@ def configure_logging() -> None:
             root.setLevel(logging.INFO)
 
 
+#: how the engine's messages, written for Python users, name things, and what the app calls them
+APP_TERMS = {
+    "load_run": "upload it under Run files on Datasets",
+    "load_qrels": "upload it as Qrels on Datasets",
+    "load_dataset": "upload it as a dataset on Datasets",
+    "load_conversations": "paste or upload it on the Conversation page",
+    "parse_conversation": "paste or upload it on the Conversation page",
+}
+_LOAD_WITH = re.compile(r"load (?:it|them) with (?:tempo_eval\.io\.)?(\w+)(?:\(\))?")
+
+
+def in_app_terms(text: str) -> str:
+    """An engine message with its Python names ("load it with load_qrels") said in the app's terms
+    ("upload it as Qrels on Datasets"); any other text is left as it is."""
+    def replace(match: re.Match[str]) -> str:
+        return APP_TERMS.get(match.group(1), match.group(0))
+
+    return _LOAD_WITH.sub(replace, text)
+
+
 def error_message(exc: BaseException) -> str:
-    """What the user reads: an InputError or an unavailable verifier as it is; anything else as
-    one line plus "details in the log"."""
+    """What the user reads: an InputError or an unavailable verifier as it is (in the app's terms,
+    see `in_app_terms`); anything else as one line plus "details in the log"."""
     if isinstance(exc, (InputError, VerifierUnavailable)):
-        return str(exc)
+        return in_app_terms(str(exc))
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     line = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
     if len(line) > 300:

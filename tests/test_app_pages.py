@@ -701,3 +701,154 @@ def test_the_server_binds_this_machine_only_and_never_watches_the_venv() -> None
     assert ".venv" in config["folderWatchBlacklist"]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "http://localhost:8501" in readme and "--server.address 0.0.0.0" in readme and "Ctrl-C" in readme
+
+
+# ---- Evaluate: the audit's fixes (issue 8) ----------------------------------------------------------
+
+def test_the_lexical_verifier_is_described_once() -> None:
+    at = goto(open_app(), "evaluate")
+    lines = [m.value for m in at.markdown if "**lexical**" in m.value]
+    assert len(lines) == 1 and lines[0].count("MiniLM") == 1, lines
+
+
+def test_a_judge_is_not_called_available_before_it_answered() -> None:
+    at = goto(open_app(), "evaluate")
+    at.text_input(key="keep_ev_judge_model").set_value("m").run()
+    line = next(m.value for m in at.markdown if "**llm**" in m.value)
+    assert "✅" not in line and "test request" in line
+
+
+def test_an_unreachable_judge_is_reported_before_the_run_starts() -> None:
+    from tests.support.openai_server import Reply, ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer(lambda request: Reply(status=401, raw_body='{"error": {"message": "bad key"}}')) as server:
+        at = goto(open_app(), "evaluate")
+        at.selectbox(key="keep_ev_tf_mode").set_value("llm")
+        at.checkbox(key="keep_ev_ndcg").uncheck()
+        at.text_input(key="keep_ev_judge_url").set_value(server.base_url)
+        at.text_input(key="keep_ev_judge_model").set_value("judge").run()
+        at.button(key="run_evaluation").click().run()
+        assert len(server.requests) == 1  # one cheap request, not one per row
+    errors_shown = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "did not answer a test request" in errors_shown and "401" in errors_shown
+    assert "eval_job_id" not in at.session_state  # no run was started
+
+
+def test_check_judge_accepts_a_judge_that_answers() -> None:
+    from tempo_eval_app.judge_check import check_judge
+    from tests.support.openai_server import ScriptedOpenAIServer, json_reply
+
+    with ScriptedOpenAIServer(lambda request: json_reply({"ok": True})) as server:
+        ok, why = check_judge(server.base_url, "judge", "not-needed")
+    assert ok and "answered a test request" in why
+
+
+# ---- Overview and Compare: the audit's fixes (issue 8) -----------------------------------------------
+
+def test_overview_shows_each_retrieval_system_not_one_pooled_mean() -> None:
+    at = open_sample_runs()
+    goto(at, "overview")
+    assert_clean(at)
+    per_system = table_with(at, "system", "Temporal NDCG@10 (gold)").set_index("system")
+    assert set(per_system.index) == {"bm25", "dense-minilm"}
+    gold = per_system["Temporal NDCG@10 (gold)"]
+    assert gold["bm25"] == pytest.approx(0.774, abs=0.001) and gold["dense-minilm"] == pytest.approx(0.938, abs=0.001)
+    assert not [m for m in at.metric if "NDCG" in m.label]  # no pooled headline (was 0.856)
+    rows = next(d for d in at.dataframe if "ndcg_gold" in d.value.columns)
+    order = list(rows.proto.column_order)
+    assert order.index("ndcg_gold") < order.index("query")  # scores before the long texts
+
+
+def _ndcg_only_run() -> int:
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app.samples import SAMPLE_QA_NAME
+
+    dataset = load_dataset(SAMPLE / "temporal_qa.csv")
+    dataset.name = SAMPLE_QA_NAME
+    return evaluate(dataset, [TemporalNDCG(k=3, mode="focus_time")], store=RunStore(), run_name="ndcg only").run_id
+
+
+def test_compare_offers_the_metrics_two_runs_share() -> None:
+    both = store_focus_time_run("both")  # temporal_faithfulness and temporal_ndcg
+    ndcg = _ndcg_only_run()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["runs"] = f"{both},{ndcg}"
+    at.run()
+    goto(at, "compare")
+    assert_clean(at)
+    assert not any("at least two runs" in i.value for i in at.info)
+    assert at.selectbox(key="compare_metric").options == ["temporal_ndcg"]
+    assert len(table_with(at, "label", "temporal_ndcg beats")) == 2
+
+
+def test_compare_says_why_when_runs_share_no_metric() -> None:
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app.samples import SAMPLE_QA_NAME
+
+    dataset = load_dataset(SAMPLE / "temporal_qa.csv")
+    dataset.name = SAMPLE_QA_NAME
+    tf = evaluate(dataset, [TemporalFaithfulness(mode="focus_time")], store=RunStore()).run_id
+    ndcg = _ndcg_only_run()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["runs"] = f"{tf},{ndcg}"
+    at.run()
+    goto(at, "compare")
+    text = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "share no metric" in text and "temporal_faithfulness" in text and "temporal_ndcg" in text
+
+
+def test_compare_caption_describes_the_table_on_screen() -> None:
+    at = open_sample_runs()
+    goto(at, "compare")
+    assert_clean(at)
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "beats” columns" in captions and "Superscripts" not in captions
+    markdown = next(b for b in at.get("download_button") if b.proto.label == "Table (Markdown)")
+    assert markdown is not None  # the exported table keeps its superscripts and their caption
+
+
+def test_messages_speak_in_the_apps_terms_not_python_names() -> None:
+    at = goto(open_app(), "datasets")
+    # a qrels file given as a run file: the loader's hint names its Python function
+    at.file_uploader(key="trec_runs").set_value(("q.txt", (SAMPLE / "qrels.txt").read_bytes(), "text/plain"))
+    at.file_uploader(key="trec_qrels").set_value(("q2.txt", (SAMPLE / "qrels.txt").read_bytes(), "text/plain"))
+    at.run()
+    at.button(key="read_runs").click().run()
+    assert not at.exception
+    message = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "upload it as Qrels on Datasets" in message and "load_qrels" not in message
+
+
+@pytest.mark.slow
+def test_a_judged_run_records_its_token_usage_for_the_runs_page() -> None:
+    from tempo_eval.store.runs import RunStore
+    from tests.support.openai_server import ScriptedOpenAIServer, json_reply, last_user_message
+
+    def judge(request: dict) -> object:
+        if "Reply with the JSON object" in last_user_message(request):
+            return json_reply({"ok": True}, prompt_tokens=5, completion_tokens=2)
+        return json_reply({"relevance_score": 3}, prompt_tokens=11, completion_tokens=7)
+
+    with ScriptedOpenAIServer(judge) as server:
+        at = goto(open_app(), "evaluate")
+        at.checkbox(key="keep_ev_tf").uncheck()
+        at.selectbox(key="keep_ev_ndcg_mode").set_value("llm")
+        at.number_input(key="keep_ev_k").set_value(2)
+        at.text_input(key="keep_ev_judge_url").set_value(server.base_url)
+        at.text_input(key="keep_ev_judge_model").set_value("judge").run()
+        at.button(key="run_evaluation").click().run()
+        job = jobs.get(at.session_state["eval_job_id"])
+        assert job is not None and job.wait(TIMEOUT) and job.status == "finished", job and job.error
+        graded = len(server.requests) - 1  # the first request was the reachability check
+    usage = RunStore().run_info(job.run_id)["usage"]
+    assert usage["prompt_tokens"] == 11 * graded and usage["completion_tokens"] == 7 * graded
+    at.run()
+    goto(at, "runs")
+    tokens = table_with(at, "id", "judge tokens").set_index("id").loc[job.run_id, "judge tokens"]
+    assert tokens.startswith(f"{18 * graded:,} (")

@@ -210,3 +210,110 @@ def test_a_dataset_of_script_and_html_renders_as_inert_text(browser_page) -> Non
     )
     assert injected == 0
     assert dialogs == [], f"a dialog fired: {dialogs}"
+
+
+# ---- results you can come back to (issue 8) -------------------------------------------------------
+
+def grid_cells(page, index: int = 0):
+    """The accessible cells of the index-th st.dataframe (the grid itself draws on a canvas)."""
+    return page.locator('[data-testid="stDataFrame"]').nth(index).locator('[role="gridcell"]')
+
+
+def test_the_nli_status_settles_without_touching_the_page(browser_page) -> None:
+    page, server, _ = browser_page
+    page.goto(server.url + "/evaluate?dataset=1")
+    wait_idle(page)
+    # the model cannot be downloaded here, so the check ends with a failure; nobody clicks meanwhile
+    line = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="nli —").first
+    expect(line).to_contain_text(re.compile("❌|✅"), timeout=150_000)
+    expect(page.get_by_text("Checking whether the model loads here")).to_have_count(0)
+
+
+def test_evaluate_reload_and_the_per_row_results_and_downloads_are_visible(browser_page) -> None:
+    page, server, _ = browser_page
+    page.goto(server.url + "/evaluate?dataset=1")
+    wait_idle(page)
+    name = page.get_by_role("textbox", name="Run name")
+    name.fill("browser-run")
+    name.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run evaluation").click()
+    page.get_by_text("Finished:").first.wait_for(timeout=120_000)
+    expect(page).to_have_url(re.compile(r"runs=\d+"), timeout=30_000)
+    wait_idle(page)
+
+    page.reload()  # a new session: everything below comes from the store
+    wait_idle(page)
+    nav(page, "Results")
+    expect(grid_cells(page).filter(has_text=re.compile(r"^q2$")).first).to_be_attached()
+    for label in ("CSV", "JSONL", "Parquet"):
+        expect(page.get_by_role("button", name=label, exact=True).first).to_be_visible()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="CSV", exact=True).first.click()
+    header = Path(download.value.path()).read_text(encoding="utf-8").splitlines()[0]
+    assert "query_id" in header and "temporal_faithfulness" in header
+    shot(page, "results_after_reload")
+
+
+def test_the_runs_page_lists_the_run_with_its_means(browser_page) -> None:
+    page, _, _ = browser_page
+    nav(page, "Runs")
+    expect(grid_cells(page).filter(has_text="browser-run").first).to_be_attached()
+    headers = page.locator('[data-testid="stDataFrame"]').first.locator('[role="columnheader"]').all_inner_texts()
+    assert any(h.strip() == "temporal_faithfulness" for h in headers), headers
+    texts = [t.strip() for t in grid_cells(page).all_inner_texts()]
+    # the grid's accessible cells hold the raw values: a mean, its CI and measurable/total
+    assert any(re.fullmatch(r"0\.\d+", t) for t in texts), texts[:40]
+    assert any(re.fullmatch(r"0\.\d{3}–[01]\.\d{3}", t) for t in texts) and "30/30" in texts, texts[:40]
+    shot(page, "runs_leaderboard")
+
+
+def test_delete_a_run_after_a_confirmation(browser_page) -> None:
+    page, _, _ = browser_page
+    nav(page, "Runs")
+    page.get_by_role("combobox", name="Selected runs").click()
+    page.get_by_role("option", name=re.compile("browser-run")).first.click()
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    page.get_by_role("button", name="Delete this run…").click()
+    wait_idle(page)
+    expect(page.get_by_text("Cached verdicts stay").first).to_be_visible()
+    page.get_by_role("button", name="Yes, delete the run").click()
+    wait_idle(page)
+    expect(grid_cells(page).filter(has_text="browser-run")).to_have_count(0, timeout=30_000)
+
+
+def test_a_heatmap_cell_click_updates_the_cell_table(browser_page) -> None:
+    page, server, _ = browser_page
+    page.goto(server.url + "/heatmaps?dataset=1&bin=century")
+    wait_idle(page)
+    page.get_by_role("tab", name="Answer × contexts").click()
+    chart = page.locator(".js-plotly-plot").nth(1)
+    chart.locator(".scatterlayer path.point").first.wait_for(state="attached")
+    picker = page.get_by_role("combobox", name="Cell").first  # the hidden tab's picker has no role
+    before = picker.input_value()
+    # the first cell marker is the top-left non-empty cell: answer years 400–499 (q9, 476 AD)
+    box = chart.locator(".scatterlayer path.point").first.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    wait_idle(page)
+    expect(picker).not_to_have_value(before, timeout=30_000)
+    expect(picker).to_have_value(re.compile(r"^400–499 × "))
+    table = page.locator('[data-testid="stDataFrame"]:visible').first.locator('[role="gridcell"]')
+    expect(table.filter(has_text=re.compile(r"^q9$")).first).to_be_attached()
+    shot(page, "heatmap_cell_click")
+
+
+def test_a_conversation_reopens_after_a_reload(browser_page) -> None:
+    page, _, _ = browser_page
+    nav(page, "Conversation")
+    page.get_by_role("button", name="Museum guide (JSON turns)").click()
+    wait_idle(page)
+    page.get_by_role("button", name="Evaluate the conversation").click()
+    page.get_by_text("Claims of each window").first.wait_for(timeout=120_000)
+    expect(page).to_have_url(re.compile(r"runs=\d+"), timeout=30_000)
+    wait_idle(page)
+    page.reload()  # nothing typed, nothing clicked: the stored run is shown again
+    wait_idle(page)
+    page.get_by_text("Claims of each window").first.wait_for(timeout=60_000)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    shot(page, "conversation_after_reload")

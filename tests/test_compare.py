@@ -262,3 +262,14 @@ def test_compare_trec_can_drop_a_query_a_run_lacks_from_every_run() -> None:
     assert report.n_filled == {} and "scored 0" not in report.caption()
     with pytest.raises(ValueError, match="missing must be one of"):
         compare_trec({"a": a, "b": b}, qrels, missing="skip")
+
+
+def test_the_screen_caption_describes_beats_columns_and_the_export_caption_superscripts() -> None:
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+    a = {"q1": {"d1": 1.0}, "q2": {"x": 2.0, "d2": 1.0}, "q3": {"d3": 1.0}}
+    b = {"q1": {"x": 2.0, "d1": 1.0}, "q2": {"d2": 1.0}, "q3": {"x": 1.0}}
+    report = compare_trec({"a": a, "b": b}, qrels, metrics=["ndcg@5"], test="student")
+    screen = report.caption(screen=True)
+    assert "“beats” columns" in screen and "Superscripts" not in screen
+    assert "ndcg@5 beats" in report.to_dataframe().columns
+    assert report.caption().startswith("Superscripts") and report.caption() in report.to_markdown()

@@ -244,3 +244,35 @@ def test_a_malformed_corpus_line_is_named() -> None:
     with pytest.raises(InputError, match="line 2"):
         retrieval.load_corpus(b'{"doc_id": "a", "text": "x"}\n{"doc_id": "b"}\n', "corpus.jsonl")
     assert retrieval.load_corpus(b"a\tIn 1989 the wall fell.\n", "corpus.tsv") == {"a": "In 1989 the wall fell."}
+
+
+# ---- heatmap fixes (issue 8) -----------------------------------------------------------------------
+
+def _two_cells():
+    return year_heatmap([("a", [1989], [1989]), ("b", [1989], [1990]), ("c", [1989], [1989])], width=1)
+
+
+def test_heatmap_cells_are_selectable_and_empty_cells_have_no_hover() -> None:
+    fig = heatmap_figure(_two_cells(), row_title="q", col_title="d")
+    heat, cells = fig.data
+    assert heat.hoverinfo == "skip"  # an empty cell never hovers as "NaN item(s)"
+    assert cells.type == "scatter" and sorted(zip(cells.y, cells.x, cells.customdata, strict=True)) == [
+        ("1989", "1989", 2), ("1989", "1990", 1)]
+    assert "select" in fig.layout.clickmode and "NaN" not in cells.hovertemplate
+
+
+def test_heatmap_colour_bar_counts_whole_items() -> None:
+    from tempo_eval.viz.heatmap import count_tick
+
+    fig = heatmap_figure(_two_cells(), row_title="q", col_title="d")
+    assert fig.data[0].colorbar.dtick == 1 and fig.data[0].colorbar.tickformat == "d"
+    assert count_tick(2) == 1 and count_tick(60) == 10
+
+
+def test_heatmap_height_grows_with_its_rows() -> None:
+    from tempo_eval.viz.heatmap import figure_height
+
+    many = year_heatmap([(i, [1000 + 10 * i], [2000]) for i in range(40)], width=10)
+    fig = heatmap_figure(many, row_title="q", col_title="d")
+    assert fig.layout.height == figure_height(40) >= 40 * 20
+    assert heatmap_figure(_two_cells(), row_title="q", col_title="d").layout.height == 320

@@ -58,7 +58,21 @@ def _system_curves(db: str, dataset_id: int, k: int) -> tuple[dict[str, dict[str
 
 
 def _tables(report) -> tuple[pd.DataFrame, pd.DataFrame, str, str, str]:
-    return report.to_dataframe(), report.pairs_frame(), report.caption(), report.to_markdown(), report.to_latex()
+    # the caption of the table as shown on screen ("beats" columns), not of the exported tables
+    return report.to_dataframe(), report.pairs_frame(), report.caption(screen=True), report.to_markdown(), report.to_latex()
+
+
+def _bold_best(table: pd.DataFrame):
+    """The significance table with the best mean of each metric in bold, as its caption says."""
+    metrics = [c for c in table.columns if f"{c} beats" in table.columns]
+
+    def style(column: pd.Series) -> list[str]:
+        if column.name not in metrics or column.isna().all():
+            return [""] * len(column)
+        best = column.max()
+        return ["font-weight: bold" if value == best else "" for value in column]
+
+    return table.style.apply(style).format({m: "{:.4f}" for m in metrics})
 
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
@@ -143,15 +157,28 @@ with errors.page_guard("compare"):
         links.set_params(k=k, compare=",".join(chosen) if chosen != names else None)
     else:
         run_ids = selection.active_run_ids()
-        available = sorted({m for r in run_ids for m in store_reads.results_frame(r)["metric"].unique()})
-        if not available:
+        per_run = {r: set(store_reads.results_frame(r)["metric"].unique()) for r in run_ids}
+        if not any(per_run.values()):
             st.info("The selected evaluation runs have no results yet.")
             st.stop()
-        metric = c1.selectbox("Metric", available, key="compare_metric")
+        # only the metrics every selected run has can be compared
+        shared = sorted(set.intersection(*per_run.values()))
+        if not shared:
+            listing = "; ".join(
+                f"{store_reads.run_label(r)}: {', '.join(sorted(ms)) or 'no results'}" for r, ms in per_run.items()
+            )
+            st.info(formatting.md_escape(
+                f"The selected runs share no metric, so there is nothing to compare ({listing}). "
+                "Select runs that computed the same metric, or evaluate one again with it."
+            ))
+            st.stop()
+        metric = c1.selectbox("Metric", shared, key="compare_metric",
+                              help="The metrics every selected run computed.")
         series = _eval_series(run_ids, metric)
 
     if len(series) < 2:
-        st.info("Choose at least two runs to compare.")
+        st.info("Choose at least two runs to compare: two systems above, or two evaluation runs in the "
+                "sidebar (or one run of a dataset with several systems).")
         st.stop()
 
     if curves:
@@ -173,7 +200,7 @@ with errors.page_guard("compare"):
         except ValueError as exc:  # e.g. the runs share no scored query: say so, not "went wrong"
             st.info(formatting.md_escape(f"These runs cannot be compared on {metric}: {exc}"))
             st.stop()
-    st.dataframe(table, hide_index=True, width="stretch", key="compare_table")
+    st.dataframe(_bold_best(table), hide_index=True, width="stretch", key="compare_table")
     st.caption(formatting.md_escape(caption))
     if curves and any(filled[name] for name in curves):
         st.caption(formatting.md_escape(

@@ -15,6 +15,7 @@ from tempo_eval_app import (
     errors,
     formatting,
     jobs,
+    judge_check,
     judge_keys,
     selection,
     store_reads,
@@ -24,7 +25,7 @@ from tempo_eval_app import (
 selection.page_setup("Evaluate")
 
 VERIFIER_HELP = {
-    "lexical": "Offline: MiniLM similarity finds the evidence sentence, year and number agreement decide.",
+    "lexical": "MiniLM similarity finds the evidence sentence, year and number agreement decide.",
     "nli": "Local NLI model (DeBERTa-v3 or any 3-way NLI checkpoint, hub id or local directory).",
     "llm": "An OpenAI-compatible judge (any endpoint); the key stays in this browser session.",
 }
@@ -62,8 +63,10 @@ def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | N
             status["nli"] = (False, errors.error_message(exc))
     else:
         status["nli"] = (None, "Checking whether the model loads here…")
-    # lexical and llm are cheap to check; the NLI load runs in the background above
+    # lexical is cheap to check; the NLI load runs in the background above
     status.update(available_verifiers(check_nli=False, judge_configured=judge_ready))
+    if judge_ready:  # set is not reachable: the judge is asked once when a run starts
+        status["llm"] = (None, "Set; it gets one test request when the run starts.")
     return status
 
 
@@ -104,10 +107,17 @@ def _build_work(settings: dict, dataset_id: int, db_store):
 
             metrics.append(FactualCorrectness(verifier=verifier))
         dataset = db_store.get_dataset(dataset_id)
-        return evaluate(
+        result = evaluate(
             dataset, metrics, store=db_store, run_name=settings["run_name"] or None,
             reference_date=settings["reference_date"], progress=job.progress, cancel=job.cancel_event,
         )
+        # the judges' token usage goes with the run (the Runs page shows it); a cached verifier
+        # wraps the LLM verifier, whose provider counts the tokens
+        judges = {id(p): p for p in (provider, getattr(verifier, "provider", None),
+                                     getattr(getattr(verifier, "verifier", None), "provider", None)) if p is not None}
+        for judge in judges.values():
+            db_store.add_run_usage(result.run_id, judge.usage)
+        return result
 
     return work
 
@@ -122,7 +132,7 @@ def _show_job(job: jobs.Job) -> None:
     frame = store_reads.results_frame(job.run_id) if job.run_id is not None else None
     failures = formatting.error_summary(frame) if frame is not None else None
     if job.status == "failed":
-        st.error(formatting.md_escape(f"The evaluation failed: {job.error} (details in the log)."))
+        st.error(formatting.md_escape(f"The evaluation failed: {errors.in_app_terms(job.error or '')} (details in the log)."))
     elif job.status == "cancelled":
         st.warning(f"Cancelled after {job.done} of {job.total} rows. Run it again to resume where it stopped.")
     elif failures is not None:
@@ -185,18 +195,31 @@ with errors.page_guard("evaluate"):
 
     st.subheader("Verifier")
     judge_ready = bool(judge_model.strip())
-    status = _availability(nli_model.strip() or "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli", judge_ready)
+    status = _availability(nli_model.strip() or verifier_choice.DEFAULT_NLI_MODEL, judge_ready)
     names = ["lexical", "nli", "llm"]
     verifier = st.radio(
         "Who decides whether a claim is supported", names, key="keep_ev_verifier", horizontal=True,
         format_func=lambda n: {"lexical": "Lexical (offline)", "nli": "NLI model", "llm": "LLM judge"}[n],
     )
-    for name in names:
-        ok, why = status[name]
-        icon = "✅" if ok else "⏳" if ok is None else "❌"
-        st.markdown(f"{icon} **{name}** — {VERIFIER_HELP[name]} *{formatting.md_escape(why)}*")
-    if status["nli"][0] is None:
-        st.button("Refresh the NLI check", key="refresh_nli", icon=":material/refresh:")
+    nli_id = nli_model.strip() or verifier_choice.DEFAULT_NLI_MODEL
+
+    # a fragment that polls while the NLI model is being loaded in the background, so its status
+    # turns from "Checking" to the answer without the user touching the page
+    @st.fragment(run_every=1.0 if not _nli_check(nli_id).done() else None)
+    def verifier_status() -> None:
+        current = _availability(nli_id, judge_ready)
+        for name in names:
+            ok, why = current[name]
+            icon = "✅" if ok else "❌" if ok is False else "⏳" if name == "nli" else "❔"
+            # the description once; the availability sentence only when something is wrong or pending
+            line = f"{icon} **{name}** — {VERIFIER_HELP[name]}"
+            if ok is not True and why:
+                line += f" *{formatting.md_escape(why)}*"
+            st.markdown(line)
+        if status["nli"][0] is None and current["nli"][0] is not None:
+            st.rerun()  # the whole page, so "still being checked" problems go away
+
+    verifier_status()
 
     needs_verifier = (use_tf and tf_mode == "nli") or use_fc
     needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")
@@ -205,7 +228,7 @@ with errors.page_guard("evaluate"):
         problems.append("Pick at least one metric.")
     if needs_verifier and status[verifier][0] is False:
         problems.append(f"The {verifier} verifier is not available here: {status[verifier][1]}")
-    if needs_verifier and status[verifier][0] is None:
+    if needs_verifier and verifier == "nli" and status["nli"][0] is None:
         problems.append("The NLI model is still being checked.")
     if needs_judge and not judge_ready:
         problems.append("These settings need a judge: give its endpoint and model.")
@@ -221,6 +244,15 @@ with errors.page_guard("evaluate"):
     running = jobs.active_for(dataset_id)
     start = st.button("Run evaluation", type="primary", key="run_evaluation", disabled=bool(problems or running),
                       icon=":material/play_arrow:")
+    if start and needs_judge:
+        typed_key, _ = judge_keys.judge_api_key(judge_url, api_key)
+        with st.spinner("Asking the judge one test question…"):
+            reachable, why = judge_check.check_judge(judge_url, judge_model.strip(), typed_key)
+        if not reachable:
+            st.error(formatting.md_escape(why + " The run was not started."), icon=":material/error:")
+            start = False
+        else:
+            st.caption(formatting.md_escape(why))
     if start:
         settings = {
             "tf": use_tf, "tf_mode": tf_mode, "ndcg": use_ndcg, "ndcg_mode": ndcg_mode, "fc": use_fc,

@@ -34,14 +34,21 @@ def _cell_picker(data, key: str, chart_event) -> tuple[str, str] | None:
     if not cells:
         return None
     clicked = cell_from_selection(chart_event)
-    if clicked in data.cells:
+    # the chart keeps its selection across reruns: apply a click once, so the picker can still
+    # choose another cell afterwards
+    if clicked in data.cells and st.session_state.get(f"_clicked_{key}") != clicked:
         st.session_state[key] = clicked
+    st.session_state[f"_clicked_{key}"] = clicked
     if st.session_state.get(key) not in data.cells:
         st.session_state[key] = cells[0]
     return st.selectbox(
-        "Cell", cells, key=key, format_func=lambda c: f"{c[0]} × {c[1]} ({len(data.cells[c])} items)",
+        "Cell", cells, key=key, format_func=lambda c: f"{c[0]} × {c[1]} ({_items(len(data.cells[c]))})",
         help="Or click a cell of the heatmap.",
     )
+
+
+def _items(n: int) -> str:
+    return f"{n} item" if n == 1 else f"{n} items"
 
 
 def _snippet(text: object, limit: int = 160) -> str:
@@ -105,6 +112,8 @@ with errors.page_guard("heatmaps"):
                         "document": _snippet(row["contexts"][rank]),
                     })
                 table = pd.DataFrame(listing)
+                if not names:  # a dataset without retrieval systems: no run column of Nones
+                    table = table.drop(columns=["run"])
                 st.dataframe(table, hide_index=True, width="stretch", key="heat_qd_rows")
                 downloads.download_results(table, "heatmap_cell_rows", key="heat_qd_dl")
 
@@ -136,6 +145,8 @@ with errors.page_guard("heatmaps"):
                     for i in data.keys_for(*cell)
                 ]
                 table = pd.DataFrame(listing)
+                if not names:
+                    table = table.drop(columns=["run"])
                 st.dataframe(table, hide_index=True, width="stretch", key="heat_ac_rows")
                 downloads.download_results(table, "heatmap_answer_cell_rows", key="heat_ac_dl")
     links.view_link("run", "bin")

@@ -52,20 +52,39 @@ with errors.page_guard("overview"):
     scores = focus_scores.focus_time_scores(dataset_id, int(k))
 
     means = {
-        "Temporal Faithfulness (focus time)": scores["temporal_faithfulness"],
-        f"Temporal NDCG@{k} (focus time)": scores["ndcg_focus_time"],
-        f"Temporal NDCG@{k} (gold)": scores["ndcg_gold"],
+        "Temporal Faithfulness (focus time)": "temporal_faithfulness",
+        f"Temporal NDCG@{k} (focus time)": "ndcg_focus_time",
+        f"Temporal NDCG@{k} (gold)": "ndcg_gold",
     }
-    columns = st.columns(len(means))
-    for column, (label, values) in zip(columns, means.items(), strict=True):
-        measurable = values.dropna()
-        column.metric(label, formatting.fmt_score(float(measurable.mean())) if len(measurable) else "—",
-                      help="Mean over the rows where the metric is measurable.")
-        column.caption(f"{len(measurable)} of {len(values)} rows measurable")
+    systems = sorted({str(s) for s in scores["run"].dropna()})
+    if len(systems) > 1:
+        # a run-file dataset holds several retrieval systems: one mean each, never pooled
+        st.markdown("**Mean per system** (over the rows where the metric is measurable)")
+        per_system = []
+        for system in systems:
+            part = scores[scores["run"].astype(str) == system]
+            record: dict[str, object] = {"system": system, "rows": len(part)}
+            for label, column in means.items():
+                measurable = part[column].dropna()
+                record[label] = float(measurable.mean()) if len(measurable) else float("nan")
+                record[f"{label} measurable"] = f"{len(measurable)}/{len(part)}"
+            per_system.append(record)
+        st.dataframe(
+            pd.DataFrame(per_system), hide_index=True, width="stretch", key="overview_systems",
+            column_config={label: st.column_config.NumberColumn(label, format="%.3f") for label in means},
+        )
+    else:
+        columns = st.columns(len(means))
+        for column, (label, name) in zip(columns, means.items(), strict=True):
+            values = scores[name]
+            measurable = values.dropna()
+            column.metric(label, formatting.fmt_score(float(measurable.mean())) if len(measurable) else "—",
+                          help="Mean over the rows where the metric is measurable.")
+            column.caption(f"{len(measurable)} of {len(values)} rows measurable")
 
     table = scores.copy()
     if "query" in frame.columns:
-        table.insert(1, "query", frame["query"].tolist())
+        table["query"] = frame["query"].tolist()
     if table["run"].isna().all():
         table = table.drop(columns=["run"])
     st.subheader("Per row")
@@ -74,10 +93,14 @@ with errors.page_guard("overview"):
         hide_index=True,
         width="stretch",
         column_config={
-            "temporal_faithfulness": st.column_config.ProgressColumn("TF (focus time)", min_value=0.0, max_value=1.0, format="%.2f"),
-            "ndcg_focus_time": st.column_config.ProgressColumn(f"NDCG@{k} focus time", min_value=0.0, max_value=1.0, format="%.2f"),
-            "ndcg_gold": st.column_config.ProgressColumn(f"NDCG@{k} gold", min_value=0.0, max_value=1.0, format="%.2f"),
+            "temporal_faithfulness": st.column_config.ProgressColumn("TF (focus time)", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
+            "ndcg_focus_time": st.column_config.ProgressColumn(f"NDCG@{k} focus time", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
+            "ndcg_gold": st.column_config.ProgressColumn(f"NDCG@{k} gold", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
+            "query": st.column_config.TextColumn("query", width="medium"),
         },
+        # the scores right after the ids, the long texts after them: no scrolling to see a score
+        column_order=[c for c in ("query_id", "run", "temporal_faithfulness", "ndcg_focus_time", "ndcg_gold", "query",
+                                  "tf_reason", "ndcg_ft_reason", "ndcg_gold_reason") if c in table.columns],
         key="overview_table",
     )
     downloads.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")

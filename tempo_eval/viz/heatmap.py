@@ -13,6 +13,7 @@ not 96). An item with no year on either side is counted in `n_without_years` and
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -131,19 +132,50 @@ def heatmap_figure(
     z = data.counts.astype(float)
     z[z == 0] = np.nan  # blank, not the lowest colour
     show_text = z.size <= 400
+    hover = f"{html.escape(row_title)} %{{y}}<br>{html.escape(col_title)} %{{x}}<br>%{{customdata}} item(s)<extra></extra>"
     fig.add_trace(go.Heatmap(
         z=z, x=data.col_labels, y=data.row_labels, colorscale=colorscale, xgap=1, ygap=1,
         texttemplate="%{z:.0f}" if show_text else None,
-        hovertemplate=f"{html.escape(row_title)} %{{y}}<br>{html.escape(col_title)} %{{x}}<br>%{{z:.0f}} item(s)<extra></extra>",
-        colorbar={"title": "items"},
+        hoverinfo="skip",  # the cell markers below hover; an empty cell shows nothing
+        colorbar={"title": "items", "tick0": 0, "dtick": count_tick(int(data.counts.max())), "tickformat": "d"},
+        zmin=0 if data.counts.max() <= 1 else None,
+    ))
+    # Plotly cannot select heatmap cells: one invisible square marker per non-empty cell makes a
+    # click select the cell (Streamlit's on_select), and gives the hover its count
+    rows, cols = np.nonzero(data.counts)
+    fig.add_trace(go.Scatter(
+        x=[data.col_labels[j] for j in cols], y=[data.row_labels[i] for i in rows],
+        customdata=[int(data.counts[i, j]) for i, j in zip(rows, cols, strict=True)],
+        mode="markers", marker={"symbol": "square", "size": CELL_MARKER_PX, "opacity": 0, "color": "#000"},
+        selected={"marker": {"opacity": 0.25}}, unselected={"marker": {"opacity": 0}},
+        hovertemplate=hover, showlegend=False, name="cells",
     ))
     fig.update_layout(
         title=html.escape(title),
         xaxis={"title": html.escape(col_title), "type": "category", "tickangle": -45},
         yaxis={"title": html.escape(row_title), "type": "category", "autorange": "reversed"},
         margin={"t": 50, "l": 80, "r": 20, "b": 80},
+        height=figure_height(len(data.row_bins)),
+        clickmode="event+select", dragmode=False, hovermode="closest",
     )
     return fig
+
+
+#: the side of the invisible marker that makes a cell clickable (pixels)
+CELL_MARKER_PX = 18
+#: pixels per row of bins, so every row label stays legible however many bins there are
+ROW_PX = 22
+
+
+def figure_height(n_rows: int) -> int:
+    """The heatmap's height for `n_rows` row bins: at least 320 px, else ROW_PX per row plus the
+    title and axis margins (about 40 decades get some 1,010 px instead of being squeezed into 300)."""
+    return max(320, ROW_PX * n_rows + 130)
+
+
+def count_tick(max_count: int) -> int:
+    """The colour bar's tick step: a whole number of items (1 for small counts), about 6 ticks."""
+    return max(1, math.ceil(max_count / 6))
 
 
 def cell_from_selection(selection: object) -> tuple[str, str] | None:
