@@ -66,7 +66,7 @@ CLAIM_CASES = [
     ("The tower was built in 1889; it is 330 m tall.", ["The tower was built in 1889", "it is 330 m tall."]),
     ("The war began in 1939, but the U.S. entered it in 1941.", ["The war began in 1939", "the U.S. entered it in 1941."]),
     ("Smith and Jones founded it.", ["Smith and Jones founded it."]),
-    ("He was born in 1950, and moved to Paris in 1970.", ["He was born in 1950, and moved to Paris in 1970."]),
+    ("He was born in 1950, and moved to Paris in 1970.", ["He was born in 1950", "He moved to Paris in 1970."]),
     ("The tower, which was completed in 1889, is in Paris.", ["The tower, which was completed in 1889, is in Paris."]),
     ("The tower, which was completed in 1889, and the museum opened in 1900.", ["The tower, which was completed in 1889, and the museum opened in 1900."]),
     ("It was founded by Smith, Jones, and Brown in 1990.", ["It was founded by Smith, Jones, and Brown in 1990."]),

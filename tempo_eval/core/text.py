@@ -20,21 +20,32 @@ Lines
     item's span.
 
 Claims
-    Sentences, further split where they join independent clauses: at ``;`` when both sides have
-    at least three words, and at ", and" / ", but" / ", while" / ", whereas" / ", yet" / ", so" /
-    ", although" / ", though" when both sides look like clauses (each has a verb; the right side
-    starts with a subject rather than a verb) and the left side is not inside a relative clause
-    (", which ..." not yet closed). So "X happened in 2008, and Y happened in 2009" gives two
-    claims, while "Smith and Jones founded it", "He was born in 1950, and moved to Paris" and
-    "The tower, which was completed in 1889, is in Paris" stay whole. The joining word is not
-    part of the right claim's span.
+    Atomic, self-contained claims, each with the offsets of the stretch of text it comes from.
+    A sentence is split
+    - at ``;`` when both sides have at least three words;
+    - at ", and" / ", but" / ", while" / ", whereas" / ", yet" / ", so" / ", although" / ", though"
+      when both sides are clauses (each has a verb; the right side starts with its own subject,
+      or with a short adverbial before it: ", and by 1351 it had ...");
+    - at coordinated verb phrases: "The fire broke out on 2 September 1666 and burned until 6
+      September" -> "The fire broke out on 2 September 1666" + "The fire burned until 6
+      September" (the subject is carried into the second claim);
+    - at a sentence-final relative clause ", which led to X" -> "This led to X";
+    - at "when / after / before / while / as / because" clauses that have their own subject
+      (", when East Germany opened its border", ", three years after the currency was introduced");
+    - at appositions after a name ("the Bastille, a royal fortress, on 14 July 1789" -> "... the
+      Bastille on 14 July 1789" + "The Bastille was a royal fortress").
+    A relative clause inside the sentence (", which was completed in 1889, is ...") stays whole,
+    and so do lists of names ("Smith, Jones, and Brown"). The joining word is not part of a
+    claim's span. `atomic_claims` gives the claims with their spans; `split_claims` the texts;
+    `claim_spans` the spans.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-__all__ = ["claim_spans", "sentence_spans", "split_claims", "split_sentences"]
+__all__ = ["Claim", "atomic_claims", "claim_spans", "sentence_spans", "split_claims", "split_sentences"]
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -200,24 +211,49 @@ _IRREGULAR_VERBS = _words(
     told said paid spent chose drove flew knew rode spoke stood struck threw understood wore
     fought sank hit set put cut beat broke broken drew drawn ate fled forgot froze hid kept lay
     lit meant overcame rang sang shot shut slept sought split spread stole stuck swore swept swung
-    tore won wound became
+    tore won wound became woke shook swam bore burnt dealt dug fed felt heard hung lent let rid
+    sent shone sat slid stank stung strove sunk sprang
     lies stands remains contains includes hosts holds serves covers becomes owns employs houses
     """
 )
-_NOT_VERBS = frozenset({"hundred", "united", "red", "bed", "need", "seed", "speed", "feed", "indeed", "sacred", "naked", "wicked", "kindred"})
+_NOT_VERBS = frozenset({"hundred", "united", "red", "bed", "need", "seed", "speed", "feed", "indeed", "sacred", "naked", "wicked", "kindred", "allied", "limited", "aged", "based", "armed", "used", "unrelated", "related"})
 _SUBJECT_WORDS = _words(
     """
     he she it they we i you this that these those there his her its their our my the a an some
     many most all both each every no neither either another other such one two three four five
     """
 )
+_PRONOUNS = _words("he she it they we i you this that these those there")
+_PREPOSITIONS = _words(
+    "on in at by to from for with after before during since until about around over under into of as than"
+)
+_ADVERBIAL_OPENERS = _words("by in on at after before during since until within then later now soon eventually")
 _CLAUSE_CONJUNCTION = re.compile(r",\s+(?:and|but|while|whereas|yet|so|although|though)\s+")
+_VP_CONJUNCTION = re.compile(r",?\s+(?:and|but)\s+")
+_VP_ADVERBS = _words("then later also thus subsequently afterwards soon still eventually")
+_SUBORDINATE = re.compile(
+    r",\s+(?:(?:[a-z0-9]+\s+){0,3}?)(?:when|after|before|while|as|because|since|until)\s+"
+)
+_RELATIVE_TAIL = re.compile(r",\s+which\s+")
+_PARTICIPLE = re.compile(r",\s+(?=(?:using|arriving|including|killing|leaving|making|becoming|causing|ending|making|destroying|bringing)\s)")
+_APPOSITION = re.compile(r"(?<=[a-z]),\s+(?P<body>(?:a|an|the)\s+[a-z][^,;]{2,60}?),\s+")
 _SEMICOLON = re.compile(r";\s*")
 _LEADING_CONNECTIVE = re.compile(
     r"(?:and|but|yet|so|while|whereas|however|moreover|also|although|though)\b,?\s*", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+")
 _OPEN_RELATIVE = re.compile(r",\s+(?:which|who|whom|whose|where)\b[^,]*$")
+_PAST = _words("was were had did")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One atomic claim: `text` stands alone (a carried-over subject may start it); `start`/`end`
+    are the offsets of the stretch of the source text it comes from."""
+
+    text: str
+    start: int
+    end: int
 
 
 def _is_verb(word: str) -> bool:
@@ -238,8 +274,150 @@ def _starts_with_subject(words: list[str]) -> bool:
     return first.lower() in _SUBJECT_WORDS or first[0].isupper() or first[0].isdigit()
 
 
-def _clause_splits(sentence: str) -> list[tuple[int, int]]:
-    """Split one sentence (offsets relative to it) into independent clauses."""
+def _opens_clause(words: list[str]) -> bool:
+    """The right side of ", and ..." is a clause of its own: it starts with its subject ("the
+    museum ...", "thousands of homes lost ..."), or with a short adverbial ("by 1351", "in 1990")
+    and then a subject and a verb."""
+    if _starts_with_subject(words):
+        return True
+    verb = _first_verb(words)
+    if (
+        verb is not None and 1 <= verb <= 4 and words[0].lower() not in _PREPOSITIONS
+        and not any(w.lower() in _PREPOSITIONS - {"of"} for w in words[:verb])
+    ):
+        return True
+    if words and words[0].lower() in _ADVERBIAL_OPENERS:
+        for k in range(1, min(4, len(words) - 1)):
+            if words[k].lower() in _PRONOUNS or words[k][0].isupper():
+                return _is_clause(words[k:]) and not _is_verb(words[k])
+    return False
+
+
+def _first_verb(words: list[str]) -> int | None:
+    return next((i for i, word in enumerate(words) if _is_verb(word)), None)
+
+
+def _subject(clause: str) -> str | None:
+    """The subject of a clause: the noun phrase just before its first verb ("The fire",
+    "William of Normandy", "Apollo 11"); None when it cannot be told."""
+    tokens = [(m.group(0), m.start()) for m in re.finditer(r"[A-Za-z][A-Za-z'’.-]*|\d+|,", clause)]
+    words = [t for t, _ in tokens]
+    verb = _first_verb(words)
+    if verb is None or verb == 0:
+        return None
+    start = verb
+    while start > 0:
+        word = words[start - 1]
+        low = word.lower()
+        if word == "," or low in _PREPOSITIONS - {"of"}:
+            break
+        if word.isdigit() and not (start >= 2 and words[start - 2][0].isupper() and len(word) <= 3):
+            break
+        start -= 1
+    if start == verb:
+        return None
+    subject = clause[tokens[start][1] : tokens[verb - 1][1] + len(words[verb - 1])]
+    return subject[0].upper() + subject[1:]
+
+
+def _past(clause: str) -> bool:
+    return any(w.lower() in _PAST or (w.lower().endswith("ed") and _is_verb(w)) or w.lower() in _IRREGULAR_VERBS
+               for w in _WORD.findall(clause))
+
+
+def _carry(subject: str | None, rest: str) -> str:
+    """`rest` with the subject put in front when it has none of its own."""
+    if subject is None:
+        return rest
+    return f"{subject} {rest}"
+
+
+def _split_vp(piece: str, offset: int) -> list[Claim]:
+    """Split coordinated verb phrases of one clause: "X broke out on ... and burned until ..."."""
+    subject = _subject(piece)
+    claims: list[Claim] = []
+    start = 0
+    for match in _VP_CONJUNCTION.finditer(piece):
+        left, right = piece[start : match.start()], piece[match.end() :]
+        left_words, right_words = _WORD.findall(left), _WORD.findall(right)
+        verb = _first_verb(left_words)
+        if verb is None or len(left_words) - verb < 3 or len(right_words) < 2 or _OPEN_RELATIVE.search(left):
+            continue  # the left verb needs its object or complement before a split
+        right_verb = _first_verb(right_words)
+        own_subject = (
+            right_verb is not None and 0 < right_verb <= 4 and _starts_with_subject(right_words)
+            and "," not in match.group(0)
+            and all(w[0].isupper() or w.isdigit() or w.lower() in _SUBJECT_WORDS for w in right_words[:right_verb])
+        ) or (
+            # lower-cased text: "the wall fell in 1989 and germany was reunified in 1990"
+            piece.islower() and right_verb is not None and 0 < right_verb <= 2
+            and not any(w.lower() in _PREPOSITIONS for w in right_words[:right_verb])
+        )
+        starts_with_verb = _is_verb(right_words[0]) or (
+            right_words[0].lower() in _VP_ADVERBS and _is_verb(right_words[1])
+        )
+        if (subject is not None and starts_with_verb) or own_subject:
+            claims.append(Claim(piece[start : match.start()].strip(" ,"), offset + start, offset + match.start()))
+            if own_subject:  # "... and King Harold II was killed": a clause of its own
+                claims.append(Claim(piece[match.end() :], offset + match.end(), offset + len(piece)))
+                return claims
+            start = match.end()
+    if not claims:
+        return [Claim(piece, offset, offset + len(piece))]
+    claims.append(Claim(_carry(subject, piece[start:]), offset + start, offset + len(piece)))
+    return claims
+
+
+def _split_subordinate(piece: str, offset: int) -> list[Claim]:
+    """Split off a final relative clause (", which led to X" -> "This led to X") and "when /
+    after / before ..." clauses that have their own subject."""
+    relative = None
+    for match in _RELATIVE_TAIL.finditer(piece):
+        if "," not in piece[match.end() :]:
+            relative = match
+    if relative is not None and _is_clause(_WORD.findall(piece[relative.end() :])):
+        left = piece[: relative.start()]
+        rest = piece[relative.end() :]
+        return [
+            *_split_subordinate(left, offset),
+            Claim(f"This {rest}", offset + relative.end(), offset + len(piece)),
+        ]
+    participle = _PARTICIPLE.search(piece)
+    if participle is not None and _is_clause(_WORD.findall(piece[: participle.start()])):
+        subject = _subject(piece[: participle.start()])
+        if subject is not None:
+            return [
+                *_split_subordinate(piece[: participle.start()], offset),
+                Claim(_carry(subject, piece[participle.end() :]), offset + participle.end(), offset + len(piece)),
+            ]
+    for match in _SUBORDINATE.finditer(piece):
+        left, right = piece[: match.start()], piece[match.end() :]
+        right_words = _WORD.findall(right)
+        if _is_clause(_WORD.findall(left)) and _starts_with_subject(right_words) and _is_clause(right_words):
+            return [Claim(left, offset, offset + match.start()), *_split_subordinate(right, offset + match.end())]
+    return [Claim(piece, offset, offset + len(piece))]
+
+
+def _split_apposition(piece: str, offset: int) -> list[Claim]:
+    """"A crowd stormed the Bastille, a royal fortress and prison, on 14 July 1789" -> the sentence
+    without the apposition, and "The Bastille was a royal fortress and prison"."""
+    match = _APPOSITION.search(piece)
+    if match is None:
+        return [Claim(piece, offset, offset + len(piece))]
+    before = piece[: match.start()]
+    head = re.search(r"((?:the\s+)?(?:[A-Z][\w'’-]*\s+)*[A-Z][\w'’-]*|the\s+[a-z]+)$", before)
+    body_words = _WORD.findall(match.group("body"))
+    if head is None or any(_is_verb(w) for w in body_words) or not _is_clause(_WORD.findall(before)):
+        return [Claim(piece, offset, offset + len(piece))]
+    name = head.group(1)
+    main = before + " " + piece[match.end() :]
+    verb = "was" if _past(piece) else "is"
+    apposition = f"{name[0].upper()}{name[1:]} {verb} {match.group('body')}"
+    return [Claim(main, offset, offset + len(piece)), Claim(apposition, offset + match.start("body"), offset + match.end("body"))]
+
+
+def _independent_clauses(sentence: str) -> list[tuple[int, int]]:
+    """Split one sentence (offsets relative to it) at ';' and at ', and <subject> ...'."""
     parts: list[tuple[int, int]] = []
     start = 0
     for match in _SEMICOLON.finditer(sentence):
@@ -259,7 +437,7 @@ def _clause_splits(sentence: str) -> list[tuple[int, int]]:
             if (
                 _is_clause(left_words)
                 and _is_clause(right_words)
-                and _starts_with_subject(right_words)
+                and _opens_clause(right_words)
                 and not _OPEN_RELATIVE.search(left)
             ):
                 clauses.append((start, match.start()))
@@ -278,14 +456,43 @@ def _clause_splits(sentence: str) -> list[tuple[int, int]]:
     return trimmed
 
 
+def _tidy(claim: Claim) -> Claim | None:
+    text = re.sub(r"\s+,", ",", re.sub(r"\s{2,}", " ", claim.text)).strip(" ,;")
+    if not any(ch.isalnum() for ch in text):
+        return None
+    return Claim(text, claim.start, claim.end)
+
+
+def atomic_claims(text: str) -> list[Claim]:
+    """The atomic claims of `text` with their source offsets (rules in the module docstring)."""
+    claims: list[Claim] = []
+    for sentence_start, sentence_end in sentence_spans(text):
+        sentence = text[sentence_start:sentence_end]
+        for clause_start, clause_end in _independent_clauses(sentence):
+            clause = sentence[clause_start:clause_end]
+            base = sentence_start + clause_start
+            for sub in _split_subordinate(clause, base):
+                verbatim = sub.text == text[sub.start : sub.end]
+                for vp in _split_vp(sub.text, sub.start) if verbatim else [sub]:
+                    pieces = _split_apposition(vp.text, vp.start) if vp.text == text[vp.start : vp.end] else [vp]
+                    for piece in pieces:
+                        tidy = _tidy(piece)
+                        if tidy is not None:
+                            claims.append(tidy)
+    return claims
+
+
 def claim_spans(text: str) -> list[tuple[int, int]]:
-    """Character offsets of the claims of `text`: sentences, split into independent clauses."""
+    """Character offsets of the claims of `text` (the stretch each atomic claim comes from)."""
     spans: list[tuple[int, int]] = []
-    for start, end in sentence_spans(text):
-        spans.extend((start + a, start + b) for a, b in _clause_splits(text[start:end]))
+    for claim in atomic_claims(text):
+        start, end = _trim(text, claim.start, claim.end)
+        if spans and start < spans[-1][1]:  # an apposition lies inside its sentence's span
+            continue
+        spans.append((start, end))
     return spans
 
 
 def split_claims(text: str) -> list[str]:
-    """The claims of `text`, in order (see the module docstring for the rules)."""
-    return [text[start:end] for start, end in claim_spans(text)]
+    """The atomic claims of `text`, each able to stand alone (see the module docstring)."""
+    return [claim.text for claim in atomic_claims(text)]

@@ -48,7 +48,7 @@ _SECRET_PARTS = frozenset(
 RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
 CLAIM_COLUMNS = [
     "row", "query_id", "run", "metric", "idx", "claim", "verdict", "evidence",
-    "probabilities", "reason", "confidence", "error",
+    "probabilities", "reason", "confidence", "error", "side",
 ]
 
 
@@ -576,7 +576,8 @@ class RunStore:
     def claims_frame(self, run_id: int) -> pd.DataFrame:
         """One row per verified claim: row, query_id, run, metric, idx, claim, verdict, evidence,
         probabilities (dict or None), reason, confidence (NaN when the verifier gave none), error
-        (the verifier's error text for ERROR verdicts, else None)."""
+        (the verifier's error text for ERROR verdicts, else None), side (Factual Correctness:
+        "response" or "reference", else None)."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT c.row_idx, r.query_id, r.system, c.metric, c.idx, c.claim, c.verdict, c.evidence,"
@@ -587,7 +588,7 @@ class RunStore:
             ).fetchall()
         rows = [
             (*r[:8], None if r[8] is None else json.loads(r[8]), r[9],
-             math.nan if r[10] is None else float(r[10]), _claim_error(r[11]))
+             math.nan if r[10] is None else float(r[10]), *_claim_extra(r[11]))
             for r in rows
         ]
         frame = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
@@ -639,12 +640,14 @@ def _clean_name(name: Any, what: str) -> str:
     return clean
 
 
-def _claim_error(extra: str | None) -> str | None:
-    """The `error` text kept in a claim row's `extra` JSON (set for ERROR verdicts)."""
+def _claim_extra(extra: str | None) -> tuple[str | None, str | None]:
+    """(error, side) from a claim row's `extra` JSON: the verifier's error text (ERROR verdicts)
+    and the Factual Correctness side."""
     if not extra:
-        return None
-    error = json.loads(extra).get("error")
-    return None if error is None else str(error)
+        return None, None
+    found = json.loads(extra)
+    error, side = found.get("error"), found.get("side")
+    return (None if error is None else str(error)), (None if side is None else str(side))
 
 
 def _claim_record(claim: Any) -> dict[str, Any]:
