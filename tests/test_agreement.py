@@ -73,3 +73,24 @@ def test_agreement_page_sets_imported_ragas_scores_against_ours() -> None:
     assert len(at.get("plotly_chart")) == 1
     table = at.dataframe[0].value
     assert table["row"].tolist()[0] in (0, 1, 2) and "ragas:faithfulness" in table.columns
+
+
+def test_agreement_page_imports_a_deepeval_test_run_and_makes_its_dataset_active() -> None:
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from tempo_eval.store.runs import RunStore
+
+    root = Path(__file__).resolve().parents[1]
+    data = (root / "tests" / "data" / "interop" / "deepeval_test_run.json").read_bytes()
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=120).run()
+    at.switch_page("views/agreement.py").run()
+    at.file_uploader(key="agreement_upload").set_value(("test_run.json", data, "application/json")).run()
+    at.button(key="agreement_import").click().run()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    runs = RunStore().list_runs()
+    (run_id,) = runs[runs["name"] == "deepeval: test_run.json"]["id"].tolist()
+    assert at.session_state["dataset_id"] == int(runs.set_index("id").loc[run_id, "dataset_id"])
+    assert "1 foreign and 0 of our metrics" in at.info[0].value

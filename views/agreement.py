@@ -1,9 +1,9 @@
 """Agreement: a foreign metric (imported RAGAS / DeepEval scores) against one of ours, row by row.
 
 A scatter of the two scores, Spearman's rho and Kendall's tau over the rows both scored, and the
-rows where they disagree most (`tempo_eval.agreement`). Foreign scores come from
-`tempo-eval import FILE` (or `tempo_eval.io.foreign.import_foreign_results`); our scores from any
-run of the same dataset.
+rows where they disagree most (`tempo_eval.agreement`). Foreign scores come from the import box
+at the top, `tempo-eval import FILE` or `tempo_eval.io.foreign.import_foreign_results`; our scores
+from any run of the same dataset.
 """
 
 from __future__ import annotations
@@ -31,6 +31,22 @@ def _metric_options(dataset_id: int) -> list[tuple[int, str]]:
 def _label(option: tuple[int, str]) -> str:
     return f"{option[1]} · {ui.run_label(option[0])}"
 
+
+with ui.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEval scores"):
+    st.caption(
+        "A RAGAS `EvaluationResult.to_pandas()` file (CSV, JSONL, JSON or Parquet, one numeric column "
+        "per metric) or a DeepEval test run JSON. Its scores become a run of the dataset it describes."
+    )
+    upload = st.file_uploader("Results file", key="agreement_upload",
+                              type=["csv", "tsv", "jsonl", "json", "parquet", "gz"])
+    if upload is not None and st.button("Import", key="agreement_import"):
+        from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
+
+        foreign = load_foreign_results(upload)
+        for warning in foreign.dataset.warnings:
+            st.warning(ui.md_escape(warning))
+        run_id = import_foreign_results(foreign, ui.store())
+        ui.select_dataset(ui.store().run_info(run_id)["dataset_id"], [run_id])
 
 with ui.page_guard("agreement"):
     from tempo_eval.agreement import agreement_pairs, rank_correlations
