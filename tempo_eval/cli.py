@@ -211,7 +211,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
     else:
-        dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
+        try:
+            dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
+        except ValueError as error:
+            raise CLIError(f"{error}{_conversation_hint(args.data)}") from None
     for warning in dataset.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     verifier = None
@@ -264,6 +267,19 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)
     return EXIT_FAILED if failure is not None or below else EXIT_OK
+
+
+def _conversation_hint(path: str) -> str:
+    """"; this file holds N conversations: ..." when a file refused as a dataset is a conversation file."""
+    from tempo_eval.io.conversation import load_conversations
+
+    try:
+        conversations = load_conversations(path)
+    except (ValueError, OSError):
+        return ""
+    return (
+        f"; this file holds {len(conversations)} conversation(s): evaluate it with --metrics turn_faithfulness"
+    )
 
 
 def _all_rows_failed(frame: pd.DataFrame) -> str | None:

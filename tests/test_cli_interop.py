@@ -144,3 +144,11 @@ def test_a_test_run_with_only_conversational_cases_says_what_is_not_imported(
     path.write_text(json.dumps({"testCases": [], "conversationalTestCases": [{"name": "c"}]}))
     code, err = _main(["import", str(path), "--workspace", str(tmp_path / "ws")], capsys)
     assert code == 2 and "1 conversational test case(s) are not imported" in err
+
+
+def test_a_conversation_file_given_dataset_metrics_points_to_turn_faithfulness(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _main(_evaluate(DATA / "deepeval_conversational_goldens.json", tmp_path, "--metrics",
+                                "temporal_faithfulness"), capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "no column for 'query'" in err and "holds 2 conversation(s): evaluate it with --metrics turn_faithfulness" in err
