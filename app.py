@@ -29,6 +29,7 @@ PAGES = [
     st.Page("views/claims.py", title="Claims", icon=":material/fact_check:"),
     st.Page("views/conversation.py", title="Conversation", icon=":material/forum:"),
     st.Page("views/heatmaps.py", title="Temporal heatmaps", icon=":material/grid_on:"),
+    st.Page("views/agreement.py", title="Agreement", icon=":material/join_inner:"),
 ]
 
 navigation = st.navigation(PAGES)

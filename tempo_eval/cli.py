@@ -232,7 +232,10 @@ def _evaluate(args: argparse.Namespace) -> int:
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
     elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
-        dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
+        try:
+            dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
+        except ValueError as error:
+            raise CLIError(f"{error}{_conversation_hint(args.data)}") from None
     if not on_ray:
         for warning in dataset.warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -384,6 +387,19 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     print(f"run {run_id} ({info['name']}, {info['status']}): imported {counts or 'no results'} "
           f"into {default_db_path()}", file=sys.stderr)
     return EXIT_OK
+
+
+def _conversation_hint(path: str) -> str:
+    """"; this file holds N conversations: ..." when a file refused as a dataset is a conversation file."""
+    from tempo_eval.io.conversation import load_conversations
+
+    try:
+        conversations = load_conversations(path)
+    except (ValueError, OSError):
+        return ""
+    return (
+        f"; this file holds {len(conversations)} conversation(s): evaluate it with --metrics turn_faithfulness"
+    )
 
 
 def _all_rows_failed(frame: pd.DataFrame) -> str | None:

@@ -136,3 +136,19 @@ def test_compare_prints_notes_and_takes_depth_and_precision(tmp_path: Path,
     code, err = _main(["compare", str(DATA / "ranx_bm25.trec"), str(DATA / "ranx_unnamed.trec"),
                        "--qrels", str(DATA / "ranx_qrels.trec"), "--depth", "0"], capsys)
     assert code == 2 and "--depth must be a positive integer" in err
+
+
+def test_a_test_run_with_only_conversational_cases_says_what_is_not_imported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"testCases": [], "conversationalTestCases": [{"name": "c"}]}))
+    code, err = _main(["import", str(path), "--workspace", str(tmp_path / "ws")], capsys)
+    assert code == 2 and "1 conversational test case(s) are not imported" in err
+
+
+def test_a_conversation_file_given_dataset_metrics_points_to_turn_faithfulness(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _main(_evaluate(DATA / "deepeval_conversational_goldens.json", tmp_path, "--metrics",
+                                "temporal_faithfulness"), capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "no column for 'query'" in err and "holds 2 conversation(s): evaluate it with --metrics turn_faithfulness" in err

@@ -152,8 +152,6 @@ CASES = [
     Case("qrels line given as a run", "run", b"q1 0 d1 1\n", "bm25.run",
          ("found 4 fields", "expected 6 fields", "load_qrels"), {"line": 1}),
     Case("run with only comments", "run", b"# nothing here\n\n", "bm25.run", ("no run lines found", "expected 6 fields")),
-    Case("run name in two files", "runs", [("a.run", b"q1 Q0 d1 1 1 bm25\n"), ("b.run", b"q1 Q0 d2 1 1 bm25\n")],
-         "b.run", ("run name 'bm25'", "also used in a.run", "expected each run name once")),
     Case("non-UTF-8 run", "run", b"q1 Q0 d1 1 1 bm25\nq1 Q0 caf\xe9 2 0.5 bm25\n", "bm25.run",
          ("not valid UTF-8", "save the file as UTF-8"), {"line": 2}),
     Case("non-numeric relevance", "qrels", b"q1 0 d1 1\nq1 0 d2 yes\n", "qrels.txt",

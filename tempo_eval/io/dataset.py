@@ -173,12 +173,7 @@ def load_dataset(
             table = _read_delimited(data, raw.name, "," if source_format == "csv" else "\t", warnings)
         else:
             text = decode_text(data, raw.name, warnings)
-            if source_format == "json" and _holds_json_lines(text):
-                # Hugging Face datasets' to_json and pandas' to_json(lines=True) write JSON Lines
-                # under a .json name
-                table = _read_jsonl(text, raw.name)
-            else:
-                table = _read_jsonl(text, raw.name) if source_format == "jsonl" else _read_json(text, raw.name)
+            table = _read_jsonl(text, raw.name) if source_format == "jsonl" else _read_json(text, raw.name)
         frame, used = _canonical_frame(table, mapping, raw.name, warnings)
     return Dataset(
         frame=frame,
@@ -530,17 +525,14 @@ def _read_jsonl_line(
     lines.append(number)
 
 
-def _holds_json_lines(text: str) -> bool:
-    """True when the text is one JSON object per line (two or more lines), not one document."""
-    body = text.lstrip()
-    if not body.startswith("{"):
-        return False
-    try:
-        _, end = json.JSONDecoder().raw_decode(body)
-    except (ValueError, RecursionError):
-        return False
-    rest = body[end:]
-    return rest.lstrip(" \t\r").startswith("\n") and rest.lstrip().startswith("{")
+def _is_json_lines(text: str, extra: int) -> bool:
+    """True when the text is an object followed, on a later line, by another object (`extra` is
+    where json.loads found the second one)."""
+    before = text[max(0, extra - 200):extra]
+    return (
+        text.lstrip()[:1] == "{" and text[extra:extra + 1] == "{"
+        and "\n" in before[len(before.rstrip()):]
+    )
 
 
 def _read_json(text: str, source: str) -> _Table:
@@ -554,6 +546,10 @@ def _read_json(text: str, source: str) -> _Table:
             source=source,
         ) from None
     except json.JSONDecodeError as error:
+        if error.msg == "Extra data" and _is_json_lines(text, error.pos):
+            # Hugging Face datasets' to_json and pandas' to_json(lines=True) write JSON Lines
+            # under a .json name
+            return _read_jsonl(text, source)
         hint = ""
         if error.msg == "Extra data" and error.lineno > 1:
             hint = "; this looks like JSON Lines (one object per line): name the file .jsonl"

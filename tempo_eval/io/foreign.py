@@ -91,8 +91,9 @@ def load_foreign_results(source: Any, *, name: str | None = None) -> ForeignResu
     data = gunzip_if_needed(raw)
     document = _json_document(data)
     if is_deepeval_test_run(document):
+        scores = _deepeval_scores(document, raw.name)  # checks the test cases before the rows
         dataset = load_dataset(raw.data, name=raw.name, format="json")
-        return ForeignResults("deepeval", dataset, _deepeval_scores(document, raw.name))
+        return ForeignResults("deepeval", dataset, scores)
     dataset = load_dataset(raw.data, name=raw.name)
     scores = _ragas_scores(dataset, raw.name)
     return ForeignResults("ragas", dataset, scores)
@@ -159,7 +160,12 @@ def _deepeval_scores(document: dict[str, Any], source: str) -> list[ForeignScore
     scores = []
     cases = [case for case in document["testCases"] if isinstance(case, dict)]
     if not cases:
-        raise InputError("the test run has no test cases (testCases is empty)", source=source)
+        conversational = len(document.get("conversationalTestCases") or [])
+        extra = (
+            f"; its {conversational} conversational test case(s) are not imported: evaluate the "
+            "conversations with turn_faithfulness instead" if conversational else ""
+        )
+        raise InputError(f"the test run has no single-turn test cases (testCases is empty){extra}", source=source)
     for row, case in enumerate(cases):
         metrics = case.get("metricsData") or []
         if not isinstance(metrics, list):

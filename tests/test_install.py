@@ -1,0 +1,64 @@
+"""`pip install .` gives a `tempo-eval` command and an importable package that works from any
+directory (issue 10). The venv reuses the test venv's packages through a .pth file, so nothing is
+downloaded; the package itself is built by setuptools from a copy of the repository."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("install")
+    source = root / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(REPO / "tempo_eval", source / "tempo_eval", ignore=shutil.ignore_patterns("__pycache__"))
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    Path(purelib, "test-venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-build-isolation",
+         "--no-index", "-q", str(source)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return venv
+
+
+@pytest.mark.slow
+def test_pip_install_gives_the_tempo_eval_command(installed: Path, tmp_path: Path) -> None:
+    done = subprocess.run([str(installed / "bin" / "tempo-eval"), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: tempo-eval") and "evaluate" in done.stdout and "import" in done.stdout
+    bad = subprocess.run([str(installed / "bin" / "tempo-eval"), "evaluate", "missing.csv", "--metrics",
+                          "temporal_ndcg", "--out", "r.csv"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin"})
+    assert bad.returncode == 2 and bad.stderr.startswith("error: missing.csv: file not found")
+
+
+@pytest.mark.slow
+def test_the_readme_python_examples_run_from_another_directory(installed: Path, tmp_path: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(encoding="utf-8"), flags=re.S)
+    assert blocks
+    script = tmp_path / "readme_examples.py"
+    script.write_text("import tempo_eval\nprint(tempo_eval.__file__)\n" + "\n".join(blocks))
+    done = subprocess.run([str(installed / "bin" / "python"), str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    location = done.stdout.splitlines()[0]
+    assert location.startswith(str(installed)) and not location.startswith(str(REPO))

@@ -1,0 +1,106 @@
+"""Agreement: a foreign metric (imported RAGAS / DeepEval scores) against one of ours, row by row.
+
+A scatter of the two scores, Spearman's rho and Kendall's tau over the rows both scored, and the
+rows where they disagree most (`tempo_eval.agreement`). Foreign scores come from the import box
+at the top, `tempo-eval import FILE` or `tempo_eval.io.foreign.import_foreign_results`; our scores
+from any run of the same dataset.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from tempo_eval_app import components as ui
+
+ui.page_setup("Agreement")
+
+
+def _metric_options(dataset_id: int) -> list[tuple[int, str]]:
+    """(run id, metric) for every metric of every run of the dataset, foreign ones first."""
+    options = []
+    for run_id in ui.store().list_runs(dataset_id)["id"].tolist():
+        for metric in ui.store().run_summary(int(run_id))["metrics"]:
+            options.append((int(run_id), str(metric)))
+    return sorted(options, key=lambda o: (":" not in o[1], o[0], o[1]))
+
+
+def _label(option: tuple[int, str]) -> str:
+    return f"{option[1]} · {ui.run_label(option[0])}"
+
+
+with ui.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEval scores"):
+    st.caption(
+        "A RAGAS `EvaluationResult.to_pandas()` file (CSV, JSONL, JSON or Parquet, one numeric column "
+        "per metric) or a DeepEval test run JSON. Its scores become a run of the dataset it describes."
+    )
+    upload = st.file_uploader("Results file", key="agreement_upload",
+                              type=["csv", "tsv", "jsonl", "json", "parquet", "gz"])
+    if upload is not None and st.button("Import", key="agreement_import"):
+        from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
+
+        foreign = load_foreign_results(upload)
+        for warning in foreign.dataset.warnings:
+            st.warning(ui.md_escape(warning))
+        run_id = import_foreign_results(foreign, ui.store())
+        ui.select_dataset(ui.store().run_info(run_id)["dataset_id"], [run_id])
+
+with ui.page_guard("agreement"):
+    from tempo_eval.agreement import agreement_pairs, rank_correlations
+
+    dataset_id = ui.require_dataset_id()
+    options = _metric_options(dataset_id)
+    foreign = [o for o in options if ":" in o[1]]
+    ours = [o for o in options if ":" not in o[1]]
+    if not foreign or not ours:
+        st.info(
+            "This view sets a foreign metric against one of ours. It needs, on the active dataset, "
+            "a run imported from RAGAS or DeepEval (`tempo-eval import ragas_results.csv` or a "
+            "DeepEval test run JSON) and a run of our metrics (Evaluate, or `tempo-eval evaluate` "
+            f"on the same file). This dataset has {len(foreign)} foreign and {len(ours)} of our metrics."
+        )
+        st.stop()
+    left, right = st.columns(2)
+    theirs_choice = left.selectbox("Foreign metric", foreign, format_func=_label, key="agreement_theirs")
+    ours_choice = right.selectbox("Our metric", ours, format_func=_label, key="agreement_ours")
+
+    pairs = agreement_pairs(
+        ui.results_frame(ours_choice[0]), ui.results_frame(theirs_choice[0]),
+        ours_metric=ours_choice[1], theirs_metric=theirs_choice[1],
+    )
+    stats = rank_correlations(pairs["ours"], pairs["theirs"])
+    frame = ui.dataset_frame(dataset_id)
+    if "query" in frame.columns:
+        pairs.insert(2, "query", [frame["query"].iloc[r] if r < len(frame) else None for r in pairs["row"]])
+
+    columns = st.columns(3)
+    columns[0].metric("Rows scored by both", int(stats["n"]))
+    columns[1].metric("Spearman ρ", ui.fmt_score(stats["spearman"]),
+                      help="Rank correlation of the two scores over the rows both scored (NaN: fewer than 3 rows, "
+                           f"or one side constant). p = {stats['spearman_p']:.3g}")
+    columns[2].metric("Kendall τ-b", ui.fmt_score(stats["kendall"]),
+                      help=f"Share of row pairs ordered alike minus ordered oppositely, ties corrected. "
+                           f"p = {stats['kendall_p']:.3g}")
+
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=pairs["theirs"], y=pairs["ours"], mode="markers",
+        marker={"size": 9, "opacity": 0.75, "color": pairs["rank_gap"], "colorscale": "Cividis",
+                "colorbar": {"title": "rank gap"}},
+        text=pairs["query_id"].map(lambda q: html.escape(str(q))).tolist(),
+        hovertemplate="query %{text}<br>foreign %{x:.3f}<br>ours %{y:.3f}<extra></extra>",
+    ))
+    fig.update_layout(
+        xaxis={"title": html.escape(theirs_choice[1])}, yaxis={"title": html.escape(ours_choice[1])},
+        margin={"t": 30, "l": 50, "r": 20, "b": 40}, height=420,
+    )
+    st.plotly_chart(fig, key="agreement_scatter")
+
+    st.subheader("Rows where they disagree most")
+    st.caption("Ordered by the gap between the two percentile ranks (the scales of two tools differ; their orders can be compared).")
+    shown = pairs.head(20).rename(columns={"ours": ours_choice[1], "theirs": theirs_choice[1]})
+    st.dataframe(pd.DataFrame(shown), hide_index=True, width="stretch", key="agreement_table")
+    ui.download_results(pairs, f"agreement_{dataset_id}", key="agreement_dl")
