@@ -154,6 +154,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    if args.max_input_mb is not None and not args.max_input_mb > 0:
+        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     if not names:
         raise CLIError("--metrics needs at least one metric name")
@@ -169,7 +171,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.deadline is not None and not args.deadline > 0:
         raise CLIError(f"--deadline must be a positive number of seconds, got {args.deadline:g}")
 
-    dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
+    max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
+    dataset = load_dataset(args.data, parse_mapping(args.mapping or []), max_bytes=max_bytes)
     for warning in dataset.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     verifier = None
@@ -383,6 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "of computing them again")
     ev.add_argument("--workspace", metavar="DIR",
                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
+    ev.add_argument("--max-input-mb", type=float, metavar="MB",
+                    help="refuse a dataset larger than this (default 128, or $TEMPO_EVAL_MAX_INPUT_MB): "
+                         "it is held in memory, about 10x its size")
     ev.add_argument("--timeout", type=float, metavar="SECONDS",
                     help="--verifier llm: seconds per judge request before it is retried (default 60)")
     ev.add_argument("--max-retries", type=int, metavar="N",

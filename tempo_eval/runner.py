@@ -364,7 +364,9 @@ def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
     inputs no dataset column holds (Turn Faithfulness: `turns`) is refused with where to run it.
     """
     canonical = canonical_columns()
-    found = ", ".join(columns)
+    from tempo_eval.io.errors import list_columns
+
+    found = list_columns(list(columns))  # a wide file has thousands: name the first few
     for metric in metrics:
         required = metric.required_columns(columns)
         not_columns = [c for c in required if c not in canonical]
