@@ -446,9 +446,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {_masked(message)}", file=sys.stderr)
         return EXIT_INPUT
     except RuntimeError as exc:
+        from tempo_eval.store.db import WorkspaceError
         from tempo_eval.verify.base import VerifierUnavailable
 
-        if not isinstance(exc, VerifierUnavailable):
+        if not isinstance(exc, (VerifierUnavailable, WorkspaceError)):
             raise
         print(f"error: {_masked(' '.join(str(exc).split()))}", file=sys.stderr)
         return EXIT_INPUT

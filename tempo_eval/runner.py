@@ -65,6 +65,7 @@ from tempo_eval.metrics.base import (
     canonical_columns,
     not_measurable,
 )
+from tempo_eval.store.db import WorkspaceError
 from tempo_eval.store.runs import RunStore, frame_content_hash, is_secret_name
 
 logger = logging.getLogger(__name__)
@@ -329,11 +330,14 @@ async def aevaluate(
             await _run_workers([worker() for _ in range(min(max_concurrency, len(pending)))])
     except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
         failed = isinstance(exc, Exception)
-        if not failed and done == n_rows:  # interrupted after the last row was stored
-            store.set_status(run_id, "finished")
-        else:
-            store.set_status(run_id, "failed" if failed else "cancelled",
-                             f"{type(exc).__name__}: {exc}" if failed else None)
+        try:
+            if not failed and done == n_rows:  # interrupted after the last row was stored
+                store.set_status(run_id, "finished")
+            else:
+                store.set_status(run_id, "failed" if failed else "cancelled",
+                                 f"{type(exc).__name__}: {exc}" if failed else None)
+        except WorkspaceError as status_error:  # a full disk refuses the status too: report the cause
+            logger.warning("could not mark run %d as stopped: %s", run_id, status_error)
         raise
     store.set_status(run_id, status)
     return RunResult(
