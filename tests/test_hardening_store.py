@@ -142,3 +142,74 @@ def test_a_newer_schema_is_one_line_too(tmp_path: Path) -> None:
         conn.execute("PRAGMA user_version = 999")
     with pytest.raises(WorkspaceError, match="schema version 999, newer"):
         RunStore(path)
+
+
+# ---- two processes, one run ------------------------------------------------------------------
+
+def _judge_rows(n: int) -> str:
+    return "\n".join(json.dumps({
+        "query_id": f"q{i}", "query": "When was it built?", "answer": f"It was built in {1900 + i}.",
+        "contexts": [f"Built in {1900 + i}."],
+    }) for i in range(n))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stagger", [0.0, 1.5])
+def test_two_processes_evaluating_the_same_dataset_share_one_run_and_compute_each_row_once(
+    tmp_path: Path, stagger: float
+) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.openai_server import Reply, ScriptedOpenAIServer
+
+    n = 40
+    data = tmp_path / "d.jsonl"
+    data.write_text(_judge_rows(n), encoding="utf-8")
+    reply = Reply(content=json.dumps({"verdict": "SUPPORTED", "evidence": "Built.", "reason": "stated"}), delay=0.1)
+    home = tmp_path / "ws"
+    repo = Path(__file__).resolve().parents[1]
+    with ScriptedOpenAIServer(lambda request: reply) as server:
+        processes = []
+        for name in ("a", "b"):
+            processes.append(subprocess.Popen(
+                [sys.executable, "-m", "tempo_eval", "evaluate", str(data), "--metrics", "temporal_faithfulness",
+                 "--verifier", "llm", "--model", "judge", "--base-url", server.base_url, "--concurrency", "2",
+                 "--workspace", str(home), "--out", str(tmp_path / f"{name}.csv"), "--no-progress"],
+                cwd=repo, stderr=subprocess.PIPE, text=True,
+            ))
+            time.sleep(stagger)
+        errors = [p.communicate(timeout=240)[1] for p in processes]
+        assert [p.returncode for p in processes] == [0, 0], errors
+        assert len(server.requests) == n  # one claim per row, each judged once
+    with sqlite3.connect(home / DB_FILENAME) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+        assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == n
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    assert sum(f"0 results computed, {n} reused" in e for e in errors) == 1, errors
+
+
+def test_a_run_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / DB_FILENAME
+    store = RunStore(path)
+    dataset_id = store.save_dataset(_dataset())
+    run_id, _ = store.create_or_resume_run(dataset_id, {"metrics": ["x"]})
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    import socket
+    import time
+
+    with store.connection:
+        store.connection.execute(
+            "INSERT INTO run_locks (run_id, token, pid, host, heartbeat) VALUES (?, 'gone', ?, ?, ?)",
+            (run_id, int(dead.stdout), socket.gethostname(), time.time()),
+        )
+    assert store.acquire_run(run_id) is None  # the holder's process is gone: taken over
+    other = RunStore(path)
+    holder = other.acquire_run(run_id)  # now held by a live process (this one, another store)
+    assert holder is not None and holder["pid"] == os.getpid()
+    store.release_run(run_id)
+    assert other.acquire_run(run_id) is None

@@ -37,7 +37,7 @@ def _frame() -> pd.DataFrame:
 
 def test_a_new_workspace_is_created_at_the_current_schema_version() -> None:
     conn = connect()
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"verdict_cache", "datasets", "runs", "results", "claims"} <= tables
     assert default_db_path().name == DB_FILENAME
@@ -52,7 +52,7 @@ def test_a_version_1_workspace_is_upgraded_in_place_keeping_cached_verdicts(tmp_
     old.close()
 
     store = RunStore(path)
-    assert store.connection.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert store.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert len(VerdictCache(connection=store.connection)) == 1
     assert store.list_runs().empty
 

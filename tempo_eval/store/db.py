@@ -91,6 +91,16 @@ MIGRATIONS: list[str] = [
             ON DELETE CASCADE
     ) WITHOUT ROWID;
     """,
+    # run locks: one process at a time evaluates a run (tempo_eval.store.runs.RunStore.acquire_run)
+    """
+    CREATE TABLE IF NOT EXISTS run_locks (
+        run_id    INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        token     TEXT NOT NULL,         -- the holder's random id
+        pid       INTEGER NOT NULL,
+        host      TEXT NOT NULL,
+        heartbeat REAL NOT NULL          -- unix time of the holder's last sign of life
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -18,15 +18,19 @@ written (error messages can quote a request).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import math
 import os
 import re
+import secrets as _random
+import socket
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, is_dataclass
 from enum import Enum
 from typing import Any
@@ -39,6 +43,12 @@ from tempo_eval.metrics.base import MetricResult
 from tempo_eval.store.db import connect
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
+
+#: a run lock held from another machine counts as abandoned after this long without a heartbeat
+#: (on this machine the holder's process id is checked instead)
+LOCK_STALE_SECONDS = 120.0
+#: how often the holder of a run lock renews its heartbeat (with the row it stores anyway)
+_HEARTBEAT_SECONDS = 10.0
 
 _SECRET_PARTS = frozenset(
     {"key", "apikey", "token", "secret", "secrets", "password", "passwd", "credential",
@@ -160,6 +170,8 @@ class RunStore:
         # Secrets to mask in stored text: read from the environment here and at every run start,
         # not per row (scanning the environment costs more than storing a row).
         self._secrets = secret_values()
+        self._lock_token = _random.token_hex(8)  # this store's identity in run_locks
+        self._held: dict[int, float] = {}  # run id -> time of the last heartbeat written
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -279,7 +291,9 @@ class RunStore:
         self._secrets = secret_values()
         clean = strip_secrets(dict(config))
         digest = config_hash(clean)
-        with self._lock, self._conn:
+        # BEGIN IMMEDIATE: look up and create under the write lock, so two processes starting the
+        # same evaluation at once find or make one run, not two.
+        with self._lock, self._immediate():
             if resume:
                 row = self._conn.execute(
                     "SELECT id FROM runs WHERE dataset_id = ? AND config_hash = ? ORDER BY id DESC LIMIT 1",
@@ -299,6 +313,49 @@ class RunStore:
             if name is None:
                 self._conn.execute("UPDATE runs SET name = ? WHERE id = ?", (f"run {run_id}", run_id))
             return run_id, False
+
+    @contextlib.contextmanager
+    def _immediate(self) -> Iterator[None]:
+        """A write transaction that takes the database's write lock at once (BEGIN IMMEDIATE)."""
+        if self._conn.in_transaction:
+            self._conn.commit()
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.rollback()
+            raise
+        self._conn.commit()
+
+    # -- run locks: one process evaluates a run at a time ------------------------------------
+
+    def acquire_run(self, run_id: int) -> dict[str, Any] | None:
+        """Take the run's lock; None when taken, else the live holder {pid, host, heartbeat}.
+
+        A lock whose holder is gone (its process no longer exists on this machine, or no
+        heartbeat for LOCK_STALE_SECONDS from another machine) is taken over, so a killed run
+        never blocks its resumption."""
+        host, pid, now = socket.gethostname(), os.getpid(), time.time()
+        with self._lock, self._immediate():
+            row = self._conn.execute(
+                "SELECT token, pid, host, heartbeat FROM run_locks WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is not None and row[0] != self._lock_token and _holder_alive(row[1], row[2], row[3], now):
+                return {"pid": row[1], "host": row[2], "heartbeat": row[3]}
+            self._conn.execute(
+                "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat) VALUES (?, ?, ?, ?, ?)",
+                (run_id, self._lock_token, pid, host, now),
+            )
+        self._held[run_id] = now
+        return None
+
+    def release_run(self, run_id: int) -> None:
+        """Give the run's lock back (only when this store holds it)."""
+        self._held.pop(run_id, None)
+        with self._lock, self._conn:
+            self._conn.execute(
+                "DELETE FROM run_locks WHERE run_id = ? AND token = ?", (run_id, self._lock_token)
+            )
 
     def set_status(self, run_id: int, status: str, error: str | None = None) -> None:
         """Mark a run running / finished / cancelled / failed (finished_at is set unless running)."""
@@ -437,6 +494,14 @@ class RunStore:
                     " probabilities, reason, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     claim_rows,
                 )
+            beat = self._held.get(run_id)
+            now = time.time()
+            if beat is not None and now - beat > _HEARTBEAT_SECONDS:  # in this row's transaction
+                self._held[run_id] = now
+                self._conn.execute(
+                    "UPDATE run_locks SET heartbeat = ? WHERE run_id = ? AND token = ?",
+                    (now, run_id, self._lock_token),
+                )
 
     def completed(self, run_id: int, *, retry_failed: bool = False) -> set[tuple[int, str]]:
         """The (row, metric) pairs that have a stored result in this run.
@@ -517,6 +582,22 @@ class RunStore:
             details=details,
             success=None if success is None else bool(success),
         )
+
+
+def _holder_alive(pid: int, host: str, heartbeat: float, now: float) -> bool:
+    """Whether the holder of a run lock still runs: its process exists (same machine), or it
+    sent a heartbeat lately (another machine sharing the file)."""
+    if host != socket.gethostname():
+        return now - heartbeat < LOCK_STALE_SECONDS
+    if pid == os.getpid():
+        return True  # another store of this process: it is alive
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
 
 
 def _claim_record(claim: Any) -> dict[str, Any]:
