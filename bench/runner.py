@@ -12,7 +12,12 @@ other processes share the machine):
 3. `evaluate(...)` again on the finished run: nothing is recomputed; the time is finding the
    dataset by hash and the run by configuration and listing the stored pairs (ratio 3 / 2);
 4. reading the 100,000 results back (`RunResult.frame`) and `RunResult.aggregate()` (mean and
-   bootstrap CI).
+   bootstrap CI);
+5. store size (issue 11, target <= 3x the input): the rows written as a CSV file (queries with a
+   period, so Temporal NDCG has a query focus time), evaluated with the two focus-time metrics
+   (temporal_faithfulness, temporal_ndcg) in a fresh workspace; the SQLite file (after a WAL
+   checkpoint) against the CSV's size, where the bytes went (per table, from dbstat; results'
+   details as JSON text and as stored), and what the integrity checks on open cost.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sqlite3
 import sys
 import tempfile
 import time
@@ -64,6 +70,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--store-rows", type=int, default=50_000,
+                        help="rows of the store-size measurement (two metrics each)")
     args = parser.parse_args()
 
     workspace = tempfile.mkdtemp(prefix="tempo_eval_bench_")
@@ -110,6 +118,56 @@ def main() -> None:
           f"measurable {row['n_measurable']:,}/{row['n_total']:,}, NaN reasons {row['nan_reasons']}")
     size = sum(p.stat().st_size for p in Path(workspace).iterdir() if p.suffix != ".jsonl")
     print(f"run store size: {size / 1e6:.1f} MB")
+    store_size(args.store_rows)
+
+
+def store_size(n_rows: int) -> None:
+    """Section 5 of the module docstring."""
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.db import DB_FILENAME
+    from tempo_eval.store.runs import RunStore, _unpack
+
+    workspace = Path(tempfile.mkdtemp(prefix="tempo_eval_bench_store_"))
+    frame = make_frame(n_rows)
+    frame["query"] = [f"What happened to the {PLACES[i % len(PLACES)]} between {1850 + i % 100} and "
+                      f"{1900 + i % 100}?" for i in range(n_rows)]
+    source = workspace / "input.csv"
+    frame.to_csv(source, index=False)
+    db_path = workspace / DB_FILENAME
+    store = RunStore(db_path)
+    start = time.perf_counter()
+    evaluate(load_dataset(source), [TemporalFaithfulness(), TemporalNDCG()], store=store)
+    elapsed = time.perf_counter() - start
+    store.close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    stored, given = db_path.stat().st_size, source.stat().st_size
+    print(f"store size, {n_rows:,} rows x 2 focus-time metrics ({elapsed:.1f} s): input CSV "
+          f"{given / 1e6:.1f} MB, workspace file {stored / 1e6:.1f} MB = x{stored / given:.2f} the input "
+          "(target <= x3)")
+    try:
+        tables = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+    except sqlite3.OperationalError:  # SQLite built without dbstat
+        tables = []
+    for name, size in tables[:6]:
+        print(f"  {name:28s} {size / 1e6:8.2f} MB")
+    details = conn.execute("SELECT details FROM results").fetchall()
+    as_text = sum(len(_unpack(d).encode("utf-8")) for (d,) in details)
+    as_stored = sum(len(d) if isinstance(d, bytes) else len(d.encode("utf-8")) for (d,) in details)
+    reasons = conn.execute("SELECT SUM(LENGTH(CAST(reason AS BLOB))) FROM results").fetchone()[0]
+    print(f"  results' details: {as_text / len(details):.0f} bytes of JSON per result, stored "
+          f"{as_stored / len(details):.0f} (zlib with a preset dictionary); reasons "
+          f"{reasons / len(details):.0f} bytes per result")
+    for check in ("quick_check", "integrity_check"):
+        start = time.perf_counter()
+        conn.execute(f"PRAGMA {check}").fetchall()
+        took = time.perf_counter() - start
+        print(f"  PRAGMA {check}: {took:.3f} s ({stored / 1e6 / max(took, 1e-9):.0f} MB/s)")
+    conn.close()
+
 
 if __name__ == "__main__":
     main()

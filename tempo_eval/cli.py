@@ -193,6 +193,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    if args.max_input_mb is not None and not args.max_input_mb > 0:
+        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     if not names:
         raise CLIError("--metrics needs at least one metric name")
@@ -232,8 +234,9 @@ def _evaluate(args: argparse.Namespace) -> int:
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
     elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
+        max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
         try:
-            dataset = load_dataset(args.data, parse_mapping(args.mapping or []))
+            dataset = load_dataset(args.data, parse_mapping(args.mapping or []), max_bytes=max_bytes)
         except ValueError as error:
             raise CLIError(f"{error}{_conversation_hint(args.data)}") from None
     if not on_ray:
@@ -583,6 +586,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "of computing them again")
     ev.add_argument("--workspace", metavar="DIR",
                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
+    ev.add_argument("--max-input-mb", type=float, metavar="MB",
+                    help="refuse a dataset larger than this (default 128, or $TEMPO_EVAL_MAX_INPUT_MB): "
+                         "it is held in memory, about 10x its size")
     ev.add_argument("--timeout", type=float, metavar="SECONDS",
                     help="--verifier llm: seconds per judge request before it is retried (default 60)")
     ev.add_argument("--max-retries", type=int, metavar="N",
@@ -697,9 +703,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {_masked(message)}", file=sys.stderr)
         return EXIT_INPUT
     except RuntimeError as exc:
+        from tempo_eval.store.db import WorkspaceError
         from tempo_eval.verify.base import VerifierUnavailable
 
-        if not isinstance(exc, VerifierUnavailable):
+        if not isinstance(exc, (VerifierUnavailable, WorkspaceError)):
             raise
         print(f"error: {_masked(' '.join(str(exc).split()))}", file=sys.stderr)
         return EXIT_INPUT

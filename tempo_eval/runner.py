@@ -27,6 +27,10 @@ What the runner guarantees:
   stored, the run is marked "cancelled" and can be resumed later. Ctrl-C (KeyboardInterrupt, task
   cancellation) stops the run between rows: the workers yield to the event loop after every row,
   so an interrupt is seen even when each row's metric never waits on anything.
+- One process at a time evaluates a run: two evaluations of the same dataset and configuration
+  started together (two terminals, two processes) find one run, and the second waits for the
+  first to finish (a warning says so), then reuses its rows: each row is computed once. A holder
+  that was killed does not block: its lock is taken over.
 - `deadline` (seconds for the whole call): once it has passed, rows in flight and rows not yet
   started are stored as NaN "judge_error" saying the deadline passed, so a later call (resume)
   computes them again; `RunResult.deadline_rows` counts them.
@@ -41,6 +45,7 @@ What the runner guarantees:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import threading
@@ -67,6 +72,7 @@ from tempo_eval.metrics.base import (
     canonical_columns,
     not_measurable,
 )
+from tempo_eval.store.db import WorkspaceError
 from tempo_eval.store.runs import RunStore, frame_content_hash, is_secret_name
 
 if TYPE_CHECKING:
@@ -305,7 +311,51 @@ async def aevaluate(
     if run_name is not None:
         store.rename_run(run_id, run_name)
     names = [m.name for m in metrics]
+    try:
+        resumed = await _wait_for_run(store, run_id, cancel, stop_at) or resumed
+        return await _evaluate_locked(
+            store, dataset_id, run_id, resumed, frame, metrics, names, reference_date, progress,
+            cancel, max_concurrency, retry_failed, stop_at, deadline,
+        )
+    finally:
+        with contextlib.suppress(WorkspaceError):  # a full disk: the lock is taken over later
+            store.release_run(run_id)
 
+
+#: how often a process waiting for another one's run looks again, in seconds
+_LOCK_POLL_SECONDS = 0.5
+
+
+async def _wait_for_run(
+    store: RunStore, run_id: int, cancel: threading.Event | None, stop_at: float | None
+) -> bool:
+    """Take the run's lock, waiting while another live process holds it; True when we waited
+    (that process's rows are then in the store: read them as a resume)."""
+    holder = store.acquire_run(run_id)
+    if holder is None:
+        return False
+    logger.warning(
+        "run %d is being evaluated by process %s on %s; waiting for it to finish, then its results "
+        "are reused (Ctrl-C to stop waiting)", run_id, holder["pid"], holder["host"],
+    )
+    while holder is not None:
+        if cancel is not None and cancel.is_set():
+            break  # the run loop sees the cancel before its first row and computes nothing
+        if stop_at is not None and time.monotonic() >= stop_at:
+            # the rows not stored yet become NaN judge_error (deadline) in this call's result;
+            # the other process overwrites each with its result as it finishes it
+            break
+        await asyncio.sleep(_LOCK_POLL_SECONDS)
+        holder = store.acquire_run(run_id)
+    return True
+
+
+async def _evaluate_locked(
+    store: RunStore, dataset_id: int, run_id: int, resumed: bool, frame: pd.DataFrame,
+    metrics: Sequence[Metric], names: list[str], reference_date: Any,
+    progress: ProgressCallback | None, cancel: threading.Event | None, max_concurrency: int,
+    retry_failed: bool, stop_at: float | None, deadline: float | None,
+) -> RunResult:
     done_pairs = store.completed(run_id, retry_failed=retry_failed) if resumed else set()
     n_rows = len(frame)
     pending = [
@@ -356,11 +406,14 @@ async def aevaluate(
             await _run_workers([worker() for _ in range(min(max_concurrency, len(pending)))])
     except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
         failed = isinstance(exc, Exception)
-        if not failed and done == n_rows:  # interrupted after the last row was stored
-            store.set_status(run_id, "finished")
-        else:
-            store.set_status(run_id, "failed" if failed else "cancelled",
-                             f"{type(exc).__name__}: {exc}" if failed else None)
+        try:
+            if not failed and done == n_rows:  # interrupted after the last row was stored
+                store.set_status(run_id, "finished")
+            else:
+                store.set_status(run_id, "failed" if failed else "cancelled",
+                                 f"{type(exc).__name__}: {exc}" if failed else None)
+        except WorkspaceError as status_error:  # a full disk refuses the status too: report the cause
+            logger.warning("could not mark run %d as stopped: %s", run_id, status_error)
         raise
     store.set_status(run_id, status)
     return RunResult(
@@ -391,7 +444,9 @@ def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
     conversations (`turns`) on a dataset without them is told where conversations come from.
     """
     canonical = canonical_columns()
-    found = ", ".join(columns)
+    from tempo_eval.io.errors import list_columns
+
+    found = list_columns(list(columns))  # a wide file has thousands: name the first few
     for metric in metrics:
         required = metric.required_columns(columns)
         not_columns = [c for c in required if c not in canonical]

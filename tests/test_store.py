@@ -264,7 +264,9 @@ def test_a_failed_migration_step_leaves_the_version_found(tmp_path, monkeypatch)
     path = tmp_path / "half.sqlite"
     monkeypatch.setattr(db, "MIGRATIONS", [*MIGRATIONS, "CREATE TABLE extra (x); CREATE TABLE extra (y);"])
     monkeypatch.setattr(db, "SCHEMA_VERSION", len(MIGRATIONS) + 1)
-    with pytest.raises(sqlite3.OperationalError, match="already exists"):
+    from tempo_eval.store import WorkspaceError
+
+    with pytest.raises(WorkspaceError, match="already exists"):  # SQLite's errors come as WorkspaceError
         connect(path)
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 0  # the whole upgrade rolled back

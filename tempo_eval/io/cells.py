@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tempo_eval._values import is_na
-from tempo_eval.io.errors import InputError, quote
+from tempo_eval.io.errors import InputError, json_error_text, quote
 
 #: the largest cell we read, in characters; larger cells are nearly always a broken quote or a
 #: file pasted into one cell, and would make every metric slow.
@@ -238,7 +238,7 @@ def _list_syntax_reason(text: str, error: Exception) -> str:
     if text.count("[") > text.count("]") or not text.endswith("]"):
         return "unclosed bracket"
     if isinstance(error, json.JSONDecodeError):
-        return f"{error.msg.lower()} at character {error.pos + 1}"
+        return json_error_text(error.msg.lower(), error.pos + 1)
     return "not a list"
 
 
@@ -274,11 +274,14 @@ def gold_cell(value: Any) -> list[str] | dict[str, int] | None:
         check_size(text)
         try:
             parsed = json.loads(text)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError) as json_error:
             try:
                 parsed = ast.literal_eval(text)
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                reason = "unclosed brace" if not text.endswith("}") else "not valid JSON"
+                reason = (
+                    "nested too deeply" if isinstance(json_error, RecursionError)
+                    else "unclosed brace" if not text.endswith("}") else "not valid JSON"
+                )
                 raise CellError(
                     f"could not read graded relevance: found {quote(text)} ({reason}); {GRADES_EXPECTED}"
                 ) from None

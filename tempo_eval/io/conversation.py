@@ -28,7 +28,7 @@ import re
 from typing import Any
 
 from tempo_eval.core.turn import Turn
-from tempo_eval.io.errors import InputError, quote
+from tempo_eval.io.errors import InputError, json_error_text, quote
 
 _USER = ("user", "human")
 _ASSISTANT = ("assistant", "ai", "bot")
@@ -77,7 +77,7 @@ def _from_json(text: str, source: str) -> list[Turn]:
         raise InputError(f"the JSON is nested too deeply to read; {_EXPECTED}", source=source) from None
     except json.JSONDecodeError as error:
         raise InputError(
-            f"not valid JSON ({error.msg} at character {error.colno}); {_EXPECTED}",
+            f"not valid JSON ({json_error_text(error.msg, error.colno)}); {_EXPECTED}",
             source=source,
             line=error.lineno,
         ) from None

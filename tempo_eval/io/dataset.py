@@ -61,7 +61,7 @@ from tempo_eval.io.cells import (
     list_cell,
     text_cell,
 )
-from tempo_eval.io.errors import InputError, quote
+from tempo_eval.io.errors import InputError, json_error_text, list_columns, quote
 
 CANONICAL_COLUMNS: tuple[str, ...] = (
     "query_id",
@@ -154,15 +154,19 @@ def load_dataset(
     *,
     name: str | None = None,
     format: str | None = None,
+    max_bytes: int | None = None,
 ) -> Dataset:
     """Read a dataset file into canonical columns.
 
     `path_or_buffer` is a path, bytes, or a binary file-like object (an upload with `.name` and
     `.getvalue()`); the format comes from `format=` or the extension (.csv, .tsv/.tab,
     .jsonl/.ndjson, .json, .parquet/.pq, each optionally .gz). `mapping` maps canonical names to
-    source columns for anything the automatic detection does not recognise. Raises InputError.
+    source columns for anything the automatic detection does not recognise. An input over
+    `max_bytes` (default: `tempo_eval.io._source.max_input_bytes()`, 128 MB unless the
+    environment variable TEMPO_EVAL_MAX_INPUT_MB says otherwise) is refused before it is read.
+    Raises InputError.
     """
-    raw = read_input(path_or_buffer, name=name, default_name="data")
+    raw = read_input(path_or_buffer, name=name, default_name="data", max_bytes=max_bytes)
     source_format = _format_of(raw, format)
     data = gunzip_if_needed(raw)
     warnings: list[str] = []
@@ -229,9 +233,9 @@ class _Table:
 
 
 _csv_limit_lock = threading.Lock()
-# The csv module's own limit (128 KiB by default) would stop at the first long cell without
-# saying which column; cells are measured after parsing instead (`_check_cell_sizes`).
-_CSV_NO_LIMIT = 2**31 - 1
+# The csv module stops at the first cell longer than our own cell limit, before the rest of a
+# huge cell is read into memory; `_long_cell_column` then finds which column it was in.
+_CSV_FIELD_LIMIT = MAX_CELL_CHARS + 1
 
 
 @contextlib.contextmanager
@@ -247,13 +251,62 @@ def _csv_field_limit(limit: int) -> Iterator[None]:
 
 def _read_delimited(data: bytes, source: str, delimiter: str, warnings: list[str]) -> _Table:
     """CSV/TSV. A fast pass with pyarrow reads well-formed files; anything it refuses (or cannot
-    place precisely) is read again by the `csv` module, which finds and names the problem."""
+    place precisely) is read again by the `csv` module, which finds and names the problem.
+    An Excel `sep=X` first line sets the delimiter and is skipped (with a warning)."""
     data = check_text_bytes(data, source, warnings)
-    table = _read_delimited_fast(data, source, delimiter, warnings)
-    if table is None:
-        table = _read_delimited_csv(decode_utf8(data, source), source, delimiter, warnings)
-    _check_cell_sizes(table, source)
+    data, delimiter, skipped = _excel_separator_line(data, source, delimiter, warnings)
+    try:
+        table = _read_delimited_fast(data, source, delimiter, warnings)
+        if table is None:
+            table = _read_delimited_csv(decode_utf8(data, source), source, delimiter, warnings)
+        if skipped:
+            table.lines = _ShiftedLines(table.lines, skipped) if table.lines is not None else None
+        _check_cell_sizes(table, source)
+    except InputError as error:
+        if not skipped or error.line is None:
+            raise
+        raise InputError(
+            error.problem, source=error.source, line=error.line + skipped, row=error.row,
+            column=error.column, row_label=error.row_label, column_label=error.column_label,
+        ) from None
     return table
+
+
+def _excel_separator_line(
+    data: bytes, source: str, delimiter: str, warnings: list[str]
+) -> tuple[bytes, str, int]:
+    """(data without Excel's `sep=;` line, the delimiter it names, 1) or (data, delimiter, 0)."""
+    if data[:4].lower() != b"sep=":
+        return data, delimiter, 0
+    end = data.find(b"\n")
+    line = data[: end if end >= 0 else len(data)].rstrip(b"\r")
+    named = line[4:].decode("utf-8", errors="replace")
+    if named not in _DELIMITER_NAMES:
+        raise InputError(
+            f"the first line {line.decode('utf-8', errors='replace')!r} names the separator "
+            f"{named!r}; expected sep= followed by one of , ; | or a tab",
+            source=source,
+            line=1,
+        )
+    warnings.append(
+        f"{source}: line 1 {line.decode()!r} (Excel's separator line) read as the separator, not "
+        "as the header"
+    )
+    return (data[end + 1:] if end >= 0 else b""), named, 1
+
+
+class _ShiftedLines(Sequence[int]):
+    """Line numbers of rows read after `offset` skipped lines."""
+
+    def __init__(self, lines: Sequence[int], offset: int) -> None:
+        self._lines, self._offset = lines, offset
+
+    def __getitem__(self, index: Any) -> Any:
+        found = self._lines[index]
+        return [n + self._offset for n in found] if isinstance(index, slice) else found + self._offset
+
+    def __len__(self) -> int:
+        return len(self._lines)
 
 
 def _check_cell_sizes(table: _Table, source: str) -> None:
@@ -356,7 +409,7 @@ def delimited_table(table: Any, header: list[str], source: str, notes: list[str]
 
 
 def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[str]) -> _Table:
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(): that copies the whole file
         raise InputError(
             "the file is empty; expected a header line with column names, then one row per query",
             source=source,
@@ -364,7 +417,7 @@ def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[s
     rows: list[list[str]] = []
     lines: list[int] = []
     skipped_blank = 0
-    with _csv_field_limit(_CSV_NO_LIMIT):
+    with _csv_field_limit(_CSV_FIELD_LIMIT):
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
         header: list[str] = []
         line_before = 0
@@ -387,6 +440,14 @@ def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[s
                 rows.append(record)
                 lines.append(start)
         except csv.Error as error:
+            if "field larger than field limit" in str(error):
+                raise InputError(
+                    f"the cell holds more than {MAX_CELL_CHARS:,} characters; expected at most "
+                    f"{MAX_CELL_CHARS:,} (is a closing quote missing, or a whole document pasted into "
+                    "one cell?)",
+                    source=source, row=len(rows) + 1, line=line_before + 1,
+                    column=_long_cell_column(text, line_before + 1, delimiter, header),
+                ) from None
             raise _csv_error(error, source, delimiter, len(rows) + 1, line_before + 1, reader.line_num) from None
     if skipped_blank:
         warnings.append(f"{source}: skipped {skipped_blank} row(s) with every cell empty")
@@ -398,6 +459,37 @@ def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[s
         )
     columns = list(zip(*rows, strict=True))
     return _Table(header, dict(zip(header, columns, strict=True)), len(rows), lines)
+
+
+def _long_cell_column(text: str, line: int, delimiter: str, header: list[str]) -> str | None:
+    """The header name of the first cell longer than MAX_CELL_CHARS in the record starting at
+    `line` (1-based; None for the header itself or when not found)."""
+    start = 0
+    for _ in range(line - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    column, length, quoted, i = 0, 0, False, start
+    while i < len(text):
+        char = text[i]
+        if char == '"' and (quoted or length == 0):
+            if quoted and text.startswith('""', i):
+                i += 1  # an escaped quote: one character of the value
+            else:
+                quoted = not quoted
+                i += 1
+                continue
+        elif not quoted and char == delimiter:
+            column, length = column + 1, 0
+            i += 1
+            continue
+        elif not quoted and char in "\r\n":
+            return None
+        length += 1
+        if length > MAX_CELL_CHARS:
+            return header[column] if header and column < len(header) else None
+        i += 1
+    return None
 
 
 def _check_header(
@@ -509,7 +601,7 @@ def _read_jsonl_line(
         if not records and line.lstrip().startswith("["):
             hint = "; this looks like a JSON array: name the file .json"
         raise InputError(
-            f"not valid JSON ({error.msg} at character {error.colno}); expected one JSON object "
+            f"not valid JSON ({json_error_text(error.msg, error.colno)}); expected one JSON object "
             f"per line{hint}",
             source=source,
             line=number,
@@ -554,7 +646,7 @@ def _read_json(text: str, source: str) -> _Table:
         if error.msg == "Extra data" and error.lineno > 1:
             hint = "; this looks like JSON Lines (one object per line): name the file .jsonl"
         raise InputError(
-            f"not valid JSON ({error.msg} at character {error.colno}); expected a list of objects "
+            f"not valid JSON ({json_error_text(error.msg, error.colno)}); expected a list of objects "
             f'or {{"data": [...]}}{hint}',
             source=source,
             line=error.lineno,
@@ -723,9 +815,7 @@ def _missing_message(wanted: list[str], columns: list[str]) -> str:
     return f"{message}; map one with mapping={{{wanted[0]!r}: '...'}}"
 
 
-def _list_columns(columns: Sequence[str]) -> str:
-    shown = ", ".join(columns[:20]) if columns else "(none)"
-    return shown + (f", ... ({len(columns)} in all)" if len(columns) > 20 else "")
+_list_columns = list_columns
 
 
 _CONVERTERS: dict[str, Callable[[Any], Any]] = {
@@ -876,23 +966,27 @@ def _canonical_frame(
         data["query_id"] = _generated_ids(data, table.n_rows)
     _check_unique_ids(data, mapping, table, source)
 
-    frame = pd.DataFrame(
-        {name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data}
-    )
+    columns: dict[str, Any] = {
+        name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data
+    }
     mapped_sources = set(mapping.values())
+    positions = {column: position for position, column in enumerate(table.columns)}
     for column in table.columns:
         if column in mapped_sources:
             continue
-        if column in frame.columns:
+        if column in columns:
             warnings.append(
                 f"{source}: column {column!r} ignored: {column!r} comes from "
                 f"{mapping.get(column, 'generated ids')!r}"
             )
             continue
         if table.arrow is not None:
-            frame[column] = table.arrow.column(table.columns.index(column)).to_pandas().to_numpy()
+            columns[column] = table.arrow.column(positions[column]).to_pandas().to_numpy()
         else:
-            frame[column] = pd.Series(list(table.values[column]), dtype=object)
+            columns[column] = pd.Series(list(table.values[column]), dtype=object)
+    # One frame built at once: adding thousands of columns one by one is quadratic (and pandas
+    # warns about fragmentation once per column).
+    frame = pd.DataFrame(columns)
     return frame, mapping
 
 

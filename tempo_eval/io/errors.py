@@ -7,6 +7,7 @@ place is also kept as attributes for the dashboard to highlight.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 #: how much of an offending value a message quotes
@@ -79,6 +80,23 @@ def _rebuild(
         problem, source=source, line=line, row=row, column=column,
         row_label=row_label, column_label=column_label,
     )
+
+
+def json_error_text(message: str, position: int) -> str:
+    """"Expecting value at character 5" from a JSONDecodeError's `msg` and a 1-based position.
+
+    Some of Python's messages end in "at" already ("Unterminated string starting at"): it is
+    dropped so the text never reads "at at character"."""
+    message = message.strip()
+    if message.endswith(" at"):
+        message = message[: -len(" at")]
+    return f"{message} at character {position}"
+
+
+def list_columns(columns: Sequence[str], limit: int = 20) -> str:
+    """The first `limit` column names for a message, and how many there are in all."""
+    shown = ", ".join(map(str, columns[:limit])) if len(columns) else "(none)"
+    return shown + (f", ... ({len(columns)} in all)" if len(columns) > limit else "")
 
 
 def quote(value: Any, limit: int = _QUOTE_CHARS) -> str:

@@ -4,6 +4,13 @@ The workspace is `TEMPO_EVAL_HOME` when set, else `~/.tempo_eval`. Every table l
 file (`tempo_eval.sqlite`) so a workspace can be copied, backed up or deleted as a unit.
 Migrations are plain SQL scripts applied in order; `PRAGMA user_version` records how far a file
 has come, so an older file is upgraded in place when opened.
+
+A workspace that cannot be used (not a database, truncated or otherwise damaged, read-only, or
+the disk full) raises `WorkspaceError`, whose message is one line naming the file, what is wrong
+and what to do; every SQLite error met through a connection made here is turned into one. The
+file's integrity is checked (`PRAGMA quick_check`) the first time a process opens it, and again
+whenever its size or modification time has changed, so damaged pages are found before any stored
+result is reused.
 """
 
 from __future__ import annotations
@@ -11,10 +18,11 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 DB_FILENAME = "tempo_eval.sqlite"
 
@@ -106,9 +114,148 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (claim, premises_hash)
     ) WITHOUT ROWID;
     """,
+    # run locks: one process at a time evaluates a run (tempo_eval.store.runs.RunStore.acquire_run)
+    """
+    CREATE TABLE IF NOT EXISTS run_locks (
+        run_id    INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        token     TEXT NOT NULL,         -- the holder's random id
+        pid       INTEGER NOT NULL,
+        host      TEXT NOT NULL,
+        heartbeat REAL NOT NULL          -- unix time of the holder's last sign of life
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# ---- damaged workspaces ---------------------------------------------------------------------
+
+class WorkspaceError(RuntimeError):
+    """The workspace database cannot be used. `str(error)` is one line: the file, what is wrong,
+    what to do; `path`, `problem` and `advice` hold the parts."""
+
+    def __init__(self, path: str | os.PathLike[str], problem: str, advice: str) -> None:
+        problem = " ".join(problem.split())  # one line, whatever SQLite reported
+        self.path, self.problem, self.advice = str(path), problem, advice
+        super().__init__(f"workspace database {self.path}: {problem}; {advice}")
+
+
+_NEW_OR_RESTORE = (
+    "restore it from a backup, or move it away (or use another --workspace / TEMPO_EVAL_HOME) to "
+    "start a new workspace"
+)
+
+
+def workspace_error(path: str | os.PathLike[str], error: BaseException) -> WorkspaceError:
+    """The WorkspaceError saying what a SQLite error means for the workspace file at `path`."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    lowered = message.lower()
+    if "not a database" in lowered:
+        return WorkspaceError(path, "this file is not a SQLite database (its header is damaged or "
+                              "it is another kind of file)", _NEW_OR_RESTORE)
+    if "malformed" in lowered or "corrupt" in lowered:
+        return WorkspaceError(path, f"the database is damaged ({message})", _NEW_OR_RESTORE)
+    if "full" in lowered:
+        return WorkspaceError(path, f"cannot write: {message}",
+                              "free disk space (or use a workspace on another disk), then run again; "
+                              "every row finished so far is stored")
+    if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
+        return WorkspaceError(path, f"cannot open it for writing ({message})",
+                              "make the file and its directory writable, or use another --workspace")
+    if "locked" in lowered or "busy" in lowered:
+        return WorkspaceError(path, f"another process holds it ({message})",
+                              "wait for the other evaluation to finish, then run again")
+    return WorkspaceError(path, f"SQLite error: {message}", _NEW_OR_RESTORE)
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose SQLite errors are WorkspaceErrors (rows may be read lazily, while fetching)."""
+
+    def _fail(self, error: sqlite3.Error) -> WorkspaceError:
+        return workspace_error(getattr(self.connection, "workspace_path", "?"), error)
+
+    def execute(self, *args: Any) -> _Cursor:  # type: ignore[override]
+        try:
+            return super().execute(*args)  # type: ignore[return-value]
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+    def executemany(self, *args: Any) -> _Cursor:  # type: ignore[override]
+        try:
+            return super().executemany(*args)  # type: ignore[return-value]
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+    def fetchmany(self, *args: Any) -> list[Any]:
+        try:
+            return super().fetchmany(*args)
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+
+class WorkspaceConnection(sqlite3.Connection):
+    """A connection that reports SQLite errors as WorkspaceError naming its file."""
+
+    workspace_path: str = "?"
+
+    def execute(self, *args: Any) -> _Cursor:  # type: ignore[override]
+        return self.cursor(_Cursor).execute(*args)
+
+    def executemany(self, *args: Any) -> _Cursor:  # type: ignore[override]
+        return self.cursor(_Cursor).executemany(*args)
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        except sqlite3.Error as error:
+            raise workspace_error(self.workspace_path, error) from None
+
+    def __exit__(self, *exc: Any) -> Any:
+        try:
+            return super().__exit__(*exc)
+        except sqlite3.Error as error:  # the commit at the end of `with connection:`
+            raise workspace_error(self.workspace_path, error) from None
+
+
+_checked_lock = threading.Lock()
+#: (path, size, mtime_ns) of files this process found intact: checked again when they change
+_checked: set[tuple[str, int, int]] = set()
+
+
+def check_integrity(conn: sqlite3.Connection, path: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Raise WorkspaceError unless `PRAGMA quick_check` finds the file intact. Skipped when this
+    process already checked the file at its current size and modification time (unless `force`).
+
+    quick_check verifies every page, record and free-list (what a torn write or garbage in the
+    middle damages) but not that indexes match their tables, which is O(N log N); see
+    bench/runner.py for its cost."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return
+    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+    with _checked_lock:
+        if key in _checked and not force:
+            return
+    problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
+    if problems != ["ok"]:
+        raise WorkspaceError(path, f"the database is damaged (the integrity check found: {'; '.join(problems)[:300]})",
+                             _NEW_OR_RESTORE)
+    with _checked_lock:
+        _checked.add(key)
 
 
 def workspace_dir() -> Path:
@@ -137,14 +284,19 @@ def connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
     are retried with a short backoff while the file is locked (see `migrate`).
     """
     db_path = Path(path) if path is not None else default_db_path()
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(db_path, timeout=30.0, check_same_thread=False)
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(db_path, timeout=30.0, check_same_thread=False, factory=WorkspaceConnection)
+    except (OSError, sqlite3.Error) as error:
+        raise workspace_error(db_path, error) from None
+    conn.workspace_path = str(db_path)
     try:
         # SQLite may answer "database is locked" at once, without waiting for the busy timeout,
         # while another connection is switching the same new file to WAL.
         _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone())
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+        check_integrity(conn, db_path)
         _retry_busy(lambda: migrate(conn))
     except BaseException:
         conn.close()
@@ -161,7 +313,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     A failed step rolls back the whole upgrade, leaving the version found intact.
     """
     found = conn.execute("PRAGMA user_version").fetchone()[0]
-    _check_version(found)
+    _check_version(found, conn)
     if found == SCHEMA_VERSION:  # the common case: no write lock needed
         return found
     if conn.in_transaction:
@@ -169,7 +321,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     conn.execute("BEGIN IMMEDIATE")
     try:
         found = conn.execute("PRAGMA user_version").fetchone()[0]  # again, under the lock
-        _check_version(found)
+        _check_version(found, conn)
         for version in range(found, SCHEMA_VERSION):
             for statement in _statements(MIGRATIONS[version]):
                 conn.execute(statement)
@@ -181,11 +333,12 @@ def migrate(conn: sqlite3.Connection) -> int:
     return found
 
 
-def _check_version(found: int) -> None:
+def _check_version(found: int, conn: sqlite3.Connection) -> None:
     if found > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"The workspace database has schema version {found}, newer than this tempo-eval "
-            f"understands ({SCHEMA_VERSION}); upgrade tempo-eval or use another TEMPO_EVAL_HOME."
+        raise WorkspaceError(
+            getattr(conn, "workspace_path", "?"),
+            f"it has schema version {found}, newer than this tempo-eval understands ({SCHEMA_VERSION})",
+            "upgrade tempo-eval, or use another --workspace / TEMPO_EVAL_HOME",
         )
 
 
@@ -219,7 +372,7 @@ def _retry_busy(action: Callable[[], T]) -> T:
     for attempt in range(_OPEN_ATTEMPTS):
         try:
             return action()
-        except sqlite3.OperationalError as error:
+        except (sqlite3.OperationalError, WorkspaceError) as error:
             message = str(error).lower()
             if attempt == _OPEN_ATTEMPTS - 1 or not ("locked" in message or "busy" in message):
                 raise

@@ -11,22 +11,28 @@ Vocabulary:
 - a *claim* is one verified claim of a result, with its verdict and evidence.
 
 Every row is committed in its own transaction, so a killed process loses at most the rows in
-flight. Secrets never reach the file: configuration keys named like keys, tokens, secrets or
+flight. Large JSON (a result's details, a dataset's rows) is stored zlib-compressed as a BLOB in
+the same column (`_pack`); text written by older versions is read as it is. Secrets never reach the file: configuration keys named like keys, tokens, secrets or
 passwords are dropped, and the values of such environment variables are masked in any text
 written (error messages can quote a request).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import math
 import os
 import re
+import secrets as _random
+import socket
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, is_dataclass
 from enum import Enum
 from typing import Any
@@ -39,6 +45,12 @@ from tempo_eval.metrics.base import MetricResult
 from tempo_eval.store.db import connect
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
+
+#: a run lock held from another machine counts as abandoned after this long without a heartbeat
+#: (on this machine the holder's process id is checked instead)
+LOCK_STALE_SECONDS = 120.0
+#: how often the holder of a run lock renews its heartbeat (with the row it stores anyway)
+_HEARTBEAT_SECONDS = 10.0
 
 _SECRET_PARTS = frozenset(
     {"key", "apikey", "token", "secret", "secrets", "password", "passwd", "credential",
@@ -126,6 +138,56 @@ def _details_json(details: Mapping[str, Any]) -> str:
     return json.dumps(details, ensure_ascii=False, default=_jsonable)
 
 
+#: JSON longer than this is stored compressed: details repeat keys and year lists, and compress
+#: 3-10x; short text would only grow
+_PACK_MIN_CHARS = 128
+#: the first byte of a packed value says how to unpack it; never reuse a tag for another format
+_TAG_ZLIB = b"z"  # zlib
+_TAG_ZDICT_1 = b"d"  # zlib with _ZDICT_1 as its preset dictionary
+#: A preset dictionary for results' details: the keys and values most details share, and the
+#: years as focus-time lists spell them, so a detail of a few hundred bytes compresses 3x more
+#: than on its own. Stored data depends on it byte for byte: never edit it (add a new tag).
+_ZDICT_1 = (
+    '{"mode": "focus_time", "reference_date": null, "qft_source": "extracted from query", '
+    '"dfts_source": "extracted from contexts", "k": 10, "gain": "linear", "curve": [0.0, 1.0, '
+    '0.6309297535714575, 0.5, 0.43067655807339306], "ranks": [{"rank": 1, "doc": 0, "relevance": '
+    '0.0, "gain": 0.0, "discounted_gain": 0.0, "years": [], "overlap": []}], "dcg": 0.0, "idcg": '
+    '0.0, "qft": [], "ideal_from": "retrieved documents", "retrieved": 2, "aft": [], "dfts": [[]], '
+    '"years": [{"year": 1850, "grounded": true, "contexts": [0], "answer_spans": [""], '
+    '"context_spans": [{"context": 0, "spans": [""]}]}, {"grounded": false, "contexts": [], '
+    '"context_spans": []}], "counts": {"supported": 0, "contradicted": 0, "neutral": 0, "error": 0}, '
+    '"verdict": "SUPPORTED", "NEUTRAL", "CONTRADICTED", "evidence": "", "reason": "", '
+    '"probabilities": {"entailment": 0.0, "neutral": 0.0, "contradiction": 0.0}, "claims": [], '
+    '"mode": "gold", "verifier" ['
+    + ", ".join(str(year) for year in range(1800, 2101))
+    + "]"
+).encode("utf-8")
+
+
+def _pack(text: str, *, details: bool = False) -> str | bytes:
+    """JSON text as stored: compressed bytes (tagged, see `_unpack`) when long, else the text.
+    `details` uses the preset dictionary made for results' details."""
+    if len(text) < _PACK_MIN_CHARS:
+        return text
+    if not details:
+        return _TAG_ZLIB + zlib.compress(text.encode("utf-8"), 6)
+    packer = zlib.compressobj(6, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY, _ZDICT_1)
+    return _TAG_ZDICT_1 + packer.compress(text.encode("utf-8")) + packer.flush()
+
+
+def _unpack(value: str | bytes) -> str:
+    """The JSON text of a stored value (`_pack`, or plain text from older versions)."""
+    if not isinstance(value, bytes):
+        return value
+    tag, body = value[:1], value[1:]
+    if tag == _TAG_ZDICT_1:
+        unpacker = zlib.decompressobj(15, _ZDICT_1)
+        return (unpacker.decompress(body) + unpacker.flush()).decode("utf-8")
+    if tag == _TAG_ZLIB:
+        return zlib.decompress(body).decode("utf-8")
+    raise ValueError(f"stored value with unknown packing tag {tag!r}")
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(dumps(strip_secrets(config)).encode("utf-8")).hexdigest()
 
@@ -160,6 +222,8 @@ class RunStore:
         # Secrets to mask in stored text: read from the environment here and at every run start,
         # not per row (scanning the environment costs more than storing a row).
         self._secrets = secret_values()
+        self._lock_token = _random.token_hex(8)  # this store's identity in run_locks
+        self._held: dict[int, float] = {}  # run id -> time of the last heartbeat written
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -194,7 +258,7 @@ class RunStore:
                     mapping,
                     getattr(dataset, "source_format", None),
                     len(frame),
-                    rows,
+                    _pack(rows),
                     dumps([str(w) for w in (getattr(dataset, "warnings", None) or [])]),
                 ),
             )
@@ -219,7 +283,7 @@ class RunStore:
             row = self._conn.execute("SELECT rows FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
         if row is None:
             raise KeyError(f"no dataset with id {dataset_id}")
-        stored = json.loads(row[0])
+        stored = json.loads(_unpack(row[0]))
         return pd.DataFrame(stored["rows"], columns=stored["columns"], dtype=object)
 
     def get_dataset(self, dataset_id: int) -> Any:
@@ -279,7 +343,9 @@ class RunStore:
         self._secrets = secret_values()
         clean = strip_secrets(dict(config))
         digest = config_hash(clean)
-        with self._lock, self._conn:
+        # BEGIN IMMEDIATE: look up and create under the write lock, so two processes starting the
+        # same evaluation at once find or make one run, not two.
+        with self._lock, self._immediate():
             if resume:
                 row = self._conn.execute(
                     "SELECT id FROM runs WHERE dataset_id = ? AND config_hash = ? ORDER BY id DESC LIMIT 1",
@@ -299,6 +365,49 @@ class RunStore:
             if name is None:
                 self._conn.execute("UPDATE runs SET name = ? WHERE id = ?", (f"run {run_id}", run_id))
             return run_id, False
+
+    @contextlib.contextmanager
+    def _immediate(self) -> Iterator[None]:
+        """A write transaction that takes the database's write lock at once (BEGIN IMMEDIATE)."""
+        if self._conn.in_transaction:
+            self._conn.commit()
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.rollback()
+            raise
+        self._conn.commit()
+
+    # -- run locks: one process evaluates a run at a time ------------------------------------
+
+    def acquire_run(self, run_id: int) -> dict[str, Any] | None:
+        """Take the run's lock; None when taken, else the live holder {pid, host, heartbeat}.
+
+        A lock whose holder is gone (its process no longer exists on this machine, or no
+        heartbeat for LOCK_STALE_SECONDS from another machine) is taken over, so a killed run
+        never blocks its resumption."""
+        host, pid, now = socket.gethostname(), os.getpid(), time.time()
+        with self._lock, self._immediate():
+            row = self._conn.execute(
+                "SELECT token, pid, host, heartbeat FROM run_locks WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is not None and row[0] != self._lock_token and _holder_alive(row[1], row[2], row[3], now):
+                return {"pid": row[1], "host": row[2], "heartbeat": row[3]}
+            self._conn.execute(
+                "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat) VALUES (?, ?, ?, ?, ?)",
+                (run_id, self._lock_token, pid, host, now),
+            )
+        self._held[run_id] = now
+        return None
+
+    def release_run(self, run_id: int) -> None:
+        """Give the run's lock back (only when this store holds it)."""
+        self._held.pop(run_id, None)
+        with self._lock, self._conn:
+            self._conn.execute(
+                "DELETE FROM run_locks WHERE run_id = ? AND token = ?", (run_id, self._lock_token)
+            )
 
     def set_status(self, run_id: int, status: str, error: str | None = None) -> None:
         """Mark a run running / finished / cancelled / failed (finished_at is set unless running)."""
@@ -505,7 +614,7 @@ class RunStore:
                 run_id, row, str(query_id), system, result.metric, score,
                 redact(result.reason or "", secrets), result.reason_code,
                 None if result.success is None else int(bool(result.success)),
-                redact(_details_json(details), secrets),
+                _pack(redact(_details_json(details), secrets), details=True),
             ))
             for idx, claim in enumerate(claims):
                 record = _claim_record(claim)
@@ -542,6 +651,14 @@ class RunStore:
                     "INSERT INTO claims (run_id, row_idx, metric, idx, claim, verdict, evidence,"
                     " probabilities, reason, extra, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     claim_rows,
+                )
+            beat = self._held.get(run_id)
+            now = time.time()
+            if beat is not None and now - beat > _HEARTBEAT_SECONDS:  # in this row's transaction
+                self._held[run_id] = now
+                self._conn.execute(
+                    "UPDATE run_locks SET heartbeat = ? WHERE run_id = ? AND token = ?",
+                    (now, run_id, self._lock_token),
                 )
 
     def completed(self, run_id: int, *, retry_failed: bool = False) -> set[tuple[int, str]]:
@@ -612,7 +729,7 @@ class RunStore:
         if found is None:
             raise KeyError(f"run {run_id} has no result for row {row}, metric {metric!r}")
         score, reason, reason_code, success, details_json = found
-        details = json.loads(details_json)
+        details = json.loads(_unpack(details_json))
         if claims:
             details["claims"] = [
                 {
@@ -648,6 +765,22 @@ def _claim_extra(extra: str | None) -> tuple[str | None, str | None]:
     found = json.loads(extra)
     error, side = found.get("error"), found.get("side")
     return (None if error is None else str(error)), (None if side is None else str(side))
+
+
+def _holder_alive(pid: int, host: str, heartbeat: float, now: float) -> bool:
+    """Whether the holder of a run lock still runs: its process exists (same machine), or it
+    sent a heartbeat lately (another machine sharing the file)."""
+    if host != socket.gethostname():
+        return now - heartbeat < LOCK_STALE_SECONDS
+    if pid == os.getpid():
+        return True  # another store of this process: it is alive
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
 
 
 def _claim_record(claim: Any) -> dict[str, Any]:
