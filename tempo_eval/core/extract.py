@@ -81,11 +81,13 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from typing import TypeVar
 
 from tempo_eval.core.focus import FocusTime, YearSpan
 from tempo_eval.core.grammar import (
     DECADE_WORDS,
     MONTH_CUES,
+    MONTH_WORDS,
     MONTHS,
     NUM,
     ORDINAL_KEYS,
@@ -124,6 +126,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 MIN_YEAR = 1
 MAX_YEAR = 2099
@@ -158,13 +161,19 @@ _RELATIVE = re.compile(
     rf"(?:(?P<the>the)\s+)?(?P<dir>past|last|coming|next|this|current)\s+"
     rf"(?:(?P<n>{NUM})\s+)?(?P<unit>{UNIT})"
 )
-_ABBREVIATION = re.compile(r"(?:^|\s)(?:[a-z]|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|mr|mrs|ms|dr|st|gov|sen|rep|gen|no|inc|corp|co|u\.s)\.$")
+_ABBREVIATIONS = frozenset((
+    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mr",
+    "mrs", "ms", "dr", "st", "gov", "sen", "rep", "gen", "no", "inc", "corp", "co", "lt", "col",
+))
 _NUMBER_WORD_AFTER = re.compile(r"[\s-]+(?:hundred|thousand|million|billion)\b")
 # Words in a sentence that make "the fourth quarter" a part of a game.
-_SPORTS = re.compile(
-    r"\b(?:scored?|scoring|points?|goals?|touchdowns?|baskets?|rall(?:y|ied|ying)|trail(?:ed|ing)|"
-    r"seal(?:ed)?\s+the\s+win|game|match|overtime|halftime|half-time|inning)\b"
-)
+_SPORTS_WORDS = frozenset((
+    "score", "scored", "scores", "scoring", "goal", "goals", "touchdown", "touchdowns", "basket",
+    "baskets", "rally", "rallied", "rallying", "trailed", "trailing", "game", "games", "match",
+    "overtime", "halftime", "half-time", "inning", "innings", "quarterback", "buzzer",
+))
+_MONTH_NUMBERS = {word: MONTHS.index(next(m for m in MONTHS if m.startswith(word[:3]))) + 1
+                  for word in MONTH_WORDS}
 _FALL_CUES = frozenset(("last", "this", "next", "past", "coming", "this past", "this coming",
                         "in the", "early", "late", "mid"))
 _SCHEDULE_VERBS = frozenset((
@@ -353,17 +362,24 @@ def _ordinal(raw: str) -> int:
 
 def _month_number(word: str) -> int:
     """ "aug" -> 8, "sept" -> 9, "december" -> 12."""
-    return MONTHS.index(next(m for m in MONTHS if m.startswith(word[:3]))) + 1
+    return _MONTH_NUMBERS[word]
 
 
 def _sentence_before(scan: _Scan, start: int) -> str:
     """The lower-case text of the sentence (at most 120 characters) before `start`."""
     before = scan.low[max(0, start - 120) : start]
-    cut = max(before.rfind(". "), before.rfind("? "), before.rfind("! "), before.rfind("; "))
-    # an abbreviation ("Aug. 7", "Ms. Lee") is no sentence end: a lower-case word follows it
-    while cut >= 0 and cut + 2 < len(before) and _ABBREVIATION.search(before, 0, cut + 1):
-        cut = max(before.rfind(". ", 0, cut), before.rfind("? ", 0, cut), before.rfind("! ", 0, cut))
-    return before[cut + 1 :] if cut >= 0 else before
+    cut = len(before)
+    while True:
+        cut = max(before.rfind(". ", 0, cut), before.rfind("? ", 0, cut),
+                  before.rfind("! ", 0, cut), before.rfind("; ", 0, cut))
+        if cut < 0:
+            return before
+        if before[cut] == ".":
+            # an abbreviation ("Aug. 7", "Ms. Lee", "U.S. troops") ends no sentence
+            words = before[:cut].rsplit(None, 1)
+            if not words or len(words[-1]) == 1 or words[-1] in _ABBREVIATIONS or "." in words[-1]:
+                continue
+        return before[cut + 2 :]
 
 
 def _sentence_around(scan: _Scan, start: int, end: int) -> str:
@@ -373,11 +389,21 @@ def _sentence_around(scan: _Scan, start: int, end: int) -> str:
     return _sentence_before(scan, start) + scan.low[start:end] + after[:stop]
 
 
-def _tense(scan: _Scan, start: int) -> int:
-    """+1 when the sentence puts the expression in the future, -1 after "since", else 0."""
-    if _previous_word(scan.spaced, start) == "since":
-        return -1
-    return 1 if has_future_cue(_sentence_before(scan, start)) else 0
+def _is_sports(sentence: str) -> bool:
+    """Is the sentence about a game ("scored in the fourth quarter")?"""
+    return not _SPORTS_WORDS.isdisjoint(sentence.replace(".", " ").replace(",", " ").split())
+
+
+def _with_tense(scan: _Scan, start: int, resolve: Callable[[int], _T], since: bool = False) -> _T:
+    """`resolve(tense)` with the tense of the sentence: -1 after "since", +1 when a cue
+    before the expression puts it in the future, else 0. The sentence is read only when the
+    two readings differ (for most dates they do not)."""
+    if since or _previous_word(scan.spaced, start) == "since":
+        return resolve(-1)
+    plain = resolve(0)
+    if plain == resolve(1):
+        return plain
+    return resolve(1) if has_future_cue(_sentence_before(scan, start)) else plain
 
 
 def _anchored_in(scan: _Scan, start: int) -> bool:
@@ -617,8 +643,12 @@ class FocusTimeExtractor:
             self._add(scan, start, end, year, year, "date")
 
     def _named_date(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "12 March 2020", "March 12, 2020", "May 2019", "Nov '19"."""
+        """ "12 March 2020", "March 12, 2020", "May 2019", "Nov '19"; "6 January" has no
+        year and is resolved against the reference date."""
         raw = text
+        if not raw[-1].isdigit():
+            self._month_day(scan, start, end, text)
+            return
         if raw[-3] in "'’":
             year = two_digit_year(int(raw[-2:]), scan.ref.year if scan.ref else None)
         else:
@@ -819,7 +849,10 @@ class FocusTimeExtractor:
         else:
             if _is_name(scan, at, end):
                 return  # "Grace Friday", "Sunday Times"
-            direction = 1 if has_future_cue(_sentence_before(scan, at)) else 0
+            day = WEEKDAYS.index(name)
+            year = _with_tense(scan, at, lambda tense: weekday_year(ref, day, max(tense, 0)))
+            self._add(scan, start, end, year, year, "relative")
+            return
         year = weekday_year(ref, WEEKDAYS.index(name), direction)
         self._add(scan, start, end, year, year, "relative")
 
@@ -834,7 +867,7 @@ class FocusTimeExtractor:
             return  # "may 5": not a month
         day = int(next(w for w in words if w[0].isdigit()).rstrip("stndrh"))
         month = _month_number(month_word)
-        year = month_day_year(ref, month, day, _tense(scan, start))
+        year = _with_tense(scan, start, lambda tense: month_day_year(ref, month, day, tense))
         if year is not None:
             self._add(scan, start, end, year, year, "relative")
 
@@ -850,13 +883,14 @@ class FocusTimeExtractor:
         ):
             return  # "May I ask", "April Jones", "by June Carter"
         name = text.removesuffix("'s").removesuffix("’s")
-        year = month_year(ref, MONTHS.index(name) + 1, None, _tense(scan, start))
+        month = MONTHS.index(name) + 1
+        year = _with_tense(scan, start, lambda tense: month_year(ref, month, None, tense))
         self._add(scan, start, end, year, year, "relative")
 
     def _quarter(self, scan: _Scan, start: int, end: int, text: str) -> None:
         """ "the third quarter", "third-quarter", "Q3", "the first half", "this quarter"."""
         ref = scan.ref
-        if ref is None or _SPORTS.search(_sentence_around(scan, start, end)):
+        if ref is None or _is_sports(_sentence_around(scan, start, end)):
             return  # "scored in the fourth quarter"
         words = text.split()
         if words[0] == "q":
@@ -865,7 +899,8 @@ class FocusTimeExtractor:
         if text.endswith("of the year"):
             year = ref.year
         elif text[0] == "q":
-            year = period_year(ref, int(text[1]), 3, None, _tense(scan, start))
+            index = int(text[1])
+            year = _with_tense(scan, start, lambda tense: period_year(ref, index, 3, None, tense))
         elif words[-1] == "quarter" and words[-2] in ("this", "current", "last", "previous", "next", "coming"):
             direction = {"current": "this", "previous": "last", "coming": "next"}.get(words[-2], words[-2])
             year = period_year(ref, 1, 3, direction)
@@ -875,7 +910,7 @@ class FocusTimeExtractor:
                 return  # "the third half" is no half
             if months == 6 and words[0] == "final":
                 index = 2
-            year = period_year(ref, index, months, None, _tense(scan, start))
+            year = _with_tense(scan, start, lambda tense: period_year(ref, index, months, None, tense))
         self._add(scan, start, end, year, year, "relative")
 
     def _season(self, scan: _Scan, start: int, end: int, text: str) -> None:
@@ -895,8 +930,9 @@ class FocusTimeExtractor:
             direction = "next"
         else:
             direction = None
-        tense = -1 if cue.startswith("since") else _tense(scan, start)
-        first, last = season_years(ref, season, direction, tense)
+        first, last = _with_tense(
+            scan, start, lambda tense: season_years(ref, season, direction, tense), cue.startswith("since")
+        )
         at = start if direction or cue == "this" else start + text.rindex(season)
         self._add(scan, at, end, first, last, "relative")
 

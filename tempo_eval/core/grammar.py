@@ -159,7 +159,9 @@ def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
     # The separators of a numeric date must agree; the handler checks it.
     regex("ndate", "", r"[12][0-9]{3}[-/.][0-9]{1,2}+[-/.][0-9]{1,2}+(?![0-9])")
     regex("ndate", "", r"[0-9][0-9]?+[-/.][0-9]{1,2}+[-/.][12][0-9]{3}(?![0-9])")
-    regex("date", "", rf"[0-9][0-9]?+(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH},?\s+{YEAR_OR_YY}")
+    # "12 March 2020", and without a year "6 January" (one alternative: numbers are frequent)
+    regex("date", "", rf"[0-9][0-9]?+(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}"
+          rf"(?:,?\s+{YEAR_OR_YY}|(?!\w)(?!\.?,?\s*(?:[0-9]|['’][0-9])))")
     regex("century", "", r"[0-9][0-9]?+(?:st|nd|rd|th)(?:\s*(?:-|–|—|and|to|or)\s*[0-9]{1,2}+"
           r"(?:st|nd|rd|th))?[\s-]+centur(?:y|ies)(?!\w)")
     regex("ago", "", r"[0-9][0-9]{0,2}+" + ago_tail)
@@ -251,7 +253,6 @@ def _dated_terminals(phrases: Callable[..., None], regex: Callable[[str, str, st
     day = r"[0-9][0-9]?+(?:st|nd|rd|th)?"
     # "Aug. 7", "December 20" (after the "May 2019" alternative, which is tried first)
     phrases("mday", MONTH_WORDS, rf"\.?\s+{day}(?![0-9\w]){no_year_after}")
-    regex("mday", "", rf"{day}\s+(?:of\s+)?{MONTH}(?!\w){no_year_after}")  # "6 January"
     # a month name alone: its handler wants a capital and a cue word before it ("in April");
     # the cue is not part of the match, so "of October Revolution" stays a period name
     phrases("bare_month", MONTHS, rf"(?:['’]s)?(?!\w){no_year_after}")
