@@ -60,18 +60,37 @@ nothing ever depends on today's date)
     "last month", "next week" = the year of that day; "last March", "next May" (capitalised)
     = the year of that month. Narrative phrasings are left alone: "the next year he moved",
     "the last year of the war", "the previous year", "the following year".
-    Rarer phrasings the grammar recognises but does not compute ("last Tuesday", "the day
-    before yesterday", "a fortnight ago", "in three weeks") go to dateparser, one short phrase
-    at a time, with the reference date as `RELATIVE_BASE`; `use_dateparser=False` skips them.
+    What news and reports write, resolved by `tempo_eval.core.relative` (its docstring has
+    the rules): weekdays ("Friday", "last Monday", "this coming Tuesday"; the nearest such
+    day, in the past unless "next" or a future tense); a month and day ("Aug. 7", "6
+    January") and a month after a cue word ("in April", "since June", "mid-December"): the
+    nearest occurrence; quarters and halves ("the third quarter", "third-quarter", "Q3",
+    "the first half"; not in a sentence about a game; "the third quarter of 2004" and "fiscal
+    1999" take their year); seasons ("last fall", "in the spring"; a winter gives both its
+    years); "a year earlier" / "two years later" (from a year written before it in the text,
+    else from R); "the year-ago quarter" = R-1; "the same period last year" through "last
+    year". Weekdays and months must be capitalised ("may", "the march" are no months), and
+    are no dates inside a name ("Grace Friday", "June Carter", "Sunday Times").
+    A duration is no date: "in 100 days", "for 100 days", "within 30 days", "the 100-day
+    plan". "In three weeks" opening a sentence, or after a verb of scheduling ("expires in 30
+    days"), is one; such rarer phrasings ("the day before yesterday", "a fortnight ago", "in
+    three weeks") go to dateparser, one short phrase at a time, with the reference date as
+    `RELATIVE_BASE`; `use_dateparser=False` skips them.
+Spelled-out years (they need no reference date)
+    "nineteen ninety-six", "eighteen fifteen", "nineteen oh five", "twenty nineteen", "two
+    thousand and eight", "the year two thousand" -> the year; not before a unit or a larger
+    number word ("two thousand and eight people", "twenty twenty-five thousand").
 Named periods
     From the table in `tempo_eval.core.periods` (the World Wars in all common spellings, the
     Cold War, the Great Depression, the Victorian era, the COVID-19 pandemic, ...), matched
-    case-insensitively as whole words, extended or overridden with `periods=`.
+    case-insensitively as whole names: not as the tail of a hyphenated name ("the Iran-Iraq
+    war" is not the Iraq War; "anti-Vietnam War" still is the Vietnam War). Extended or
+    overridden with `periods=`.
 
 Where expressions overlap, the longest, most specific reading wins ("from 2008 to 2010" is
 one range span, "May 2019" one date span, "the 2008 financial crisis" one period span).
-One precompiled pattern scans the text once; see `Grammar` for how it stays within a small
-factor of a bare year regex.
+One precompiled pattern (`tempo_eval.core.grammar`) scans the text once; see `Grammar` there
+for how it stays within a small factor of a bare year regex.
 """
 
 from __future__ import annotations
