@@ -185,6 +185,8 @@ _ABBREVIATIONS = frozenset((
     "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mr",
     "mrs", "ms", "dr", "st", "gov", "sen", "rep", "gen", "no", "inc", "corp", "co", "lt", "col",
 ))
+_LAST_SENTENCE_END = re.compile(r"(?s).*[.?!;] ")
+_FIRST_SENTENCE_END = re.compile(r"[.?!;] ")
 _NUMBER_WORD_AFTER = re.compile(r"[\s-]+(?:hundred|thousand|million|billion)\b")
 # Words in a sentence that make "the fourth quarter" a part of a game.
 _SPORTS_WORDS = frozenset((
@@ -398,25 +400,26 @@ def _month_number(word: str) -> int:
 def _sentence_before(scan: _Scan, start: int) -> str:
     """The lower-case text of the sentence (at most 120 characters) before `start`."""
     before = scan.low[max(0, start - 120) : start]
-    cut = len(before)
+    end = len(before)
     while True:
-        cut = max(before.rfind(". ", 0, cut), before.rfind("? ", 0, cut),
-                  before.rfind("! ", 0, cut), before.rfind("; ", 0, cut))
-        if cut < 0:
+        last = _LAST_SENTENCE_END.match(before, 0, end)  # one C call finds the last end
+        if last is None:
             return before
-        if before[cut] == ".":
+        cut = last.end()
+        if before[cut - 2] == ".":
             # an abbreviation ("Aug. 7", "Ms. Lee", "U.S. troops") ends no sentence
-            words = before[:cut].rsplit(None, 1)
+            words = before[: cut - 2].rsplit(None, 1)
             if not words or len(words[-1]) == 1 or words[-1] in _ABBREVIATIONS or "." in words[-1]:
+                end = cut - 2
                 continue
-        return before[cut + 2 :]
+        return before[cut:]
 
 
 def _sentence_around(scan: _Scan, start: int, end: int) -> str:
     """The sentence text around an expression (at most 120 characters each side)."""
     after = scan.low[end : end + 120]
-    stop = min((i for i in (after.find(". "), after.find("? "), after.find("! ")) if i >= 0), default=len(after))
-    return _sentence_before(scan, start) + scan.low[start:end] + after[:stop]
+    first = _FIRST_SENTENCE_END.search(after)
+    return _sentence_before(scan, start) + scan.low[start:end] + (after[: first.start()] if first else after)
 
 
 def _is_sports(sentence: str) -> bool:
@@ -920,11 +923,12 @@ class FocusTimeExtractor:
     def _quarter(self, scan: _Scan, start: int, end: int, text: str) -> None:
         """ "the third quarter", "third-quarter", "Q3", "the first half", "this quarter"."""
         ref = scan.ref
-        if ref is None or _is_sports(_sentence_around(scan, start, end)):
-            return  # "scored in the fourth quarter"
-        words = text.split()
-        if words[0] == "q":
+        if ref is None:
             return
+        words = text.split()
+        hyphenated = scan.low[start + len(words[0])] == "-"  # "third-quarter loss": business
+        if not hyphenated and words[0] != "q" and _is_sports(_sentence_around(scan, start, end)):
+            return  # "scored in the fourth quarter"
         months = 6 if "half" in words else 3
         if text.endswith("of the year"):
             year = ref.year
