@@ -111,10 +111,12 @@ from tempo_eval.core.grammar import (
     NUM,
     ORDINAL_KEYS,
     QUARTER_ORDINALS,
+    SEASON_CUES,
     SMALL_NUMBERS,
     TENS,
     UNIT,
     UNIT_WORDS,
+    WEEKDAY_CUES,
     WEEKDAYS,
     compiled_grammar,
 )
@@ -427,6 +429,17 @@ def _is_sports(sentence: str) -> bool:
     return not _SPORTS_WORDS.isdisjoint(sentence.replace(".", " ").replace(",", " ").split())
 
 
+def _cue_before(scan: _Scan, start: int, cues: frozenset[str] | tuple[str, ...]) -> tuple[str, int]:
+    """The cue phrase (one or two words of `cues`) right before `start`, and where it starts;
+    ("", start) when there is none."""
+    words = scan.spaced[max(0, start - 24) : start].split()[-2:]
+    for n in (2, 1):
+        phrase = " ".join(words[-n:])
+        if len(words) >= n and phrase in cues:
+            return phrase, scan.spaced.rfind(words[-n], 0, start)
+    return "", start
+
+
 def _with_tense(scan: _Scan, start: int, resolve: Callable[[int], _T], since: bool = False) -> _T:
     """`resolve(tense)` with the tense of the sentence: -1 after "since", +1 when a cue
     before the expression puts it in the future, else 0. The sentence is read only when the
@@ -553,7 +566,6 @@ class FocusTimeExtractor:
             "day": self._day,
             "delegate": self._delegate,
             "weekday": self._weekday,
-            "mday": self._month_day,
             "bare_month": self._bare_month,
             "quarter": self._quarter,
             "season": self._season,
@@ -679,7 +691,7 @@ class FocusTimeExtractor:
         """ "12 March 2020", "March 12, 2020", "May 2019", "Nov '19"; "6 January" has no
         year and is resolved against the reference date."""
         raw = text
-        if not raw[-1].isdigit():
+        if not (raw[-4:].isdigit() or raw[-3] in "'’"):  # "Aug. 7", "6 January": no year
             self._month_day(scan, start, end, text)
             return
         if raw[-3] in "'’":
@@ -867,27 +879,19 @@ class FocusTimeExtractor:
         """ "Friday", "on Tuesday", "last Monday", "this coming Friday": the nearest such day,
         in the past unless a cue puts it in the future (`tempo_eval.core.relative`)."""
         ref = scan.ref
-        if ref is None:
-            return
-        words = text.split()
-        name = words[-1].removesuffix("'s").removesuffix("’s")
-        at = start + text.rindex(name)
-        if not scan.text[at - 1].isupper():
+        if ref is None or not scan.text[start - 1].isupper():
             return  # the scan is lower-case; weekdays are written with a capital
-        cue = " ".join(words[:-1])
+        day = WEEKDAYS.index(text.removesuffix("'s").removesuffix("’s"))
+        cue, at = _cue_before(scan, start, WEEKDAY_CUES)
         if cue in ("last", "past", "this past"):
-            direction = -1
+            year = weekday_year(ref, day, -1)
         elif cue:
-            direction = 1  # next, coming, this, this coming
+            year = weekday_year(ref, day, 1)  # next, coming, this, this coming
+        elif _is_name(scan, start, end):
+            return  # "Grace Friday", "Sunday Times"
         else:
-            if _is_name(scan, at, end):
-                return  # "Grace Friday", "Sunday Times"
-            day = WEEKDAYS.index(name)
-            year = _with_tense(scan, at, lambda tense: weekday_year(ref, day, max(tense, 0)))
-            self._add(scan, start, end, year, year, "relative")
-            return
-        year = weekday_year(ref, WEEKDAYS.index(name), direction)
-        self._add(scan, start, end, year, year, "relative")
+            year = _with_tense(scan, start, lambda tense: weekday_year(ref, day, max(tense, 0)))
+        self._add(scan, at, end, year, year, "relative")
 
     def _month_day(self, scan: _Scan, start: int, end: int, text: str) -> None:
         """ "Aug. 7", "December 20", "6 January", "the 30th of June": the nearest occurrence."""
@@ -949,15 +953,14 @@ class FocusTimeExtractor:
 
     def _season(self, scan: _Scan, start: int, end: int, text: str) -> None:
         """ "last fall", "this summer", "in the spring", "over the winter" (a winter touches
-        two calendar years and gives both)."""
+        two calendar years and gives both). A season needs a cue word before it."""
         ref = scan.ref
         if ref is None:
             return
-        words = text.split()
-        season = words[-1].removesuffix("'s").removesuffix("’s")
-        cue = " ".join(words[:-1])
-        if season == "fall" and cue not in _FALL_CUES:
-            return  # "after the fall", "injured in a fall": a fall, not autumn
+        season = text.removesuffix("'s").removesuffix("’s")
+        cue, at = _cue_before(scan, start, SEASON_CUES)
+        if not cue or (season == "fall" and cue not in _FALL_CUES):
+            return  # "hot springs", "after the fall", "prices fall": no season
         if cue in ("last", "past", "this past"):
             direction: str | None = "last"
         elif cue in ("next", "coming", "this coming"):
@@ -965,10 +968,9 @@ class FocusTimeExtractor:
         else:
             direction = None
         first, last = _with_tense(
-            scan, start, lambda tense: season_years(ref, season, direction, tense), cue.startswith("since")
+            scan, at, lambda tense: season_years(ref, season, direction, tense), cue.startswith("since")
         )
-        at = start if direction or cue == "this" else start + text.rindex(season)
-        self._add(scan, at, end, first, last, "relative")
+        self._add(scan, at if direction or cue == "this" else start, end, first, last, "relative")
 
     def _spelled(self, scan: _Scan, start: int, end: int, text: str) -> None:
         """ "nineteen ninety-six", "two thousand and eight": a year in words (it needs no
