@@ -204,7 +204,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paragraphs", type=int, default=2000)
     parser.add_argument("--dateparser-sample", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 

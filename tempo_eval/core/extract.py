@@ -188,7 +188,6 @@ _ABBREVIATIONS = frozenset((
     "mrs", "ms", "dr", "st", "gov", "sen", "rep", "gen", "no", "inc", "corp", "co", "lt", "col",
 ))
 _LAST_SENTENCE_END = re.compile(r"(?s).*[.?!;] ")
-_FIRST_SENTENCE_END = re.compile(r"[.?!;] ")
 _NUMBER_WORD_AFTER = re.compile(r"[\s-]+(?:hundred|thousand|million|billion)\b")
 # Words in a sentence that make "the fourth quarter" a part of a game.
 _SPORTS_WORDS = frozenset((
@@ -417,16 +416,9 @@ def _sentence_before(scan: _Scan, start: int) -> str:
         return before[cut:]
 
 
-def _sentence_around(scan: _Scan, start: int, end: int) -> str:
-    """The sentence text around an expression (at most 120 characters each side)."""
-    after = scan.low[end : end + 120]
-    first = _FIRST_SENTENCE_END.search(after)
-    return _sentence_before(scan, start) + scan.low[start:end] + (after[: first.start()] if first else after)
-
-
-def _is_sports(sentence: str) -> bool:
-    """Is the sentence about a game ("scored in the fourth quarter")?"""
-    return not _SPORTS_WORDS.isdisjoint(sentence.replace(".", " ").replace(",", " ").split())
+def _is_sports(context: str) -> bool:
+    """Is the text around an expression about a game ("scored in the fourth quarter")?"""
+    return not _SPORTS_WORDS.isdisjoint(context.replace(".", " ").replace(",", " ").split())
 
 
 def _cue_before(scan: _Scan, start: int, cues: frozenset[str] | tuple[str, ...]) -> tuple[str, int]:
@@ -931,7 +923,7 @@ class FocusTimeExtractor:
             return
         words = text.split()
         hyphenated = scan.low[start + len(words[0])] == "-"  # "third-quarter loss": business
-        if not hyphenated and words[0] != "q" and _is_sports(_sentence_around(scan, start, end)):
+        if not hyphenated and text[0] != "q" and _is_sports(scan.low[max(0, start - 80) : end + 60]):
             return  # "scored in the fourth quarter"
         months = 6 if "half" in words else 3
         if text.endswith("of the year"):
