@@ -249,6 +249,7 @@ def parse_reference_date(value: object) -> dt.date | None:
 # Small pure helpers
 
 
+@lru_cache(maxsize=1024)  # pure; the same few phrases come back
 def _number(word: str) -> int | None:
     """ "3" -> 3, "three" -> 3, "twenty-five" -> 25, "a" -> 1, "a couple of" -> 2, "few" -> 3."""
     word = " ".join(word.replace("-", " ").split())
@@ -393,9 +394,13 @@ def _new_span(start: int, end: int, text: str, first: int, last: int, kind: str,
     return span
 
 
-def _month_number(word: str) -> int:
-    """ "aug" -> 8, "sept" -> 9, "december" -> 12."""
-    return _MONTH_NUMBERS[word]
+@lru_cache(maxsize=1024)  # pure; a text's parts do not depend on its context
+def _month_day_parts(text: str) -> tuple[int, int, int]:
+    """ "aug. 7" -> (8, 7, 0), "30th of june" -> (6, 30, 8): month, day, where the month is."""
+    words = text.replace(".", " ").replace(",", " ").split()
+    month_word = next(w for w in words if not w[0].isdigit() and w != "of")
+    day = int(next(w for w in words if w[0].isdigit()).rstrip("stndrh"))
+    return _MONTH_NUMBERS[month_word], day, text.index(month_word)
 
 
 def _sentence_before(scan: _Scan, start: int) -> str:
@@ -432,11 +437,14 @@ def _cue_before(scan: _Scan, start: int, cues: frozenset[str] | tuple[str, ...])
     return "", start
 
 
-def _with_tense(scan: _Scan, start: int, resolve: Callable[[int], _T], since: bool = False) -> _T:
-    """`resolve(tense)` with the tense of the sentence: -1 after "since", +1 when a cue
-    before the expression puts it in the future, else 0. The sentence is read only when the
-    two readings differ (for most dates they do not)."""
-    if since or _previous_word(scan.spaced, start) == "since":
+def _with_tense(scan: _Scan, start: int, resolve: Callable[[int], _T], since: bool | None = None) -> _T:
+    """`resolve(tense)` with the tense of the sentence: -1 after "since" (`since`, when the
+    caller knows the word before), +1 when a cue before the expression puts it in the
+    future, else 0. The sentence is read only when the two readings differ (for most dates
+    they do not)."""
+    if since is None:
+        since = _previous_word(scan.spaced, start) == "since"
+    if since:
         return resolve(-1)
     plain = resolve(0)
     if plain == resolve(1):
@@ -882,7 +890,7 @@ class FocusTimeExtractor:
         elif _is_name(scan, start, end):
             return  # "Grace Friday", "Sunday Times"
         else:
-            year = _with_tense(scan, start, lambda tense: weekday_year(ref, day, max(tense, 0)))
+            year = _with_tense(scan, start, lambda tense: weekday_year(ref, day, max(tense, 0)), False)
         self._add(scan, at, end, year, year, "relative")
 
     def _month_day(self, scan: _Scan, start: int, end: int, text: str) -> None:
@@ -890,12 +898,9 @@ class FocusTimeExtractor:
         ref = scan.ref
         if ref is None or _UNIT_AFTER.match(scan.low, end):
             return
-        words = text.replace(".", " ").replace(",", " ").split()
-        month_word = next(w for w in words if not w[0].isdigit() and w != "of")
-        if not scan.text[start + text.index(month_word) - 1].isupper():
+        month, day, at = _month_day_parts(text)
+        if not scan.text[start + at - 1].isupper():
             return  # "may 5": not a month
-        day = int(next(w for w in words if w[0].isdigit()).rstrip("stndrh"))
-        month = _month_number(month_word)
         year = _with_tense(scan, start, lambda tense: month_day_year(ref, month, day, tense))
         if year is not None:
             self._add(scan, start, end, year, year, "relative")
@@ -904,16 +909,13 @@ class FocusTimeExtractor:
         """ "in April", "since June", "mid-December": a capitalised month after a cue word,
         its nearest occurrence."""
         ref = scan.ref
-        if (
-            ref is None
-            or not scan.text[start - 1].isupper()
-            or _previous_word(scan.spaced, start) not in MONTH_CUES
-            or _next_word_is_name(scan, end)
-        ):
+        if ref is None or not scan.text[start - 1].isupper():
+            return  # "may", "march"
+        cue = _previous_word(scan.spaced, start)
+        if cue not in MONTH_CUES or _next_word_is_name(scan, end):
             return  # "May I ask", "April Jones", "by June Carter"
-        name = text.removesuffix("'s").removesuffix("’s")
-        month = MONTHS.index(name) + 1
-        year = _with_tense(scan, start, lambda tense: month_year(ref, month, None, tense))
+        month = _MONTH_NUMBERS[text.removesuffix("'s").removesuffix("’s")]
+        year = _with_tense(scan, start, lambda tense: month_year(ref, month, None, tense), cue == "since")
         self._add(scan, start, end, year, year, "relative")
 
     def _quarter(self, scan: _Scan, start: int, end: int, text: str) -> None:
