@@ -456,3 +456,11 @@ def test_the_fast_span_is_the_same_span():
     assert hash(_new_span(1, 5, "1999", 1999, 1999, "year", False)) == hash(
         YearSpan(1, 5, "1999", 1999, 1999, "year")
     )
+
+
+def test_no_module_of_the_extraction_reads_todays_date():
+    from tempo_eval.core import dated, grammar, scan, spelled
+
+    for module in (dated, grammar, relative, scan, spelled):
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        assert "today()" not in source and ".now(" not in source, module.__name__
