@@ -60,59 +60,62 @@ nothing ever depends on today's date)
     "last month", "next week" = the year of that day; "last March", "next May" (capitalised)
     = the year of that month. Narrative phrasings are left alone: "the next year he moved",
     "the last year of the war", "the previous year", "the following year".
-    Rarer phrasings the grammar recognises but does not compute ("last Tuesday", "the day
-    before yesterday", "a fortnight ago", "in three weeks") go to dateparser, one short phrase
-    at a time, with the reference date as `RELATIVE_BASE`; `use_dateparser=False` skips them.
+    What news and reports write, read by `tempo_eval.core.dated` and resolved by
+    `tempo_eval.core.relative` (its docstring has the rules): weekdays ("Friday", "last Monday", "this coming Tuesday"; the nearest such
+    day, in the past unless "next" or a future tense); a month and day ("Aug. 7", "6
+    January") and a month after a cue word ("in April", "since June", "mid-December"): the
+    nearest occurrence; quarters and halves ("the third quarter", "third-quarter", "Q3",
+    "the first half"; not in a sentence about a game; "the third quarter of 2004" and "fiscal
+    1999" take their year); seasons ("last fall", "in the spring"; a winter gives both its
+    years); "a year earlier" / "two years later" (from a year written before it in the text,
+    else from R); "the year-ago quarter" = R-1; "the same period last year" through "last
+    year". Weekdays and months must be capitalised ("may", "the march" are no months), and
+    are no dates inside a name ("Grace Friday", "June Carter", "Sunday Times").
+    A duration is no date: "in 100 days", "for 100 days", "within 30 days", "the 100-day
+    plan". "In three weeks" opening a sentence, or after a verb of scheduling ("expires in 30
+    days"), is one; such rarer phrasings ("the day before yesterday", "a fortnight ago", "in
+    three weeks") go to dateparser, one short phrase at a time, with the reference date as
+    `RELATIVE_BASE`; `use_dateparser=False` skips them.
+Spelled-out years (they need no reference date)
+    "nineteen ninety-six", "eighteen fifteen", "nineteen oh five", "twenty nineteen", "two
+    thousand and eight", "the year two thousand" -> the year; not before a unit or a larger
+    number word ("two thousand and eight people", "twenty twenty-five thousand").
 Named periods
     From the table in `tempo_eval.core.periods` (the World Wars in all common spellings, the
     Cold War, the Great Depression, the Victorian era, the COVID-19 pandemic, ...), matched
-    case-insensitively as whole words, extended or overridden with `periods=`.
+    case-insensitively as whole names: not as the tail of a hyphenated name ("the Iran-Iraq
+    war" is not the Iraq War; "anti-Vietnam War" still is the Vietnam War). Extended or
+    overridden with `periods=`.
 
 Where expressions overlap, the longest, most specific reading wins ("from 2008 to 2010" is
 one range span, "May 2019" one date span, "the 2008 financial crisis" one period span).
-One precompiled pattern scans the text once; see `Grammar` for how it stays within a small
-factor of a bare year regex.
+One precompiled pattern (`tempo_eval.core.grammar`) scans the text once; see `Grammar` there
+for how it stays within a small factor of a bare year regex.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
+from tempo_eval.core.dated import DatedExpressions
 from tempo_eval.core.focus import FocusTime, YearSpan
 from tempo_eval.core.grammar import (
     DECADE_WORDS,
-    MONTH_CUES,
-    MONTHS,
-    NUM,
     ORDINAL_KEYS,
-    QUARTER_ORDINALS,
-    SMALL_NUMBERS,
-    TENS,
-    UNIT,
-    UNIT_WORDS,
-    WEEKDAYS,
     compiled_grammar,
 )
 from tempo_eval.core.periods import (
     DEFAULT_PERIODS,
     merge_periods,
     normalize_period_name,
-    phrase_pattern,
 )
 from tempo_eval.core.relative import (
-    has_future_cue,
-    month_day_year,
-    month_year,
-    period_year,
-    season_years,
-    shift_year,
     two_digit_year,
-    weekday_year,
 )
+from tempo_eval.core.scan import UNIT_AFTER, Scan, previous_word
 from tempo_eval.core.spelled import spelled_year
 
 __all__ = [
@@ -123,7 +126,7 @@ __all__ = [
     "parse_reference_date",
 ]
 
-logger = logging.getLogger(__name__)
+_object_new = object.__new__
 
 MIN_YEAR = 1
 MAX_YEAR = 2099
@@ -131,7 +134,6 @@ MAX_YEAR = 2099
 # --------------------------------------------------------------------------------------------
 # Context checks, run on a match only, on a few characters around it (lower-cased text).
 
-_UNIT_AFTER = re.compile(rf"[ \t]*(?:%|‰|°|-?{phrase_pattern(UNIT_WORDS)}(?![\w/]))")
 # Separators that never occur inside an expression become spaces in the text the grammar
 # scans, and so do hyphens after a letter ("mid-1990s", "pre-WWII").
 _SEPARATOR_CHARS = "\n\t\r\f\v([{\""
@@ -143,7 +145,6 @@ _CURRENCY_SIGNS = frozenset("$€£¥₹#№")
 _RANGE_END = re.compile(r"[0-9]+$")
 _DIGIT = re.compile(r"[0-9]")
 _BC_AFTER = re.compile(r"\s*(?:bce?\b|b\.c\.)")
-_OF_AFTER = re.compile(r"\s+of\b")
 _CONNECTOR = re.compile(r"\s*(?:-|–|—|to|through|thru|until|till|and)\s+(?:the\s+)?|\s*[-–—]\s*")
 # Words before "90s" or "twenties" that make it an age or a temperature ("her 90s").
 _AGE_WORDS = frozenset(
@@ -154,28 +155,8 @@ _MODIFIED = re.compile(
     r"(?:the\s+)?(?P<epoch>.+)"
 )
 _CENTURY_WORDS = re.compile(r"\s*(?:-|–|—|\sand\s|\sto\s|\sor\s)\s*|\s+")
-_RELATIVE = re.compile(
-    rf"(?:(?P<the>the)\s+)?(?P<dir>past|last|coming|next|this|current)\s+"
-    rf"(?:(?P<n>{NUM})\s+)?(?P<unit>{UNIT})"
-)
-_ABBREVIATION = re.compile(r"(?:^|\s)(?:[a-z]|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|mr|mrs|ms|dr|st|gov|sen|rep|gen|no|inc|corp|co|u\.s)\.$")
 _NUMBER_WORD_AFTER = re.compile(r"[\s-]+(?:hundred|thousand|million|billion)\b")
-# Words in a sentence that make "the fourth quarter" a part of a game.
-_SPORTS = re.compile(
-    r"\b(?:scored?|scoring|points?|goals?|touchdowns?|baskets?|rall(?:y|ied|ying)|trail(?:ed|ing)|"
-    r"seal(?:ed)?\s+the\s+win|game|match|overtime|halftime|half-time|inning)\b"
-)
-_FALL_CUES = frozenset(("last", "this", "next", "past", "coming", "this past", "this coming",
-                        "in the", "early", "late", "mid"))
-_SCHEDULE_VERBS = frozenset((
-    "due", "expires", "expire", "ends", "end", "starts", "start", "begins", "begin", "opens",
-    "open", "closes", "close", "resumes", "resume", "returns", "return", "back", "again",
-))
 _PREFIXES = frozenset(("pre", "post", "anti", "mid", "non", "ex", "neo", "pro"))
-_DAY_NAMES_BEFORE = frozenset(("good", "black", "super", "ash", "holy", "cyber", "bloody", "easter", "palm", "maundy"))
-_DATE_WORDS = frozenset((*MONTHS, *(m[:3] for m in MONTHS), "sept", *WEEKDAYS))
-_AGO = re.compile(rf"(?P<n>.+?)[\s-]+(?P<unit>{UNIT})\s+(?P<dir>ago|from\s+now|hence)")
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -217,23 +198,6 @@ def parse_reference_date(value: object) -> dt.date | None:
 # Small pure helpers
 
 
-def _number(word: str) -> int | None:
-    """ "3" -> 3, "three" -> 3, "twenty-five" -> 25, "a" -> 1, "a couple of" -> 2, "few" -> 3."""
-    word = " ".join(word.replace("-", " ").split())
-    if word.isdigit():
-        return int(word)
-    special = {"a": 1, "an": 1, "couple of": 2, "a couple of": 2, "few": 3, "a hundred": 100}
-    if word in special:
-        return special[word]
-    total = 0
-    for part in word.split():
-        value = SMALL_NUMBERS.get(part, TENS.get(part))
-        if value is None:
-            return None
-        total += value
-    return total or None
-
-
 def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple[int, int]:
     """Narrow a decade (length 10) or century (length 100) to a third or a half."""
     if mod:
@@ -247,25 +211,6 @@ def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple
             return first, first + length // 2 - 1
         return first + length // 2, first + length - 1
     return first, first + length - 1
-
-
-@lru_cache(maxsize=4096)
-def _dateparser_year(phrase: str, reference: dt.date, languages: tuple[str, ...]) -> int | None:
-    """The year dateparser reads in one short phrase, relative to the reference date."""
-    import dateparser  # lazy: slow to import, and only rare phrasings need it
-
-    parsed = dateparser.parse(
-        phrase,
-        languages=list(languages),
-        settings={
-            "RELATIVE_BASE": dt.datetime(reference.year, reference.month, reference.day),
-            "RETURN_AS_TIMEZONE_AWARE": False,
-        },
-    )
-    if parsed is None:
-        logger.debug("dateparser could not read %r", phrase)
-        return None
-    return parsed.year
 
 
 def _lower_same_length(text: str) -> str:
@@ -294,12 +239,6 @@ def _spaced(low: str) -> str:
         if dash in low:
             low = hyphens.sub(" ", low)
     return low
-
-
-def _previous_word(text: str, start: int) -> str:
-    """The word before `start` (a cheap look-back on the spaced text)."""
-    words = text[max(0, start - 16) : start].split()
-    return words[-1] if words else ""
 
 
 def _range_cue(text: str, start: int) -> int | None:
@@ -351,44 +290,17 @@ def _ordinal(raw: str) -> int:
     return ORDINAL_KEYS["".join(raw.replace("-", " ").split())]
 
 
-def _month_number(word: str) -> int:
-    """ "aug" -> 8, "sept" -> 9, "december" -> 12."""
-    return MONTHS.index(next(m for m in MONTHS if m.startswith(word[:3]))) + 1
+def _new_span(start: int, end: int, text: str, first: int, last: int, kind: str, capped: bool) -> YearSpan:
+    """The same YearSpan as `YearSpan(...)`, built without the frozen dataclass's one
+    `object.__setattr__` call per field (half the cost of a span, on the hot path)."""
+    span = _object_new(YearSpan)
+    span.__dict__.update(
+        start=start, end=end, text=text, first=first, last=last, kind=kind, capped=capped
+    )
+    return span
 
 
-def _sentence_before(scan: _Scan, start: int) -> str:
-    """The lower-case text of the sentence (at most 120 characters) before `start`."""
-    before = scan.low[max(0, start - 120) : start]
-    cut = max(before.rfind(". "), before.rfind("? "), before.rfind("! "), before.rfind("; "))
-    # an abbreviation ("Aug. 7", "Ms. Lee") is no sentence end: a lower-case word follows it
-    while cut >= 0 and cut + 2 < len(before) and _ABBREVIATION.search(before, 0, cut + 1):
-        cut = max(before.rfind(". ", 0, cut), before.rfind("? ", 0, cut), before.rfind("! ", 0, cut))
-    return before[cut + 1 :] if cut >= 0 else before
-
-
-def _sentence_around(scan: _Scan, start: int, end: int) -> str:
-    """The sentence text around an expression (at most 120 characters each side)."""
-    after = scan.low[end : end + 120]
-    stop = min((i for i in (after.find(". "), after.find("? "), after.find("! ")) if i >= 0), default=len(after))
-    return _sentence_before(scan, start) + scan.low[start:end] + after[:stop]
-
-
-def _tense(scan: _Scan, start: int) -> int:
-    """+1 when the sentence puts the expression in the future, -1 after "since", else 0."""
-    if _previous_word(scan.spaced, start) == "since":
-        return -1
-    return 1 if has_future_cue(_sentence_before(scan, start)) else 0
-
-
-def _anchored_in(scan: _Scan, start: int) -> bool:
-    """Is "in N days" a date (sentence-initial "In", or after "expires", "due", ...)?"""
-    before = _sentence_before(scan, start)
-    if not before.strip() and scan.text[start - 1] == "I":
-        return True
-    return _previous_word(scan.spaced, start) in _SCHEDULE_VERBS
-
-
-def _in_compound(scan: _Scan, start: int) -> bool:
+def _in_compound(scan: Scan, start: int) -> bool:
     """Is the expression the tail of a hyphenated name ("Iran-Iraq war")? A lower-case
     prefix ("anti-", "post-", "pre-") is not a name."""
     if start < 3 or scan.low[start - 1] not in "-–—" or not scan.low[start - 2].isalpha():
@@ -397,44 +309,10 @@ def _in_compound(scan: _Scan, start: int) -> bool:
     return prefix not in _PREFIXES and scan.text[start - 2 - len(prefix)].isupper()
 
 
-def _is_name(scan: _Scan, at: int, end: int) -> bool:
-    """Is the capitalised word at `at` part of a name: after a capitalised word that does not
-    open the sentence ("Grace Friday"), or before one ("Sunday Times")?"""
-    if _next_word_is_name(scan, end):
-        return True
-    words = scan.text[max(0, at - 25) : at - 1].split()
-    if not words or not words[-1][:1].isupper() or words[-1].lower() in _DAY_NAMES_BEFORE:
-        return False
-    return bool(_sentence_before(scan, at - len(words[-1]) - 1).strip())
-
-
-def _next_word_is_name(scan: _Scan, end: int) -> bool:
-    """Does a capitalised word that is no month or weekday follow ("June Carter")?"""
-    text = scan.text
-    if end - 1 >= len(text) or text[end - 1] != " ":
-        return False
-    word = text[end : end + 12].split(maxsplit=1)
-    return bool(word) and word[0][:1].isupper() and word[0].lower().rstrip(".,") not in _DATE_WORDS
-
-
 # --------------------------------------------------------------------------------------------
 
 
-class _Scan:
-    """One extraction in progress: the text, its padded lower-cased twin, the reference date
-    and the spans so far. Offsets inside the scan index `low` (one more than in `text`)."""
-
-    __slots__ = ("text", "low", "spaced", "ref", "spans")
-
-    def __init__(self, text: str, low: str, ref: dt.date | None) -> None:
-        self.text = text
-        self.low = low
-        self.spaced = low  # with separators as spaces, set by the extractor
-        self.ref = ref
-        self.spans: list[YearSpan] = []
-
-
-class FocusTimeExtractor:
+class FocusTimeExtractor(DatedExpressions):
     """Extract the focus time (a set of years with their source spans) of a text.
 
     `reference_date` anchors relative expressions ("last year"); `extract(text,
@@ -473,7 +351,7 @@ class FocusTimeExtractor:
         self.periods: dict[str, tuple[int, int]] = table
         self._period_spans = {normalize_period_name(name): span for name, span in table.items()}
         self._grammar = compiled_grammar(tuple(sorted(table)))
-        self._handlers: dict[str, Callable[[_Scan, int, int, str], None]] = {
+        self._handlers: dict[str, Callable[[Scan, int, int, str], None]] = {
             "skip": _skip,
             "period": self._period,
             "ndate": self._numeric_date,
@@ -494,7 +372,6 @@ class FocusTimeExtractor:
             "day": self._day,
             "delegate": self._delegate,
             "weekday": self._weekday,
-            "mday": self._month_day,
             "bare_month": self._bare_month,
             "quarter": self._quarter,
             "season": self._season,
@@ -515,7 +392,7 @@ class FocusTimeExtractor:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         ref = self.reference_date if reference_date is None else parse_reference_date(reference_date)
         # One leading space: every match starts with the separator before its expression.
-        scan = _Scan(text, " " + _lower_same_length(text), ref)
+        scan = Scan(text, " " + _lower_same_length(text), ref)
         scan.spaced = spaced = _spaced(scan.low)
         handlers = self._handlers
         grammar = self._grammar
@@ -536,15 +413,15 @@ class FocusTimeExtractor:
 
     # ---------------------------------------------------------------- absolute expressions
 
-    def _add(self, scan: _Scan, start: int, end: int, first: int, last: int, kind: str) -> None:
+    def _add(self, scan: Scan, start: int, end: int, first: int, last: int, kind: str) -> None:
         if first < MIN_YEAR or last > MAX_YEAR or first > last:
             return
         # start/end index the padded lower-case text; the span indexes the original.
         capped = last - first > self.max_span_years
         text = scan.text[start - 1 : end - 1]
-        scan.spans.append(YearSpan(start - 1, end - 1, text, first, last, kind, capped))
+        scan.spans.append(_new_span(start - 1, end - 1, text, first, last, kind, capped))
 
-    def _year(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _year(self, scan: Scan, start: int, end: int, text: str) -> None:
         """A year or a year range."""
         low = scan.low
         first = int(low[start : start + 4])
@@ -586,7 +463,7 @@ class FocusTimeExtractor:
             self._add(scan, start, start + 4, first, first, "year")
             self._add(scan, tail.start(), end, int(tail.group()), int(tail.group()), "year")
 
-    def _cue_year(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _cue_year(self, scan: Scan, start: int, end: int, text: str) -> None:
         """ "since 1999", "in 1920": the cue word keeps a year a year before a unit
         ("since 1999 people have ..."), except a lower-case "in", which is too common
         ("in 1500 households") -- only a sentence-initial "In" counts."""
@@ -596,13 +473,13 @@ class FocusTimeExtractor:
             return
         if _BC_AFTER.match(low, end):
             return  # "in 1200 BC": years before the common era are not represented
-        if low[start : start + 2] == "in" and _UNIT_AFTER.match(low, end):
+        if low[start : start + 2] == "in" and UNIT_AFTER.match(low, end):
             before = low[max(0, start - 3) : start].strip()
             if scan.text[start - 1] != "I" or (before and before[-1] not in ".!?"):
                 return
         self._year(scan, digits.start(), end, scan.spaced[digits.start() : end])
 
-    def _numeric_date(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _numeric_date(self, scan: Scan, start: int, end: int, text: str) -> None:
         separators = [ch for ch in text if ch in "-/."]
         if separators[0] != separators[1]:
             return  # "2020-03/12" is no date
@@ -616,25 +493,29 @@ class FocusTimeExtractor:
         if valid and year <= MAX_YEAR:
             self._add(scan, start, end, year, year, "date")
 
-    def _named_date(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "12 March 2020", "March 12, 2020", "May 2019", "Nov '19"."""
+    def _named_date(self, scan: Scan, start: int, end: int, text: str) -> None:
+        """ "12 March 2020", "March 12, 2020", "May 2019", "Nov '19"; "6 January" has no
+        year and is resolved against the reference date."""
         raw = text
+        if not (raw[-4:].isdigit() or raw[-3] in "'’"):  # "Aug. 7", "6 January": no year
+            self._month_day(scan, start, end, text)
+            return
         if raw[-3] in "'’":
             year = two_digit_year(int(raw[-2:]), scan.ref.year if scan.ref else None)
         else:
             year = int(raw[-4:])
-            if year > MAX_YEAR or _UNIT_AFTER.match(scan.low, end):
+            if year > MAX_YEAR or UNIT_AFTER.match(scan.low, end):
                 return
         self._add(scan, start, end, year, year, "date")
 
-    def _period(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _period(self, scan: Scan, start: int, end: int, text: str) -> None:
         if _in_compound(scan, start):
             return  # "the Iran-Iraq war" is not the Iraq War: names match whole
         span = self._period_spans.get(normalize_period_name(text))
         if span is not None:
             self._add(scan, start, end, span[0], span[1], "period")
 
-    def _era(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _era(self, scan: Scan, start: int, end: int, text: str) -> None:
         """ "476 AD", "AD 800", "800 CE": the marker must be in capitals ("2 ad campaigns")."""
         number = re.search(r"[0-9]+", text)
         if number is None:  # cannot happen: the grammar requires digits
@@ -646,17 +527,17 @@ class FocusTimeExtractor:
         elif 1000 <= year <= MAX_YEAR and original[0].isdigit():  # "1500 ad": just the year
             self._add(scan, start, start + number.end(), year, year, "year")
 
-    def _fiscal_year(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _fiscal_year(self, scan: Scan, start: int, end: int, text: str) -> None:
         year = int(text[-4:])
         if year <= MAX_YEAR:
             self._add(scan, start, end, year, year, "year")
 
-    def _the_year(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _the_year(self, scan: Scan, start: int, end: int, text: str) -> None:
         year = int(text.rsplit(None, 1)[-1])
         if 100 <= year <= MAX_YEAR:
             self._add(scan, start, end, year, year, "year")
 
-    def _century(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _century(self, scan: Scan, start: int, end: int, text: str) -> None:
         """ "the 19th century", "nineteenth-century", "the 18th and 19th centuries"."""
         if _BC_AFTER.match(scan.low, end):
             return
@@ -670,10 +551,10 @@ class FocusTimeExtractor:
         if 1 <= n1 <= n2 <= 21:
             self._add(scan, start, end, max(1, (n1 - 1) * 100), (n2 - 1) * 100 + 99, "century")
 
-    def _decade(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _decade(self, scan: Scan, start: int, end: int, text: str) -> None:
         """ "1990s", "the '90s", "the nineties"; "the 1800s" is a century."""
         raw = text
-        previous = _previous_word(scan.spaced, start)
+        previous = previous_word(scan.spaced, start)
         if raw[0].isdigit() and not raw[:4].isdigit() and previous in _AGE_WORDS:
             return  # "in her 90s", "the low 90s": an age or a temperature
         if raw[0].isalpha() and not raw.startswith("nineteen") and previous != "the":
@@ -684,7 +565,7 @@ class FocusTimeExtractor:
             kind = "century" if length == 100 else "decade"
             self._add(scan, start, end, first, first + length - 1, kind)
 
-    def _modified(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _modified(self, scan: Scan, start: int, end: int, text: str) -> None:
         """ "early 1990s" (0-3), "mid-'90s" (4-6), "late 19th century" (67-99), "the first
         half of the 20th century" (00-49)."""
         parts = _MODIFIED.fullmatch(text)
@@ -694,7 +575,7 @@ class FocusTimeExtractor:
         if _BC_AFTER.match(scan.low, end):
             return
         two_digits = text[0].isdigit() and not text[:4].isdigit()
-        if two_digits and _previous_word(scan.spaced, start) in _AGE_WORDS:
+        if two_digits and previous_word(scan.spaced, start) in _AGE_WORDS:
             return  # "in her early 90s"
         epoch = _epoch(text, scan.ref.year if scan.ref else None)
         if epoch is not None:
@@ -704,240 +585,24 @@ class FocusTimeExtractor:
 
     # ---------------------------------------------------------------- relative expressions
 
-    def _ago(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "two years ago", "a decade ago", "3 months from now"."""
-        ref = scan.ref
-        if ref is None or (scan.low[start - 1] in ",." and scan.low[start - 2].isdigit()):
-            return  # no reference date, or a longer number: "2,000 years ago"
-        parts = _AGO.fullmatch(text)
-        if parts is None:  # cannot happen: the same shape as the grammar
-            return
-        n = _number(parts.group("n"))
-        if n is None or n > 999:
-            return
-        sign = -1 if parts.group("dir") == "ago" else 1
-        year = shift_year(ref, sign * n, parts.group("unit"))
-        if year is not None:
-            self._add(scan, start, end, year, year, "relative")
-
-    def _relative(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "last year", "this decade", "the past 5 years", "over the last three years"."""
-        ref = scan.ref
-        if ref is None or _OF_AFTER.match(scan.low, end):
-            return  # "the last year of the war": narrative, not relative to the reference
-        parts = _RELATIVE.fullmatch(text)
-        if parts is None:  # cannot happen: the same shape as the grammar
-            return
-        the, direction, n_raw, unit = parts.group("the", "dir", "n", "unit")
-        n = _number(n_raw) if n_raw else None
-        plural = unit.endswith("s")
-        if direction in ("this", "current"):
-            if n_raw or plural or (direction == "current" and not the):
-                return
-            year = ref.year
-            if unit == "decade":
-                first, last = year - year % 10, year - year % 10 + 9
-            elif unit == "century":
-                first, last = year - year % 100, year - year % 100 + 99
-            else:
-                first = last = year
-            self._add(scan, start, end, first, last, "relative")
-            return
-        backward = direction in ("past", "last")
-        if n is None:
-            if n_raw or plural:
-                return  # "in past years", "the coming decades": too vague
-            if the and direction == "next":
-                return  # "the next year he moved": narrative
-            if not the and direction in ("last", "next") and unit in ("year", "month", "week", "day"):
-                year = shift_year(ref, -1 if backward else 1, unit)  # calendar: "last year"
-                if year is not None:
-                    self._add(scan, start, end, year, year, "relative")
-                return
-            n = 1
-        if n > 999:
-            return
-        other = shift_year(ref, -n if backward else n, unit)
-        if other is not None:
-            first, last = (other, ref.year) if backward else (ref.year, other)
-            self._add(scan, start, end, first, last, "relative")
-
-    def _month_relative(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "last March", "next May", "this June": capitalised, because "the last march" and
-        "this may be" are no months."""
-        ref = scan.ref
-        name = scan.low[start:end].split()[-1]
-        if ref is None or not scan.text[end - 1 - len(name)].isupper():
-            return
-        month = MONTHS.index(name) + 1
-        year = month_year(ref, month, scan.low[start : start + 4].strip())
-        self._add(scan, start, end, year, year, "relative")
-
-    def _recent(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        if scan.ref is not None:
-            self._add(scan, start, end, scan.ref.year - 2, scan.ref.year, "relative")
-
-    def _day(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        if scan.ref is None:
-            return
-        offset = {"yesterday": -1, "tomorrow": 1}.get(text, 0)
-        year = shift_year(scan.ref, offset, "day")
-        if year is not None:
-            self._add(scan, start, end, year, year, "relative")
-
-    def _delegate(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """Rare phrasings ("the day before yesterday", "a fortnight ago", "In three weeks")
-        are read by dateparser, one short phrase at a time, relative to the reference date.
-        "in 100 days" is a duration, not a date, unless it opens the sentence or follows a
-        verb of scheduling ("expires in 30 days")."""
-        if scan.ref is None or not self.use_dateparser:
-            return
-        if text.startswith("in ") and not _anchored_in(scan, start):
-            return
-        year = _dateparser_year(scan.low[start:end], scan.ref, self.languages)
-        if year is not None:
-            self._add(scan, start, end, year, year, "relative")
 
     # ---------------------------------------------------------------- against the document date
 
-    def _weekday(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "Friday", "on Tuesday", "last Monday", "this coming Friday": the nearest such day,
-        in the past unless a cue puts it in the future (`tempo_eval.core.relative`)."""
-        ref = scan.ref
-        if ref is None:
-            return
-        words = text.split()
-        name = words[-1].removesuffix("'s").removesuffix("’s")
-        at = start + text.rindex(name)
-        if not scan.text[at - 1].isupper():
-            return  # the scan is lower-case; weekdays are written with a capital
-        cue = " ".join(words[:-1])
-        if cue in ("last", "past", "this past"):
-            direction = -1
-        elif cue:
-            direction = 1  # next, coming, this, this coming
-        else:
-            if _is_name(scan, at, end):
-                return  # "Grace Friday", "Sunday Times"
-            direction = 1 if has_future_cue(_sentence_before(scan, at)) else 0
-        year = weekday_year(ref, WEEKDAYS.index(name), direction)
-        self._add(scan, start, end, year, year, "relative")
-
-    def _month_day(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "Aug. 7", "December 20", "6 January", "the 30th of June": the nearest occurrence."""
-        ref = scan.ref
-        if ref is None or _UNIT_AFTER.match(scan.low, end):
-            return
-        words = text.replace(".", " ").replace(",", " ").split()
-        month_word = next(w for w in words if not w[0].isdigit() and w != "of")
-        if not scan.text[start + text.index(month_word) - 1].isupper():
-            return  # "may 5": not a month
-        day = int(next(w for w in words if w[0].isdigit()).rstrip("stndrh"))
-        month = _month_number(month_word)
-        year = month_day_year(ref, month, day, _tense(scan, start))
-        if year is not None:
-            self._add(scan, start, end, year, year, "relative")
-
-    def _bare_month(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "in April", "since June", "mid-December": a capitalised month after a cue word,
-        its nearest occurrence."""
-        ref = scan.ref
-        if (
-            ref is None
-            or not scan.text[start - 1].isupper()
-            or _previous_word(scan.spaced, start) not in MONTH_CUES
-            or _next_word_is_name(scan, end)
-        ):
-            return  # "May I ask", "April Jones", "by June Carter"
-        name = text.removesuffix("'s").removesuffix("’s")
-        year = month_year(ref, MONTHS.index(name) + 1, None, _tense(scan, start))
-        self._add(scan, start, end, year, year, "relative")
-
-    def _quarter(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "the third quarter", "third-quarter", "Q3", "the first half", "this quarter"."""
-        ref = scan.ref
-        if ref is None or _SPORTS.search(_sentence_around(scan, start, end)):
-            return  # "scored in the fourth quarter"
-        words = text.split()
-        if words[0] == "q":
-            return
-        months = 6 if "half" in words else 3
-        if text.endswith("of the year"):
-            year = ref.year
-        elif text[0] == "q":
-            year = period_year(ref, int(text[1]), 3, None, _tense(scan, start))
-        elif words[-1] == "quarter" and words[-2] in ("this", "current", "last", "previous", "next", "coming"):
-            direction = {"current": "this", "previous": "last", "coming": "next"}.get(words[-2], words[-2])
-            year = period_year(ref, 1, 3, direction)
-        else:
-            index = QUARTER_ORDINALS[words[0]]
-            if months == 6 and index > 2:
-                return  # "the third half" is no half
-            if months == 6 and words[0] == "final":
-                index = 2
-            year = period_year(ref, index, months, None, _tense(scan, start))
-        self._add(scan, start, end, year, year, "relative")
-
-    def _season(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "last fall", "this summer", "in the spring", "over the winter" (a winter touches
-        two calendar years and gives both)."""
-        ref = scan.ref
-        if ref is None:
-            return
-        words = text.split()
-        season = words[-1].removesuffix("'s").removesuffix("’s")
-        cue = " ".join(words[:-1])
-        if season == "fall" and cue not in _FALL_CUES:
-            return  # "after the fall", "injured in a fall": a fall, not autumn
-        if cue in ("last", "past", "this past"):
-            direction: str | None = "last"
-        elif cue in ("next", "coming", "this coming"):
-            direction = "next"
-        else:
-            direction = None
-        tense = -1 if cue.startswith("since") else _tense(scan, start)
-        first, last = season_years(ref, season, direction, tense)
-        at = start if direction or cue == "this" else start + text.rindex(season)
-        self._add(scan, at, end, first, last, "relative")
-
-    def _spelled(self, scan: _Scan, start: int, end: int, text: str) -> None:
+    def _spelled(self, scan: Scan, start: int, end: int, text: str) -> None:
         """ "nineteen ninety-six", "two thousand and eight": a year in words (it needs no
         reference date). Not before a unit ("two thousand and eight people") nor a larger
         number word; "two thousand" alone only as "the year two thousand"."""
-        if _UNIT_AFTER.match(scan.low, end) or _NUMBER_WORD_AFTER.match(scan.low, end):
+        if UNIT_AFTER.match(scan.low, end) or _NUMBER_WORD_AFTER.match(scan.low, end):
             return
         year = spelled_year(text)
-        if year is None or (text == "two thousand" and _previous_word(scan.spaced, start) != "year"):
+        if year is None or (text == "two thousand" and previous_word(scan.spaced, start) != "year"):
             return
         self._add(scan, start, end, year, year, "year")
 
-    def _anaphoric(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "a year earlier", "two years later": counted from the last year written before it
-        in the text, else from the reference date."""
-        words = text.replace("-", " ").split()
-        n = _number(" ".join(words[:-2]))
-        if n is None or n > 99:
-            return
-        if words[-2].startswith("decade"):
-            n *= 10
-        sign = -1 if words[-1] == "earlier" else 1
-        anchor = next((s for s in reversed(scan.spans) if s.kind in ("year", "date", "range")), None)
-        if anchor is not None:
-            year = (anchor.first if sign < 0 else anchor.last) + sign * n
-        elif scan.ref is not None:
-            year = scan.ref.year + sign * n
-        else:
-            return
-        self._add(scan, start, end, year, year, "relative")
-
-    def _year_ago(self, scan: _Scan, start: int, end: int, text: str) -> None:
-        """ "the year-ago quarter": the same period a year before the reference date."""
-        if scan.ref is not None:
-            self._add(scan, start, end, scan.ref.year - 1, scan.ref.year - 1, "relative")
 
     # ---------------------------------------------------------------- compound ranges
 
-    def _join_ranges(self, scan: _Scan) -> list[YearSpan]:
+    def _join_ranges(self, scan: Scan) -> list[YearSpan]:
         """Join "<date or decade> to <date or decade>" (and "between X and Y") into one range."""
         joinable = ("year", "date", "decade", "century")
         low = scan.low
@@ -968,7 +633,7 @@ class FocusTimeExtractor:
         return out
 
 
-def _skip(scan: _Scan, start: int, end: int, text: str) -> None:
+def _skip(scan: Scan, start: int, end: int, text: str) -> None:
     """Labelled numbers ("page 1984"): matched only so that nothing reads a year in them."""
 
 

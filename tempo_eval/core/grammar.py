@@ -159,7 +159,9 @@ def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
     # The separators of a numeric date must agree; the handler checks it.
     regex("ndate", "", r"[12][0-9]{3}[-/.][0-9]{1,2}+[-/.][0-9]{1,2}+(?![0-9])")
     regex("ndate", "", r"[0-9][0-9]?+[-/.][0-9]{1,2}+[-/.][12][0-9]{3}(?![0-9])")
-    regex("date", "", rf"[0-9][0-9]?+(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH},?\s+{YEAR_OR_YY}")
+    # "12 March 2020", and without a year "6 January" (one alternative: numbers are frequent)
+    regex("date", "", rf"[0-9][0-9]?+(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}"
+          rf"(?:,?\s+{YEAR_OR_YY}|(?!\w)(?!\.?,?\s*(?:[0-9]|['’][0-9])))")
     regex("century", "", r"[0-9][0-9]?+(?:st|nd|rd|th)(?:\s*(?:-|–|—|and|to|or)\s*[0-9]{1,2}+"
           r"(?:st|nd|rd|th))?[\s-]+centur(?:y|ies)(?!\w)")
     regex("ago", "", r"[0-9][0-9]{0,2}+" + ago_tail)
@@ -178,7 +180,9 @@ def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
         regex("cueyear", cue, rf"\s+{YEAR_CORE}")
     for cue in ("ca", "c"):
         regex("cueyear", cue, rf"\.\s*{YEAR_CORE}")
-    phrases("month", MONTH_WORDS, rf"\.?(?:\s+[0-9][0-9]?(?:st|nd|rd|th)?)?,?\s+{YEAR_OR_YY}")
+    # "May 2019", "March 12, 2020", and without a year "Aug. 7" (resolved by the handler)
+    phrases("month", MONTH_WORDS, rf"\.?(?:\s+[0-9][0-9]?+(?:st|nd|rd|th)?(?:,?\s+{YEAR_OR_YY}"
+            r"|(?![0-9\w])(?!\.?,?\s*(?:[0-9]|['’][0-9])))|,?\s+" + YEAR_OR_YY + ")")
     phrases("century", list(ORDINAL_WORDS), r"[\s-]+centur(?:y|ies)(?!\w)")
     regex("era", "ad", r"\s*[0-9][0-9]{0,3}(?![0-9])")  # AD 800
     regex("era", "a", r"\.d\.\s*[0-9][0-9]{0,3}(?![0-9])")
@@ -215,19 +219,19 @@ def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
 
 
 # Cue words before a month name without a day or year ("in April", "since June", "mid-May").
-MONTH_CUES = (
+MONTH_CUES = frozenset((
     "in", "since", "by", "until", "till", "through", "from", "of", "during", "before", "after",
     "and", "or", "to", "early", "late", "mid",
-)
+))
 # Words before a season ("last fall", "in the spring", "over the winter").
-SEASON_CUES = (
+SEASON_CUES = frozenset((
     "last", "this", "next", "past", "coming", "this past", "this coming", "in", "in the",
     "during", "during the", "over", "over the", "through", "through the", "throughout",
     "throughout the", "by", "by the", "until", "until the", "before", "before the", "after",
     "after the", "since", "since the", "into", "into the", "for the", "early", "late", "mid",
-)
+))
 # Words before a weekday that set its direction ("last Friday", "this coming Monday").
-WEEKDAY_CUES = ("last", "next", "this", "this coming", "this past", "coming", "past")
+WEEKDAY_CUES = frozenset(("last", "next", "this", "this coming", "this past", "coming", "past"))
 QUARTER_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "final": 4,
                     "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 # Spelled-out years: "nineteen ninety-six", "eighteen fifteen", "twenty nineteen".
@@ -245,13 +249,9 @@ def _dated_terminals(phrases: Callable[..., None], regex: Callable[[str, str, st
     """Expressions that need the reference date (resolved in `tempo_eval.core.relative`), and
     spelled-out years. The handlers check capitals (the scan is lower-case): "Friday", "May"."""
     no_year_after = r"(?!\.?,?\s*(?:[0-9]|['’][0-9]))"
-    weekday = phrase_pattern(WEEKDAYS)
+    # Cue words before a weekday, a month or a season are checked by the handlers, which
+    # look back: one copy of each pattern in the scan, not one per cue word.
     phrases("weekday", WEEKDAYS, r"(?:['’]s)?(?!\w)")
-    phrases("weekday", WEEKDAY_CUES, rf"\s+{weekday}(?:['’]s)?(?!\w)")
-    day = r"[0-9][0-9]?+(?:st|nd|rd|th)?"
-    # "Aug. 7", "December 20" (after the "May 2019" alternative, which is tried first)
-    phrases("mday", MONTH_WORDS, rf"\.?\s+{day}(?![0-9\w]){no_year_after}")
-    regex("mday", "", rf"{day}\s+(?:of\s+)?{MONTH}(?!\w){no_year_after}")  # "6 January"
     # a month name alone: its handler wants a capital and a cue word before it ("in April");
     # the cue is not part of the match, so "of October Revolution" stays a period name
     phrases("bare_month", MONTHS, rf"(?:['’]s)?(?!\w){no_year_after}")
@@ -263,8 +263,8 @@ def _dated_terminals(phrases: Callable[..., None], regex: Callable[[str, str, st
     phrases("quarter", ["this", "last", "next", "the current", "the previous", "the coming"],
             rf"\s+quarter{not_of}")
     regex("quarter", "q", r"[1-4](?!\w)(?!\s+(?:of\s+)?(?:fy|fiscal|[12][0-9]{3}|['’][0-9]))")
-    phrases("season", SEASON_CUES,
-            r"\s+(?:spring|summer|autumn|winter|fall)(?:['’]s)?(?!\w)(?!\s+(?:of\b|[0-9]|['’][0-9]))")
+    phrases("season", ["spring", "summer", "autumn", "winter", "fall"],
+            r"(?:['’]s)?(?!\w)(?!\s+(?:of\b|[0-9]|['’][0-9]))")
     phrases("spelled", SPELLED_CENTURIES, rf"[-\s]+{_TWO_DIGIT_WORDS}(?![\w-])")
     phrases("spelled", ["two thousand"],
             rf"(?:\s+and)?(?:[-\s]+(?:{_TENS_WORD}(?:[-\s]{_UNITS})?|{_TEENS}|{_UNITS}))?(?![\w-])")

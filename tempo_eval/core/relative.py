@@ -30,14 +30,20 @@ Rules (R is the reference date):
 from __future__ import annotations
 
 import datetime as dt
-import re
+from functools import lru_cache
 
-# Words before an expression, in the same sentence, that put it in the future.
-_FUTURE_CUE = re.compile(
-    r"\b(?:will|shall|won['’]t|is\s+to|are\s+to|(?:is|are|was|were)\s+(?:due|set|scheduled|expected|"
-    r"planned|slated|poised)|due\s+to|scheduled|expected\s+to|plans?\s+to|planning\s+to|"
-    r"intends?\s+to|aims?\s+to|going\s+to|forecasts?|expects?|upcoming|next)\b|['’]ll\b"
-)
+# Words before an expression, in the same sentence, that put it in the future: "will",
+# "is due to", "are expected", "plans to", ... (not "than expected", not "would").
+_FUTURE_WORDS = frozenset((
+    "will", "shall", "won't", "won’t", "upcoming", "scheduled", "slated", "forecast", "forecasts",
+    "expect", "expects", "next",
+))
+_AFTER_BE = frozenset(("to", "due", "set", "scheduled", "expected", "planned", "slated", "poised"))
+_BEFORE_TO = frozenset((
+    "plan", "plans", "planning", "intend", "intends", "aim", "aims", "going", "due", "expected",
+    "set",
+))
+_TRIGGERS = _FUTURE_WORDS | _BEFORE_TO | {"is", "are"}
 
 SEASON_MONTHS: dict[str, int] = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 """The first month of each season; every season lasts three months."""
@@ -45,7 +51,19 @@ SEASON_MONTHS: dict[str, int] = {"spring": 3, "summer": 6, "autumn": 9, "fall": 
 
 def has_future_cue(before: str) -> bool:
     """Does the lower-cased sentence text before an expression put it in the future?"""
-    return _FUTURE_CUE.search(before) is not None
+    words = before.split()
+    if "'ll " in before or "’ll " in before:
+        return True  # "they'll"
+    if _TRIGGERS.isdisjoint(words):
+        return False  # the common case, tested in C
+    for word, following in zip(words, [*words[1:], ""], strict=True):
+        if (
+            word in _FUTURE_WORDS
+            or (word in ("is", "are") and following in _AFTER_BE)
+            or (following == "to" and word in _BEFORE_TO)
+        ):
+            return True
+    return False
 
 
 def shift_year(day: dt.date, amount: int, unit: str) -> int | None:
@@ -73,6 +91,7 @@ def two_digit_year(yy: int, reference_year: int | None) -> int:
     return year if year <= reference_year else year - 100
 
 
+@lru_cache(maxsize=4096)  # pure, and called with few distinct arguments
 def weekday_year(ref: dt.date, weekday: int, direction: int) -> int:
     """The year of the weekday (0 = Monday) nearest to `ref`: direction 0 the latest on or
     before `ref`, -1 the latest strictly before it, +1 the first strictly after it."""
@@ -111,6 +130,7 @@ def _nearest(ref: dt.date, intervals: list[tuple[int, dt.date, dt.date]], tense:
     return min(kept, key=lambda i: (_distance(ref, i[1], i[2]), i[1]))[0]
 
 
+@lru_cache(maxsize=4096)  # pure, and called with few distinct arguments
 def month_year(ref: dt.date, month: int, direction: str | None = None, tense: int = 0) -> int:
     """The year of a month named without a year. direction "last" / "next" / "this", or None
     for the nearest occurrence (tense +1: not over by `ref`, -1: started by it)."""
@@ -124,6 +144,7 @@ def month_year(ref: dt.date, month: int, direction: str | None = None, tense: in
     return _nearest(ref, candidates, tense)
 
 
+@lru_cache(maxsize=4096)  # pure, and called with few distinct arguments
 def month_day_year(ref: dt.date, month: int, day: int, tense: int = 0) -> int | None:
     """The year of the nearest occurrence of a month and day without a year (None if the
     day does not exist in any nearby year, e.g. April 31)."""
@@ -137,6 +158,7 @@ def month_day_year(ref: dt.date, month: int, day: int, tense: int = 0) -> int | 
     return _nearest(ref, candidates, tense) if candidates else None
 
 
+@lru_cache(maxsize=4096)  # pure, and called with few distinct arguments
 def period_year(ref: dt.date, index: int, months: int, direction: str | None = None, tense: int = 0) -> int:
     """The year of a quarter (months=3, index 1-4) or a half (months=6, index 1-2) named
     without a year. direction "this" / "last" / "next" counts from the one containing `ref`
@@ -161,6 +183,7 @@ def _season_bounds(season: str, year: int) -> tuple[dt.date, dt.date]:
     return first, last
 
 
+@lru_cache(maxsize=4096)  # pure, and called with few distinct arguments
 def season_years(ref: dt.date, season: str, direction: str | None = None, tense: int = 0) -> tuple[int, int]:
     """First and last calendar year of a season named without a year. direction "last" /
     "next" / "this" or None (see the module docstring)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 _UNITS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9,
@@ -30,6 +32,7 @@ def _below_hundred(words: list[str]) -> int | None:
     return None
 
 
+@lru_cache(maxsize=1024)  # pure; the same few phrases come back
 def spelled_year(text: str) -> int | None:
     """The year a phrase spells out, or None.
 
