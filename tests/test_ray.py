@@ -133,12 +133,12 @@ def test_a_bad_row_gets_the_local_loaders_located_error(ray_cluster: str, tmp_pa
 def test_sample_scores_claims_and_verdict_cache_match_the_local_runner(ray_cluster: str, tmp_path: Path) -> None:
     names = [*FOCUS, "factual_correctness"]  # factual_correctness verifies claims (lexical, cached)
     cache = VerdictCache()
-    run = evaluate(str(SAMPLE), build_metrics(names), engine="ray", out=tmp_path / "out", block_size=8)
-    assert (run.n_blocks, run.computed_blocks, run.skipped_blocks) == (4, 4, 0)
+    run = evaluate(str(SAMPLE), build_metrics(names), engine="ray", out=tmp_path / "out", block_size=16)
+    assert (run.n_blocks, run.computed_blocks, run.skipped_blocks) == (2, 2, 0)
     # every new verdict came back from the workers and was stored once
     assert run.verdicts_added == len(cache) > 0
     # a second run: every worker reads the cache, nothing new to store
-    again = evaluate_ray(str(SAMPLE), build_metrics(names), out=tmp_path / "again", block_size=8)
+    again = evaluate_ray(str(SAMPLE), build_metrics(names), out=tmp_path / "again", num_workers=1)
     assert again.verdicts_added == 0 and len(cache) == run.verdicts_added
 
     store = RunStore()
