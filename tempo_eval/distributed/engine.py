@@ -205,7 +205,8 @@ def _score(
         BlockScorer,
         batch_size=1,
         batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=min(num_workers, len(items))),
+        # at most 2 blocks queued per actor: a fast-starting actor does not hoard the blocks
+        compute=ray.data.ActorPoolStrategy(size=min(num_workers, len(items)), max_tasks_in_flight_per_actor=2),
         num_cpus=1,
         num_gpus=gpus_per_worker or None,
         fn_constructor_kwargs={

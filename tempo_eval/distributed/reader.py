@@ -23,6 +23,7 @@ the same file are runs of the same dataset); of several files, the sha256 of the
 from __future__ import annotations
 
 import hashlib
+import logging
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -218,7 +219,12 @@ def _read_with_ray(filesystem: Any, files: list[_File], fmt: str) -> list[Any] |
         delimiter = "," if fmt == "csv" else "\t"
         header = _check_header(header_line.split(delimiter), files[0].name, delimiter, 1, [])
     context = ray.data.DataContext.get_current()
+    preserve_order = context.execution_options.preserve_order
     context.execution_options.preserve_order = True  # rows in file order
+    # Ray Data logs a failed read with its full traceback; the local loader's message follows
+    ray_logger = logging.getLogger("ray.data")
+    level = ray_logger.level
+    ray_logger.setLevel(logging.CRITICAL)
     try:
         if fmt == "parquet":
             ds = ray.data.read_parquet(paths, filesystem=filesystem, include_paths=True, partitioning=None)
@@ -247,6 +253,9 @@ def _read_with_ray(filesystem: Any, files: list[_File], fmt: str) -> list[Any] |
                 parts[_own_path(path, parts)].append(batch.filter(mask).drop_columns(["path"]))
     except Exception:  # Arrow's parse errors name no row: the local loader will
         return None
+    finally:
+        ray_logger.setLevel(level)
+        context.execution_options.preserve_order = preserve_order
     return [pa.concat_tables(parts[path]) if parts[path] else None for path in paths]
 
 

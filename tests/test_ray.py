@@ -1,0 +1,222 @@
+"""The Ray engine on a real local Ray cluster (2 CPUs, no dashboard): reading, the same numbers as
+the local runner, failures, resume after killing the driver, the verdict cache, import-results."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tempo_eval.cli import build_metrics, main
+from tempo_eval.distributed import output
+from tempo_eval.distributed.engine import evaluate_ray
+from tempo_eval.distributed.reader import read_dataset
+from tempo_eval.distributed.shipping import CacheSource, ship_metrics, unship_metrics, worker_device
+from tempo_eval.io.dataset import load_dataset
+from tempo_eval.io.errors import InputError
+from tempo_eval.runner import evaluate
+from tempo_eval.store.runs import RunStore
+from tempo_eval.store.verdict_cache import VerdictCache
+from tests.support.ray_data import FailsOnSomeRows, generated_rows, write_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample" / "temporal_qa.csv"
+FOCUS = ["temporal_faithfulness", "temporal_ndcg"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> str:
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def rows_5000(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_jsonl(generated_rows(5000), tmp_path_factory.mktemp("ray_data") / "generated.jsonl")
+
+
+@pytest.fixture(scope="module")
+def local_5000(rows_5000: Path, tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    store = RunStore(tmp_path_factory.mktemp("local_5000") / "store.sqlite")
+    metrics = [*build_metrics(FOCUS), FailsOnSomeRows()]
+    return evaluate(load_dataset(rows_5000), metrics, store=store).frame
+
+
+# ---- pure parts (no cluster) ----------------------------------------------------------------
+
+def test_worker_device_uses_the_gpu_only_when_the_actor_has_one() -> None:
+    assert worker_device("cpu", []) == "cpu"
+    assert worker_device("cpu", ["0"]) == "cuda"
+    assert worker_device("cuda:1", ["0"]) == "cuda:1"  # an explicit choice is kept
+
+
+def test_shipped_nli_verifier_leaves_its_model_and_connection_behind(tmp_path: Path) -> None:
+    from tempo_eval.metrics.factual_correctness import FactualCorrectness
+    from tempo_eval.verify import make_verifier
+    from tests.support.tiny_nli import build_tiny_nli
+
+    verifier = make_verifier("nli", model=str(build_tiny_nli(tmp_path / "nli")))
+    assert verifier.verifier.check_available()[0]  # loaded on the driver
+    payload = ship_metrics([FactualCorrectness(verifier=verifier)], CacheSource(str(tmp_path / "db")))
+    assert len(payload) < 100_000  # no weights in it
+    (metric,) = unship_metrics(payload)
+    assert metric.verifier.verifier._model is None and metric.verifier.verifier.device == "cpu"
+    assert type(metric.verifier.cache).__name__ == "WorkerVerdictCache"
+
+
+def test_cli_refuses_ray_options_without_the_ray_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "r.csv")
+    assert main(["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--out", out, "--num-workers", "4"]) == 2
+    assert "--num-workers needs --engine ray" in capsys.readouterr().err
+    assert main(["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--out", out, "--engine", "ray"]) == 2
+    assert "--out is a directory" in capsys.readouterr().err
+    assert main(["import-results", str(tmp_path)]) == 2
+    assert "manifest.json" in capsys.readouterr().err
+
+
+# ---- reading ----------------------------------------------------------------------------------
+
+def test_ray_readers_give_the_local_loaders_frame(ray_cluster: str, tmp_path: Path, rows_5000: Path) -> None:
+    parquet = tmp_path / "sample.parquet"
+    pd.read_csv(SAMPLE, dtype=str, keep_default_na=False).to_parquet(parquet)
+    for path in (SAMPLE, ROOT / "data" / "sample" / "temporal_qa.jsonl", parquet, rows_5000):
+        ours, theirs = read_dataset(str(path)), load_dataset(path)
+        pd.testing.assert_frame_equal(ours.frame, theirs.frame)
+        assert (ours.content_hash, ours.mapping, ours.name) == (theirs.content_hash, theirs.mapping, theirs.name)
+
+
+def test_a_directory_of_parts_reads_as_one_dataset(ray_cluster: str, tmp_path: Path) -> None:
+    rows = generated_rows(30)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    write_jsonl(rows[:12], parts / "part-0.jsonl")
+    write_jsonl(rows[12:], parts / "part-1.jsonl")
+    dataset = read_dataset(str(parts))
+    expected = load_dataset(write_jsonl(rows, tmp_path / "all.jsonl")).frame
+    pd.testing.assert_frame_equal(dataset.frame, expected)
+    write_jsonl(rows[:3], parts / "part-2.jsonl")
+    with pytest.raises(InputError, match=r"part-2.jsonl, row 1.*query id 'q1' appears twice: first in part-0.jsonl, row 1"):
+        read_dataset(str(parts))
+
+
+@pytest.mark.parametrize("name, text", [
+    ("bad_list.csv", 'query,answer,gold_ids\nq a,in 1990,"[""a"""\nq b,in 1991,"{""d1"": ""high""}"\n'),
+    ("ragged.csv", "query,answer\nq a,in 1990\nq b,in 1991,extra\n"),
+    ("duplicate.csv", "query_id,query,answer\nq1,a,in 1990\nq1,b,in 1991\n"),
+    ("bad.jsonl", '{"query": "a", "answer": "in 1990"}\n{"query": "b", "answer": \n'),
+])
+def test_a_bad_row_gets_the_local_loaders_located_error(ray_cluster: str, tmp_path: Path, name: str, text: str) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as local:
+        load_dataset(path)
+    with pytest.raises(InputError) as ours:
+        read_dataset(str(path))
+    assert str(ours.value) == str(local.value)
+    assert ours.value.row is not None or ours.value.line is not None
+
+
+# ---- the same numbers -------------------------------------------------------------------------
+
+def test_sample_scores_claims_and_verdict_cache_match_the_local_runner(ray_cluster: str, tmp_path: Path) -> None:
+    names = [*FOCUS, "factual_correctness"]  # factual_correctness verifies claims (lexical, cached)
+    cache = VerdictCache()
+    run = evaluate(str(SAMPLE), build_metrics(names), engine="ray", out=tmp_path / "out", block_size=16)
+    assert (run.n_blocks, run.computed_blocks, run.skipped_blocks) == (2, 2, 0)
+    # every new verdict came back from the workers and was stored once
+    assert run.verdicts_added == len(cache) > 0
+    # a second run: every worker reads the cache, nothing new to store
+    again = evaluate_ray(str(SAMPLE), build_metrics(names), out=tmp_path / "again", num_workers=1)
+    assert again.verdicts_added == 0 and len(cache) == run.verdicts_added
+
+    store = RunStore()
+    local = evaluate(load_dataset(SAMPLE), build_metrics(names), store=store)
+    assert len(cache) == run.verdicts_added  # the local run found every verdict in the cache
+    pd.testing.assert_frame_equal(run.frame, local.frame)
+    pd.testing.assert_frame_equal(again.frame, local.frame)
+
+    # back to the dashboard: a normal run beside the local one, on the same dataset
+    assert main(["import-results", str(tmp_path / "out"), "--name", "from ray"]) == 0
+    runs = store.list_runs()
+    imported = int(runs.loc[runs["name"] == "from ray", "id"].iloc[0])
+    assert store.run_info(imported)["dataset_id"] == local.dataset_id
+    assert store.run_info(imported)["status"] == "finished"
+    assert store.run_info(imported)["config_hash"] == store.run_info(local.run_id)["config_hash"]
+    pd.testing.assert_frame_equal(store.results_frame(imported), local.frame)
+    claims = store.claims_frame(imported)
+    assert len(claims) > 0
+    pd.testing.assert_frame_equal(claims, local.claims)
+    row = 1
+    assert store.get_result(imported, row, "temporal_faithfulness") == local.result(row, "temporal_faithfulness")
+
+
+def test_5000_generated_rows_match_the_local_runner(ray_cluster: str, tmp_path: Path, rows_5000: Path,
+                                                    local_5000: pd.DataFrame) -> None:
+    run = evaluate_ray(str(rows_5000), [*build_metrics(FOCUS), FailsOnSomeRows()], out=tmp_path / "out",
+                       num_workers=2, block_size=1000)
+    frame = run.frame
+    pd.testing.assert_frame_equal(frame, local_5000)
+    reasons = set(frame["reason_code"].dropna())
+    assert {"row_error", "missing_input", "no_temporal_claims"} <= reasons  # failures isolated per row
+    assert pd.read_parquet(tmp_path / "out" / "results").columns.tolist() == list(local_5000.columns)
+
+
+# ---- resume -----------------------------------------------------------------------------------
+
+def test_a_killed_driver_resumes_without_writing_a_row_twice(ray_cluster: str, tmp_path: Path, rows_5000: Path,
+                                                            local_5000: pd.DataFrame) -> None:
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "tempo_eval", "evaluate", str(rows_5000), "--metrics", ",".join(FOCUS),
+               "--engine", "ray", "--address", ray_cluster, "--block-size", "100", "--num-workers", "1",
+               "--out", str(out), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    driver = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while len(output.done_blocks(out, 50)) < 3:
+        assert driver.poll() is None, driver.stderr.read().decode()[-2000:]
+        assert time.monotonic() < deadline, "no block written in 120 s"
+        time.sleep(0.05)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    done_before = output.done_blocks(out, 50)
+    assert 3 <= len(done_before) < 50
+
+    resumed = evaluate_ray(str(rows_5000), build_metrics(FOCUS), out=out, block_size=100)
+    assert resumed.skipped_blocks == len(done_before)
+    assert resumed.computed_blocks == 50 - len(done_before)
+    frame = resumed.frame
+    assert not frame.duplicated(["row", "metric"]).any()
+    expected = local_5000[local_5000["metric"].isin(FOCUS)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(frame, expected)
+    assert not list(out.glob("*/*.tmp"))
+
+    # finished: the same call computes nothing; another configuration is refused, not mixed in
+    assert evaluate_ray(str(rows_5000), build_metrics(FOCUS), out=out, block_size=100).computed_blocks == 0
+    with pytest.raises(output.OutputMismatch, match="config_hash differs"):
+        evaluate_ray(str(rows_5000), build_metrics(["temporal_ndcg"]), out=out, block_size=100)
+
+
+def test_nli_actor_loads_the_model_on_its_device_and_matches_local(ray_cluster: str, tmp_path: Path) -> None:
+    from tempo_eval.metrics.factual_correctness import FactualCorrectness
+    from tempo_eval.verify import make_verifier
+    from tests.support.tiny_nli import build_tiny_nli
+
+    model = str(build_tiny_nli(tmp_path / "nli"))
+    metric = FactualCorrectness(verifier=make_verifier("nli", model=model))
+    run = evaluate_ray(str(SAMPLE), [metric], out=tmp_path / "out", num_workers=1, gpus_per_worker=0)
+    local = evaluate(load_dataset(SAMPLE), [FactualCorrectness(verifier=make_verifier("nli", model=model))],
+                     store=RunStore())
+    pd.testing.assert_frame_equal(run.frame, local.frame)
+    assert run.frame["score"].notna().sum() > 0
