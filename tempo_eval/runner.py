@@ -295,9 +295,7 @@ async def aevaluate(
     reference_date = parsed_date.isoformat() if parsed_date is not None else None
     dataset = _as_dataset(dataset)
     frame: pd.DataFrame = dataset.frame
-    # a conversation dataset is keyed by its conversation ids, any other by its query ids
-    id_column = "query_id" if "query_id" in frame.columns else "conversation_id"
-    if id_column not in frame.columns:
+    if _id_column(frame) not in frame.columns:
         raise ValueError(
             "the dataset has no query_id column (nor conversation_id, for conversations): "
             "load it with tempo_eval.io.load_dataset or load_conversations"
@@ -320,6 +318,11 @@ async def aevaluate(
     finally:
         with contextlib.suppress(WorkspaceError):  # a full disk: the lock is taken over later
             store.release_run(run_id)
+
+
+def _id_column(frame: pd.DataFrame) -> str:
+    """A conversation dataset is keyed by its conversation ids, any other by its query ids."""
+    return "query_id" if "query_id" in frame.columns else "conversation_id"
 
 
 #: how often a process waiting for another one's run looks again, in seconds
@@ -357,6 +360,7 @@ async def _evaluate_locked(
     retry_failed: bool, stop_at: float | None, deadline: float | None,
 ) -> RunResult:
     done_pairs = store.completed(run_id, retry_failed=retry_failed) if resumed else set()
+    id_column = _id_column(frame)
     n_rows = len(frame)
     pending = [
         (i, [m for m in metrics if (i, m.name) not in done_pairs]) for i in range(n_rows)

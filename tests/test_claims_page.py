@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
-from tempo_eval_app.samples import SAMPLE_QA_NAME
 
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.metrics.base import MetricResult
 from tempo_eval.store.runs import RunStore
 from tempo_eval.verify.base import ClaimVerdict, Verdict
+from tempo_eval_app.samples import SAMPLE_QA_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
