@@ -14,25 +14,25 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from tempo_eval_app import components as ui
+from tempo_eval_app import downloads, errors, formatting, selection, store_reads
 
-ui.page_setup("Agreement")
+selection.page_setup("Agreement")
 
 
 def _metric_options(dataset_id: int) -> list[tuple[int, str]]:
     """(run id, metric) for every metric of every run of the dataset, foreign ones first."""
     options = []
-    for run_id in ui.store().list_runs(dataset_id)["id"].tolist():
-        for metric in ui.store().run_summary(int(run_id))["metrics"]:
+    for run_id in store_reads.store().list_runs(dataset_id)["id"].tolist():
+        for metric in store_reads.store().run_summary(int(run_id))["metrics"]:
             options.append((int(run_id), str(metric)))
     return sorted(options, key=lambda o: (":" not in o[1], o[0], o[1]))
 
 
 def _label(option: tuple[int, str]) -> str:
-    return f"{option[1]} · {ui.run_label(option[0])}"
+    return f"{option[1]} · {store_reads.run_label(option[0])}"
 
 
-with ui.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEval scores"):
+with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEval scores"):
     st.caption(
         "A RAGAS `EvaluationResult.to_pandas()` file (CSV, JSONL, JSON or Parquet, one numeric column "
         "per metric) or a DeepEval test run JSON. Its scores become a run of the dataset it describes."
@@ -44,14 +44,14 @@ with ui.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEval sc
 
         foreign = load_foreign_results(upload)
         for warning in foreign.dataset.warnings:
-            st.warning(ui.md_escape(warning))
-        run_id = import_foreign_results(foreign, ui.store())
-        ui.select_dataset(ui.store().run_info(run_id)["dataset_id"], [run_id])
+            st.warning(formatting.md_escape(warning))
+        run_id = import_foreign_results(foreign, store_reads.store())
+        selection.select_dataset(store_reads.store().run_info(run_id)["dataset_id"], [run_id])
 
-with ui.page_guard("agreement"):
+with errors.page_guard("agreement"):
     from tempo_eval.agreement import agreement_pairs, rank_correlations
 
-    dataset_id = ui.require_dataset_id()
+    dataset_id = selection.require_dataset_id()
     options = _metric_options(dataset_id)
     foreign = [o for o in options if ":" in o[1]]
     ours = [o for o in options if ":" not in o[1]]
@@ -68,20 +68,20 @@ with ui.page_guard("agreement"):
     ours_choice = right.selectbox("Our metric", ours, format_func=_label, key="agreement_ours")
 
     pairs = agreement_pairs(
-        ui.results_frame(ours_choice[0]), ui.results_frame(theirs_choice[0]),
+        store_reads.results_frame(ours_choice[0]), store_reads.results_frame(theirs_choice[0]),
         ours_metric=ours_choice[1], theirs_metric=theirs_choice[1],
     )
     stats = rank_correlations(pairs["ours"], pairs["theirs"])
-    frame = ui.dataset_frame(dataset_id)
+    frame = store_reads.dataset_frame(dataset_id)
     if "query" in frame.columns:
         pairs.insert(2, "query", [frame["query"].iloc[r] if r < len(frame) else None for r in pairs["row"]])
 
     columns = st.columns(3)
     columns[0].metric("Rows scored by both", int(stats["n"]))
-    columns[1].metric("Spearman ρ", ui.fmt_score(stats["spearman"]),
+    columns[1].metric("Spearman ρ", formatting.fmt_score(stats["spearman"]),
                       help="Rank correlation of the two scores over the rows both scored (NaN: fewer than 3 rows, "
                            f"or one side constant). p = {stats['spearman_p']:.3g}")
-    columns[2].metric("Kendall τ-b", ui.fmt_score(stats["kendall"]),
+    columns[2].metric("Kendall τ-b", formatting.fmt_score(stats["kendall"]),
                       help=f"Share of row pairs ordered alike minus ordered oppositely, ties corrected. "
                            f"p = {stats['kendall_p']:.3g}")
 
@@ -103,4 +103,4 @@ with ui.page_guard("agreement"):
     st.caption("Ordered by the gap between the two percentile ranks (the scales of two tools differ; their orders can be compared).")
     shown = pairs.head(20).rename(columns={"ours": ours_choice[1], "theirs": theirs_choice[1]})
     st.dataframe(pd.DataFrame(shown), hide_index=True, width="stretch", key="agreement_table")
-    ui.download_results(pairs, f"agreement_{dataset_id}", key="agreement_dl")
+    downloads.download_results(pairs, f"agreement_{dataset_id}", key="agreement_dl")
