@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.openai_server import ScriptedOpenAIServer
+from tests.test_readme import snippet_judge
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -57,8 +60,12 @@ def test_the_readme_python_examples_run_from_another_directory(installed: Path, 
     assert blocks
     script = tmp_path / "readme_examples.py"
     script.write_text("import tempo_eval\nprint(tempo_eval.__file__)\n" + "\n".join(blocks))
-    done = subprocess.run([str(installed / "bin" / "python"), str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300, env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "HOME": str(tmp_path)})
+    # the judge snippets reach the local scripted judge, as a user's own endpoint would be reached
+    with ScriptedOpenAIServer(snippet_judge) as server:
+        env = {"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "HOME": str(tmp_path),
+               "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"}
+        done = subprocess.run([str(installed / "bin" / "python"), str(script)], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     location = done.stdout.splitlines()[0]
     assert location.startswith(str(installed)) and not location.startswith(str(REPO))
