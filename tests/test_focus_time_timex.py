@@ -243,6 +243,9 @@ def test_this_last_and_next_quarter_and_the_half_of_the_year():
     assert years("Sales fell last quarter.", "2012-02-01") == {2011}
     assert years("Sales will rise next quarter.", "2012-11-01") == {2013}
     assert years("Earnings improve in the second half of the year.", "1996-05-10") == {1996}
+    assert years("Profit fell in the final quarter.", "2007-02-14") == {2006}
+    assert years("Sales rose in the final half.", "2007-08-14") == {2007}
+    assert years("The third half of the match.", "2007-08-14") == set()
 
 
 @pytest.mark.parametrize(

@@ -349,11 +349,9 @@ class DatedExpressions:
             direction = {"current": "this", "previous": "last", "coming": "next"}.get(words[-2], words[-2])
             year = period_year(ref, 1, 3, direction)
         else:
-            index = QUARTER_ORDINALS[words[0]]
+            index = 2 if months == 6 and words[0] == "final" else QUARTER_ORDINALS[words[0]]
             if months == 6 and index > 2:
                 return  # "the third half" is no half
-            if months == 6 and words[0] == "final":
-                index = 2
             year = _with_tense(scan, start, lambda tense: period_year(ref, index, months, None, tense))
         self._add(scan, start, end, year, year, "relative")
 

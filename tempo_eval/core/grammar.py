@@ -3,8 +3,9 @@
 `terminals` lists every alternative of the grammar as (kind, literal prefix pieces, regex
 tail); `Grammar` merges them into one trie-shaped pattern that scans a text once, and decides
 afterwards which kind each match is. What a match means is decided by the extractor's
-handlers (`tempo_eval.core.extract`), and relative expressions are resolved against the
-reference date in `tempo_eval.core.relative`; named periods come from `tempo_eval.core.periods`.
+handlers (`tempo_eval.core.extract` for absolute expressions, `tempo_eval.core.dated` for those
+that need the document date, resolved in `tempo_eval.core.relative`); named periods come from
+`tempo_eval.core.periods`.
 """
 
 from __future__ import annotations
