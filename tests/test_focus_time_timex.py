@@ -321,6 +321,16 @@ def test_a_year_later_counts_from_a_year_written_before_it():
     assert years("A year later, the agency plans a second launch.", "2008-04-17") == {2009}
 
 
+def test_financial_news_phrasings():
+    assert years("Net income in the quarter rose.", "1999-01-28") == {1998}  # the one reported
+    assert years("Sales in the first nine months rose.", "1999-01-28") == {1998}
+    assert years("Sales in the first nine months rose.", "1998-10-20") == {1998}
+    assert years("Profit rose from the year-earlier period.", "1998-10-20") == {1997}
+    assert years("Prices have risen in recent weeks.", "1998-10-20") == {1998}
+    assert years("Prices have risen in recent years.", "1998-10-20") == span(1996, 1998)
+    assert years("The Fed made a quarter-point cut.", "1998-10-20") == set()
+
+
 def test_this_year_week_month_and_yesterday_today_tomorrow():
     assert years("The index fell earlier this year.", "1998-10-20") == {1998}
     assert years("Exports will grow later this year.", "2012-01-10") == {2012}

@@ -263,8 +263,10 @@ class DatedExpressions:
         self._add(scan, start, end, year, year, "relative")
 
     def _recent(self, scan: Scan, start: int, end: int, text: str) -> None:
+        """ "recently", "recent years" = R-2..R; "recent weeks" (days, months) = R."""
         if scan.ref is not None:
-            self._add(scan, start, end, scan.ref.year - 2, scan.ref.year, "relative")
+            first = scan.ref.year if text.endswith(("weeks", "months", "days")) else scan.ref.year - 2
+            self._add(scan, start, end, first, scan.ref.year, "relative")
 
     def _day(self, scan: Scan, start: int, end: int, text: str) -> None:
         if scan.ref is None:
@@ -342,6 +344,11 @@ class DatedExpressions:
         months = 6 if "half" in words else 3
         if text.endswith("of the year"):
             year = ref.year
+        elif words[-1] == "months":  # "the first nine months": of the latest year that had them
+            n = number(words[1])
+            year = ref.year if n is not None and ref.month > n else ref.year - 1
+        elif text == "the quarter" or text.startswith("the quarter'") or text.startswith("the quarter’"):
+            year = period_year(ref, 1, 3, "last")  # the quarter just reported
         elif text[0] == "q":
             index = int(text[1])
             year = _with_tense(scan, start, lambda tense: period_year(ref, index, 3, None, tense))

@@ -207,7 +207,7 @@ def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
                          "the last", "the coming", "the next", "the current"],
             rf"\s+(?:{NUM}\s+)?{UNIT}(?!\w)")
     phrases("month_relative", ["last", "next", "this"], rf"\s+{phrase_pattern(MONTHS)}(?!\w)")
-    regex("recent", "recent", r"(?:ly|\s+years)(?!\w)")
+    regex("recent", "recent", r"(?:ly|\s+(?:years|months|weeks|days))(?!\w)")
     regex("recent", "lately", r"(?!\w)")
     phrases("day", ["yesterday", "today", "tomorrow", "tonight"])
     _dated_terminals(phrases, regex)
@@ -274,7 +274,11 @@ def _dated_terminals(phrases: Callable[..., None], regex: Callable[[str, str, st
     phrases("anaphoric", list(TENS), NUM_TAIL + anaphoric)
     phrases("anaphoric", [w for w in NUMBER_WORDS if w not in TENS], anaphoric)
     regex("anaphoric", "", r"[0-9][0-9]?+" + anaphoric)
-    regex("yearago", "year", r"\s+ago(?!\w)")  # "the year-ago quarter"
+    regex("yearago", "year", r"\s+(?:ago|earlier)(?!\w)")  # "the year-ago/year-earlier quarter"
+    # "the quarter" (the one just reported), "the first nine months" (of this year)
+    regex("quarter", "the", r"\s+quarter(?:['’]s)?(?![\w-])(?!\s+of\b)")
+    phrases("quarter", ["first"], r"\s+(?:two|three|four|five|six|seven|eight|nine|ten|eleven"
+            r"|[2-9]|1[01])\s+months(?!\w)")
 
 
 class Grammar:
