@@ -319,6 +319,8 @@ def test_a_year_later_counts_from_a_year_written_before_it():
     assert years("It opened a store in 1990 and another a year later.", "2015-09-09") == {1990, 1991}
     assert years("It opened a store in 1990 and another two years later.") == {1990, 1992}
     assert years("A year later, the agency plans a second launch.", "2008-04-17") == {2009}
+    assert years("Claims fell from a week earlier.", "2009-01-03") == {2008}
+    assert years("The law passed in May 1990; a month later it was void.") == {1990}
 
 
 def test_financial_news_phrasings():

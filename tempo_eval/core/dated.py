@@ -384,23 +384,25 @@ class DatedExpressions:
         self._add(scan, at if direction or cue == "this" else start, end, first, last, "relative")
 
     def _anaphoric(self, scan: Scan, start: int, end: int, text: str) -> None:
-        """ "a year earlier", "two years later": counted from the last year written before it
-        in the text, else from the reference date."""
+        """ "a year earlier", "two years later", "a week earlier": counted from the last year
+        written before it in the text (a month, week or day keeps that year), else from the
+        reference date."""
         words = text.replace("-", " ").split()
         n = number(" ".join(words[:-2]))
         if n is None or n > 99:
             return
-        if words[-2].startswith("decade"):
-            n *= 10
+        unit = words[-2]
         sign = -1 if words[-1] == "earlier" else 1
         anchor = next((s for s in reversed(scan.spans) if s.kind in ("year", "date", "range")), None)
         if anchor is not None:
-            year = (anchor.first if sign < 0 else anchor.last) + sign * n
+            years = 10 * n if unit.startswith("decade") else n if unit.startswith("year") else 0
+            year: int | None = (anchor.first if sign < 0 else anchor.last) + sign * years
         elif scan.ref is not None:
-            year = scan.ref.year + sign * n
+            year = shift_year(scan.ref, sign * n, unit)
         else:
             return
-        self._add(scan, start, end, year, year, "relative")
+        if year is not None:
+            self._add(scan, start, end, year, year, "relative")
 
     def _year_ago(self, scan: Scan, start: int, end: int, text: str) -> None:
         """ "the year-ago quarter": the same period a year before the reference date."""

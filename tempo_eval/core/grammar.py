@@ -270,7 +270,7 @@ def _dated_terminals(phrases: Callable[..., None], regex: Callable[[str, str, st
     phrases("spelled", ["two thousand"],
             rf"(?:\s+and)?(?:[-\s]+(?:{_TENS_WORD}(?:[-\s]{_UNITS})?|{_TEENS}|{_UNITS}))?(?![\w-])")
     # "a year earlier", "two years later": against a year just written, else the reference
-    anaphoric = r"[\s-]+(?:years?|decades?)\s+(?:earlier|later)(?!\w)"
+    anaphoric = r"[\s-]+(?:years?|decades?|months?|weeks?|days?)\s+(?:earlier|later)(?!\w)"
     phrases("anaphoric", list(TENS), NUM_TAIL + anaphoric)
     phrases("anaphoric", [w for w in NUMBER_WORDS if w not in TENS], anaphoric)
     regex("anaphoric", "", r"[0-9][0-9]?+" + anaphoric)
