@@ -479,3 +479,18 @@ def test_no_module_of_the_extraction_reads_todays_date():
     for module in (dated, grammar, relative, scan, spelled):
         source = Path(module.__file__).read_text(encoding="utf-8")
         assert "today()" not in source and ".now(" not in source, module.__name__
+
+
+def test_the_scoring_script_prints_p_r_f1_per_kind_for_both_parts():
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "timex_accuracy.py")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "dev (tuned on)" in out and "held-out (never tuned on)" in out
+    for kind in scoring.GROUPS:
+        assert f"  {kind} " in out
+    assert "[date-relative]" in out and "false years in sentences without a time expression" in out
