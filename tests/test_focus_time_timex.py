@@ -494,3 +494,32 @@ def test_the_scoring_script_prints_p_r_f1_per_kind_for_both_parts():
     for kind in scoring.GROUPS:
         assert f"  {kind} " in out
     assert "[date-relative]" in out and "false years in sentences without a time expression" in out
+
+
+NOISE = (
+    "Friday friday Monday's last next this coming past in the since by of early late mid- April May "
+    "may March Aug. Sept. 7 30th of June spring summer fall autumn winter quarter half first second "
+    "third fourth final Q3 q4 third-quarter the quarter's a year earlier two years later week month "
+    "day ago year-ago year-earlier recent weeks nineteen ninety-six two thousand and eight twenty "
+    "will is due expected scored Iran-Iraq Iraq War anti- Sunday Times Grace . , ; - — ( ) \" ' 1999 "
+    "in 100 days"
+)
+
+
+@pytest.mark.parametrize("reference_date", ["2024-12-30", "2025-01-02", None])
+def test_extraction_never_fails_on_noisy_dated_text(reference_date):
+    import random
+
+    rng = random.Random(20261122)
+    tokens = NOISE.split(" ")
+    extractor = FocusTimeExtractor()
+    for _ in range(300):
+        text = "".join(rng.choice(tokens) + rng.choice(["", " ", " ", "-", "\n", ". "]) for _ in range(20))
+        for s in extractor.extract(text, reference_date).spans:
+            assert text[s.start : s.end] == s.text
+            assert 1 <= s.first <= s.last <= 2099
+
+
+@pytest.mark.parametrize("text", ["Sales rose in Q3", "the third quarter", "last fall", "Friday", "in April"])
+def test_an_expression_at_the_very_end_of_the_text(text):
+    assert years(text, "2024-12-30")

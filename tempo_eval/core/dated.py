@@ -338,7 +338,8 @@ class DatedExpressions:
         if ref is None:
             return
         words = text.split()
-        hyphenated = scan.low[start + len(words[0])] == "-"  # "third-quarter loss": business
+        after_first = start + len(words[0])
+        hyphenated = scan.low[after_first : after_first + 1] == "-"  # "third-quarter loss": business
         if not hyphenated and text[0] != "q" and _is_sports(scan.low[max(0, start - 80) : end + 60]):
             return  # "scored in the fourth quarter"
         months = 6 if "half" in words else 3
