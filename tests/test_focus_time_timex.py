@@ -341,6 +341,10 @@ def test_this_year_week_month_and_yesterday_today_tomorrow():
     assert years("The tax took effect today.", "2005-01-01") == {2005}
     assert years("The law comes into force tomorrow.", "2005-12-31") == {2006}
     assert years("The minister spoke yesterday.", "2005-01-01") == {2004}
+    assert years("Rebels attacked the town last night.", "2005-01-01") == {2004}
+    assert years("The minister spoke this morning.", "2005-01-01") == {2005}
+    assert years("Talks broke down over the weekend.", "2007-01-01") == {2006}  # a Monday
+    assert years("Talks resume next weekend.", "2006-12-28") == {2007}
 
 
 # ---------------------------------------------------------------------------------------------

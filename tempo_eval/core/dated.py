@@ -74,6 +74,11 @@ _DAY_NAMES_BEFORE = frozenset(
     ("good", "black", "super", "ash", "holy", "cyber", "bloody", "easter", "palm", "maundy")
 )
 _DATE_WORDS = frozenset((*MONTHS, *(m[:3] for m in MONTHS), "sept", *WEEKDAYS))
+# Days from the reference date; the other day words ("today", "this morning") are 0.
+_DAY_OFFSETS = {
+    "yesterday": -1, "tomorrow": 1, "last night": -1, "last evening": -1, "over the weekend": -2,
+    "last weekend": -7, "next weekend": 7,
+}
 _AGO = re.compile(rf"(?P<n>.+?)[\s-]+(?P<unit>{UNIT})\s+(?P<dir>ago|from\s+now|hence)")
 _T = TypeVar("_T")
 
@@ -269,9 +274,11 @@ class DatedExpressions:
             self._add(scan, start, end, first, scan.ref.year, "relative")
 
     def _day(self, scan: Scan, start: int, end: int, text: str) -> None:
+        """ "yesterday", "today", "this morning", "last night" (the evening before), "over the
+        weekend" (the one just past), "next weekend": the year of that day."""
         if scan.ref is None:
             return
-        offset = {"yesterday": -1, "tomorrow": 1}.get(text, 0)
+        offset = _DAY_OFFSETS.get(" ".join(text.split()), 0)
         year = shift_year(scan.ref, offset, "day")
         if year is not None:
             self._add(scan, start, end, year, year, "relative")

@@ -209,7 +209,9 @@ def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
     phrases("month_relative", ["last", "next", "this"], rf"\s+{phrase_pattern(MONTHS)}(?!\w)")
     regex("recent", "recent", r"(?:ly|\s+(?:years|months|weeks|days))(?!\w)")
     regex("recent", "lately", r"(?!\w)")
-    phrases("day", ["yesterday", "today", "tomorrow", "tonight"])
+    phrases("day", ["yesterday", "today", "tomorrow", "tonight", "this morning", "this afternoon",
+                    "this evening", "last night", "last evening", "this weekend", "last weekend",
+                    "next weekend", "over the weekend"])
     _dated_terminals(phrases, regex)
     # Rarer phrasings, read by dateparser.
     regex("delegate", "the", r"\s+day\s+(?:before\s+yesterday|after\s+tomorrow)(?!\w)")
