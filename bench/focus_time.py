@@ -1,11 +1,12 @@
 """Benchmark: focus-time extraction against dateparser and a bare year regex, in one run.
 
-    python bench/focus_time.py [--paragraphs 2000] [--dateparser-sample 100] [--seed 7]
+    python bench/focus_time.py [--paragraphs 2000] [--dateparser-sample 100] [--repeats 15] [--seed 7]
 
 Generates a seeded corpus of 88-word paragraphs of plain prose in which a fair share of
 paragraphs carry years, decades, centuries, ranges, dates, relative phrases, named periods,
-weekdays, month names, quarters, seasons and spelled-out years, and most carry distractors (money, counts, measures, percentages, phone numbers, modal "may",
-the noun "march"). Then it times, on the same machine and in the same run:
+weekdays, month-days, month names, quarters, seasons and spelled-out years, and most carry
+distractors (money, counts, measures, percentages, phone numbers, modal "may", the noun
+"march", "the second half" of a game). Then it times, on the same machine and in the same run:
 
 * ours: `FocusTimeExtractor(reference_date=...).extract(paragraph)` over every paragraph;
 * dateparser: `dateparser.search.search_dates(paragraph, languages=['en'])` over a sample
@@ -14,8 +15,8 @@ the noun "march"). Then it times, on the same machine and in the same run:
 
 Targets (issue 12): ours at least 200x faster than dateparser, and at most 4x slower than the
 bare regex.
-Times are CPU times of this process. The two fast tools run interleaved, several times,
-and the best run of each is reported (load from other processes only ever adds time);
+Times are CPU times of this process. The two fast tools run interleaved, 15 times by
+default, and the best run of each is reported (load from other processes only ever adds time);
 garbage collection is off while they run, as `timeit` does. The extractor remembers which
 kind of expression a matched text is; its first, cold pass over the corpus is printed too.
 """

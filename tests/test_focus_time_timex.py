@@ -243,6 +243,9 @@ def test_this_last_and_next_quarter_and_the_half_of_the_year():
     assert years("Sales fell last quarter.", "2012-02-01") == {2011}
     assert years("Sales will rise next quarter.", "2012-11-01") == {2013}
     assert years("Earnings improve in the second half of the year.", "1996-05-10") == {1996}
+    assert years("Profit fell in the final quarter.", "2007-02-14") == {2006}
+    assert years("Sales rose in the final half.", "2007-08-14") == {2007}
+    assert years("The third half of the match.", "2007-08-14") == set()
 
 
 @pytest.mark.parametrize(
@@ -316,6 +319,18 @@ def test_a_year_later_counts_from_a_year_written_before_it():
     assert years("It opened a store in 1990 and another a year later.", "2015-09-09") == {1990, 1991}
     assert years("It opened a store in 1990 and another two years later.") == {1990, 1992}
     assert years("A year later, the agency plans a second launch.", "2008-04-17") == {2009}
+    assert years("Claims fell from a week earlier.", "2009-01-03") == {2008}
+    assert years("The law passed in May 1990; a month later it was void.") == {1990}
+
+
+def test_financial_news_phrasings():
+    assert years("Net income in the quarter rose.", "1999-01-28") == {1998}  # the one reported
+    assert years("Sales in the first nine months rose.", "1999-01-28") == {1998}
+    assert years("Sales in the first nine months rose.", "1998-10-20") == {1998}
+    assert years("Profit rose from the year-earlier period.", "1998-10-20") == {1997}
+    assert years("Prices have risen in recent weeks.", "1998-10-20") == {1998}
+    assert years("Prices have risen in recent years.", "1998-10-20") == span(1996, 1998)
+    assert years("The Fed made a quarter-point cut.", "1998-10-20") == set()
 
 
 def test_this_year_week_month_and_yesterday_today_tomorrow():
@@ -326,6 +341,10 @@ def test_this_year_week_month_and_yesterday_today_tomorrow():
     assert years("The tax took effect today.", "2005-01-01") == {2005}
     assert years("The law comes into force tomorrow.", "2005-12-31") == {2006}
     assert years("The minister spoke yesterday.", "2005-01-01") == {2004}
+    assert years("Rebels attacked the town last night.", "2005-01-01") == {2004}
+    assert years("The minister spoke this morning.", "2005-01-01") == {2005}
+    assert years("Talks broke down over the weekend.", "2007-01-01") == {2006}  # a Monday
+    assert years("Talks resume next weekend.", "2006-12-28") == {2007}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -464,3 +483,47 @@ def test_no_module_of_the_extraction_reads_todays_date():
     for module in (dated, grammar, relative, scan, spelled):
         source = Path(module.__file__).read_text(encoding="utf-8")
         assert "today()" not in source and ".now(" not in source, module.__name__
+
+
+def test_the_scoring_script_prints_p_r_f1_per_kind_for_both_parts():
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bench" / "timex_accuracy.py")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "dev (tuned on)" in out and "held-out (never tuned on)" in out
+    for kind in scoring.GROUPS:
+        assert f"  {kind} " in out
+    assert "[date-relative]" in out and "false years in sentences without a time expression" in out
+
+
+NOISE = (
+    "Friday friday Monday's last next this coming past in the since by of early late mid- April May "
+    "may March Aug. Sept. 7 30th of June spring summer fall autumn winter quarter half first second "
+    "third fourth final Q3 q4 third-quarter the quarter's a year earlier two years later week month "
+    "day ago year-ago year-earlier recent weeks nineteen ninety-six two thousand and eight twenty "
+    "will is due expected scored Iran-Iraq Iraq War anti- Sunday Times Grace . , ; - — ( ) \" ' 1999 "
+    "in 100 days"
+)
+
+
+@pytest.mark.parametrize("reference_date", ["2024-12-30", "2025-01-02", None])
+def test_extraction_never_fails_on_noisy_dated_text(reference_date):
+    import random
+
+    rng = random.Random(20261122)
+    tokens = NOISE.split(" ")
+    extractor = FocusTimeExtractor()
+    for _ in range(300):
+        text = "".join(rng.choice(tokens) + rng.choice(["", " ", " ", "-", "\n", ". "]) for _ in range(20))
+        for s in extractor.extract(text, reference_date).spans:
+            assert text[s.start : s.end] == s.text
+            assert 1 <= s.first <= s.last <= 2099
+
+
+@pytest.mark.parametrize("text", ["Sales rose in Q3", "the third quarter", "last fall", "Friday", "in April"])
+def test_an_expression_at_the_very_end_of_the_text(text):
+    assert years(text, "2024-12-30")

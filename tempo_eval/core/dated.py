@@ -74,6 +74,11 @@ _DAY_NAMES_BEFORE = frozenset(
     ("good", "black", "super", "ash", "holy", "cyber", "bloody", "easter", "palm", "maundy")
 )
 _DATE_WORDS = frozenset((*MONTHS, *(m[:3] for m in MONTHS), "sept", *WEEKDAYS))
+# Days from the reference date; the other day words ("today", "this morning") are 0.
+_DAY_OFFSETS = {
+    "yesterday": -1, "tomorrow": 1, "last night": -1, "last evening": -1, "over the weekend": -2,
+    "last weekend": -7, "next weekend": 7,
+}
 _AGO = re.compile(rf"(?P<n>.+?)[\s-]+(?P<unit>{UNIT})\s+(?P<dir>ago|from\s+now|hence)")
 _T = TypeVar("_T")
 
@@ -263,13 +268,17 @@ class DatedExpressions:
         self._add(scan, start, end, year, year, "relative")
 
     def _recent(self, scan: Scan, start: int, end: int, text: str) -> None:
+        """ "recently", "recent years" = R-2..R; "recent weeks" (days, months) = R."""
         if scan.ref is not None:
-            self._add(scan, start, end, scan.ref.year - 2, scan.ref.year, "relative")
+            first = scan.ref.year if text.endswith(("weeks", "months", "days")) else scan.ref.year - 2
+            self._add(scan, start, end, first, scan.ref.year, "relative")
 
     def _day(self, scan: Scan, start: int, end: int, text: str) -> None:
+        """ "yesterday", "today", "this morning", "last night" (the evening before), "over the
+        weekend" (the one just past), "next weekend": the year of that day."""
         if scan.ref is None:
             return
-        offset = {"yesterday": -1, "tomorrow": 1}.get(text, 0)
+        offset = _DAY_OFFSETS.get(" ".join(text.split()), 0)
         year = shift_year(scan.ref, offset, "day")
         if year is not None:
             self._add(scan, start, end, year, year, "relative")
@@ -336,12 +345,18 @@ class DatedExpressions:
         if ref is None:
             return
         words = text.split()
-        hyphenated = scan.low[start + len(words[0])] == "-"  # "third-quarter loss": business
+        after_first = start + len(words[0])
+        hyphenated = scan.low[after_first : after_first + 1] == "-"  # "third-quarter loss": business
         if not hyphenated and text[0] != "q" and _is_sports(scan.low[max(0, start - 80) : end + 60]):
             return  # "scored in the fourth quarter"
         months = 6 if "half" in words else 3
         if text.endswith("of the year"):
             year = ref.year
+        elif words[-1] == "months":  # "the first nine months": of the latest year that had them
+            n = number(words[1])
+            year = ref.year if n is not None and ref.month > n else ref.year - 1
+        elif text == "the quarter" or text.startswith("the quarter'") or text.startswith("the quarter’"):
+            year = period_year(ref, 1, 3, "last")  # the quarter just reported
         elif text[0] == "q":
             index = int(text[1])
             year = _with_tense(scan, start, lambda tense: period_year(ref, index, 3, None, tense))
@@ -349,11 +364,9 @@ class DatedExpressions:
             direction = {"current": "this", "previous": "last", "coming": "next"}.get(words[-2], words[-2])
             year = period_year(ref, 1, 3, direction)
         else:
-            index = QUARTER_ORDINALS[words[0]]
+            index = 2 if months == 6 and words[0] == "final" else QUARTER_ORDINALS[words[0]]
             if months == 6 and index > 2:
                 return  # "the third half" is no half
-            if months == 6 and words[0] == "final":
-                index = 2
             year = _with_tense(scan, start, lambda tense: period_year(ref, index, months, None, tense))
         self._add(scan, start, end, year, year, "relative")
 
@@ -379,23 +392,25 @@ class DatedExpressions:
         self._add(scan, at if direction or cue == "this" else start, end, first, last, "relative")
 
     def _anaphoric(self, scan: Scan, start: int, end: int, text: str) -> None:
-        """ "a year earlier", "two years later": counted from the last year written before it
-        in the text, else from the reference date."""
+        """ "a year earlier", "two years later", "a week earlier": counted from the last year
+        written before it in the text (a month, week or day keeps that year), else from the
+        reference date."""
         words = text.replace("-", " ").split()
         n = number(" ".join(words[:-2]))
         if n is None or n > 99:
             return
-        if words[-2].startswith("decade"):
-            n *= 10
+        unit = words[-2]
         sign = -1 if words[-1] == "earlier" else 1
         anchor = next((s for s in reversed(scan.spans) if s.kind in ("year", "date", "range")), None)
         if anchor is not None:
-            year = (anchor.first if sign < 0 else anchor.last) + sign * n
+            years = 10 * n if unit.startswith("decade") else n if unit.startswith("year") else 0
+            year: int | None = (anchor.first if sign < 0 else anchor.last) + sign * years
         elif scan.ref is not None:
-            year = scan.ref.year + sign * n
+            year = shift_year(scan.ref, sign * n, unit)
         else:
             return
-        self._add(scan, start, end, year, year, "relative")
+        if year is not None:
+            self._add(scan, start, end, year, year, "relative")
 
     def _year_ago(self, scan: Scan, start: int, end: int, text: str) -> None:
         """ "the year-ago quarter": the same period a year before the reference date."""

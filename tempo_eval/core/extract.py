@@ -68,8 +68,10 @@ nothing ever depends on today's date)
     "the first half"; not in a sentence about a game; "the third quarter of 2004" and "fiscal
     1999" take their year); seasons ("last fall", "in the spring"; a winter gives both its
     years); "a year earlier" / "two years later" (from a year written before it in the text,
-    else from R); "the year-ago quarter" = R-1; "the same period last year" through "last
-    year". Weekdays and months must be capitalised ("may", "the march" are no months), and
+    else from R; "a week earlier" keeps that year); "the year-ago quarter", "the year-earlier
+    period" = R-1; "the same period last year" through "last year"; "the quarter" (the one
+    just reported) and "the first nine months" (of the latest year that had them); "recent
+    weeks" = R; "this morning", "last night", "over the weekend" = the year of that day. Weekdays and months must be capitalised ("may", "the march" are no months), and
     are no dates inside a name ("Grace Friday", "June Carter", "Sunday Times").
     A duration is no date: "in 100 days", "for 100 days", "within 30 days", "the 100-day
     plan". "In three weeks" opening a sentence, or after a verb of scheduling ("expires in 30

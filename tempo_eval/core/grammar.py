@@ -3,8 +3,9 @@
 `terminals` lists every alternative of the grammar as (kind, literal prefix pieces, regex
 tail); `Grammar` merges them into one trie-shaped pattern that scans a text once, and decides
 afterwards which kind each match is. What a match means is decided by the extractor's
-handlers (`tempo_eval.core.extract`), and relative expressions are resolved against the
-reference date in `tempo_eval.core.relative`; named periods come from `tempo_eval.core.periods`.
+handlers (`tempo_eval.core.extract` for absolute expressions, `tempo_eval.core.dated` for those
+that need the document date, resolved in `tempo_eval.core.relative`); named periods come from
+`tempo_eval.core.periods`.
 """
 
 from __future__ import annotations
@@ -206,9 +207,11 @@ def _terminals(period_names: Sequence[str]) -> list[tuple[str, list[str], str]]:
                          "the last", "the coming", "the next", "the current"],
             rf"\s+(?:{NUM}\s+)?{UNIT}(?!\w)")
     phrases("month_relative", ["last", "next", "this"], rf"\s+{phrase_pattern(MONTHS)}(?!\w)")
-    regex("recent", "recent", r"(?:ly|\s+years)(?!\w)")
+    regex("recent", "recent", r"(?:ly|\s+(?:years|months|weeks|days))(?!\w)")
     regex("recent", "lately", r"(?!\w)")
-    phrases("day", ["yesterday", "today", "tomorrow", "tonight"])
+    phrases("day", ["yesterday", "today", "tomorrow", "tonight", "this morning", "this afternoon",
+                    "this evening", "last night", "last evening", "this weekend", "last weekend",
+                    "next weekend", "over the weekend"])
     _dated_terminals(phrases, regex)
     # Rarer phrasings, read by dateparser.
     regex("delegate", "the", r"\s+day\s+(?:before\s+yesterday|after\s+tomorrow)(?!\w)")
@@ -269,11 +272,15 @@ def _dated_terminals(phrases: Callable[..., None], regex: Callable[[str, str, st
     phrases("spelled", ["two thousand"],
             rf"(?:\s+and)?(?:[-\s]+(?:{_TENS_WORD}(?:[-\s]{_UNITS})?|{_TEENS}|{_UNITS}))?(?![\w-])")
     # "a year earlier", "two years later": against a year just written, else the reference
-    anaphoric = r"[\s-]+(?:years?|decades?)\s+(?:earlier|later)(?!\w)"
+    anaphoric = r"[\s-]+(?:years?|decades?|months?|weeks?|days?)\s+(?:earlier|later)(?!\w)"
     phrases("anaphoric", list(TENS), NUM_TAIL + anaphoric)
     phrases("anaphoric", [w for w in NUMBER_WORDS if w not in TENS], anaphoric)
     regex("anaphoric", "", r"[0-9][0-9]?+" + anaphoric)
-    regex("yearago", "year", r"\s+ago(?!\w)")  # "the year-ago quarter"
+    regex("yearago", "year", r"\s+(?:ago|earlier)(?!\w)")  # "the year-ago/year-earlier quarter"
+    # "the quarter" (the one just reported), "the first nine months" (of this year)
+    regex("quarter", "the", r"\s+quarter(?:['’]s)?(?![\w-])(?!\s+of\b)")
+    phrases("quarter", ["first"], r"\s+(?:two|three|four|five|six|seven|eight|nine|ten|eleven"
+            r"|[2-9]|1[01])\s+months(?!\w)")
 
 
 class Grammar:
