@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, json_reply, last_user_message
-from tests.test_llm_verifier import judge_claim, judge_reply, sentences
+from tests.test_llm_verifier import _section, judge_claim, judge_reply, sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -60,12 +60,6 @@ def python_blocks() -> list[Any]:
 
 
 # ---- a judge for the snippets ----------------------------------------------------------------
-
-def _section(prompt: str, header: str) -> str:
-    match = re.search(rf"## {header}\n(.*?)\n\n## ", prompt, re.S)
-    assert match, f"no {header!r} section in {prompt[:300]!r}"
-    return match.group(1)
-
 
 def snippet_judge(request: dict[str, Any]) -> Reply:
     """The claim verifier's judge (`judge_reply`), plus Temporal Faithfulness's LLM-mode prompt:

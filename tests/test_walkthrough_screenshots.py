@@ -82,11 +82,31 @@ def scroll_to(locator, block: str = "start") -> None:
     locator.evaluate(f"e => e.scrollIntoView({{block: '{block}'}})")
 
 
-def save(page, folder: Path, step: str) -> Path:
-    """Screenshot the viewport into folder/step.png, as a 256-colour PNG (a third of the bytes)."""
+def settle(page) -> None:
+    """Wait until no element is left over from an earlier script run.
+
+    Streamlit keeps such "stale" elements on screen until a script run completes; a run cut short
+    by a newer one (the Evaluate page's progress panel reruns every second) can leave them there,
+    so a screenshot would show them. One more rerun (Streamlit's "r" shortcut) clears them.
+    """
+    wait_idle(page)
+    stale = page.locator('[data-stale="true"]')
+    if stale.count():
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")  # not typed into a widget
+        page.keyboard.press("r")
+        wait_idle(page)
+    expect(stale).to_have_count(0, timeout=30_000)
+
+
+def save(page, folder: Path, step: str, focus=None, block: str = "start") -> Path:
+    """Screenshot the viewport, scrolled to `focus`, into folder/step.png as a 256-colour PNG (a
+    third of the bytes)."""
     from PIL import Image
 
     assert step in STEPS
+    settle(page)
+    if focus is not None:
+        scroll_to(focus, block)
     page.wait_for_timeout(800)  # let charts finish their transitions
     path = folder / f"{step}.png"
     page.screenshot(path=str(path))
@@ -126,9 +146,7 @@ def walk_through(page, shots_dir: Path) -> None:
     wait_idle(page)
     # the progress panel reruns every second while the job runs: wait for its last rerun's page
     expect(finished).to_have_count(1, timeout=30_000)
-    finished = finished.first
-    scroll_to(finished, "center")
-    save(page, shots_dir, "02_evaluate")
+    save(page, shots_dir, "02_evaluate", finished.first, "center")
 
     # 3. Open a claim: the hallucinated ones, the answer coloured by verdict, the evidence sentence.
     nav(page, "Claims")
@@ -137,9 +155,8 @@ def walk_through(page, shots_dir: Path) -> None:
     page.locator("mark.te-CONTRADICTED, mark.te-NOT_SUPPORTED").first.wait_for()
     selected = page.get_by_text("Selected claim").first
     selected.wait_for()
-    scroll_to(page.get_by_role("heading", name=re.compile(r"^Query ")).first)
     expect(page.get_by_text("Evidence sentence").first).to_be_visible()
-    save(page, shots_dir, "03_open_a_claim")
+    save(page, shots_dir, "03_open_a_claim", page.get_by_role("heading", name=re.compile(r"^Query ")).first)
 
     # 4. Compare two runs: BM25 against dense retrieval, NDCG@k curves with confidence bands.
     nav(page, "Compare runs")
@@ -149,13 +166,11 @@ def walk_through(page, shots_dir: Path) -> None:
     page.wait_for_function(
         "() => document.querySelectorAll('.js-plotly-plot .scatterlayer .trace path').length >= 4"
     )
-    scroll_to(page.get_by_text("NDCG@k curves").first)
-    save(page, shots_dir, "04_compare_two_runs")
+    save(page, shots_dir, "04_compare_two_runs", page.get_by_text("NDCG@k curves").first)
 
     # 5. Read a heatmap: the years queries ask about against the years the documents talk about.
     nav(page, "Temporal heatmaps")
     heatmap = page.locator(".js-plotly-plot").first
     heatmap.wait_for()
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .heatmaplayer .hm').length >= 1")
-    scroll_to(page.get_by_role("tab", name="Query × retrieved documents"))
-    save(page, shots_dir, "05_read_a_heatmap")
+    save(page, shots_dir, "05_read_a_heatmap", page.get_by_role("tab", name="Query × retrieved documents"))
