@@ -231,8 +231,9 @@ with errors.page_guard("runs"):
         }
         for metric in metrics:
             column_config[metric] = st.column_config.NumberColumn(metric, format="%.3f", help="Mean over measurable rows")
-        # name, status and the metric columns first: the scores are visible without scrolling
-        order = ["id", "name", "status", *[c for m in metrics for c in (m, f"{m} 95% CI", f"{m} measurable", f"{m} NaN")],
+        # name, status and every metric's mean first: the scores are visible without scrolling
+        order = ["id", "name", "status", *metrics, *[f"{m} 95% CI" for m in metrics],
+                 *[f"{m} measurable" for m in metrics], *[f"{m} NaN" for m in metrics],
                  "dataset", "ran", "duration", "verifier", "judge", "model", "judge tokens", "tags", "note"]
         st.dataframe(shown, hide_index=True, width="stretch", column_config=column_config, key="runs_grid",
                      column_order=[c for c in order if c in shown.columns])
