@@ -28,7 +28,9 @@ def store() -> RunStore:
     return _store_for(db_path())
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+# Large read-only frames are shared, not copied: st.cache_data would unpickle a 100,000-row frame
+# on every rerun. Callers never modify them in place (they filter, copy or build new frames).
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _dataset_frame(db: str, dataset_id: int) -> pd.DataFrame:
     return _store_for(db).dataset_frame(dataset_id)
 
@@ -46,7 +48,7 @@ def save_dataset(dataset: Any) -> int:
     return store().save_dataset(dataset)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def _results(db: str, run_id: int, n_results: int) -> pd.DataFrame:
     return _store_for(db).results_frame(run_id)
 
@@ -58,11 +60,11 @@ def _claims(db: str, run_id: int, n_results: int) -> pd.DataFrame:
 
 def _n_results(run_id: int) -> int:
     # part of the cache key: a run still being written is read again as it grows
-    metrics = store().run_summary(int(run_id))["metrics"]
-    return sum(int(m["n"]) for m in metrics.values())
+    return store().count_results(int(run_id))
 
 
 def results_frame(run_id: int) -> pd.DataFrame:
+    """`RunStore.results_frame`, cached per run and size (shared: do not modify it in place)."""
     return _results(db_path(), int(run_id), _n_results(run_id))
 
 
@@ -95,13 +97,43 @@ def run_board(run_id: int, n_results: int) -> pd.DataFrame:
     return _run_board(db_path(), int(run_id), int(n_results))
 
 
+@st.cache_data(show_spinner="Aggregating the runs…", max_entries=64)
+def _runs_board(db: str, signature: tuple[tuple[int, int], ...]) -> pd.DataFrame:
+    from tempo_eval.leaderboard import leaderboard
+
+    return leaderboard(_store_for(db).run_scores([run_id for run_id, _ in signature]))
+
+
+def runs_board(runs: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard rows (`tempo_eval.leaderboard.leaderboard`) of every run of `runs` (a
+    `runs_table`), read and aggregated in one go; cached per run ids and result counts, so a
+    new result or a deleted run reads them again."""
+    signature = tuple((int(i), int(n)) for i, n in zip(runs["id"], runs["n_results"], strict=True))
+    return _runs_board(db_path(), signature)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _run_setups(db: str, signature: tuple[tuple[int, str], ...]) -> dict[int, dict[str, str]]:
+    from tempo_eval.leaderboard import run_setup
+
+    configs = _store_for(db).run_configs([run_id for run_id, _ in signature])
+    return {run_id: run_setup(config) for run_id, config in configs.items()}
+
+
+def run_setups(runs: pd.DataFrame) -> dict[int, dict[str, str]]:
+    """Verifier, judge and model of every run of `runs` (`tempo_eval.leaderboard.run_setup`),
+    cached per run ids and configuration hashes."""
+    signature = tuple((int(i), str(h)) for i, h in zip(runs["id"], runs["config_hash"], strict=True))
+    return _run_setups(db_path(), signature)
+
+
 def forget_cached_reads() -> None:
     """Drop the cached frames after a delete or rename, so no page shows what is gone."""
-    for cached in (_dataset_frame, _results, _claims, _run_board):
+    for cached in (_dataset_frame, _results, _claims, _run_board, _runs_board, _run_setups, _results_grid):
         cached.clear()
 
 
-@st.cache_data(show_spinner="Reading the results…", max_entries=16)
+@st.cache_resource(show_spinner="Reading the results…", max_entries=16)
 def _results_grid(db: str, run_ids: tuple[int, ...], sizes: tuple[int, ...]) -> pd.DataFrame:
     parts = []
     for run_id in run_ids:

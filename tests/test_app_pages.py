@@ -852,3 +852,16 @@ def test_a_judged_run_records_its_token_usage_for_the_runs_page() -> None:
     goto(at, "runs")
     tokens = table_with(at, "id", "judge tokens").set_index("id").loc[job.run_id, "judge tokens"]
     assert tokens.startswith(f"{18 * graded:,} (")
+
+
+def test_runs_selected_on_the_runs_page_open_in_results_with_a_link() -> None:
+    a = store_focus_time_run("first", k=4)
+    b = store_focus_time_run("second", k=6)
+    at = goto(open_app(), "runs")
+    at.multiselect(key="runs_selected").set_value([a]).run()
+    at.button(key="runs_open_Results").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Results"
+    assert at.session_state["run_ids"] == [a] and b not in at.session_state["run_ids"]
+    assert at.query_params["runs"] in (str(a), [str(a)])
+    assert len(table_with(at, "query_id", "temporal_ndcg reason")) == 30

@@ -55,3 +55,16 @@ def test_mean_changes_covers_metrics_of_either_run() -> None:
     assert changes.loc["faith", "change"] == pytest.approx(0.0)
     assert math.isnan(changes.loc["ndcg", "mean_a"]) and math.isnan(changes.loc["ndcg", "change"])
     assert changes.loc["ndcg", "n_measurable_b"] == 1
+
+
+def test_leaderboard_agrees_with_the_runners_aggregate_for_each_run() -> None:
+    from tempo_eval.runner import aggregate_frame
+
+    scores = _scores()
+    board = leaderboard(scores).set_index(["run_id", "metric"])
+    for run_id, frame in scores.groupby("run_id"):
+        expected = aggregate_frame(frame)
+        for metric, row in expected.iterrows():
+            got = board.loc[(run_id, metric)]
+            for column in ("mean", "ci_low", "ci_high", "n_measurable", "n_total", "n_nan", "nan_reasons"):
+                assert got[column] == pytest.approx(row[column]) if isinstance(row[column], float) else got[column] == row[column]

@@ -50,27 +50,27 @@ def _ci_text(low: float, high: float) -> str:
 def leaderboard_table(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """One line per run with its setup and, per metric, mean, CI, measurable/total, NaN reasons;
     and the metric names (in order of first appearance)."""
-    from tempo_eval.leaderboard import run_setup
-
+    setups = store_reads.run_setups(runs)
+    board = store_reads.runs_board(runs)
+    metrics = list(dict.fromkeys(board["metric"]))
+    per_run: dict[int, dict[str, object]] = {}
+    for row in board.itertuples(index=False):
+        record = per_run.setdefault(int(row.run_id), {})
+        record[row.metric] = row.mean
+        record[f"{row.metric} 95% CI"] = _ci_text(row.ci_low, row.ci_high)
+        record[f"{row.metric} measurable"] = f"{row.n_measurable}/{row.n_total}"
+        record[f"{row.metric} NaN"] = _nan_text(row.nan_reasons)
     records = []
-    metrics: dict[str, None] = {}
-    for run in runs.itertuples():
-        setup = run_setup(store_reads.store().run_info(int(run.id))["config"])
-        record = {
+    for run in runs.itertuples(index=False):
+        setup = setups.get(int(run.id), {"verifier": "", "judge": "", "model": ""})
+        records.append({
             "id": int(run.id), "name": run.name, "dataset": run.dataset, "status": run.status,
             "ran": run.created_at, "duration": _duration(run.duration_s),
             "verifier": setup["verifier"], "judge": setup["judge"], "model": setup["model"],
             "judge tokens": _tokens(run.usage), "tags": ", ".join(run.tags), "note": run.note,
-        }
-        board = store_reads.run_board(int(run.id), int(run.n_results))
-        for row in board.itertuples():
-            metrics[row.metric] = None
-            record[row.metric] = row.mean
-            record[f"{row.metric} 95% CI"] = _ci_text(row.ci_low, row.ci_high)
-            record[f"{row.metric} measurable"] = f"{row.n_measurable}/{row.n_total}"
-            record[f"{row.metric} NaN"] = _nan_text(row.nan_reasons)
-        records.append(record)
-    return pd.DataFrame.from_records(records), list(metrics)
+            **per_run.get(int(run.id), {}),
+        })
+    return pd.DataFrame.from_records(records), metrics
 
 
 def _matches(table: pd.DataFrame, text: str) -> pd.Series:
@@ -231,8 +231,9 @@ with errors.page_guard("runs"):
         }
         for metric in metrics:
             column_config[metric] = st.column_config.NumberColumn(metric, format="%.3f", help="Mean over measurable rows")
-        # name, status and the metric columns first: the scores are visible without scrolling
-        order = ["id", "name", "status", *[c for m in metrics for c in (m, f"{m} 95% CI", f"{m} measurable", f"{m} NaN")],
+        # name, status and every metric's mean first: the scores are visible without scrolling
+        order = ["id", "name", "status", *metrics, *[f"{m} 95% CI" for m in metrics],
+                 *[f"{m} measurable" for m in metrics], *[f"{m} NaN" for m in metrics],
                  "dataset", "ran", "duration", "verifier", "judge", "model", "judge tokens", "tags", "note"]
         st.dataframe(shown, hide_index=True, width="stretch", column_config=column_config, key="runs_grid",
                      column_order=[c for c in order if c in shown.columns])

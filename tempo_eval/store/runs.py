@@ -37,6 +37,7 @@ from dataclasses import asdict, is_dataclass
 from enum import Enum
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tempo_eval._secrets import MIN_SECRET_CHARS, mask, registered_secrets
@@ -506,6 +507,22 @@ class RunStore:
         usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
         return None if usable.empty else int(usable["id"].iloc[0])
 
+    def count_results(self, run_id: int) -> int:
+        """How many results a run has stored (cheap: it reads the primary-key index only)."""
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)).fetchone()[0])
+
+    def run_configs(self, run_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The stored configuration of each run, in one read: {run id: config}."""
+        ids = [int(r) for r in run_ids]
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT id, config FROM runs WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+        return {int(run_id): json.loads(config) for run_id, config in rows}
+
     def run_scores(self, run_ids: Iterable[int]) -> pd.DataFrame:
         """The scores of several runs in one read: run_id, metric, score (NaN when not measurable),
         reason_code; for leaderboards."""
@@ -686,8 +703,18 @@ class RunStore:
                 " WHERE run_id = ? ORDER BY row_idx, metric",
                 (run_id,),
             ).fetchall()
-        frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
-        frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype(float)
+        # column by column: much faster than a list of row tuples for 100,000s of results
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(RESULT_COLUMNS)
+        data = dict(zip(RESULT_COLUMNS, columns, strict=True))
+        frame = pd.DataFrame({
+            "row": np.asarray(data["row"], dtype=np.int64),
+            "query_id": np.asarray(data["query_id"], dtype=object),
+            "run": np.asarray(data["run"], dtype=object),
+            "metric": np.asarray(data["metric"], dtype=object),
+            "score": np.asarray([math.nan if s is None else s for s in data["score"]], dtype=float),
+            "reason_code": np.asarray(data["reason_code"], dtype=object),
+            "reason": np.asarray(data["reason"], dtype=object),
+        }, columns=RESULT_COLUMNS)
         return frame
 
     def claims_frame(self, run_id: int) -> pd.DataFrame:
