@@ -11,7 +11,8 @@ Sentences
     acronym ("U.S."), "etc.", "Inc." or an initial it ends one only when the next word is a
     typical sentence opener ("... in the U.S. The company ..."). Decimals ("3.5", "$2.5bn") never
     split because no whitespace follows their point. A lower-case word after the stop never starts
-    a new sentence ('"Stop!" she said').
+    a new sentence ('"Stop!" she said') unless the whole paragraph is lower-cased ("the wall fell.
+    it was 1989." is two sentences).
 
 Lines
     A blank line always separates; so does a single line break, unless the next line starts with
@@ -88,10 +89,11 @@ _BULLET = re.compile(
 )
 
 
-def _ends_sentence(block: str, stop_start: int, stop: str, next_pos: int) -> bool:
-    """Decide whether the terminal `stop` at `stop_start` ends a sentence; `next_pos` is the next non-space."""
+def _ends_sentence(block: str, stop_start: int, stop: str, next_pos: int, lowered: bool = False) -> bool:
+    """Decide whether the terminal `stop` at `stop_start` ends a sentence; `next_pos` is the next
+    non-space. In lower-cased text (`lowered`) a lower-case word may start a sentence."""
     nxt = block[next_pos]
-    if not (nxt.isupper() or nxt.isdigit() or nxt in _OPENING):
+    if not (nxt.isupper() or nxt.isdigit() or nxt in _OPENING or (lowered and nxt.isalpha())):
         return False
     bare = stop.rstrip("\"'”’»)]")
     if bare != ".":
@@ -110,7 +112,7 @@ def _ends_sentence(block: str, stop_start: int, stop: str, next_pos: int) -> boo
         if nxt.isdigit():
             return False
         return _opener_follows(block, next_pos)
-    if key in _MAYBE_END or _ACRONYM.match(word) or (len(word) == 1 and word.isupper()):
+    if key in _MAYBE_END or _ACRONYM.match(word) or (len(word) == 1 and (word.isupper() or lowered)):
         return _opener_follows(block, next_pos)
     return True
 
@@ -124,13 +126,15 @@ def _split_block(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Sentence spans inside one block (a paragraph or a list item) of `text`."""
     spans: list[tuple[int, int]] = []
     sentence_start = start
+    # lower-cased text (no capital at all): full stops must end sentences without one after them
+    lowered = not any(ch.isupper() for ch in text[start:end])
     for match in _TERMINAL.finditer(text, start, end):
         next_pos = match.end()
         while next_pos < end and text[next_pos].isspace():
             next_pos += 1
         if next_pos >= end:
             break
-        if _ends_sentence(text, match.start(), match.group(0), next_pos):
+        if _ends_sentence(text, match.start(), match.group(0), next_pos, lowered):
             spans.append((sentence_start, match.end()))
             sentence_start = next_pos
     spans.append((sentence_start, end))
