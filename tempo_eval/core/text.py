@@ -239,6 +239,7 @@ _SUBORDINATE = re.compile(
     r",\s+(?:(?:[a-z0-9]+\s+){0,3}?)(?:when|after|before|while|as|because|since|until)\s+"
 )
 _RELATIVE_TAIL = re.compile(r",\s+which\s+")
+_TIME_ADJUNCT = re.compile(r",\s+(after|before|following|during)\s+")
 _PARTICIPLE = re.compile(r",\s+(?=(?:using|arriving|including|killing|leaving|making|becoming|causing|ending|making|destroying|bringing)\s)")
 _APPOSITION = re.compile(r"(?<=[a-z]),\s+(?P<body>(?:a|an|the)\s+[a-z][^,;]{2,60}?),\s+")
 _SEMICOLON = re.compile(r";\s*")
@@ -399,6 +400,14 @@ def _split_subordinate(piece: str, offset: int) -> list[Claim]:
         right_words = _WORD.findall(right)
         if _is_clause(_WORD.findall(left)) and _starts_with_subject(right_words) and _is_clause(right_words):
             return [Claim(left, offset, offset + match.start()), *_split_subordinate(right, offset + match.end())]
+    # ", after a working draft in 2000": a time adjunct with a year of its own; the main clause is
+    # one claim and the whole sentence (the order of events) another
+    adjunct = _TIME_ADJUNCT.search(piece)
+    if adjunct is not None:
+        left, right = piece[: adjunct.start()], piece[adjunct.end() :]
+        if _is_clause(_WORD.findall(left)) and not _is_clause(_WORD.findall(right)) and re.search(r"\d", right):
+            whole = f"{left} {adjunct.group(1)} {right}"
+            return [Claim(left, offset, offset + adjunct.start()), Claim(whole, offset, offset + len(piece))]
     return [Claim(piece, offset, offset + len(piece))]
 
 
