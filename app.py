@@ -25,6 +25,7 @@ PAGES = [
     st.Page("views/evaluate.py", title="Evaluate", icon=":material/play_circle:"),
     st.Page("views/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     st.Page("views/claims.py", title="Claims", icon=":material/fact_check:"),
+    st.Page("views/review.py", title="Review verdicts", icon=":material/rule:"),
     st.Page("views/conversation.py", title="Conversation", icon=":material/forum:"),
     st.Page("views/heatmaps.py", title="Temporal heatmaps", icon=":material/grid_on:"),
 ]
