@@ -23,14 +23,12 @@ _DEFAULTS = {
     "keep_ev_judge_url": "",
     "keep_ev_judge_model": "",
     "keep_ev_api_key": "",
-    "keep_ev_similarity": 0.5,
-    "keep_ev_support": 0.7,
 }
 
 
 def chosen_settings() -> dict[str, Any]:
     """The verifier settings of this session's Evaluate page (defaults where it was not opened):
-    verifier, nli_model, judge_url, judge_model, api_key, similarity, support."""
+    verifier, nli_model, judge_url, judge_model, api_key."""
     state = st.session_state
     value = {key: state.get(key, default) for key, default in _DEFAULTS.items()}
     return {
@@ -39,8 +37,6 @@ def chosen_settings() -> dict[str, Any]:
         "judge_url": str(value["keep_ev_judge_url"]).strip(),
         "judge_model": str(value["keep_ev_judge_model"]).strip(),
         "api_key": str(value["keep_ev_api_key"]),
-        "similarity": float(value["keep_ev_similarity"]),
-        "support": float(value["keep_ev_support"]),
     }
 
 
@@ -51,7 +47,7 @@ def describe(settings: dict[str, Any]) -> str:
         return f"NLI model {settings['nli_model']}"
     if name == "llm":
         return f"LLM judge {settings['judge_model'] or '(no model given)'} at {settings['judge_url'] or 'the default endpoint'}"
-    return f"lexical (on-topic similarity {settings['similarity']:g}, support {settings['support']:g})"
+    return "lexical verifier (offline, calibrated on labelled claims)"
 
 
 def build_verifier(settings: dict[str, Any], name: str | None = None) -> Any:
@@ -60,7 +56,7 @@ def build_verifier(settings: dict[str, Any], name: str | None = None) -> Any:
 
     name = name or settings["verifier"]
     if name == "lexical":
-        return make_verifier("lexical", similarity_threshold=settings["similarity"], support_threshold=settings["support"])
+        return make_verifier("lexical")  # calibrated on data: no thresholds to set
     if name == "nli":
         return make_verifier("nli", model=settings["nli_model"])
     if name == "llm":

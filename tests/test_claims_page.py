@@ -17,6 +17,7 @@ from tempo_eval_app.samples import SAMPLE_QA_NAME
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
+METRIC = "factual_correctness"
 CLAIMS = {
     0: [
         ClaimVerdict("The fire broke out on 2 September 1666.", Verdict.SUPPORTED, evidence="e", confidence=0.9),
@@ -36,9 +37,10 @@ def stored_run() -> int:
     dataset = load_dataset(ROOT / "data" / "sample" / "temporal_qa.csv")
     dataset.name = SAMPLE_QA_NAME
     dataset_id = store.save_dataset(dataset)
-    run_id, _ = store.create_or_resume_run(dataset_id, {"metrics": ["faith"]}, name="stored")
+    run_id, _ = store.create_or_resume_run(dataset_id, {"metrics": [{"name": METRIC, "settings": {}}]}, name="stored")
     for row, claims in CLAIMS.items():
-        store.record_row(run_id, row, f"q{row + 1}", [MetricResult("faith", 0.5, details={"claims": claims})])
+        records = [{"side": "response", **c.to_record()} for c in claims]
+        store.record_row(run_id, row, f"q{row + 1}", [MetricResult(METRIC, 0.5, details={"claims": records})])
     store.set_status(run_id, "finished")
     return run_id
 
@@ -50,6 +52,13 @@ def open_claims(run_id: int) -> AppTest:
     at.switch_page("views/claims.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def table_with(at: AppTest, *columns: str):
+    for element in at.dataframe:
+        if all(c in element.value.columns for c in columns):
+            return element.value
+    raise AssertionError(f"no table with columns {columns}")
 
 
 def counters(at: AppTest) -> dict[str, str]:
@@ -80,7 +89,38 @@ def test_claims_page_counters_columns_errors_and_confidence() -> None:
 
     # an ERROR claim in focus shows its error text
     at.toggle(key="claims_hallucinated").set_value(False).run()
-    at.session_state["claims_focus"] = f"{run_id}:1:faith:1"
+    at.session_state["claims_focus"] = f"{run_id}:1:{METRIC}:1"
     at.run()
     assert not at.exception
     assert any("judge timed out after 30 s" in t.value for t in at.text)
+
+
+def test_a_verdict_is_confirmed_or_corrected_and_the_review_page_scores_agreement() -> None:
+    run_id = stored_run()
+    at = open_claims(run_id)
+    at.session_state["claims_focus"] = f"{run_id}:0:{METRIC}:1"  # "It burned for about four days." NEUTRAL
+    at.run()
+    at.radio(key=f"label_{run_id}:0:{METRIC}:1").set_value("SUPPORTED").run()
+    at.button(key="claims_save_label").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe(key="claims_table").value
+    assert table.loc[table["claim"] == "It burned for about four days.", "human"].iloc[0] == "SUPPORTED"
+    at.session_state["claims_focus"] = f"{run_id}:1:{METRIC}:0"  # the 1987 claim: confirm CONTRADICTED
+    at.run()
+    at.button(key="claims_save_label").click().run()
+
+    # the label is kept by claim + premises: a fresh session (a re-run's page) finds it
+    review = AppTest.from_file(APP, default_timeout=120)
+    review.query_params["runs"] = str(run_id)
+    review.run()
+    review.switch_page("views/review.py").run()
+    assert not review.exception, [e.value for e in review.exception]
+    assert not review.error, [e.value for e in review.error]
+    assert not review.info, [e.value for e in review.info]
+    agreement = table_with(review, "verifier", "kappa")
+    row = agreement.iloc[0]
+    assert row["n"] == 2 and row["accuracy"] == 0.5
+    scores = table_with(review, "model_score", "human_score")
+    first = scores[scores["row"] == 0].iloc[0]
+    assert first["model_score"] == 0.5 and first["human_score"] == 1.0  # precision 1/2 -> 2/2 (no reference side)
+    assert review.get("download_button")

@@ -48,7 +48,9 @@ SENTENCE_CASES = [
     ("First paragraph\n\nSecond paragraph", ["First paragraph", "Second paragraph"]),
     ("Line one.\r\nLine two.", ["Line one.", "Line two."]),
     ("## Results\nIt worked.", ["Results", "It worked."]),
-    ("no capital. still same", ["no capital. still same"]),
+    ("no capital. still same", ["no capital.", "still same"]),  # lower-cased text
+    ("the wall fell in 1989. it was mr. smith's idea, e.g. a plan. no. 4 exploded.", ["the wall fell in 1989.", "it was mr. smith's idea, e.g. a plan.", "no. 4 exploded."]),
+    ("Still one. \"Stop!\" she said.", ["Still one.", "\"Stop!\" she said."]),
     ("", []),
     ("   \n\n  ", []),
     ("...", []),

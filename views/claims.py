@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval_app import downloads, errors, formatting, links, selection, store_reads, widgets
+from tempo_eval_app import verifier_notes as notes
 
 selection.page_setup("Claims")
 
@@ -54,6 +55,7 @@ with errors.page_guard("claims"):
             "claims: evaluate with Temporal Faithfulness in claims or LLM mode, or Factual Correctness."
         )
         st.stop()
+    claims = notes.with_human_labels(notes.with_premises(claims))
 
     st.subheader("Filters")
     f1, f2, f3 = st.columns([1, 2, 2])
@@ -106,7 +108,7 @@ with errors.page_guard("claims"):
         f"Error: {error}" if isinstance(error, str) and error else reason
         for error, reason in zip(shown["error"], shown["reason"], strict=True)
     ]
-    table_columns = ["verdict", "claim", "evidence", "reason", "confidence", "query_id", "run", "metric",
+    table_columns = ["verdict", "claim", "evidence", "reason", "confidence", "human", "query_id", "run", "metric",
                      "eval_run", "probabilities"]
     if not systems:
         table_columns.remove("run")
@@ -120,6 +122,7 @@ with errors.page_guard("claims"):
             "evidence": st.column_config.TextColumn("evidence", width="medium"),
             "reason": st.column_config.TextColumn("reason", width="medium"),
             "confidence": st.column_config.NumberColumn("confidence", format="%.2f", width="small"),
+            "human": st.column_config.TextColumn("human label", width="small"),
             "query_id": st.column_config.TextColumn("query", width="small"),
             "run": st.column_config.TextColumn("system", width="small"),
             "metric": st.column_config.TextColumn("metric", width="small"),
@@ -130,7 +133,7 @@ with errors.page_guard("claims"):
     selected_rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     if selected_rows and selected_rows[0] < len(shown):
         st.session_state["claims_focus"] = shown.loc[selected_rows[0], "key"]
-    downloads.download_results(shown.drop(columns=["key"]), "claims", key="claims_dl")
+    downloads.download_results(shown.drop(columns=["key", "premises"]), "claims", key="claims_dl")
 
     if shown.empty:
         st.info("No claim matches the filters.")
@@ -182,4 +185,23 @@ with errors.page_guard("claims"):
         if isinstance(claim["reason"], str) and claim["reason"]:
             st.markdown("**Reason**")
             st.text(claim["reason"])
+        verifier = notes.verifier_of(int(claim["run_id"]), claim["metric"])
+        st.caption(f"Verifier {formatting.md_escape(verifier)}: {formatting.md_escape(notes.accuracy_caption(verifier))}")
+
+    with st.container(border=True):
+        st.markdown("**Your verdict** — confirm or correct it; the label is kept for this claim and its premises in every run")
+        if claim["premises"] is None:
+            st.caption("The premises of this claim cannot be rebuilt from the dataset row, so it cannot be labelled.")
+        else:
+            current = claim["human"] if isinstance(claim["human"], str) else None
+            options = ["SUPPORTED", "NEUTRAL", "CONTRADICTED"]
+            suggested = current or {"NOT_SUPPORTED": "NEUTRAL", "PARTIALLY_SUPPORTED": "NEUTRAL"}.get(claim["verdict"], claim["verdict"])
+            l1, l2 = st.columns([3, 1])
+            label = l1.radio("Human label", options, horizontal=True, key=f"label_{claim['key']}",
+                             index=options.index(suggested) if suggested in options else 1)
+            if l2.button("Save label", key="claims_save_label", icon=":material/check:"):
+                notes.label_store().set_label(claim["claim"], list(claim["premises"]), label)
+                st.rerun()
+            if current:
+                st.caption(f"Stored human label: {current}.")
     links.view_link("hallucinated", "verdict")

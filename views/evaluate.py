@@ -175,8 +175,6 @@ with errors.page_guard("evaluate"):
                            help="Resolves relative expressions such as 'last year' for rows without their own.")
     reference_date = s1.date_input("Reference date", dt.date(2024, 1, 1), key="keep_ev_date", disabled=not use_date,
                                    label_visibility="collapsed")
-    similarity = s2.slider("Lexical: on-topic similarity", 0.0, 1.0, 0.5, 0.05, key="keep_ev_similarity")
-    support = s2.slider("Lexical: support similarity", 0.0, 1.0, 0.7, 0.05, key="keep_ev_support")
     window = s2.number_input("Conversation window size", 1, 100, st.session_state.get("settings_window_size", 10),
                              key="keep_ev_window", help="Used on the Conversation page.")
     st.session_state["settings_window_size"] = int(window)
@@ -220,6 +218,10 @@ with errors.page_guard("evaluate"):
             st.rerun()  # the whole page, so "still being checked" problems go away
 
     verifier_status()
+    # measured accuracy and what each verifier cannot judge, from bench/verifier_accuracy.py --write
+    from tempo_eval.verify.accuracy import accuracy_note
+
+    st.caption("  \n".join(f"**{name}** accuracy: {formatting.md_escape(accuracy_note(name))}" for name in names))
 
     needs_verifier = (use_tf and tf_mode == "nli") or use_fc
     needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")
@@ -235,8 +237,6 @@ with errors.page_guard("evaluate"):
     if needs_judge and key_source == judge_keys.KEY_NONE and not judge_url.strip() and not os.environ.get("OPENAI_BASE_URL"):
         problems.append("The judge has no API key and no endpoint: type an API key, or the base URL of an "
                         "OpenAI-compatible server.")
-    if support < similarity:
-        problems.append("The support similarity must be at least the on-topic similarity.")
     for problem in problems:
         st.warning(formatting.md_escape(problem))
 
@@ -257,7 +257,7 @@ with errors.page_guard("evaluate"):
         settings = {
             "tf": use_tf, "tf_mode": tf_mode, "ndcg": use_ndcg, "ndcg_mode": ndcg_mode, "fc": use_fc,
             "k": int(k), "reference_date": reference_date.isoformat() if use_date else None,
-            "similarity": float(similarity), "support": float(support), "verifier": verifier,
+            "verifier": verifier,
             "nli_model": nli_model.strip(), "judge_url": judge_url.strip(), "judge_model": judge_model.strip(),
             "api_key": api_key, "run_name": run_name.strip(),
         }

@@ -11,7 +11,8 @@ Sentences
     acronym ("U.S."), "etc.", "Inc." or an initial it ends one only when the next word is a
     typical sentence opener ("... in the U.S. The company ..."). Decimals ("3.5", "$2.5bn") never
     split because no whitespace follows their point. A lower-case word after the stop never starts
-    a new sentence ('"Stop!" she said').
+    a new sentence ('"Stop!" she said') unless the whole paragraph is lower-cased ("the wall fell.
+    it was 1989." is two sentences).
 
 Lines
     A blank line always separates; so does a single line break, unless the next line starts with
@@ -88,10 +89,11 @@ _BULLET = re.compile(
 )
 
 
-def _ends_sentence(block: str, stop_start: int, stop: str, next_pos: int) -> bool:
-    """Decide whether the terminal `stop` at `stop_start` ends a sentence; `next_pos` is the next non-space."""
+def _ends_sentence(block: str, stop_start: int, stop: str, next_pos: int, lowered: bool = False) -> bool:
+    """Decide whether the terminal `stop` at `stop_start` ends a sentence; `next_pos` is the next
+    non-space. In lower-cased text (`lowered`) a lower-case word may start a sentence."""
     nxt = block[next_pos]
-    if not (nxt.isupper() or nxt.isdigit() or nxt in _OPENING):
+    if not (nxt.isupper() or nxt.isdigit() or nxt in _OPENING or (lowered and nxt.isalpha())):
         return False
     bare = stop.rstrip("\"'”’»)]")
     if bare != ".":
@@ -110,7 +112,7 @@ def _ends_sentence(block: str, stop_start: int, stop: str, next_pos: int) -> boo
         if nxt.isdigit():
             return False
         return _opener_follows(block, next_pos)
-    if key in _MAYBE_END or _ACRONYM.match(word) or (len(word) == 1 and word.isupper()):
+    if key in _MAYBE_END or _ACRONYM.match(word) or (len(word) == 1 and (word.isupper() or lowered)):
         return _opener_follows(block, next_pos)
     return True
 
@@ -124,13 +126,15 @@ def _split_block(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Sentence spans inside one block (a paragraph or a list item) of `text`."""
     spans: list[tuple[int, int]] = []
     sentence_start = start
+    # lower-cased text (no capital at all): full stops must end sentences without one after them
+    lowered = not any(ch.isupper() for ch in text[start:end])
     for match in _TERMINAL.finditer(text, start, end):
         next_pos = match.end()
         while next_pos < end and text[next_pos].isspace():
             next_pos += 1
         if next_pos >= end:
             break
-        if _ends_sentence(text, match.start(), match.group(0), next_pos):
+        if _ends_sentence(text, match.start(), match.group(0), next_pos, lowered):
             spans.append((sentence_start, match.end()))
             sentence_start = next_pos
     spans.append((sentence_start, end))
@@ -235,6 +239,7 @@ _SUBORDINATE = re.compile(
     r",\s+(?:(?:[a-z0-9]+\s+){0,3}?)(?:when|after|before|while|as|because|since|until)\s+"
 )
 _RELATIVE_TAIL = re.compile(r",\s+which\s+")
+_TIME_ADJUNCT = re.compile(r",\s+(after|before|following|during)\s+")
 _PARTICIPLE = re.compile(r",\s+(?=(?:using|arriving|including|killing|leaving|making|becoming|causing|ending|making|destroying|bringing)\s)")
 _APPOSITION = re.compile(r"(?<=[a-z]),\s+(?P<body>(?:a|an|the)\s+[a-z][^,;]{2,60}?),\s+")
 _SEMICOLON = re.compile(r";\s*")
@@ -395,6 +400,14 @@ def _split_subordinate(piece: str, offset: int) -> list[Claim]:
         right_words = _WORD.findall(right)
         if _is_clause(_WORD.findall(left)) and _starts_with_subject(right_words) and _is_clause(right_words):
             return [Claim(left, offset, offset + match.start()), *_split_subordinate(right, offset + match.end())]
+    # ", after a working draft in 2000": a time adjunct with a year of its own; the main clause is
+    # one claim and the whole sentence (the order of events) another
+    adjunct = _TIME_ADJUNCT.search(piece)
+    if adjunct is not None:
+        left, right = piece[: adjunct.start()], piece[adjunct.end() :]
+        if _is_clause(_WORD.findall(left)) and not _is_clause(_WORD.findall(right)) and re.search(r"\d", right):
+            whole = f"{left} {adjunct.group(1)} {right}"
+            return [Claim(left, offset, offset + adjunct.start()), Claim(whole, offset, offset + len(piece))]
     return [Claim(piece, offset, offset + len(piece))]
 
 

@@ -269,6 +269,8 @@ class TemporalFaithfulness(Metric):
                     probabilities=verdict.probabilities,
                     reason=verdict.reason,
                     error=verdict.error,
+                    # the verifier's confidence holds for its own label only
+                    confidence=verdict.confidence if mapped == verdict.verdict else None,
                 )
             )
         return self._claims_result(verdicts, base, verifier)

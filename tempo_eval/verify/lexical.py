@@ -1,234 +1,359 @@
-"""The lexical verifier: MiniLM similarity finds the evidence, year / number / negation agreement decides.
+"""The lexical verifier: offline verdicts from MiniLM similarity, word coverage and the agreement of
+years, dates, numbers, names and negation, turned into a calibrated probability.
 
-It needs no NLI checkpoint, so it is the offline fallback. It is a heuristic; its accuracy on a
-labelled set is measured in `tests/test_lexical_verifier.py`, not assumed.
+It needs no NLI checkpoint, so it is the offline fallback (CI, the demo, users without the model).
+Its accuracy is measured by `bench/verifier_accuracy.py` on `tests/data/verifier_dev.jsonl`.
 
-Rules, per claim (premises split into sentences; similarity = MiniLM cosine):
-    1. no premise sentences -> NEUTRAL ("no premises");
-    2. best similarity below `similarity_threshold` -> NEUTRAL (nothing in the premises is about
-       the claim);
-    3. among the on-topic sentences (similarity >= `similarity_threshold`) the evidence is the most
-       similar one that agrees with the claim's years and numbers, else the most similar one;
-    4. claim and evidence both state years and share none -> CONTRADICTED ("years differ: claim
-       1500, evidence 1889"); both state numbers, the claim has one the evidence lacks and the
-       evidence has one the claim lacks -> CONTRADICTED ("numbers differ: ...");
-    5. similarity >= `support_threshold` and exactly one of the two is negated -> CONTRADICTED
-       ("negation differs");
-    6. similarity >= `support_threshold`, every claim year and number occurs in the evidence or
-       elsewhere in the premises, and every capitalised name of the claim occurs in the premises
-       -> SUPPORTED;
-    7. otherwise NEUTRAL, with the reason that kept it from support.
-Years come from the focus-time extractor (`extract_aft`); numbers are the other numerals, with
-"3.5 million" == "3,500,000" and "$2.5bn" == 2.5e9.
+Per claim:
+    1. the claim is split into atomic parts (`split_claims`, subject carried over); each part is
+       judged on its own and the verdicts combine: any CONTRADICTED part -> CONTRADICTED, every
+       part SUPPORTED -> SUPPORTED, else NEUTRAL;
+    2. premises are split into sentences; a sentence longer than 40 words (lower-cased text
+       without full stops) is cut into overlapping 24-word windows, so a "no" far away in a
+       2,000-character "sentence" never reads as negating the claim;
+    3. the candidates are the four units most similar to the part (MiniLM cosine; a sentence
+       opening with "It"/"They" is also embedded with the sentence before it);
+    4. for each candidate the features of `FEATURES` are computed (similarity, share of the part's
+       content words the evidence and the premises state in any word form, names the premises
+       lack, years / dates / numbers that agree or conflict, named entities swapped, negation
+       that differs) and a softmax regression fitted on the training split of the labelled set
+       (`lexical_model.json`) gives P(SUPPORTED), P(NEUTRAL), P(CONTRADICTED);
+    5. each candidate gets the most probable allowed label, CONTRADICTED being allowed only when a
+       conflict was found (different year, date, number or named entity, or an explicit negation
+       of the same statement); a candidate that supports the claim wins, else one that
+       contradicts it, else the claim is NEUTRAL on the most similar unit; `confidence` is the
+       calibrated probability of the label.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tempo_eval._values import require_text_list
-from tempo_eval.core.text import split_sentences
+from tempo_eval.core.text import split_claims, split_sentences
 from tempo_eval.verify.base import ClaimVerdict, Verdict
+from tempo_eval.verify.facts import (
+    WordIndex,
+    content_words,
+    date_conflict,
+    fmt_date,
+    fmt_quantities,
+    fmt_years,
+    mentioned_numbers,
+    mentioned_quantities,
+    mentioned_years,
+    missing_names,
+    missing_numbers,
+    names,
+    negated,
+    normal_word,
+    quantity_conflicts,
+    stated_years,
+    swapped_names,
+    written_numbers,
+)
 
 if TYPE_CHECKING:
     from tempo_eval.verify.embeddings import Embedder
 
-_SCALES = {
-    "thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9,
-    "b": 1e9, "trillion": 1e12, "tn": 1e12,
-}
-_NUMBER = re.compile(
-    r"(?<![\w.])(?P<currency>[$€£¥])?\s?(?P<value>\d{1,3}(?:,\d{3})+|\d+)(?P<decimal>\.\d+)?"
-    r"(?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn|tn|[mkb])\b)?",
-    re.IGNORECASE,
-)
-_NUMBER_WORDS = {
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100, "dozen": 12,
-}
-_UNIT = re.compile(r"\s?(%|[A-Za-z]+)")
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|none|nobody|nothing|cannot)\b|n't\b", re.IGNORECASE)
-_NAME = re.compile(r"\b[A-Z][a-zA-Z]+(?:-[A-Z][a-zA-Z]+)*\b")
-_WORD = re.compile(r"[a-z0-9]+")
-#: capitalised words that are not names (sentence openers, titles of common things)
-_NOT_NAME_WORDS = (
-    "the a an he she it they we i you this that these those there here his her its their our my "
-    "in on at after before during however but and so then today since when while as although "
-    "because if also by from for with some many most all both each one two three what which who "
-    "january february march april may june july august september october november december "
-    "monday tuesday wednesday thursday friday saturday sunday "
-    "first second third fourth fifth sixth seventh eighth ninth tenth last next"
-)
+__all__ = [
+    "ANAPHORIC_START",
+    "FEATURES",
+    "MODEL_PATH",
+    "LexicalVerifier",
+    "mentioned_numbers",
+    "mentioned_quantities",
+    "mentioned_years",
+    "stated_years",
+]
+
 #: a sentence opening with one of these leans on the previous one ("It was completed in 1889.")
 ANAPHORIC_START = re.compile(r"(?:it|its|he|his|she|her|they|their|this|these|the latter|the former)\b", re.IGNORECASE)
-_NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
+MODEL_PATH = Path(__file__).with_name("lexical_model.json")
+CLASSES = ("SUPPORTED", "NEUTRAL", "CONTRADICTED")
+FEATURES = (
+    "similarity",
+    "coverage_evidence",
+    "coverage_premises",
+    "names_missing",
+    "years_agree",
+    "years_missing",
+    "numbers_missing",
+    "conflict",
+    "conflict_x_coverage",
+    "entity_conflict",
+    "entity_x_coverage",
+    "negation_differs",
+    "negation_x_coverage",
+)
+_LONG_SENTENCE_WORDS = 40
+_WINDOW_WORDS, _WINDOW_STRIDE = 24, 12
+_CANDIDATES = 4
+_CLAUSE_BREAK = re.compile(r"[,;:]\s+|\s+(?:and|but|while|whereas)\s+")
+_SUBJECT_GLUE = frozenset({"the", "a", "an", "of", "de", "von", "van", "der", "la", "le"})
 
 
-def mentioned_years(text: str) -> set[int]:
-    """The years `text` talks about, from the shared focus-time extractor."""
-    from tempo_eval.core.extract import extract_aft
+@functools.cache
+def _default_model() -> dict[str, Any]:
+    from tempo_eval.verify.calibration import load_model
 
-    return set(extract_aft(text).years)
-
-
-def stated_years(text: str) -> set[int]:
-    """Years `text` states as dates, years, decades, centuries or ranges.
-
-    Named periods are left out: in "World War II ended in 1950" the war names the topic, and
-    its 1939-1945 must not make the claim agree with a premise saying "ended in 1945".
-    """
-    from tempo_eval.core.extract import extract_aft
-
-    years: set[int] = set()
-    for span in extract_aft(text).spans:
-        if span.kind != "period":
-            years |= span.years
-    return years
-
-
-def _year_spans(text: str) -> list[tuple[int, int]]:
-    from tempo_eval.core.extract import extract_aft
-
-    return [(span.start, span.end) for span in extract_aft(text).spans]
-
-
-def mentioned_quantities(text: str) -> list[tuple[float, str]]:
-    """(value, unit) for each numeral of `text` outside temporal expressions.
-
-    The value is scaled ("2.5bn" -> 2.5e9; "m", "k" and "b" only after a currency sign, since
-    "330 m" is metres); the unit is the currency sign or the next word, lower-cased without a
-    plural "s" ("12,000 people" -> "people", "7 years" -> "year"), "" when there is none.
-    """
-    taken = _year_spans(text)
-    quantities: list[tuple[float, str]] = []
-    for match in _NUMBER.finditer(text):
-        start = match.start("value")
-        if any(a <= start < b for a, b in taken):
-            continue
-        value = float(match.group("value").replace(",", "") + (match.group("decimal") or ""))
-        scale = (match.group("scale") or "").lower()
-        if scale and (len(scale) > 1 or match.group("currency")):
-            value *= _SCALES[scale]
-            unit = match.group("currency") or ""
-        else:
-            unit = match.group("currency") or _unit_after(text, match.end("decimal") if match.group("decimal") else match.end("value"))
-        quantities.append((value, unit))
-    for match in _NUMBER_WORD.finditer(text):
-        quantities.append((float(_NUMBER_WORDS[match.group(1).lower()]), _unit_after(text, match.end())))
-    return quantities
-
-
-def _unit_after(text: str, position: int) -> str:
-    match = _UNIT.match(text, position)
-    if match is None:
-        return ""
-    word = match.group(1).lower()
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
-
-
-def mentioned_numbers(text: str) -> set[float]:
-    """The values of `mentioned_quantities(text)`."""
-    return {value for value, _ in mentioned_quantities(text)}
-
-
-def _missing(wanted: set[float], have: set[float]) -> set[float]:
-    return {x for x in wanted if not any(math.isclose(x, y, rel_tol=1e-9) for y in have)}
-
-
-def _conflicts(
-    claim: list[tuple[float, str]], evidence: list[tuple[float, str]]
-) -> list[tuple[tuple[float, str], tuple[float, str]]]:
-    """Pairs (claim quantity, evidence quantity) with the same unit where the claim's value is
-    stated nowhere in the evidence: "300 m" against "330 m", not "7 years" against "330 metres"."""
-    values = {value for value, _ in evidence}
-    return [
-        ((value, unit), (other, other_unit))
-        for value, unit in claim
-        if _missing({value}, values)
-        for other, other_unit in evidence
-        if other_unit == unit
-    ]
-
-
-def _fmt_quantities(quantities: list[tuple[float, str]]) -> str:
-    return ", ".join(f"{value:g} {unit}".strip() for value, unit in quantities)
-
-
-def _negated(text: str) -> bool:
-    return bool(_NEGATION.search(text))
-
-
-def _names(text: str) -> set[str]:
-    """Capitalised words after the first word (the first is capitalised anyway), lower-cased."""
-    return {
-        match.group(0).lower()
-        for match in _NAME.finditer(text)
-        if match.start() > 0 and match.group(0).lower() not in _NOT_NAMES
-    }
-
-
-def _fmt_years(years: set[int]) -> str:
-    ordered = sorted(years)
-    if len(ordered) > 4 and ordered[-1] - ordered[0] == len(ordered) - 1:
-        return f"{ordered[0]}-{ordered[-1]}"
-    return ", ".join(str(year) for year in ordered)
-
-
-def _fmt_numbers(numbers: set[float]) -> str:
-    return ", ".join(f"{number:g}" for number in sorted(numbers))
+    return load_model(MODEL_PATH)
 
 
 @dataclass
-class _Facts:
-    """Premise sentences with the years and numbers each states, and every premise word."""
+class _Unit:
+    """One premise sentence (or window of a long one) with what it states."""
 
-    units: list[str]
-    years: list[set[int]]
-    numbers: list[set[float]]
-    quantities: list[list[tuple[float, str]]]
-    words: set[str]
+    text: str
+    context: str  # the unit plus the sentence before it when it opens with "It"/"They"
+    orphan: bool  # opens with "It"/"He"/... and nothing before it says who
+    fragment: bool  # a bare answer with no verb ("On 1 January 2002."): it states only its facts
+    years: frozenset[int]
+    quantities: list[tuple[float, str]]
+    index: WordIndex
+
+
+@dataclass
+class _Premises:
+    units: list[_Unit]
+    index: WordIndex
+    years: frozenset[int]
+    numbers: set[float]
+
+
+@dataclass
+class Judgement:
+    """The features of one (claim part, evidence unit) pair and what they say."""
+
+    features: list[float]
+    evidence: str
+    conflict: str | None  # the conflict's description, None when there is none
+    support_note: str
+
+
+def _word_spans(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
+
+def _units_of(premise: str) -> list[tuple[str, str, bool]]:
+    """(unit, context, orphan) for one premise: sentences, long ones as overlapping windows."""
+    sentences = split_sentences(premise)
+    units: list[tuple[str, str, bool]] = []
+    for k, sentence in enumerate(sentences):
+        anaphoric = bool(ANAPHORIC_START.match(sentence))
+        context = f"{sentences[k - 1]} {sentence}" if anaphoric and k > 0 else sentence
+        spans = _word_spans(sentence)
+        if len(spans) <= _LONG_SENTENCE_WORDS:
+            units.append((sentence, context, anaphoric and k == 0))
+            continue
+        for start in range(0, max(1, len(spans) - _WINDOW_STRIDE), _WINDOW_STRIDE):
+            window = spans[start : start + _WINDOW_WORDS]
+            text = sentence[window[0][0] : window[-1][1]]
+            units.append((text, text, False))
+    return units
+
+
+def _is_fragment(text: str) -> bool:
+    """A short unit without a verb that states a year, date or number: a bare answer."""
+    from tempo_eval.core.text import _is_verb
+
+    words = re.findall(r"[A-Za-z][A-Za-z'’-]*|\d+", text)
+    has_fact = bool(stated_years(text) or mentioned_quantities(text))
+    return has_fact and len(words) <= 8 and not any(_is_verb(word) for word in words)
+
+
+def _subject_words(claim: str) -> set[str]:
+    """The words of the claim's leading noun phrase ("The Western Roman Empire", "Lehman Brothers")."""
+    words = []
+    for token in re.findall(r"[A-Za-z][A-Za-z'’-]*", claim):
+        if token[0].isupper() or token.lower() in _SUBJECT_GLUE:
+            words.append(token)
+        else:
+            break
+    return set(words)
+
+
+def _coverage(words: list[str], index: WordIndex) -> float:
+    if not words:
+        return 1.0
+    return sum(1 for word in words if index.has(word)) / len(words)
+
+
+def _closest_clause(claim_words: list[str], text: str) -> str:
+    """The clause of `text` sharing most content words with the claim (where a negation counts)."""
+    pieces = [p for p in _CLAUSE_BREAK.split(text) if p.strip()]
+    if len(pieces) <= 1:
+        return text
+    wanted = set(claim_words)
+
+    def overlap(piece: str) -> int:
+        return len(wanted & {normal_word(w) for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", piece)})
+
+    best = max(range(len(pieces)), key=lambda i: overlap(pieces[i]))
+    return pieces[best] if overlap(pieces[best]) else text
+
+
+def judge(claim: str, similarity: float, unit: _Unit, premises: _Premises) -> Judgement:
+    """The features of `claim` against one evidence unit (see FEATURES), with the conflict found."""
+    words = content_words(claim)
+    claim_names = names(claim)
+    lacking = missing_names(claim, premises.index)
+    if unit.orphan:  # "It ended in 476 AD": the claim's subject is what "It" stands for
+        subject = _subject_words(claim)
+        lacking -= subject
+        subject_words = {normal_word(w) for w in subject}
+        words = [w for w in words if w not in subject_words] or words
+    claim_years = stated_years(claim)
+    claim_quantities = mentioned_quantities(claim)
+    missing_years = claim_years - unit.years
+    conflicts: list[str] = []
+    if claim_years and unit.years and not claim_years & unit.years:
+        conflicts.append(f"years differ: claim {fmt_years(claim_years)}, evidence {fmt_years(unit.years)}")
+    dates = date_conflict(claim, unit.text)
+    if dates:
+        conflicts.append(f"dates differ: claim {fmt_date(dates[0])}, evidence {fmt_date(dates[1])}")
+    quantities = quantity_conflicts(claim_quantities, unit.quantities)
+    if quantities:
+        claimed = sorted({q for q, _ in quantities})
+        stated = sorted({e for _, e in quantities})
+        conflicts.append(f"numbers differ: claim {fmt_quantities(claimed)}, evidence {fmt_quantities(stated)}")
+    mine, swapped = swapped_names(claim, unit.text, lacking)
+    entity_conflict = bool(swapped)
+    if entity_conflict:
+        conflicts.append(f"names differ: claim {', '.join(sorted(mine))}, evidence {', '.join(sorted(swapped))}")
+    negation = negated(claim) != negated(_closest_clause(words, unit.text))
+    if negation:
+        conflicts.append("one of claim and evidence negates the statement")
+    coverage_evidence = _coverage(words, unit.index)
+    if unit.fragment:
+        # a bare answer states only its date or number: agreeing on it is all it can support
+        agrees = bool(claim_years) and not missing_years and not dates and not quantities
+        coverage_evidence = 1.0 if agrees else 0.0
+        lacking = set()
+    conflict = 1.0 if (claim_years and unit.years and not claim_years & unit.years) or dates or quantities else 0.0
+    features = [
+        similarity,
+        coverage_evidence,
+        _coverage(words, premises.index),
+        len(lacking) / max(1, len(claim_names)),
+        1.0 if claim_years and not missing_years else 0.0,
+        1.0 if claim_years - premises.years else 0.0,
+        1.0 if missing_numbers(written_numbers(claim), premises.numbers) else 0.0,
+        conflict,
+        conflict * coverage_evidence,
+        1.0 if entity_conflict else 0.0,
+        (1.0 if entity_conflict else 0.0) * coverage_evidence,
+        1.0 if negation else 0.0,
+        (1.0 if negation else 0.0) * coverage_evidence,
+    ]
+    notes = []
+    if lacking:
+        notes.append(f"names not in the premises: {', '.join(sorted(lacking))}")
+    if claim_years - premises.years:
+        notes.append(f"years not in the premises: {fmt_years(claim_years - premises.years)}")
+    unstated = missing_numbers(written_numbers(claim), premises.numbers)
+    if unstated:
+        notes.append(f"numbers not in the premises: {', '.join(f'{n:g}' for n in sorted(unstated))}")
+    note = f"similarity {similarity:.2f}, {coverage_evidence:.0%} of its words in the evidence"
+    if notes:
+        note += "; " + "; ".join(notes)
+    return Judgement(features, unit.text, "; ".join(conflicts) or None, note)
+
+
+def decide(claim: str, judgement: Judgement, model: dict[str, Any]) -> ClaimVerdict:
+    """The verdict and calibrated confidence of one claim part from its judgement."""
+    from tempo_eval.verify.calibration import predict_proba
+
+    probabilities = predict_proba(model, judgement.features)
+    allowed = list(CLASSES) if judgement.conflict else ["SUPPORTED", "NEUTRAL"]
+    total = sum(probabilities[label] for label in allowed)
+    label = max(allowed, key=lambda name: probabilities[name])
+    confidence = probabilities[label] / total if total > 0 else 0.0
+    if label == "CONTRADICTED":
+        reason = f"{judgement.conflict} ({judgement.support_note})"
+    elif label == "SUPPORTED":
+        reason = f"the evidence states it ({judgement.support_note})"
+    else:
+        reason = f"the premises do not settle it ({judgement.support_note})"
+    return ClaimVerdict(claim, Verdict(label), evidence=judgement.evidence, reason=reason,
+                        confidence=min(1.0, max(0.0, confidence)))
+
+
+def _decisiveness(model: dict[str, Any], judgement: Judgement) -> float:
+    from tempo_eval.verify.calibration import predict_proba
+
+    probabilities = predict_proba(model, judgement.features)
+    return probabilities["SUPPORTED"] + (probabilities["CONTRADICTED"] if judgement.conflict else 0.0)
+
+
+def _best_verdict(claim: str, candidates: list[Judgement], model: dict[str, Any]) -> ClaimVerdict:
+    """Support anywhere wins (the premises state the claim), then a contradiction, else NEUTRAL
+    on the most similar unit: as the NLI verifier aggregates its candidates."""
+    verdicts = [decide(claim, judgement, model) for judgement in candidates]
+    for label in (Verdict.SUPPORTED, Verdict.CONTRADICTED):
+        found = [v for v in verdicts if v.verdict is label]
+        if found:
+            return max(found, key=lambda v: v.confidence or 0.0)
+    return verdicts[0]
+
+
+def combine(claim: str, parts: list[ClaimVerdict]) -> ClaimVerdict:
+    """One verdict for a claim from the verdicts of its atomic parts."""
+    if len(parts) == 1:
+        only = parts[0]
+        return ClaimVerdict(claim, only.verdict, evidence=only.evidence, reason=only.reason, confidence=only.confidence)
+    contradicted = [p for p in parts if p.verdict is Verdict.CONTRADICTED]
+    if contradicted:
+        deciding = max(contradicted, key=lambda p: p.confidence or 0.0)
+    elif all(p.verdict is Verdict.SUPPORTED for p in parts):
+        deciding = min(parts, key=lambda p: p.confidence or 0.0)
+    else:
+        deciding = min((p for p in parts if p.verdict is not Verdict.SUPPORTED), key=lambda p: p.confidence or 0.0)
+    reason = f'part "{deciding.claim}": {deciding.reason}'
+    return ClaimVerdict(claim, deciding.verdict, evidence=deciding.evidence, reason=reason, confidence=deciding.confidence)
 
 
 class LexicalVerifier:
-    """Offline verdicts from embedding similarity plus year, number and negation agreement.
+    """Offline verdicts with a calibrated confidence (see the module docstring).
 
     Args:
-        similarity_threshold: cosine similarity from which a premise sentence is "about" the claim.
-        support_threshold: cosine similarity from which an agreeing sentence supports the claim.
         embedder: anything with `embed(texts) -> unit vectors`; default the process-wide MiniLM.
+        model: a fitted softmax model (`calibration.fit_softmax`); default `lexical_model.json`.
+        split: judge the atomic parts of compound claims separately (default True).
     """
 
     name = "lexical"
-    model_id = "minilm-l6-v2+years"
+    model_id = "minilm-l6-v2+calibrated-v2"
 
     def __init__(
         self,
         *,
-        similarity_threshold: float = 0.5,
-        support_threshold: float = 0.7,
         embedder: Embedder | None = None,
+        model: dict[str, Any] | None = None,
+        split: bool = True,
     ) -> None:
-        for label, value in (("similarity_threshold", similarity_threshold), ("support_threshold", support_threshold)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1.0 <= value <= 1.0:
-                raise ValueError(f"{label} must be a number in [-1, 1], got {value!r}")
-        if support_threshold < similarity_threshold:
-            raise ValueError(
-                f"support_threshold ({support_threshold}) must be >= similarity_threshold ({similarity_threshold})"
-            )
-        self.similarity_threshold = float(similarity_threshold)
-        self.support_threshold = float(support_threshold)
         self._embedder = embedder
+        self._model = model
+        self.split = bool(split)
+
+    @property
+    def model(self) -> dict[str, Any]:
+        return self._model if self._model is not None else _default_model()
 
     @property
     def settings(self) -> str:
         """The settings that change verdicts, for cache keys."""
-        return f"similarity={self.similarity_threshold};support={self.support_threshold}"
+        import hashlib
+        import json
+
+        digest = hashlib.sha256(json.dumps(self.model, sort_keys=True).encode()).hexdigest()[:12]
+        return f"model={digest};split={int(self.split)}"
 
     def _embed(self, texts: list[str]):
         embedder = self._embedder
@@ -238,111 +363,69 @@ class LexicalVerifier:
             embedder = default_embedder()
         return embedder.embed(texts)
 
+    def _premises(self, premises: list[str]) -> _Premises:
+        raw = [unit for premise in premises for unit in _units_of(premise)]
+        units = [
+            _Unit(text, context, orphan, _is_fragment(text), stated_years(text), mentioned_quantities(text), WordIndex(context))
+            for text, context, orphan in raw
+        ]
+        joined = " ".join(premises)
+        return _Premises(
+            units=units,
+            index=WordIndex(joined),
+            years=frozenset().union(*(u.years for u in units)) if units else frozenset(),
+            numbers=written_numbers(joined) | mentioned_numbers(joined),
+        )
+
+    def judgements(self, claims: Sequence[str], premises: Sequence[str]) -> list[list[Judgement]]:
+        """For each claim (no splitting), the judgements against its candidate evidence units."""
+        claims = list(claims)
+        facts = self._premises(list(premises))
+        if not facts.units or not claims:
+            return [[] for _ in claims]
+        texts = [unit.text for unit in facts.units]
+        contexts = [unit.context for unit in facts.units]
+        extra = sorted({c for c, t in zip(contexts, texts, strict=True) if c != t})
+        vectors = self._embed(claims + texts + extra)
+        claim_vectors = vectors[: len(claims)]
+        similarity = claim_vectors @ vectors[len(claims) : len(claims) + len(texts)].T
+        if extra:
+            position = {c: i for i, c in enumerate(extra)}
+            context_similarity = claim_vectors @ vectors[len(claims) + len(texts) :].T
+            for j, (context, text) in enumerate(zip(contexts, texts, strict=True)):
+                if context != text:
+                    column = context_similarity[:, position[context]]
+                    similarity[:, j] = [max(a, b) for a, b in zip(similarity[:, j], column, strict=True)]
+        result = []
+        for row, claim in enumerate(claims):
+            scores = [float(x) for x in similarity[row]]
+            ranked = sorted(range(len(scores)), key=lambda j: -scores[j])[:_CANDIDATES]
+            result.append([judge(claim, scores[j], facts.units[j], facts) for j in ranked])
+        return result
+
     def verify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
-        """One verdict per claim (rules in the module docstring); raises VerifierUnavailable without MiniLM."""
+        """One verdict per claim; raises VerifierUnavailable without MiniLM."""
         claims = require_text_list(claims, "claims")
         premises = require_text_list(premises, "premises")
         if not claims:
             return []
-        per_premise = [split_sentences(premise) for premise in premises]
-        units = [sentence for sentences in per_premise for sentence in sentences]
-        if not units:
-            return [ClaimVerdict(claim, Verdict.NEUTRAL, reason="no premises") for claim in claims]
-        # A sentence starting with "It"/"They"/... is also embedded together with the sentence
-        # before it, so "It was published in 1937." can be found for "The Hobbit was published".
-        contexts = [
-            f"{sentences[k - 1]} {sentence}"
-            for sentences in per_premise
-            for k, sentence in enumerate(sentences)
-            if k > 0 and ANAPHORIC_START.match(sentence)
-        ]
-        context_of = [
-            k > 0 and bool(ANAPHORIC_START.match(sentence))
-            for sentences in per_premise
-            for k, sentence in enumerate(sentences)
-        ]
-        import numpy as np
-
-        vectors = self._embed(list(claims) + units + contexts)
-        claim_vectors = vectors[: len(claims)]
-        similarity = claim_vectors @ vectors[len(claims) : len(claims) + len(units)].T
-        if contexts:
-            with_context = claim_vectors @ vectors[len(claims) + len(units) :].T
-            column = 0
-            for j, has_context in enumerate(context_of):
-                if has_context:
-                    similarity[:, j] = np.maximum(similarity[:, j], with_context[:, column])
-                    column += 1
-        facts = _Facts(
-            units=units,
-            years=[stated_years(unit) for unit in units],
-            numbers=[mentioned_numbers(unit) for unit in units],
-            quantities=[mentioned_quantities(unit) for unit in units],
-            words=set(_WORD.findall(" ".join(premises).lower())),
-        )
-        return [
-            self._decide(claim, [float(x) for x in similarity[row]], facts)
-            for row, claim in enumerate(claims)
-        ]
-
-    def _decide(self, claim: str, similarity: list[float], facts: _Facts) -> ClaimVerdict:
-        units = facts.units
-        ranked = sorted(range(len(units)), key=lambda j: -similarity[j])
-        best = ranked[0]
-        if similarity[best] < self.similarity_threshold:
-            return ClaimVerdict(
-                claim, Verdict.NEUTRAL, evidence=units[best],
-                reason=f"no premise sentence is about the claim (best similarity {similarity[best]:.2f})",
-            )
-        claim_years, claim_quantities = stated_years(claim), mentioned_quantities(claim)
-        claim_numbers = {value for value, _ in claim_quantities}
-        on_topic = [j for j in ranked if similarity[j] >= self.similarity_threshold]
-
-        def agrees(j: int) -> bool:
-            return claim_years <= facts.years[j] and not _missing(claim_numbers, facts.numbers[j])
-
-        def states_same_kind(j: int) -> bool:
-            return bool((claim_years and facts.years[j]) or _conflicts(claim_quantities, facts.quantities[j]))
-
-        # evidence: the closest on-topic sentence that agrees, else the closest that states a
-        # year / number to compare with, else the closest
-        chosen = next(
-            (j for j in on_topic if agrees(j)),
-            next((j for j in on_topic if states_same_kind(j)), best),
-        )
-        score = similarity[chosen]
-        evidence, years = units[chosen], facts.years[chosen]
-
-        def verdict(kind: Verdict, reason: str) -> ClaimVerdict:
-            return ClaimVerdict(claim, kind, evidence=evidence, reason=f"{reason} (similarity {score:.2f})")
-
-        if claim_years and years and not claim_years & years:
-            return verdict(
-                Verdict.CONTRADICTED,
-                f"years differ: claim {_fmt_years(claim_years)}, evidence {_fmt_years(years)}",
-            )
-        conflicts = _conflicts(claim_quantities, facts.quantities[chosen])
-        if conflicts:
-            claimed = sorted({q for q, _ in conflicts})
-            stated = sorted({e for _, e in conflicts})
-            return verdict(
-                Verdict.CONTRADICTED,
-                f"numbers differ: claim {_fmt_quantities(claimed)}, evidence {_fmt_quantities(stated)}",
-            )
-        if score < self.support_threshold:
-            return verdict(Verdict.NEUTRAL, "related but not close enough to count as support")
-        if _negated(claim) != _negated(evidence):
-            return verdict(Verdict.CONTRADICTED, "negation differs between claim and evidence")
-        unstated_years = claim_years - set().union(*facts.years)
-        if unstated_years:
-            return verdict(Verdict.NEUTRAL, f"claim years not in the premises: {_fmt_years(unstated_years)}")
-        unstated_numbers = _missing(claim_numbers, set().union(*facts.numbers))
-        if unstated_numbers:
-            return verdict(Verdict.NEUTRAL, f"claim numbers not in the premises: {_fmt_numbers(unstated_numbers)}")
-        unknown_names = {name for name in _names(claim) if name not in facts.words}
-        if unknown_names:
-            return verdict(Verdict.NEUTRAL, f"claim names not in the premises: {', '.join(sorted(unknown_names))}")
-        return verdict(Verdict.SUPPORTED, "similar and the years and numbers agree")
+        if not any(p.strip() for p in premises):
+            return [ClaimVerdict(claim, Verdict.NEUTRAL, reason="no premises", confidence=1.0) for claim in claims]
+        parts_of = [(split_claims(claim) or [claim]) if self.split else [claim] for claim in claims]
+        flat = [part for parts in parts_of for part in parts]
+        judged = self.judgements(flat, premises)
+        model = self.model
+        part_verdicts = []
+        for part, candidates in zip(flat, judged, strict=True):
+            if not candidates:
+                part_verdicts.append(ClaimVerdict(part, Verdict.NEUTRAL, reason="no premises", confidence=1.0))
+                continue
+            part_verdicts.append(_best_verdict(part, candidates, model))
+        verdicts, start = [], 0
+        for claim, parts in zip(claims, parts_of, strict=True):
+            verdicts.append(combine(claim, part_verdicts[start : start + len(parts)]))
+            start += len(parts)
+        return verdicts
 
     async def averify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
         """`verify` in a worker thread (embedding is CPU-bound)."""

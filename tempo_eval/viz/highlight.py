@@ -63,6 +63,13 @@ def locate(text: str, fragment: str, taken: Sequence[tuple[int, int]] = ()) -> t
     for match in pattern.finditer(text):
         if not _overlaps(match.span(), taken):
             return match.span()
+    # an atomic claim may start with a subject carried over from its sentence ("The fire burned
+    # ..." for "... and burned ..."): find the rest of it
+    for skip in range(1, min(6, len(words) - 2)):
+        pattern = re.compile(r"\s+".join(words[skip:]), re.IGNORECASE)
+        for match in pattern.finditer(text):
+            if not _overlaps(match.span(), taken):
+                return match.span()
     return None
 
 

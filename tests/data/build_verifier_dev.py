@@ -54,6 +54,19 @@ EXTRA: list[tuple[str, str, str, str]] = [
     ("The museum has no record of the painting before 1850.", "The painting was recorded by the museum in 1820.", N, "negation"),
     ("The treaty was never ratified by the senate.", "The senate ratified the treaty.", C, "negation"),
     ("The river does not freeze in winter.", "The river freezes every winter.", C, "negation"),
+    # reference answers are often bare fragments: the date is all they state
+    ("On 3 March 1931.", "The song became the national anthem on 3 March 1931.", S, "short_answer"),
+    ("On 3 March 1931.", "The song became the national anthem on 3 March 1913.", C, "short_answer"),
+    ("In 1869.", "The first transcontinental railroad in the US was completed in 1869.", S, "short_answer"),
+    ("In 1869.", "The first transcontinental railroad in the US was completed in 1872.", C, "short_answer"),
+    ("21 July 1969.", "Armstrong stepped onto the Moon on 21 July 1969 (UTC).", S, "short_answer"),
+    ("21 July 1969.", "The crew splashed down in the Pacific Ocean.", N, "short_answer"),
+    ("About 8,000 runners.", "Around 8,000 runners took part in the first race.", S, "short_answer"),
+    ("About 8,000 runners.", "Around 3,000 runners took part in the first race.", C, "short_answer"),
+    ("It opened in May 1883.", "The Brooklyn Bridge opened to traffic in May 1883.", S, "short_answer"),
+    ("It opened in May 1883.", "The Brooklyn Bridge opened to traffic in 1890.", C, "short_answer"),
+    ("It opened in May 1883.", "The bridge was designed by John Roebling.", N, "short_answer"),
+    ("She was elected in 1979.", "Margaret Thatcher became prime minister in 1979.", S, "short_answer"),
 ]
 
 

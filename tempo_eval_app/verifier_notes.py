@@ -1,0 +1,74 @@
+"""App-side helpers for verdict review: human labels joined to stored claims, each run's verifier,
+and the measured-accuracy note shown next to a verifier."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval.store.labels import LabelStore, claim_premises, premises_hash
+from tempo_eval_app import store_reads
+
+_DEFAULT_VERIFIER = {"factual_correctness": "lexical", "temporal_faithfulness": "nli"}
+
+
+@st.cache_resource(show_spinner=False)
+def _label_store(db: str) -> LabelStore:
+    return LabelStore(db)
+
+
+def label_store() -> LabelStore:
+    return _label_store(store_reads.db_path())
+
+
+def verifier_of(run_id: int, metric: str) -> str:
+    """The verifier a run used for `metric`: its name and model, from the stored run config."""
+    config = store_reads.store().run_info(int(run_id)).get("config") or {}
+    for entry in config.get("metrics", []):
+        if entry.get("name") == metric:
+            verifier = (entry.get("settings") or {}).get("verifier")
+            if isinstance(verifier, dict) and verifier.get("name"):
+                return f"{verifier['name']}:{verifier.get('model_id', '')}".rstrip(":")
+            mode = (entry.get("settings") or {}).get("mode")
+            if metric == "temporal_faithfulness" and mode == "llm":
+                return "llm (judge)"
+    default = _DEFAULT_VERIFIER.get(metric)
+    return f"{default} (default)" if default else "unknown"
+
+
+def with_premises(claims: pd.DataFrame) -> pd.DataFrame:
+    """`claims` (with run_id, row, metric, side) plus `premises` (list or None) and `premises_hash`,
+    rebuilt from each run's dataset rows."""
+    claims = claims.copy()
+    premises: list[Any] = []
+    frames: dict[int, pd.DataFrame] = {}
+    for run_id, row, metric, side in zip(claims["run_id"], claims["row"], claims["metric"], claims["side"], strict=True):
+        if run_id not in frames:
+            frames[run_id] = store_reads.dataset_frame(store_reads.store().run_info(int(run_id))["dataset_id"])
+        frame = frames[run_id]
+        record = frame.iloc[int(row)].to_dict() if int(row) < len(frame) else {}
+        premises.append(claim_premises(metric, {"side": side}, record))
+    claims["premises"] = pd.Series(premises, dtype=object, index=claims.index)
+    claims["premises_hash"] = [premises_hash(p) if p is not None else None for p in premises]
+    return claims
+
+
+def with_human_labels(claims: pd.DataFrame) -> pd.DataFrame:
+    """`claims` (after `with_premises`) plus `human`: the stored human label or None."""
+    keys = [(c, h) for c, h in zip(claims["claim"], claims["premises_hash"], strict=True) if h]
+    found = label_store().lookup(keys)
+    claims = claims.copy()
+    claims["human"] = pd.Series(
+        [found.get((c, h)) if h else None for c, h in zip(claims["claim"], claims["premises_hash"], strict=True)],
+        dtype=object, index=claims.index,
+    )
+    return claims
+
+
+def accuracy_caption(verifier: str) -> str:
+    """The measured accuracy and limits of a verifier, from bench/verifier_accuracy.py's output."""
+    from tempo_eval.verify.accuracy import accuracy_note
+
+    return accuracy_note(verifier.split(":")[0].split(" ")[0])

@@ -1,0 +1,100 @@
+"""Review: how far each verifier agrees with the human labels given on Claims (n, accuracy,
+per-class precision and recall, Cohen's kappa), the run's scores recomputed with the human labels
+overriding the verifier, and label export / import."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval.verify.review import LABELS, agreement, rescore
+from tempo_eval_app import errors, formatting, selection, store_reads
+from tempo_eval_app import verifier_notes as notes
+
+selection.page_setup("Review")
+
+
+def _fmt(value: float) -> str:
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
+
+
+with errors.page_guard("review"):
+    store = notes.label_store()
+    with st.expander("Export or import labels", expanded=False):
+        c1, c2 = st.columns(2)
+        c1.download_button("Labels as CSV", data=lambda: store.export("csv"), file_name="claim_labels.csv",
+                           mime="text/csv", key="labels_csv", icon=":material/download:")
+        c2.download_button("Labels as JSONL", data=lambda: store.export("jsonl"), file_name="claim_labels.jsonl",
+                           mime="application/jsonl", key="labels_jsonl", icon=":material/download:")
+        upload = st.file_uploader("Import labels (CSV or JSONL with claim, premises or premises_hash, label, note)",
+                                  type=["csv", "jsonl"], key="labels_upload")
+        if upload is not None and st.button("Import", key="labels_import"):
+            try:
+                count = store.import_labels(upload.getvalue(), upload.name)
+            except ValueError as error:  # InputError names the file, row and field
+                st.error(str(error))
+            else:
+                st.success(f"Imported {count} label(s).")
+
+    dataset_id = selection.active_dataset_id()
+    run_ids = selection.active_run_ids()
+    if dataset_id is None or not run_ids:
+        st.info("Select one or more evaluation runs in the sidebar to review their verdicts.")
+        st.stop()
+    parts = []
+    for run_id in run_ids:
+        frame = store_reads.claims_frame(run_id)
+        if frame.empty:
+            continue
+        frame = frame.copy()
+        frame.insert(0, "run_id", run_id)
+        frame.insert(1, "eval_run", store_reads.run_label(run_id))
+        frame["verifier"] = [notes.verifier_of(run_id, m) for m in frame["metric"]]
+        parts.append(frame)
+    if not parts:
+        st.info("The selected runs have no claim-level verdicts to review.")
+        st.stop()
+    claims = notes.with_human_labels(notes.with_premises(pd.concat(parts, ignore_index=True)))
+    labelled = claims[claims["human"].notna()]
+    st.caption(f"{len(labelled)} of {len(claims)} claims of the selected runs carry a human label. "
+               "Confirm or correct verdicts on **Claims**; labels are kept per claim and premises, so they "
+               "apply to every run that checks the same claim against the same premises.")
+    if labelled.empty:
+        st.info("No claim of these runs has a human label yet: open **Claims**, select a claim and confirm or correct its verdict.")
+        st.stop()
+
+    st.subheader("Agreement with the human labels")
+    rows = []
+    for verifier, group in labelled.groupby("verifier", sort=True):
+        result = agreement(list(group["human"]), list(group["verdict"]))
+        row = {"verifier": verifier, "n": result["n"], "accuracy": result["accuracy"], "kappa": result["kappa"]}
+        for label in LABELS:
+            row[f"{label} precision"] = result["per_class"][label]["precision"]
+            row[f"{label} recall"] = result["per_class"][label]["recall"]
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    st.dataframe(table, hide_index=True, width="stretch", key="review_agreement",
+                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in table.columns if c not in ("verifier", "n")})
+    for verifier in table["verifier"]:
+        st.caption(f"**{formatting.md_escape(verifier)}** — {formatting.md_escape(notes.accuracy_caption(verifier))}")
+    st.caption("Verdicts are compared on three classes: NOT_SUPPORTED and PARTIALLY_SUPPORTED count as NEUTRAL; "
+               "ERROR verdicts are left out. Kappa corrects the agreement for chance (1 = perfect, 0 = chance).")
+
+    st.subheader("Scores with human labels overriding the verifier")
+    scores = rescore(claims)
+    if scores.empty:
+        st.info("None of these claims belongs to a claim-based score (Factual Correctness, Temporal Faithfulness).")
+        st.stop()
+    changed = scores[scores["labelled"] > 0]
+    means = scores.groupby("metric")[["model_score", "human_score"]].mean()
+    cols = st.columns(max(1, len(means)))
+    for col, (metric, mean) in zip(cols, means.iterrows(), strict=False):
+        col.metric(f"{metric}: verifier → human", _fmt(mean["human_score"]),
+                   delta=None if math.isnan(mean["human_score"] - mean["model_score"]) else f"{mean['human_score'] - mean['model_score']:+.3f}",
+                   help=f"Mean with the verifier's verdicts: {_fmt(mean['model_score'])}")
+    st.dataframe(changed if not changed.empty else scores, hide_index=True, width="stretch", key="review_scores",
+                 column_config={"model_score": st.column_config.NumberColumn("verifier score", format="%.3f"),
+                                "human_score": st.column_config.NumberColumn("with human labels", format="%.3f")})
+    st.caption("Rows with at least one labelled claim." if not changed.empty else "No row has a labelled claim yet.")
