@@ -65,6 +65,8 @@ def test_ragas_tool_messages_feed_the_next_answer_and_empty_tool_calls_are_dropp
          "no assistant turn", {}),
         (json.dumps([{"query": "q", "answer": "a"}]), "c.json", "found no \"turns\" or \"user_input\"", {}),
         ("", "c.json", "the file is empty", {}),
+        (json.dumps([{"scenario": "A user asks about dams", "turns": None}]), "c.json", "only a scenario",
+         {"column": "turns"}),
     ],
 )
 def test_malformed_conversation_files_name_the_place(data: str, name: str, fragment: str, place: dict) -> None:

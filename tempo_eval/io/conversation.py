@@ -388,6 +388,12 @@ def _turn_items(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
         ]
     if record.get("user_input") is not None:
         return _ragas_turns(_cell(record["user_input"], "user_input", where), where)
+    if "scenario" in record and "turns" in record:
+        raise InputError(
+            "the conversation has no turns, only a scenario (a DeepEval conversational golden before "
+            "the conversation is simulated or recorded); expected the turns to evaluate",
+            source=where, column="turns",
+        )
     keys = ", ".join(map(str, list(record)[:10])) or "(none)"
     raise InputError(f"found no \"turns\" or \"user_input\" (keys: {keys}); {_FILE_EXPECTED}", source=where)
 
