@@ -67,6 +67,8 @@ def test_ragas_tool_messages_feed_the_next_answer_and_empty_tool_calls_are_dropp
         ("", "c.json", "the file is empty", {}),
         (json.dumps([{"scenario": "A user asks about dams", "turns": None}]), "c.json", "only a scenario",
          {"column": "turns"}),
+        ("scenario,turns,expected_outcome\nA user asks about dams,,dates\n", "c.csv", "only a scenario",
+         {"column": "turns"}),
     ],
 )
 def test_malformed_conversation_files_name_the_place(data: str, name: str, fragment: str, place: dict) -> None:

@@ -374,11 +374,10 @@ def _cell(value: Any, field: str, where: str) -> Any:
 
 def _turn_items(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
     """The record's turns as {"role", "content", "retrieval_context"} dicts (not yet checked)."""
-    if record.get("turns") is not None:
-        turns = record["turns"]
+    turns = _cell(record.get("turns"), "turns", where)  # a CSV cell holds JSON text; empty: None
+    if turns is not None:
         if turns and isinstance(turns, list) and isinstance(turns[0], Turn):
             return [{"role": t.role, "content": t.content, "retrieval_context": t.retrieval_context} for t in turns]
-        turns = _cell(turns, "turns", where)
         if not isinstance(turns, list):
             raise InputError(f"found {_kind(turns)}; expected a list of turns", source=where, column="turns")
         return [
