@@ -111,3 +111,28 @@ def test_a_json_file_holding_json_lines_is_read_as_json_lines() -> None:
     dataset = load_dataset(data, name="data.json")
     assert dataset.frame["query"].tolist() == ["a", "b"]
     assert load_dataset(b'{"data": [{"query": "a", "answer": "x"}]}\n', name="d.json").frame["query"].tolist() == ["a"]
+
+
+def test_numpy_reprs_of_awkward_strings_round_trip_through_pandas_csv(tmp_path) -> None:
+    import random
+
+    rng = random.Random(3)
+    alphabet = ["a", "b", " ", "'", '"', "\\", "\n", "[", "]", ",", "é", "1"]
+    arrays = [
+        np.array(["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 12)))
+                  for _ in range(rng.randrange(2, 6))], dtype=object)
+        for _ in range(200)
+    ]
+    frame = pd.DataFrame({"query": [f"q{i}" for i in range(len(arrays))], "contexts": arrays})
+    path = tmp_path / "awkward.csv"
+    frame.to_csv(path, index=False)
+    loaded = load_dataset(path).frame["contexts"].tolist()
+    assert loaded == [list(a) for a in arrays]
+
+
+def test_the_fast_numpy_reading_agrees_with_the_careful_one() -> None:
+    from tempo_eval.io.cells import _numpy_style_fast, _numpy_style_items
+
+    for cell in ["['d1' 'd2' 'd3']", "['a\\'b' \"c\"]", "[3 1 2]", "['x'\n 'y']", "[-1 2.5]"]:
+        assert _numpy_style_fast(cell) == _numpy_style_items(cell), cell
+    assert _numpy_style_fast("['a', 'b']") is None and _numpy_style_fast("['only']") is None

@@ -176,7 +176,9 @@ def _parse_list_text(text: str) -> Sequence[Any]:
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError) as json_error:
-        numpy_items = _numpy_style_items(text)
+        numpy_items = _numpy_style_fast(text)
+        if numpy_items is None and _MAYBE_ADJACENT.search(text):
+            numpy_items = _numpy_style_items(text)  # the careful reading, with its errors
         if numpy_items is not None:
             return numpy_items
         try:
@@ -189,6 +191,42 @@ def _parse_list_text(text: str) -> Sequence[Any]:
     if not isinstance(parsed, (list, tuple)):
         raise CellError(f"could not read a list: found {quote(text)}; {LIST_EXPECTED}")
     return parsed
+
+
+#: one item of a numpy-style repr: a quoted string without line breaks, or a plain number
+_NUMPY_ITEM = re.compile(
+    r"""\s*(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|(-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))"""
+)
+#: a string literal right after another one (only whitespace between): what ast would glue
+_MAYBE_ADJACENT = re.compile(r"""['"]\s+['"]""")
+
+
+def _numpy_style_fast(text: str) -> list[Any] | None:
+    """The items of a plain numpy-style repr (two or more quoted strings or numbers separated
+    only by whitespace), read with one regex pass; None for anything else (the careful reading,
+    `_numpy_style_items`, decides)."""
+    if text[-1] != "]":
+        return None
+    items: list[Any] = []
+    position, end = 1, len(text) - 1
+    while True:
+        match = _NUMPY_ITEM.match(text, position)
+        if match is None:
+            break
+        single, double, number = match.groups()
+        quoted = single if single is not None else double
+        if quoted is None:
+            items.append(ast.literal_eval(number))
+        elif "\\" in quoted:
+            items.append(ast.literal_eval(match.group(0).strip()))
+        else:
+            items.append(quoted)
+        position = match.end()
+        if position < end and not text[position].isspace():
+            return None  # a comma or anything else after an item: not numpy-style
+    if len(items) < 2 or text[position:end].strip():
+        return None
+    return items
 
 
 def _numpy_style_items(text: str) -> list[Any] | None:
@@ -208,7 +246,12 @@ def _numpy_style_items(text: str) -> list[Any] | None:
         return None
     if len(tokens) < 3 or tokens[0].string != "[" or tokens[-1].string != "]":
         return None
-    inner = tokens[1:-1]
+    inner: list[Any] = []
+    for token in tokens[1:-1]:  # "-" then a number: one negative number, as numpy writes it
+        if inner and inner[-1].string == "-" and token.type == tokenize.NUMBER:
+            inner[-1] = token._replace(string="-" + token.string)
+        else:
+            inner.append(token)
     values = (tokenize.STRING, tokenize.NUMBER)
     adjacent = any(
         a.type in values and b.type in values for a, b in zip(inner, inner[1:], strict=False)
