@@ -75,9 +75,23 @@ def test_text_that_starts_with_a_bracketed_label_is_text_with_a_warning() -> Non
 
 
 def test_a_broken_list_is_still_an_error() -> None:
-    for cell in ('["a", ', "[oops", "[1, 2"):
+    for cell in ('["a", ', "[oops", "[1, 2", "['a', 'b'] trailing", "[[1]"):
         with pytest.raises(CellError):
             list_cell(cell, ids=False)
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("[1] The first source.", ["[1] The first source."]),
+        ("[1], [2] and so on", ["[1], [2] and so on"]),
+        ("[a] [b] text | [c] more", ["[a] [b] text", "[c] more"]),
+    ],
+)
+def test_bracket_led_texts_are_text(cell: str, expected: list[str]) -> None:
+    notes: list[str] = []
+    assert list_cell(cell, ids=False, notes=notes) == expected
+    assert len(notes) == 1 and "read as text" in notes[0]
 
 
 @pytest.mark.parametrize("word", ["NaN", "nan", "None", "null", "NULL", "N/A", " n/a "])

@@ -10,9 +10,10 @@ A list cell may be written three ways, tried in this order:
 
 Adjacent strings are never glued into one item (`ast` would read `['a' 'b']` as `['ab']`): a cell
 mixing commas and space-separated strings (`['a', 'b' 'c']`) and numpy's shortened repr
-(`['a' 'b' ... 'z']`) are errors. A cell that starts with a bracketed label and goes on as text
-(`[Source 1] The report says ...`) is text, split at `|`, with a note (`ListNote`); any other cell
-that starts with `[` must be a complete list in style 1 or 2, never silently split. Gold ids are
+(`['a' 'b' ... 'z']`) are errors. A cell that starts with `[` but is no list and was not meant as
+one (`[Source 1] The report says ...`) is text, split at `|`, with a note; a broken list (a quote
+or bracket right after the `[`, or only ids and commas: `["a", `, `[1, 2`) is an error, never
+silently read as text. Gold ids are
 a list (binary relevance) or an object `{"doc": grade}` with integer grades (graded relevance).
 Empty cells (empty or blank text, None, NaN) and the words NaN, None, null and N/A that
 spreadsheets and pandas write for them (`MISSING_WORDS`) are missing values: `None`, not `[]`.
@@ -45,8 +46,10 @@ GRADES_EXPECTED = 'expected a JSON object of integer grades like {"d1": 2, "d7":
 #: cell texts that mean "no value" (pandas, R, spreadsheets and databases write these)
 MISSING_WORDS = frozenset({"NaN", "nan", "NAN", "None", "none", "NONE", "null", "Null", "NULL", "N/A", "n/a"})
 
-#: a cell that opens with a bracketed label ("[Source 1]", "[2]") and goes on as text
-_LABELLED_TEXT = re.compile(r"\[[^\[\]'\"]*\]\s*[^\s,\]]")
+#: a `[`-led cell that was meant as a list (broken ones are errors, not text): a quote, bracket or
+#: brace right after the `[`, or nothing but ids, numbers and commas ("[1, 2", "[oops")
+_LIST_ATTEMPT = re.compile(r"\[\s*['\"\[\]{]")
+_LIST_ATTEMPT_PLAIN = re.compile(r"\[[\w\s.,:+-]*\]?")
 
 
 class CellError(Exception):
@@ -134,7 +137,11 @@ def list_cell(value: Any, *, ids: bool, notes: list[str] | None = None) -> list[
             return None
         check_size(text)
         if text[0] == "[":
-            if _LABELLED_TEXT.match(text) and not _is_list_text(text):
+            try:
+                parsed = _parse_list_text(text)
+            except CellError:
+                if _LIST_ATTEMPT.match(text) or _LIST_ATTEMPT_PLAIN.fullmatch(text):
+                    raise  # a broken list, never silently read as text
                 parts = _split_bars(text)
                 if notes is not None:
                     how = f"{len(parts)} items split at '|'" if len(parts) > 1 else "one item"
@@ -143,7 +150,7 @@ def list_cell(value: Any, *, ids: bool, notes: list[str] | None = None) -> list[
                         "write a JSON list to be sure of the items"
                     )
                 return parts
-            return _items(_parse_list_text(text), ids)
+            return _items(parsed, ids)
         if text[0] == "{":
             raise CellError(f"found an object {quote(text)}; {LIST_EXPECTED}")
         return _split_bars(text)
@@ -162,14 +169,6 @@ def list_cell(value: Any, *, ids: bool, notes: list[str] | None = None) -> list[
 
 def _split_bars(text: str) -> list[str]:
     return [part.strip() for part in text.split("|") if part.strip()]
-
-
-def _is_list_text(text: str) -> bool:
-    try:
-        _parse_list_text(text)
-    except CellError:
-        return False
-    return True
 
 
 def _parse_list_text(text: str) -> Sequence[Any]:
