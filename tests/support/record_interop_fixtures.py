@@ -149,7 +149,12 @@ def ragas_files(manifest: dict[str, Any]) -> None:
     multi_dataset = EvaluationDataset(samples=multi)
     multi_dataset.to_jsonl(str(OUT / "ragas_multi.jsonl"))
     multi_dataset.to_csv(str(OUT / "ragas_multi.csv"))
-    for name in ("ragas_multi.jsonl", "ragas_multi.csv"):
+    multi_hf = multi_dataset.to_hf_dataset()
+    multi_hf.to_csv(str(OUT / "ragas_multi_hf.csv"))  # numpy reprs of the message dicts
+    multi_hf.to_json(str(OUT / "ragas_multi_hf.json"))  # JSON Lines under a .json name
+    multi_hf.to_parquet(str(OUT / "ragas_multi_hf.parquet"))
+    for name in ("ragas_multi.jsonl", "ragas_multi.csv", "ragas_multi_hf.csv", "ragas_multi_hf.json",
+                 "ragas_multi_hf.parquet"):
         manifest[name] = {"kind": "conversations", "library": "ragas", "ids": False}
 
 
