@@ -150,3 +150,18 @@ def test_the_fast_numpy_reading_agrees_with_the_careful_one() -> None:
     for cell in ["['d1' 'd2' 'd3']", "['a\\'b' \"c\"]", "[3 1 2]", "['x'\n 'y']", "[-1 2.5]"]:
         assert _numpy_style_fast(cell) == _numpy_style_items(cell), cell
     assert _numpy_style_fast("['a', 'b']") is None and _numpy_style_fast("['only']") is None
+
+
+@pytest.mark.parametrize("orient", ["records", "columns", "split", "index_lines"])
+def test_a_ragas_result_written_by_pandas_to_json_loads_in_every_orientation(orient: str, tmp_path) -> None:
+    frame = pd.DataFrame({"user_input": ["q1", "q2"], "response": ["a 1936", "b"],
+                          "retrieved_context_ids": [["d1", "d2"], ["d3"]], "faithfulness": [1.0, 0.5]})
+    path = tmp_path / "result.json"
+    if orient == "index_lines":
+        frame.to_json(path, orient="records", lines=True)
+    else:
+        frame.to_json(path, orient=orient)
+    loaded = load_dataset(path).frame
+    assert loaded["query"].tolist() == ["q1", "q2"]
+    assert loaded["retrieved_ids"].tolist() == [["d1", "d2"], ["d3"]]
+    assert loaded["faithfulness"].tolist() == [1.0, 0.5]
