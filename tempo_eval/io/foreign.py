@@ -213,9 +213,10 @@ def import_foreign_results(foreign: ForeignResults, store: Any, *, run_name: str
 
     dataset = foreign.dataset
     dataset_id = store.save_dataset(dataset)
+    # shaped like the runner's configuration (metrics as {name, class, settings})
     config = {
         "external": foreign.tool, "source": dataset.name, "content_hash": dataset.content_hash,
-        "metrics": foreign.metrics,
+        "metrics": [{"name": m, "class": f"external:{foreign.tool}", "settings": {}} for m in foreign.metrics],
     }
     run_id, _ = store.create_or_resume_run(
         dataset_id, config, name=run_name or f"{foreign.tool}: {dataset.name}"
