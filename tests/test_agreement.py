@@ -94,3 +94,15 @@ def test_agreement_page_imports_a_deepeval_test_run_and_makes_its_dataset_active
     (run_id,) = runs[runs["name"] == "deepeval: test_run.json"]["id"].tolist()
     assert at.session_state["dataset_id"] == int(runs.set_index("id").loc[run_id, "dataset_id"])
     assert "1 foreign and 0 of our metrics" in at.info[0].value
+
+
+def test_the_scatter_escapes_query_ids_and_metric_names() -> None:
+    from tempo_eval.viz.agreement import agreement_scatter
+
+    ours = _results("temporal_faithfulness", [1.0, 0.0, 0.5])
+    ours["query_id"] = ["<b>q1</b>", "q2", "q3"]
+    pairs = agreement_pairs(ours, _results("ragas:<i>f</i>", [0.9, 0.8, 0.1]),
+                            ours_metric="temporal_faithfulness", theirs_metric="ragas:<i>f</i>")
+    fig = agreement_scatter(pairs, ours="temporal_faithfulness", theirs="ragas:<i>f</i>")
+    assert "&lt;b&gt;q1&lt;/b&gt;" in fig.data[0].text
+    assert fig.layout.xaxis.title.text == "ragas:&lt;i&gt;f&lt;/i&gt;"

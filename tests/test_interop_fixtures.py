@@ -24,7 +24,8 @@ ROWS = MANIFEST["_rows"]
 EXPECTED_NDCG = [1.0, 1 / math.log2(3), 1.0]
 
 SINGLE_TURN = ["ragas_single.jsonl", "ragas_single.csv", "ragas_single_hf.csv", "ragas_single_hf.json"]
-DEEPEVAL_CASES = ["deepeval_test_cases.json", "deepeval_test_cases.csv", "deepeval_test_run.json"]
+DEEPEVAL_RUNS = ["deepeval_test_run.json", "deepeval_latest_test_run.json"]
+DEEPEVAL_CASES = ["deepeval_test_cases.json", "deepeval_test_cases.csv", *DEEPEVAL_RUNS]
 CONVERSATION_FILES = sorted(name for name, info in MANIFEST.items()
                             if isinstance(info, dict) and info.get("kind") == "conversations")
 
@@ -32,7 +33,9 @@ CONVERSATION_FILES = sorted(name for name, info in MANIFEST.items()
 def test_the_fixtures_were_written_by_the_pinned_libraries() -> None:
     assert MANIFEST["_versions"]["ragas"] == "0.4.3"
     assert MANIFEST["_versions"]["deepeval"] == "4.3.1"
-    assert len(CONVERSATION_FILES) == 8
+    required = {f"deepeval_conversational_{kind}.{fmt}" for kind in ("goldens", "test_cases")
+                for fmt in ("json", "jsonl", "csv")} | {"ragas_multi.jsonl", "ragas_multi.csv"}
+    assert required <= set(CONVERSATION_FILES)  # the 8 cases, and Hugging Face exports
 
 
 @pytest.mark.parametrize("name", SINGLE_TURN)
@@ -112,10 +115,11 @@ def test_a_ragas_result_is_imported_with_its_scores_as_an_external_run(tmp_path:
     assert store.run_info(ours.run_id)["dataset_id"] == store.run_info(run_id)["dataset_id"]
 
 
-def test_a_deepeval_test_run_is_imported_with_score_threshold_success_and_reason(tmp_path: Path) -> None:
-    foreign = load_foreign_results(DATA / "deepeval_test_run.json")
+@pytest.mark.parametrize("name", DEEPEVAL_RUNS)
+def test_a_deepeval_test_run_is_imported_with_score_threshold_success_and_reason(name: str, tmp_path: Path) -> None:
+    foreign = load_foreign_results(DATA / name)
     assert foreign.tool == "deepeval" and foreign.metrics == ["deepeval:Faithfulness"]
-    expected = MANIFEST["deepeval_test_run.json"]["faithfulness"]
+    expected = MANIFEST[name]["faithfulness"]
     assert [s.score for s in foreign.scores] == [expected[r["id"]] for r in ROWS]
     assert [s.success for s in foreign.scores] == [s.score >= 0.7 for s in foreign.scores]
     assert all(s.threshold == 0.7 and s.reason for s in foreign.scores)
@@ -123,7 +127,7 @@ def test_a_deepeval_test_run_is_imported_with_score_threshold_success_and_reason
     run_id = import_foreign_results(foreign, store)
     result = store.get_result(run_id, 1, "deepeval:Faithfulness")
     assert result.score == 0.5 and result.success is False and result.details["threshold"] == 0.7
-    assert store.list_runs()["name"].tolist() == ["deepeval: deepeval_test_run.json"]
+    assert store.list_runs()["name"].tolist() == [f"deepeval: {name}"]
 
 
 def test_ranx_json_and_trec_runs_and_qrels_read_the_same() -> None:

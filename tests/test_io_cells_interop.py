@@ -75,9 +75,23 @@ def test_text_that_starts_with_a_bracketed_label_is_text_with_a_warning() -> Non
 
 
 def test_a_broken_list_is_still_an_error() -> None:
-    for cell in ('["a", ', "[oops", "[1, 2"):
+    for cell in ('["a", ', "[oops", "[1, 2", "['a', 'b'] trailing", "[[1]"):
         with pytest.raises(CellError):
             list_cell(cell, ids=False)
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("[1] The first source.", ["[1] The first source."]),
+        ("[1], [2] and so on", ["[1], [2] and so on"]),
+        ("[a] [b] text | [c] more", ["[a] [b] text", "[c] more"]),
+    ],
+)
+def test_bracket_led_texts_are_text(cell: str, expected: list[str]) -> None:
+    notes: list[str] = []
+    assert list_cell(cell, ids=False, notes=notes) == expected
+    assert len(notes) == 1 and "read as text" in notes[0]
 
 
 @pytest.mark.parametrize("word", ["NaN", "nan", "None", "null", "NULL", "N/A", " n/a "])
@@ -111,3 +125,43 @@ def test_a_json_file_holding_json_lines_is_read_as_json_lines() -> None:
     dataset = load_dataset(data, name="data.json")
     assert dataset.frame["query"].tolist() == ["a", "b"]
     assert load_dataset(b'{"data": [{"query": "a", "answer": "x"}]}\n', name="d.json").frame["query"].tolist() == ["a"]
+
+
+def test_numpy_reprs_of_awkward_strings_round_trip_through_pandas_csv(tmp_path) -> None:
+    import random
+
+    rng = random.Random(3)
+    alphabet = ["a", "b", " ", "'", '"', "\\", "\n", "[", "]", ",", "é", "1"]
+    arrays = [
+        np.array(["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 12)))
+                  for _ in range(rng.randrange(2, 6))], dtype=object)
+        for _ in range(200)
+    ]
+    frame = pd.DataFrame({"query": [f"q{i}" for i in range(len(arrays))], "contexts": arrays})
+    path = tmp_path / "awkward.csv"
+    frame.to_csv(path, index=False)
+    loaded = load_dataset(path).frame["contexts"].tolist()
+    assert loaded == [list(a) for a in arrays]
+
+
+def test_the_fast_numpy_reading_agrees_with_the_careful_one() -> None:
+    from tempo_eval.io.cells import _numpy_style_fast, _numpy_style_items
+
+    for cell in ["['d1' 'd2' 'd3']", "['a\\'b' \"c\"]", "[3 1 2]", "['x'\n 'y']", "[-1 2.5]"]:
+        assert _numpy_style_fast(cell) == _numpy_style_items(cell), cell
+    assert _numpy_style_fast("['a', 'b']") is None and _numpy_style_fast("['only']") is None
+
+
+@pytest.mark.parametrize("orient", ["records", "columns", "split", "index_lines"])
+def test_a_ragas_result_written_by_pandas_to_json_loads_in_every_orientation(orient: str, tmp_path) -> None:
+    frame = pd.DataFrame({"user_input": ["q1", "q2"], "response": ["a 1936", "b"],
+                          "retrieved_context_ids": [["d1", "d2"], ["d3"]], "faithfulness": [1.0, 0.5]})
+    path = tmp_path / "result.json"
+    if orient == "index_lines":
+        frame.to_json(path, orient="records", lines=True)
+    else:
+        frame.to_json(path, orient=orient)
+    loaded = load_dataset(path).frame
+    assert loaded["query"].tolist() == ["q1", "q2"]
+    assert loaded["retrieved_ids"].tolist() == [["d1", "d2"], ["d3"]]
+    assert loaded["faithfulness"].tolist() == [1.0, 0.5]

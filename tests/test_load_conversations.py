@@ -65,6 +65,10 @@ def test_ragas_tool_messages_feed_the_next_answer_and_empty_tool_calls_are_dropp
          "no assistant turn", {}),
         (json.dumps([{"query": "q", "answer": "a"}]), "c.json", "found no \"turns\" or \"user_input\"", {}),
         ("", "c.json", "the file is empty", {}),
+        (json.dumps([{"scenario": "A user asks about dams", "turns": None}]), "c.json", "only a scenario",
+         {"column": "turns"}),
+        ("scenario,turns,expected_outcome\nA user asks about dams,,dates\n", "c.csv", "only a scenario",
+         {"column": "turns"}),
     ],
 )
 def test_malformed_conversation_files_name_the_place(data: str, name: str, fragment: str, place: dict) -> None:
@@ -74,3 +78,19 @@ def test_malformed_conversation_files_name_the_place(data: str, name: str, fragm
     assert name in str(caught.value)
     for key, value in place.items():
         assert getattr(caught.value, key) == value
+
+
+def test_numpy_reprs_of_messages_read_as_literals_never_evaluated() -> None:
+    import ast
+
+    from tempo_eval.io.conversation import _numpy_repr_as_literal
+
+    text = ("[{'content': 'an array(1) of words', 'type': 'human', 'tool_calls': None}\n"
+            " {'content': '', 'type': 'ai', 'tool_calls': array([{'name': 's', 'args': {'n': 1}}],\n"
+            "       dtype=object)}]")
+    assert ast.literal_eval(_numpy_repr_as_literal(text)) == [
+        {"content": "an array(1) of words", "type": "human", "tool_calls": None},
+        {"content": "", "type": "ai", "tool_calls": [{"name": "s", "args": {"n": 1}}]},
+    ]
+    with pytest.raises(ValueError):  # a call that is not numpy's array(...) stays a call: refused
+        ast.literal_eval(_numpy_repr_as_literal("[__import__('os')]"))

@@ -8,10 +8,7 @@ from any run of the same dataset.
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from tempo_eval_app import downloads, errors, formatting, selection, store_reads
@@ -50,6 +47,7 @@ with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEva
 
 with errors.page_guard("agreement"):
     from tempo_eval.agreement import agreement_pairs, rank_correlations
+    from tempo_eval.viz.agreement import agreement_scatter
 
     dataset_id = selection.require_dataset_id()
     options = _metric_options(dataset_id)
@@ -85,18 +83,7 @@ with errors.page_guard("agreement"):
                       help=f"Share of row pairs ordered alike minus ordered oppositely, ties corrected. "
                            f"p = {stats['kendall_p']:.3g}")
 
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=pairs["theirs"], y=pairs["ours"], mode="markers",
-        marker={"size": 9, "opacity": 0.75, "color": pairs["rank_gap"], "colorscale": "Cividis",
-                "colorbar": {"title": "rank gap"}},
-        text=pairs["query_id"].map(lambda q: html.escape(str(q))).tolist(),
-        hovertemplate="query %{text}<br>foreign %{x:.3f}<br>ours %{y:.3f}<extra></extra>",
-    ))
-    fig.update_layout(
-        xaxis={"title": html.escape(theirs_choice[1])}, yaxis={"title": html.escape(ours_choice[1])},
-        margin={"t": 30, "l": 50, "r": 20, "b": 40}, height=420,
-    )
+    fig = agreement_scatter(pairs, ours=ours_choice[1], theirs=theirs_choice[1])
     st.plotly_chart(fig, key="agreement_scatter")
 
     st.subheader("Rows where they disagree most")

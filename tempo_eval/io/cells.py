@@ -10,9 +10,10 @@ A list cell may be written three ways, tried in this order:
 
 Adjacent strings are never glued into one item (`ast` would read `['a' 'b']` as `['ab']`): a cell
 mixing commas and space-separated strings (`['a', 'b' 'c']`) and numpy's shortened repr
-(`['a' 'b' ... 'z']`) are errors. A cell that starts with a bracketed label and goes on as text
-(`[Source 1] The report says ...`) is text, split at `|`, with a note (`ListNote`); any other cell
-that starts with `[` must be a complete list in style 1 or 2, never silently split. Gold ids are
+(`['a' 'b' ... 'z']`) are errors. A cell that starts with `[` but is no list and was not meant as
+one (`[Source 1] The report says ...`) is text, split at `|`, with a note; a broken list (a quote
+or bracket right after the `[`, or only ids and commas: `["a", `, `[1, 2`) is an error, never
+silently read as text. Gold ids are
 a list (binary relevance) or an object `{"doc": grade}` with integer grades (graded relevance).
 Empty cells (empty or blank text, None, NaN) and the words NaN, None, null and N/A that
 spreadsheets and pandas write for them (`MISSING_WORDS`) are missing values: `None`, not `[]`.
@@ -45,8 +46,10 @@ GRADES_EXPECTED = 'expected a JSON object of integer grades like {"d1": 2, "d7":
 #: cell texts that mean "no value" (pandas, R, spreadsheets and databases write these)
 MISSING_WORDS = frozenset({"NaN", "nan", "NAN", "None", "none", "NONE", "null", "Null", "NULL", "N/A", "n/a"})
 
-#: a cell that opens with a bracketed label ("[Source 1]", "[2]") and goes on as text
-_LABELLED_TEXT = re.compile(r"\[[^\[\]'\"]*\]\s*[^\s,\]]")
+#: a `[`-led cell that was meant as a list (broken ones are errors, not text): a quote, bracket or
+#: brace right after the `[`, or nothing but ids, numbers and commas ("[1, 2", "[oops")
+_LIST_ATTEMPT = re.compile(r"\[\s*['\"\[\]{]")
+_LIST_ATTEMPT_PLAIN = re.compile(r"\[[\w\s.,:+-]*\]?")
 
 
 class CellError(Exception):
@@ -134,7 +137,11 @@ def list_cell(value: Any, *, ids: bool, notes: list[str] | None = None) -> list[
             return None
         check_size(text)
         if text[0] == "[":
-            if _LABELLED_TEXT.match(text) and not _is_list_text(text):
+            try:
+                parsed = _parse_list_text(text)
+            except CellError:
+                if _LIST_ATTEMPT.match(text) or _LIST_ATTEMPT_PLAIN.fullmatch(text):
+                    raise  # a broken list, never silently read as text
                 parts = _split_bars(text)
                 if notes is not None:
                     how = f"{len(parts)} items split at '|'" if len(parts) > 1 else "one item"
@@ -143,7 +150,7 @@ def list_cell(value: Any, *, ids: bool, notes: list[str] | None = None) -> list[
                         "write a JSON list to be sure of the items"
                     )
                 return parts
-            return _items(_parse_list_text(text), ids)
+            return _items(parsed, ids)
         if text[0] == "{":
             raise CellError(f"found an object {quote(text)}; {LIST_EXPECTED}")
         return _split_bars(text)
@@ -164,19 +171,13 @@ def _split_bars(text: str) -> list[str]:
     return [part.strip() for part in text.split("|") if part.strip()]
 
 
-def _is_list_text(text: str) -> bool:
-    try:
-        _parse_list_text(text)
-    except CellError:
-        return False
-    return True
-
-
 def _parse_list_text(text: str) -> Sequence[Any]:
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError) as json_error:
-        numpy_items = _numpy_style_items(text)
+        numpy_items = _numpy_style_fast(text)
+        if numpy_items is None and _MAYBE_ADJACENT.search(text):
+            numpy_items = _numpy_style_items(text)  # the careful reading, with its errors
         if numpy_items is not None:
             return numpy_items
         try:
@@ -189,6 +190,42 @@ def _parse_list_text(text: str) -> Sequence[Any]:
     if not isinstance(parsed, (list, tuple)):
         raise CellError(f"could not read a list: found {quote(text)}; {LIST_EXPECTED}")
     return parsed
+
+
+#: one item of a numpy-style repr: a quoted string without line breaks, or a plain number
+_NUMPY_ITEM = re.compile(
+    r"""\s*(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|(-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))"""
+)
+#: a string literal right after another one (only whitespace between): what ast would glue
+_MAYBE_ADJACENT = re.compile(r"""['"]\s+['"]""")
+
+
+def _numpy_style_fast(text: str) -> list[Any] | None:
+    """The items of a plain numpy-style repr (two or more quoted strings or numbers separated
+    only by whitespace), read with one regex pass; None for anything else (the careful reading,
+    `_numpy_style_items`, decides)."""
+    if text[-1] != "]":
+        return None
+    items: list[Any] = []
+    position, end = 1, len(text) - 1
+    while True:
+        match = _NUMPY_ITEM.match(text, position)
+        if match is None:
+            break
+        single, double, number = match.groups()
+        quoted = single if single is not None else double
+        if quoted is None:
+            items.append(ast.literal_eval(number))
+        elif "\\" in quoted:
+            items.append(ast.literal_eval(match.group(0).strip()))
+        else:
+            items.append(quoted)
+        position = match.end()
+        if position < end and not text[position].isspace():
+            return None  # a comma or anything else after an item: not numpy-style
+    if len(items) < 2 or text[position:end].strip():
+        return None
+    return items
 
 
 def _numpy_style_items(text: str) -> list[Any] | None:
@@ -208,7 +245,12 @@ def _numpy_style_items(text: str) -> list[Any] | None:
         return None
     if len(tokens) < 3 or tokens[0].string != "[" or tokens[-1].string != "]":
         return None
-    inner = tokens[1:-1]
+    inner: list[Any] = []
+    for token in tokens[1:-1]:  # "-" then a number: one negative number, as numpy writes it
+        if inner and inner[-1].string == "-" and token.type == tokenize.NUMBER:
+            inner[-1] = token._replace(string="-" + token.string)
+        else:
+            inner.append(token)
     values = (tokenize.STRING, tokenize.NUMBER)
     adjacent = any(
         a.type in values and b.type in values for a, b in zip(inner, inner[1:], strict=False)

@@ -23,8 +23,10 @@ first label, a `System:` turn, an empty turn, a wrong role, no assistant turn at
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import tokenize
 from typing import Any
 
 from tempo_eval.core.turn import Turn
@@ -224,7 +226,8 @@ def load_conversations(source: Any, *, name: str | None = None) -> Any:
     "c2", ... by position) and `turns` (a list of {"role", "content", "retrieval_context"}).
     Reads DeepEval conversational goldens and test cases (`save_as` json, jsonl, csv: one object
     per element or line, turns in a JSON cell), RAGAS `MultiTurnSample` datasets (`to_jsonl`,
-    `to_csv`: a tool message's content becomes the retrieval context of the next assistant turn;
+    `to_csv`, and `to_hf_dataset()` written as CSV, JSON Lines or Parquet, whose CSV cells are
+    numpy reprs: a tool message's content becomes the retrieval context of the next assistant turn;
     an assistant message with no text, a tool call, is dropped), and a single conversation as
     `parse_conversation` reads it (JSON turns or a transcript, in a .json/.txt file). Raises
     InputError naming the file, the conversation and the turn.
@@ -239,10 +242,19 @@ def load_conversations(source: Any, *, name: str | None = None) -> Any:
 
     raw = read_input(source, name=name, default_name="conversations")
     warnings: list[str] = []
-    text = decode_text(gunzip_if_needed(raw), raw.name, warnings)
+    data = gunzip_if_needed(raw)
     suffixes = [s.lower() for s in PurePath(raw.name).suffixes if s.lower() != ".gz"]
     ext = suffixes[-1] if suffixes else ""
-    records, places, fmt = _conversation_records(text, raw.name, ext, warnings)
+    if ext in (".parquet", ".pq"):
+        from tempo_eval.io.dataset import _read_parquet
+
+        table = _read_parquet(data, raw.name)
+        records = [{c: table.values[c][i] for c in table.columns} for i in range(table.n_rows)]
+        places: list[int | None] = [None] * table.n_rows
+        fmt = "parquet"
+    else:
+        text = decode_text(data, raw.name, warnings)
+        records, places, fmt = _conversation_records(text, raw.name, ext, warnings)
     ids: list[str] = []
     turns: list[list[dict[str, Any]]] = []
     seen: dict[str, int] = {}
@@ -367,18 +379,67 @@ def _cell(value: Any, field: str, where: str) -> Any:
         try:
             return ast.literal_eval(text)  # RAGAS to_csv writes Python reprs of the messages
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            pass
+        try:
+            # Arrow / Hugging Face to_csv writes numpy reprs: items without commas, array(...)
+            return ast.literal_eval(_numpy_repr_as_literal(text))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, tokenize.TokenError):
             raise InputError(
                 f"could not read {quote(text)}; expected a JSON list of turns", source=where, column=field
             ) from None
 
 
+_VALUE_END = {"}", "]", ")"}
+_VALUE_START = {"{", "["}
+
+
+def _numpy_repr_as_literal(text: str) -> str:
+    """A numpy object-array repr (`[{'a': 1}\n {'a': 2}]`, with nested `array([...], dtype=object)`)
+    rewritten as a Python literal: commas between adjacent items, `array(...)` unwrapped. The
+    result is read with `ast.literal_eval`, never evaluated."""
+    tokens = [
+        t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+        if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+    ]
+    out: list[str] = []
+    parens: list[bool] = []  # True for the parenthesis of an array(...) call
+    previous: Any = None
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.type == tokenize.NAME and token.string == "array" and index + 1 < len(tokens) \
+                and tokens[index + 1].string == "(":
+            parens.append(True)
+            index += 2
+            continue
+        if token.string == "(":
+            parens.append(False)
+        if token.string == ")" and parens and parens.pop():  # the end of an array(...) call
+            while out and out[-1] in (",", "dtype", "=", "object"):
+                out.pop()  # the ", dtype=object" before the closing parenthesis
+            index += 1
+            previous = "]"
+            continue
+        value_start = token.string in _VALUE_START or token.type in (tokenize.STRING, tokenize.NUMBER) \
+            or (token.type == tokenize.NAME and token.string in ("None", "True", "False"))
+        value_end = previous is not None and (
+            previous in _VALUE_END or previous == "value"
+        )
+        if value_start and value_end:
+            out.append(",")
+        out.append(token.string)
+        is_value = token.type in (tokenize.STRING, tokenize.NUMBER) or token.string in ("None", "True", "False")
+        previous = "value" if is_value else token.string
+        index += 1
+    return " ".join(out)
+
+
 def _turn_items(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
     """The record's turns as {"role", "content", "retrieval_context"} dicts (not yet checked)."""
-    if record.get("turns") is not None:
-        turns = record["turns"]
+    turns = _cell(record.get("turns"), "turns", where)  # a CSV cell holds JSON text; empty: None
+    if turns is not None:
         if turns and isinstance(turns, list) and isinstance(turns[0], Turn):
             return [{"role": t.role, "content": t.content, "retrieval_context": t.retrieval_context} for t in turns]
-        turns = _cell(turns, "turns", where)
         if not isinstance(turns, list):
             raise InputError(f"found {_kind(turns)}; expected a list of turns", source=where, column="turns")
         return [
@@ -388,6 +449,12 @@ def _turn_items(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
         ]
     if record.get("user_input") is not None:
         return _ragas_turns(_cell(record["user_input"], "user_input", where), where)
+    if "scenario" in record and "turns" in record:
+        raise InputError(
+            "the conversation has no turns, only a scenario (a DeepEval conversational golden before "
+            "the conversation is simulated or recorded); expected the turns to evaluate",
+            source=where, column="turns",
+        )
     keys = ", ".join(map(str, list(record)[:10])) or "(none)"
     raise InputError(f"found no \"turns\" or \"user_input\" (keys: {keys}); {_FILE_EXPECTED}", source=where)
 

@@ -627,6 +627,20 @@ def _is_json_lines(text: str, extra: int) -> bool:
     )
 
 
+def _pandas_split(document: dict[str, Any]) -> bool:
+    columns, data = document.get("columns"), document.get("data")
+    return (
+        isinstance(columns, list) and isinstance(data, list)
+        and all(isinstance(row, list) and len(row) == len(columns) for row in data)
+    )
+
+
+def _pandas_columns(document: dict[str, Any]) -> bool:
+    values = list(document.values())
+    return bool(values) and all(isinstance(v, dict) and v.keys() == values[0].keys() for v in values) \
+        and bool(values[0])
+
+
 def _read_json(text: str, source: str) -> _Table:
     if not text.strip():
         raise InputError('the file is empty; expected a JSON list of objects or {"data": [...]}', source=source)
@@ -657,8 +671,13 @@ def _read_json(text: str, source: str) -> _Table:
 
         if is_deepeval_test_run(document):  # a DeepEval test run: its test cases are the rows
             records = deepeval_case_records(document)
+        elif _pandas_split(document):  # pandas to_json(orient="split")
+            records = [dict(zip(document["columns"], row, strict=True)) for row in document["data"]]
         elif isinstance(document.get("data"), list):
             records = document["data"]
+        elif _pandas_columns(document):  # pandas to_json() default: {column: {index: value}}
+            index = list(next(iter(document.values())))
+            records = [{column: cells.get(i) for column, cells in document.items()} for i in index]
         else:
             keys = ", ".join(map(str, list(document)[:10]))
             raise InputError(

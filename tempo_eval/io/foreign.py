@@ -67,14 +67,24 @@ class ForeignResults:
         return list(dict.fromkeys(score.metric for score in self.scores))
 
 
+def deepeval_test_run(document: Any) -> dict[str, Any] | None:
+    """The test run in a DeepEval test run JSON: the document itself (a results folder's file,
+    .latest_run_full.json) or under "testRunData" (.deepeval/.latest_test_run.json); else None."""
+    if isinstance(document, dict) and isinstance(document.get("testRunData"), dict):
+        document = document["testRunData"]
+    if isinstance(document, dict) and isinstance(document.get("testCases"), list):
+        return document
+    return None
+
+
 def is_deepeval_test_run(document: Any) -> bool:
-    return isinstance(document, dict) and isinstance(document.get("testCases"), list)
+    return deepeval_test_run(document) is not None
 
 
 def deepeval_case_records(document: dict[str, Any]) -> list[dict[str, Any]]:
     """The test cases of a DeepEval test run as dataset records (snake_case keys)."""
     records = []
-    for case in document["testCases"]:
+    for case in deepeval_test_run(document)["testCases"]:
         if not isinstance(case, dict):
             continue
         records.append({ours: case.get(theirs) for theirs, ours in _DEEPEVAL_CASE_KEYS.items()})
@@ -90,8 +100,9 @@ def load_foreign_results(source: Any, *, name: str | None = None) -> ForeignResu
     raw = read_input(source, name=name, default_name="results")
     data = gunzip_if_needed(raw)
     document = _json_document(data)
-    if is_deepeval_test_run(document):
-        scores = _deepeval_scores(document, raw.name)  # checks the test cases before the rows
+    test_run = deepeval_test_run(document)
+    if test_run is not None:
+        scores = _deepeval_scores(test_run, raw.name)  # checks the test cases before the rows
         dataset = load_dataset(raw.data, name=raw.name, format="json")
         return ForeignResults("deepeval", dataset, scores)
     dataset = load_dataset(raw.data, name=raw.name)
@@ -202,9 +213,10 @@ def import_foreign_results(foreign: ForeignResults, store: Any, *, run_name: str
 
     dataset = foreign.dataset
     dataset_id = store.save_dataset(dataset)
+    # shaped like the runner's configuration (metrics as {name, class, settings})
     config = {
         "external": foreign.tool, "source": dataset.name, "content_hash": dataset.content_hash,
-        "metrics": foreign.metrics,
+        "metrics": [{"name": m, "class": f"external:{foreign.tool}", "settings": {}} for m in foreign.metrics],
     }
     run_id, _ = store.create_or_resume_run(
         dataset_id, config, name=run_name or f"{foreign.tool}: {dataset.name}"

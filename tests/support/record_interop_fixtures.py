@@ -149,7 +149,12 @@ def ragas_files(manifest: dict[str, Any]) -> None:
     multi_dataset = EvaluationDataset(samples=multi)
     multi_dataset.to_jsonl(str(OUT / "ragas_multi.jsonl"))
     multi_dataset.to_csv(str(OUT / "ragas_multi.csv"))
-    for name in ("ragas_multi.jsonl", "ragas_multi.csv"):
+    multi_hf = multi_dataset.to_hf_dataset()
+    multi_hf.to_csv(str(OUT / "ragas_multi_hf.csv"))  # numpy reprs of the message dicts
+    multi_hf.to_json(str(OUT / "ragas_multi_hf.json"))  # JSON Lines under a .json name
+    multi_hf.to_parquet(str(OUT / "ragas_multi_hf.parquet"))
+    for name in ("ragas_multi.jsonl", "ragas_multi.csv", "ragas_multi_hf.csv", "ragas_multi_hf.json",
+                 "ragas_multi_hf.parquet"):
         manifest[name] = {"kind": "conversations", "library": "ragas", "ids": False}
 
 
@@ -269,11 +274,19 @@ def deepeval_files(manifest: dict[str, Any]) -> None:
     metric.measure = measure  # type: ignore[method-assign]
     results_dir = tmp / "results"
     os.environ["DEEPEVAL_RESULTS_FOLDER"] = str(results_dir)
-    evaluate(cases, [metric], async_config=AsyncConfig(run_async=False),
-             display_config=DisplayConfig(print_results=False, show_indicator=False))
+    cwd = os.getcwd()
+    os.chdir(tmp)  # DeepEval also keeps the latest run in ./.deepeval/
+    try:
+        evaluate(cases, [metric], async_config=AsyncConfig(run_async=False),
+                 display_config=DisplayConfig(print_results=False, show_indicator=False))
+    finally:
+        os.chdir(cwd)
     (run_file,) = results_dir.glob("*.json")
     shutil.copy(run_file, OUT / "deepeval_test_run.json")
-    manifest["deepeval_test_run.json"] = {"kind": "deepeval_run", "faithfulness": EXPECTED_FAITHFULNESS}
+    # the same run as DeepEval keeps it for `deepeval view`: under "testRunData"
+    shutil.copy(tmp / ".deepeval" / ".latest_test_run.json", OUT / "deepeval_latest_test_run.json")
+    for name in ("deepeval_test_run.json", "deepeval_latest_test_run.json"):
+        manifest[name] = {"kind": "deepeval_run", "faithfulness": EXPECTED_FAITHFULNESS}
 
 
 # ---- ranx -----------------------------------------------------------------------------------
