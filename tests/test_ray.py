@@ -136,9 +136,10 @@ def test_sample_scores_claims_and_verdict_cache_match_the_local_runner(ray_clust
     run = evaluate(str(SAMPLE), build_metrics(names), engine="ray", out=tmp_path / "out", block_size=16)
     assert (run.n_blocks, run.computed_blocks, run.skipped_blocks) == (2, 2, 0)
     # every new verdict came back from the workers and was stored once
-    assert run.verdicts_added == len(cache) > 0
-    # a second run: every worker reads the cache, nothing new to store
+    assert run.cache_misses > 0 and run.verdicts_added == len(cache) > 0
+    # a second run: the workers find every verdict in the cache, nothing new to store
     again = evaluate_ray(str(SAMPLE), build_metrics(names), out=tmp_path / "again", num_workers=1)
+    assert again.cache_misses == 0 and again.cache_hits >= run.cache_misses
     assert again.verdicts_added == 0 and len(cache) == run.verdicts_added
 
     store = RunStore()
@@ -220,3 +221,27 @@ def test_nli_actor_loads_the_model_on_its_device_and_matches_local(ray_cluster: 
                      store=RunStore())
     pd.testing.assert_frame_equal(run.frame, local.frame)
     assert run.frame["score"].notna().sum() > 0
+
+
+def test_worker_cache_reads_the_file_or_the_shipped_snapshot_and_hands_back_new_verdicts(
+    ray_cluster: str, tmp_path: Path
+) -> None:
+    import ray
+
+    from tempo_eval.distributed.shipping import WorkerVerdictCache
+
+    stored = VerdictCache(tmp_path / "ws.sqlite")
+    stored.put_many({"k1": {"claim": "a"}})
+    snapshot = ray.put({"k2": {"claim": "b"}})
+    on_file = WorkerVerdictCache(CacheSource(str(tmp_path / "ws.sqlite"), snapshot))
+    elsewhere = WorkerVerdictCache(CacheSource(str(tmp_path / "not-on-this-machine.sqlite"), snapshot))
+    assert on_file.get_many(["k1", "k2"]) == {"k1": {"claim": "a"}}  # the file, when it can open it
+    assert elsewhere.get_many(["k1", "k2"]) == {"k2": {"claim": "b"}}  # else the snapshot
+    elsewhere.put_many({"k3": {"claim": "c"}})
+    assert elsewhere.get_many(["k3"]) == {"k3": {"claim": "c"}}
+    assert elsewhere.drain() == ({"k3": {"claim": "c"}}, 2, 1)
+    assert elsewhere.drain() == ({}, 0, 0)
+    # the driver stores them once, whoever reports them
+    assert stored.add_many({"k3": {"claim": "c"}, "k1": {"claim": "other"}}) == 1
+    assert stored.get_many(["k1", "k3"]) == {"k1": {"claim": "a"}, "k3": {"claim": "c"}}
+    assert not (tmp_path / "not-on-this-machine.sqlite").exists()
