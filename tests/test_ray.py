@@ -76,6 +76,14 @@ def test_shipped_nli_verifier_leaves_its_model_and_connection_behind(tmp_path: P
     assert type(metric.verifier.cache).__name__ == "WorkerVerdictCache"
 
 
+def test_evaluate_names_its_engines_and_refuses_ray_options_for_the_local_one() -> None:
+    dataset = load_dataset(SAMPLE)
+    with pytest.raises(ValueError, match="engine must be 'local' or 'ray', got 'spark'"):
+        evaluate(dataset, build_metrics(["temporal_ndcg"]), engine="spark")
+    with pytest.raises(TypeError, match="num_workers, out: only for engine='ray'"):
+        evaluate(dataset, build_metrics(["temporal_ndcg"]), out="x", num_workers=2)
+
+
 def test_cli_refuses_ray_options_without_the_ray_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "r.csv")
     assert main(["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--out", out, "--num-workers", "4"]) == 2
@@ -161,6 +169,19 @@ def test_sample_scores_claims_and_verdict_cache_match_the_local_runner(ray_clust
     pd.testing.assert_frame_equal(claims, local.claims)
     row = 1
     assert store.get_result(imported, row, "temporal_faithfulness") == local.result(row, "temporal_faithfulness")
+
+    # the dashboard opens the imported run beside the local one: its claims and a comparison
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["runs"] = f"{imported},{local.run_id}"
+    at.run()
+    assert at.session_state["run_ids"] == [imported, local.run_id]
+    at.switch_page("views/claims.py").run()
+    assert not at.exception and not at.error
+    assert len(at.dataframe(key="claims_table").value) == 2 * len(claims)
+    at.switch_page("views/compare.py").run()
+    assert not at.exception and not at.error
 
 
 def test_5000_generated_rows_match_the_local_runner(ray_cluster: str, tmp_path: Path, rows_5000: Path,
