@@ -76,6 +76,14 @@ def test_shipped_nli_verifier_leaves_its_model_and_connection_behind(tmp_path: P
     assert type(metric.verifier.cache).__name__ == "WorkerVerdictCache"
 
 
+def test_evaluate_names_its_engines_and_refuses_ray_options_for_the_local_one() -> None:
+    dataset = load_dataset(SAMPLE)
+    with pytest.raises(ValueError, match="engine must be 'local' or 'ray', got 'spark'"):
+        evaluate(dataset, build_metrics(["temporal_ndcg"]), engine="spark")
+    with pytest.raises(TypeError, match="num_workers, out: only for engine='ray'"):
+        evaluate(dataset, build_metrics(["temporal_ndcg"]), out="x", num_workers=2)
+
+
 def test_cli_refuses_ray_options_without_the_ray_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "r.csv")
     assert main(["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--out", out, "--num-workers", "4"]) == 2
@@ -136,9 +144,10 @@ def test_sample_scores_claims_and_verdict_cache_match_the_local_runner(ray_clust
     run = evaluate(str(SAMPLE), build_metrics(names), engine="ray", out=tmp_path / "out", block_size=16)
     assert (run.n_blocks, run.computed_blocks, run.skipped_blocks) == (2, 2, 0)
     # every new verdict came back from the workers and was stored once
-    assert run.verdicts_added == len(cache) > 0
-    # a second run: every worker reads the cache, nothing new to store
+    assert run.cache_misses > 0 and run.verdicts_added == len(cache) > 0
+    # a second run: the workers find every verdict in the cache, nothing new to store
     again = evaluate_ray(str(SAMPLE), build_metrics(names), out=tmp_path / "again", num_workers=1)
+    assert again.cache_misses == 0 and again.cache_hits >= run.cache_misses
     assert again.verdicts_added == 0 and len(cache) == run.verdicts_added
 
     store = RunStore()
@@ -160,6 +169,19 @@ def test_sample_scores_claims_and_verdict_cache_match_the_local_runner(ray_clust
     pd.testing.assert_frame_equal(claims, local.claims)
     row = 1
     assert store.get_result(imported, row, "temporal_faithfulness") == local.result(row, "temporal_faithfulness")
+
+    # the dashboard opens the imported run beside the local one: its claims and a comparison
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["runs"] = f"{imported},{local.run_id}"
+    at.run()
+    assert at.session_state["run_ids"] == [imported, local.run_id]
+    at.switch_page("views/claims.py").run()
+    assert not at.exception and not at.error
+    assert len(at.dataframe(key="claims_table").value) == 2 * len(claims)
+    at.switch_page("views/compare.py").run()
+    assert not at.exception and not at.error
 
 
 def test_5000_generated_rows_match_the_local_runner(ray_cluster: str, tmp_path: Path, rows_5000: Path,
@@ -220,3 +242,27 @@ def test_nli_actor_loads_the_model_on_its_device_and_matches_local(ray_cluster: 
                      store=RunStore())
     pd.testing.assert_frame_equal(run.frame, local.frame)
     assert run.frame["score"].notna().sum() > 0
+
+
+def test_worker_cache_reads_the_file_or_the_shipped_snapshot_and_hands_back_new_verdicts(
+    ray_cluster: str, tmp_path: Path
+) -> None:
+    import ray
+
+    from tempo_eval.distributed.shipping import WorkerVerdictCache
+
+    stored = VerdictCache(tmp_path / "ws.sqlite")
+    stored.put_many({"k1": {"claim": "a"}})
+    snapshot = ray.put({"k2": {"claim": "b"}})
+    on_file = WorkerVerdictCache(CacheSource(str(tmp_path / "ws.sqlite"), snapshot))
+    elsewhere = WorkerVerdictCache(CacheSource(str(tmp_path / "not-on-this-machine.sqlite"), snapshot))
+    assert on_file.get_many(["k1", "k2"]) == {"k1": {"claim": "a"}}  # the file, when it can open it
+    assert elsewhere.get_many(["k1", "k2"]) == {"k2": {"claim": "b"}}  # else the snapshot
+    elsewhere.put_many({"k3": {"claim": "c"}})
+    assert elsewhere.get_many(["k3"]) == {"k3": {"claim": "c"}}
+    assert elsewhere.drain() == ({"k3": {"claim": "c"}}, 2, 1)
+    assert elsewhere.drain() == ({}, 0, 0)
+    # the driver stores them once, whoever reports them
+    assert stored.add_many({"k3": {"claim": "c"}, "k1": {"claim": "other"}}) == 1
+    assert stored.get_many(["k1", "k3"]) == {"k1": {"claim": "a"}, "k3": {"claim": "c"}}
+    assert not (tmp_path / "not-on-this-machine.sqlite").exists()

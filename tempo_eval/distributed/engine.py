@@ -15,6 +15,7 @@ Killed or interrupted, the same call (or CLI command) resumes: finished blocks a
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
 import math
@@ -46,7 +47,8 @@ class RayRun:
     """What `evaluate_ray` returns: where the output is and what this call did.
 
     `computed_blocks` were scored by this call, `skipped_blocks` found finished in `out` (resume);
-    `verdicts_added` is how many new verdicts the workers' results added to the verdict cache."""
+    `verdicts_added` is how many new verdicts the workers' results added to the verdict cache;
+    `cache_hits` / `cache_misses` count the workers' verdict lookups found / not found in it."""
 
     out: Path
     status: str
@@ -56,6 +58,8 @@ class RayRun:
     computed_blocks: int
     skipped_blocks: int
     verdicts_added: int
+    cache_hits: int = 0
+    cache_misses: int = 0
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -157,18 +161,23 @@ def evaluate_ray(
         rows_done = sum(_block_rows(b, block_size, n_rows) for b in done)
         if progress is not None:
             progress(rows_done, n_rows)
-        added = 0
+        # written beside the scoring (the driver mostly waits for blocks), not before it
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        writer = pool.submit(output.write_dataset, out, frame)
+        pool.shutdown(wait=False)
+        added = hits = misses = 0
         if pending:
-            added, rows_done = _score(
+            added, hits, misses = _score(
                 ray, frame, pending, out=out, block_size=block_size, payload=payload, source=source,
                 reference_date=reference_date, num_workers=num_workers, gpus_per_worker=gpus_per_worker,
                 max_concurrency=max_concurrency, db_path=db_path, progress=progress,
                 rows_done=rows_done,
             )
+        writer.result()  # its error, if any, is this call's
         output.write_manifest(out, {**manifest, "status": "finished"})
         return RayRun(out=Path(out), status="finished", n_rows=n_rows, n_blocks=n_blocks,
                       metrics=[m.name for m in metrics], computed_blocks=len(pending),
-                      skipped_blocks=len(done), verdicts_added=added)
+                      skipped_blocks=len(done), verdicts_added=added, cache_hits=hits, cache_misses=misses)
     finally:
         if started_here:
             ray.shutdown()
@@ -188,7 +197,7 @@ def _score(
     payload: bytes, source: CacheSource, reference_date: str | None, num_workers: int,
     gpus_per_worker: float, max_concurrency: int, db_path: str,
     progress: Callable[[int, int], None] | None, rows_done: int,
-) -> tuple[int, int]:
+) -> tuple[int, int, int]:
     from tempo_eval.store.verdict_cache import VerdictCache
 
     columns = [str(c) for c in frame.columns]
@@ -218,6 +227,7 @@ def _score(
     cache: VerdictCache | None = None  # opened on the first block that brings verdicts
     added = 0
     n_rows = len(frame)
+    counts = {"hits": 0, "misses": 0}
     for result in scored.iter_rows():
         block = int(result["block"])
         output.write_block(out, block, bytes(result["results"]), bytes(result["details"]))
@@ -226,10 +236,12 @@ def _score(
             if cache is None:
                 cache = VerdictCache(db_path)
             added += cache.add_many(verdicts)
+        counts["hits"] += int(result["cache_hits"])
+        counts["misses"] += int(result["cache_misses"])
         rows_done += _block_rows(block, block_size, n_rows)
         if progress is not None:
             progress(rows_done, n_rows)
-    return added, rows_done
+    return added, counts["hits"], counts["misses"]
 
 
 class BlockScorer:
@@ -259,8 +271,11 @@ class BlockScorer:
         scored = run_sync(score_rows(self.metrics, self.columns, rows, block * self.block_size,
                                      self.reference_date, self.max_concurrency))
         results, details = output.encode_block(scored, self.secrets)
-        verdicts = json.dumps(self.cache.drain(), ensure_ascii=False).encode("utf-8")
+        new, hits, misses = self.cache.drain()
+        verdicts = json.dumps(new, ensure_ascii=False).encode("utf-8")
         return {
+            "cache_hits": np.array([hits]),
+            "cache_misses": np.array([misses]),
             "block": np.array([block]),
             "results": np.array([results], dtype=object),
             "details": np.array([details], dtype=object),

@@ -82,13 +82,20 @@ def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: pd.
             raise OutputMismatch(f"{out} is not empty and holds no tempo-eval Ray output; choose an empty "
                                  "or new directory")
         out.mkdir(parents=True, exist_ok=True)
-        rows = dumps({"columns": [str(c) for c in frame.columns],
-                      "rows": [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]})
-        _write_atomic(out / DATASET, gzip.compress(rows.encode("utf-8"), compresslevel=3))
         write_manifest(out, {**manifest, "status": "running"})
-    for leftover in out.glob("*/*.tmp"):  # a block being written when the driver was killed
+    for leftover in [*out.glob("*.tmp"), *out.glob("*/*.tmp")]:  # being written when the driver was killed
         leftover.unlink()
     return done_blocks(out, int(manifest["n_blocks"]))
+
+
+def write_dataset(out: str | os.PathLike[str], frame: pd.DataFrame) -> None:
+    """The canonical rows as the workspace stores them (for `import_results`), unless written."""
+    path = Path(out) / DATASET
+    if path.exists():
+        return
+    rows = dumps({"columns": [str(c) for c in frame.columns],
+                  "rows": [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]})
+    _write_atomic(path, gzip.compress(rows.encode("utf-8"), compresslevel=3))
 
 
 def _plain(value: Any) -> Any:
@@ -191,6 +198,9 @@ def import_results(
     manifest = read_manifest(out)
     if manifest is None:
         raise ValueError(f"{out}: no {MANIFEST}; expected the --out directory of a Ray run")
+    if not (out / DATASET).exists():
+        raise ValueError(f"{out}: no {DATASET} (the run was stopped before writing it); run the same "
+                         "evaluate command again to finish it, then import")
     store = store if store is not None else RunStore()
     stored = json.loads(gzip.decompress((out / DATASET).read_bytes()))
     frame = pd.DataFrame(stored["rows"], columns=stored["columns"], dtype=object)

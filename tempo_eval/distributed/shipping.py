@@ -122,6 +122,8 @@ class WorkerVerdictCache:
         self._snapshot: Mapping[str, Any] | None = None
         self._opened = False
         self._lock = threading.Lock()
+        self._hits = 0  # keys looked up and found (in this actor, the file or the snapshot)
+        self._misses = 0
 
     def _open(self) -> None:
         self._opened = True
@@ -152,6 +154,8 @@ class WorkerVerdictCache:
                     found.update((key, json.loads(record)) for key, record in rows)
             elif missing and self._snapshot is not None:
                 found.update((k, self._snapshot[k]) for k in missing if k in self._snapshot)
+            self._hits += len(found)
+            self._misses += len(set(keys)) - len(found)
         return found
 
     def put_many(self, records: Mapping[str, Mapping[str, Any]]) -> None:
@@ -160,11 +164,13 @@ class WorkerVerdictCache:
                 self._known[key] = dict(record)
                 self._new[key] = dict(record)
 
-    def drain(self) -> dict[str, dict[str, Any]]:
-        """The verdicts made since the last drain (for the driver to store)."""
+    def drain(self) -> tuple[dict[str, dict[str, Any]], int, int]:
+        """The verdicts made since the last drain (for the driver to store), and how many keys
+        were looked up and found (hits) or not (misses) since then."""
         with self._lock:
             new, self._new = self._new, {}
-        return new
+            hits, misses, self._hits, self._misses = self._hits, self._misses, 0, 0
+        return new, hits, misses
 
     def __len__(self) -> int:
         return len(self._known)
