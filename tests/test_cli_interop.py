@@ -96,22 +96,11 @@ def test_turn_faithfulness_with_other_metrics_is_a_usage_error(tmp_path: Path,
     assert code == 2 and "separate commands" in err
 
 
-def _runner_accepts_conversations() -> bool:
-    from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
-    from tempo_eval.runner import check_columns
-
-    try:
-        check_columns([TurnFaithfulness()], ["conversation_id", "turns"])
-    except ValueError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize("name", ["ragas_multi.jsonl", "deepeval_conversational_test_cases.csv"])
 def test_turn_faithfulness_evaluates_each_conversation_of_a_file(name: str, tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    if not _runner_accepts_conversations():
-        pytest.skip("the runner still refuses turn_faithfulness on conversation datasets (helper 'dash' adds it)")
     code, err = _main(_evaluate(DATA / name, tmp_path, "--metrics", "turn_faithfulness"), capsys)
     assert code == 0, err
     import pandas as pd
