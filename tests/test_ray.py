@@ -99,10 +99,13 @@ def test_cli_refuses_ray_options_without_the_ray_engine(tmp_path: Path, capsys: 
 def test_ray_readers_give_the_local_loaders_frame(ray_cluster: str, tmp_path: Path, rows_5000: Path) -> None:
     parquet = tmp_path / "sample.parquet"
     pd.read_csv(SAMPLE, dtype=str, keep_default_na=False).to_parquet(parquet)
-    for path in (SAMPLE, ROOT / "data" / "sample" / "temporal_qa.jsonl", parquet, rows_5000):
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + SAMPLE.read_bytes())
+    for path in (SAMPLE, ROOT / "data" / "sample" / "temporal_qa.jsonl", parquet, rows_5000, bom):
         ours, theirs = read_dataset(str(path)), load_dataset(path)
         pd.testing.assert_frame_equal(ours.frame, theirs.frame)
         assert (ours.content_hash, ours.mapping, ours.name) == (theirs.content_hash, theirs.mapping, theirs.name)
+        assert ours.warnings == theirs.warnings
 
 
 def test_a_directory_of_parts_reads_as_one_dataset(ray_cluster: str, tmp_path: Path) -> None:
@@ -266,3 +269,25 @@ def test_worker_cache_reads_the_file_or_the_shipped_snapshot_and_hands_back_new_
     assert stored.add_many({"k3": {"claim": "c"}, "k1": {"claim": "other"}}) == 1
     assert stored.get_many(["k1", "k3"]) == {"k1": {"claim": "a"}, "k3": {"claim": "c"}}
     assert not (tmp_path / "not-on-this-machine.sqlite").exists()
+
+
+def test_llm_judge_called_from_the_workers_gives_the_local_numbers(ray_cluster: str, tmp_path: Path) -> None:
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.verify import make_verifier
+    from tests.test_llm_verifier import judge_servers
+
+    with judge_servers() as start:
+        server = start()
+
+        def metric() -> TemporalFaithfulness:
+            judge = make_verifier("llm", model="judge", base_url=server.base_url, api_key="sk-ray-test-key")
+            return TemporalFaithfulness(verifier=judge)
+
+        run = evaluate_ray(str(SAMPLE), [metric()], out=tmp_path / "out", num_workers=1)
+        calls = len(server.requests)
+        assert calls > 0  # the actor asked the judge over HTTP
+        local = evaluate(load_dataset(SAMPLE), [metric()], store=RunStore())
+        assert len(server.requests) == calls  # the local run found every verdict in the cache
+    pd.testing.assert_frame_equal(run.frame, local.frame)
+    assert run.frame["score"].notna().sum() > 0
+    assert "sk-ray-test-key" not in (tmp_path / "out" / "manifest.json").read_text()

@@ -49,6 +49,8 @@ from tempo_eval.io.errors import InputError
 #: formats read by Ray Data's readers; the others are read by the local loader on the driver
 RAY_FORMATS = ("parquet", "csv", "tsv", "jsonl")
 _HASH_CHUNK = 1 << 20
+#: text files starting like this (UTF-8 / UTF-16 byte order marks, Parquet, zip) go to the local loader
+_LOCAL_STARTS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"PAR1", b"PK\x03\x04")
 
 
 @dataclass
@@ -204,6 +206,8 @@ def _read_with_ray(filesystem: Any, files: list[_File], fmt: str) -> list[Any] |
     import ray.data
 
     paths = [f.path for f in files]
+    if fmt != "parquet" and any(f.first_line.startswith(_LOCAL_STARTS) or b"\x00" in f.first_line for f in files):
+        return None  # a byte order mark, binary or UTF-16 text: the local loader's checks say what to do
     header: list[str] | None = None
     if fmt in ("csv", "tsv"):
         if any(f.odd_quotes or not f.first_line.strip() or b'"' in f.first_line for f in files):
