@@ -127,9 +127,20 @@ def run_setups(runs: pd.DataFrame) -> dict[int, dict[str, str]]:
     return _run_setups(db_path(), signature)
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def _dataset_row(db: str, dataset_id: int, row: int) -> dict[str, Any]:
+    return _store_for(db).dataset_row(dataset_id, row)
+
+
+def dataset_row(dataset_id: int, row: int) -> dict[str, Any]:
+    """One row of a stored dataset as {column: value} (`RunStore.dataset_row`), cached."""
+    return _dataset_row(db_path(), int(dataset_id), int(row))
+
+
 def forget_cached_reads() -> None:
     """Drop the cached frames after a delete or rename, so no page shows what is gone."""
-    for cached in (_dataset_frame, _results, _claims, _run_board, _runs_board, _run_setups, _results_grid):
+    for cached in (_dataset_frame, _dataset_row, _results, _claims, _run_board, _runs_board, _run_setups,
+                   _results_grid):
         cached.clear()
 
 
@@ -149,9 +160,9 @@ def _results_grid(db: str, run_ids: tuple[int, ...], sizes: tuple[int, ...]) -> 
         grid.columns.name = None
         grid.insert(0, "eval_run", f"{info['name']} #{run_id}")
         grid.insert(1, "run_id", run_id)
-        frame = _dataset_frame(db, int(info["dataset_id"]))
-        if "query" in frame.columns:
-            queries = frame["query"].tolist()
+        # the query column only: a 100,000-row dataset is not decoded whole for it
+        queries = _store_for(db).dataset_column(int(info["dataset_id"]), "query")
+        if queries is not None:
             grid.insert(4, "query", [queries[i] if 0 <= i < len(queries) else None for i in grid["row"]])
         parts.append(grid.rename(columns={"run": "system"}))
     if not parts:

@@ -651,6 +651,7 @@ def test_deleting_a_dataset_says_what_it_takes_first() -> None:
     assert RunStore().list_runs().empty
 
 
+@pytest.mark.slow
 def test_a_conversation_is_stored_as_a_run_and_reopens_after_a_reload() -> None:
     from tempo_eval.store.runs import RunStore
 

@@ -403,3 +403,15 @@ def test_run_scores_reads_several_runs_at_once() -> None:
     scores = store.run_scores([a, b])
     assert scores["run_id"].tolist() == [a, b] and scores["score"].isna().tolist() == [False, True]
     assert store.run_scores([]).empty
+
+
+def test_one_column_or_one_row_of_a_stored_dataset_is_read_without_the_rest() -> None:
+    store = RunStore()
+    frame = pd.DataFrame({"query_id": ["q1", "q2"], "query": ["When?", None], "contexts": [["a", "b"], []]}, dtype=object)
+    dataset_id = store.save_dataset(_frame_dataset(frame))
+    assert store.dataset_column(dataset_id, "query") == ["When?", None]
+    assert store.dataset_column(dataset_id, "answer") is None
+    assert store.dataset_row(dataset_id, 0) == {"query_id": "q1", "query": "When?", "contexts": ["a", "b"]}
+    assert store.dataset_row(dataset_id, 1)["contexts"] == []
+    with pytest.raises(KeyError, match="no row 2"):
+        store.dataset_row(dataset_id, 2)

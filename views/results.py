@@ -64,12 +64,11 @@ def _detail(run_id: int, row: int) -> None:
     from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, year_marks
 
     s = store_reads.store()
-    info = s.run_info(run_id)
-    frame = store_reads.dataset_frame(int(info["dataset_id"]))
-    if not 0 <= row < len(frame):
+    dataset_id = int(s.run_info(run_id)["dataset_id"])
+    if not 0 <= row < int(store_reads.dataset_info(dataset_id)["n_rows"]):
         st.caption(f"The dataset has no row {row}.")
         return
-    record = frame.iloc[row]
+    record = store_reads.dataset_row(dataset_id, row)  # one row, not the whole dataset
     long = store_reads.results_frame(run_id)
     here = long[long["row"] == row]
     if here.empty:

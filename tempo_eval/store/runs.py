@@ -287,6 +287,53 @@ class RunStore:
         stored = json.loads(_unpack(row[0]))
         return pd.DataFrame(stored["rows"], columns=stored["columns"], dtype=object)
 
+    def dataset_column(self, dataset_id: int, column: str) -> list[Any] | None:
+        """One column of a stored dataset, in row order, without decoding the others (SQLite's
+        JSON functions pick it out of the stored rows); None when the dataset has no such column.
+        Meant for text and number columns: a list cell comes back as its JSON text."""
+        columns = self._dataset_columns(dataset_id)
+        if column not in columns:
+            return None
+        index = columns.index(column)
+        try:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT j.value ->> ? FROM datasets d, json_each(d.rows, '$.rows') j WHERE d.id = ? ORDER BY j.key",
+                    (f"$[{index}]", dataset_id),
+                ).fetchall()
+        except sqlite3.OperationalError:  # an SQLite without JSON functions: decode everything
+            return self.dataset_frame(dataset_id)[column].tolist()
+        return [value for (value,) in rows]
+
+    def dataset_row(self, dataset_id: int, row: int) -> dict[str, Any]:
+        """One row of a stored dataset as {column: value}, without decoding the other rows."""
+        columns = self._dataset_columns(dataset_id)
+        try:
+            with self._lock:
+                found = self._conn.execute(
+                    "SELECT json_extract(rows, ?) FROM datasets WHERE id = ?", (f"$.rows[{int(row)}]", dataset_id)
+                ).fetchone()
+        except sqlite3.OperationalError:
+            frame = self.dataset_frame(dataset_id)
+            if not 0 <= row < len(frame):
+                raise KeyError(f"dataset {dataset_id} has no row {row}") from None
+            return dict(frame.iloc[row])
+        if found is None or found[0] is None or row < 0:
+            raise KeyError(f"dataset {dataset_id} has no row {row}")
+        return dict(zip(columns, json.loads(found[0]), strict=True))
+
+    def _dataset_columns(self, dataset_id: int) -> list[str]:
+        try:
+            with self._lock:
+                row = self._conn.execute(
+                    "SELECT json_extract(rows, '$.columns') FROM datasets WHERE id = ?", (dataset_id,)
+                ).fetchone()
+        except sqlite3.OperationalError:  # no JSON functions
+            return [str(c) for c in self.dataset_frame(dataset_id).columns]
+        if row is None:
+            raise KeyError(f"no dataset with id {dataset_id}")
+        return [str(c) for c in json.loads(row[0])]
+
     def get_dataset(self, dataset_id: int) -> Any:
         """The stored dataset as a `tempo_eval.io.dataset.Dataset`."""
         # the loaders' noun; imported here so the store does not depend on the io package at import
