@@ -22,7 +22,8 @@ Per claim:
        conflict was found (different year, date, number or named entity, or an explicit negation
        of the same statement); a candidate that supports the claim wins, else one that
        contradicts it, else the claim is NEUTRAL on the most similar unit; `confidence` is the
-       calibrated probability of the label.
+       calibrated probability of the label (a unit in conflict with the claim decides between
+       CONTRADICTED and NEUTRAL only).
 """
 
 from __future__ import annotations
@@ -271,10 +272,15 @@ def decide(claim: str, judgement: Judgement, model: dict[str, Any]) -> ClaimVerd
     from tempo_eval.verify.calibration import predict_proba
 
     probabilities = predict_proba(model, judgement.features)
-    allowed = list(CLASSES) if judgement.conflict else ["SUPPORTED", "NEUTRAL"]
-    total = sum(probabilities[label] for label in allowed)
-    label = max(allowed, key=lambda name: probabilities[name])
-    confidence = probabilities[label] / total if total > 0 else 0.0
+    if judgement.conflict:
+        # a unit that conflicts with the claim never supports it
+        against = probabilities["CONTRADICTED"] / max(1e-12, probabilities["CONTRADICTED"] + probabilities["NEUTRAL"])
+        label, confidence = ("CONTRADICTED", against) if against >= 0.5 else ("NEUTRAL", 1.0 - against)
+    elif probabilities["SUPPORTED"] >= 0.5:
+        label, confidence = "SUPPORTED", probabilities["SUPPORTED"]
+    else:
+        # no conflict a reviewer could check: "not supported" is all the model may say
+        label, confidence = "NEUTRAL", 1.0 - probabilities["SUPPORTED"]
     if label == "CONTRADICTED":
         reason = f"{judgement.conflict} ({judgement.support_note})"
     elif label == "SUPPORTED":
