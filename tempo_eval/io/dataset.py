@@ -680,10 +680,14 @@ def _read_parquet(data: bytes, source: str) -> _Table:
             "file, or a name ending in .csv, .tsv, .jsonl or .json for text",
             source=source,
         )
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(io.BytesIO(data))
+        # ParquetFile.read without threads or pre-buffering starts no Arrow worker thread:
+        # `read_table` does, and a process that then exits at once (an input error found right
+        # after reading) could abort in C++ ("terminate called without an active exception").
+        table = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False)
     except Exception as error:  # pyarrow raises many types; all mean "unreadable"
         raise InputError(
             f"could not read the Parquet file ({type(error).__name__}: {error}); expected a complete "
@@ -929,7 +933,7 @@ def _canonical_frame(
             )
             continue
         if table.arrow is not None:
-            columns[column] = table.arrow.column(positions[column]).to_pandas().to_numpy()
+            columns[column] = table.arrow.column(positions[column]).to_pandas(use_threads=False).to_numpy()
         else:
             columns[column] = pd.Series(list(table.values[column]), dtype=object)
     # One frame built at once: adding thousands of columns one by one is quadratic (and pandas
