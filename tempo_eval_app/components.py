@@ -23,7 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.io.errors import InputError
-from tempo_eval.store.db import default_db_path
+from tempo_eval.store.db import WorkspaceError, default_db_path
 from tempo_eval.store.runs import RunStore
 from tempo_eval.verify.base import VerifierUnavailable
 
@@ -55,9 +55,9 @@ def configure_logging() -> None:
 
 
 def error_message(exc: BaseException) -> str:
-    """What the user reads: an InputError or an unavailable verifier as it is; anything else as
-    one line plus "details in the log"."""
-    if isinstance(exc, (InputError, VerifierUnavailable)):
+    """What the user reads: an InputError, an unavailable verifier or an unusable workspace as it
+    is; anything else as one line plus "details in the log"."""
+    if isinstance(exc, (InputError, VerifierUnavailable, WorkspaceError)):
         return str(exc)
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     line = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
