@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import streamlit as st
 
 from tempo_eval.io.errors import InputError
+from tempo_eval.store.db import WorkspaceError
 from tempo_eval.verify.base import VerifierUnavailable
 from tempo_eval_app.formatting import md_escape
 
@@ -51,7 +52,7 @@ def in_app_terms(text: str) -> str:
 def error_message(exc: BaseException) -> str:
     """What the user reads: an InputError or an unavailable verifier as it is (in the app's terms,
     see `in_app_terms`); anything else as one line plus "details in the log"."""
-    if isinstance(exc, (InputError, VerifierUnavailable)):
+    if isinstance(exc, (InputError, VerifierUnavailable, WorkspaceError)):
         return in_app_terms(str(exc))
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     line = f"{type(exc).__name__}: {first}" if first else type(exc).__name__

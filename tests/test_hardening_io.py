@@ -125,3 +125,31 @@ def test_a_cell_over_the_limit_is_located_by_row_and_column(quoted: bool) -> Non
     assert (caught.value.row, caught.value.line, caught.value.column) == (2, 3, "answer")
     ok = "y" * MAX_CELL_CHARS
     assert load_dataset(f"query,answer\nq1,{ok}\n".encode(), name="d.csv").frame["answer"][0] == ok
+
+
+def test_reading_parquet_starts_no_arrow_worker_thread(tmp_path: Path) -> None:
+    """An Arrow worker still starting when the process exits aborts it (exit 134); reading
+    Parquet must not start one (bench/parquet_exit.py runs the CLI probe itself)."""
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "wrong.parquet"
+    pq.write_table(pa.table({"query": ["q1"], "answer": ["a"], "ctx": [1.5], "extra": [{"a": 1}]}), path)
+    script = f"""
+import os, pyarrow
+from tempo_eval.io.dataset import load_dataset
+from tempo_eval.io.errors import InputError
+before = len(os.listdir('/proc/self/task'))
+try:
+    load_dataset({str(path)!r})
+except InputError as error:
+    raise SystemExit(f"unexpected: {{error}}")
+print(len(os.listdir('/proc/self/task')) - before)
+"""
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"

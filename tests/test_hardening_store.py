@@ -253,3 +253,10 @@ def test_results_written_as_text_by_older_versions_still_read(tmp_path: Path) ->
     store.connection.commit()
     assert store.get_result(run_id, 0, "m").details == json.loads(details)
     assert store.dataset_frame(dataset_id)["query_id"].tolist() == ["q0"]
+
+
+def test_the_dashboard_shows_a_workspace_error_as_it_is(tmp_path: Path) -> None:
+    from tempo_eval_app.components import error_message
+
+    error = WorkspaceError(tmp_path / "x.sqlite", "the database is damaged (malformed)", "restore it")
+    assert error_message(error) == str(error)

@@ -34,6 +34,7 @@ import gc
 import hashlib
 import io
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -418,7 +419,7 @@ def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[s
     lines: list[int] = []
     skipped_blank = 0
     with _csv_field_limit(_CSV_FIELD_LIMIT):
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+        reader = csv.reader(_text_lines(text), delimiter=delimiter, strict=True)
         header: list[str] = []
         line_before = 0
         try:
@@ -459,6 +460,16 @@ def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[s
         )
     columns = list(zip(*rows, strict=True))
     return _Table(header, dict(zip(header, columns, strict=True)), len(rows), lines)
+
+
+#: a line with its ending (\r\n, \r or \n, as `newline=""` reads them), or the last line without one
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _text_lines(text: str) -> Iterator[str]:
+    """The lines of `text` one at a time. Not io.StringIO: it copies the whole text into a buffer
+    of 4 bytes per character, so a 1 GB file needed 4 GB more before its first row was read."""
+    return (match.group() for match in _LINE.finditer(text))
 
 
 def _long_cell_column(text: str, line: int, delimiter: str, header: list[str]) -> str | None:
@@ -728,10 +739,14 @@ def _read_parquet(data: bytes, source: str) -> _Table:
             "file, or a name ending in .csv, .tsv, .jsonl or .json for text",
             source=source,
         )
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(io.BytesIO(data))
+        # ParquetFile.read without threads or pre-buffering starts no Arrow worker thread:
+        # `read_table` does, and a process that then exits at once (an input error found right
+        # after reading) could abort in C++ ("terminate called without an active exception").
+        table = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False)
     except Exception as error:  # pyarrow raises many types; all mean "unreadable"
         raise InputError(
             f"could not read the Parquet file ({type(error).__name__}: {error}); expected a complete "
@@ -1000,7 +1015,7 @@ def _canonical_frame(
             )
             continue
         if table.arrow is not None:
-            columns[column] = table.arrow.column(positions[column]).to_pandas().to_numpy()
+            columns[column] = table.arrow.column(positions[column]).to_pandas(use_threads=False).to_numpy()
         else:
             columns[column] = pd.Series(list(table.values[column]), dtype=object)
     # One frame built at once: adding thousands of columns one by one is quadratic (and pandas
