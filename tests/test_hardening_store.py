@@ -256,7 +256,7 @@ def test_results_written_as_text_by_older_versions_still_read(tmp_path: Path) ->
 
 
 def test_the_dashboard_shows_a_workspace_error_as_it_is(tmp_path: Path) -> None:
-    from tempo_eval_app.components import error_message
+    from tempo_eval_app.errors import error_message
 
     error = WorkspaceError(tmp_path / "x.sqlite", "the database is damaged (malformed)", "restore it")
     assert error_message(error) == str(error)

@@ -176,6 +176,13 @@ def _pack(text: str, *, details: bool = False) -> str | bytes:
     return _TAG_ZDICT_1 + packer.compress(text.encode("utf-8")) + packer.flush()
 
 
+def _json_text_of_container(value: Any) -> Any:
+    """A list or dict cell as compact JSON text (as SQLite's `->>` gives it); anything else as is."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return value
+
+
 def _unpack(value: str | bytes) -> str:
     """The JSON text of a stored value (`_pack`, or plain text from older versions)."""
     if not isinstance(value, bytes):
@@ -220,6 +227,7 @@ class RunStore:
     ) -> None:
         self._conn = connection if connection is not None else connect(path)
         self._lock = threading.RLock()
+        self._rows_memo: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         # Secrets to mask in stored text: read from the environment here and at every run start,
         # not per row (scanning the environment costs more than storing a row).
         self._secrets = secret_values()
@@ -280,59 +288,43 @@ class RunStore:
 
     def dataset_frame(self, dataset_id: int) -> pd.DataFrame:
         """The stored canonical frame of a dataset."""
-        with self._lock:
-            row = self._conn.execute("SELECT rows FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
-        if row is None:
-            raise KeyError(f"no dataset with id {dataset_id}")
-        stored = json.loads(_unpack(row[0]))
+        stored = self._stored_rows(dataset_id)
         return pd.DataFrame(stored["rows"], columns=stored["columns"], dtype=object)
 
     def dataset_column(self, dataset_id: int, column: str) -> list[Any] | None:
-        """One column of a stored dataset, in row order, without decoding the others (SQLite's
-        JSON functions pick it out of the stored rows); None when the dataset has no such column.
-        Meant for text and number columns: a list cell comes back as its JSON text."""
-        columns = self._dataset_columns(dataset_id)
-        if column not in columns:
+        """One column of a stored dataset, in row order; None when the dataset has no such column.
+        Meant for text and number columns: a list or dict cell comes back as its JSON text."""
+        stored = self._stored_rows(dataset_id)
+        if column not in stored["columns"]:
             return None
-        index = columns.index(column)
-        try:
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT j.value ->> ? FROM datasets d, json_each(d.rows, '$.rows') j WHERE d.id = ? ORDER BY j.key",
-                    (f"$[{index}]", dataset_id),
-                ).fetchall()
-        except sqlite3.OperationalError:  # an SQLite without JSON functions: decode everything
-            return self.dataset_frame(dataset_id)[column].tolist()
-        return [value for (value,) in rows]
+        index = stored["columns"].index(column)
+        return [_json_text_of_container(row[index]) for row in stored["rows"]]
 
     def dataset_row(self, dataset_id: int, row: int) -> dict[str, Any]:
-        """One row of a stored dataset as {column: value}, without decoding the other rows."""
-        columns = self._dataset_columns(dataset_id)
-        try:
-            with self._lock:
-                found = self._conn.execute(
-                    "SELECT json_extract(rows, ?) FROM datasets WHERE id = ?", (f"$.rows[{int(row)}]", dataset_id)
-                ).fetchone()
-        except sqlite3.OperationalError:
-            frame = self.dataset_frame(dataset_id)
-            if not 0 <= row < len(frame):
-                raise KeyError(f"dataset {dataset_id} has no row {row}") from None
-            return dict(frame.iloc[row])
-        if found is None or found[0] is None or row < 0:
+        """One row of a stored dataset as {column: value}."""
+        stored = self._stored_rows(dataset_id)
+        if not 0 <= row < len(stored["rows"]):
             raise KeyError(f"dataset {dataset_id} has no row {row}")
-        return dict(zip(columns, json.loads(found[0]), strict=True))
+        return dict(zip(stored["columns"], stored["rows"][row], strict=True))
 
-    def _dataset_columns(self, dataset_id: int) -> list[str]:
-        try:
-            with self._lock:
-                row = self._conn.execute(
-                    "SELECT json_extract(rows, '$.columns') FROM datasets WHERE id = ?", (dataset_id,)
-                ).fetchone()
-        except sqlite3.OperationalError:  # no JSON functions
-            return [str(c) for c in self.dataset_frame(dataset_id).columns]
-        if row is None:
-            raise KeyError(f"no dataset with id {dataset_id}")
-        return [str(c) for c in json.loads(row[0])]
+    def _stored_rows(self, dataset_id: int) -> dict[str, Any]:
+        """The stored {columns, rows} of a dataset, decoded once: the last one decoded is kept,
+        keyed by its content hash and mapping too, since a deleted dataset's id can be reused.
+        Rows are stored compressed (`_pack`), so SQLite's JSON functions cannot reach into them."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT content_hash, mapping FROM datasets WHERE id = ?", (dataset_id,)
+            ).fetchone()
+            if found is None:
+                raise KeyError(f"no dataset with id {dataset_id}")
+            key = (dataset_id, *found)
+            if self._rows_memo is not None and self._rows_memo[0] == key:
+                return self._rows_memo[1]
+            (packed,) = self._conn.execute("SELECT rows FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+            stored = json.loads(_unpack(packed))
+            stored["columns"] = [str(c) for c in stored["columns"]]
+            self._rows_memo = (key, stored)
+            return stored
 
     def get_dataset(self, dataset_id: int) -> Any:
         """The stored dataset as a `tempo_eval.io.dataset.Dataset`."""
