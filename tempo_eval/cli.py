@@ -314,10 +314,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     metrics = args.metric or ["ndcg@10"]
     for metric in metrics:
         parse_trec_metric(metric)
-    runs = load_run(args.runs)
+    if args.max_input_mb is not None and not args.max_input_mb > 0:
+        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
+    max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
+    runs = load_run(args.runs, max_bytes=max_bytes)
     if len(runs) < 2:
         raise CLIError(f"compare needs at least two runs; the run files hold {len(runs)}")
-    qrels = load_qrels(args.qrels)
+    qrels = load_qrels(args.qrels, max_bytes=max_bytes)
     report = compare_trec(
         runs, qrels, metrics=metrics, missing=args.missing, test=args.test, alpha=args.alpha,
         correction=args.correction, n_permutations=args.permutations, seed=args.seed,
@@ -427,6 +430,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown",
                       help="output format (default markdown)")
     cmp_.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
+    cmp_.add_argument("--max-input-mb", type=float, metavar="MB",
+                      help="refuse a run or qrels file larger than this (default 128, or "
+                           "$TEMPO_EVAL_MAX_INPUT_MB)")
     cmp_.set_defaults(handler=cmd_compare)
     return parser
 

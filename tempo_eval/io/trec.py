@@ -59,11 +59,12 @@ class Qrels:
         return list(self.judgments)
 
 
-def load_run(path_or_paths: Any) -> dict[str, Run]:
+def load_run(path_or_paths: Any, *, max_bytes: int | None = None) -> dict[str, Run]:
     """Runs keyed by name (the tag column) from one run file or a list of them.
 
     Each item is a path, bytes or a binary file-like object with a `.name`. A run name found in
-    two different files raises InputError, as does any malformed line.
+    two different files raises InputError, as does any malformed line, and so does a file over
+    `max_bytes` (default: the input size limit, `tempo_eval.io._source.max_input_bytes`).
     """
     sources = list(path_or_paths) if isinstance(path_or_paths, (list, tuple)) else [path_or_paths]
     if not sources:
@@ -71,7 +72,7 @@ def load_run(path_or_paths: Any) -> dict[str, Run]:
     runs: dict[str, Run] = {}
     origin: dict[str, str] = {}
     for item in sources:
-        raw = read_input(item, default_name="run")
+        raw = read_input(item, default_name="run", max_bytes=max_bytes)
         for name, run in _parse_run(_text(raw), raw.name).items():
             if name in runs:
                 raise InputError(
@@ -84,9 +85,10 @@ def load_run(path_or_paths: Any) -> dict[str, Run]:
     return runs
 
 
-def load_qrels(path: Any) -> Qrels:
-    """Qrels from a path, bytes or a binary file-like object; raises InputError when malformed."""
-    raw = read_input(path, default_name="qrels")
+def load_qrels(path: Any, *, max_bytes: int | None = None) -> Qrels:
+    """Qrels from a path, bytes or a binary file-like object; raises InputError when malformed
+    or over `max_bytes` (default: the input size limit)."""
+    raw = read_input(path, default_name="qrels", max_bytes=max_bytes)
     source = raw.name
     judgments: dict[str, dict[str, int]] = {}
     lines = _lines(_text(raw))
