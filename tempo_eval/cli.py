@@ -480,12 +480,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
         parse_trec_metric(metric)
     if args.depth is not None and args.depth < 1:
         raise CLIError(f"--depth must be a positive integer, got {args.depth}")
-    runs = load_run(args.runs)
+    if args.max_input_mb is not None and not args.max_input_mb > 0:
+        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
+    max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
+    runs = load_run(args.runs, max_bytes=max_bytes)
     for note in dict.fromkeys(note for run in runs.values() for note in run.notes):
         print(f"note: {note}", file=sys.stderr)
     if len(runs) < 2:
         raise CLIError(f"compare needs at least two runs; the run files hold {len(runs)}")
-    qrels = load_qrels(args.qrels)
+    qrels = load_qrels(args.qrels, max_bytes=max_bytes)
     report = compare_trec(
         runs, qrels, metrics=metrics, missing=args.missing, test=args.test, alpha=args.alpha,
         correction=args.correction, n_permutations=args.permutations, seed=args.seed,
@@ -666,6 +669,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown",
                       help="output format (default markdown)")
     cmp_.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
+    cmp_.add_argument("--max-input-mb", type=float, metavar="MB",
+                      help="refuse a run or qrels file larger than this (default 128, or "
+                           "$TEMPO_EVAL_MAX_INPUT_MB)")
     cmp_.set_defaults(handler=cmd_compare)
 
     imp = commands.add_parser(

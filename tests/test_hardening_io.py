@@ -153,3 +153,17 @@ print(len(os.listdir('/proc/self/task')) - before)
     done = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "0"
+
+
+def test_compare_applies_the_input_limit_and_the_option_raises_it(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "a.run"
+    run.write_text("".join(f"q{i} Q0 d{j} {j + 1} {10 - j} {tag}\n" for tag in ("bm25", "dense")
+                           for i in range(2000) for j in range(5)), encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i} 0 d1 1\n" for i in range(2000)), encoding="utf-8")
+    args = ["compare", str(run), "--qrels", str(qrels), "--permutations", "10"]
+    assert main([*args, "--max-input-mb", "0.1"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: a.run: the file holds") and "--max-input-mb" in line
+    assert main([*args, "--max-input-mb", "10"]) == 0

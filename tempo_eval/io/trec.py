@@ -71,19 +71,20 @@ class Qrels:
         return list(self.judgments)
 
 
-def load_run(path_or_paths: Any) -> dict[str, Run]:
+def load_run(path_or_paths: Any, *, max_bytes: int | None = None) -> dict[str, Run]:
     """Runs keyed by name (the tag column) from one run file or a list of them.
 
     Each item is a path, bytes or a binary file-like object with a `.name`, holding TREC lines or
     a JSON run. A tag used in several files, and the tag "None", give way to the file's name
-    (see the module doc); a malformed line raises InputError.
+    (see the module doc); a malformed line raises InputError, and so does a file over
+    `max_bytes` (default: the input size limit, `tempo_eval.io._source.max_input_bytes`).
     """
     sources = list(path_or_paths) if isinstance(path_or_paths, (list, tuple)) else [path_or_paths]
     if not sources:
         raise InputError("no run files given; expected at least one TREC run file")
     parsed: list[tuple[str, dict[str, Run]]] = []
     for item in sources:
-        raw = read_input(item, default_name="run")
+        raw = read_input(item, default_name="run", max_bytes=max_bytes)
         text = _text(raw)
         if text.lstrip().startswith("{"):
             run = Run(_stem(raw.name), _json_mapping(text, raw.name, "run"))
@@ -169,9 +170,10 @@ def _json_mapping(text: str, source: str, kind: str) -> dict[str, dict[str, Any]
     return out
 
 
-def load_qrels(path: Any) -> Qrels:
-    """Qrels from a path, bytes or a binary file-like object; raises InputError when malformed."""
-    raw = read_input(path, default_name="qrels")
+def load_qrels(path: Any, *, max_bytes: int | None = None) -> Qrels:
+    """Qrels from a path, bytes or a binary file-like object; raises InputError when malformed
+    or over `max_bytes` (default: the input size limit)."""
+    raw = read_input(path, default_name="qrels", max_bytes=max_bytes)
     source = raw.name
     text = _text(raw)
     if text.lstrip().startswith("{"):
