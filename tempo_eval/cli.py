@@ -437,9 +437,10 @@ def _check_out_is_not_an_input(out: Path, inputs: Sequence[Path]) -> None:
 
 @contextlib.contextmanager
 def _library_progress_bars(enabled: bool, verifier: str | None) -> Iterator[None]:
-    """With `enabled` False and a model-backed verifier (nli), transformers draws no "Loading
-    weights" bar either; its setting is put back afterwards (it is process-wide)."""
-    if enabled or verifier != "nli":
+    """With `enabled` False and a model-backed verifier (nli, or lexical with its MiniLM),
+    transformers draws no "Loading weights" bar either; its setting is put back afterwards (it is
+    process-wide)."""
+    if enabled or verifier not in ("nli", "lexical"):
         yield
         return
     from transformers.utils import logging as transformers_logging  # nli imports it anyway

@@ -169,11 +169,14 @@ def test_ctrl_c_stops_a_run_of_one_metric_and_keeps_it_resumable(tmp_path: Path)
 
 
 @pytest.mark.slow
-def test_no_progress_silences_the_transformers_loading_bar(tmp_path: Path, tiny_nli_dir: Path) -> None:  # noqa: F811
+@pytest.mark.parametrize("verifier", ["nli", "lexical"])
+def test_no_progress_silences_the_transformers_loading_bar(tmp_path: Path, tiny_nli_dir: Path,  # noqa: F811
+                                                            verifier: str) -> None:
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps(ROWS[0]) + "\n", encoding="utf-8")
+    model = ["--model", str(tiny_nli_dir)] if verifier == "nli" else []  # lexical: the shipped MiniLM
     base = [sys.executable, "-m", "tempo_eval", "evaluate", str(data), "--metrics", "temporal_faithfulness",
-            "--verifier", "nli", "--model", str(tiny_nli_dir), "--workspace", str(tmp_path / "home")]
+            "--verifier", verifier, *model, "--workspace", str(tmp_path / "home")]
     loud = subprocess.run([*base, "--out", str(tmp_path / "a.csv")], cwd=REPO, capture_output=True,
                           text=True, timeout=300)
     quiet = subprocess.run([*base, "--out", str(tmp_path / "b.csv"), "--no-progress"], cwd=REPO,
