@@ -13,7 +13,7 @@ from tempo_eval.verify.review import LABELS, agreement, rescore
 from tempo_eval_app import components as ui
 from tempo_eval_app import verifier_notes as notes
 
-ui.page_setup("Review")
+ui.page_setup("Review verdicts")
 
 
 def _fmt(value: float) -> str:
