@@ -124,3 +124,15 @@ def test_a_verdict_is_confirmed_or_corrected_and_the_review_page_scores_agreemen
     first = scores[scores["row"] == 0].iloc[0]
     assert first["model_score"] == 0.5 and first["human_score"] == 1.0  # precision 1/2 -> 2/2 (no reference side)
     assert review.get("download_button")
+
+
+def test_evaluate_shows_each_verifiers_measured_accuracy_from_the_bench_output() -> None:
+    from tempo_eval.verify.accuracy import verifier_accuracy
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("views/evaluate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    macro_f1 = verifier_accuracy("lexical")["heldout"]["macro_f1"]
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes
+    assert "**lexical** accuracy: Measured on" in captions and f"macro-F1 {macro_f1:.2f}" in captions
+    assert "**nli** accuracy: Accuracy not measured" in captions

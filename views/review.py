@@ -13,7 +13,7 @@ from tempo_eval.verify.review import LABELS, agreement, rescore
 from tempo_eval_app import errors, formatting, selection, store_reads
 from tempo_eval_app import verifier_notes as notes
 
-selection.page_setup("Review")
+selection.page_setup("Review verdicts")
 
 
 def _fmt(value: float) -> str:
