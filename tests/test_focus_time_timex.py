@@ -527,3 +527,38 @@ def test_extraction_never_fails_on_noisy_dated_text(reference_date):
 @pytest.mark.parametrize("text", ["Sales rose in Q3", "the third quarter", "last fall", "Friday", "in April"])
 def test_an_expression_at_the_very_end_of_the_text(text):
     assert years(text, "2024-12-30")
+
+
+# ---------------------------------------------------------------------------------------------
+# precision on bare four-digit numbers (heldout2): counts, blocks, addresses
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The building has 1200 apartments.",
+        "Rescuers pulled 1050 survivors from the rubble.",
+        "The county has 2015 polling stations.",
+        "Election officials counted 2004 ballots by hand.",
+        "The 1600 block of Main Street was closed.",
+        "The suspect lived at 2014 Oak Street.",
+    ],
+)
+def test_a_bare_number_before_a_plural_noun_or_a_street_is_no_year(text):
+    assert years(text, "2020-02-20") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Its 2008 sales rose 5 percent.", {2008}),  # a year modifies "sales"
+        ("The 2004 presidential elections were close.", {2004}),
+        ("The 1999 amendments passed.", {1999}),  # after a determiner: a year
+        ("Since 1990 residents have left the valley.", {1990}),  # a cue word keeps the year
+        ("In 2008 lawmakers passed the bill.", {2008}),
+        ("2020 brings new challenges.", {2020}),  # the subject of its sentence
+        ("Analysts said 2021 looks better.", {2021}),  # a verb, no plural
+    ],
+)
+def test_a_year_before_a_plural_noun_stays_a_year_when_something_says_so(text, expected):
+    assert years(text, "2022-02-02") == expected

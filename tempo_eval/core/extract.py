@@ -102,6 +102,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
+from tempo_eval.core.counts import is_count_or_address, opens_sentence
 from tempo_eval.core.dated import DatedExpressions
 from tempo_eval.core.focus import FocusTime, YearSpan
 from tempo_eval.core.grammar import (
@@ -423,8 +424,10 @@ class FocusTimeExtractor(DatedExpressions):
         text = scan.text[start - 1 : end - 1]
         scan.spans.append(_new_span(start - 1, end - 1, text, first, last, kind, capped))
 
-    def _year(self, scan: Scan, start: int, end: int, text: str) -> None:
-        """A year or a year range."""
+    def _year(self, scan: Scan, start: int, end: int, text: str, cued: bool = False) -> None:
+        """A year or a year range; a bare number before a plural noun or a street name is a
+        count or an address (`tempo_eval.core.counts`), unless a cue word ("since") or the
+        sentence start makes it a year."""
         low = scan.low
         first = int(low[start : start + 4])
         if first > MAX_YEAR:
@@ -439,6 +442,8 @@ class FocusTimeExtractor(DatedExpressions):
         if end + 1 < len(low) and low[end] == " " and _is_digit_group(low, end + 1):
             return
         if end == start + 4:
+            if not cued and is_count_or_address(scan.text, start - 1, end - 1) and not opens_sentence(scan.text, start - 1):
+                return  # "1200 apartments", "the 1600 block of", "2014 Oak Street"
             self._add(scan, start, end, first, first, "year")
             return
         tail = _RANGE_END.search(low, start + 4, end)
@@ -479,7 +484,7 @@ class FocusTimeExtractor(DatedExpressions):
             before = low[max(0, start - 3) : start].strip()
             if scan.text[start - 1] != "I" or (before and before[-1] not in ".!?"):
                 return
-        self._year(scan, digits.start(), end, scan.spaced[digits.start() : end])
+        self._year(scan, digits.start(), end, scan.spaced[digits.start() : end], cued=True)
 
     def _numeric_date(self, scan: Scan, start: int, end: int, text: str) -> None:
         separators = [ch for ch in text if ch in "-/."]
