@@ -562,3 +562,46 @@ def test_a_bare_number_before_a_plural_noun_or_a_street_is_no_year(text):
 )
 def test_a_year_before_a_plural_noun_stays_a_year_when_something_says_so(text, expected):
     assert years(text, "2022-02-02") == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The company recalled its Model 1950 space heaters.",
+        "The model 2080 graphics card sold out quickly.",
+        "Article 1948 of the code was repealed.",
+    ],
+)
+def test_a_number_after_a_label_word_is_no_year(text):
+    assert years(text, "2020-02-20") == set()
+
+
+# ---------------------------------------------------------------------------------------------
+# weekday names that are names, and weekdays after a proper noun
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Grace Friday, a nurse, said the clinic was full.",  # sentence-initial name + apposition
+        "Mr. Friday, the union's lawyer, declined to comment.",  # a title
+        "Detective Friday declined to comment.",
+        "Detective Sam Friday told reporters the case was closed.",  # first name after a title
+    ],
+)
+def test_a_weekday_that_is_a_surname_is_no_date(text):
+    assert years(text, "2020-02-20") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "date", "expected"),
+    [
+        ("The minister told Reuters Friday that talks had stalled.", "2001-03-10", {2001}),
+        ("Rebels attacked targets in Kabul Monday, killing four.", "2004-01-01", {2003}),
+        ("On Friday, the ministry said the talks had failed.", "2004-01-01", {2003}),
+        ("Police Friday arrested three men.", "2004-01-01", {2003}),
+        ("Doctors said Tuesday that Mr. Friday was in stable condition.", "2012-06-06", {2012}),
+    ],
+)
+def test_a_weekday_after_a_proper_noun_or_an_opening_word_is_a_date(text, date, expected):
+    assert years(text, date) == expected

@@ -73,6 +73,26 @@ _SCHEDULE_VERBS = frozenset((
 _DAY_NAMES_BEFORE = frozenset(
     ("good", "black", "super", "ash", "holy", "cyber", "bloody", "easter", "palm", "maundy")
 )
+# Titles before a name ("Mr. Friday", "Detective Friday").
+_TITLES = frozenset((
+    "mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sen", "senator", "rep", "gov",
+    "governor", "gen", "general", "col", "capt", "captain", "sgt", "sergeant", "lt", "det",
+    "detective", "officer", "judge", "justice", "mayor", "president", "minister", "coach",
+    "father", "sister", "brother", "rev", "reverend", "uncle", "aunt",
+))
+# Words that open a sentence before a weekday that is a date ("On Friday, the ...").
+_OPENERS = frozenset((
+    "on", "by", "since", "until", "till", "from", "before", "after", "through", "last", "next",
+    "this", "that", "early", "late", "and", "but", "as", "at", "in", "for", "every", "each",
+    "then", "also", "only", "even", "so",
+))
+# Words before a place or an addressee, after which a weekday is a date ("in Kabul Monday").
+_PLACE_WORDS = frozenset((
+    "in", "at", "from", "near", "outside", "inside", "into", "across", "around", "to",
+    "toward", "towards", "told", "tells", "telling", "visited", "visits", "visiting",
+))
+# ", a nurse", ", the union's lawyer": an apposition after a name.
+_APPOSITION = re.compile(r",[ \t]+(?:a|an|the)[ \t]")
 _DATE_WORDS = frozenset((*MONTHS, *(m[:3] for m in MONTHS), "sept", *WEEKDAYS))
 # Days from the reference date; the other day words ("today", "this morning") are 0.
 _DAY_OFFSETS = {
@@ -169,14 +189,24 @@ def _anchored_in(scan: Scan, start: int) -> bool:
 
 
 def _is_name(scan: Scan, at: int, end: int) -> bool:
-    """Is the capitalised word at `at` part of a name: after a capitalised word that does not
-    open the sentence ("Grace Friday"), or before one ("Sunday Times")?"""
+    """Is the capitalised word at `at` part of a name? Before a capitalised word ("Sunday
+    Times"); after a title ("Mr. Friday", "Detective Friday"); after a capitalised word that
+    follows another ("Detective Sam Friday") or that opens the sentence, when a comma and an
+    apposition follow ("Grace Friday, a nurse,"). After a single capitalised word inside a
+    sentence it is a date: "told Reuters Friday", "attacked Kabul Monday"."""
     if _next_word_is_name(scan, end):
         return True
-    words = scan.text[max(0, at - 25) : at - 1].split()
+    words = scan.text[max(0, at - 40) : at - 1].split()
     if not words or not words[-1][:1].isupper() or words[-1].lower() in _DAY_NAMES_BEFORE:
         return False
-    return bool(_sentence_before(scan, at - len(words[-1]) - 1).strip())
+    previous = words[-1]
+    if previous.lower().rstrip(".") in _TITLES:
+        return True
+    if not _sentence_before(scan, at - len(previous) - 1).strip():
+        # "Grace Friday, a nurse," but not "On Friday, the ministry said"
+        return previous.lower() not in _OPENERS and _APPOSITION.match(scan.text, end - 1) is not None
+    # "told Reuters Friday", "in Kabul Monday": a place or an addressee, then the date
+    return len(words) < 2 or words[-2] not in _PLACE_WORDS
 
 
 def _next_word_is_name(scan: Scan, end: int) -> bool:

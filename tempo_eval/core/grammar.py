@@ -86,7 +86,8 @@ UNIT_WORDS = (
 LABEL_WORDS = (
     "page", "pages", "room", "rooms", "number", "nr", "flight", "route", "highway",
     "interstate", "bus", "tel", "phone", "fax", "apt", "apartment", "suite", "platform", "seat",
-    "gate", "usd", "eur", "gbp", "chf", "jpy", "cad", "aud", "inr", "rs", "more than",
+    "gate", "model", "exit", "article", "section", "chapter", "track", "channel", "volume",
+    "ward", "locker", "extension", "usd", "eur", "gbp", "chf", "jpy", "cad", "aud", "inr", "rs", "more than",
     "less than", "fewer than", "at least", "at most", "nearly", "almost", "approximately",
     "roughly", "totaling", "totalling", "a total of",
 )
