@@ -605,3 +605,34 @@ def test_a_weekday_that_is_a_surname_is_no_date(text):
 )
 def test_a_weekday_after_a_proper_noun_or_an_opening_word_is_a_date(text, date, expected):
     assert years(text, date) == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# future cues
+
+
+@pytest.mark.parametrize(
+    ("text", "date", "expected"),
+    [
+        ("The new law takes effect on Monday.", "2005-12-30", {2006}),
+        ("The rules come into force on Monday.", "2005-12-30", {2006}),
+        ("The company hopes to start production in the spring.", "2018-10-02", {2019}),
+        ("The agency wants to finish the review by June.", "1998-12-01", {1999}),
+        ("Elections to be held in March will decide it.", "2006-11-20", {2007}),
+        ("The trial begins Monday in Boston.", "2010-12-31", {2011}),
+    ],
+)
+def test_present_tense_and_intention_cues_put_a_date_in_the_future(text, date, expected):
+    assert years(text, date) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "date", "expected"),
+    [
+        ("The new law took effect on Monday.", "2005-12-30", {2005}),
+        ("His hopes were dashed on Monday.", "2005-12-30", {2005}),
+        ("The trial began Monday in Boston.", "2010-12-31", {2010}),
+    ],
+)
+def test_past_tense_keeps_the_date_in_the_past(text, date, expected):
+    assert years(text, date) == expected

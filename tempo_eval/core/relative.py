@@ -9,7 +9,8 @@ Rules (R is the reference date):
 * A weekday is the nearest such day in the past, R itself included ("said Friday" in a
   Friday article is that day); "last Friday" is strictly before R; "next Friday", "this
   coming Friday", "this Friday" or a future-tense cue earlier in the sentence ("will",
-  "is due to", "is expected", ...) make it the nearest such day after R.
+  "is due to", "is expected", "hopes to", "takes effect", "to be held", "begins", ...)
+  make it the nearest such day after R.
 * A month name without a year ("in April") and a month and day ("Aug. 7") are their
   nearest occurrence, by days from R to the month or day; a future-tense cue picks the
   nearest occurrence not before R, "since" the nearest not after R. "last April" is the
@@ -33,17 +34,25 @@ import datetime as dt
 from functools import lru_cache
 
 # Words before an expression, in the same sentence, that put it in the future: "will",
-# "is due to", "are expected", "plans to", ... (not "than expected", not "would").
+# "is due to", "are expected", "plans to", "hopes to", "takes effect", "to be held", and the
+# present tense of scheduling verbs ("the trial begins Monday"); not "than expected", not
+# "would".
 _FUTURE_WORDS = frozenset((
     "will", "shall", "won't", "won’t", "upcoming", "scheduled", "slated", "forecast", "forecasts",
-    "expect", "expects", "next",
+    "expect", "expects", "next", "begins", "starts", "opens", "reopens", "resumes", "expires",
 ))
 _AFTER_BE = frozenset(("to", "due", "set", "scheduled", "expected", "planned", "slated", "poised"))
 _BEFORE_TO = frozenset((
-    "plan", "plans", "planning", "intend", "intends", "aim", "aims", "going", "due", "expected",
-    "set",
+    "plan", "plans", "planning", "intend", "intends", "aim", "aims", "aiming", "going", "due",
+    "expected", "set", "hope", "hopes", "hoping", "seek", "seeks", "seeking", "want", "wants",
+    "vow", "vows", "vowed", "pledge", "pledges", "pledged", "promise", "promises", "promised",
 ))
-_TRIGGERS = _FUTURE_WORDS | _BEFORE_TO | {"is", "are"}
+# Present-tense phrases of coming into force: "takes effect", "comes into force".
+_PAIRS = frozenset((
+    ("takes", "effect"), ("take", "effect"), ("comes", "into"), ("come", "into"),
+    ("goes", "into"), ("go", "into"),
+))
+_TRIGGERS = _FUTURE_WORDS | _BEFORE_TO | {"is", "are", "be", "take", "takes", "come", "comes", "go", "goes"}
 
 SEASON_MONTHS: dict[str, int] = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 """The first month of each season; every season lasts three months."""
@@ -56,11 +65,15 @@ def has_future_cue(before: str) -> bool:
         return True  # "they'll"
     if _TRIGGERS.isdisjoint(words):
         return False  # the common case, tested in C
-    for word, following in zip(words, [*words[1:], ""], strict=True):
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
         if (
             word in _FUTURE_WORDS
             or (word in ("is", "are") and following in _AFTER_BE)
             or (following == "to" and word in _BEFORE_TO)
+            or (word, following) in _PAIRS
+            # a passive infinitive: "elections to be held in March"
+            or (word == "be" and i > 0 and words[i - 1] == "to" and following.endswith("ed"))
         ):
             return True
     return False
