@@ -636,3 +636,7 @@ def test_present_tense_and_intention_cues_put_a_date_in_the_future(text, date, e
 )
 def test_past_tense_keeps_the_date_in_the_past(text, date, expected):
     assert years(text, date) == expected
+
+
+def test_a_reported_infinitive_is_no_future_cue():
+    assert years("The leader was said to be in hiding in March.", "2006-06-20") == {2006}

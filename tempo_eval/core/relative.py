@@ -52,6 +52,11 @@ _PAIRS = frozenset((
     ("takes", "effect"), ("take", "effect"), ("comes", "into"), ("come", "into"),
     ("goes", "into"), ("go", "into"),
 ))
+# "is said to be", "was believed to be": a report, no future
+_REPORTED = frozenset((
+    "said", "believed", "thought", "reported", "known", "understood", "seems", "seemed",
+    "appears", "appeared", "alleged", "rumored", "rumoured",
+))
 _TRIGGERS = _FUTURE_WORDS | _BEFORE_TO | {"is", "are", "be", "take", "takes", "come", "comes", "go", "goes"}
 
 SEASON_MONTHS: dict[str, int] = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
@@ -72,8 +77,8 @@ def has_future_cue(before: str) -> bool:
             or (word in ("is", "are") and following in _AFTER_BE)
             or (following == "to" and word in _BEFORE_TO)
             or (word, following) in _PAIRS
-            # a passive infinitive: "elections to be held in March"
-            or (word == "be" and i > 0 and words[i - 1] == "to" and following.endswith("ed"))
+            # a passive infinitive: "elections to be held in March" (not "said to be")
+            or (word == "be" and i > 0 and words[i - 1] == "to" and (i < 2 or words[i - 2] not in _REPORTED))
         ):
             return True
     return False
