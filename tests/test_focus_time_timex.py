@@ -640,3 +640,9 @@ def test_past_tense_keeps_the_date_in_the_past(text, date, expected):
 
 def test_a_reported_infinitive_is_no_future_cue():
     assert years("The leader was said to be in hiding in March.", "2006-06-20") == {2006}
+
+
+def test_the_second_held_out_part_has_50_hard_negatives_and_30_positives():
+    heldout2 = [row for row in ROWS if row.split == "heldout2"]
+    negatives = [row for row in heldout2 if not row.years]
+    assert len(negatives) >= 50 and len(heldout2) - len(negatives) >= 30

@@ -10,8 +10,11 @@ Explicit years
     unless it is a quantity or a label: after a currency sign or code ("$2,000", "€1500",
     "USD 1500"), before a unit or a counted noun ("2000 km", "1500 employees", "1999 people",
     "2020 kg", "1500 USD", "2000 years"), after a quantifier or a label ("more than 2000",
-    "nearly 1500", "page 1984", "room 1200", "No. 1999", "flight 2020"), or inside a longer
-    number ("1.2019", "2019.5", "555-1234", "555 2019"). After "since", "until", "during",
+    "nearly 1500", "page 1984", "room 1200", "No. 1999", "flight 2020", "Model 1950"),
+    before any other lower-case plural noun, also after a modifier ("1200 apartments", "2015
+    polling stations"; not after a determiner or before a noun a year modifies: "the 1999
+    amendments", "2008 sales"), before "block of" or a street name ("2014 Oak Street"), or
+    inside a longer number ("1.2019", "2019.5", "555-1234", "555 2019"). After "since", "until", "during",
     "circa" or a sentence-initial "In", a year stays a year before a noun ("In 1920 women won
     the vote", "since 1999 people have ..."). Years from 1 to 999 need an era marker in
     capitals ("476 AD", "AD 800", "800 CE") or "the year 800". BC years yield nothing
@@ -72,7 +75,9 @@ nothing ever depends on today's date)
     period" = R-1; "the same period last year" through "last year"; "the quarter" (the one
     just reported) and "the first nine months" (of the latest year that had them); "recent
     weeks" = R; "this morning", "last night", "over the weekend" = the year of that day. Weekdays and months must be capitalised ("may", "the march" are no months), and
-    are no dates inside a name ("Grace Friday", "June Carter", "Sunday Times").
+    are no dates inside a name ("June Carter", "Sunday Times", "Mr. Friday", "the nurse Grace
+    Friday", "Grace Friday, a nurse,"); after a place or an addressee they are dates ("told
+    Reuters Friday", "in Kabul Monday").
     A duration is no date: "in 100 days", "for 100 days", "within 30 days", "the 100-day
     plan". "In three weeks" opening a sentence, or after a verb of scheduling ("expires in 30
     days"), is one; such rarer phrasings ("the day before yesterday", "a fortnight ago", "in
