@@ -712,6 +712,18 @@ def test_the_lexical_verifier_is_described_once() -> None:
     assert len(lines) == 1 and lines[0].count("MiniLM") == 1, lines
 
 
+def test_the_lexical_verifier_description_is_the_calibrated_one() -> None:
+    # the verifier decides with a calibrated softmax model, not by year and number agreement alone
+    from tempo_eval.verify import available_verifiers
+    from tempo_eval.verify.lexical import SUMMARY
+
+    at = goto(open_app(), "evaluate")
+    line = next(m.value for m in at.markdown if "**lexical**" in m.value)
+    assert SUMMARY in line and "calibrated" in SUMMARY
+    assert "agreement decide" not in line
+    assert available_verifiers(check_nli=False)["lexical"] == (True, SUMMARY)
+
+
 def test_a_judge_is_not_called_available_before_it_answered() -> None:
     at = goto(open_app(), "evaluate")
     at.text_input(key="keep_ev_judge_model").set_value("m").run()
