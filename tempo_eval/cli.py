@@ -216,6 +216,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.deadline is not None and not args.deadline > 0:
         raise CLIError(f"--deadline must be a positive number of seconds, got {args.deadline:g}")
 
+    max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
     on_conversations = [n for n in names if n in CONVERSATION_METRICS]
     if on_conversations:
         if on_ray:
@@ -228,17 +229,16 @@ def _evaluate(args: argparse.Namespace) -> int:
         if args.mapping:
             raise CLIError("--mapping applies to dataset files, not to conversation files")
         try:
-            dataset = load_conversations(args.data)
+            dataset = load_conversations(args.data, max_bytes=max_bytes)
         except ValueError as error:
             raise CLIError(
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
     elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
-        max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
         try:
             dataset = load_dataset(args.data, parse_mapping(args.mapping or []), max_bytes=max_bytes)
         except ValueError as error:
-            raise CLIError(f"{error}{_conversation_hint(args.data)}") from None
+            raise CLIError(f"{error}{_conversation_hint(args.data, max_bytes)}") from None
     if not on_ray:
         for warning in dataset.warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -392,12 +392,12 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _conversation_hint(path: str) -> str:
+def _conversation_hint(path: str, max_bytes: int | None = None) -> str:
     """"; this file holds N conversations: ..." when a file refused as a dataset is a conversation file."""
     from tempo_eval.io.conversation import load_conversations
 
     try:
-        conversations = load_conversations(path)
+        conversations = load_conversations(path, max_bytes=max_bytes)
     except (ValueError, OSError):
         return ""
     return (

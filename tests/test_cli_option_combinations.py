@@ -1,0 +1,43 @@
+"""CLI options that met in the merge of issues 8-14: each combination either works or is refused
+with one line saying why (never silently ignored)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tempo_eval.cli import main
+
+DATA = Path(__file__).resolve().parent / "data" / "interop"
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "temporal_qa.csv"
+
+
+def _main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    try:
+        code = main(args)
+    except SystemExit as exit_:
+        code = exit_.code
+    return code, capsys.readouterr().err
+
+
+def test_max_input_mb_applies_to_conversation_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    conversations = DATA / "ragas_multi.jsonl"
+    limit_mb = conversations.stat().st_size / 2 / 10**6  # half the file
+    code, err = _main(["evaluate", str(conversations), "--metrics", "turn_faithfulness", "--out",
+                       str(tmp_path / "r.csv"), "--workspace", str(tmp_path / "ws"), "--no-progress",
+                       "--max-input-mb", f"{limit_mb:.7f}"], capsys)
+    assert code == 2 and "the limit is" in err and "--max-input-mb" in err, err
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_out_naming_a_conversation_file_is_refused_and_the_file_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conversations = tmp_path / "conversations.jsonl"
+    conversations.write_bytes((DATA / "ragas_multi.jsonl").read_bytes())
+    before = conversations.read_bytes()
+    code, err = _main(["evaluate", str(conversations), "--metrics", "turn_faithfulness", "--out",
+                       str(conversations), "--workspace", str(tmp_path / "ws"), "--no-progress"], capsys)
+    assert code == 2 and "would overwrite it" in err
+    assert conversations.read_bytes() == before
