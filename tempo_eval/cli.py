@@ -268,7 +268,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
     metrics = build_metrics(names, k=args.k, verifier=verifier)
     if on_ray:
-        return _evaluate_on_ray(args, metrics)
+        return _evaluate_on_ray(args, metrics, thresholds)
 
     store = RunStore()
     bar = None if args.no_progress else ProgressBar(sys.stderr)
@@ -304,7 +304,13 @@ def _evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    failure = _all_rows_failed(result.frame)
+    return _exit_code(result.frame, aggregate, thresholds)
+
+
+def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[str, float]) -> int:
+    """EXIT_FAILED when a metric failed on every row or is below its --fail-under threshold (one
+    line per cause on stderr), else EXIT_OK; the same for both engines."""
+    failure = _all_rows_failed(frame)
     below = below_thresholds(aggregate, thresholds)
     for line in below:
         print(line, file=sys.stderr)
@@ -329,6 +335,14 @@ def _check_engine_options(args: argparse.Namespace) -> None:
             raise CLIError(f"--gpus-per-worker must be 0 or more, got {args.gpus_per_worker}")
         if args.block_size < 1:
             raise CLIError(f"--block-size must be a positive integer, got {args.block_size}")
+        # not silently ignored: the Ray engine has no overall deadline (interrupt it and run the
+        # same command again: finished blocks are kept), and Ray Data reads the dataset itself
+        if args.deadline is not None:
+            raise CLIError("--deadline applies to the local engine; with --engine ray, interrupt the run "
+                           "and run the same command again to resume it from its finished blocks")
+        if args.max_input_mb is not None:
+            raise CLIError("--max-input-mb applies to the local engine; with --engine ray the dataset is "
+                           "read by Ray Data, without a size limit")
         return
     for option in ("address", "num_workers", "gpus_per_worker", "block_size"):
         if getattr(args, option) != RAY_DEFAULTS[option]:
@@ -339,7 +353,7 @@ def _check_engine_options(args: argparse.Namespace) -> None:
 RAY_DEFAULTS = {"address": None, "num_workers": 2, "gpus_per_worker": 0.0, "block_size": 1000}
 
 
-def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any]) -> int:
+def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: dict[str, float]) -> int:
     from tempo_eval.distributed.engine import evaluate_ray
 
     bar = None if args.no_progress else ProgressBar(sys.stderr)
@@ -365,13 +379,9 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any]) -> int:
         f"load it into the workspace with: python -m tempo_eval import-results {args.out}",
         file=sys.stderr,
     )
-    frame = run.frame
-    print(_summary(run.aggregate()), file=sys.stderr)
-    failure = _all_rows_failed(frame)
-    if failure is not None:
-        print(f"error: {failure}", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK
+    aggregate = run.aggregate()
+    print(_summary(aggregate), file=sys.stderr)
+    return _exit_code(run.frame, aggregate, thresholds)
 
 
 def cmd_import_results(args: argparse.Namespace) -> int:

@@ -41,3 +41,17 @@ def test_out_naming_a_conversation_file_is_refused_and_the_file_kept(
                        str(conversations), "--workspace", str(tmp_path / "ws"), "--no-progress"], capsys)
     assert code == 2 and "would overwrite it" in err
     assert conversations.read_bytes() == before
+
+
+@pytest.mark.parametrize(("option", "value", "says"), [
+    ("--deadline", "30", "--deadline applies to the local engine"),
+    ("--max-input-mb", "1", "--max-input-mb applies to the local engine"),
+])
+def test_local_engine_options_are_refused_with_the_ray_engine(
+    option: str, value: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _main(["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--engine", "ray", "--out",
+                       str(tmp_path / "out"), "--no-progress", option, value], capsys)
+    assert code == 2 and says in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()  # refused before Ray was started or anything written

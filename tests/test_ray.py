@@ -187,6 +187,18 @@ def test_sample_scores_claims_and_verdict_cache_match_the_local_runner(ray_clust
     assert not at.exception and not at.error
 
 
+def test_fail_under_gates_a_ray_run_as_it_gates_a_local_one(ray_cluster: str, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "out")
+    args = ["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--engine", "ray", "--out", out,
+            "--num-workers", "1", "--no-progress", "--fail-under"]
+    assert main([*args, "temporal_ndcg=1.01"]) == 1  # no mean reaches 1.01
+    fails = [line for line in capsys.readouterr().err.splitlines() if line.startswith("fail:")]
+    assert len(fails) == 1 and fails[0].startswith("fail: temporal_ndcg ") and fails[0].endswith(" < 1.01")
+    assert main([*args, "temporal_ndcg=0"]) == 0  # resumed: every block done, the gate passes
+    assert "fail:" not in capsys.readouterr().err
+
+
 def test_5000_generated_rows_match_the_local_runner(ray_cluster: str, tmp_path: Path, rows_5000: Path,
                                                     local_5000: pd.DataFrame) -> None:
     run = evaluate_ray(str(rows_5000), [*build_metrics(FOCUS), FailsOnSomeRows()], out=tmp_path / "out",
