@@ -76,6 +76,35 @@ def test_shipped_nli_verifier_leaves_its_model_and_connection_behind(tmp_path: P
     assert type(metric.verifier.cache).__name__ == "WorkerVerdictCache"
 
 
+def test_a_worker_masks_the_judge_key_it_was_shipped(tmp_path: Path) -> None:
+    # the key reached the driver as an argument (no secret-named variable holds it); a worker is a
+    # fresh process, so only the shipped judge can tell it what to mask in what it writes
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.verify import make_verifier
+
+    key = "sk-judge-key-given-as-an-argument"
+    judge = make_verifier("llm", model="judge", base_url="http://127.0.0.1:9/v1", api_key=key)
+    payload = tmp_path / "payload.bin"
+    payload.write_bytes(ship_metrics([TemporalFaithfulness(verifier=judge)], CacheSource(None)))
+    worker = f"""
+import pandas as pd
+from tempo_eval.distributed import output
+from tempo_eval.distributed.engine import BlockScorer
+from tempo_eval.distributed.shipping import CacheSource
+from tempo_eval.metrics.base import not_measurable
+
+scorer = BlockScorer(open({str(payload)!r}, "rb").read(), ["query_id"], 10, None, 1, CacheSource(None), 0)
+failed = not_measurable("temporal_faithfulness", "row_error", "request with Bearer {key} failed")
+results, _ = output.encode_block([(0, "q1", None, [failed])], scorer.secrets)
+open({str(tmp_path / "results.parquet")!r}, "wb").write(results)
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
+    env["PYTHONPATH"] = str(ROOT)
+    subprocess.run([sys.executable, "-c", worker], check=True, env=env, cwd=tmp_path, timeout=120)
+    reason = pd.read_parquet(tmp_path / "results.parquet")["reason"].iloc[0]
+    assert key not in reason and "Bearer ***" in reason
+
+
 def test_evaluate_names_its_engines_and_refuses_ray_options_for_the_local_one() -> None:
     dataset = load_dataset(SAMPLE)
     with pytest.raises(ValueError, match="engine must be 'local' or 'ray', got 'spark'"):
