@@ -638,6 +638,22 @@ def test_a_run_is_renamed_and_deleted_after_a_confirmation() -> None:
     assert table_with(at, "id", "status", "duration")["id"].tolist() == [keep]
 
 
+def test_a_run_being_evaluated_is_not_deleted_and_the_page_says_why() -> None:
+    from tempo_eval.store.runs import RunStore
+
+    busy = store_focus_time_run("busy")
+    evaluating = RunStore()
+    assert evaluating.acquire_run(busy) is None  # as an evaluation in progress holds it
+    at = goto(open_app(), "runs")
+    at.multiselect(key="runs_selected").set_value([busy]).run()
+    at.button(key="runs_delete_run").click().run()
+    at.button(key="runs_delete_run_yes").click().run()
+    assert not at.exception
+    assert any("is being evaluated" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert busy in RunStore().list_runs()["id"].tolist()
+    evaluating.release_run(busy)
+
+
 def test_deleting_a_dataset_says_what_it_takes_first() -> None:
     from tempo_eval.store.runs import RunStore
 
