@@ -428,12 +428,12 @@ def _all_rows_failed(frame: pd.DataFrame) -> str | None:
     return None
 
 
-def _check_out_is_not_an_input(out: Path, inputs: Sequence[Path]) -> None:
-    """Refuse an --out that is one of the inputs (or the workspace database): writing the results
-    would destroy it."""
+def _check_out_is_not_an_input(out: Path, inputs: Sequence[Path], *, workspace: bool = True) -> None:
+    """Refuse an --out that is one of the inputs (or, with `workspace`, the workspace database):
+    writing the results would destroy it."""
     from tempo_eval.store.db import default_db_path
 
-    for source in [*inputs, default_db_path()]:
+    for source in [*inputs, *([default_db_path()] if workspace else [])]:
         same = (
             os.path.samefile(out, source) if out.exists() and source.exists()
             else out.resolve() == source.resolve()
@@ -494,6 +494,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.max_input_mb is not None and not args.max_input_mb > 0:
         raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
     max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
+    if args.out:  # compare does not use the workspace: only its inputs are guarded
+        _check_out_is_not_an_input(Path(args.out), [Path(p) for p in [*args.runs, args.qrels]], workspace=False)
     runs = load_run(args.runs, max_bytes=max_bytes)
     for note in dict.fromkeys(note for run in runs.values() for note in run.notes):
         print(f"note: {note}", file=sys.stderr)

@@ -55,3 +55,15 @@ def test_local_engine_options_are_refused_with_the_ray_engine(
     assert code == 2 and says in err, err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()  # refused before Ray was started or anything written
+
+
+def test_compare_out_naming_an_input_is_refused_and_the_input_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes((DATA / "ranx_qrels.trec").read_bytes())
+    runs = [str(DATA / "ranx_bm25.trec"), str(DATA / "ranx_bm25_reversed.trec")]
+    before = qrels.read_bytes()
+    code, err = _main(["compare", *runs, "--qrels", str(qrels), "--out", str(qrels)], capsys)
+    assert code == 2 and "would overwrite it" in err, err
+    assert qrels.read_bytes() == before
