@@ -67,3 +67,16 @@ def test_compare_out_naming_an_input_is_refused_and_the_input_kept(
     code, err = _main(["compare", *runs, "--qrels", str(qrels), "--out", str(qrels)], capsys)
     assert code == 2 and "would overwrite it" in err, err
     assert qrels.read_bytes() == before
+
+
+def test_importing_the_same_file_again_with_a_run_name_renames_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # as evaluate --run-name names the run it resumes
+    from tempo_eval.store.runs import RunStore
+
+    args = ["import", str(DATA / "deepeval_test_run.json"), "--workspace", str(tmp_path / "ws")]
+    assert _main(args, capsys)[0] == 0
+    assert _main([*args, "--run-name", "faithfulness, DeepEval"], capsys)[0] == 0
+    runs = RunStore(tmp_path / "ws" / "tempo_eval.sqlite").list_runs()
+    assert runs["name"].tolist() == ["faithfulness, DeepEval"]
