@@ -644,7 +644,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     imp.add_argument("dir", help="the --out directory of the Ray run")
-    imp.add_argument("--name", help="the run's name (default 'ray: DIR')")
+    imp.add_argument("--name", "--run-name", dest="name", help="the run's name (default 'ray: DIR')")
     imp.add_argument("--workspace", metavar="DIR",
                      help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
     imp.set_defaults(handler=cmd_import_results)

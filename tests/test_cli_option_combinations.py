@@ -80,3 +80,13 @@ def test_importing_the_same_file_again_with_a_run_name_renames_the_run(
     assert _main([*args, "--run-name", "faithfulness, DeepEval"], capsys)[0] == 0
     runs = RunStore(tmp_path / "ws" / "tempo_eval.sqlite").list_runs()
     assert runs["name"].tolist() == ["faithfulness, DeepEval"]
+
+
+def test_every_command_that_makes_a_run_takes_run_name() -> None:
+    from tempo_eval.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["import-results", "out", "--run-name", "from ray"]).name == "from ray"
+    assert parser.parse_args(["import-results", "out", "--name", "from ray"]).name == "from ray"
+    assert parser.parse_args(["import", "r.csv", "--run-name", "ragas"]).run_name == "ragas"
+    assert parser.parse_args(["evaluate", "d.csv", "--metrics", "m", "--out", "r.csv", "--run-name", "x"]).run_name == "x"
