@@ -524,7 +524,9 @@ async def _measure(metric: Metric, row: Mapping[str, Any], index: int) -> Metric
         return not_measurable(metric.name, MISSING_INPUT, str(missing), column=missing.column)
     except Exception as exc:  # isolate the row: the run goes on
         message = f"{type(exc).__name__}: {exc}"
-        logger.warning("row %d (query %s), metric %s failed: %s", index, row.get("query_id"), metric.name, message)
+        kind = "query" if "query_id" in row else "conversation"  # a conversation dataset's rows
+        logger.warning("row %d (%s %s), metric %s failed: %s", index, kind,
+                       row.get("query_id", row.get("conversation_id")), metric.name, message)
         return not_measurable(metric.name, ROW_ERROR, f"Evaluating this row failed: {message}")
 
 
