@@ -494,6 +494,20 @@ def test_heatmap_cell_selected_through_session_state_lists_its_rows() -> None:
     assert {"q2", "q5"} <= set(rows["query_id"])  # Berlin Wall and Apollo 11 answers
 
 
+def test_heatmaps_of_a_conversation_dataset_say_what_they_need() -> None:
+    # the Conversation page and `evaluate conversations.jsonl` store datasets without query rows
+    from tempo_eval.io.conversation import load_conversations
+    from tempo_eval.store.runs import RunStore
+
+    dataset_id = RunStore().save_dataset(load_conversations(ROOT / "tests" / "data" / "interop" / "ragas_multi.jsonl"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = str(dataset_id)
+    at.run()
+    goto(at, "heatmaps")
+    assert_clean(at)
+    assert any("conversations" in i.value for i in at.info), [i.value for i in at.info]
+
+
 @pytest.mark.slow
 def test_conversation_sample_gives_a_timeline_and_flags_the_wrong_excavation_year() -> None:
     at = goto(open_app(), "conversation")
