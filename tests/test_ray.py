@@ -113,6 +113,15 @@ def test_evaluate_names_its_engines_and_refuses_ray_options_for_the_local_one() 
         evaluate(dataset, build_metrics(["temporal_ndcg"]), out="x", num_workers=2)
 
 
+@pytest.mark.parametrize("option", [{"deadline": 5}, {"run_name": "x"}, {"resume": False},
+                                    {"retry_failed": False}, {"store": object()}, {"cancel": object()}])
+def test_evaluate_refuses_local_engine_options_with_the_ray_engine(option: dict, tmp_path: Path) -> None:
+    # refused before Ray starts, instead of silently ignored
+    with pytest.raises(TypeError, match=f"{next(iter(option))}: only for engine='local'"):
+        evaluate(load_dataset(SAMPLE), build_metrics(["temporal_ndcg"]), engine="ray", out=tmp_path / "o", **option)
+    assert not (tmp_path / "o").exists()
+
+
 def test_cli_refuses_ray_options_without_the_ray_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "r.csv")
     assert main(["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--out", out, "--num-workers", "4"]) == 2
