@@ -171,6 +171,15 @@ def below_thresholds(aggregate: pd.DataFrame, thresholds: dict[str, float]) -> l
     return lines
 
 
+def _max_input_bytes(args: argparse.Namespace) -> int | None:
+    """--max-input-mb in bytes (None: the default limit); a value that is not positive is refused."""
+    if args.max_input_mb is None:
+        return None
+    if not args.max_input_mb > 0:
+        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
+    return int(args.max_input_mb * 10**6)
+
+
 def _api_key(env_name: str | None) -> str | None:
     name = env_name or "OPENAI_API_KEY"
     key = os.environ.get(name)
@@ -193,8 +202,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
-    if args.max_input_mb is not None and not args.max_input_mb > 0:
-        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
+    max_bytes = _max_input_bytes(args)
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     if not names:
         raise CLIError("--metrics needs at least one metric name")
@@ -216,7 +224,6 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.deadline is not None and not args.deadline > 0:
         raise CLIError(f"--deadline must be a positive number of seconds, got {args.deadline:g}")
 
-    max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
     on_conversations = [n for n in names if n in CONVERSATION_METRICS]
     if on_conversations:
         if on_ray:
@@ -491,9 +498,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         parse_trec_metric(metric)
     if args.depth is not None and args.depth < 1:
         raise CLIError(f"--depth must be a positive integer, got {args.depth}")
-    if args.max_input_mb is not None and not args.max_input_mb > 0:
-        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
-    max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
+    max_bytes = _max_input_bytes(args)
     if args.out:  # compare does not use the workspace: only its inputs are guarded
         _check_out_is_not_an_input(Path(args.out), [Path(p) for p in [*args.runs, args.qrels]], workspace=False)
     runs = load_run(args.runs, max_bytes=max_bytes)
