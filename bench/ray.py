@@ -7,8 +7,8 @@ Two workloads, each read from the same JSONL file by both engines, end to end (r
 writing results; the local runner commits every row to a fresh workspace, the Ray engine writes
 one Parquet file per block):
 1. focus-time: Temporal Faithfulness in its focus-time mode (pure Python, one core per process);
-2. lexical verifier: Factual Correctness with the offline lexical verifier (MiniLM embeddings plus
-   year and number agreement), every verdict computed (each engine starts from an empty verdict
+2. lexical verifier: Factual Correctness with the offline lexical verifier (MiniLM similarity and a
+   calibrated model of the facts' agreement), every verdict computed (each engine starts from an empty verdict
    cache).
 The Ray cluster is local (`ray.init(num_cpus=2)`), started before the clock (its start-up time is
 printed apart). Printed: rows/s of each engine end to end, and after start-up (from the first

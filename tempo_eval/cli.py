@@ -171,6 +171,15 @@ def below_thresholds(aggregate: pd.DataFrame, thresholds: dict[str, float]) -> l
     return lines
 
 
+def _max_input_bytes(args: argparse.Namespace) -> int | None:
+    """--max-input-mb in bytes (None: the default limit); a value that is not positive is refused."""
+    if args.max_input_mb is None:
+        return None
+    if not args.max_input_mb > 0:
+        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
+    return int(args.max_input_mb * 10**6)
+
+
 def _api_key(env_name: str | None) -> str | None:
     name = env_name or "OPENAI_API_KEY"
     key = os.environ.get(name)
@@ -193,8 +202,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
-    if args.max_input_mb is not None and not args.max_input_mb > 0:
-        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
+    max_bytes = _max_input_bytes(args)
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     if not names:
         raise CLIError("--metrics needs at least one metric name")
@@ -228,17 +236,16 @@ def _evaluate(args: argparse.Namespace) -> int:
         if args.mapping:
             raise CLIError("--mapping applies to dataset files, not to conversation files")
         try:
-            dataset = load_conversations(args.data)
+            dataset = load_conversations(args.data, max_bytes=max_bytes)
         except ValueError as error:
             raise CLIError(
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
     elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
-        max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
         try:
             dataset = load_dataset(args.data, parse_mapping(args.mapping or []), max_bytes=max_bytes)
         except ValueError as error:
-            raise CLIError(f"{error}{_conversation_hint(args.data)}") from None
+            raise CLIError(f"{error}{_conversation_hint(args.data, max_bytes)}") from None
     if not on_ray:
         for warning in dataset.warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -268,7 +275,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
     metrics = build_metrics(names, k=args.k, verifier=verifier)
     if on_ray:
-        return _evaluate_on_ray(args, metrics)
+        return _evaluate_on_ray(args, metrics, thresholds)
 
     store = RunStore()
     bar = None if args.no_progress else ProgressBar(sys.stderr)
@@ -304,7 +311,13 @@ def _evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    failure = _all_rows_failed(result.frame)
+    return _exit_code(result.frame, aggregate, thresholds)
+
+
+def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[str, float]) -> int:
+    """EXIT_FAILED when a metric failed on every row or is below its --fail-under threshold (one
+    line per cause on stderr), else EXIT_OK; the same for both engines."""
+    failure = _all_rows_failed(frame)
     below = below_thresholds(aggregate, thresholds)
     for line in below:
         print(line, file=sys.stderr)
@@ -329,6 +342,14 @@ def _check_engine_options(args: argparse.Namespace) -> None:
             raise CLIError(f"--gpus-per-worker must be 0 or more, got {args.gpus_per_worker}")
         if args.block_size < 1:
             raise CLIError(f"--block-size must be a positive integer, got {args.block_size}")
+        # not silently ignored: the Ray engine has no overall deadline (interrupt it and run the
+        # same command again: finished blocks are kept), and Ray Data reads the dataset itself
+        if args.deadline is not None:
+            raise CLIError("--deadline applies to the local engine; with --engine ray, interrupt the run "
+                           "and run the same command again to resume it from its finished blocks")
+        if args.max_input_mb is not None:
+            raise CLIError("--max-input-mb applies to the local engine; with --engine ray the dataset is "
+                           "read by Ray Data, without a size limit")
         return
     for option in ("address", "num_workers", "gpus_per_worker", "block_size"):
         if getattr(args, option) != RAY_DEFAULTS[option]:
@@ -339,7 +360,7 @@ def _check_engine_options(args: argparse.Namespace) -> None:
 RAY_DEFAULTS = {"address": None, "num_workers": 2, "gpus_per_worker": 0.0, "block_size": 1000}
 
 
-def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any]) -> int:
+def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: dict[str, float]) -> int:
     from tempo_eval.distributed.engine import evaluate_ray
 
     bar = None if args.no_progress else ProgressBar(sys.stderr)
@@ -365,13 +386,9 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any]) -> int:
         f"load it into the workspace with: python -m tempo_eval import-results {args.out}",
         file=sys.stderr,
     )
-    frame = run.frame
-    print(_summary(run.aggregate()), file=sys.stderr)
-    failure = _all_rows_failed(frame)
-    if failure is not None:
-        print(f"error: {failure}", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK
+    aggregate = run.aggregate()
+    print(_summary(aggregate), file=sys.stderr)
+    return _exit_code(run.frame, aggregate, thresholds)
 
 
 def cmd_import_results(args: argparse.Namespace) -> int:
@@ -392,12 +409,12 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _conversation_hint(path: str) -> str:
+def _conversation_hint(path: str, max_bytes: int | None = None) -> str:
     """"; this file holds N conversations: ..." when a file refused as a dataset is a conversation file."""
     from tempo_eval.io.conversation import load_conversations
 
     try:
-        conversations = load_conversations(path)
+        conversations = load_conversations(path, max_bytes=max_bytes)
     except (ValueError, OSError):
         return ""
     return (
@@ -418,12 +435,12 @@ def _all_rows_failed(frame: pd.DataFrame) -> str | None:
     return None
 
 
-def _check_out_is_not_an_input(out: Path, inputs: Sequence[Path]) -> None:
-    """Refuse an --out that is one of the inputs (or the workspace database): writing the results
-    would destroy it."""
+def _check_out_is_not_an_input(out: Path, inputs: Sequence[Path], *, workspace: bool = True) -> None:
+    """Refuse an --out that is one of the inputs (or, with `workspace`, the workspace database):
+    writing the results would destroy it."""
     from tempo_eval.store.db import default_db_path
 
-    for source in [*inputs, default_db_path()]:
+    for source in [*inputs, *([default_db_path()] if workspace else [])]:
         same = (
             os.path.samefile(out, source) if out.exists() and source.exists()
             else out.resolve() == source.resolve()
@@ -481,9 +498,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         parse_trec_metric(metric)
     if args.depth is not None and args.depth < 1:
         raise CLIError(f"--depth must be a positive integer, got {args.depth}")
-    if args.max_input_mb is not None and not args.max_input_mb > 0:
-        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
-    max_bytes = None if args.max_input_mb is None else int(args.max_input_mb * 10**6)
+    max_bytes = _max_input_bytes(args)
+    if args.out:  # compare does not use the workspace: only its inputs are guarded
+        _check_out_is_not_an_input(Path(args.out), [Path(p) for p in [*args.runs, args.qrels]], workspace=False)
     runs = load_run(args.runs, max_bytes=max_bytes)
     for note in dict.fromkeys(note for run in runs.values() for note in run.notes):
         print(f"note: {note}", file=sys.stderr)
@@ -632,7 +649,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     imp.add_argument("dir", help="the --out directory of the Ray run")
-    imp.add_argument("--name", help="the run's name (default 'ray: DIR')")
+    imp.add_argument("--name", "--run-name", dest="name", help="the run's name (default 'ray: DIR')")
     imp.add_argument("--workspace", metavar="DIR",
                      help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
     imp.set_defaults(handler=cmd_import_results)

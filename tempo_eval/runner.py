@@ -248,10 +248,18 @@ def evaluate(
     RayRun`: `dataset` may then also be a path or URI read by Ray Data, `out=DIR` (required) gets
     the per-row results as Parquet, and `address`, `num_workers`, `gpus_per_worker`, `block_size`,
     `mapping`, `format` are passed on (see `evaluate_ray`); `tempo_eval.distributed.import_results`
-    brings the output into the workspace.
+    brings the output into the workspace. `store`, `run_name`, `cancel`, `resume`, `retry_failed`
+    and `deadline` are for the local engine: given with `engine="ray"` they raise TypeError.
     """
     if engine == "ray":
         from tempo_eval.distributed.engine import evaluate_ray
+
+        local_only = {"store": store is not None, "run_name": run_name is not None, "cancel": cancel is not None,
+                      "resume": resume is not True, "retry_failed": retry_failed is not True,
+                      "deadline": deadline is not None}
+        given = [name for name, set_ in local_only.items() if set_]
+        if given:  # the Ray engine writes to `out` and resumes by blocks: these would be ignored
+            raise TypeError(f"{', '.join(given)}: only for engine='local'")
 
         return evaluate_ray(dataset, metrics, reference_date=reference_date, progress=progress,
                             max_concurrency=max_concurrency, **engine_options)
@@ -524,7 +532,9 @@ async def _measure(metric: Metric, row: Mapping[str, Any], index: int) -> Metric
         return not_measurable(metric.name, MISSING_INPUT, str(missing), column=missing.column)
     except Exception as exc:  # isolate the row: the run goes on
         message = f"{type(exc).__name__}: {exc}"
-        logger.warning("row %d (query %s), metric %s failed: %s", index, row.get("query_id"), metric.name, message)
+        kind = "query" if "query_id" in row else "conversation"  # a conversation dataset's rows
+        logger.warning("row %d (%s %s), metric %s failed: %s", index, kind,
+                       row.get("query_id", row.get("conversation_id")), metric.name, message)
         return not_measurable(metric.name, ROW_ERROR, f"Evaluating this row failed: {message}")
 
 

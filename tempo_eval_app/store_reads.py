@@ -5,6 +5,7 @@ with `st.cache_data`, keyed by the workspace database path so separate workspace
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -75,6 +76,21 @@ def claims_frame(run_id: int) -> pd.DataFrame:
 def run_label(run_id: int) -> str:
     info = store().run_info(run_id)
     return f"{info['name']} #{run_id}"
+
+
+def claims_of_runs(run_ids: Sequence[int]) -> pd.DataFrame:
+    """The claims of several runs in one frame (Claims and Review), each row led by its run's
+    label (`eval_run`) and `run_id`; an empty frame when none of the runs has claims."""
+    parts = []
+    for run_id in run_ids:
+        frame = claims_frame(run_id)
+        if frame.empty:
+            continue
+        frame = frame.copy()
+        frame.insert(0, "eval_run", run_label(run_id))
+        frame.insert(1, "run_id", run_id)
+        parts.append(frame)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def runs_table(dataset_id: int | None) -> pd.DataFrame:

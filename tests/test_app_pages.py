@@ -494,6 +494,20 @@ def test_heatmap_cell_selected_through_session_state_lists_its_rows() -> None:
     assert {"q2", "q5"} <= set(rows["query_id"])  # Berlin Wall and Apollo 11 answers
 
 
+def test_heatmaps_of_a_conversation_dataset_say_what_they_need() -> None:
+    # the Conversation page and `evaluate conversations.jsonl` store datasets without query rows
+    from tempo_eval.io.conversation import load_conversations
+    from tempo_eval.store.runs import RunStore
+
+    dataset_id = RunStore().save_dataset(load_conversations(ROOT / "tests" / "data" / "interop" / "ragas_multi.jsonl"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = str(dataset_id)
+    at.run()
+    goto(at, "heatmaps")
+    assert_clean(at)
+    assert any("conversations" in i.value for i in at.info), [i.value for i in at.info]
+
+
 @pytest.mark.slow
 def test_conversation_sample_gives_a_timeline_and_flags_the_wrong_excavation_year() -> None:
     at = goto(open_app(), "conversation")
@@ -638,6 +652,22 @@ def test_a_run_is_renamed_and_deleted_after_a_confirmation() -> None:
     assert table_with(at, "id", "status", "duration")["id"].tolist() == [keep]
 
 
+def test_a_run_being_evaluated_is_not_deleted_and_the_page_says_why() -> None:
+    from tempo_eval.store.runs import RunStore
+
+    busy = store_focus_time_run("busy")
+    evaluating = RunStore()
+    assert evaluating.acquire_run(busy) is None  # as an evaluation in progress holds it
+    at = goto(open_app(), "runs")
+    at.multiselect(key="runs_selected").set_value([busy]).run()
+    at.button(key="runs_delete_run").click().run()
+    at.button(key="runs_delete_run_yes").click().run()
+    assert not at.exception
+    assert any("is being evaluated" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert busy in RunStore().list_runs()["id"].tolist()
+    evaluating.release_run(busy)
+
+
 def test_deleting_a_dataset_says_what_it_takes_first() -> None:
     from tempo_eval.store.runs import RunStore
 
@@ -710,6 +740,18 @@ def test_the_lexical_verifier_is_described_once() -> None:
     at = goto(open_app(), "evaluate")
     lines = [m.value for m in at.markdown if "**lexical**" in m.value]
     assert len(lines) == 1 and lines[0].count("MiniLM") == 1, lines
+
+
+def test_the_lexical_verifier_description_is_the_calibrated_one() -> None:
+    # the verifier decides with a calibrated softmax model, not by year and number agreement alone
+    from tempo_eval.verify import available_verifiers
+    from tempo_eval.verify.lexical import SUMMARY
+
+    at = goto(open_app(), "evaluate")
+    line = next(m.value for m in at.markdown if "**lexical**" in m.value)
+    assert SUMMARY in line and "calibrated" in SUMMARY
+    assert "agreement decide" not in line
+    assert available_verifiers(check_nli=False)["lexical"] == (True, SUMMARY)
 
 
 def test_a_judge_is_not_called_available_before_it_answered() -> None:

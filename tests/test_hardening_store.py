@@ -215,6 +215,27 @@ def test_a_run_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> No
     assert other.acquire_run(run_id) is None
 
 
+def test_a_run_being_evaluated_is_not_deleted_under_its_evaluation(tmp_path: Path) -> None:
+    # deleting it would make the evaluating process fail with a FOREIGN KEY error that reads as
+    # a damaged workspace; the run (and its dataset) stays until the evaluation has stopped
+    from tempo_eval.store.runs import RunInUse
+
+    path = tmp_path / DB_FILENAME
+    evaluating = RunStore(path)
+    dataset_id = evaluating.save_dataset(_dataset())
+    run_id, _ = evaluating.create_or_resume_run(dataset_id, {"metrics": ["x"]})
+    assert evaluating.acquire_run(run_id) is None
+    dashboard = RunStore(path)
+    with pytest.raises(RunInUse, match=f"run {run_id} is being evaluated by process {os.getpid()}"):
+        dashboard.delete_run(run_id)
+    with pytest.raises(RunInUse, match=f"run {run_id} is being evaluated"):
+        dashboard.delete_dataset(dataset_id)
+    assert dashboard.run_info(run_id)["dataset_id"] == dataset_id  # nothing was deleted
+    evaluating.release_run(run_id)
+    dashboard.delete_dataset(dataset_id)
+    assert dashboard.list_runs().empty and dashboard.list_datasets().empty
+
+
 # ---- store size: compressed details and rows, lossless ---------------------------------------
 
 def test_details_and_dataset_rows_are_stored_compressed_and_read_back_exactly(tmp_path: Path) -> None:

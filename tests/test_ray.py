@@ -76,12 +76,50 @@ def test_shipped_nli_verifier_leaves_its_model_and_connection_behind(tmp_path: P
     assert type(metric.verifier.cache).__name__ == "WorkerVerdictCache"
 
 
+def test_a_worker_masks_the_judge_key_it_was_shipped(tmp_path: Path) -> None:
+    # the key reached the driver as an argument (no secret-named variable holds it); a worker is a
+    # fresh process, so only the shipped judge can tell it what to mask in what it writes
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.verify import make_verifier
+
+    key = "sk-judge-key-given-as-an-argument"
+    judge = make_verifier("llm", model="judge", base_url="http://127.0.0.1:9/v1", api_key=key)
+    payload = tmp_path / "payload.bin"
+    payload.write_bytes(ship_metrics([TemporalFaithfulness(verifier=judge)], CacheSource(None)))
+    worker = f"""
+import pandas as pd
+from tempo_eval.distributed import output
+from tempo_eval.distributed.engine import BlockScorer
+from tempo_eval.distributed.shipping import CacheSource
+from tempo_eval.metrics.base import not_measurable
+
+scorer = BlockScorer(open({str(payload)!r}, "rb").read(), ["query_id"], 10, None, 1, CacheSource(None), 0)
+failed = not_measurable("temporal_faithfulness", "row_error", "request with Bearer {key} failed")
+results, _ = output.encode_block([(0, "q1", None, [failed])], scorer.secrets)
+open({str(tmp_path / "results.parquet")!r}, "wb").write(results)
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
+    env["PYTHONPATH"] = str(ROOT)
+    subprocess.run([sys.executable, "-c", worker], check=True, env=env, cwd=tmp_path, timeout=120)
+    reason = pd.read_parquet(tmp_path / "results.parquet")["reason"].iloc[0]
+    assert key not in reason and "Bearer ***" in reason
+
+
 def test_evaluate_names_its_engines_and_refuses_ray_options_for_the_local_one() -> None:
     dataset = load_dataset(SAMPLE)
     with pytest.raises(ValueError, match="engine must be 'local' or 'ray', got 'spark'"):
         evaluate(dataset, build_metrics(["temporal_ndcg"]), engine="spark")
     with pytest.raises(TypeError, match="num_workers, out: only for engine='ray'"):
         evaluate(dataset, build_metrics(["temporal_ndcg"]), out="x", num_workers=2)
+
+
+@pytest.mark.parametrize("option", [{"deadline": 5}, {"run_name": "x"}, {"resume": False},
+                                    {"retry_failed": False}, {"store": object()}, {"cancel": object()}])
+def test_evaluate_refuses_local_engine_options_with_the_ray_engine(option: dict, tmp_path: Path) -> None:
+    # refused before Ray starts, instead of silently ignored
+    with pytest.raises(TypeError, match=f"{next(iter(option))}: only for engine='local'"):
+        evaluate(load_dataset(SAMPLE), build_metrics(["temporal_ndcg"]), engine="ray", out=tmp_path / "o", **option)
+    assert not (tmp_path / "o").exists()
 
 
 def test_cli_refuses_ray_options_without_the_ray_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -185,6 +223,18 @@ def test_sample_scores_claims_and_verdict_cache_match_the_local_runner(ray_clust
     assert len(at.dataframe(key="claims_table").value) == 2 * len(claims)
     at.switch_page("views/compare.py").run()
     assert not at.exception and not at.error
+
+
+def test_fail_under_gates_a_ray_run_as_it_gates_a_local_one(ray_cluster: str, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "out")
+    args = ["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--engine", "ray", "--out", out,
+            "--num-workers", "1", "--no-progress", "--fail-under"]
+    assert main([*args, "temporal_ndcg=1.01"]) == 1  # no mean reaches 1.01
+    fails = [line for line in capsys.readouterr().err.splitlines() if line.startswith("fail:")]
+    assert len(fails) == 1 and fails[0].startswith("fail: temporal_ndcg ") and fails[0].endswith(" < 1.01")
+    assert main([*args, "temporal_ndcg=0"]) == 0  # resumed: every block done, the gate passes
+    assert "fail:" not in capsys.readouterr().err
 
 
 def test_5000_generated_rows_match_the_local_runner(ray_cluster: str, tmp_path: Path, rows_5000: Path,

@@ -97,6 +97,21 @@ def test_a_failing_row_becomes_nan_with_its_reason_and_the_run_goes_on(caplog) -
     assert "boom is not an answer" in caplog.text
 
 
+def test_a_failing_conversation_is_logged_with_its_conversation_id(caplog) -> None:
+    from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
+
+    class Broken(TurnFaithfulness):
+        async def _ameasure(self, **inputs: object) -> MetricResult:  # type: ignore[override]
+            raise RuntimeError("the judge is down")
+
+    turns = [{"role": "user", "content": "When?"}, {"role": "assistant", "content": "In 1990."}]
+    frame = pd.DataFrame({"conversation_id": ["museum"], "turns": pd.Series([turns], dtype=object)})
+    with caplog.at_level(logging.WARNING, logger="tempo_eval.runner"):
+        result = evaluate(frame, [Broken()])
+    assert result.frame["reason_code"].tolist() == ["row_error"]
+    assert "row 0 (conversation museum), metric turn_faithfulness failed" in caplog.text
+
+
 def test_a_row_with_an_empty_required_cell_is_nan_missing_input_naming_the_column() -> None:
     metric = AnswerLength()
     result = evaluate(_frame(["abc", None, float("nan")]), [metric])

@@ -112,3 +112,10 @@ def test_double_precision_orders_near_equal_scores_as_trec_eval_10() -> None:
     assert report.means["x"]["ndcg@10"] == 1.0
     with pytest.raises(ValueError, match="score precision must be one of float32, double"):
         rank_by_trec_eval(NEAR["q1"], precision="half")
+
+
+def test_broken_json_run_says_where_without_a_doubled_at() -> None:
+    with pytest.raises(InputError) as raised:
+        load_run(_named(b'{"q1": {"d1": 1.0, "d2', "bm25.json"))
+    message = str(raised.value)
+    assert "Unterminated string starting at character" in message and " at at " not in message

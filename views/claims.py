@@ -23,18 +23,9 @@ def _probabilities_text(probabilities: object) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _claims_table(db: str, run_ids: tuple[int, ...], versions: tuple[int, ...]) -> pd.DataFrame:
-    parts = []
-    for run_id in run_ids:
-        frame = store_reads.claims_frame(run_id)
-        if frame.empty:
-            continue
-        frame = frame.copy()
-        frame.insert(0, "eval_run", store_reads.run_label(run_id))
-        frame.insert(1, "run_id", run_id)
-        parts.append(frame)
-    if not parts:
-        return pd.DataFrame()
-    claims = pd.concat(parts, ignore_index=True)
+    claims = store_reads.claims_of_runs(run_ids)
+    if claims.empty:
+        return claims
     claims["probabilities"] = [_probabilities_text(p) for p in claims["probabilities"]]
     claims["key"] = [
         f"{r}:{row}:{m}:{i}" for r, row, m, i in zip(claims["run_id"], claims["row"], claims["metric"], claims["idx"], strict=True)

@@ -10,6 +10,7 @@ import os
 
 import streamlit as st
 
+from tempo_eval.verify.lexical import SUMMARY as LEXICAL_SUMMARY
 from tempo_eval_app import (
     downloads,
     errors,
@@ -25,7 +26,7 @@ from tempo_eval_app import (
 selection.page_setup("Evaluate")
 
 VERIFIER_HELP = {
-    "lexical": "MiniLM similarity finds the evidence sentence, year and number agreement decide.",
+    "lexical": LEXICAL_SUMMARY,
     "nli": "Local NLI model (DeBERTa-v3 or any 3-way NLI checkpoint, hub id or local directory).",
     "llm": "An OpenAI-compatible judge (any endpoint); the key stays in this browser session.",
 }

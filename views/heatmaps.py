@@ -61,6 +61,10 @@ with errors.page_guard("heatmaps"):
 
     dataset_id = selection.require_dataset_id()
     frame = store_reads.dataset_frame(dataset_id)
+    if "query_id" not in frame.columns:  # stored by the Conversation page or a conversation file
+        st.info("This dataset holds conversations, not queries with answers and documents: its years "
+                "are drawn on the **Conversation** page. Choose a dataset of queries for heatmaps.")
+        st.stop()
     names = retrieval.systems(frame)
     c1, c2, c3 = st.columns(3)
     options = names or [ALL]

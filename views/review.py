@@ -43,20 +43,12 @@ with errors.page_guard("review"):
     if dataset_id is None or not run_ids:
         st.info("Select one or more evaluation runs in the sidebar to review their verdicts.")
         st.stop()
-    parts = []
-    for run_id in run_ids:
-        frame = store_reads.claims_frame(run_id)
-        if frame.empty:
-            continue
-        frame = frame.copy()
-        frame.insert(0, "run_id", run_id)
-        frame.insert(1, "eval_run", store_reads.run_label(run_id))
-        frame["verifier"] = [notes.verifier_of(run_id, m) for m in frame["metric"]]
-        parts.append(frame)
-    if not parts:
+    claims = store_reads.claims_of_runs(run_ids)
+    if claims.empty:
         st.info("The selected runs have no claim-level verdicts to review.")
         st.stop()
-    claims = notes.with_human_labels(notes.with_premises(pd.concat(parts, ignore_index=True)))
+    claims["verifier"] = [notes.verifier_of(r, m) for r, m in zip(claims["run_id"], claims["metric"], strict=True)]
+    claims = notes.with_human_labels(notes.with_premises(claims))
     labelled = claims[claims["human"].notna()]
     st.caption(f"{len(labelled)} of {len(claims)} claims of the selected runs carry a human label. "
                "Confirm or correct verdicts on **Claims**; labels are kept per claim and premises, so they "

@@ -13,11 +13,14 @@ import math
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import errors, formatting, links, selection, store_reads
 
 selection.page_setup("Runs")
 
 STATUSES = ["finished", "running", "cancelled", "failed"]
+#: why the last delete was refused (a run being evaluated), said once on the next render
+_REFUSED_KEY = "runs_delete_refused"
 PAGES = {
     "Results": "views/results.py",
     "Compare": "views/compare.py",
@@ -120,9 +123,14 @@ def _diff(table: pd.DataFrame, a: int, b: int) -> None:
 
 
 def _delete_run(run_id: int) -> None:
-    store_reads.store().delete_run(run_id)
-    store_reads.forget_cached_reads()
     state = st.session_state
+    try:
+        store_reads.store().delete_run(run_id)
+    except RunInUse as busy:  # said on the page (a callback's own output would not stay)
+        state.pop("runs_confirm_delete_run", None)
+        state[_REFUSED_KEY] = str(busy)
+        return
+    store_reads.forget_cached_reads()
     state.pop("runs_confirm_delete_run", None)
     state["runs_selected"] = [r for r in state.get("runs_selected", []) if r != run_id]
     state[selection.RUNS_KEY] = [r for r in state.get(selection.RUNS_KEY, []) if r != run_id]
@@ -130,9 +138,14 @@ def _delete_run(run_id: int) -> None:
 
 
 def _delete_dataset(dataset_id: int) -> None:
-    store_reads.store().delete_dataset(dataset_id)
-    store_reads.forget_cached_reads()
     state = st.session_state
+    try:
+        store_reads.store().delete_dataset(dataset_id)
+    except RunInUse as busy:
+        state.pop("runs_confirm_delete_dataset", None)
+        state[_REFUSED_KEY] = str(busy)
+        return
+    store_reads.forget_cached_reads()
     for key in ("runs_confirm_delete_dataset", "runs_selected", selection.DATASET_KEY, selection.RUNS_KEY):
         state.pop(key, None)
     links.set_params(dataset=None, runs=None, sel=None)
@@ -140,6 +153,7 @@ def _delete_dataset(dataset_id: int) -> None:
 
 
 def _manage_run(run_id: int) -> None:
+    _say_refused_delete()
     s = store_reads.store()
     info = s.run_info(run_id)
     c1, c2, c3 = st.columns(3)
@@ -169,7 +183,14 @@ def _manage_run(run_id: int) -> None:
         st.rerun()
 
 
+def _say_refused_delete() -> None:
+    refused = st.session_state.pop(_REFUSED_KEY, None)
+    if refused:
+        st.warning(f"Not deleted: {formatting.md_escape(refused)}.", icon=":material/hourglass_top:")
+
+
 def _manage_dataset(dataset_id: int) -> None:
+    _say_refused_delete()
     s = store_reads.store()
     info = s.dataset_info(dataset_id)
     name = st.text_input("Dataset name", info["name"], key=f"runs_dataset_name_{dataset_id}")

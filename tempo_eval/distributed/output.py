@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, dumps, redact
+from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, _frame_rows, dumps, redact
 
 MANIFEST = "manifest.json"
 DATASET = "dataset.json.gz"
@@ -93,15 +93,9 @@ def write_dataset(out: str | os.PathLike[str], frame: pd.DataFrame) -> None:
     path = Path(out) / DATASET
     if path.exists():
         return
-    rows = dumps({"columns": [str(c) for c in frame.columns],
-                  "rows": [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]})
+    # the store's own encoding of the rows, so the imported dataset is the one a local run stores
+    rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
     _write_atomic(path, gzip.compress(rows.encode("utf-8"), compresslevel=3))
-
-
-def _plain(value: Any) -> Any:
-    from tempo_eval._values import is_na
-
-    return None if is_na(value) else value
 
 
 def done_blocks(out: str | os.PathLike[str], n_blocks: int) -> set[int]:

@@ -219,7 +219,7 @@ _FILE_EXPECTED = (
 )
 
 
-def load_conversations(source: Any, *, name: str | None = None) -> Any:
+def load_conversations(source: Any, *, name: str | None = None, max_bytes: int | None = None) -> Any:
     """Conversations from a file, as a `Dataset` with one row per conversation.
 
     Columns: `conversation_id` (from the file's conversation_id / id / name field, else "c1",
@@ -230,7 +230,8 @@ def load_conversations(source: Any, *, name: str | None = None) -> Any:
     numpy reprs: a tool message's content becomes the retrieval context of the next assistant turn;
     an assistant message with no text, a tool call, is dropped), and a single conversation as
     `parse_conversation` reads it (JSON turns or a transcript, in a .json/.txt file). Raises
-    InputError naming the file, the conversation and the turn.
+    InputError naming the file, the conversation and the turn. `max_bytes` is the input size
+    limit, as for `load_dataset`.
     """
     import hashlib
     from pathlib import PurePath
@@ -240,7 +241,7 @@ def load_conversations(source: Any, *, name: str | None = None) -> Any:
     from tempo_eval.io._source import decode_text, gunzip_if_needed, read_input
     from tempo_eval.io.dataset import Dataset
 
-    raw = read_input(source, name=name, default_name="conversations")
+    raw = read_input(source, name=name, default_name="conversations", max_bytes=max_bytes)
     warnings: list[str] = []
     data = gunzip_if_needed(raw)
     suffixes = [s.lower() for s in PurePath(raw.name).suffixes if s.lower() != ".gz"]

@@ -208,7 +208,7 @@ def _deepeval_scores(document: dict[str, Any], source: str) -> list[ForeignScore
 
 def import_foreign_results(foreign: ForeignResults, store: Any, *, run_name: str | None = None) -> int:
     """Store the dataset and its foreign scores as a finished run; returns the run id. Importing
-    the same file again updates the same run."""
+    the same file again updates the same run (renamed when `run_name` is given)."""
     from tempo_eval.metrics.base import MetricResult
 
     dataset = foreign.dataset
@@ -221,6 +221,8 @@ def import_foreign_results(foreign: ForeignResults, store: Any, *, run_name: str
     run_id, _ = store.create_or_resume_run(
         dataset_id, config, name=run_name or f"{foreign.tool}: {dataset.name}"
     )
+    if run_name is not None:  # the run found again gets the name asked for, as `evaluate` does
+        store.rename_run(run_id, run_name)
     frame = dataset.frame
     by_row: dict[int, list[Any]] = {}
     for score in foreign.scores:

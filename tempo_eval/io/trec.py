@@ -30,7 +30,7 @@ from pathlib import PurePath
 from typing import Any
 
 from tempo_eval.io._source import decode_text, gunzip_if_needed, read_input
-from tempo_eval.io.errors import InputError, quote
+from tempo_eval.io.errors import InputError, json_error_text, quote
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docid", "rel")
@@ -141,7 +141,7 @@ def _json_mapping(text: str, source: str, kind: str) -> dict[str, dict[str, Any]
         raise InputError(f"the JSON is nested too deeply to read; {expected}", source=source) from None
     except json.JSONDecodeError as error:
         raise InputError(
-            f"not valid JSON ({error.msg} at character {error.colno}); {expected}", source=source, line=error.lineno
+            f"not valid JSON ({json_error_text(error.msg, error.colno)}); {expected}", source=source, line=error.lineno
         ) from None
     if not isinstance(document, dict) or not document:
         raise InputError(f"found no queries; {expected}", source=source)

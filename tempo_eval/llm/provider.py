@@ -290,6 +290,16 @@ class _Secret:
     def __repr__(self) -> str:
         return "'***'"
 
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # unpickled in another process (a Ray worker), the key is masked there too
+        return _unpickle_secret, (self.value,)
+
+
+def _unpickle_secret(value: str) -> _Secret:
+    if value != PLACEHOLDER_API_KEY:
+        register_secret(value)
+    return _Secret(value)
+
 
 @dataclass
 class _LoopResources:

@@ -89,8 +89,9 @@ class FactualCorrectness(Metric):
         mode: "f1" (default), "precision" or "recall", any case ("F1", "PRECISION", "RECALL").
         beta: F-beta weight (> 0); beta > 1 favours recall. Only used in "f1" mode.
         verifier: who decides SUPPORTED / NEUTRAL / CONTRADICTED. None -> `LexicalVerifier()`
-            (offline and deterministic: MiniLM similarity finds the evidence sentence, year and
-            number agreement decide; its accuracy is measured, not assumed). Pass an
+            (offline and deterministic: MiniLM similarity picks the evidence sentences, a
+            calibrated softmax model over word coverage and year / date / number / name /
+            negation agreement decides; its accuracy is measured, not assumed). Pass an
             `NLIVerifier` or an `LLMVerifier` for the model-based verdicts.
         decompose: "sentences" (default; `split_claims`: sentences split at independent
             clauses, offline) or "llm" (the judge writes atomic claims; needs `llm`).

