@@ -105,6 +105,42 @@ open({str(tmp_path / "results.parquet")!r}, "wb").write(results)
     assert key not in reason and "Bearer ***" in reason
 
 
+def test_import_results_holds_the_run_lock_while_it_writes(tmp_path: Path) -> None:
+    # a local evaluation of the same dataset and configuration started meanwhile would resume the
+    # half-imported run; with the lock held it waits, then reuses the imported rows
+    from tempo_eval.metrics.base import MetricResult
+    from tempo_eval.runner import run_config
+    from tempo_eval.store.runs import config_hash
+
+    dataset = load_dataset(SAMPLE)
+    config = run_config(build_metrics(["temporal_ndcg"]))
+    manifest = {"format": output.FORMAT_NAME, "format_version": output.FORMAT_VERSION,
+                "dataset_name": dataset.name, "content_hash": dataset.content_hash, "mapping": {},
+                "source_format": dataset.source_format, "warnings": [], "n_rows": 2, "config": config,
+                "config_hash": config_hash(config), "metrics": ["temporal_ndcg"], "block_size": 1, "n_blocks": 2}
+    out = tmp_path / "out"
+    frame = dataset.frame.iloc[:2]
+    output.prepare(out, manifest, frame)
+    output.write_dataset(out, frame)
+    for row in range(2):
+        scored = [(row, f"q{row + 1}", None, [MetricResult(metric="temporal_ndcg", score=1.0, reason="ok")])]
+        output.write_block(out, row, *output.encode_block(scored, []))
+
+    class Watching(RunStore):
+        locked: list[bool] = []
+
+        def record_row(self, run_id: int, *args: object, **kwargs: object) -> None:
+            held = self.connection.execute("SELECT COUNT(*) FROM run_locks WHERE run_id = ?", (run_id,)).fetchone()[0]
+            self.locked.append(bool(held))
+            super().record_row(run_id, *args, **kwargs)
+
+    store = Watching(tmp_path / "ws.sqlite")
+    run_id = output.import_results(out, store=store)
+    assert store.locked == [True, True]
+    assert store.connection.execute("SELECT COUNT(*) FROM run_locks").fetchone()[0] == 0  # released
+    assert store.run_info(run_id)["status"] == "finished"
+
+
 def test_evaluate_names_its_engines_and_refuses_ray_options_for_the_local_one() -> None:
     dataset = load_dataset(SAMPLE)
     with pytest.raises(ValueError, match="engine must be 'local' or 'ray', got 'spark'"):

@@ -205,6 +205,9 @@ def import_results(
     run_id, _ = store.create_or_resume_run(dataset_id, manifest["config"], name=name or f"ray: {out.name}",
                                            resume=False)
     done = sorted(done_blocks(out, int(manifest["n_blocks"])))
+    # held while the rows go in: a local evaluation of the same configuration (which resumes the
+    # newest such run, this one) waits for the import instead of writing into it meanwhile
+    store.acquire_run(run_id)  # a new run: nobody else holds it
     try:
         for block in done:
             results = pd.read_parquet(block_path(out, "results", block))
@@ -222,12 +225,14 @@ def import_results(
                     )
                     for r in part
                 ], system=system)
+        complete = len(done) == int(manifest["n_blocks"])
+        store.set_status(run_id, "finished" if complete else "cancelled",
+                         None if complete else f"imported {len(done)} of {manifest['n_blocks']} blocks")
     except BaseException as exc:
         store.set_status(run_id, "failed", f"import stopped: {type(exc).__name__}: {exc}")
         raise
-    complete = len(done) == int(manifest["n_blocks"])
-    store.set_status(run_id, "finished" if complete else "cancelled",
-                     None if complete else f"imported {len(done)} of {manifest['n_blocks']} blocks")
+    finally:
+        store.release_run(run_id)
     return run_id
 
 
