@@ -73,9 +73,14 @@ def run_both(name: str, path: Path, metric_factory, workers: int, block_size: in
           f"  {local_steady.rate():9,.0f} rows/s after the first {block_size:,} rows")
     print(f"  ray, {workers} workers:      {t_ray:8.2f} s  {n_rows / t_ray:9,.0f} rows/s end to end"
           f"  {ray_steady.rate():9,.0f} rows/s after the first block ({run.n_blocks} blocks of {block_size:,};"
-          f" first block done after {ray_steady.first_at - start:.1f} s)")
+          f" first block done after {_since(ray_steady.first_at, start)})")
     print(f"  ratio ray / local:   x{t_local / t_ray:.2f} end to end, x{ray_steady.rate() / local_steady.rate():.2f}"
           f" after start-up;  same results: {same}")
+
+
+def _since(moment: float | None, start: float) -> str:
+    """Seconds from `start` to `moment`, or "never" (a workload smaller than one block)."""
+    return "never" if moment is None else f"{moment - start:.1f} s"
 
 
 class Steady:
