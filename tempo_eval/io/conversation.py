@@ -30,7 +30,7 @@ import tokenize
 from typing import Any
 
 from tempo_eval.core.turn import Turn
-from tempo_eval.io.errors import InputError, json_error_text, quote
+from tempo_eval.io.errors import InputError, parse_json_document, quote
 
 _USER = ("user", "human")
 _ASSISTANT = ("assistant", "ai", "bot")
@@ -73,16 +73,7 @@ def parse_conversation(text: str, *, source: str = "conversation") -> list[Turn]
 
 
 def _from_json(text: str, source: str) -> list[Turn]:
-    try:
-        document = json.loads(text)
-    except RecursionError:
-        raise InputError(f"the JSON is nested too deeply to read; {_EXPECTED}", source=source) from None
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"not valid JSON ({json_error_text(error.msg, error.colno)}); {_EXPECTED}",
-            source=source,
-            line=error.lineno,
-        ) from None
+    document = parse_json_document(text, source, _EXPECTED)
     items = document
     if isinstance(document, dict):
         if not isinstance(document.get("turns"), list):

@@ -93,6 +93,22 @@ def json_error_text(message: str, position: int) -> str:
     return f"{message} at character {position}"
 
 
+def parse_json_document(text: str, source: str, expected: str) -> Any:
+    """`json.loads(text)`, or an InputError naming `source` (and the line) and saying `expected`:
+    "nested too deeply" for a RecursionError, the decoder's message and position otherwise."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(f"the JSON is nested too deeply to read; {expected}", source=source) from None
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"not valid JSON ({json_error_text(error.msg, error.colno)}); {expected}",
+            source=source, line=error.lineno,
+        ) from None
+
+
 def list_columns(columns: Sequence[str], limit: int = 20) -> str:
     """The first `limit` column names for a message, and how many there are in all."""
     shown = ", ".join(map(str, columns[:limit])) if len(columns) else "(none)"

@@ -22,7 +22,6 @@ naming both lines, as trec_eval refuses it too.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from pathlib import PurePath
 from typing import Any
 
 from tempo_eval.io._source import decode_text, gunzip_if_needed, read_input
-from tempo_eval.io.errors import InputError, json_error_text, quote
+from tempo_eval.io.errors import InputError, parse_json_document, quote
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docid", "rel")
@@ -135,14 +134,7 @@ def _json_mapping(text: str, source: str, kind: str) -> dict[str, dict[str, Any]
         'expected {"query id": {"doc id": score, ...}, ...} (a ranx or pytrec_eval run)' if kind == "run"
         else 'expected {"query id": {"doc id": grade, ...}, ...} with integer grades (ranx or pytrec_eval qrels)'
     )
-    try:
-        document = json.loads(text)
-    except RecursionError:
-        raise InputError(f"the JSON is nested too deeply to read; {expected}", source=source) from None
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"not valid JSON ({json_error_text(error.msg, error.colno)}); {expected}", source=source, line=error.lineno
-        ) from None
+    document = parse_json_document(text, source, expected)
     if not isinstance(document, dict) or not document:
         raise InputError(f"found no queries; {expected}", source=source)
     out: dict[str, dict[str, Any]] = {}
