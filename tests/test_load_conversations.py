@@ -94,3 +94,15 @@ def test_numpy_reprs_of_messages_read_as_literals_never_evaluated() -> None:
     ]
     with pytest.raises(ValueError):  # a call that is not numpy's array(...) stays a call: refused
         ast.literal_eval(_numpy_repr_as_literal("[__import__('os')]"))
+
+
+def test_a_broken_conversation_file_says_where_without_a_doubled_at(tmp_path) -> None:
+    from tempo_eval.io.conversation import load_conversations
+    from tempo_eval.io.errors import InputError
+
+    path = tmp_path / "broken.json"
+    path.write_text('{"turns": [{"role": "user", "content": "unterminated}]}\n', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_conversations(path)
+    message = str(caught.value)
+    assert "starting at character" in message and "at at" not in message

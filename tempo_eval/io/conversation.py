@@ -30,7 +30,7 @@ import tokenize
 from typing import Any
 
 from tempo_eval.core.turn import Turn
-from tempo_eval.io.errors import InputError, parse_json_document, quote
+from tempo_eval.io.errors import InputError, json_error_text, parse_json_document, quote
 
 _USER = ("user", "human")
 _ASSISTANT = ("assistant", "ai", "bot")
@@ -298,7 +298,7 @@ def _conversation_records(
     except json.JSONDecodeError as error:
         if error.msg != "Extra data":
             raise InputError(
-                f"not valid JSON ({error.msg} at character {error.colno}); {_FILE_EXPECTED}",
+                f"not valid JSON ({json_error_text(error.msg, error.colno)}); {_FILE_EXPECTED}",
                 source=source, line=error.lineno,
             ) from None
         document, lines, fmt = _json_lines(text, source), [], "jsonl"
