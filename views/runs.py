@@ -9,6 +9,7 @@ rename, note, tag or delete a run and delete a dataset, each delete after a conf
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -166,21 +167,14 @@ def _manage_run(run_id: int) -> None:
         s.set_run_tags(run_id, tags.split(","))
         st.toast("Saved.")
         st.rerun()
-    confirm_key = "runs_confirm_delete_run"
-    if st.session_state.get(confirm_key) == run_id:
+    def question() -> str:
         counts = s.run_dependents(run_id)
-        st.warning(
+        return (
             f"Delete run **{formatting.md_escape(info['name'])}** #{run_id} with its {counts['results']} results "
             f"and {counts['claims']} claims? Cached verdicts stay, so re-running it is quick."
         )
-        yes, no = st.columns(2)
-        # callbacks: they run before the widgets, so the selection can drop the deleted run
-        yes.button("Yes, delete the run", type="primary", key="runs_delete_run_yes", icon=":material/delete:",
-                   on_click=_delete_run, args=(run_id,))
-        no.button("Cancel", key="runs_delete_run_no", on_click=st.session_state.pop, args=(confirm_key, None))
-    elif st.button("Delete this run…", key="runs_delete_run", icon=":material/delete:"):
-        st.session_state[confirm_key] = run_id
-        st.rerun()
+
+    _confirmed_delete("run", run_id, question, _delete_run)
 
 
 def _say_refused_delete() -> None:
@@ -198,20 +192,30 @@ def _manage_dataset(dataset_id: int) -> None:
         s.rename_dataset(dataset_id, name)
         store_reads.forget_cached_reads()
         st.rerun()
-    confirm_key = "runs_confirm_delete_dataset"
-    if st.session_state.get(confirm_key) == dataset_id:
+    def question() -> str:
         counts = s.dataset_dependents(dataset_id)
-        st.warning(
+        return (
             f"Delete dataset **{formatting.md_escape(info['name'])}** ({info['n_rows']} rows)? It takes with it "
             f"{counts['runs']} run(s), {counts['results']} results and {counts['claims']} claims. "
             "Cached verdicts stay."
         )
+
+    _confirmed_delete("dataset", dataset_id, question, _delete_dataset)
+
+
+def _confirmed_delete(what: str, target: int, question: Callable[[], str], delete: Callable[[int], None]) -> None:
+    """A "Delete this WHAT…" button that asks `question()` (what the delete takes) before
+    `delete(target)` runs, as a callback: callbacks run before the widgets, so the selection can
+    drop what was deleted."""
+    confirm_key = f"runs_confirm_delete_{what}"
+    if st.session_state.get(confirm_key) == target:
+        st.warning(question())
         yes, no = st.columns(2)
-        yes.button("Yes, delete the dataset", type="primary", key="runs_delete_dataset_yes", icon=":material/delete:",
-                   on_click=_delete_dataset, args=(dataset_id,))
-        no.button("Cancel", key="runs_delete_dataset_no", on_click=st.session_state.pop, args=(confirm_key, None))
-    elif st.button("Delete this dataset…", key="runs_delete_dataset", icon=":material/delete:"):
-        st.session_state[confirm_key] = dataset_id
+        yes.button(f"Yes, delete the {what}", type="primary", key=f"runs_delete_{what}_yes",
+                   icon=":material/delete:", on_click=delete, args=(target,))
+        no.button("Cancel", key=f"runs_delete_{what}_no", on_click=st.session_state.pop, args=(confirm_key, None))
+    elif st.button(f"Delete this {what}…", key=f"runs_delete_{what}", icon=":material/delete:"):
+        st.session_state[confirm_key] = target
         st.rerun()
 
 
