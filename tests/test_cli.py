@@ -14,6 +14,7 @@ import pytest
 from tempo_eval.cli import main
 from tempo_eval.io.export import neutralize_formulas
 from tempo_eval.store.db import DB_FILENAME
+from tests.support.cli import run_cli
 from tests.support.openai_server import ScriptedOpenAIServer, json_reply
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,13 +114,6 @@ def test_the_workspace_option_places_the_run_store(data_file: Path, tmp_path: Pa
     assert (workspace / DB_FILENAME).exists()
 
 
-def _main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """The CLI in-process (fast); argparse's own errors exit through SystemExit."""
-    try:
-        code = main(args)
-    except SystemExit as exit_:
-        code = exit_.code
-    return code, capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -144,7 +138,7 @@ def test_bad_input_exits_2_with_a_one_line_error(
     args: list[str], message: str, data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = [str(data_file) if a == "{data}" else str(tmp_path / a) if a.startswith("r.") else a for a in args]
-    code, err = _main(args, capsys)
+    code, err = run_cli(args, capsys)
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
@@ -155,7 +149,7 @@ def test_a_metric_needing_a_column_the_dataset_lacks_exits_2_naming_both(
 ) -> None:
     path = tmp_path / "answers.jsonl"
     path.write_text(json.dumps({"query_id": "q1", "answer": "In 2001."}) + "\n", encoding="utf-8")
-    code, err = _main(["evaluate", str(path), "--metrics", "temporal_faithfulness", "--out",
+    code, err = run_cli(["evaluate", str(path), "--metrics", "temporal_faithfulness", "--out",
                        str(tmp_path / "r.csv"), "--no-progress"], capsys)
     assert code == 2
     (line,) = err.strip().splitlines()
@@ -166,7 +160,7 @@ def test_a_metric_needing_a_column_the_dataset_lacks_exits_2_naming_both(
 
 def test_turn_faithfulness_on_a_dataset_file_says_it_runs_on_conversations(
         data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = _main(["evaluate", str(data_file), "--metrics", "turn_faithfulness", "--out",
+    code, err = run_cli(["evaluate", str(data_file), "--metrics", "turn_faithfulness", "--out",
                        str(tmp_path / "r.csv")], capsys)
     assert code == 2
     (line,) = err.strip().splitlines()
@@ -178,7 +172,7 @@ def test_turn_faithfulness_on_a_dataset_file_says_it_runs_on_conversations(
 
 def test_a_bad_reference_date_exits_2_before_any_row(data_file: Path, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = _main(["evaluate", str(data_file), "--metrics", "temporal_faithfulness", "--out",
+    code, err = run_cli(["evaluate", str(data_file), "--metrics", "temporal_faithfulness", "--out",
                        str(tmp_path / "r.csv"), "--reference-date", "June 2024", "--no-progress"], capsys)
     assert code == 2
     (line,) = err.strip().splitlines()
@@ -197,17 +191,17 @@ def test_a_metric_failing_on_every_row_exits_1_and_a_later_run_retries_the_rows(
             "--no-progress"]
     with monkeypatch.context() as patched:
         patched.setattr(TemporalNDCG, "_ameasure", broken)
-        code, err = _main(args, capsys)
+        code, err = run_cli(args, capsys)
     assert code == 1
     assert err.strip().splitlines()[-1] == (
         "error: all 3 rows failed: temporal_ndcg: Evaluating this row failed: ConnectionError: the judge is down"
     )
     assert len(pd.read_csv(tmp_path / "r.csv")) == 3  # the failures are still written
 
-    code, err = _main([*args, "--no-retry-failed"], capsys)  # the judge is back, but failures are kept
+    code, err = run_cli([*args, "--no-retry-failed"], capsys)  # the judge is back, but failures are kept
     assert code == 1 and "0 results computed, 3 reused" in err
 
-    code, err = _main(args, capsys)
+    code, err = run_cli(args, capsys)
     assert code == 0, err
     assert "3 results computed, 0 reused" in err
     assert pd.read_csv(tmp_path / "r.csv")["score"].notna().all()
@@ -223,7 +217,7 @@ def test_the_process_exits_2_without_a_traceback_on_bad_input(tmp_path: Path) ->
 def test_an_unreadable_dataset_is_reported_with_its_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.csv"
     path.write_text("foo,bar\n1,2\n", encoding="utf-8")
-    code, err = _main(["evaluate", str(path), "--metrics", "temporal_ndcg", "--out", str(tmp_path / "r.csv")], capsys)
+    code, err = run_cli(["evaluate", str(path), "--metrics", "temporal_ndcg", "--out", str(tmp_path / "r.csv")], capsys)
     assert code == 2
     assert err.startswith("error: bad.csv") and len(err.strip().splitlines()) == 1
 
@@ -296,7 +290,7 @@ def test_compare_scores_queries_a_run_lacks_as_zero_unless_told_to_drop_them(
 
 def test_compare_refuses_a_single_run_and_unknown_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     qrels, good, _ = _write_trec(tmp_path)
-    code, err = _main(["compare", str(good), "--qrels", str(qrels)], capsys)
+    code, err = run_cli(["compare", str(good), "--qrels", str(qrels)], capsys)
     assert code == 2 and err.startswith("error: ") and "at least two runs" in err
-    code, err = _main(["compare", str(good), str(good), "--qrels", str(qrels), "--metric", "map@10"], capsys)
+    code, err = run_cli(["compare", str(good), str(good), "--qrels", str(qrels), "--metric", "map@10"], capsys)
     assert code == 2 and "ndcg@k" in err

@@ -7,24 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from tempo_eval.cli import main
+from tests.support.cli import run_cli
 
 DATA = Path(__file__).resolve().parent / "data" / "interop"
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "temporal_qa.csv"
 
 
-def _main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    try:
-        code = main(args)
-    except SystemExit as exit_:
-        code = exit_.code
-    return code, capsys.readouterr().err
 
 
 def test_max_input_mb_applies_to_conversation_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     conversations = DATA / "ragas_multi.jsonl"
     limit_mb = conversations.stat().st_size / 2 / 10**6  # half the file
-    code, err = _main(["evaluate", str(conversations), "--metrics", "turn_faithfulness", "--out",
+    code, err = run_cli(["evaluate", str(conversations), "--metrics", "turn_faithfulness", "--out",
                        str(tmp_path / "r.csv"), "--workspace", str(tmp_path / "ws"), "--no-progress",
                        "--max-input-mb", f"{limit_mb:.7f}"], capsys)
     assert code == 2 and "the limit is" in err and "--max-input-mb" in err, err
@@ -37,7 +31,7 @@ def test_out_naming_a_conversation_file_is_refused_and_the_file_kept(
     conversations = tmp_path / "conversations.jsonl"
     conversations.write_bytes((DATA / "ragas_multi.jsonl").read_bytes())
     before = conversations.read_bytes()
-    code, err = _main(["evaluate", str(conversations), "--metrics", "turn_faithfulness", "--out",
+    code, err = run_cli(["evaluate", str(conversations), "--metrics", "turn_faithfulness", "--out",
                        str(conversations), "--workspace", str(tmp_path / "ws"), "--no-progress"], capsys)
     assert code == 2 and "would overwrite it" in err
     assert conversations.read_bytes() == before
@@ -50,7 +44,7 @@ def test_out_naming_a_conversation_file_is_refused_and_the_file_kept(
 def test_local_engine_options_are_refused_with_the_ray_engine(
     option: str, value: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, err = _main(["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--engine", "ray", "--out",
+    code, err = run_cli(["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--engine", "ray", "--out",
                        str(tmp_path / "out"), "--no-progress", option, value], capsys)
     assert code == 2 and says in err, err
     assert len(err.strip().splitlines()) == 1
@@ -64,7 +58,7 @@ def test_compare_out_naming_an_input_is_refused_and_the_input_kept(
     qrels.write_bytes((DATA / "ranx_qrels.trec").read_bytes())
     runs = [str(DATA / "ranx_bm25.trec"), str(DATA / "ranx_bm25_reversed.trec")]
     before = qrels.read_bytes()
-    code, err = _main(["compare", *runs, "--qrels", str(qrels), "--out", str(qrels)], capsys)
+    code, err = run_cli(["compare", *runs, "--qrels", str(qrels), "--out", str(qrels)], capsys)
     assert code == 2 and "would overwrite it" in err, err
     assert qrels.read_bytes() == before
 
@@ -76,8 +70,8 @@ def test_importing_the_same_file_again_with_a_run_name_renames_the_run(
     from tempo_eval.store.runs import RunStore
 
     args = ["import", str(DATA / "deepeval_test_run.json"), "--workspace", str(tmp_path / "ws")]
-    assert _main(args, capsys)[0] == 0
-    assert _main([*args, "--run-name", "faithfulness, DeepEval"], capsys)[0] == 0
+    assert run_cli(args, capsys)[0] == 0
+    assert run_cli([*args, "--run-name", "faithfulness, DeepEval"], capsys)[0] == 0
     runs = RunStore(tmp_path / "ws" / "tempo_eval.sqlite").list_runs()
     assert runs["name"].tolist() == ["faithfulness, DeepEval"]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tempo_eval.cli import main
 from tempo_eval.store.db import DB_FILENAME
+from tests.support.cli import run_cli
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, json_reply
 from tests.support.tiny_nli import tiny_nli_dir  # noqa: F401 - a fixture
 
@@ -31,12 +31,6 @@ ROWS = [
 SUPPORTED = json_reply({"verdict": "SUPPORTED", "evidence": "Construction finished.", "reason": "stated"})
 
 
-def _main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    try:
-        code = main(args)
-    except SystemExit as exit_:
-        code = exit_.code
-    return code, capsys.readouterr().err
 
 
 @pytest.fixture
@@ -60,7 +54,7 @@ def test_out_naming_the_input_dataset_is_refused_and_the_input_kept(
 ) -> None:
     before = data_csv.read_bytes()
     for out in (str(data_csv), str(data_csv.parent / "." / data_csv.name)):
-        code, err = _main(["evaluate", str(data_csv), "--metrics", "temporal_ndcg", "--out", out,
+        code, err = run_cli(["evaluate", str(data_csv), "--metrics", "temporal_ndcg", "--out", out,
                            "--no-progress"], capsys)
         assert code == 2
         (line,) = err.strip().splitlines()
@@ -71,7 +65,7 @@ def test_out_naming_the_input_dataset_is_refused_and_the_input_kept(
 def test_out_naming_the_input_through_a_symlink_is_refused(data_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
     link = data_csv.parent / "link.csv"
     link.symlink_to(data_csv)
-    code, err = _main(["evaluate", str(data_csv), "--metrics", "temporal_ndcg", "--out", str(link)], capsys)
+    code, err = run_cli(["evaluate", str(data_csv), "--metrics", "temporal_ndcg", "--out", str(link)], capsys)
     assert code == 2 and "overwrite" in err
 
 
@@ -80,7 +74,7 @@ def test_every_row_failing_with_judge_error_exits_1(
 ) -> None:
     out = tmp_path / "r.csv"
     with ScriptedOpenAIServer(lambda request: Reply(status=500, raw_body='{"error": "down"}')) as server:
-        code, err = _main(_judge_args(data_csv, out, server, "--max-retries", "0"), capsys)
+        code, err = run_cli(_judge_args(data_csv, out, server, "--max-retries", "0"), capsys)
         assert len(server.requests) == len(ROWS)  # --max-retries 0: one request per claim
     assert code == 1, err
     last = err.strip().splitlines()[-1]
@@ -95,7 +89,7 @@ def test_timeout_and_max_retries_bound_a_hung_judge(
     out = tmp_path / "r.csv"
     with ScriptedOpenAIServer(lambda request: Reply(content="{}", delay=3.0)) as server:
         started = time.monotonic()
-        code, err = _main(_judge_args(data_csv, out, server, "--timeout", "0.3", "--max-retries", "1"), capsys)
+        code, err = run_cli(_judge_args(data_csv, out, server, "--timeout", "0.3", "--max-retries", "1"), capsys)
         elapsed = time.monotonic() - started
         assert len(server.requests) == 2 * len(ROWS)  # first try + 1 retry per claim
     assert code == 1
@@ -111,7 +105,7 @@ def test_deadline_stores_the_rest_as_judge_error_and_the_run_resumes(
     slow = Reply(content=SUPPORTED.content, delay=2.0)
     with ScriptedOpenAIServer(lambda request: slow) as server:
         started = time.monotonic()
-        code, err = _main(_judge_args(data_csv, out, server, "--deadline", "0.5", "--concurrency", "1"), capsys)
+        code, err = run_cli(_judge_args(data_csv, out, server, "--deadline", "0.5", "--concurrency", "1"), capsys)
         assert time.monotonic() - started < 2.0  # not 4 x 2 s
     assert code == 1
     assert "error: the deadline of 0.5 s passed before 4 of 4 rows were evaluated" in err
@@ -120,7 +114,7 @@ def test_deadline_stores_the_rest_as_judge_error_and_the_run_resumes(
     assert "deadline" in frame["reason"].iloc[0]
 
     with ScriptedOpenAIServer(lambda request: SUPPORTED) as server:  # the judge is quick again
-        code, err = _main(_judge_args(data_csv, out, server, "--deadline", "60"), capsys)
+        code, err = run_cli(_judge_args(data_csv, out, server, "--deadline", "60"), capsys)
     assert code == 0, err
     assert "4 results computed, 0 reused" in err
     assert pd.read_csv(out)["score"].tolist() == [1.0] * 4
@@ -131,7 +125,7 @@ def test_bad_timeout_retries_and_deadline_values_exit_2(data_csv: Path, tmp_path
     base = ["evaluate", str(data_csv), "--metrics", "temporal_ndcg", "--out", str(tmp_path / "r.csv")]
     for extra, message in ((["--deadline", "0"], "--deadline"), (["--timeout", "5"], "--verifier llm"),
                            (["--max-retries", "-1"], "--max-retries")):
-        code, err = _main([*base, *extra], capsys)
+        code, err = run_cli([*base, *extra], capsys)
         assert code == 2 and message in err, err
 
 
