@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import gc
 import json
 import logging
 import math
@@ -161,19 +162,29 @@ def evaluate_ray(
         rows_done = sum(_block_rows(b, block_size, n_rows) for b in done)
         if progress is not None:
             progress(rows_done, n_rows)
-        # written beside the scoring (the driver mostly waits for blocks), not before it
+        # The canonical rows are written beside the scoring, once the blocks are handed to Ray:
+        # the driver then mostly waits (for the actors to start, then for blocks), while before
+        # that the thread would hold the GIL the block shipping needs.
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        writer = pool.submit(output.write_dataset, out, frame)
-        pool.shutdown(wait=False)
+        writer: list[concurrent.futures.Future[None]] = []
+
+        def write_dataset() -> None:
+            writer.append(pool.submit(output.write_dataset, out, frame))
+
         added = hits = misses = 0
-        if pending:
-            added, hits, misses = _score(
-                ray, frame, pending, out=out, block_size=block_size, payload=payload, source=source,
-                reference_date=reference_date, num_workers=num_workers, gpus_per_worker=gpus_per_worker,
-                max_concurrency=max_concurrency, db_path=db_path, progress=progress,
-                rows_done=rows_done,
-            )
-        writer.result()  # its error, if any, is this call's
+        try:
+            if pending:
+                added, hits, misses = _score(
+                    ray, frame, pending, out=out, block_size=block_size, payload=payload, source=source,
+                    reference_date=reference_date, num_workers=num_workers, gpus_per_worker=gpus_per_worker,
+                    max_concurrency=max_concurrency, db_path=db_path, progress=progress,
+                    rows_done=rows_done, started=write_dataset,
+                )
+            if not writer:
+                write_dataset()
+            writer[0].result()  # its error, if any, is this call's
+        finally:
+            pool.shutdown(wait=True)
         output.write_manifest(out, {**manifest, "status": "finished"})
         return RayRun(out=Path(out), status="finished", n_rows=n_rows, n_blocks=n_blocks,
                       metrics=[m.name for m in metrics], computed_blocks=len(pending),
@@ -196,8 +207,9 @@ def _score(
     ray: Any, frame: pd.DataFrame, pending: list[int], *, out: str | Path, block_size: int,
     payload: bytes, source: CacheSource, reference_date: str | None, num_workers: int,
     gpus_per_worker: float, max_concurrency: int, db_path: str,
-    progress: Callable[[int, int], None] | None, rows_done: int,
+    progress: Callable[[int, int], None] | None, rows_done: int, started: Callable[[], None],
 ) -> tuple[int, int, int]:
+    """Score the `pending` blocks; `started` is called once the blocks are handed to Ray."""
     from tempo_eval.store.verdict_cache import VerdictCache
 
     columns = [str(c) for c in frame.columns]
@@ -228,7 +240,9 @@ def _score(
     added = 0
     n_rows = len(frame)
     counts = {"hits": 0, "misses": 0}
-    for result in scored.iter_rows():
+    results = iter(scored.iter_rows())
+    started()
+    for result in results:
         block = int(result["block"])
         output.write_block(out, block, bytes(result["results"]), bytes(result["details"]))
         verdicts = json.loads(bytes(result["verdicts"]))
@@ -262,6 +276,11 @@ class BlockScorer:
         self.reference_date = reference_date
         self.max_concurrency = max_concurrency
         self.secrets = secret_values()
+        # What is alive now (Ray, the libraries, the metrics, the verifier's model) lives as long
+        # as the actor: leave it out of the cyclic collector's full passes, which otherwise rescan
+        # it after every few blocks (a quarter of the scoring time, measured with bench/ray.py).
+        gc.collect()
+        gc.freeze()
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         from tempo_eval._async import run_sync
