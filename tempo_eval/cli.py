@@ -369,7 +369,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
             args.data, metrics, out=args.out, mapping=parse_mapping(args.mapping or []),
             reference_date=args.reference_date, address=args.address, num_workers=args.num_workers,
             gpus_per_worker=args.gpus_per_worker, block_size=args.block_size,
-            max_concurrency=args.concurrency, progress=bar,
+            max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed, progress=bar,
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -382,7 +382,9 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
             bar.close()
     print(
         f"{run.n_rows} rows in {run.n_blocks} blocks: {run.computed_blocks} computed, "
-        f"{run.skipped_blocks} already done -> {args.out}\n"
+        f"{run.skipped_blocks} already done"
+        f"{f' ({run.retried_rows} rows with failed results computed again)' if run.retried_rows else ''}"
+        f" -> {args.out}\n"
         f"load it into the workspace with: python -m tempo_eval import-results {args.out}",
         file=sys.stderr,
     )

@@ -23,7 +23,7 @@ from tempo_eval.io.errors import InputError
 from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
 from tempo_eval.store.verdict_cache import VerdictCache
-from tests.support.ray_data import FailsOnSomeRows, generated_rows, write_jsonl
+from tests.support.ray_data import FailsOnSomeRows, FailsWhileFlagged, generated_rows, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample" / "temporal_qa.csv"
@@ -93,7 +93,7 @@ from tempo_eval.distributed.engine import BlockScorer
 from tempo_eval.distributed.shipping import CacheSource
 from tempo_eval.metrics.base import not_measurable
 
-scorer = BlockScorer(open({str(payload)!r}, "rb").read(), ["query_id"], 10, None, 1, CacheSource(None), 0)
+scorer = BlockScorer(open({str(payload)!r}, "rb").read(), ["query_id"], None, 1, CacheSource(None), 0)
 failed = not_measurable("temporal_faithfulness", "row_error", "request with Bearer {key} failed")
 results, _ = output.encode_block([(0, "q1", None, [failed])], scorer.secrets)
 open({str(tmp_path / "results.parquet")!r}, "wb").write(results)
@@ -141,6 +141,44 @@ def test_import_results_holds_the_run_lock_while_it_writes(tmp_path: Path) -> No
     assert store.run_info(run_id)["status"] == "finished"
 
 
+def test_merge_block_replaces_only_the_recomputed_pairs(tmp_path: Path) -> None:
+    from tempo_eval.metrics.base import MetricResult
+
+    def result(metric: str, score: float, code: str | None = None) -> MetricResult:
+        return MetricResult(metric=metric, score=score, reason=f"{metric} {score}", reason_code=code,
+                            details={"claims": [{"claim": f"c{score}", "verdict": "SUPPORTED"}]})
+
+    out = tmp_path / "out"
+    first = [(0, "q1", None, [result("a", 1.0), result("b", float("nan"), "judge_error")]),
+             (1, "q2", None, [result("a", 0.5), result("b", 0.25)])]
+    output.write_block(out, 0, *output.encode_block(first, []))
+    assert output.failed_results(out, [0]) == {0: {0: ["b"]}}
+    output.merge_block(out, 0, *output.encode_block([(0, "q1", None, [result("b", 0.75)])], []))
+    results = pd.read_parquet(output.block_path(out, "results", 0))
+    assert list(zip(results["row"], results["metric"], results["score"], strict=True)) == [
+        (0, "a", 1.0), (0, "b", 0.75), (1, "a", 0.5), (1, "b", 0.25)]
+    details = pd.read_parquet(output.block_path(out, "details", 0))
+    assert "c0.75" in details.loc[1, "claims"] and "c1.0" in details.loc[0, "claims"]
+    assert output.failed_results(out, [0]) == {}
+
+
+def test_claim_refuses_a_held_or_foreign_directory(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with output.claim(out):
+        with pytest.raises(output.OutputBusy, match=f"process {os.getpid()} on "):
+            with output.claim(out):
+                pass
+    with output.claim(out):  # released
+        pass
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "cat.jpg").write_bytes(b"\xff\xd8")
+    with pytest.raises(output.OutputMismatch, match="is not empty and holds no tempo-eval Ray output"):
+        with output.claim(foreign):
+            pass
+    assert [p.name for p in foreign.iterdir()] == ["cat.jpg"]  # nothing left in it
+
+
 def test_evaluate_names_its_engines_and_refuses_ray_options_for_the_local_one() -> None:
     dataset = load_dataset(SAMPLE)
     with pytest.raises(ValueError, match="engine must be 'local' or 'ray', got 'spark'"):
@@ -150,7 +188,7 @@ def test_evaluate_names_its_engines_and_refuses_ray_options_for_the_local_one() 
 
 
 @pytest.mark.parametrize("option", [{"deadline": 5}, {"run_name": "x"}, {"resume": False},
-                                    {"retry_failed": False}, {"store": object()}, {"cancel": object()}])
+                                    {"store": object()}, {"cancel": object()}])
 def test_evaluate_refuses_local_engine_options_with_the_ray_engine(option: dict, tmp_path: Path) -> None:
     # refused before Ray starts, instead of silently ignored
     with pytest.raises(TypeError, match=f"{next(iter(option))}: only for engine='local'"):
@@ -317,6 +355,80 @@ def test_a_killed_driver_resumes_without_writing_a_row_twice(ray_cluster: str, t
     assert evaluate_ray(str(rows_5000), build_metrics(FOCUS), out=out, block_size=100).computed_blocks == 0
     with pytest.raises(output.OutputMismatch, match="config_hash differs"):
         evaluate_ray(str(rows_5000), build_metrics(["temporal_ndcg"]), out=out, block_size=100)
+
+
+def test_a_resume_computes_the_failed_results_again_as_a_local_resume_does(
+        ray_cluster: str, tmp_path: Path) -> None:
+    data = write_jsonl(generated_rows(450), tmp_path / "rows.jsonl")  # rows 11, 222, 433 fail
+    flag = tmp_path / "judge-down"
+    flag.touch()
+
+    def metrics() -> list:
+        return [*build_metrics(["temporal_faithfulness"]), FailsWhileFlagged(str(flag))]
+
+    out = tmp_path / "out"
+    first = evaluate_ray(str(data), metrics(), out=out, block_size=100)
+    failed = first.frame[first.frame["reason_code"] == "row_error"]
+    assert sorted(failed["row"]) == [11, 222, 433]
+    assert evaluate_ray(str(data), metrics(), out=out, block_size=100, retry_failed=False).retried_rows == 0
+
+    flag.unlink()  # the cause is gone: a resume computes the failed results, and only those
+    blocks_before = {b: output.block_path(out, "results", b).stat().st_mtime_ns for b in range(5)}
+    resumed = evaluate_ray(str(data), metrics(), out=out, block_size=100)
+    assert (resumed.computed_blocks, resumed.skipped_blocks, resumed.retried_rows) == (0, 5, 3)
+    rewritten = {b for b in range(5) if output.block_path(out, "results", b).stat().st_mtime_ns != blocks_before[b]}
+    assert rewritten == {0, 2, 4}
+
+    store = RunStore(tmp_path / "local.sqlite")
+    flag.touch()
+    evaluate(load_dataset(data), metrics(), store=store)
+    flag.unlink()
+    local = evaluate(load_dataset(data), metrics(), store=store)
+    assert local.computed == 3
+    pd.testing.assert_frame_equal(resumed.frame, local.frame)
+    details = pd.read_parquet(out / "details")
+    assert len(details) == len(resumed.frame) and not details.duplicated(["row", "metric"]).any()
+    assert evaluate_ray(str(data), metrics(), out=out, block_size=100).retried_rows == 0
+
+
+def test_a_second_driver_on_the_same_output_is_refused_while_the_first_runs(
+        ray_cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom tempo_eval.distributed import output\n"
+         f"with output.claim({str(out)!r}):\n    print('held', flush=True)\n    time.sleep(60)"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(output.OutputBusy, match=rf"{out} is being written by another evaluation \(process "
+                           rf"{holder.pid} on .*\); wait for it to finish, or choose another output directory"):
+            evaluate_ray(str(SAMPLE), build_metrics(["temporal_ndcg"]), out=out)
+        code = main(["evaluate", str(SAMPLE), "--metrics", "temporal_ndcg", "--engine", "ray", "--out", str(out),
+                     "--no-progress"])
+        assert code == 2 and "is being written by another evaluation" in capsys.readouterr().err
+    finally:
+        holder.kill()
+        holder.wait()
+    # the lock died with its holder (as with a killed driver): the run goes ahead
+    assert evaluate_ray(str(SAMPLE), build_metrics(["temporal_ndcg"]), out=out).n_rows > 0
+
+
+def test_importing_an_output_again_updates_its_run(ray_cluster: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    evaluate_ray(str(SAMPLE), build_metrics(["temporal_ndcg"]), out=out, block_size=2)
+    last = max(output.done_blocks(out, 100))
+    output.block_path(out, "results", last).unlink()  # as if stopped before the last block
+    store = RunStore(tmp_path / "ws.sqlite")
+    run_id = output.import_results(out, store=store)
+    assert store.run_info(run_id)["status"] == "cancelled"
+
+    evaluate_ray(str(SAMPLE), build_metrics(["temporal_ndcg"]), out=out, block_size=2)  # resumed
+    assert output.import_results(out, store=store) == run_id
+    assert output.import_results(out, store=store, name="nightly") == run_id
+    info = store.run_info(run_id)
+    assert (info["status"], info["name"]) == ("finished", "nightly")
+    assert len(store.list_runs()) == 1
+    pd.testing.assert_frame_equal(store.results_frame(run_id), output.read_results(out))
 
 
 def test_nli_actor_loads_the_model_on_its_device_and_matches_local(ray_cluster: str, tmp_path: Path) -> None:

@@ -11,23 +11,35 @@ A block is rows [i * block_size, (i + 1) * block_size). Its details file is writ
 its results file, each to a temporary name and renamed into place, so a results file exists only
 when the whole block is written: a block is done exactly when its results file exists, and a
 resumed run skips it. `pandas.read_parquet("OUT/results")` reads every finished row.
+
+A resumed run computes again the results of finished blocks that failed (NaN with a retryable
+reason code, as the local runner's resume does: `failed_results`), and `merge_block` replaces
+just those (row, metric) results in the block's two files, again each by one rename.
+
+While a driver writes OUT it holds an exclusive lock on OUT/.lock (`claim`), so a second driver
+started on the same directory stops with a message instead of writing the same blocks; the lock
+dies with its process, so a killed driver never blocks the resume.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, _frame_rows, dumps, redact
+from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, _frame_rows, dumps, is_retryable, redact
 
 MANIFEST = "manifest.json"
+LOCK = ".lock"
 DATASET = "dataset.json.gz"
 FORMAT_NAME = "tempo-eval-ray-output"
 FORMAT_VERSION = 1
@@ -64,7 +76,9 @@ def write_manifest(out: str | os.PathLike[str], manifest: Mapping[str, Any]) -> 
 
 
 def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: pd.DataFrame) -> set[int]:
-    """Create or reopen `out` for the run `manifest` describes; returns the blocks already done.
+    """Create or reopen `out` for the run `manifest` describes (status "running"); returns the
+    blocks already done. A new output gets an `output_id`, kept through resumes, by which
+    `import_results` knows it again.
 
     Raises OutputMismatch when `out` holds the output of another dataset, configuration or block
     size (resuming into it would mix two runs)."""
@@ -77,15 +91,71 @@ def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: pd.
                     f"{out} holds the output of another run ({key} differs: {existing.get(key)!r} there, "
                     f"{manifest.get(key)!r} now); choose another output directory or delete this one"
                 )
+        write_manifest(out, {**existing, "status": "running",
+                             "output_id": existing.get("output_id") or uuid.uuid4().hex})
     else:
-        if out.exists() and any(out.iterdir()):
-            raise OutputMismatch(f"{out} is not empty and holds no tempo-eval Ray output; choose an empty "
-                                 "or new directory")
+        _check_foreign(out)
         out.mkdir(parents=True, exist_ok=True)
-        write_manifest(out, {**manifest, "status": "running"})
+        write_manifest(out, {**manifest, "status": "running", "output_id": uuid.uuid4().hex})
     for leftover in [*out.glob("*.tmp"), *out.glob("*/*.tmp")]:  # being written when the driver was killed
         leftover.unlink()
     return done_blocks(out, int(manifest["n_blocks"]))
+
+
+def set_status(out: str | os.PathLike[str], status: str) -> None:
+    """Record the run's status ("running", "finished") in its manifest."""
+    manifest = read_manifest(out)
+    if manifest is None:
+        raise OutputMismatch(f"{out}: no {MANIFEST}")
+    write_manifest(out, {**manifest, "status": status})
+
+
+def _check_foreign(out: Path) -> None:
+    if out.exists() and read_manifest(out) is None and any(p.name != LOCK for p in out.iterdir()):
+        raise OutputMismatch(f"{out} is not empty and holds no tempo-eval Ray output; choose an empty "
+                             "or new directory")
+
+
+class OutputBusy(ValueError):
+    """Another driver is writing the output directory."""
+
+
+@contextlib.contextmanager
+def claim(out: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold OUT/.lock (created with OUT) while the block is run; raises OutputBusy when another
+    process holds it, OutputMismatch when OUT is somebody else's non-empty directory."""
+    out = Path(out)
+    _check_foreign(out)  # before anything is created in it
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks here; one driver per directory is up to you
+        yield
+        return
+    with open(out / LOCK, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise OutputBusy(
+                f"{out} is being written by another evaluation ({holder}); wait for it to finish, or "
+                "choose another output directory"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {os.getpid()} on {_host()}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()
 
 
 def write_dataset(out: str | os.PathLike[str], frame: pd.DataFrame) -> None:
@@ -106,6 +176,49 @@ def write_block(out: str | os.PathLike[str], block: int, results: bytes, details
     """Store one block's two files; the results file, written last, marks the block done."""
     _write_atomic(block_path(out, "details", block), details)
     _write_atomic(block_path(out, "results", block), results)
+
+
+def failed_results(out: str | os.PathLike[str], blocks: Iterable[int]) -> dict[int, dict[int, list[str]]]:
+    """{block: {row: [metric, ...]}} of the finished `blocks`' results that failed: NaN with a
+    retryable reason code (`is_retryable`: row_error, judge_error, ...). Blocks without any are
+    left out."""
+    import pyarrow.parquet as pq
+
+    failed: dict[int, dict[int, list[str]]] = {}
+    for block in sorted(blocks):
+        table = pq.read_table(block_path(out, "results", block), columns=["row", "metric", "score", "reason_code"])
+        columns = (table.column(c).to_pylist() for c in ("row", "metric", "score", "reason_code"))
+        for row, metric, score, code in zip(*columns, strict=True):
+            if score is None and is_retryable(code):
+                failed.setdefault(block, {}).setdefault(int(row), []).append(metric)
+    return failed
+
+
+def merge_block(out: str | os.PathLike[str], block: int, results: bytes, details: bytes) -> None:
+    """Put the (row, metric) results in `results` / `details` (Parquet bytes, `encode_block`) in
+    place of the finished block's results for the same pairs; the others stay as they are."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    def merged(kind: str, new_bytes: bytes) -> bytes:
+        new = pq.read_table(io.BytesIO(new_bytes))
+        old = pq.read_table(block_path(out, kind, block))
+        replaced = pc.is_in(_pair_keys(old), value_set=_pair_keys(new))
+        table = pa.concat_tables([old.filter(pc.invert(replaced)), new.cast(old.schema)])
+        return _parquet_bytes(table.sort_by([("row", "ascending"), ("metric", "ascending")]), pq)
+
+    # both files rebuilt before either is replaced; replacing the details first (as a new block's
+    # are written) leaves, if stopped between the two, a block that the next resume merges again
+    details_bytes, results_bytes = merged("details", details), merged("results", results)
+    _write_atomic(block_path(out, "details", block), details_bytes)
+    _write_atomic(block_path(out, "results", block), results_bytes)
+
+
+def _pair_keys(table: Any) -> Any:
+    import pyarrow.compute as pc
+
+    return pc.binary_join_element_wise(pc.cast(table.column("row"), "string"), table.column("metric"), "\x00")
 
 
 # ---- encoding a block (in the actor) ----------------------------------------------------------
@@ -182,9 +295,11 @@ def import_results(
     """Load a Ray run's output into the workspace as a normal run; returns its run id.
 
     The dataset is stored as the local loader's would be (the same file gives the same dataset, so
-    the run sits beside local runs of it); the run gets the same configuration as a local run and
-    is a new run each time (named "NAME" or "ray: OUT"). Its status is "finished" when every block
-    is there, else "cancelled" (an interrupted Ray run: resume it, then import again)."""
+    the run sits beside local runs of it); the run gets the same configuration as a local run,
+    named "NAME" or "ray: OUT". Importing the same output again (after resuming it, say) updates
+    that run rather than adding another, unless it was deleted meanwhile. Its status is
+    "finished" when every block is there, else "cancelled" (an interrupted Ray run: resume it,
+    then import again). Raises RunInUse while a local evaluation is resuming the imported run."""
     from tempo_eval.io.dataset import Dataset
     from tempo_eval.metrics.base import MetricResult
 
@@ -202,12 +317,13 @@ def import_results(
                       content_hash=manifest["content_hash"], source_format=manifest["source_format"],
                       warnings=list(manifest.get("warnings") or []))
     dataset_id = store.save_dataset(dataset)
-    run_id, _ = store.create_or_resume_run(dataset_id, manifest["config"], name=name or f"ray: {out.name}",
-                                           resume=False)
+    # the lock is taken with the run, and held while the rows go in: a local evaluation of the
+    # same configuration (which resumes the newest such run, this one) waits for the import
+    # instead of writing into it meanwhile. An output written before output ids: a new run.
+    origin = f"ray-output:{manifest.get('output_id') or uuid.uuid4().hex}"
+    run_id, _ = store.import_run(dataset_id, manifest["config"], origin=origin, name=name,
+                                 default_name=f"ray: {out.name}")
     done = sorted(done_blocks(out, int(manifest["n_blocks"])))
-    # held while the rows go in: a local evaluation of the same configuration (which resumes the
-    # newest such run, this one) waits for the import instead of writing into it meanwhile
-    store.acquire_run(run_id)  # a new run: nobody else holds it
     try:
         for block in done:
             results = pd.read_parquet(block_path(out, "results", block))

@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval.io._source import decode_text
 from tempo_eval.io.dataset import (
     _EXTENSIONS,
     FORMATS,
@@ -47,7 +48,6 @@ from tempo_eval.io.dataset import (
     load_dataset,
     parquet_table,
 )
-from tempo_eval.io._source import decode_text
 from tempo_eval.io.errors import InputError
 
 #: formats read by Ray Data's readers; the others are read by the local loader on the driver

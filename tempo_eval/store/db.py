@@ -124,6 +124,11 @@ MIGRATIONS: list[str] = [
         heartbeat REAL NOT NULL          -- unix time of the holder's last sign of life
     );
     """,
+    # where an imported run came from ("ray-output:<output_id>"), so importing again updates it
+    """
+    ALTER TABLE runs ADD COLUMN origin TEXT;
+    CREATE INDEX IF NOT EXISTS runs_origin ON runs (origin);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -445,6 +445,48 @@ class RunStore:
         self._held[run_id] = now
         return None
 
+    def import_run(self, dataset_id: int, config: Mapping[str, Any], *, origin: str,
+                   name: str | None = None, default_name: str = "run") -> tuple[int, bool]:
+        """The run imported from `origin` (created, with `config` and `name` or `default_name`,
+        if there is none), with its lock taken in the same transaction, so nobody else resumes it
+        half-imported: `(run_id, existed)`. An existing run is reopened (status running; renamed
+        when `name` is given). Raises RunInUse while a live process evaluates it."""
+        self._secrets = secret_values()
+        clean = strip_secrets(dict(config))
+        host, pid, now = socket.gethostname(), os.getpid(), time.time()
+        with self._lock, self._immediate():
+            row = self._conn.execute(
+                "SELECT id FROM runs WHERE origin = ? AND dataset_id = ? ORDER BY id DESC LIMIT 1",
+                (origin, dataset_id),
+            ).fetchone()
+            existed = row is not None
+            if existed:
+                run_id = int(row[0])
+                holder = self._conn.execute(
+                    "SELECT token, pid, host, heartbeat FROM run_locks WHERE run_id = ?", (run_id,)
+                ).fetchone()
+                if holder is not None and holder[0] != self._lock_token and _holder_alive(*holder[1:], now):
+                    raise RunInUse(f"run {run_id} is being evaluated by process {holder[1]} on {holder[2]}; "
+                                   "import again when it has finished")
+                self._conn.execute(
+                    "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL,"
+                    " name = COALESCE(?, name) WHERE id = ?",
+                    (None if name is None else _clean_name(name, "run"), run_id),
+                )
+            else:
+                cursor = self._conn.execute(
+                    "INSERT INTO runs (dataset_id, name, config, config_hash, status, origin)"
+                    " VALUES (?, ?, ?, ?, 'running', ?)",
+                    (dataset_id, _clean_name(name or default_name, "run"), dumps(clean), config_hash(clean), origin),
+                )
+                run_id = int(cursor.lastrowid)
+            self._conn.execute(
+                "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat) VALUES (?, ?, ?, ?, ?)",
+                (run_id, self._lock_token, pid, host, now),
+            )
+        self._held[run_id] = now
+        return run_id, existed
+
     def release_run(self, run_id: int) -> None:
         """Give the run's lock back (only when this store holds it)."""
         self._held.pop(run_id, None)

@@ -62,3 +62,19 @@ class FailsOnSomeRows(Metric):
         if "explode" in answer:
             raise RuntimeError(f"cannot handle {answer[-7:]!r}")
         return MetricResult(self.name, 1.0, "fine")
+
+
+class FailsWhileFlagged(Metric):
+    """Scores 1.0, except that it raises on an answer containing "explode" while the file `flag`
+    exists: a failure that a later attempt (a resume) gets past, as a judge's timeout would."""
+
+    name = "fails_while_flagged"
+    input_names = ("answer",)
+
+    def __init__(self, flag: str) -> None:
+        self.flag = flag
+
+    async def _ameasure(self, *, answer: str) -> MetricResult:
+        if "explode" in answer and Path(self.flag).exists():
+            raise RuntimeError("flagged")
+        return MetricResult(self.name, 1.0, "fine")
