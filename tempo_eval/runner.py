@@ -30,7 +30,9 @@ What the runner guarantees:
 - One process at a time evaluates a run: two evaluations of the same dataset and configuration
   started together (two terminals, two processes) find one run, and the second waits for the
   first to finish (a warning says so), then reuses its rows: each row is computed once. A holder
-  that was killed does not block: its lock is taken over.
+  that was killed does not block: its lock is taken over. A call cancelled, or past its deadline,
+  while it waits writes nothing to the run (its rows are the other process's to write): its
+  result holds the rows stored so far and, past the deadline, NaN "judge_error" for the others.
 - `deadline` (seconds for the whole call): once it has passed, rows in flight and rows not yet
   started are stored as NaN "judge_error" saying the deadline passed, so a later call (resume)
   computes them again; `RunResult.deadline_rows` counts them.
@@ -73,7 +75,7 @@ from tempo_eval.metrics.base import (
     not_measurable,
 )
 from tempo_eval.store.db import WorkspaceError
-from tempo_eval.store.runs import RunStore, frame_content_hash, is_secret_name
+from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, frame_content_hash, is_secret_name
 
 if TYPE_CHECKING:
     from tempo_eval.distributed.engine import RayRun
@@ -157,13 +159,20 @@ class RunResult:
     computed: int
     reused: int
     store: RunStore = field(repr=False)
-    #: rows stored as NaN "judge_error" because `deadline` passed before they finished
+    #: rows given NaN "judge_error" because `deadline` passed before they finished
     deadline_rows: int = 0
+    #: results this call gives without storing them (the deadline passed while another process
+    #: held the run: its rows are that process's to write), in `frame`'s columns
+    unstored: pd.DataFrame | None = field(default=None, repr=False)
 
     @cached_property
     def frame(self) -> pd.DataFrame:
         """One row per (dataset row, metric): row, query_id, run, metric, score, reason_code, reason."""
-        return self.store.results_frame(self.run_id)
+        stored = self.store.results_frame(self.run_id)
+        if self.unstored is None or self.unstored.empty:
+            return stored
+        both = pd.concat([stored, self.unstored], ignore_index=True)
+        return both.sort_values(["row", "metric"], kind="stable", ignore_index=True)
 
     @cached_property
     def claims(self) -> pd.DataFrame:
@@ -317,7 +326,10 @@ async def aevaluate(
         store.rename_run(run_id, run_name)
     names = [m.name for m in metrics]
     try:
-        resumed = await _wait_for_run(store, run_id, cancel, stop_at) or resumed
+        waited, holding = await _wait_for_run(store, run_id, cancel, stop_at)
+        if not holding:  # stopped waiting (cancel, deadline): the run is the other process's
+            return _not_evaluated(store, dataset_id, run_id, frame, names, deadline)
+        resumed = waited or resumed
         return await _evaluate_locked(
             store, dataset_id, run_id, resumed, frame, metrics, names, reference_date, progress,
             cancel, max_concurrency, retry_failed, stop_at, deadline,
@@ -338,26 +350,50 @@ _LOCK_POLL_SECONDS = 0.5
 
 async def _wait_for_run(
     store: RunStore, run_id: int, cancel: threading.Event | None, stop_at: float | None
-) -> bool:
-    """Take the run's lock, waiting while another live process holds it; True when we waited
-    (that process's rows are then in the store: read them as a resume)."""
+) -> tuple[bool, bool]:
+    """Take the run's lock, waiting while another live process holds it: (waited, holding).
+    Waited, that process's rows are in the store (read them as a resume); not holding (cancelled
+    or past the deadline while waiting), nothing may be written to the run."""
     holder = store.acquire_run(run_id)
     if holder is None:
-        return False
+        return False, True
     logger.warning(
         "run %d is being evaluated by process %s on %s; waiting for it to finish, then its results "
         "are reused (Ctrl-C to stop waiting)", run_id, holder["pid"], holder["host"],
     )
     while holder is not None:
-        if cancel is not None and cancel.is_set():
-            break  # the run loop sees the cancel before its first row and computes nothing
-        if stop_at is not None and time.monotonic() >= stop_at:
-            # the rows not stored yet become NaN judge_error (deadline) in this call's result;
-            # the other process overwrites each with its result as it finishes it
-            break
+        if (cancel is not None and cancel.is_set()) or (stop_at is not None and time.monotonic() >= stop_at):
+            return True, False
         await asyncio.sleep(_LOCK_POLL_SECONDS)
         holder = store.acquire_run(run_id)
-    return True
+    return True, True
+
+
+def _not_evaluated(
+    store: RunStore, dataset_id: int, run_id: int, frame: pd.DataFrame, names: list[str],
+    deadline: float | None,
+) -> RunResult:
+    """This call's result when it stopped waiting for another process's evaluation of the run:
+    the rows stored so far, and (past the deadline) NaN judge_error for the others, which are
+    not stored: that process still writes the run, and its results must not be overwritten."""
+    stored = store.completed(run_id)
+    unstored = None
+    missing = [(i, name) for i in range(len(frame)) for name in names if (i, name) not in stored]
+    if deadline is not None and missing:
+        id_column = _id_column(frame)
+        ids, systems = frame[id_column].tolist(), frame["run"].tolist() if "run" in frame.columns else None
+        reason = _deadline_result_reason(deadline)
+        unstored = pd.DataFrame(
+            [(i, str(ids[i]), None if systems is None or is_na(systems[i]) else str(systems[i]), name,
+              float("nan"), DEADLINE_ERROR, reason) for i, name in missing],
+            columns=RESULT_COLUMNS,
+        )
+    logger.warning("run %d: stopped waiting for the process evaluating it; nothing was written", run_id)
+    return RunResult(
+        run_id=run_id, dataset_id=dataset_id, status="cancelled", n_rows=len(frame), metrics=names,
+        computed=0, reused=len(stored), store=store,
+        deadline_rows=len({i for i, _ in missing}) if unstored is not None else 0, unstored=unstored,
+    )
 
 
 async def _evaluate_locked(
@@ -512,11 +548,12 @@ async def _measure_row(
 
 
 def _deadline_result(metric: Metric, deadline: float | None) -> MetricResult:
-    return not_measurable(
-        metric.name, DEADLINE_ERROR,
-        f"The deadline of {deadline:g} s for the run passed before this row was evaluated; "
-        "evaluate again to resume and compute it.",
-    )
+    return not_measurable(metric.name, DEADLINE_ERROR, _deadline_result_reason(deadline))
+
+
+def _deadline_result_reason(deadline: float | None) -> str:
+    return (f"The deadline of {deadline:g} s for the run passed before this row was evaluated; "
+            "evaluate again to resume and compute it.")
 
 
 async def _measure(metric: Metric, row: Mapping[str, Any], index: int) -> MetricResult:

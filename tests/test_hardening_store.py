@@ -281,3 +281,33 @@ def test_the_dashboard_shows_a_workspace_error_as_it_is(tmp_path: Path) -> None:
 
     error = WorkspaceError(tmp_path / "x.sqlite", "the database is damaged (malformed)", "restore it")
     assert error_message(error) == str(error)
+
+
+def test_a_deadline_passing_while_another_process_holds_the_run_writes_nothing(tmp_path: Path) -> None:
+    # the other process is still evaluating: a row it finishes after this call gave up waiting
+    # must not be overwritten with this call's "deadline passed" judge_error
+    path = tmp_path / DB_FILENAME
+    dataset = _dataset()
+    metrics = [TemporalNDCG()]
+    holder = RunStore(path)
+    from tempo_eval.runner import run_config
+
+    run_id, _ = holder.create_or_resume_run(holder.save_dataset(dataset), run_config(metrics))
+    assert holder.acquire_run(run_id) is None
+    from tempo_eval.metrics.base import MetricResult
+
+    holder.record_row(run_id, 0, str(dataset.frame["query_id"][0]), [MetricResult("temporal_ndcg", 0.5, "ok")])
+
+    waiting = RunStore(path)
+    result = evaluate(dataset, metrics, store=waiting, deadline=0.6)
+    assert result.status == "cancelled" and result.computed == 0 and result.reused == 1
+    assert result.deadline_rows == len(dataset.frame) - 1
+    frame = result.frame
+    assert frame["score"].iloc[0] == 0.5 and list(frame["row"]) == list(range(len(dataset.frame)))
+    assert set(frame["reason_code"].iloc[1:]) == {"judge_error"}
+    stored = holder.results_frame(run_id)
+    assert list(stored["row"]) == [0]  # nothing written by the waiting call
+    assert holder.run_info(run_id)["status"] == "running"  # nor its status touched
+    holder.record_row(run_id, 1, str(dataset.frame["query_id"][1]), [MetricResult("temporal_ndcg", 1.0, "ok")])
+    assert holder.results_frame(run_id)["score"].tolist() == [0.5, 1.0]
+    holder.release_run(run_id)

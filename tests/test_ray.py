@@ -164,18 +164,16 @@ def test_merge_block_replaces_only_the_recomputed_pairs(tmp_path: Path) -> None:
 
 def test_claim_refuses_a_held_or_foreign_directory(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    with output.claim(out):
-        with pytest.raises(output.OutputBusy, match=f"process {os.getpid()} on "):
-            with output.claim(out):
-                pass
+    with output.claim(out), pytest.raises(output.OutputBusy, match=f"process {os.getpid()} on "), output.claim(out):
+        pass
     with output.claim(out):  # released
         pass
     foreign = tmp_path / "photos"
     foreign.mkdir()
     (foreign / "cat.jpg").write_bytes(b"\xff\xd8")
-    with pytest.raises(output.OutputMismatch, match="is not empty and holds no tempo-eval Ray output"):
-        with output.claim(foreign):
-            pass
+    with pytest.raises(output.OutputMismatch, match="is not empty and holds no tempo-eval Ray output"), \
+            output.claim(foreign):
+        pass
     assert [p.name for p in foreign.iterdir()] == ["cat.jpg"]  # nothing left in it
 
 
