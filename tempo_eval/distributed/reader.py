@@ -27,12 +27,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from tempo_eval.io._source import decode_text
 from tempo_eval.io.dataset import (
     _EXTENSIONS,
     FORMATS,
@@ -47,7 +49,6 @@ from tempo_eval.io.dataset import (
     load_dataset,
     parquet_table,
 )
-from tempo_eval.io._source import decode_text
 from tempo_eval.io.errors import InputError
 
 #: formats read by Ray Data's readers; the others are read by the local loader on the driver
@@ -55,6 +56,9 @@ RAY_FORMATS = ("parquet", "csv", "tsv", "jsonl")
 _HASH_CHUNK = 1 << 20
 #: text files starting like this (UTF-8 / UTF-16 byte order marks, Parquet, zip) go to the local loader
 _LOCAL_STARTS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"PAR1", b"PK\x03\x04")
+#: "scheme://" (two letters at least: "C:/data" is a Windows path), and the credentials a URI may hold
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+://)[^/?#@]*@")
 
 
 @dataclass
@@ -124,19 +128,30 @@ def list_files(paths: str | Sequence[str]) -> tuple[Any, list[_File]]:
     if not items:
         raise InputError("no input path given; expected a file, a directory or a list of them", source="input")
     filesystem = None
+    first = ""
     files: list[_File] = []
     for item in items:
+        shown = _shown(str(item))
         try:
             fs, path = pafs.FileSystem.from_uri(str(item))
-        except Exception:  # a plain local path (relative, or with characters a URI forbids)
-            import os
+        except Exception as error:
+            if _URI.match(str(item)):  # a URI pyarrow refuses (a mistyped option): not a local path
+                problem = str(error).replace(str(item), shown)
+                raise InputError(f"cannot open this URI ({problem}); expected a local path or a URI pyarrow "
+                                 "opens, such as s3://bucket/key?endpoint_override=host:port&scheme=http",
+                                 source=shown) from None
+            import os  # a plain local path (relative, or with characters a URI forbids)
 
             fs, path = pafs.LocalFileSystem(), os.path.abspath(str(item))
-        filesystem = filesystem or fs
+        if filesystem is None:
+            filesystem, first = fs, shown
+        elif not fs.equals(filesystem):  # the files are all read through the first one
+            raise InputError(f"this path is on another file system than {first!r}; expected every path on "
+                             "one file system (one store, or the local disk)", source=shown)
         info = fs.get_file_info(path)
         if info.type == pafs.FileType.NotFound:
             raise InputError("no such file or directory; expected a dataset file or a directory of them",
-                             source=str(item))
+                             source=shown)
         if info.type == pafs.FileType.Directory:
             found = [
                 i for i in fs.get_file_info(pafs.FileSelector(path, recursive=True))
@@ -146,11 +161,16 @@ def list_files(paths: str | Sequence[str]) -> tuple[Any, list[_File]]:
             if not found:
                 raise InputError(
                     "the directory holds no dataset file; expected files ending in .parquet, .csv, "
-                    ".tsv, .jsonl or .json", source=str(item))
+                    ".tsv, .jsonl or .json", source=shown)
             files.extend(_File(i.path, posixpath.basename(i.path), i.size) for i in sorted(found, key=lambda i: i.path))
         else:
             files.append(_File(path, posixpath.basename(path), info.size))
     return filesystem, files
+
+
+def _shown(item: str) -> str:
+    """`item` for messages: credentials in a URI (s3://KEY:SECRET@bucket/...) become ***."""
+    return _USERINFO.sub(r"\1***@", item)
 
 
 def _extension(path: str) -> str:
