@@ -210,7 +210,8 @@ def _hash_files(filesystem: Any, files: list[_File], fmt: str) -> None:
         digest = hashlib.sha256()
         quotes = 0
         head = b""
-        with filesystem.open_input_stream(file.path) as stream:
+        # compression=None: pyarrow would gunzip a ".gz" name; the hash is of the file's bytes
+        with filesystem.open_input_stream(file.path, compression=None) as stream:
             while chunk := stream.read(_HASH_CHUNK):
                 digest.update(chunk)
                 if len(head) < _HASH_CHUNK and b"\n" not in head:
@@ -318,7 +319,7 @@ def _load_locally(
     filesystem: Any, file: _File, mapping: Mapping[str, str] | None, fmt: str,
     fallback: InputError | None = None,
 ) -> Dataset:
-    with filesystem.open_input_stream(file.path) as stream:
+    with filesystem.open_input_stream(file.path, compression=None) as stream:  # the loader gunzips
         data = stream.read()
     dataset = load_dataset(data, mapping, name=file.name, format=fmt)
     if fallback is not None:

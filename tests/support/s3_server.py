@@ -38,7 +38,7 @@ class S3Store:
     def put(self, key: str, data: bytes) -> str:
         bucket = key.split("/", 1)[0]
         self.filesystem.create_dir(bucket)  # no-op when it exists
-        with self.filesystem.open_output_stream(key) as stream:
+        with self.filesystem.open_output_stream(key, compression=None) as stream:  # as given, even ".gz"
             stream.write(data)
         return self.uri(key)
 
