@@ -109,6 +109,28 @@ def test_a_gzipped_file_or_object_is_the_same_dataset_as_locally(ray_cluster: No
     assert local_reads == ["temporal_qa.jsonl.gz"] * 2 + ["temporal_qa.csv.gz"] * 2
 
 
+def test_the_local_loaders_size_limit_does_not_apply_to_the_ray_engine(
+    ray_cluster: None, s3: S3Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The CLI refuses --max-input-mb with --engine ray ("read by Ray Data, without a size limit"),
+    # yet the files the reader leaves to the local loader were held to it: a large .gz file, or a
+    # bad row in a large file, got "the limit is 1.0 MB ... raise the limit with --max-input-mb".
+    monkeypatch.setenv("TEMPO_EVAL_MAX_INPUT_MB", "1")
+    text = "".join(json.dumps(row) + "\n" for row in generated_rows(3000))
+    assert len(text) > 10**6
+    path = tmp_path / "large.jsonl.gz"
+    path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+    _same_dataset(read_dataset(s3.put("large/large.jsonl.gz", path.read_bytes())),
+                  load_dataset(path, max_bytes=10**8))
+    bad = tmp_path / "large_bad.jsonl"
+    bad.write_text(text + '{"query": "b", "answer": \n', encoding="utf-8")
+    with pytest.raises(InputError) as local:
+        load_dataset(bad, max_bytes=10**8)
+    with pytest.raises(InputError) as ours:
+        read_dataset(s3.put("large/large_bad.jsonl", bad.read_bytes()))
+    assert str(ours.value) == str(local.value) and ours.value.line == 3001
+
+
 @pytest.mark.parametrize("prefix", ["parts/", "parts"])
 def test_a_prefix_of_part_objects_reads_as_their_concatenation_in_name_order(
     ray_cluster: None, s3: S3Store, tmp_path: Path, prefix: str, local_reads: list[str]

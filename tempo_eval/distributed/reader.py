@@ -14,7 +14,8 @@ error message are the local loader's.
 When the Ray readers refuse a file (a malformed CSV the Arrow parser rejects) or a check fails,
 the file is read again by the local loader on the driver, whose message names the file, row, line
 and column; a file it reads without complaint is used as it reads it. Gzip files and JSON (not
-JSON Lines) files are read by the local loader on the driver.
+JSON Lines) files are read by the local loader on the driver. The local loader's size limit
+(--max-input-mb) does not apply here: the Ray engine reads any size.
 
 Several files must share one format (and, for CSV, one header); their rows are concatenated in
 file order, query ids must be unique across them, and generated ids run on across files. The
@@ -28,6 +29,7 @@ import hashlib
 import logging
 import posixpath
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -121,7 +123,8 @@ def read_dataset(
 
 
 def list_files(paths: str | Sequence[str]) -> tuple[Any, list[_File]]:
-    """The file system and the files `paths` names (directories expanded, in name order)."""
+    """The file system and the files `paths` names (directories expanded, in name order).
+    Every path must be on one file system; a URI pyarrow refuses is an InputError, not a local path."""
     import pyarrow.fs as pafs
 
     items = [paths] if isinstance(paths, str) else list(paths)
@@ -321,7 +324,8 @@ def _load_locally(
 ) -> Dataset:
     with filesystem.open_input_stream(file.path, compression=None) as stream:  # the loader gunzips
         data = stream.read()
-    dataset = load_dataset(data, mapping, name=file.name, format=fmt)
+    # no size limit, as for the files Ray reads (the CLI refuses --max-input-mb with --engine ray)
+    dataset = load_dataset(data, mapping, name=file.name, format=fmt, max_bytes=sys.maxsize)
     if fallback is not None:
         # The local loader read what the Ray path refused: its reading wins, but say so.
         dataset.warnings.append(f"{file.name}: read by the local loader ({fallback})")
