@@ -14,7 +14,8 @@ error message are the local loader's.
 When the Ray readers refuse a file (a malformed CSV the Arrow parser rejects) or a check fails,
 the file is read again by the local loader on the driver, whose message names the file, row, line
 and column; a file it reads without complaint is used as it reads it. Gzip files and JSON (not
-JSON Lines) files are read by the local loader on the driver.
+JSON Lines) files are read by the local loader on the driver. The local loader's size limit
+(--max-input-mb) does not apply here: the Ray engine reads any size.
 
 Several files must share one format (and, for CSV, one header); their rows are concatenated in
 file order, query ids must be unique across them, and generated ids run on across files. The
@@ -27,6 +28,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import posixpath
+import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +58,9 @@ RAY_FORMATS = ("parquet", "csv", "tsv", "jsonl")
 _HASH_CHUNK = 1 << 20
 #: text files starting like this (UTF-8 / UTF-16 byte order marks, Parquet, zip) go to the local loader
 _LOCAL_STARTS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"PAR1", b"PK\x03\x04")
+#: "scheme://" (two letters at least: "C:/data" is a Windows path), and the credentials a URI may hold
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+://)[^/?#@]*@")
 
 
 @dataclass
@@ -117,26 +123,38 @@ def read_dataset(
 
 
 def list_files(paths: str | Sequence[str]) -> tuple[Any, list[_File]]:
-    """The file system and the files `paths` names (directories expanded, in name order)."""
+    """The file system and the files `paths` names (directories expanded, in name order).
+    Every path must be on one file system; a URI pyarrow refuses is an InputError, not a local path."""
     import pyarrow.fs as pafs
 
     items = [paths] if isinstance(paths, str) else list(paths)
     if not items:
         raise InputError("no input path given; expected a file, a directory or a list of them", source="input")
     filesystem = None
+    first = ""
     files: list[_File] = []
     for item in items:
+        shown = _shown(str(item))
         try:
             fs, path = pafs.FileSystem.from_uri(str(item))
-        except Exception:  # a plain local path (relative, or with characters a URI forbids)
-            import os
+        except Exception as error:
+            if _URI.match(str(item)):  # a URI pyarrow refuses (a mistyped option): not a local path
+                problem = str(error).replace(str(item), shown)
+                raise InputError(f"cannot open this URI ({problem}); expected a local path or a URI pyarrow "
+                                 "opens, such as s3://bucket/key?endpoint_override=host:port&scheme=http",
+                                 source=shown) from None
+            import os  # a plain local path (relative, or with characters a URI forbids)
 
             fs, path = pafs.LocalFileSystem(), os.path.abspath(str(item))
-        filesystem = filesystem or fs
+        if filesystem is None:
+            filesystem, first = fs, shown
+        elif not fs.equals(filesystem):  # the files are all read through the first one
+            raise InputError(f"this path is on another file system than {first!r}; expected every path on "
+                             "one file system (one store, or the local disk)", source=shown)
         info = fs.get_file_info(path)
         if info.type == pafs.FileType.NotFound:
             raise InputError("no such file or directory; expected a dataset file or a directory of them",
-                             source=str(item))
+                             source=shown)
         if info.type == pafs.FileType.Directory:
             found = [
                 i for i in fs.get_file_info(pafs.FileSelector(path, recursive=True))
@@ -146,11 +164,16 @@ def list_files(paths: str | Sequence[str]) -> tuple[Any, list[_File]]:
             if not found:
                 raise InputError(
                     "the directory holds no dataset file; expected files ending in .parquet, .csv, "
-                    ".tsv, .jsonl or .json", source=str(item))
+                    ".tsv, .jsonl or .json", source=shown)
             files.extend(_File(i.path, posixpath.basename(i.path), i.size) for i in sorted(found, key=lambda i: i.path))
         else:
             files.append(_File(path, posixpath.basename(path), info.size))
     return filesystem, files
+
+
+def _shown(item: str) -> str:
+    """`item` for messages: credentials in a URI (s3://KEY:SECRET@bucket/...) become ***."""
+    return _USERINFO.sub(r"\1***@", item)
 
 
 def _extension(path: str) -> str:
@@ -190,7 +213,8 @@ def _hash_files(filesystem: Any, files: list[_File], fmt: str) -> None:
         digest = hashlib.sha256()
         quotes = 0
         head = b""
-        with filesystem.open_input_stream(file.path) as stream:
+        # compression=None: pyarrow would gunzip a ".gz" name; the hash is of the file's bytes
+        with filesystem.open_input_stream(file.path, compression=None) as stream:
             while chunk := stream.read(_HASH_CHUNK):
                 digest.update(chunk)
                 if len(head) < _HASH_CHUNK and b"\n" not in head:
@@ -298,9 +322,10 @@ def _load_locally(
     filesystem: Any, file: _File, mapping: Mapping[str, str] | None, fmt: str,
     fallback: InputError | None = None,
 ) -> Dataset:
-    with filesystem.open_input_stream(file.path) as stream:
+    with filesystem.open_input_stream(file.path, compression=None) as stream:  # the loader gunzips
         data = stream.read()
-    dataset = load_dataset(data, mapping, name=file.name, format=fmt)
+    # no size limit, as for the files Ray reads (the CLI refuses --max-input-mb with --engine ray)
+    dataset = load_dataset(data, mapping, name=file.name, format=fmt, max_bytes=sys.maxsize)
     if fallback is not None:
         # The local loader read what the Ray path refused: its reading wins, but say so.
         dataset.warnings.append(f"{file.name}: read by the local loader ({fallback})")
