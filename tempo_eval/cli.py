@@ -29,6 +29,7 @@ import inspect
 import logging
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -207,6 +208,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     if not names:
         raise CLIError("--metrics needs at least one metric name")
     on_ray = args.engine == "ray"
+    if not on_ray and re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", args.data):
+        raise CLIError(f"{args.data.split('?')[0]!r}: object-store URIs are read by the Ray engine; add "
+                       "--engine ray --out DIR (or copy the file here first)")
     _check_engine_options(args)
     if not on_ray and Path(args.out).suffix.lower() not in OUTPUT_FORMATS:
         raise CLIError(f"--out {args.out!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
@@ -380,6 +384,8 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
     finally:
         if bar is not None:
             bar.close()
+    for warning in run.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(
         f"{run.n_rows} rows in {run.n_blocks} blocks: {run.computed_blocks} computed, "
         f"{run.skipped_blocks} already done"

@@ -487,3 +487,36 @@ def test_llm_judge_called_from_the_workers_gives_the_local_numbers(ray_cluster: 
     pd.testing.assert_frame_equal(run.frame, local.frame)
     assert run.frame["score"].notna().sum() > 0
     assert "sk-ray-test-key" not in (tmp_path / "out" / "manifest.json").read_text()
+
+
+def test_cli_prints_the_readers_warnings_and_refuses_a_uri_for_the_local_engine(
+        ray_cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "blank.csv"
+    data.write_text("query,answer,contexts\nWhen?,In 1990.,It opened in 1990.\n,,\nWhere?,In 2001.,Built in 2001.\n",
+                    encoding="utf-8")
+    code = main(["evaluate", str(data), "--metrics", "temporal_faithfulness", "--engine", "ray",
+                 "--out", str(tmp_path / "out"), "--no-progress"])
+    assert code == 0
+    assert "warning: blank.csv: skipped 1 row(s) with every cell empty" in capsys.readouterr().err
+
+    code = main(["evaluate", "s3://bucket/logs.jsonl?endpoint_override=127.0.0.1:9", "--metrics",
+                 "temporal_faithfulness", "--out", str(tmp_path / "r.csv")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "'s3://bucket/logs.jsonl': object-store URIs are read by the Ray engine; add --engine ray --out DIR" in err
+
+
+def test_a_file_ray_data_cannot_read_is_read_on_the_driver_and_says_why(
+        ray_cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ray.data
+
+    def refuse(*args: object, **kwargs: object) -> None:  # as workers without the store's credentials
+        raise OSError("When reading information for key 'logs.jsonl': AWS Error ACCESS_DENIED\nmore detail")
+
+    monkeypatch.setattr(ray.data, "read_binary_files", refuse)
+    data = write_jsonl(generated_rows(20), tmp_path / "logs.jsonl")
+    dataset = read_dataset(str(data))
+    pd.testing.assert_frame_equal(dataset.frame, load_dataset(data).frame)
+    assert dataset.warnings == ["logs.jsonl: read by the local loader on the driver (Ray Data could not read the "
+                                "input: OSError: When reading information for key 'logs.jsonl': AWS Error "
+                                "ACCESS_DENIED)"]

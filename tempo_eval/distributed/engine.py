@@ -23,7 +23,7 @@ import logging
 import math
 import pickle
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,8 @@ class RayRun:
     cache_hits: int = 0
     cache_misses: int = 0
     retried_rows: int = 0
+    #: what the reader noted about the input (the local loader's warnings)
+    warnings: list[str] = field(default_factory=list)
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -223,7 +225,7 @@ def _run(
     return RayRun(out=Path(out), status="finished", n_rows=n_rows, n_blocks=n_blocks,
                   metrics=[m.name for m in metrics], computed_blocks=n_blocks - len(done),
                   skipped_blocks=len(done), verdicts_added=added, cache_hits=hits, cache_misses=misses,
-                  retried_rows=retried_rows)
+                  retried_rows=retried_rows, warnings=list(manifest["warnings"]))
 
 
 def _block_rows(block: int, block_size: int, n_rows: int) -> int:

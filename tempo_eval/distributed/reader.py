@@ -53,6 +53,8 @@ from tempo_eval.io.dataset import (
 )
 from tempo_eval.io.errors import InputError
 
+logger = logging.getLogger(__name__)
+
 #: formats read by Ray Data's readers; the others are read by the local loader on the driver
 RAY_FORMATS = ("parquet", "csv", "tsv", "jsonl")
 _HASH_CHUNK = 1 << 20
@@ -85,7 +87,7 @@ def read_dataset(
     fmt = _common_format(files, format)
     _hash_files(filesystem, files, fmt)
     gzipped = any(f.first_line.startswith(b"\x1f\x8b") for f in files)
-    tables = None if fmt not in RAY_FORMATS or gzipped else _read_with_ray(filesystem, files, fmt)
+    tables, failure = (None, None) if fmt not in RAY_FORMATS or gzipped else _read_with_ray(filesystem, files, fmt)
     warnings: list[str] = []
     frames: list[pd.DataFrame] = []
     used: dict[str, str] | None = None
@@ -94,6 +96,9 @@ def read_dataset(
             dataset = _load_locally(filesystem, file, mapping, fmt)
             frame, file_mapping = dataset.frame, dataset.mapping
             warnings.extend(dataset.warnings)
+            if failure is not None:  # read all the same, but on the driver alone: say why
+                warnings.append(f"{file.name}: read by the local loader on the driver (Ray Data could not "
+                                f"read the input: {failure})")
         else:
             try:
                 frame, file_mapping = _canonical(tables[index], file, fmt, mapping, warnings)
@@ -227,19 +232,20 @@ def _hash_files(filesystem: Any, files: list[_File], fmt: str) -> None:
         file.odd_quotes = bool(quotes % 2)
 
 
-def _read_with_ray(filesystem: Any, files: list[_File], fmt: str) -> list[Any] | None:
-    """One pyarrow Table per file (None for a file left to the local loader), read by Ray Data.
-    None when the Ray readers fail: every file then goes to the local loader."""
+def _read_with_ray(filesystem: Any, files: list[_File], fmt: str) -> tuple[list[Any] | None, str | None]:
+    """(one pyarrow Table per file, None for a file left to the local loader; None) as read by
+    Ray Data. (None, None) for files the local loader's checks should see first; (None, the
+    error) when the Ray readers fail: every file then goes to the local loader."""
     import pyarrow as pa
     import ray.data
 
     paths = [f.path for f in files]
     if fmt != "parquet" and any(f.first_line.startswith(_LOCAL_STARTS) or b"\x00" in f.first_line for f in files):
-        return None  # a byte order mark, binary or UTF-16 text: the local loader's checks say what to do
+        return None, None  # a byte order mark, binary or UTF-16 text: the local loader's checks say what to do
     header: list[str] | None = None
     if fmt in ("csv", "tsv"):
         if any(f.odd_quotes or not f.first_line.strip() or b'"' in f.first_line for f in files):
-            return None  # what the local fast path also leaves to the csv module
+            return None, None  # what the local fast path also leaves to the csv module
         if len({f.first_line for f in files}) > 1:
             other = next(f for f in files if f.first_line != files[0].first_line)
             raise InputError(f"the header differs from {files[0].name!r}'s; expected every file to have "
@@ -247,7 +253,7 @@ def _read_with_ray(filesystem: Any, files: list[_File], fmt: str) -> list[Any] |
         try:
             header_line = files[0].first_line.decode("utf-8")
         except UnicodeDecodeError:
-            return None
+            return None, None
         delimiter = "," if fmt == "csv" else "\t"
         header = _check_header(header_line.split(delimiter), files[0].name, delimiter, 1, [])
     context = ray.data.DataContext.get_current()
@@ -283,12 +289,15 @@ def _read_with_ray(filesystem: Any, files: list[_File], fmt: str) -> list[Any] |
             for path in pa.compute.unique(batch.column("path")).to_pylist():
                 mask = pa.compute.equal(batch.column("path"), path)
                 parts[_own_path(path, parts)].append(batch.filter(mask).drop_columns(["path"]))
-    except Exception:  # Arrow's parse errors name no row: the local loader will
-        return None
+    except Exception as error:  # Arrow's parse errors name no row: the local loader will
+        cause = getattr(error, "cause", None) or error  # a task's error arrives wrapped, with its traceback
+        first_line = (str(cause).strip().splitlines() or [""])[0][:300]
+        logger.debug("Ray Data could not read %s (%s); reading it on the driver", files[0].name, first_line)
+        return None, f"{type(cause).__name__}: {first_line}"
     finally:
         ray_logger.setLevel(level)
         context.execution_options.preserve_order = preserve_order
-    return [pa.concat_tables(parts[path]) if parts[path] else None for path in paths]
+    return [pa.concat_tables(parts[path]) if parts[path] else None for path in paths], None
 
 
 def _own_path(path: str, parts: Mapping[str, Any]) -> str:
