@@ -472,3 +472,26 @@ def test_extraction_never_fails_on_noisy_text():
         for s in focus.spans:
             assert text[s.start : s.end] == s.text
             assert 1 <= s.first <= s.last <= 2099
+
+
+def test_the_default_extractor_is_built_once_when_threads_ask_for_it_together(monkeypatch) -> None:
+    import threading
+    import time
+
+    builds = []
+
+    class Slow(extract_module.FocusTimeExtractor):
+        def __init__(self) -> None:
+            builds.append(1)
+            time.sleep(0.05)  # long enough for the other threads to arrive meanwhile
+            super().__init__()
+
+    monkeypatch.setattr(extract_module, "FocusTimeExtractor", Slow)
+    monkeypatch.setattr(extract_module, "_default", None)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(extract_module._default_extractor())) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(builds) == 1 and len({id(g) for g in got}) == 1

@@ -520,3 +520,9 @@ def test_a_file_ray_data_cannot_read_is_read_on_the_driver_and_says_why(
     assert dataset.warnings == ["logs.jsonl: read by the local loader on the driver (Ray Data could not read the "
                                 "input: OSError: When reading information for key 'logs.jsonl': AWS Error "
                                 "ACCESS_DENIED)"]
+
+
+def test_few_blocks_are_not_queued_two_to_an_actor() -> None:
+    from tempo_eval.distributed.engine import _in_flight
+
+    assert [_in_flight(n, 2) for n in (1, 2, 4, 5, 100)] == [1, 1, 1, 2, 2]

