@@ -9,10 +9,12 @@ missing browser is a failure.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,6 +118,36 @@ def use_uploaded_dataset(page, name: str) -> None:
         re.compile(re.escape(name)), timeout=60_000
     )
     wait_idle(page)
+
+
+def click_until_gone(page, name: str, timeout_s: float = 60) -> None:
+    """Click the button `name` until the page no longer shows it. Under load a click can land
+    while a rerun replaces the button, and Streamlit drops it; the test waits for the outcome."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    button = page.get_by_role("button", name=name)
+    deadline = time.monotonic() + timeout_s
+    while button.count() and time.monotonic() < deadline:
+        with contextlib.suppress(PlaywrightError):
+            button.first.click(timeout=5_000)
+        wait_idle(page)
+        page.wait_for_timeout(500)
+    assert not button.count(), f"the button {name!r} is still there after {timeout_s:g} s of clicking"
+
+
+def download_by_clicking(page, name: str, attempts: int = 3):
+    """The download the button `name` starts (clicked again when a click was dropped, as above)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    for attempt in range(attempts):
+        try:
+            with page.expect_download(timeout=20_000) as download:
+                page.get_by_role("button", name=name, exact=True).first.click()
+            return download.value
+        except PlaywrightError:
+            if attempt == attempts - 1:
+                raise
+            wait_idle(page)
 
 
 def small_csv(rows: int) -> bytes:
@@ -248,9 +280,7 @@ def test_evaluate_reload_and_the_per_row_results_and_downloads_are_visible(brows
     expect(grid_cells(page).filter(has_text=re.compile(r"^q2$")).first).to_be_attached()
     for label in ("CSV", "JSONL", "Parquet"):
         expect(page.get_by_role("button", name=label, exact=True).first).to_be_visible()
-    with page.expect_download() as download:
-        page.get_by_role("button", name="CSV", exact=True).first.click()
-    header = Path(download.value.path()).read_text(encoding="utf-8").splitlines()[0]
+    header = Path(download_by_clicking(page, "CSV").path()).read_text(encoding="utf-8").splitlines()[0]
     assert "query_id" in header and "temporal_faithfulness" in header
     shot(page, "results_after_reload")
 
@@ -275,11 +305,9 @@ def test_delete_a_run_after_a_confirmation(browser_page) -> None:
     page.get_by_role("option", name=re.compile("browser-run")).first.click()
     page.keyboard.press("Escape")
     wait_idle(page)
-    page.get_by_role("button", name="Delete this run…").click()
-    wait_idle(page)
-    expect(page.get_by_text("Cached verdicts stay").first).to_be_visible()
-    page.get_by_role("button", name="Yes, delete the run").click()
-    wait_idle(page)
+    click_until_gone(page, "Delete this run…")
+    expect(page.get_by_text("Cached verdicts stay").first).to_be_visible(timeout=30_000)
+    click_until_gone(page, "Yes, delete the run")
     expect(grid_cells(page).filter(has_text="browser-run")).to_have_count(0, timeout=30_000)
 
 
