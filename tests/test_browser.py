@@ -88,10 +88,21 @@ def nav(page, title: str) -> None:
     wait_idle(page)
 
 
+#: the app has finished its script run and drawn all of it: Streamlit's own state attribute says
+#: so, no "Running..." status is shown, and no element of the previous run is left (stale)
+_IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid="stStatusWidget"]')
+        && !document.querySelector('[data-stale="true"]');
+}"""
+
+
 def wait_idle(page) -> None:
-    """Wait until the script run finished (the status widget leaves 'Running...')."""
+    """Wait until the script run the last action started has finished (the 300 ms let a click's
+    rerun request reach the app first)."""
     page.wait_for_timeout(300)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
+    page.wait_for_function(_IDLE, timeout=120_000)
 
 
 def upload(page, label: str, name: str, content: bytes, mime: str = "text/csv") -> None:
@@ -120,19 +131,23 @@ def use_uploaded_dataset(page, name: str) -> None:
     wait_idle(page)
 
 
-def click_until_gone(page, name: str, timeout_s: float = 60) -> None:
-    """Click the button `name` until the page no longer shows it. Under load a click can land
-    while a rerun replaces the button, and Streamlit drops it; the test waits for the outcome."""
+def click_until(page, name: str, outcome, timeout_s: float = 60) -> None:
+    """Click the button `name` until `outcome` (a locator) is visible. Under load a click can
+    land while a rerun replaces the button, and Streamlit drops it; so the test waits for what
+    the click should show, and clicks again while the button is still offered."""
     from playwright.sync_api import Error as PlaywrightError
 
     button = page.get_by_role("button", name=name)
     deadline = time.monotonic() + timeout_s
-    while button.count() and time.monotonic() < deadline:
-        with contextlib.suppress(PlaywrightError):
-            button.first.click(timeout=5_000)
+    while time.monotonic() < deadline:
+        if outcome.count() and outcome.first.is_visible():
+            return
+        if button.count():
+            with contextlib.suppress(PlaywrightError):
+                button.first.click(timeout=5_000)
         wait_idle(page)
-        page.wait_for_timeout(500)
-    assert not button.count(), f"the button {name!r} is still there after {timeout_s:g} s of clicking"
+        page.wait_for_timeout(1_000)
+    expect(outcome.first).to_be_visible(timeout=1_000)
 
 
 def download_by_clicking(page, name: str, attempts: int = 3):
@@ -305,10 +320,9 @@ def test_delete_a_run_after_a_confirmation(browser_page) -> None:
     page.get_by_role("option", name=re.compile("browser-run")).first.click()
     page.keyboard.press("Escape")
     wait_idle(page)
-    click_until_gone(page, "Delete this run…")
-    expect(page.get_by_text("Cached verdicts stay").first).to_be_visible(timeout=30_000)
-    click_until_gone(page, "Yes, delete the run")
-    expect(grid_cells(page).filter(has_text="browser-run")).to_have_count(0, timeout=30_000)
+    click_until(page, "Delete this run…", page.get_by_text("Cached verdicts stay"))
+    click_until(page, "Yes, delete the run", page.get_by_text("No run stored for this dataset yet"))
+    expect(grid_cells(page).filter(has_text="browser-run")).to_have_count(0)
 
 
 def test_a_heatmap_cell_click_updates_the_cell_table(browser_page) -> None:
