@@ -40,20 +40,24 @@ def _browser_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def browser_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, AppServer, list[str]]]:
+def require_browser() -> None:
+    """Skip the module's tests when no browser can run here; fail instead where CI requires one."""
     missing = _browser_missing()
     if missing:
         if os.environ.get("TEMPO_EVAL_REQUIRE_BROWSER") == "1":
             pytest.fail(f"browser tests are required here but {missing}")
         pytest.skip(missing)
+
+
+@contextlib.contextmanager
+def app_page(home: Path, viewport: dict[str, int] | None = None) -> Iterator[tuple[object, AppServer, list[str]]]:
+    """The app served from the workspace `home`, open in headless Chromium: (page, server, the
+    messages of dialogs it opened, each dismissed). The server's log is printed when set-up fails."""
     from playwright.sync_api import sync_playwright
 
-    ARTIFACTS.mkdir(exist_ok=True)
-    home = tmp_path_factory.mktemp("browser_home")
     with AppServer(home) as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
         dialogs: list[str] = []
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
@@ -65,6 +69,14 @@ def browser_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[obj
             raise
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, AppServer, list[str]]]:
+    require_browser()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with app_page(tmp_path_factory.mktemp("browser_home")) as opened:
+        yield opened
 
 
 def expect(locator):

@@ -4,21 +4,18 @@ missing unless TEMPO_EVAL_REQUIRE_BROWSER=1)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.app_server import AppServer
 from tests.test_browser import (
     ARTIFACTS,
-    CHROMIUM,
-    LAUNCH_ARGS,
-    _browser_missing,
+    app_page,
     expect,
     nav,
+    require_browser,
     shot,
     upload,
     wait_idle,
@@ -31,13 +28,7 @@ DATA = Path(__file__).resolve().parent / "data" / "interop"
 
 @pytest.fixture(scope="module")
 def agreement_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("TEMPO_EVAL_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser tests are required here but {missing}")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
+    require_browser()
     from tempo_eval.io import load_dataset
     from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
@@ -51,18 +42,8 @@ def agreement_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]
     evaluate(load_dataset(DATA / "ragas_result.csv"), [TemporalNDCG(k=10)], store=store)
     store.close()
     ARTIFACTS.mkdir(exist_ok=True)
-    with AppServer(home) as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(60_000)
-        try:
-            page.goto(server.url)
-            yield page
-        except Exception:
-            print(server.log()[-4000:])
-            raise
-        finally:
-            browser.close()
+    with app_page(home) as (page, _server, _dialogs):
+        yield page
 
 
 def test_imported_ragas_scores_are_set_against_ours(agreement_page) -> None:

@@ -10,20 +10,14 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.app_server import AppServer
-from tests.test_browser import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, _browser_missing, expect, nav, shot
+from tests.test_browser import ARTIFACTS, app_page, expect, nav, require_browser, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def review_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, AppServer, int]]:
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("TEMPO_EVAL_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser tests are required here but {missing}")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
+    require_browser()
     from tests import test_claims_page
 
     home = tmp_path_factory.mktemp("review_home")
@@ -37,17 +31,8 @@ def review_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[obje
         else:
             os.environ["TEMPO_EVAL_HOME"] = previous
     ARTIFACTS.mkdir(exist_ok=True)
-    with AppServer(home) as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(60_000)
-        try:
-            yield page, server, run_id
-        except Exception:
-            print(server.log()[-4000:])
-            raise
-        finally:
-            browser.close()
+    with app_page(home) as (page, server, _dialogs):
+        yield page, server, run_id
 
 
 def test_confirm_a_verdict_then_review_the_agreement(review_page) -> None:

@@ -20,12 +20,11 @@ import pytest
 
 from tests.support.app_server import ROOT, AppServer
 from tests.test_browser import (
-    CHROMIUM,
-    LAUNCH_ARGS,
-    _browser_missing,
+    app_page,
     choose,
     expect,
     nav,
+    require_browser,
     wait_idle,
 )
 
@@ -49,25 +48,9 @@ def shots_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def walk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, AppServer, list[str]]]:
     """A headless Chromium page on a fresh app (fresh workspace), its server, and the dialogs it
     raised."""
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("TEMPO_EVAL_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser tests are required here but {missing}")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
-    home = tmp_path_factory.mktemp("walkthrough_home")
-    with AppServer(home) as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        page = browser.new_page(viewport=VIEWPORT)
-        page.set_default_timeout(60_000)
-        dialogs: list[str] = []
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        try:
-            page.goto(server.url)
-            yield page, server, dialogs
-        finally:
-            browser.close()
+    require_browser()
+    with app_page(tmp_path_factory.mktemp("walkthrough_home"), VIEWPORT) as opened:
+        yield opened
 
 
 def png_size(path: Path) -> tuple[int, int]:
