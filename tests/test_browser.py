@@ -312,10 +312,18 @@ def test_evaluate_reload_and_the_per_row_results_and_downloads_are_visible(brows
     shot(page, "results_after_reload")
 
 
+def open_runs_of_the_sample(page, server) -> None:
+    """The Runs page of dataset 1 (the sample, where browser-run is), named in the address: the
+    session's active dataset is whatever an earlier test left (the XSS test's upload, say)."""
+    page.goto(server.url + "/runs?dataset=1")
+    page.get_by_role("heading", name="Runs", exact=True).first.wait_for()
+    wait_idle(page)
+
+
 def test_the_runs_page_lists_the_run_with_its_means(browser_page) -> None:
-    page, _, _ = browser_page
-    nav(page, "Runs")
-    expect(grid_cells(page).filter(has_text="browser-run").first).to_be_attached()
+    page, server, _ = browser_page
+    open_runs_of_the_sample(page, server)
+    expect(grid_cells(page).filter(has_text="browser-run").first).to_be_attached(timeout=30_000)
     headers = page.locator('[data-testid="stDataFrame"]').first.locator('[role="columnheader"]').all_inner_texts()
     assert any(h.strip() == "temporal_faithfulness" for h in headers), headers
     texts = [t.strip() for t in grid_cells(page).all_inner_texts()]
@@ -326,8 +334,8 @@ def test_the_runs_page_lists_the_run_with_its_means(browser_page) -> None:
 
 
 def test_delete_a_run_after_a_confirmation(browser_page) -> None:
-    page, _, _ = browser_page
-    nav(page, "Runs")
+    page, server, _ = browser_page
+    open_runs_of_the_sample(page, server)
     page.get_by_role("combobox", name="Selected runs").click()
     page.get_by_role("option", name=re.compile("browser-run")).first.click()
     page.keyboard.press("Escape")
