@@ -29,6 +29,7 @@ import io
 import json
 import math
 import os
+import socket
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -122,7 +123,7 @@ class OutputBusy(ValueError):
 
 @contextlib.contextmanager
 def claim(out: str | os.PathLike[str]) -> Iterator[None]:
-    """Hold OUT/.lock (created with OUT) while the block is run; raises OutputBusy when another
+    """Hold OUT/.lock (created with OUT) for the duration of the `with`; raises OutputBusy when another
     process holds it, OutputMismatch when OUT is somebody else's non-empty directory."""
     out = Path(out)
     _check_foreign(out)  # before anything is created in it
@@ -144,18 +145,12 @@ def claim(out: str | os.PathLike[str]) -> Iterator[None]:
             ) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"process {os.getpid()} on {_host()}")
+        handle.write(f"process {os.getpid()} on {socket.gethostname()}")
         handle.flush()
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _host() -> str:
-    import socket
-
-    return socket.gethostname()
 
 
 def write_dataset(out: str | os.PathLike[str], frame: pd.DataFrame) -> None:

@@ -431,17 +431,22 @@ class RunStore:
         A lock whose holder is gone (its process no longer exists on this machine, or no
         heartbeat for LOCK_STALE_SECONDS from another machine) is taken over, so a killed run
         never blocks its resumption."""
-        host, pid, now = socket.gethostname(), os.getpid(), time.time()
         with self._lock, self._immediate():
-            row = self._conn.execute(
-                "SELECT token, pid, host, heartbeat FROM run_locks WHERE run_id = ?", (run_id,)
-            ).fetchone()
-            if row is not None and row[0] != self._lock_token and _holder_alive(row[1], row[2], row[3], now):
-                return {"pid": row[1], "host": row[2], "heartbeat": row[3]}
-            self._conn.execute(
-                "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat) VALUES (?, ?, ?, ?, ?)",
-                (run_id, self._lock_token, pid, host, now),
-            )
+            return self._take_lock(run_id)
+
+    def _take_lock(self, run_id: int) -> dict[str, Any] | None:
+        """`acquire_run` inside the caller's write transaction (so the run and its lock can be
+        made in one)."""
+        now = time.time()
+        row = self._conn.execute(
+            "SELECT token, pid, host, heartbeat FROM run_locks WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if row is not None and row[0] != self._lock_token and _holder_alive(row[1], row[2], row[3], now):
+            return {"pid": row[1], "host": row[2], "heartbeat": row[3]}
+        self._conn.execute(
+            "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat) VALUES (?, ?, ?, ?, ?)",
+            (run_id, self._lock_token, os.getpid(), socket.gethostname(), now),
+        )
         self._held[run_id] = now
         return None
 
@@ -453,7 +458,6 @@ class RunStore:
         when `name` is given). Raises RunInUse while a live process evaluates it."""
         self._secrets = secret_values()
         clean = strip_secrets(dict(config))
-        host, pid, now = socket.gethostname(), os.getpid(), time.time()
         with self._lock, self._immediate():
             row = self._conn.execute(
                 "SELECT id FROM runs WHERE origin = ? AND dataset_id = ? ORDER BY id DESC LIMIT 1",
@@ -462,12 +466,10 @@ class RunStore:
             existed = row is not None
             if existed:
                 run_id = int(row[0])
-                holder = self._conn.execute(
-                    "SELECT token, pid, host, heartbeat FROM run_locks WHERE run_id = ?", (run_id,)
-                ).fetchone()
-                if holder is not None and holder[0] != self._lock_token and _holder_alive(*holder[1:], now):
-                    raise RunInUse(f"run {run_id} is being evaluated by process {holder[1]} on {holder[2]}; "
-                                   "import again when it has finished")
+                holder = self._take_lock(run_id)
+                if holder is not None:  # raising rolls the transaction back
+                    raise RunInUse(f"run {run_id} is being evaluated by process {holder['pid']} on "
+                                   f"{holder['host']}; import again when it has finished")
                 self._conn.execute(
                     "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL,"
                     " name = COALESCE(?, name) WHERE id = ?",
@@ -480,11 +482,7 @@ class RunStore:
                     (dataset_id, _clean_name(name or default_name, "run"), dumps(clean), config_hash(clean), origin),
                 )
                 run_id = int(cursor.lastrowid)
-            self._conn.execute(
-                "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat) VALUES (?, ?, ?, ?, ?)",
-                (run_id, self._lock_token, pid, host, now),
-            )
-        self._held[run_id] = now
+                self._take_lock(run_id)  # a new run: nobody else can hold it
         return run_id, existed
 
     def release_run(self, run_id: int) -> None:
