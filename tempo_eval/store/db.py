@@ -15,6 +15,7 @@ result is reused.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sqlite3
@@ -135,6 +136,15 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 # ---- damaged workspaces ---------------------------------------------------------------------
+
+def json_or(text: Any, default: Any) -> Any:
+    """A nullable JSON column's value: `default` where the column is SQL NULL (None, or the NaN /
+    pd.NA that pandas puts in its place once the column went through a DataFrame) or empty, else
+    the decoded JSON."""
+    if not isinstance(text, (str, bytes)) or not text:
+        return default
+    return json.loads(text)
+
 
 class WorkspaceError(RuntimeError):
     """The workspace database cannot be used. `str(error)` is one line: the file, what is wrong,

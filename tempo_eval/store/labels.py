@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.io.errors import InputError
-from tempo_eval.store.db import connect
+from tempo_eval.store.db import connect, json_or
 
 #: what a human may say about a claim (the verifiers' three-way scale)
 LABELS = ("SUPPORTED", "NEUTRAL", "CONTRADICTED")
@@ -100,7 +100,7 @@ class LabelStore:
         if fmt == "jsonl":
             lines = []
             for record in frame.to_dict(orient="records"):
-                record["premises"] = json.loads(record["premises"]) if record["premises"] else None
+                record["premises"] = json_or(record["premises"], None)
                 lines.append(json.dumps(record, ensure_ascii=False))
             return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
         if fmt == "csv":

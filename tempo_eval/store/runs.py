@@ -43,7 +43,7 @@ import pandas as pd
 from tempo_eval._secrets import MIN_SECRET_CHARS, mask, registered_secrets
 from tempo_eval._values import is_na
 from tempo_eval.metrics.base import MetricResult
-from tempo_eval.store.db import connect
+from tempo_eval.store.db import connect, json_or
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
 
@@ -525,7 +525,7 @@ class RunStore:
             row = self._conn.execute("SELECT usage FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None:
                 raise KeyError(f"no run with id {run_id}")
-            total = json.loads(row[0]) if row[0] else {}
+            total = json_or(row[0], {})
             for key, value in added.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     total[key] = total.get(key, 0) + value
@@ -578,8 +578,9 @@ class RunStore:
         )
         all_failed = (frame["status"] == "finished") & (frame["n_results"] > 0) & (frame["n_failed"] == frame["n_results"])
         frame.loc[all_failed, "status"] = "failed"
-        frame["tags"] = pd.Series([json.loads(t) if t else [] for t in frame["tags"]], dtype=object)
-        frame["usage"] = pd.Series([json.loads(u) if u else None for u in frame["usage"]], dtype=object)
+        # decoded from the fetched rows, not from the frame: pandas turns a NULL into NaN there
+        frame["tags"] = pd.Series([json_or(row[12], []) for row in rows], dtype=object)
+        frame["usage"] = pd.Series([json_or(row[13], None) for row in rows], dtype=object)
         frame["duration_s"] = pd.to_numeric(frame["duration_s"], errors="coerce").astype(float)
         return frame
 
@@ -637,8 +638,8 @@ class RunStore:
                 "note", "tags", "usage"]
         info = dict(zip(keys, row, strict=True))
         info["config"] = json.loads(info["config"])
-        info["tags"] = json.loads(info["tags"]) if info["tags"] else []
-        info["usage"] = json.loads(info["usage"]) if info["usage"] else None
+        info["tags"] = json_or(info["tags"], [])
+        info["usage"] = json_or(info["usage"], None)
         return info
 
     def run_summary(self, run_id: int) -> dict[str, Any]:
