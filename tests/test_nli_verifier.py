@@ -359,3 +359,29 @@ def test_averify_gives_the_same_verdicts_as_verify(nli: NLIVerifier) -> None:
     result: list[ClaimVerdict] = asyncio.run(nli.averify(CLAIMS, PREMISES))
     assert [v.verdict for v in result] == [v.verdict for v in sync]
     assert [v.evidence for v in result] == [v.evidence for v in sync]
+
+
+def test_batches_are_padded_on_the_tokenizers_padding_side(tiny_nli_dir: Path) -> None:  # noqa: F811
+    verifier = NLIVerifier(str(tiny_nli_dir))
+    verifier.tokenizer.padding_side = "left"
+    short, long = verifier._tokenize([("It was 2001.", "In 2001."), ("The tower was built in paris in 1889.", "It was built.")])
+    padded = verifier._pad([short, long])
+    pad_id = verifier.tokenizer.pad_token_id
+    width = len(long["input_ids"])
+    assert padded["input_ids"].shape == (2, width)
+    assert padded["input_ids"][0, 0].item() == pad_id and padded["attention_mask"][0, 0].item() == 0
+    assert padded["input_ids"][0, -1].item() == short["input_ids"][-1]
+
+
+def test_a_tokenizer_without_a_pad_token_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    import json
+
+    path = build_tiny_nli(tmp_path / "nopad")
+    config_file = path / "tokenizer_config.json"
+    config = json.loads(config_file.read_text())
+    config["pad_token"] = None
+    config_file.write_text(json.dumps(config))
+    verifier = NLIVerifier(str(path))
+    available, why = verifier.check_available()
+    assert not available
+    assert "padding token" in why

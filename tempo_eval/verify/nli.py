@@ -192,6 +192,12 @@ class NLIVerifier:
                 ) from None
         else:
             tokenizer, model = self._load_from_hub(model_id)
+        if tokenizer.pad_token is None:
+            # padding with token 0 would feed the model a real word; the checkpoint must say how to pad
+            raise VerifierUnavailable(
+                f"The NLI model '{model_id}' has a tokenizer without a padding token, so pairs cannot "
+                "be batched; set its pad_token (tokenizer_config.json) or choose another checkpoint."
+            )
         columns = map_labels(model.config.id2label)
         try:
             model.to(self.device)
@@ -328,20 +334,10 @@ class NLIVerifier:
         return features
 
     def _pad(self, batch: list[dict[str, list[int]]]) -> dict[str, Any]:
-        """Right-pad a batch to its own longest sequence (never to the model max length)."""
-        import torch
-
-        longest = max(len(feature["input_ids"]) for feature in batch)
-        pad_id = self._tokenizer.pad_token_id or 0
-        tensors: dict[str, Any] = {}
-        for key in batch[0]:
-            fill = pad_id if key == "input_ids" else 0
-            rows = [feature[key] + [fill] * (longest - len(feature[key])) for feature in batch]
-            tensors[key] = torch.tensor(rows, dtype=torch.long, device=self.device)
-        if "attention_mask" not in tensors:
-            rows = [[1] * len(f["input_ids"]) + [0] * (longest - len(f["input_ids"])) for f in batch]
-            tensors["attention_mask"] = torch.tensor(rows, dtype=torch.long, device=self.device)
-        return tensors
+        """Pad a batch to its own longest sequence (never to the model max length) with the
+        tokenizer's own rules: its padding side, its pad values per input and its attention mask."""
+        padded = self._tokenizer.pad(batch, padding="longest", return_tensors="pt")
+        return {key: value.to(self.device) for key, value in padded.items()}
 
     # --- verification ---------------------------------------------------------------------------
 
