@@ -53,6 +53,8 @@ _TEST_NAMES = {"fisher": "Fisher's randomisation test", "student": "paired Stude
 _TIE_TOLERANCE = 1e-9
 #: most index entries drawn at once by the resampling loops (memory bound)
 BOOTSTRAP_CHUNK_ENTRIES = 4_000_000
+#: most sign assignments Fisher's test evaluates (2^27: about a minute on one core)
+MAX_PERMUTATIONS = 2**27
 
 
 # ---- the statistics: pure functions ---------------------------------------------------------
@@ -74,31 +76,52 @@ def bootstrap_ci(
     scores), a resample is drawn as multinomial counts of the levels instead of n indices: the
     same distribution of resampled means at O(levels) instead of O(n) per resample.
     """
+    return bootstrap_ci_columns(np.asarray(values, dtype=float).reshape(-1, 1), confidence=confidence,
+                                n_resamples=n_resamples, seed=seed)[0]
+
+
+def bootstrap_ci_columns(
+    matrix: np.ndarray, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 42
+) -> list[tuple[float, float]]:
+    """`bootstrap_ci` of every column of `matrix` (rows x columns), exactly: each column gets the
+    interval `bootstrap_ci` gives it alone. Columns with many levels share one draw of indices
+    (the draw `bootstrap_ci` makes for each of them), so an NDCG@1..k curve costs one draw."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    x = np.asarray(values, dtype=float)
-    if x.size == 0:
-        return (math.nan, math.nan)
+    x = np.asarray(matrix, dtype=float)
+    if x.ndim != 2:
+        raise ValueError(f"expected a 2-d array (rows x columns), got shape {x.shape}")
+    n = x.shape[0]
+    if n == 0:
+        return [(math.nan, math.nan)] * x.shape[1]
     if np.isnan(x).any():
         raise ValueError("values contain NaN; drop the rows that are not measurable first")
-    if x.size == 1:
-        return (float(x[0]), float(x[0]))
-    rng = np.random.default_rng(seed)
-    n = x.size
-    levels, counts = np.unique(x, return_counts=True)
-    if levels.size * 20 <= n:
-        means = rng.multinomial(n, counts / n, size=n_resamples) @ levels / n
-    else:
-        chunk = max(1, BOOTSTRAP_CHUNK_ENTRIES // n)
-        means = np.empty(n_resamples)
-        for start in range(0, n_resamples, chunk):
-            stop = min(start + chunk, n_resamples)
-            means[start:stop] = x[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+    if n == 1:
+        return [(float(v), float(v)) for v in x[0]]
     tail = (1 - confidence) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
-    return (float(low), float(high))
+    shared_index: np.ndarray | None = None
+    intervals = []
+    for column in x.T:
+        levels, counts = np.unique(column, return_counts=True)
+        if levels.size * 20 <= n:
+            rng = np.random.default_rng(seed)
+            means = rng.multinomial(n, counts / n, size=n_resamples) @ levels / n
+        elif n_resamples * n <= BOOTSTRAP_CHUNK_ENTRIES:
+            if shared_index is None:
+                shared_index = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+            means = column[shared_index].mean(axis=1)
+        else:  # drawn in chunks: memory bounded by BOOTSTRAP_CHUNK_ENTRIES
+            rng = np.random.default_rng(seed)
+            chunk = max(1, BOOTSTRAP_CHUNK_ENTRIES // n)
+            means = np.empty(n_resamples)
+            for start in range(0, n_resamples, chunk):
+                stop = min(start + chunk, n_resamples)
+                means[start:stop] = column[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+        low, high = np.quantile(means, [tail, 1 - tail])
+        intervals.append((float(low), float(high)))
+    return intervals
 
 
 def paired_t_test(a: Sequence[float], b: Sequence[float]) -> float:
@@ -123,18 +146,26 @@ def randomization_test(
     """Two-sided p-value of Fisher's paired randomisation test (see the module docstring)."""
     if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 1:
         raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
+    if n_permutations > MAX_PERMUTATIONS:
+        raise ValueError(
+            f"n_permutations is at most {MAX_PERMUTATIONS:,} (it was {n_permutations:,}): more sign "
+            "assignments take hours and do not change a reported p-value"
+        )
     d = _differences(a, b)
     n = d.size
     if n == 0:
         return math.nan
     observed = abs(d.sum()) / n
     threshold = observed - _TIE_TOLERANCE * observed
-    if n < 63 and 2**n <= n_permutations:  # exact: every sign assignment once
-        signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1)
-        null = np.abs(signs @ d) / n
-        return float(np.count_nonzero(null >= threshold) / 2**n)
-    rng = np.random.default_rng(seed)
     chunk = max(1, BOOTSTRAP_CHUNK_ENTRIES // n)
+    if n < 63 and 2**n <= n_permutations:  # exact: every sign assignment once, in bounded chunks
+        count = 0
+        for start in range(0, 2**n, chunk):
+            codes = np.arange(start, min(start + chunk, 2**n), dtype=np.int64)
+            signs = 1 - 2 * ((codes[:, None] >> np.arange(n)) & 1)
+            count += int(np.count_nonzero(np.abs(signs @ d) / n >= threshold))
+        return float(count / 2**n)
+    rng = np.random.default_rng(seed)
     count = 0
     for start in range(0, n_permutations, chunk):
         size = min(chunk, n_permutations - start)

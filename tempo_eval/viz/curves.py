@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from tempo_eval.compare import BOOTSTRAP_CHUNK_ENTRIES, bootstrap_ci
+from tempo_eval.compare import bootstrap_ci_columns
 
 #: one colour per run, in input order (colour-blind safe, Okabe-Ito)
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
@@ -45,36 +45,11 @@ def curve_bands(
         if values.ndim != 2:
             raise ValueError(f"curves[{run!r}] must be a 2-d array (queries x k), got shape {values.shape}")
         values = values[~np.isnan(values).any(axis=1)]
-        lows, highs = _bootstrap_columns(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
-        for j in range(values.shape[1]):
+        intervals = bootstrap_ci_columns(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        for j, (low, high) in enumerate(intervals):
             mean = float(values[:, j].mean()) if values.shape[0] else float("nan")
-            records.append((run, j + 1, mean, lows[j], highs[j], int(values.shape[0])))
+            records.append((run, j + 1, mean, low, high, int(values.shape[0])))
     return pd.DataFrame.from_records(records, columns=BAND_COLUMNS)
-
-
-def _bootstrap_columns(
-    values: np.ndarray, *, confidence: float, n_resamples: int, seed: int
-) -> tuple[list[float], list[float]]:
-    """`bootstrap_ci` of every column of `values` (queries x k) from one draw of indices.
-
-    Falls back to `bootstrap_ci` itself when its draws would come in several chunks (very many
-    queries), so the numbers are always the ones `bootstrap_ci` gives.
-    """
-    n, k = values.shape
-    if n <= 1 or n_resamples * n > BOOTSTRAP_CHUNK_ENTRIES:  # bootstrap_ci would draw in several chunks
-        pairs = [bootstrap_ci(values[:, j], confidence=confidence, n_resamples=n_resamples, seed=seed) for j in range(k)]
-        return [p[0] for p in pairs], [p[1] for p in pairs]
-    bootstrap_ci(values[:, 0], confidence=confidence, n_resamples=1, seed=seed)  # same argument checks
-    rng = np.random.default_rng(seed)
-    index = rng.integers(0, n, size=(n_resamples, n))
-    tail = (1 - confidence) / 2
-    lows, highs = [], []
-    for j in range(k):
-        means = values[:, j][index].mean(axis=1)
-        low, high = np.quantile(means, [tail, 1 - tail])
-        lows.append(float(low))
-        highs.append(float(high))
-    return lows, highs
 
 
 def ndcg_curves_figure(bands: pd.DataFrame, *, title: str = "NDCG@k", confidence: float = 0.95) -> go.Figure:

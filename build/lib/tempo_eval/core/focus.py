@@ -1,0 +1,96 @@
+"""FocusTime: the set of years a text is about, with the spans each year came from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class YearSpan:
+    """One temporal expression found in a text.
+
+    `start`/`end` are character offsets into the source text (text[start:end] == self.text);
+    `first`..`last` is the inclusive year interval it denotes; `kind` says which rule found it
+    ("year", "decade", "century", "range", "date", "relative", "period"); `capped` marks a
+    range longer than the extractor's maximum, kept as its two end points only.
+    """
+
+    start: int
+    end: int
+    text: str
+    first: int
+    last: int
+    kind: str
+    capped: bool = False
+
+    @property
+    def years(self) -> set[int]:
+        if self.capped:
+            return {self.first, self.last}
+        return set(range(self.first, self.last + 1))
+
+
+@dataclass
+class FocusTime:
+    """A set of integer years plus the text spans they came from.
+
+    Behaves like a read-only set of years for `in`, `len`, iteration, `&`, `|` and `==` against
+    another FocusTime or a plain set, so metric inputs may be either.
+    """
+
+    years: set[int] = field(default_factory=set)
+    spans: list[YearSpan] = field(default_factory=list)
+    text: str = ""
+    reference_year: int | None = None
+
+    @classmethod
+    def from_years(cls, years: Iterable[int]) -> FocusTime:
+        return cls(years=set(years))
+
+    def spans_for(self, year: int) -> list[YearSpan]:
+        """The spans that put `year` into this focus time (for highlighting and evidence)."""
+        return [span for span in self.spans if year in span.years]
+
+    def __contains__(self, year: object) -> bool:
+        return year in self.years
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(sorted(self.years))
+
+    def __len__(self) -> int:
+        return len(self.years)
+
+    def __bool__(self) -> bool:
+        return bool(self.years)
+
+    def __and__(self, other: Iterable[int]) -> set[int]:
+        return self.years & as_year_set(other)
+
+    def __or__(self, other: Iterable[int]) -> set[int]:
+        return self.years | as_year_set(other)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FocusTime):
+            return self.years == other.years
+        if isinstance(other, (set, frozenset)):
+            return self.years == other
+        return NotImplemented
+
+    __hash__ = None  # mutable, like set
+
+
+def as_year_set(value: object, *, name: str = "focus time") -> set[int]:
+    """Accept a FocusTime or any iterable of integer years (not a string); return a set of ints."""
+    if isinstance(value, FocusTime):
+        return set(value.years)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(
+            f"{name} must be a FocusTime or a set of integer years, got {type(value).__name__}"
+        )
+    years: set[int] = set()
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise TypeError(f"{name} must contain integer years, found {item!r}")
+        years.add(int(item))
+    return years

@@ -1,0 +1,363 @@
+"""The output directory of a Ray run, and importing it into the workspace.
+
+    OUT/manifest.json                 what ran: dataset identity, run configuration, block size
+    OUT/dataset.json.gz               the canonical rows (what the workspace stores for a dataset)
+    OUT/results/block-000000.parquet  per-row results, the local runner's columns: row, query_id,
+                                      run, metric, score, reason_code, reason
+    OUT/details/block-000000.parquet  row, metric, success, details (JSON), claims (JSON): what
+                                      the dashboard draws, for `import_results`
+
+A block is rows [i * block_size, (i + 1) * block_size). Its details file is written first, then
+its results file, each to a temporary name and renamed into place, so a results file exists only
+when the whole block is written: a block is done exactly when its results file exists, and a
+resumed run skips it. `pandas.read_parquet("OUT/results")` reads every finished row.
+
+A resumed run computes again the results of finished blocks that failed (NaN with a retryable
+reason code, as the local runner's resume does: `failed_results`), and `merge_block` replaces
+just those (row, metric) results in the block's two files, again each by one rename.
+
+While a driver writes OUT it holds an exclusive lock on OUT/.lock (`claim`), so a second driver
+started on the same directory stops with a message instead of writing the same blocks; the lock
+dies with its process, so a killed driver never blocks the resume.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+import math
+import os
+import socket
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, _frame_rows, dumps, is_retryable, redact
+
+MANIFEST = "manifest.json"
+LOCK = ".lock"
+DATASET = "dataset.json.gz"
+FORMAT_NAME = "tempo-eval-ray-output"
+FORMAT_VERSION = 1
+DETAIL_COLUMNS = ["row", "metric", "success", "details", "claims"]
+
+
+class OutputMismatch(ValueError):
+    """The output directory holds another run's results."""
+
+
+def block_path(out: str | os.PathLike[str], kind: str, block: int) -> Path:
+    return Path(out) / kind / f"block-{block:06d}.parquet"
+
+
+def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+    path = Path(out) / MANIFEST
+    if not path.exists():
+        return None
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT_NAME:
+        raise OutputMismatch(f"{path}: not a tempo-eval Ray output (no {FORMAT_NAME!r} format marker)")
+    return manifest
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)  # readers see the whole file or none
+
+
+def write_manifest(out: str | os.PathLike[str], manifest: Mapping[str, Any]) -> None:
+    _write_atomic(Path(out) / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
+
+
+def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: pd.DataFrame) -> set[int]:
+    """Create or reopen `out` for the run `manifest` describes (status "running"); returns the
+    blocks already done. A new output gets an `output_id`, kept through resumes, by which
+    `import_results` knows it again.
+
+    Raises OutputMismatch when `out` holds the output of another dataset, configuration or block
+    size (resuming into it would mix two runs)."""
+    out = Path(out)
+    existing = read_manifest(out)
+    if existing is not None:
+        for key in ("config_hash", "content_hash", "mapping", "block_size", "n_rows"):
+            if existing.get(key) != manifest.get(key):
+                raise OutputMismatch(
+                    f"{out} holds the output of another run ({key} differs: {existing.get(key)!r} there, "
+                    f"{manifest.get(key)!r} now); choose another output directory or delete this one"
+                )
+        write_manifest(out, {**existing, "status": "running",
+                             "output_id": existing.get("output_id") or uuid.uuid4().hex})
+    else:
+        _check_foreign(out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_manifest(out, {**manifest, "status": "running", "output_id": uuid.uuid4().hex})
+    for leftover in [*out.glob("*.tmp"), *out.glob("*/*.tmp")]:  # being written when the driver was killed
+        leftover.unlink()
+    return done_blocks(out, int(manifest["n_blocks"]))
+
+
+def set_status(out: str | os.PathLike[str], status: str) -> None:
+    """Record the run's status ("running", "finished") in its manifest."""
+    manifest = read_manifest(out)
+    if manifest is None:
+        raise OutputMismatch(f"{out}: no {MANIFEST}")
+    write_manifest(out, {**manifest, "status": status})
+
+
+def _check_foreign(out: Path) -> None:
+    if out.exists() and read_manifest(out) is None and any(p.name != LOCK for p in out.iterdir()):
+        raise OutputMismatch(f"{out} is not empty and holds no tempo-eval Ray output; choose an empty "
+                             "or new directory")
+
+
+class OutputBusy(ValueError):
+    """Another driver is writing the output directory."""
+
+
+@contextlib.contextmanager
+def claim(out: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold OUT/.lock (created with OUT) for the duration of the `with`; raises OutputBusy when another
+    process holds it, OutputMismatch when OUT is somebody else's non-empty directory."""
+    out = Path(out)
+    _check_foreign(out)  # before anything is created in it
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks here; one driver per directory is up to you
+        yield
+        return
+    with open(out / LOCK, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise OutputBusy(
+                f"{out} is being written by another evaluation ({holder}); wait for it to finish, or "
+                "choose another output directory"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {os.getpid()} on {socket.gethostname()}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def write_dataset(out: str | os.PathLike[str], frame: pd.DataFrame) -> None:
+    """The canonical rows as the workspace stores them (for `import_results`), unless written."""
+    path = Path(out) / DATASET
+    if path.exists():
+        return
+    # the store's own encoding of the rows, so the imported dataset is the one a local run stores
+    rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+    _write_atomic(path, gzip.compress(rows.encode("utf-8"), compresslevel=3))
+
+
+def done_blocks(out: str | os.PathLike[str], n_blocks: int) -> set[int]:
+    return {b for b in range(n_blocks) if block_path(out, "results", b).exists()}
+
+
+def write_block(out: str | os.PathLike[str], block: int, results: bytes, details: bytes) -> None:
+    """Store one block's two files; the results file, written last, marks the block done."""
+    _write_atomic(block_path(out, "details", block), details)
+    _write_atomic(block_path(out, "results", block), results)
+
+
+def failed_results(out: str | os.PathLike[str], blocks: Iterable[int]) -> dict[int, dict[int, list[str]]]:
+    """{block: {row: [metric, ...]}} of the finished `blocks`' results that failed: NaN with a
+    retryable reason code (`is_retryable`: row_error, judge_error, ...). Blocks without any are
+    left out."""
+    import pyarrow.parquet as pq
+
+    failed: dict[int, dict[int, list[str]]] = {}
+    for block in sorted(blocks):
+        table = pq.read_table(block_path(out, "results", block), columns=["row", "metric", "score", "reason_code"])
+        columns = (table.column(c).to_pylist() for c in ("row", "metric", "score", "reason_code"))
+        for row, metric, score, code in zip(*columns, strict=True):
+            if score is None and is_retryable(code):
+                failed.setdefault(block, {}).setdefault(int(row), []).append(metric)
+    return failed
+
+
+def merge_block(out: str | os.PathLike[str], block: int, results: bytes, details: bytes) -> None:
+    """Put the (row, metric) results in `results` / `details` (Parquet bytes, `encode_block`) in
+    place of the finished block's results for the same pairs; the others stay as they are."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    def merged(kind: str, new_bytes: bytes) -> bytes:
+        new = pq.read_table(io.BytesIO(new_bytes))
+        old = pq.read_table(block_path(out, kind, block))
+        replaced = pc.is_in(_pair_keys(old), value_set=_pair_keys(new))
+        table = pa.concat_tables([old.filter(pc.invert(replaced)), new.cast(old.schema)])
+        return _parquet_bytes(table.sort_by([("row", "ascending"), ("metric", "ascending")]), pq)
+
+    # both files rebuilt before either is replaced; replacing the details first (as a new block's
+    # are written) leaves, if stopped between the two, a block that the next resume merges again
+    details_bytes, results_bytes = merged("details", details), merged("results", results)
+    _write_atomic(block_path(out, "details", block), details_bytes)
+    _write_atomic(block_path(out, "results", block), results_bytes)
+
+
+def _pair_keys(table: Any) -> Any:
+    import pyarrow.compute as pc
+
+    return pc.binary_join_element_wise(pc.cast(table.column("row"), "string"), table.column("metric"), "\x00")
+
+
+# ---- encoding a block (in the actor) ----------------------------------------------------------
+
+def encode_block(
+    rows: Sequence[tuple[int, str, str | None, Sequence[Any]]], secrets: Iterable[str]
+) -> tuple[bytes, bytes]:
+    """(results, details) Parquet bytes for scored rows: (row, query_id, system, [MetricResult]).
+
+    Reasons and details are redacted as the run store redacts them; claims are stored as the
+    store's claim records."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tempo_eval.store.runs import _claim_record, _details_json
+
+    secrets = list(secrets)
+    res: dict[str, list[Any]] = {c: [] for c in RESULT_COLUMNS}
+    det: dict[str, list[Any]] = {c: [] for c in DETAIL_COLUMNS}
+    for row, query_id, system, results in rows:
+        for result in sorted(results, key=lambda r: r.metric):
+            details = dict(result.details or {})
+            claims = details.pop("claims", None) or []
+            score = None if result.score is None or math.isnan(result.score) else float(result.score)
+            res["row"].append(row)
+            res["query_id"].append(str(query_id))
+            res["run"].append(system)
+            res["metric"].append(result.metric)
+            res["score"].append(score)
+            res["reason_code"].append(result.reason_code)
+            res["reason"].append(redact(result.reason or "", secrets))
+            det["row"].append(row)
+            det["metric"].append(result.metric)
+            det["success"].append(None if result.success is None else bool(result.success))
+            det["details"].append(redact(_details_json(details), secrets))
+            det["claims"].append(redact(dumps([_claim_record(c) for c in claims]), secrets) if claims else None)
+    types = {"row": pa.int64(), "score": pa.float64(), "success": pa.bool_()}
+    return tuple(  # type: ignore[return-value]
+        _parquet_bytes(pa.table({c: pa.array(v, type=types.get(c, pa.string())) for c, v in cols.items()}), pq)
+        for cols in (res, det)
+    )
+
+
+def _parquet_bytes(table: Any, pq: Any) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return sink.getvalue().to_pybytes()
+
+
+# ---- reading and importing --------------------------------------------------------------------
+
+def read_results(out: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every finished row's results (the local runner's columns), ordered by row and metric."""
+    files = sorted((Path(out) / "results").glob("block-*.parquet"))
+    if not files:
+        return pd.DataFrame({c: pd.Series(dtype=float if c == "score" else object) for c in RESULT_COLUMNS})
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.concat_tables([pq.read_table(f) for f in files])
+    table = table.sort_by([("row", "ascending"), ("metric", "ascending")])
+    # built as `RunStore.results_frame` builds it, so the two frames have the same types
+    rows = list(zip(*(table.column(c).to_pylist() for c in RESULT_COLUMNS), strict=True))
+    frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype(float)
+    return frame
+
+
+def import_results(
+    out: str | os.PathLike[str], *, store: RunStore | None = None, name: str | None = None
+) -> int:
+    """Load a Ray run's output into the workspace as a normal run; returns its run id.
+
+    The dataset is stored as the local loader's would be (the same file gives the same dataset, so
+    the run sits beside local runs of it); the run gets the same configuration as a local run,
+    named "NAME" or "ray: OUT". Importing the same output again (after resuming it, say) updates
+    that run rather than adding another, unless it was deleted meanwhile. Its status is
+    "finished" when every block is there, else "cancelled" (an interrupted Ray run: resume it,
+    then import again). Raises RunInUse while a local evaluation is resuming the imported run."""
+    from tempo_eval.io.dataset import Dataset
+    from tempo_eval.metrics.base import MetricResult
+
+    out = Path(out)
+    manifest = read_manifest(out)
+    if manifest is None:
+        raise ValueError(f"{out}: no {MANIFEST}; expected the --out directory of a Ray run")
+    if not (out / DATASET).exists():
+        raise ValueError(f"{out}: no {DATASET} (the run was stopped before writing it); run the same "
+                         "evaluate command again to finish it, then import")
+    store = store if store is not None else RunStore()
+    stored = json.loads(gzip.decompress((out / DATASET).read_bytes()))
+    frame = pd.DataFrame(stored["rows"], columns=stored["columns"], dtype=object)
+    dataset = Dataset(frame=frame, name=manifest["dataset_name"], mapping=manifest["mapping"],
+                      content_hash=manifest["content_hash"], source_format=manifest["source_format"],
+                      warnings=list(manifest.get("warnings") or []))
+    dataset_id = store.save_dataset(dataset)
+    # the lock is taken with the run, and held while the rows go in: a local evaluation of the
+    # same configuration (which resumes the newest such run, this one) waits for the import
+    # instead of writing into it meanwhile. An output written before output ids: a new run.
+    origin = f"ray-output:{manifest.get('output_id') or uuid.uuid4().hex}"
+    run_id, _ = store.import_run(dataset_id, manifest["config"], origin=origin, name=name,
+                                 default_name=f"ray: {out.name}")
+    done = sorted(done_blocks(out, int(manifest["n_blocks"])))
+    try:
+        for block in done:
+            results = pd.read_parquet(block_path(out, "results", block))
+            details = pd.read_parquet(block_path(out, "details", block))
+            for (row, query_id, system), part in _rows(results, details):
+                store.record_row(run_id, row, query_id, [
+                    MetricResult(
+                        metric=r["metric"],
+                        score=float("nan") if pd.isna(r["score"]) else float(r["score"]),
+                        reason=r["reason"],
+                        reason_code=None if pd.isna(r["reason_code"]) else r["reason_code"],
+                        details={**json.loads(r["details"]),
+                                 **({"claims": json.loads(r["claims"])} if isinstance(r["claims"], str) else {})},
+                        success=None if pd.isna(r["success"]) else bool(r["success"]),
+                    )
+                    for r in part
+                ], system=system)
+        complete = len(done) == int(manifest["n_blocks"])
+        store.set_status(run_id, "finished" if complete else "cancelled",
+                         None if complete else f"imported {len(done)} of {manifest['n_blocks']} blocks")
+    except BaseException as exc:
+        store.set_status(run_id, "failed", f"import stopped: {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        store.release_run(run_id)
+    return run_id
+
+
+def _rows(results: pd.DataFrame, details: pd.DataFrame) -> Iterable[tuple[tuple[int, str, str | None], list[dict[str, Any]]]]:
+    merged = results.merge(details, on=["row", "metric"], how="left", validate="one_to_one")
+    current: tuple[int, str, str | None] | None = None
+    part: list[dict[str, Any]] = []
+    for record in merged.to_dict("records"):
+        run = record["run"]
+        key = (int(record["row"]), str(record["query_id"]), None if pd.isna(run) else str(run))
+        if current is not None and key[0] != current[0]:
+            yield current, part
+            part = []
+        current = key
+        part.append(record)
+    if current is not None:
+        yield current, part

@@ -1,0 +1,199 @@
+"""Reading what the user gave us (a path, bytes or an uploaded file) into bytes, then text.
+
+Every failure is an `InputError` naming the file; decoding failures also name the line and the
+byte offset, and say to save the file as UTF-8.
+
+Inputs larger than `max_input_bytes()` (default 128 MB, after gunzip) are refused before they are
+read: loading keeps the whole table in memory, about ten bytes of memory per byte of CSV, so the
+limit keeps a load under ~2 GB. Raise it with the environment variable TEMPO_EVAL_MAX_INPUT_MB
+(or the CLI option --max-input-mb), or per call with `max_bytes=`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tempo_eval.io.errors import InputError
+
+#: the default input size limit, in megabytes (10**6 bytes)
+DEFAULT_MAX_INPUT_MB = 128
+MAX_INPUT_ENV = "TEMPO_EVAL_MAX_INPUT_MB"
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_GZIP_MAGIC = b"\x1f\x8b"
+_PARQUET_MAGIC = b"PAR1"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+@dataclass
+class RawInput:
+    """The bytes of one input and the name used in messages (a file name, not a full path)."""
+
+    name: str
+    data: bytes
+    #: the size limit the bytes were read under; gunzip applies it to the decompressed size too
+    limit: int | None = None
+
+
+def max_input_bytes() -> int:
+    """The input size limit in bytes: TEMPO_EVAL_MAX_INPUT_MB megabytes, default 128."""
+    text = os.environ.get(MAX_INPUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_INPUT_MB * 10**6
+    try:
+        megabytes = float(text)
+    except ValueError:
+        megabytes = float("nan")
+    if not megabytes > 0:
+        raise InputError(f"{MAX_INPUT_ENV}={text!r}; expected a positive number of megabytes")
+    return int(megabytes * 10**6)
+
+
+def _too_large(size: int, limit: int, label: str, what: str = "the file holds") -> InputError:
+    return InputError(
+        f"{what} {size / 1e6:,.1f} MB; the limit is {limit / 1e6:,.1f} MB, because the whole table "
+        f"is held in memory (about 10x its size): split the file, or raise the limit with "
+        f"--max-input-mb or the environment variable {MAX_INPUT_ENV}",
+        source=label,
+    )
+
+
+def read_input(
+    source: Any, *, name: str | None = None, default_name: str = "data", max_bytes: int | None = None
+) -> RawInput:
+    """Bytes from a path (str or PathLike), bytes, or a binary file-like object.
+
+    A file-like object may offer `getvalue()` (Streamlit's UploadedFile, BytesIO) or `read()`;
+    its `.name` is used when `name` is not given. Text (str) from a text-mode file is encoded back
+    to UTF-8. A missing file, a directory or an input over `max_bytes` (default
+    `max_input_bytes()`; a file is measured before it is read) raises InputError; any other type
+    raises TypeError.
+    """
+    limit = max_input_bytes() if max_bytes is None else max_bytes
+    raw = _read_input(source, name=name, default_name=default_name, limit=limit)
+    if len(raw.data) > limit:
+        raise _too_large(len(raw.data), limit, raw.name)
+    raw.limit = limit
+    return raw
+
+
+def _read_input(source: Any, *, name: str | None, default_name: str, limit: int) -> RawInput:
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        label = name or path.name
+        if not path.exists():
+            raise InputError(f"file not found: {str(path)!r}; expected an existing file", source=label)
+        if path.is_dir():
+            raise InputError(f"{str(path)!r} is a directory; expected a file", source=label)
+        try:
+            size = path.stat().st_size
+            if size > limit:
+                raise _too_large(size, limit, label)
+            return RawInput(label, path.read_bytes())
+        except OSError as error:
+            raise InputError(f"could not read the file: {error.strerror or error}", source=label) from None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return RawInput(name or default_name, bytes(source))
+    if hasattr(source, "getvalue") or hasattr(source, "read"):
+        # a stream is read no further than the limit allows (one byte more tells it is over)
+        data = source.getvalue() if hasattr(source, "getvalue") else source.read(limit + 1)
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        label = name or Path(str(getattr(source, "name", "") or default_name)).name
+        return RawInput(label, bytes(data))
+    raise TypeError(
+        "expected a path (str or Path), bytes, or a binary file-like object with .read() or "
+        f".getvalue(), got {type(source).__name__}"
+    )
+
+
+def gunzip_if_needed(raw: RawInput) -> bytes:
+    """The bytes, decompressed when they are gzip (recognised by content, not by extension).
+
+    The decompressed size is held to the limit the bytes were read under (`RawInput.limit`):
+    decompression stops, with an InputError, as soon as it passes it."""
+    if not raw.data.startswith(_GZIP_MAGIC):
+        return raw.data
+    out = bytearray()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw.data)) as stream:
+            while chunk := stream.read(1 << 22):
+                out += chunk
+                if raw.limit is not None and len(out) > raw.limit:
+                    raise _too_large(len(out), raw.limit, raw.name, "decompressed, the file holds more than")
+    except (OSError, EOFError, zlib.error) as error:
+        raise InputError(
+            f"the file starts like gzip but could not be decompressed ({error}); expected a complete "
+            ".gz file or plain text",
+            source=raw.name,
+        ) from None
+    return bytes(out)
+
+
+def check_text_bytes(data: bytes, source: str, warnings: list[str]) -> bytes:
+    """The bytes of a text file, without a UTF-8 byte order mark (removed with a warning).
+
+    Binary files (Parquet, Excel/zip) and UTF-16 text raise InputError, and so does a NUL byte
+    anywhere: no text format we read holds one, and a text cell must not carry it on. Validity as UTF-8 is checked by `decode_utf8`.
+    """
+    if data.startswith(_PARQUET_MAGIC):
+        raise InputError(
+            "this is a Parquet file, not text; expected UTF-8 text for this name: name the file "
+            ".parquet or pass format='parquet'",
+            source=source,
+        )
+    if data.startswith(_ZIP_MAGIC):
+        raise InputError(
+            "this is a zip archive or an Excel workbook, not text; expected UTF-8 text "
+            "(in Excel: Save As 'CSV UTF-8')",
+            source=source,
+        )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(
+            "the file is UTF-16 text (it starts with a UTF-16 byte order mark); expected UTF-8: "
+            "save the file as UTF-8",
+            source=source,
+        )
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+        warnings.append(f"{source}: removed the UTF-8 byte order mark (BOM) at the start of the file")
+    nul = data.find(b"\x00")  # memchr: a scan of the whole file costs little
+    if nul >= 0:
+        looks = "this looks like a binary file" if nul < 1 << 16 else "a NUL byte is not text"
+        raise InputError(
+            f"found a NUL byte at byte offset {nul}: {looks}; expected UTF-8 text (remove the NUL "
+            "bytes, or save the file as UTF-8 text)",
+            source=source,
+            line=data.count(b"\n", 0, nul) + 1,
+        )
+    return data
+
+
+def decode_utf8(data: bytes, source: str) -> str:
+    """Strict UTF-8; the error names the line and byte offset of the first invalid byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        start = error.start
+        bad = data[start:max(error.end, start + 1)]
+        line = data.count(b"\n", 0, start) + 1
+        line_start = data.rfind(b"\n", 0, start) + 1
+        before = data[line_start:start].decode("utf-8", errors="replace")[-30:]
+        raise InputError(
+            f"byte 0x{bad.hex()} at byte offset {start} (after {before!r}) is not valid UTF-8; "
+            "expected UTF-8 text: save the file as UTF-8 (in Excel: 'CSV UTF-8'); "
+            "it may be Latin-1 or Windows-1252",
+            source=source,
+            line=line,
+        ) from None
+
+
+def decode_text(data: bytes, source: str, warnings: list[str]) -> str:
+    """`check_text_bytes` then `decode_utf8`: strict UTF-8 text without a byte order mark."""
+    return decode_utf8(check_text_bytes(data, source, warnings), source)

@@ -1,0 +1,192 @@
+"""What every metric shares: keyword checking, sync/async entry points and the result object.
+
+A metric class gathers settings and implements one coroutine, `_ameasure`; the math lives in small
+pure functions beside it. `compute`/`acompute` return the float, `measure`/`ameasure` the full
+`MetricResult`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from tempo_eval._async import run_sync
+from tempo_eval._values import is_na
+from tempo_eval._values import require_text_list as require_text_list  # shared with the verifiers
+
+NAN = float("nan")
+
+
+@dataclass
+class MetricResult:
+    """A score with its explanation.
+
+    `score` is a float in [0, 1] or NaN. When NaN, `reason_code` is a machine-readable cause such
+    as "no_temporal_claims" or "judge_error"; `reason` is always a sentence a person can read.
+    `details` holds the evidence the score was computed from (per-year grounding, per-rank gains,
+    per-claim verdicts under "claims", per-window scores) and is what the dashboard draws.
+    """
+
+    metric: str
+    score: float
+    reason: str = ""
+    reason_code: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    success: bool | None = None
+
+    @property
+    def is_nan(self) -> bool:
+        return math.isnan(self.score)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "score": self.score,
+            "reason": self.reason,
+            "reason_code": self.reason_code,
+            "success": self.success,
+            "details": self.details,
+        }
+
+
+def not_measurable(metric: str, reason_code: str, reason: str, **details: Any) -> MetricResult:
+    """A NaN result; every NaN carries a machine-readable reason and a readable sentence."""
+    return MetricResult(metric, NAN, reason, reason_code, dict(details))
+
+
+#: every concrete metric class by its `name`, filled in as the classes are defined
+METRICS: dict[str, type[Metric]] = {}
+
+#: the reason code of a row that lacks a value the metric needs (see `MissingInput`)
+MISSING_INPUT = "missing_input"
+
+#: dataset columns a metric may read but never needs: a row without them is still measurable
+OPTIONAL_COLUMNS = frozenset({"query_id", "run", "reference_date"})
+
+
+#: the columns of a conversation dataset (one row per conversation): its id and its turns, a list
+#: of {"role", "content", "retrieval_context"} records (Turn Faithfulness reads `turns`)
+CONVERSATION_COLUMNS = ("conversation_id", "turns")
+
+
+@functools.cache
+def canonical_columns() -> frozenset[str]:
+    """The canonical dataset column names (`tempo_eval.io.dataset.CANONICAL_COLUMNS`, the one list)
+    and the conversation columns (`CONVERSATION_COLUMNS`)."""
+    from tempo_eval.io.dataset import CANONICAL_COLUMNS  # lazy: io imports pandas
+
+    return frozenset(CANONICAL_COLUMNS) | frozenset(CONVERSATION_COLUMNS)
+
+
+class MissingInput(ValueError):
+    """A dataset row has no value in a column the metric needs.
+
+    Raised by `Metric.inputs_from_row`; the runner records the row as NaN with reason code
+    "missing_input" and this message as its reason (a row, not the run, is at fault).
+    """
+
+    def __init__(self, column: str, message: str) -> None:
+        super().__init__(message)
+        self.column = column
+
+
+class Metric:
+    """Base class. Subclasses set `name` and `input_names`, and implement `_ameasure`."""
+
+    name: ClassVar[str] = "metric"
+    #: keyword arguments accepted by compute/measure; anything else raises TypeError.
+    input_names: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Only a class that names itself is registered: a subclass that inherits a name (a test
+        # double, a user's tweak) must not replace the metric the CLI and the runner build by name.
+        if "name" in cls.__dict__ and cls.name != "metric":
+            METRICS[cls.name] = cls
+
+    def required_columns(self, columns: Collection[str]) -> list[str]:
+        """The dataset columns this metric needs to score the rows of a dataset with `columns`.
+
+        The default: every input named like a canonical dataset column, except query_id, run and
+        reference_date (`OPTIONAL_COLUMNS`). A metric none of whose inputs is a dataset column
+        (Turn Faithfulness takes `turns`) returns its inputs: no dataset can supply them, and the
+        runner refuses it. Metrics whose needs depend on the columns (a mode chosen by them)
+        override this. `columns` is every column name of the dataset (rows have the same keys).
+        """
+        canonical = canonical_columns()
+        needed = [n for n in self.input_names if n in canonical and n not in OPTIONAL_COLUMNS]
+        return needed or [n for n in self.input_names if n not in canonical]
+
+    def inputs_from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The keyword arguments for one dataset row (canonical column names, see tempo_eval.io).
+
+        Only canonical dataset columns are read, so an unmapped source column that happens to
+        share an input's name (a column `k`, say) never overrides a setting. Every input named
+        like a canonical column that has a value (not None / NaN) is passed. A column of
+        `required_columns` without a value (or absent) raises `MissingInput` naming it.
+        """
+        for column in self.required_columns(row.keys()):
+            if is_na(row.get(column)):
+                raise MissingInput(
+                    column, f"This row has no {column!r} value, which {self.name} needs."
+                )
+        canonical = canonical_columns()
+        return {
+            name: row[name]
+            for name in self.input_names
+            if name in canonical and name in row and not is_na(row[name])
+        }
+
+    def compute(self, **inputs: Any) -> float:
+        return self.measure(**inputs).score
+
+    async def acompute(self, **inputs: Any) -> float:
+        return (await self.ameasure(**inputs)).score
+
+    def measure(self, **inputs: Any) -> MetricResult:
+        self._check_input_names(inputs)
+        return run_sync(self._ameasure(**inputs))
+
+    async def ameasure(self, **inputs: Any) -> MetricResult:
+        self._check_input_names(inputs)
+        return await self._ameasure(**inputs)
+
+    async def _ameasure(self, **inputs: Any) -> MetricResult:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check_input_names(self, inputs: Mapping[str, Any]) -> None:
+        unknown = [key for key in inputs if key not in self.input_names]
+        if not unknown:
+            return
+        key = unknown[0]
+        hint = difflib.get_close_matches(key, self.input_names, n=1)
+        suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
+        raise TypeError(
+            f"{type(self).__name__} got an unexpected keyword argument {key!r}.{suggestion} "
+            f"Accepted: {', '.join(self.input_names)}."
+        )
+
+    def __repr__(self) -> str:
+        settings = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({settings})"
+
+
+# ---- small validators shared by the metrics -------------------------------------------------
+# (`require_text_list`, imported above, lives in tempo_eval._values: the verifiers use it too)
+
+def require_text(value: Any, name: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise ValueError(f"{name} must not be empty")
+    return value
+
+
+def require_k(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    return k

@@ -1,0 +1,432 @@
+"""NDCG math: gains, DCG / NDCG curves, trec_eval's ranking rule and a fast batch for run files.
+
+Plain functions on plain numbers; `tempo_eval.metrics.temporal_ndcg.TemporalNDCG` gathers settings
+and calls them, and the runner / compare / bench call `ndcg_gold_batch` directly.
+
+Definitions (rank i starts at 1):
+
+    DCG@k  = sum_{i=1..k} gain(rel_i) / log2(i + 1)
+    IDCG@k = DCG@k of the ideal ranking (all relevances sorted descending)
+    NDCG@k = DCG@k / IDCG@k
+
+Gold mode follows trec_eval's `ndcg_cut.k` exactly:
+- gain is the relevance grade itself ("linear"); grades <= 0 (non-relevant, unjudged, negative)
+  give no gain. "exponential" gain, 2**rel - 1, is optional and is not what trec_eval computes;
+- IDCG comes from every positive judgement of the query, sorted descending, cut at k;
+- a run's documents are ranked by score descending, ties broken by document id descending
+  (string comparison). Scores are compared at a chosen precision (`SCORE_PRECISIONS`): by default
+  "float32", as trec_eval <= 9 and pytrec_eval-terrier 0.5.x store them (C floats), so two scores
+  equal once rounded to float32 are a tie (1.0 and 1.0 + 1e-12 tie; the id decides); "double"
+  compares them as trec_eval 10.0 does, where 1.0 + 1e-12 ranks above 1.0;
+- a query whose judgements hold no relevant document has IDCG = 0: trec_eval reports 0.0 there,
+  we report NaN ("not measurable": no ranking could score anything).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from tempo_eval.core.focus import as_year_set
+from tempo_eval.metrics.base import NAN, require_k
+
+GAIN_KINDS = ("linear", "exponential")
+#: how run scores are compared when ranking: "float32" (trec_eval <= 9, pytrec_eval-terrier,
+#: ir_measures) or "double" (trec_eval 10.0)
+SCORE_PRECISIONS = ("float32", "double")
+DEFAULT_SCORE_PRECISION = "float32"
+
+
+# ---- ranking -----------------------------------------------------------------------------------
+
+def rank_by_trec_eval(scores: Mapping[str, float], *, precision: str = DEFAULT_SCORE_PRECISION) -> list[str]:
+    """Document ids ordered as trec_eval ranks a run: score descending, then id descending.
+
+    With precision "float32" (default) scores are compared after rounding to float32 (trec_eval
+    <= 9 keeps them as C floats), so scores that differ only beyond single precision tie and the
+    larger id (string order) comes first; with "double" they are compared as given (trec_eval 10).
+    Raises TypeError for a non-string id or a non-numeric score, ValueError for a NaN score.
+    """
+    if not isinstance(scores, Mapping):
+        raise TypeError(f"scores must be a mapping of document id -> score, got {type(scores).__name__}")
+    docs = list(scores)
+    for doc in docs:
+        if not isinstance(doc, str):
+            raise TypeError(f"document ids must be strings, got {doc!r}")
+    rounded = _float32_scores(list(scores.values()), "scores", precision)
+    return [doc for _, doc in sorted(zip(rounded, docs, strict=True), reverse=True)]
+
+
+def _float32_scores(values: list[Any], name: str, precision: str = DEFAULT_SCORE_PRECISION) -> list[float]:
+    """`values` as Python floats at the comparison precision (float32 roundings by default);
+    refuses non-numbers and NaN."""
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise TypeError(f"{name} must hold numeric scores, found {value!r}")
+    array = _at_precision(np.asarray(values, dtype=np.float64), precision)
+    if np.isnan(array).any():
+        raise ValueError(f"{name} holds a NaN score: a NaN cannot be ranked")
+    return array.tolist()
+
+
+def require_precision(precision: str) -> str:
+    if precision not in SCORE_PRECISIONS:
+        raise ValueError(f"score precision must be one of {', '.join(SCORE_PRECISIONS)}, got {precision!r}")
+    return precision
+
+
+def _at_precision(array: np.ndarray, precision: str) -> np.ndarray:
+    """float64 scores as compared at `precision`: rounded to float32, or unchanged for double."""
+    return _to_float32(array) if require_precision(precision) == "float32" else array
+
+
+def _to_float32(array: np.ndarray) -> np.ndarray:
+    # Scores beyond float32 range become +-inf, as they do in trec_eval; that overflow is expected.
+    with np.errstate(over="ignore"):
+        return array.astype(np.float32)
+
+
+def cut_depth(
+    run: Mapping[str, Mapping[str, float]], depth: int, *, precision: str = DEFAULT_SCORE_PRECISION
+) -> dict[str, dict[str, float]]:
+    """Each query's top `depth` documents (trec_eval's order), as trec_eval's -M does before
+    evaluating: no document below the cut counts at any cutoff."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
+        raise ValueError(f"depth must be a positive integer, got {depth!r}")
+    cut: dict[str, dict[str, float]] = {}
+    for qid, scores in run.items():
+        if len(scores) <= depth:
+            cut[qid] = dict(scores)
+        else:
+            cut[qid] = {doc: scores[doc] for doc in rank_by_trec_eval(scores, precision=precision)[:depth]}
+    return cut
+
+
+def dedupe(ids: Sequence[str]) -> list[str]:
+    """`ids` without repeats; the first occurrence keeps its rank."""
+    return list(dict.fromkeys(ids))
+
+
+# ---- gains and curves --------------------------------------------------------------------------
+
+def gain(rel: float, kind: str = "linear") -> float:
+    """The gain of one relevance grade.
+
+    linear: rel (trec_eval); exponential: 2**rel - 1. A relevance <= 0 gives 0 gain under both,
+    as in trec_eval (negative grades and unjudged documents earn nothing).
+    """
+    if kind not in GAIN_KINDS:
+        raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {kind!r}")
+    if rel <= 0:
+        return 0.0
+    return float(rel) if kind == "linear" else 2.0 ** rel - 1.0
+
+
+def discount(rank: int) -> float:
+    """1 / log2(rank + 1) for a rank starting at 1."""
+    return 1.0 / math.log2(rank + 1)
+
+
+def dcg_curve(gains: Sequence[float], k: int) -> list[float]:
+    """DCG@1..k in one pass: element j-1 is sum_{i<=j} gains[i-1] / log2(i + 1).
+
+    When fewer than k gains are given, the curve stays flat after the last one.
+    """
+    k = require_k(k)
+    curve: list[float] = []
+    total = 0.0
+    for i in range(k):
+        if i < len(gains) and gains[i] > 0:
+            # divide (not multiply by a cached reciprocal) so sums match trec_eval to the last bit
+            total += gains[i] / math.log2(i + 2)
+        curve.append(total)
+    return curve
+
+
+def ndcg_curve(gains: Sequence[float], ideal_gains: Iterable[float], k: int) -> list[float]:
+    """NDCG@1..k in one pass.
+
+    `gains` are in ranked order; `ideal_gains` are the gains of every candidate the ideal ranking
+    may use, in any order: this function sorts them descending. Where IDCG is 0 (no candidate has
+    any gain) the value is NaN: the caller decides whether that means "not measurable" (gold mode)
+    or 0.0 (focus-time / LLM modes, where the candidates are the retrieved documents themselves).
+    """
+    dcg = dcg_curve(gains, k)
+    idcg = dcg_curve(sorted(ideal_gains, reverse=True), k)
+    return [d / i if i > 0 else NAN for d, i in zip(dcg, idcg, strict=True)]
+
+
+# ---- gold judgements ---------------------------------------------------------------------------
+
+def gold_relevance(gold: Any) -> dict[str, float]:
+    """Gold judgements as id -> relevance.
+
+    A list, tuple or set of ids is binary relevance (each id rel 1); a mapping id -> grade is
+    graded relevance (grades are numbers; <= 0 means judged non-relevant). Anything else raises
+    TypeError.
+    """
+    if isinstance(gold, Mapping):
+        relevance: dict[str, float] = {}
+        for doc, grade in gold.items():
+            if not isinstance(doc, str):
+                raise TypeError(f"gold_ids keys must be document id strings, got {doc!r}")
+            if isinstance(grade, bool) or not isinstance(grade, Real) or math.isnan(grade):
+                raise TypeError(f"gold_ids[{doc!r}] must be a numeric relevance grade, got {grade!r}")
+            relevance[doc] = grade
+        return relevance
+    if isinstance(gold, (list, tuple, set, frozenset)):
+        for doc in gold:
+            if not isinstance(doc, str):
+                raise TypeError(f"gold_ids must hold document id strings, got {doc!r}")
+        return dict.fromkeys(gold, 1)
+    raise TypeError(
+        "gold_ids must be a list of relevant ids (binary) or a dict id -> grade (graded), "
+        f"got {type(gold).__name__}"
+    )
+
+
+def gold_gains(retrieved_ids: Sequence[str], gold: Any, gain_kind: str = "linear") -> list[float]:
+    """The gain of each retrieved id, in order; ids absent from `gold` get 0.
+
+    `gold` is a list (binary) or a dict id -> grade, as in `gold_relevance`. The ids are taken
+    as given: deduplicate them first (`dedupe`) when the list may repeat an id.
+    """
+    relevance = gold_relevance(gold)
+    return [gain(relevance.get(doc, 0), gain_kind) for doc in retrieved_ids]
+
+
+def ndcg_gold_batch(
+    run: Mapping[str, Mapping[str, float]],
+    qrels: Mapping[str, Mapping[str, float]],
+    k: int,
+    *,
+    gain_kind: str = "linear",
+    precision: str = DEFAULT_SCORE_PRECISION,
+    depth: int | None = None,
+) -> dict[str, float]:
+    """Gold-mode NDCG@k for every query present in both `run` and `qrels`, as trec_eval's ndcg_cut.k.
+
+    `run` maps query id -> {doc id: score}; `qrels` maps query id -> {doc id: grade}. Documents are
+    ranked with trec_eval's rule (`rank_by_trec_eval`). A query whose qrels hold no grade > 0 gets
+    NaN (trec_eval: 0.0); a query with an empty ranking but relevant judgements gets 0.0. Queries
+    missing from either side are left out, as trec_eval does without -c. `precision` is how scores
+    are compared (`SCORE_PRECISIONS`); `depth` keeps only each query's top `depth` documents
+    before scoring, as trec_eval's -M.
+    """
+    qids, curves = _gold_curves(run, qrels, k, gain_kind, precision, depth)
+    return dict(zip(qids, curves[:, -1].tolist(), strict=True))
+
+
+def ndcg_gold_curve_batch(
+    run: Mapping[str, Mapping[str, float]],
+    qrels: Mapping[str, Mapping[str, float]],
+    k: int,
+    *,
+    gain_kind: str = "linear",
+    precision: str = DEFAULT_SCORE_PRECISION,
+    depth: int | None = None,
+) -> dict[str, list[float]]:
+    """NDCG@1..k per query, with the semantics of `ndcg_gold_batch` (whose values are the last
+    element of each curve)."""
+    qids, curves = _gold_curves(run, qrels, k, gain_kind, precision, depth)
+    return dict(zip(qids, curves.tolist(), strict=True))
+
+
+def _gold_curves(
+    run: Mapping[str, Mapping[str, float]],
+    qrels: Mapping[str, Mapping[str, float]],
+    k: int,
+    gain_kind: str,
+    precision: str = DEFAULT_SCORE_PRECISION,
+    depth: int | None = None,
+) -> tuple[list[str], np.ndarray]:
+    """(query ids, NDCG@1..k matrix), vectorised across queries.
+
+    numpy sorts every query's scores at once; Python then touches only each query's top k (plus
+    the ties that straddle rank k, which need the id tie-break) with a few C-level calls.
+    """
+    k = require_k(k)
+    require_precision(precision)
+    if depth is not None:
+        run = cut_depth(run, depth, precision=precision)
+    if gain_kind not in GAIN_KINDS:
+        raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {gain_kind!r}")
+    for name, value in (("run", run), ("qrels", qrels)):
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{name} must be a mapping of query id -> {{doc id: value}}")
+    qids = [qid for qid in run if qid in qrels]
+    rankings = [run[qid] for qid in qids]
+    judgements = [qrels[qid] for qid in qids]
+    for qid, ranking, judged in zip(qids, rankings, judgements, strict=True):
+        if not isinstance(ranking, dict | Mapping) or not isinstance(judged, dict | Mapping):
+            raise TypeError(f"run[{qid!r}] and qrels[{qid!r}] must be mappings of doc id -> value")
+
+    docs: list[str] = []
+    raw_scores: list[Any] = []
+    grades: list[Any] = []
+    for ranking, judged in zip(rankings, judgements, strict=True):
+        docs.extend(ranking)
+        raw_scores.extend(ranking.values())
+        grades.extend(judged.values())
+    lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=len(qids))
+    _check_types(docs, (str,), "document ids in run must be strings")
+    _check_types(raw_scores, _NUMBERS, "scores in run must be numbers")
+    _check_types(grades, _NUMBERS, "relevance grades in qrels must be numbers")
+    scores = _at_precision(np.asarray(raw_scores, dtype=np.float64), precision)
+    if np.isnan(scores).any():
+        first = int(np.flatnonzero(np.isnan(scores))[0])
+        row = int(np.searchsorted(np.cumsum(lengths), first, side="right"))
+        raise ValueError(f"run[{qids[row]!r}] holds a NaN score: a NaN cannot be ranked")
+
+    top_docs, top_counts = _trec_top_k(scores, docs, lengths, k)
+
+    # Relevance of each query's top documents: one C-level map per query.
+    relevance_flat: list[Any] = []
+    position = 0
+    for judged, count in zip(judgements, top_counts, strict=True):
+        relevance_flat.extend(map(judged.get, top_docs[position : position + count], repeat(0)))
+        position += count
+    relevance = np.zeros((len(qids), k))
+    rows = np.repeat(np.arange(len(qids)), top_counts)
+    cols = np.arange(len(rows)) - np.repeat(_exclusive_cumsum(np.asarray(top_counts)), top_counts)
+    relevance[rows, cols] = relevance_flat
+
+    grade_lengths = np.fromiter(map(len, judgements), dtype=np.int64, count=len(qids))
+    grade_values = np.asarray(grades, dtype=np.float64)
+    if np.isnan(grade_values).any():
+        raise ValueError("qrels hold a NaN relevance grade")
+    ideal = _top_values_per_row(grade_values, grade_lengths, k)
+
+    discounts = 1.0 / np.log2(np.arange(2, k + 2))
+    # cumsum adds left to right, the order of trec_eval's loop
+    dcg = np.cumsum(_gain_matrix(relevance, gain_kind) * discounts, axis=1)
+    idcg = np.cumsum(_gain_matrix(ideal, gain_kind) * discounts, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        curves = np.where(idcg > 0, dcg / idcg, NAN)
+    return qids, curves
+
+
+_NUMBERS = (float, int, np.floating, np.integer)
+
+
+
+def _trec_top_k(
+    scores: np.ndarray, docs: list[str], lengths: np.ndarray, k: int
+) -> tuple[list[str], list[int]]:
+    """Each query's top-k documents in trec_eval order, concatenated, and how many per query.
+
+    `scores` (float32) and `docs` hold the queries' documents one query after another.
+    """
+    n_queries = len(lengths)
+    starts = _exclusive_cumsum(lengths)
+    order = _order_segments_descending(scores, lengths, starts)
+    sorted_scores = scores[order]
+    top = np.minimum(lengths, k)
+    # Tie groups: runs of equal score inside one query (positions in `order`). The candidates
+    # for a query's top k run to the end of the group that holds rank min(k, n).
+    rows = np.repeat(np.arange(n_queries), lengths)
+    new_group = np.ones(len(order), dtype=bool)
+    new_group[1:] = (rows[1:] != rows[:-1]) | (sorted_scores[1:] != sorted_scores[:-1])
+    group_id = np.cumsum(new_group) - 1
+    group_end = np.flatnonzero(np.append(new_group[1:], True)) + 1
+    has_docs = top > 0
+    extent = np.zeros(n_queries, dtype=np.int64)
+    extent[has_docs] = group_end[group_id[(starts + top - 1)[has_docs]]] - starts[has_docs]
+    # a query needs the id tie-break when its candidates hold fewer groups than documents
+    groups = np.zeros(n_queries, dtype=np.int64)
+    groups[has_docs] = group_id[(starts + extent - 1)[has_docs]] - group_id[starts[has_docs]] + 1
+    tied = (groups < extent).tolist()
+
+    candidate_starts = _exclusive_cumsum(extent)
+    positions = np.arange(int(extent.sum())) + np.repeat(starts - candidate_starts, extent)
+    candidate_docs = [docs[i] for i in order[positions].tolist()]
+    candidate_scores = sorted_scores[positions].tolist()
+    top_docs: list[str] = []
+    for start, count, take, has_tie in zip(
+        candidate_starts.tolist(), extent.tolist(), top.tolist(), tied, strict=True
+    ):
+        end = start + count
+        if has_tie:
+            ranked = sorted(
+                zip(candidate_scores[start:end], candidate_docs[start:end], strict=True), reverse=True
+            )
+            top_docs.extend(doc for _, doc in ranked[:take])
+        else:
+            top_docs.extend(candidate_docs[start : start + take])
+    return top_docs, top.tolist()
+
+
+def _order_segments_descending(scores: np.ndarray, lengths: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Flat indices that sort each query's segment of `scores` descending. The order inside a
+    tie is left open: `_trec_top_k` re-sorts every tie it keeps by document id."""
+    n_queries = len(lengths)
+    width = int(lengths.max()) if n_queries else 0
+    if n_queries and width * n_queries <= 4 * len(scores) + 1024:
+        # Rankings of similar depth: one row-wise argsort on a padded matrix (NaN pads sort last).
+        matrix = np.full((n_queries, width), np.nan, dtype=scores.dtype)
+        in_row = np.arange(width) < lengths[:, None]
+        matrix[in_row] = -scores
+        columns = np.argsort(matrix, axis=1)
+        return (starts[:, None] + columns)[in_row]
+    rows = np.repeat(np.arange(n_queries), lengths)
+    return np.lexsort((-scores, rows))
+
+
+def _top_values_per_row(values: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
+    """(rows, k) matrix of each row's k largest positive values, descending, zero-padded."""
+    n_rows = len(lengths)
+    rows = np.repeat(np.arange(n_rows), lengths)
+    keep = values > 0
+    values, rows = values[keep], rows[keep]
+    order = np.lexsort((-values, rows))
+    values, rows = values[order], rows[order]
+    counts = np.bincount(rows, minlength=n_rows)
+    rank = np.arange(len(rows)) - np.repeat(_exclusive_cumsum(counts), counts)
+    top = np.zeros((n_rows, k))
+    within = rank < k
+    top[rows[within], rank[within]] = values[within]
+    return top
+
+
+def _exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(counts), dtype=np.int64)
+    if len(counts) > 1:
+        np.cumsum(counts[:-1], out=out[1:])
+    return out
+
+
+def _gain_matrix(relevance: np.ndarray, kind: str) -> np.ndarray:
+    positive = np.where(relevance > 0, relevance, 0.0)
+    return positive if kind == "linear" else np.exp2(positive) - 1.0
+
+
+def _check_types(values: list[Any], allowed: tuple[type, ...], message: str) -> None:
+    # One C-speed pass over the types instead of an isinstance call per value.
+    for kind in set(map(type, values)):
+        if not issubclass(kind, allowed) or issubclass(kind, bool | np.bool_):
+            example = next(value for value in values if type(value) is kind)
+            raise TypeError(f"{message}, found {example!r}")
+
+
+# ---- focus-time relevance ----------------------------------------------------------------------
+
+def jaccard(a: set, b: set) -> float:
+    """|a ∩ b| / |a ∪ b|. Two empty sets have no defined overlap: NaN."""
+    union = len(a | b)
+    if union == 0:
+        return NAN
+    return len(a & b) / union
+
+
+def focus_time_relevance(qft: Any, dft: Any) -> float:
+    """4 × Jaccard(QFT, DFT): a graded relevance in [0, 4] (the seed's focus-time formula).
+
+    Both accept a FocusTime or a set of integer years. An empty DFT against a non-empty QFT is 0;
+    an empty QFT is the caller's "not measurable" case (NaN here when the DFT is empty too).
+    """
+    return 4.0 * jaccard(as_year_set(qft, name="qft"), as_year_set(dft, name="dft"))

@@ -1,0 +1,622 @@
+"""Evaluate a dataset with chosen metrics: bounded concurrency, progress, cancellation, resume.
+
+    result = evaluate(dataset, [TemporalFaithfulness(), TemporalNDCG(k=10)], progress=bar.update)
+    result.frame          # one row per (dataset row, metric): score, reason_code, reason
+    result.aggregate()    # per metric: mean, bootstrap CI, how many rows were measurable
+
+What the runner guarantees:
+
+- Before any row: every metric's `required_columns` must be columns of the dataset, else
+  ValueError naming the metric, the missing columns and the columns found (a metric that cannot
+  be scored on any row fails the run at once, not once per row). Turn Faithfulness runs on
+  conversation datasets (one row per conversation: `conversation_id` and `turns`, see
+  `tempo_eval.io.load_conversations`); the conversation id is then the row's id. A bad
+  `reference_date` raises ValueError.
+- One failing row never sinks a run: an exception raised for a (row, metric) becomes a NaN result
+  with reason_code "row_error" and the exception's message, the failure is logged and the run
+  goes on. A row with no value in a column its metric needs is NaN "missing_input".
+- Every row is committed to the run store as soon as all its metrics are done. The same dataset
+  with the same configuration (metric classes and settings, verifier/judge identity, reference
+  date as an ISO date) is the same run: evaluating it again, after a crash, a kill or a
+  cancellation, skips every stored (row, metric) pair and computes only the rest. Stored failures
+  (NaN whose reason code is "error" or ends in "_error": row_error, judge_error, verifier_error)
+  are computed again and overwritten unless `retry_failed=False`; genuinely not-measurable
+  results (no_temporal_claims, empty_query_time, missing_input, ...) are kept. Resuming a
+  finished run without failures computes nothing.
+- `cancel` (a `threading.Event`) is checked before each row starts; rows in flight finish and are
+  stored, the run is marked "cancelled" and can be resumed later. Ctrl-C (KeyboardInterrupt, task
+  cancellation) stops the run between rows: the workers yield to the event loop after every row,
+  so an interrupt is seen even when each row's metric never waits on anything.
+- One process at a time evaluates a run: two evaluations of the same dataset and configuration
+  started together (two terminals, two processes) find one run, and the second waits for the
+  first to finish (a warning says so), then reuses its rows: each row is computed once. A holder
+  that was killed does not block: its lock is taken over. A call cancelled, or past its deadline,
+  while it waits writes nothing to the run (its rows are the other process's to write): its
+  result holds the rows stored so far and, past the deadline, NaN "judge_error" for the others.
+- `deadline` (seconds for the whole call): once it has passed, rows in flight and rows not yet
+  started are stored as NaN "judge_error" saying the deadline passed, so a later call (resume)
+  computes them again; `RunResult.deadline_rows` counts them.
+- An exception that escapes a row (the store failing, say) stops the run: the other rows in
+  flight are cancelled and awaited before the run is marked "failed", so nothing is written to a
+  failed run afterwards.
+- Settings whose names look like secrets (api_key, token, ...) are never part of the stored
+  configuration; objects among the settings (a verifier, a judge) are identified by their class,
+  `name`, `model_id` and `settings` strings only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import Enum
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+import tempo_eval
+from tempo_eval._async import run_sync
+from tempo_eval._values import is_na
+from tempo_eval.compare import bootstrap_ci
+from tempo_eval.metrics.base import (
+    MISSING_INPUT,
+    Metric,
+    MetricResult,
+    MissingInput,
+    canonical_columns,
+    not_measurable,
+)
+from tempo_eval.store.db import WorkspaceError
+from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, frame_content_hash, is_secret_name
+
+if TYPE_CHECKING:
+    from tempo_eval.distributed.engine import RayRun
+
+logger = logging.getLogger(__name__)
+
+#: progress(done_rows, total_rows); called once at the start (resumed rows count as done) and
+#: after every stored row
+ProgressCallback = Callable[[int, int], None]
+
+ROW_ERROR = "row_error"
+#: the reason code of rows cut off by `deadline`: a failure, so resuming computes them again
+DEADLINE_ERROR = "judge_error"
+
+
+# ---- configuration: what identifies a run ---------------------------------------------------
+
+def metric_config(metric: Metric) -> dict[str, Any]:
+    """The stored identity of a metric: its name, class and public settings as plain JSON.
+
+    Secret-named settings are dropped; objects (a verifier, an LLM provider) are reduced to their
+    class and their `name`, `model_id` and `settings` strings (what decides their verdicts), so
+    neither a key they hold nor their operational settings (timeouts, concurrency) reach the store.
+    """
+    cls = type(metric)
+    settings = {
+        key: _setting(value)
+        for key, value in sorted(vars(metric).items())
+        if not key.startswith("_") and not is_secret_name(key)
+    }
+    return {"name": metric.name, "class": f"{cls.__module__}.{cls.__qualname__}", "settings": settings}
+
+
+def _setting(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, Enum):
+        return _setting(value.value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _setting(v) for k, v in value.items() if not is_secret_name(str(k))}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_setting(v) for v in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_setting(v) for v in value]
+    identity: dict[str, Any] = {"class": f"{type(value).__module__}.{type(value).__qualname__}"}
+    for attribute in ("name", "model_id", "settings"):
+        attr = getattr(value, attribute, None)
+        if isinstance(attr, str):
+            identity[attribute] = attr
+    return identity
+
+
+def run_config(metrics: Sequence[Metric], *, reference_date: Any = None) -> dict[str, Any]:
+    """The configuration a run is identified by (see the module docstring)."""
+    return {
+        "metrics": [metric_config(m) for m in metrics],
+        "reference_date": _setting(reference_date),
+        "tempo_eval_version": tempo_eval.__version__,
+    }
+
+
+# ---- the result -----------------------------------------------------------------------------
+
+@dataclass
+class RunResult:
+    """What `evaluate` returns; the scores themselves are read from the store on first access.
+
+    `computed` counts the (row, metric) pairs computed by this call, `reused` those found in the
+    store from earlier calls (resume).
+    """
+
+    run_id: int
+    dataset_id: int
+    status: str
+    n_rows: int
+    metrics: list[str]
+    computed: int
+    reused: int
+    store: RunStore = field(repr=False)
+    #: rows given NaN "judge_error" because `deadline` passed before they finished
+    deadline_rows: int = 0
+    #: results this call gives without storing them (the deadline passed while another process
+    #: held the run: its rows are that process's to write), in `frame`'s columns
+    unstored: pd.DataFrame | None = field(default=None, repr=False)
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        """One row per (dataset row, metric): row, query_id, run, metric, score, reason_code, reason."""
+        stored = self.store.results_frame(self.run_id)
+        if self.unstored is None or self.unstored.empty:
+            return stored
+        both = pd.concat([stored, self.unstored], ignore_index=True)
+        return both.sort_values(["row", "metric"], kind="stable", ignore_index=True)
+
+    @cached_property
+    def claims(self) -> pd.DataFrame:
+        """One row per verified claim, with verdict, evidence, probabilities and reason."""
+        return self.store.claims_frame(self.run_id)
+
+    def result(self, row: int, metric: str) -> MetricResult:
+        """The full stored result (details and claims) of one dataset row and metric."""
+        return self.store.get_result(self.run_id, row, metric)
+
+    def aggregate(self, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 42) -> pd.DataFrame:
+        """Per metric (the index): mean over measurable rows, percentile bootstrap CI of that mean,
+        n_measurable, n_total, n_nan and nan_reasons ({reason_code: count}).
+
+        A metric with no measurable row has mean and CI NaN; n_total counts stored results.
+        """
+        return aggregate_frame(self.frame, metrics=self.metrics, confidence=confidence,
+                               n_resamples=n_resamples, seed=seed)
+
+
+def aggregate_frame(
+    frame: pd.DataFrame,
+    *,
+    metrics: Sequence[str] | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 42,
+) -> pd.DataFrame:
+    """`RunResult.aggregate` for any results frame (columns metric, score, reason_code)."""
+    names = list(metrics) if metrics is not None else list(dict.fromkeys(frame["metric"]))
+    records = []
+    for name in names:
+        part = frame[frame["metric"] == name]
+        scores = part["score"].to_numpy(dtype=float)
+        measurable = scores[~np.isnan(scores)]
+        low, high = bootstrap_ci(measurable, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        reasons = part.loc[np.isnan(scores), "reason_code"].fillna("unknown").value_counts()
+        records.append({
+            "metric": name,
+            "mean": float(measurable.mean()) if measurable.size else float("nan"),
+            "ci_low": low,
+            "ci_high": high,
+            "n_measurable": int(measurable.size),
+            "n_total": int(scores.size),
+            "n_nan": int(scores.size - measurable.size),
+            "nan_reasons": {str(k): int(v) for k, v in reasons.items()},
+        })
+    columns = ["metric", "mean", "ci_low", "ci_high", "n_measurable", "n_total", "n_nan", "nan_reasons"]
+    return pd.DataFrame(records, columns=columns).set_index("metric")
+
+
+# ---- evaluation -----------------------------------------------------------------------------
+
+def evaluate(
+    dataset: Any,
+    metrics: Sequence[Metric],
+    *,
+    store: RunStore | None = None,
+    run_name: str | None = None,
+    reference_date: Any = None,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+    max_concurrency: int = 4,
+    resume: bool = True,
+    retry_failed: bool = True,
+    deadline: float | None = None,
+    engine: str = "local",
+    **engine_options: Any,
+) -> RunResult | RayRun:
+    """Evaluate every row of `dataset` with every metric, storing each row as it completes.
+
+    `dataset` is a `tempo_eval.io` Dataset (or a DataFrame with canonical columns).
+    `reference_date` (a date, or ISO text "YYYY-MM-DD"; a time part is dropped) fills rows
+    without one and is part of the run's identity. With `resume` (default) an earlier run of the
+    same configuration continues; `resume=False` starts a new run. With `retry_failed` (default)
+    resuming recomputes the stored results that failed (reason code "row_error", "judge_error",
+    "verifier_error", ...). Up to `max_concurrency` rows are in flight at once on one event loop.
+    Raises ValueError, before anything is stored, when a metric needs a column the dataset lacks.
+    See the module docstring for failure isolation, cancellation and resume.
+
+    `engine="ray"` runs on a Ray cluster instead and returns a `tempo_eval.distributed.engine.
+    RayRun`: `dataset` may then also be a path or URI read by Ray Data, `out=DIR` (required) gets
+    the per-row results as Parquet, and `address`, `num_workers`, `gpus_per_worker`, `block_size`,
+    `mapping`, `format` are passed on (see `evaluate_ray`); `tempo_eval.distributed.import_results`
+    brings the output into the workspace. `store`, `run_name`, `cancel`, `resume` and `deadline`
+    are for the local engine: given with `engine="ray"` they raise TypeError.
+    """
+    if engine == "ray":
+        from tempo_eval.distributed.engine import evaluate_ray
+
+        local_only = {"store": store is not None, "run_name": run_name is not None, "cancel": cancel is not None,
+                      "resume": resume is not True, "deadline": deadline is not None}
+        given = [name for name, set_ in local_only.items() if set_]
+        if given:  # the Ray engine writes to `out` and resumes by blocks: these would be ignored
+            raise TypeError(f"{', '.join(given)}: only for engine='local'")
+
+        return evaluate_ray(dataset, metrics, reference_date=reference_date, progress=progress,
+                            max_concurrency=max_concurrency, retry_failed=retry_failed, **engine_options)
+    if engine != "local":
+        raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
+    if engine_options:
+        raise TypeError(f"{', '.join(sorted(engine_options))}: only for engine='ray'")
+    return run_sync(aevaluate(
+        dataset, metrics, store=store, run_name=run_name, reference_date=reference_date,
+        progress=progress, cancel=cancel, max_concurrency=max_concurrency, resume=resume,
+        retry_failed=retry_failed, deadline=deadline,
+    ))
+
+
+async def aevaluate(
+    dataset: Any,
+    metrics: Sequence[Metric],
+    *,
+    store: RunStore | None = None,
+    run_name: str | None = None,
+    reference_date: Any = None,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+    max_concurrency: int = 4,
+    resume: bool = True,
+    retry_failed: bool = True,
+    deadline: float | None = None,
+) -> RunResult:
+    """`evaluate` as a coroutine (for callers already inside an event loop)."""
+    from tempo_eval.core.extract import parse_reference_date
+
+    metrics = _check_metrics(metrics)
+    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
+    if deadline is not None and not (isinstance(deadline, (int, float)) and deadline > 0):
+        raise ValueError(f"deadline must be a positive number of seconds, got {deadline!r}")
+    stop_at = None if deadline is None else time.monotonic() + float(deadline)
+    # Once, not per row: a bad date fails the run before it starts. The ISO date is the identity,
+    # so "2024-06-30T00:00" and "2024-06-30" are the same run.
+    parsed_date = parse_reference_date(reference_date)
+    reference_date = parsed_date.isoformat() if parsed_date is not None else None
+    dataset = _as_dataset(dataset)
+    frame: pd.DataFrame = dataset.frame
+    if _id_column(frame) not in frame.columns:
+        raise ValueError(
+            "the dataset has no query_id column (nor conversation_id, for conversations): "
+            "load it with tempo_eval.io.load_dataset or load_conversations"
+        )
+    check_columns(metrics, [str(c) for c in frame.columns])
+    store = store if store is not None else RunStore()
+
+    dataset_id = store.save_dataset(dataset)
+    config = run_config(metrics, reference_date=reference_date)
+    run_id, resumed = store.create_or_resume_run(dataset_id, config, name=run_name, resume=resume)
+    if run_name is not None:
+        store.rename_run(run_id, run_name)
+    names = [m.name for m in metrics]
+    try:
+        waited, holding = await _wait_for_run(store, run_id, cancel, stop_at)
+        if not holding:  # stopped waiting (cancel, deadline): the run is the other process's
+            return _not_evaluated(store, dataset_id, run_id, frame, names, deadline)
+        resumed = waited or resumed
+        return await _evaluate_locked(
+            store, dataset_id, run_id, resumed, frame, metrics, names, reference_date, progress,
+            cancel, max_concurrency, retry_failed, stop_at, deadline,
+        )
+    finally:
+        with contextlib.suppress(WorkspaceError):  # a full disk: the lock is taken over later
+            store.release_run(run_id)
+
+
+def _id_column(frame: pd.DataFrame) -> str:
+    """A conversation dataset is keyed by its conversation ids, any other by its query ids."""
+    return "query_id" if "query_id" in frame.columns else "conversation_id"
+
+
+#: how often a process waiting for another one's run looks again, in seconds
+_LOCK_POLL_SECONDS = 0.5
+
+
+async def _wait_for_run(
+    store: RunStore, run_id: int, cancel: threading.Event | None, stop_at: float | None
+) -> tuple[bool, bool]:
+    """Take the run's lock, waiting while another live process holds it: (waited, holding).
+    Waited, that process's rows are in the store (read them as a resume); not holding (cancelled
+    or past the deadline while waiting), nothing may be written to the run."""
+    holder = store.acquire_run(run_id)
+    if holder is None:
+        return False, True
+    logger.warning(
+        "run %d is being evaluated by process %s on %s; waiting for it to finish, then its results "
+        "are reused (Ctrl-C to stop waiting)", run_id, holder["pid"], holder["host"],
+    )
+    while holder is not None:
+        if (cancel is not None and cancel.is_set()) or (stop_at is not None and time.monotonic() >= stop_at):
+            return True, False
+        await asyncio.sleep(_LOCK_POLL_SECONDS)
+        holder = store.acquire_run(run_id)
+    return True, True
+
+
+def _not_evaluated(
+    store: RunStore, dataset_id: int, run_id: int, frame: pd.DataFrame, names: list[str],
+    deadline: float | None,
+) -> RunResult:
+    """This call's result when it stopped waiting for another process's evaluation of the run:
+    the rows stored so far, and (past the deadline) NaN judge_error for the others, which are
+    not stored: that process still writes the run, and its results must not be overwritten."""
+    stored = store.completed(run_id)
+    unstored = None
+    missing = [(i, name) for i in range(len(frame)) for name in names if (i, name) not in stored]
+    if deadline is not None and missing:
+        id_column = _id_column(frame)
+        ids, systems = frame[id_column].tolist(), frame["run"].tolist() if "run" in frame.columns else None
+        reason = _deadline_result_reason(deadline)
+        unstored = pd.DataFrame(
+            [(i, str(ids[i]), None if systems is None or is_na(systems[i]) else str(systems[i]), name,
+              float("nan"), DEADLINE_ERROR, reason) for i, name in missing],
+            columns=RESULT_COLUMNS,
+        )
+    logger.warning("run %d: stopped waiting for the process evaluating it; nothing was written", run_id)
+    return RunResult(
+        run_id=run_id, dataset_id=dataset_id, status="cancelled", n_rows=len(frame), metrics=names,
+        computed=0, reused=len(stored), store=store,
+        deadline_rows=len({i for i, _ in missing}) if unstored is not None else 0, unstored=unstored,
+    )
+
+
+async def _evaluate_locked(
+    store: RunStore, dataset_id: int, run_id: int, resumed: bool, frame: pd.DataFrame,
+    metrics: Sequence[Metric], names: list[str], reference_date: Any,
+    progress: ProgressCallback | None, cancel: threading.Event | None, max_concurrency: int,
+    retry_failed: bool, stop_at: float | None, deadline: float | None,
+) -> RunResult:
+    done_pairs = store.completed(run_id, retry_failed=retry_failed) if resumed else set()
+    id_column = _id_column(frame)
+    n_rows = len(frame)
+    pending = [
+        (i, [m for m in metrics if (i, m.name) not in done_pairs]) for i in range(n_rows)
+    ]
+    pending = [(i, todo) for i, todo in pending if todo]
+    reused = sum(1 for i, name in done_pairs if i < n_rows and name in names)
+    logger.info(
+        "run %d on dataset %d: %d rows, %d to evaluate%s",
+        run_id, dataset_id, n_rows, len(pending), " (resumed)" if resumed else "",
+    )
+
+    done = n_rows - len(pending)
+    computed = 0
+    deadline_rows = 0
+    if progress is not None:
+        progress(done, n_rows)
+
+    status = "finished"
+    try:
+        if pending:
+            columns = list(frame.columns)
+            values = frame.to_numpy(dtype=object)
+            queue = iter(pending)
+
+            async def worker() -> None:
+                nonlocal done, computed, status, deadline_rows
+                for i, todo in queue:  # one shared iterator: each row goes to one worker
+                    if cancel is not None and cancel.is_set():
+                        status = "cancelled"
+                        return
+                    row = _row_dict(columns, values[i], reference_date)
+                    results = await _measure_row(todo, row, i, stop_at)
+                    if results is None:
+                        results = [_deadline_result(m, deadline) for m in todo]
+                        deadline_rows += 1
+                    store.record_row(
+                        run_id, i, str(row.get(id_column)), results, system=_system(row)
+                    )
+                    done += 1
+                    computed += len(results)
+                    if progress is not None:
+                        progress(done, n_rows)
+                    # A metric that never awaits would otherwise keep the loop busy to the last
+                    # row, and Ctrl-C (delivered as a cancellation) would wait for it.
+                    await asyncio.sleep(0)
+
+            await _run_workers([worker() for _ in range(min(max_concurrency, len(pending)))])
+    except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
+        failed = isinstance(exc, Exception)
+        try:
+            if not failed and done == n_rows:  # interrupted after the last row was stored
+                store.set_status(run_id, "finished")
+            else:
+                store.set_status(run_id, "failed" if failed else "cancelled",
+                                 f"{type(exc).__name__}: {exc}" if failed else None)
+        except WorkspaceError as status_error:  # a full disk refuses the status too: report the cause
+            logger.warning("could not mark run %d as stopped: %s", run_id, status_error)
+        raise
+    store.set_status(run_id, status)
+    return RunResult(
+        run_id=run_id, dataset_id=dataset_id, status=status, n_rows=n_rows, metrics=names,
+        computed=computed, reused=reused, store=store, deadline_rows=deadline_rows,
+    )
+
+
+async def _run_workers(coroutines: Sequence[Any]) -> None:
+    """Run the workers; when one raises (or this is cancelled), cancel the others and wait until
+    they have stopped before re-raising the first error, so none writes a row afterwards.
+
+    Unlike `asyncio.TaskGroup` the error is re-raised as itself, not wrapped in an ExceptionGroup.
+    """
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
+    """Raise ValueError unless every metric's `required_columns` are among `columns`.
+
+    The message names the metric, the missing columns and the columns found. A metric that reads
+    conversations (`turns`) on a dataset without them is told where conversations come from.
+    """
+    canonical = canonical_columns()
+    from tempo_eval.io.errors import list_columns
+
+    found = list_columns(list(columns))  # a wide file has thousands: name the first few
+    for metric in metrics:
+        required = metric.required_columns(columns)
+        not_columns = [c for c in required if c not in canonical]
+        if not_columns:
+            if "turns" in not_columns:
+                raise ValueError(
+                    f"{metric.name} runs on conversations (a list of turns), not on dataset rows: "
+                    "use the dashboard's Conversation page or "
+                    f"{type(metric).__name__}().measure(turns=...)"
+                )
+            raise ValueError(
+                f"{metric.name} needs {', '.join(not_columns)}, which no dataset column holds "
+                f"(dataset columns are {', '.join(sorted(canonical))})"
+            )
+        missing = [c for c in required if c not in columns]
+        if "turns" in missing:
+            raise ValueError(
+                f"{metric.name} runs on conversations (a turns column: a list of user and assistant "
+                f"turns per row), but the dataset has only {found}; load a conversation file "
+                "(tempo_eval.io.load_conversations) or paste one on the dashboard's Conversation page"
+            )
+        if missing:
+            raise ValueError(
+                f"{metric.name} needs the column(s) {', '.join(missing)} (it reads "
+                f"{', '.join(required)}), but the dataset has only {found}; map a source column "
+                "to each, or choose another metric"
+            )
+
+
+async def measure_row(metrics: Sequence[Metric], row: Mapping[str, Any], index: int) -> list[MetricResult]:
+    """Every metric's result for one dataset row (row number `index`, 0-based), failures isolated
+    as in `_measure`. Shared by the local runner and the Ray engine, so both score alike."""
+    if len(metrics) == 1:  # the common case; gather would add a task per row
+        return [await _measure(metrics[0], row, index)]
+    return list(await asyncio.gather(*(_measure(m, row, index) for m in metrics)))
+
+
+async def _measure_row(
+    todo: Sequence[Metric], row: Mapping[str, Any], index: int, stop_at: float | None
+) -> list[MetricResult] | None:
+    """`measure_row`, or None when the deadline `stop_at` (monotonic) passes first (before the
+    row starts, or while it runs: the row is then cancelled)."""
+    if stop_at is None:
+        return await measure_row(todo, row, index)
+    left = stop_at - time.monotonic()
+    if left <= 0:
+        return None
+    try:
+        return await asyncio.wait_for(measure_row(todo, row, index), left)
+    except TimeoutError:
+        return None
+
+
+def _deadline_result(metric: Metric, deadline: float | None) -> MetricResult:
+    return not_measurable(metric.name, DEADLINE_ERROR, _deadline_result_reason(deadline))
+
+
+def _deadline_result_reason(deadline: float | None) -> str:
+    return (f"The deadline of {deadline:g} s for the run passed before this row was evaluated; "
+            "evaluate again to resume and compute it.")
+
+
+async def _measure(metric: Metric, row: Mapping[str, Any], index: int) -> MetricResult:
+    """One (row, metric); a missing cell becomes NaN "missing_input", any exception NaN
+    "row_error"."""
+    try:
+        result = await metric.ameasure(**metric.inputs_from_row(row))
+        if not isinstance(result, MetricResult):
+            raise TypeError(f"{type(metric).__name__} returned {type(result).__name__}, not MetricResult")
+        return result
+    except MissingInput as missing:  # the row is incomplete: not measurable, nothing to retry
+        return not_measurable(metric.name, MISSING_INPUT, str(missing), column=missing.column)
+    except Exception as exc:  # isolate the row: the run goes on
+        message = f"{type(exc).__name__}: {exc}"
+        kind = "query" if "query_id" in row else "conversation"  # a conversation dataset's rows
+        logger.warning("row %d (%s %s), metric %s failed: %s", index, kind,
+                       row.get("query_id", row.get("conversation_id")), metric.name, message)
+        return not_measurable(metric.name, ROW_ERROR, f"Evaluating this row failed: {message}")
+
+
+def _check_metrics(metrics: Sequence[Metric]) -> list[Metric]:
+    if isinstance(metrics, Metric):
+        metrics = [metrics]
+    metrics = list(metrics)
+    if not metrics:
+        raise ValueError("metrics must name at least one metric")
+    for metric in metrics:
+        if not isinstance(metric, Metric):
+            raise TypeError(f"metrics must be Metric instances, got {type(metric).__name__}")
+    names = [m.name for m in metrics]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(
+            f"metric {duplicates[0]!r} appears twice; results are stored per metric name, "
+            "so evaluate different settings of one metric in separate runs"
+        )
+    return metrics
+
+
+def _row_dict(columns: Sequence[str], values: Sequence[Any], reference_date: Any) -> dict[str, Any]:
+    row = dict(zip(columns, values, strict=True))
+    if reference_date is not None and is_na(row.get("reference_date")):
+        row["reference_date"] = reference_date
+    return row
+
+
+def _system(row: Mapping[str, Any]) -> str | None:
+    value = row.get("run")
+    return None if is_na(value) else str(value)
+
+
+def _as_dataset(dataset: Any) -> Any:
+    from tempo_eval.io.dataset import Dataset
+
+    if isinstance(dataset, pd.DataFrame):
+        # A frame built in memory: canonical columns expected; ids generated as the loaders do.
+        frame = dataset
+        if "query_id" not in frame.columns and "conversation_id" not in frame.columns:
+            frame = frame.assign(query_id=[f"q{i + 1}" for i in range(len(frame))])
+        return Dataset(frame=frame, name="dataframe", mapping={}, content_hash=frame_content_hash(frame),
+                       source_format="dataframe")
+    if not isinstance(getattr(dataset, "frame", None), pd.DataFrame):
+        raise TypeError(
+            f"dataset must be a tempo_eval.io Dataset or a pandas DataFrame, got {type(dataset).__name__}"
+        )
+    return dataset

@@ -1,0 +1,396 @@
+"""The embedded database: one SQLite file in the workspace directory, with a versioned schema.
+
+The workspace is `TEMPO_EVAL_HOME` when set, else `~/.tempo_eval`. Every table lives in one
+file (`tempo_eval.sqlite`) so a workspace can be copied, backed up or deleted as a unit.
+Migrations are plain SQL scripts applied in order; `PRAGMA user_version` records how far a file
+has come, so an older file is upgraded in place when opened.
+
+A workspace that cannot be used (not a database, truncated or otherwise damaged, read-only, or
+the disk full) raises `WorkspaceError`, whose message is one line naming the file, what is wrong
+and what to do; every SQLite error met through a connection made here is turned into one. The
+file's integrity is checked (`PRAGMA quick_check`) the first time a process opens it, and again
+whenever its size or modification time has changed, so damaged pages are found before any stored
+result is reused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+DB_FILENAME = "tempo_eval.sqlite"
+
+#: MIGRATIONS[i] upgrades a database from version i to i + 1. Append; never edit a released one.
+MIGRATIONS: list[str] = [
+    # 0 -> 1: the verdict cache
+    """
+    CREATE TABLE verdict_cache (
+        key        TEXT PRIMARY KEY,     -- sha256 of verifier, model, settings and exact texts
+        record     TEXT NOT NULL,        -- ClaimVerdict.to_record() as JSON
+        created_at TEXT NOT NULL DEFAULT (datetime('now'))
+    );
+    """,
+    # 1 -> 2: datasets, evaluation runs, per-row results and per-claim verdicts (tempo_eval.store.runs)
+    """
+    CREATE TABLE datasets (
+        id           INTEGER PRIMARY KEY,
+        name         TEXT NOT NULL,
+        content_hash TEXT NOT NULL,          -- sha256 of the raw uploaded bytes
+        mapping      TEXT NOT NULL,          -- column mapping as canonical JSON ('{}' when none)
+        format       TEXT,
+        n_rows       INTEGER NOT NULL,
+        rows         TEXT NOT NULL,          -- the canonical frame as JSON {columns, rows}
+        warnings     TEXT NOT NULL DEFAULT '[]',
+        created_at   TEXT NOT NULL DEFAULT (datetime('now')),
+        UNIQUE (content_hash, mapping)       -- same bytes read the same way = same dataset
+    );
+    CREATE TABLE runs (
+        id          INTEGER PRIMARY KEY,
+        dataset_id  INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+        name        TEXT NOT NULL,
+        config      TEXT NOT NULL,           -- metrics, settings, verifier ids; never secrets
+        config_hash TEXT NOT NULL,
+        status      TEXT NOT NULL CHECK (status IN ('running', 'finished', 'cancelled', 'failed')),
+        error       TEXT,
+        created_at  TEXT NOT NULL DEFAULT (datetime('now')),
+        finished_at TEXT
+    );
+    CREATE INDEX runs_by_config ON runs (dataset_id, config_hash);
+    CREATE TABLE results (
+        run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        row_idx     INTEGER NOT NULL,        -- position of the row in the dataset
+        query_id    TEXT NOT NULL,
+        system      TEXT,                    -- the dataset's `run` column, when it has one
+        metric      TEXT NOT NULL,
+        score       REAL,                    -- NULL for NaN
+        reason      TEXT NOT NULL DEFAULT '',
+        reason_code TEXT,
+        success     INTEGER,
+        details     TEXT NOT NULL DEFAULT '{}',  -- MetricResult.details without "claims"
+        PRIMARY KEY (run_id, row_idx, metric)
+    ) WITHOUT ROWID;
+    CREATE TABLE claims (
+        run_id        INTEGER NOT NULL,
+        row_idx       INTEGER NOT NULL,
+        metric        TEXT NOT NULL,
+        idx           INTEGER NOT NULL,      -- order of the claim within the result
+        claim         TEXT NOT NULL,
+        verdict       TEXT,
+        evidence      TEXT,
+        probabilities TEXT,                  -- JSON or NULL
+        reason        TEXT,
+        extra         TEXT,                  -- any further keys of the claim record, as JSON
+        PRIMARY KEY (run_id, row_idx, metric, idx),
+        FOREIGN KEY (run_id, row_idx, metric) REFERENCES results (run_id, row_idx, metric)
+            ON DELETE CASCADE
+    ) WITHOUT ROWID;
+    """,
+    # run management (issue 8): a note and tags per run, and the judge's token usage
+    """
+    ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT '';
+    ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';   -- JSON list of strings
+    ALTER TABLE runs ADD COLUMN usage TEXT;                        -- JSON token counts, NULL without a judge
+    """,
+    # the verifier's confidence in each claim verdict (ClaimVerdict.confidence), NULL for old rows
+    """
+    ALTER TABLE claims ADD COLUMN confidence REAL;
+    """,
+    # human labels of claim verdicts (tempo_eval.store.labels), keyed by claim text + premises hash
+    # so they survive re-runs
+    """
+    CREATE TABLE IF NOT EXISTS claim_labels (
+        claim         TEXT NOT NULL,
+        premises_hash TEXT NOT NULL,          -- sha256 of the premises the claim was checked against
+        label         TEXT NOT NULL,          -- SUPPORTED / NEUTRAL / CONTRADICTED
+        note          TEXT NOT NULL DEFAULT '',
+        premises      TEXT,                   -- the premises as JSON, for export and review
+        labelled_at   TEXT NOT NULL DEFAULT (datetime('now')),
+        PRIMARY KEY (claim, premises_hash)
+    ) WITHOUT ROWID;
+    """,
+    # run locks: one process at a time evaluates a run (tempo_eval.store.runs.RunStore.acquire_run)
+    """
+    CREATE TABLE IF NOT EXISTS run_locks (
+        run_id    INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        token     TEXT NOT NULL,         -- the holder's random id
+        pid       INTEGER NOT NULL,
+        host      TEXT NOT NULL,
+        heartbeat REAL NOT NULL          -- unix time of the holder's last sign of life
+    );
+    """,
+    # where an imported run came from ("ray-output:<output_id>"), so importing again updates it
+    """
+    ALTER TABLE runs ADD COLUMN origin TEXT;
+    CREATE INDEX IF NOT EXISTS runs_origin ON runs (origin);
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# ---- damaged workspaces ---------------------------------------------------------------------
+
+def json_or(text: Any, default: Any) -> Any:
+    """A nullable JSON column's value: `default` where the column is SQL NULL (None, or the NaN /
+    pd.NA that pandas puts in its place once the column went through a DataFrame) or empty, else
+    the decoded JSON."""
+    if not isinstance(text, (str, bytes)) or not text:
+        return default
+    return json.loads(text)
+
+
+class WorkspaceError(RuntimeError):
+    """The workspace database cannot be used. `str(error)` is one line: the file, what is wrong,
+    what to do; `path`, `problem` and `advice` hold the parts."""
+
+    def __init__(self, path: str | os.PathLike[str], problem: str, advice: str) -> None:
+        problem = " ".join(problem.split())  # one line, whatever SQLite reported
+        self.path, self.problem, self.advice = str(path), problem, advice
+        super().__init__(f"workspace database {self.path}: {problem}; {advice}")
+
+
+_NEW_OR_RESTORE = (
+    "restore it from a backup, or move it away (or use another --workspace / TEMPO_EVAL_HOME) to "
+    "start a new workspace"
+)
+
+
+def workspace_error(path: str | os.PathLike[str], error: BaseException) -> WorkspaceError:
+    """The WorkspaceError saying what a SQLite error means for the workspace file at `path`."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    lowered = message.lower()
+    if "not a database" in lowered:
+        return WorkspaceError(path, "this file is not a SQLite database (its header is damaged or "
+                              "it is another kind of file)", _NEW_OR_RESTORE)
+    if "malformed" in lowered or "corrupt" in lowered:
+        return WorkspaceError(path, f"the database is damaged ({message})", _NEW_OR_RESTORE)
+    if "full" in lowered:
+        return WorkspaceError(path, f"cannot write: {message}",
+                              "free disk space (or use a workspace on another disk), then run again; "
+                              "every row finished so far is stored")
+    if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
+        return WorkspaceError(path, f"cannot open it for writing ({message})",
+                              "make the file and its directory writable, or use another --workspace")
+    if "locked" in lowered or "busy" in lowered:
+        return WorkspaceError(path, f"another process holds it ({message})",
+                              "wait for the other evaluation to finish, then run again")
+    return WorkspaceError(path, f"SQLite error: {message}", _NEW_OR_RESTORE)
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose SQLite errors are WorkspaceErrors (rows may be read lazily, while fetching)."""
+
+    def _fail(self, error: sqlite3.Error) -> WorkspaceError:
+        return workspace_error(getattr(self.connection, "workspace_path", "?"), error)
+
+    def execute(self, *args: Any) -> _Cursor:  # type: ignore[override]
+        try:
+            return super().execute(*args)  # type: ignore[return-value]
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+    def executemany(self, *args: Any) -> _Cursor:  # type: ignore[override]
+        try:
+            return super().executemany(*args)  # type: ignore[return-value]
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+    def fetchmany(self, *args: Any) -> list[Any]:
+        try:
+            return super().fetchmany(*args)
+        except sqlite3.Error as error:
+            raise self._fail(error) from None
+
+
+class WorkspaceConnection(sqlite3.Connection):
+    """A connection that reports SQLite errors as WorkspaceError naming its file."""
+
+    workspace_path: str = "?"
+
+    def execute(self, *args: Any) -> _Cursor:  # type: ignore[override]
+        return self.cursor(_Cursor).execute(*args)
+
+    def executemany(self, *args: Any) -> _Cursor:  # type: ignore[override]
+        return self.cursor(_Cursor).executemany(*args)
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        except sqlite3.Error as error:
+            raise workspace_error(self.workspace_path, error) from None
+
+    def __exit__(self, *exc: Any) -> Any:
+        try:
+            return super().__exit__(*exc)
+        except sqlite3.Error as error:  # the commit at the end of `with connection:`
+            raise workspace_error(self.workspace_path, error) from None
+
+
+_checked_lock = threading.Lock()
+#: (path, size, mtime_ns) of files this process found intact: checked again when they change
+_checked: set[tuple[str, int, int]] = set()
+
+
+def check_integrity(conn: sqlite3.Connection, path: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Raise WorkspaceError unless `PRAGMA quick_check` finds the file intact. Skipped when this
+    process already checked the file at its current size and modification time (unless `force`).
+
+    quick_check verifies every page, record and free-list (what a torn write or garbage in the
+    middle damages) but not that indexes match their tables, which is O(N log N); see
+    bench/runner.py for its cost."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return
+    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+    with _checked_lock:
+        if key in _checked and not force:
+            return
+    problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
+    if problems != ["ok"]:
+        raise WorkspaceError(path, f"the database is damaged (the integrity check found: {'; '.join(problems)[:300]})",
+                             _NEW_OR_RESTORE)
+    with _checked_lock:
+        _checked.add(key)
+
+
+def workspace_dir() -> Path:
+    """The workspace directory (created if missing)."""
+    path = Path(os.environ.get("TEMPO_EVAL_HOME") or Path.home() / ".tempo_eval")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def default_db_path() -> Path:
+    return workspace_dir() / DB_FILENAME
+
+
+#: how often a locked or busy database is tried again while a workspace is being opened, and the
+#: first wait (doubled each time): other processes may be creating or migrating the same file
+_OPEN_ATTEMPTS = 8
+_OPEN_BACKOFF = 0.05
+
+
+def connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
+    """Open (creating and migrating as needed) the workspace database.
+
+    WAL mode lets the dashboard read while a batch run writes; `synchronous=NORMAL` keeps every
+    committed row across a process kill (only an OS crash can lose the last transactions).
+    Several processes may open a new workspace at the same moment: switching to WAL and migrating
+    are retried with a short backoff while the file is locked (see `migrate`).
+    """
+    db_path = Path(path) if path is not None else default_db_path()
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(db_path, timeout=30.0, check_same_thread=False, factory=WorkspaceConnection)
+    except (OSError, sqlite3.Error) as error:
+        raise workspace_error(db_path, error) from None
+    conn.workspace_path = str(db_path)
+    try:
+        # SQLite may answer "database is locked" at once, without waiting for the busy timeout,
+        # while another connection is switching the same new file to WAL.
+        _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone())
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        check_integrity(conn, db_path)
+        _retry_busy(lambda: migrate(conn))
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema up to SCHEMA_VERSION; returns the version found before migrating.
+
+    The version is read, checked and every missing step applied in one `BEGIN IMMEDIATE`
+    transaction: the write lock is taken before the version is read, so when two processes open
+    a new workspace at once, the second waits, then finds the schema current and does nothing.
+    A failed step rolls back the whole upgrade, leaving the version found intact.
+    """
+    found = conn.execute("PRAGMA user_version").fetchone()[0]
+    _check_version(found, conn)
+    if found == SCHEMA_VERSION:  # the common case: no write lock needed
+        return found
+    if conn.in_transaction:
+        conn.commit()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = conn.execute("PRAGMA user_version").fetchone()[0]  # again, under the lock
+        _check_version(found, conn)
+        for version in range(found, SCHEMA_VERSION):
+            for statement in _statements(MIGRATIONS[version]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+    return found
+
+
+def _check_version(found: int, conn: sqlite3.Connection) -> None:
+    if found > SCHEMA_VERSION:
+        raise WorkspaceError(
+            getattr(conn, "workspace_path", "?"),
+            f"it has schema version {found}, newer than this tempo-eval understands ({SCHEMA_VERSION})",
+            "upgrade tempo-eval, or use another --workspace / TEMPO_EVAL_HOME",
+        )
+
+
+def _statements(script: str) -> list[str]:
+    """The SQL statements of a migration script, one per item (`executescript` cannot run inside
+    our transaction: it commits first)."""
+    statements: list[str] = []
+    current = ""
+    for piece in script.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):  # the ';' did not sit in a string or comment
+            if _has_sql(current):
+                statements.append(current.strip())
+            current = ""
+    if _has_sql(current):
+        raise ValueError(f"incomplete SQL statement in a migration: {current.strip()[:80]!r}")
+    return statements
+
+
+def _has_sql(text: str) -> bool:
+    lines = (line.split("--", 1)[0] for line in text.splitlines())
+    return bool("".join(lines).strip(" \t\n;"))
+
+
+T = TypeVar("T")
+
+
+def _retry_busy(action: Callable[[], T]) -> T:
+    """`action()`, tried again with a doubling wait while SQLite reports the file locked or busy."""
+    delay = _OPEN_BACKOFF
+    for attempt in range(_OPEN_ATTEMPTS):
+        try:
+            return action()
+        except (sqlite3.OperationalError, WorkspaceError) as error:
+            message = str(error).lower()
+            if attempt == _OPEN_ATTEMPTS - 1 or not ("locked" in message or "busy" in message):
+                raise
+            time.sleep(delay * (1 + random.random()))  # jitter: the contenders do not retry in step
+            delay *= 2
+    raise AssertionError("unreachable")

@@ -1,0 +1,102 @@
+"""The verifier protocol: given claims and premises, decide per claim and keep the evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+
+class Verdict(StrEnum):
+    SUPPORTED = "SUPPORTED"
+    PARTIALLY_SUPPORTED = "PARTIALLY_SUPPORTED"
+    NEUTRAL = "NEUTRAL"
+    NOT_SUPPORTED = "NOT_SUPPORTED"
+    CONTRADICTED = "CONTRADICTED"
+    #: the verifier failed on this claim (judge error, model error); scores become NaN
+    ERROR = "ERROR"
+
+
+#: verdicts the dashboard calls hallucinations
+HALLUCINATED = frozenset({Verdict.NOT_SUPPORTED, Verdict.CONTRADICTED})
+
+
+@dataclass
+class ClaimVerdict:
+    """One claim's verdict with what it rests on.
+
+    `probabilities` (NLI) maps "entailment"/"neutral"/"contradiction" to floats; `reason` is the
+    judge's explanation or the lexical verifier's rule; `error` is set when verdict is ERROR.
+    `confidence` in [0, 1] is how sure the verifier is of `verdict`: the lexical verifier's
+    calibrated probability, the NLI model's probability of the chosen label, the judge's own
+    figure when it gives one; None when there is none (ERROR, a judge without one, old records).
+    """
+
+    claim: str
+    verdict: Verdict
+    evidence: str | None = None
+    probabilities: dict[str, float] | None = None
+    reason: str | None = None
+    error: str | None = None
+    confidence: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.confidence is not None:
+            value = float(self.confidence)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"confidence must be in [0, 1], got {self.confidence!r}")
+            self.confidence = value
+
+    def to_record(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["verdict"] = self.verdict.value
+        return record
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ClaimVerdict:
+        known = {k: v for k, v in record.items() if k in _FIELDS}  # older or newer records
+        return cls(**{**known, "verdict": Verdict(record["verdict"])})
+
+
+_FIELDS = frozenset(("claim", "verdict", "evidence", "probabilities", "reason", "error", "confidence"))
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """Decides SUPPORTED / NEUTRAL / CONTRADICTED for each claim against a list of premises.
+
+    `name` ("nli", "llm", "lexical") and `model_id` identify the verifier in cache keys.
+    """
+
+    name: str
+    model_id: str
+
+    def verify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]: ...
+
+    async def averify(
+        self, claims: Sequence[str], premises: Sequence[str]
+    ) -> list[ClaimVerdict]: ...
+
+
+def check_verdict_count(
+    verifier: Verifier, claims: Sequence[str], verdicts: Sequence[ClaimVerdict]
+) -> None:
+    """Raise RuntimeError unless `verifier` returned one verdict per claim (a broken verifier)."""
+    if len(verdicts) != len(claims):
+        raise RuntimeError(
+            f"verifier {verifier.name!r} returned {len(verdicts)} verdicts for {len(claims)} claims"
+        )
+
+
+def failure_reason_code(verifier: Verifier) -> str:
+    """The NaN reason code for a claim the verifier could not decide: the judge's or the model's."""
+    return "judge_error" if verifier.name == "llm" else "verifier_error"
+
+
+class VerifierUnavailable(RuntimeError):
+    """The verifier cannot run here (checkpoint missing, no network, package absent).
+
+    The message is one clear sentence meant for the user; callers may fall back to another
+    verifier.
+    """

@@ -1,0 +1,1 @@
+"""(exports are added as modules land)"""

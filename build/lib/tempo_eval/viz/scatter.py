@@ -1,0 +1,59 @@
+"""Per-query scores of run A against run B: one point per query, the diagonal is a tie."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+WIN_COLOURS = {"A better": "#0072B2", "B better": "#E69F00", "tie": "#8c8c8c"}
+
+
+def paired_scores(a: pd.Series, b: pd.Series) -> pd.DataFrame:
+    """Align two per-query score series (index = query id) on the queries scored in both.
+
+    Returns columns query_id, a, b, delta (a - b) and outcome ("A better", "B better", "tie"),
+    sorted by delta; queries with a NaN on either side are left out.
+    """
+    frame = pd.concat({"a": a.astype(float), "b": b.astype(float)}, axis=1, join="inner").dropna()
+    frame.index.name = "query_id"
+    frame = frame.reset_index()
+    frame["query_id"] = frame["query_id"].astype(str)
+    frame["delta"] = frame["a"] - frame["b"]
+    frame["outcome"] = np.select(
+        [frame["delta"] > 0, frame["delta"] < 0], ["A better", "B better"], default="tie"
+    )
+    return frame.sort_values("delta", kind="stable").reset_index(drop=True)
+
+
+def paired_scatter(pairs: pd.DataFrame, *, name_a: str, name_b: str, metric: str) -> go.Figure:
+    """Scatter of `paired_scores` output: x = run A, y = run B, coloured by which run is better.
+
+    Each point carries its raw query id as customdata (for selection and drill-down) and the
+    HTML-escaped id as its text (plotly renders hover text as HTML).
+    """
+    fig = go.Figure()
+    fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line={"dash": "dot", "color": "#999"})
+    for outcome, colour in WIN_COLOURS.items():
+        part = pairs[pairs["outcome"] == outcome]
+        fig.add_trace(go.Scatter(
+            x=part["a"], y=part["b"], mode="markers", name=f"{outcome} ({len(part)})",
+            marker={"color": colour, "size": 8, "opacity": 0.75},
+            customdata=part["query_id"].tolist(), text=part["query_id"].map(_escape).tolist(),
+            hovertemplate="query %{text}<br>A %{x:.3f}<br>B %{y:.3f}<extra></extra>",
+        ))
+    label_a, label_b = _escape(name_a), _escape(name_b)
+    fig.update_layout(
+        title=f"{_escape(metric)} per query",
+        xaxis={"title": f"A: {label_a}", "range": [-0.03, 1.03]},
+        yaxis={"title": f"B: {label_b}", "range": [-0.03, 1.03]},
+        legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
+    )
+    return fig
+
+
+def _escape(text: object) -> str:
+    """User text (query ids, run names) made inert in plotly's HTML subset."""
+    return html.escape(str(text))
