@@ -41,3 +41,20 @@ def test_an_unreachable_number_of_permutations_is_a_clear_error() -> None:
     a, b = np.arange(26) / 26, np.zeros(26)
     with pytest.raises(ValueError, match="n_permutations is at most"):
         randomization_test(a, b, n_permutations=MAX_PERMUTATIONS + 1)
+
+
+def test_no_page_selects_rows_with_a_per_row_iloc_loop() -> None:
+    # issue 28.9: `[i for i in range(len(frame)) if frame[c].iloc[i] == v]` cost 0.33 s a rerun at 20k rows
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pattern = re.compile(r"for \w+ in range\(len\(\w+\)\).*\.iloc\[|\.iloc\[\w+\][^\n]*for \w+ in \w+\[")
+    offenders = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("views", "tempo_eval_app")
+        for path in sorted((root / folder).glob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert offenders == []

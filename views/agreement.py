@@ -72,7 +72,8 @@ with errors.page_guard("agreement"):
     stats = rank_correlations(pairs["ours"], pairs["theirs"])
     frame = store_reads.dataset_frame(dataset_id)
     if "query" in frame.columns:
-        pairs.insert(2, "query", [frame["query"].iloc[r] if r < len(frame) else None for r in pairs["row"]])
+        queries = frame["query"].reset_index(drop=True)
+        pairs.insert(2, "query", queries.reindex(pairs["row"].to_numpy()).to_numpy(dtype=object))
 
     columns = st.columns(3)
     columns[0].metric("Rows scored by both", int(stats["n"]))
