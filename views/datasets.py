@@ -64,7 +64,7 @@ with errors.page_guard("datasets"):
                         options = [NONE, *columns]
                         default = current.get(canonical)
                         chosen[canonical] = grid[i % 3].selectbox(
-                            canonical, options, index=options.index(default) if default in options else 0,
+                            formatting.md_escape(canonical), options, index=options.index(default) if default in options else 0,
                             key=f"map_{canonical}",
                         )
                     if st.form_submit_button("Apply mapping"):
@@ -80,7 +80,7 @@ with errors.page_guard("datasets"):
             if dataset is not None:
                 for warning in dataset.warnings:
                     st.warning(formatting.md_escape(warning))
-                st.success(f"Read {len(dataset.frame)} rows from **{formatting.md_escape(upload.name)}** ({dataset.source_format}).")
+                st.success(f"Read {len(dataset.frame)} rows from **{formatting.md_escape(upload.name)}** ({formatting.md_escape(dataset.source_format)}).")
                 st.dataframe(
                     pd.DataFrame(
                         [{"canonical column": c, "from file column": dataset.mapping.get(c, "—")} for c in CANONICAL_COLUMNS]
