@@ -15,7 +15,17 @@ from tempo_eval.io.dataset import load_dataset
 from tempo_eval.metrics.base import MetricResult
 from tempo_eval.store.runs import RunStore
 from tempo_eval.verify.base import ClaimVerdict, Verdict
-from tests.test_browser import ARTIFACTS, SAMPLE, app_page, expect, nav, require_browser, shot, upload, wait_idle
+from tests.test_browser import (
+    ARTIFACTS,
+    SAMPLE,
+    app_page,
+    expect,
+    nav,
+    require_browser,
+    shot,
+    upload,
+    wait_idle,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -64,7 +64,7 @@ with errors.page_guard("datasets"):
                         options = [NONE, *columns]
                         default = current.get(canonical)
                         chosen[canonical] = grid[i % 3].selectbox(
-                            formatting.md_escape(canonical), options, index=options.index(default) if default in options else 0,
+                            canonical, options, index=options.index(default) if default in options else 0,
                             key=f"map_{canonical}",
                         )
                     if st.form_submit_button("Apply mapping"):

@@ -190,7 +190,7 @@ with errors.page_guard("evaluate"):
     _, key_source = judge_keys.judge_api_key(judge_url, api_key)
     endpoint = formatting.md_escape(judge_url.strip()) if judge_url.strip() else "the default endpoint (OpenAI or OPENAI_BASE_URL)"
     note = " The server's OPENAI_API_KEY is only ever sent to the default endpoint." if judge_url.strip() else ""
-    s3.caption(f"Judge API key: {formatting.md_escape(key_source)}. Endpoint: {endpoint}.{note}")
+    s3.caption(f"Judge API key: {key_source}. Endpoint: {endpoint}.{note}")
 
     st.subheader("Verifier")
     judge_ready = bool(judge_model.strip())

@@ -78,7 +78,7 @@ with errors.page_guard("overview"):
         for column, (label, name) in zip(columns, means.items(), strict=True):
             values = scores[name]
             measurable = values.dropna()
-            column.metric(formatting.md_escape(label), formatting.fmt_score(float(measurable.mean())) if len(measurable) else "—",
+            column.metric(label, formatting.fmt_score(float(measurable.mean())) if len(measurable) else "—",
                           help="Mean over the rows where the metric is measurable.")
             column.caption(f"{len(measurable)} of {len(values)} rows measurable")
 
