@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval_app.errors import configure_logging, page_guard
+from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.links import _param_ints
 from tempo_eval_app.samples import SAMPLE_QA_NAME, load_sample_qa
 from tempo_eval_app.store_reads import db_path, store
@@ -100,7 +101,7 @@ def sidebar() -> None:
         # always the same number of elements: a sidebar that changes length leaves stale copies
         # on screen while a fragment reruns
         hint = "" if run_ids else "No evaluation run yet for this dataset: open **Evaluate**. "
-        st.caption(f"{hint}Workspace: `{Path(db_path()).parent}`")
+        st.caption(hint + f"Workspace: {md_escape(Path(db_path()).parent)}")
     st.query_params["dataset"] = str(dataset_id)
     if state[RUNS_KEY]:
         st.query_params["runs"] = ",".join(str(r) for r in state[RUNS_KEY])
@@ -141,7 +142,7 @@ def page_setup(title: str) -> None:
     with contextlib.suppress(st.errors.StreamlitAPIException):
         st.set_page_config(page_title=f"{title} · tempo-eval", layout="wide")
     configure_logging()
-    st.title(title)
+    st.title(md_escape(title))
     if not getattr(_entry, "active", False):
         with page_guard("sidebar"):
             sidebar()

@@ -194,5 +194,5 @@ with errors.page_guard("claims"):
                 notes.label_store().set_label(claim["claim"], list(claim["premises"]), label)
                 st.rerun()
             if current:
-                st.caption(f"Stored human label: {current}.")
+                st.caption(f"Stored human label: {formatting.md_escape(current)}.")
     links.view_link("hallucinated", "verdict")

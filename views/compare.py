@@ -249,7 +249,7 @@ with errors.page_guard("compare"):
         query_years = set(qft.years)
         st.markdown("**Query**")
         widgets.safe_html(render_marks(query_text, year_marks(qft.spans)))
-        st.caption("Query years: " + (", ".join(map(str, sorted(query_years))) if query_years else "none found"))
+        st.caption("Query years: " + (formatting.md_escape(", ".join(map(str, sorted(query_years)))) if query_years else "none found"))
     st.html(legend_html(("grounded", "ungrounded")))
     scores = {name: s.get(query_id) for name, s in series.items()}
     if source == SYSTEMS:

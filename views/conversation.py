@@ -145,9 +145,9 @@ with errors.page_guard("conversation"):
     st.markdown("Paste a conversation: `User:` / `Assistant:` lines with `Context:` blocks before each answer, "
                 "or JSON turns with `role`, `content` and `retrieval_context`.")
     b1, b2, _ = st.columns([1, 1, 2])
-    b1.button(SAMPLES["museum"][0], key="conv_sample_museum", on_click=_load_sample, args=("museum",),
+    b1.button(formatting.md_escape(SAMPLES["museum"][0]), key="conv_sample_museum", on_click=_load_sample, args=("museum",),
               icon=":material/museum:")
-    b2.button(SAMPLES["history"][0], key="conv_sample_history", on_click=_load_sample, args=("history",),
+    b2.button(formatting.md_escape(SAMPLES["history"][0]), key="conv_sample_history", on_click=_load_sample, args=("history",),
               icon=":material/rocket_launch:")
     upload = st.file_uploader("…or upload a conversation file", type=["json", "txt", "md"], key="conversation_upload")
     if upload is not None:

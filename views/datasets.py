@@ -80,7 +80,7 @@ with errors.page_guard("datasets"):
             if dataset is not None:
                 for warning in dataset.warnings:
                     st.warning(formatting.md_escape(warning))
-                st.success(f"Read {len(dataset.frame)} rows from **{formatting.md_escape(upload.name)}** ({dataset.source_format}).")
+                st.success(f"Read {len(dataset.frame)} rows from **{formatting.md_escape(upload.name)}** ({formatting.md_escape(dataset.source_format)}).")
                 st.dataframe(
                     pd.DataFrame(
                         [{"canonical column": c, "from file column": dataset.mapping.get(c, "—")} for c in CANONICAL_COLUMNS]

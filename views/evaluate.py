@@ -135,7 +135,7 @@ def _show_job(job: jobs.Job) -> None:
     if job.status == "failed":
         st.error(formatting.md_escape(f"The evaluation failed: {errors.in_app_terms(job.error or '')} (details in the log)."))
     elif job.status == "cancelled":
-        st.warning(f"Cancelled after {job.done} of {job.total} rows. Run it again to resume where it stopped.")
+        st.warning(f"Cancelled after {formatting.md_escape(job.done)} of {formatting.md_escape(job.total)} rows. Run it again to resume where it stopped.")
     elif failures is not None:
         failed, total, reason = failures
         st.warning(formatting.md_escape(
@@ -143,7 +143,7 @@ def _show_job(job: jobs.Job) -> None:
             f"First reason: {reason}"
         ))
     else:
-        st.success(f"Finished: {job.done} rows evaluated and stored (run #{job.run_id}).")
+        st.success(f"Finished: {formatting.md_escape(job.done)} rows evaluated and stored (run #{formatting.md_escape(job.run_id)}).")
     if frame is not None:
         from tempo_eval.runner import aggregate_frame
 
@@ -158,7 +158,7 @@ with errors.page_guard("evaluate"):
     dataset_id = selection.require_dataset_id()
     info = store_reads.dataset_info(dataset_id)
     frame = store_reads.dataset_frame(dataset_id)
-    st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {info['n_rows']} rows · columns {formatting.md_escape(', '.join(map(str, frame.columns)))}")
+    st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {formatting.md_escape(info['n_rows'])} rows · columns {formatting.md_escape(', '.join(map(str, frame.columns)))}")
 
     st.subheader("Metrics")
     c1, c2, c3 = st.columns(3)
@@ -222,7 +222,7 @@ with errors.page_guard("evaluate"):
     # measured accuracy and what each verifier cannot judge, from bench/verifier_accuracy.py --write
     from tempo_eval.verify.accuracy import accuracy_note
 
-    st.caption("  \n".join(f"**{name}** accuracy: {formatting.md_escape(accuracy_note(name))}" for name in names))
+    st.caption("  \n".join(f"**{formatting.md_escape(name)}** accuracy: {formatting.md_escape(accuracy_note(name))}" for name in names))
 
     needs_verifier = (use_tf and tf_mode == "nli") or use_fc
     needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")

@@ -100,7 +100,7 @@ with errors.page_guard("heatmaps"):
                                     title=f"Query years × years of the top {top_k} documents · {run}")
             event = st.plotly_chart(figure, key="heat_qd_chart", on_select="rerun", selection_mode="points", width="stretch")
             st.caption(
-                f"{data.n_items} (query, document) pairs with years on both sides; {data.n_without_years} "
+                f"{data.n_items:d} (query, document) pairs with years on both sides; {data.n_without_years:d} "
                 f"without. Same-bin share: {formatting.fmt_score(data.diagonal_share)}."
             )
             downloads.download_figure(figure, "heatmap_query_documents", key="heat_qd_fig")
@@ -136,7 +136,7 @@ with errors.page_guard("heatmaps"):
                                     title=f"Answer years × context years · {run}", colorscale="Oranges")
             event = st.plotly_chart(figure, key="heat_ac_chart", on_select="rerun", selection_mode="points", width="stretch")
             st.caption(
-                f"{data.n_items} answers with years on both sides; {data.n_without_years} without. "
+                f"{data.n_items:d} answers with years on both sides; {data.n_without_years:d} without. "
                 "Answer years far from the diagonal are years the contexts do not mention."
             )
             downloads.download_figure(figure, "heatmap_answer_contexts", key="heat_ac_fig")

@@ -42,7 +42,7 @@ with errors.page_guard("overview"):
     dataset_id = selection.require_dataset_id()
     info = store_reads.dataset_info(dataset_id)
     frame = store_reads.dataset_frame(dataset_id)
-    st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {info['n_rows']} rows · format {info['format'] or '—'}")
+    st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {formatting.md_escape(info['n_rows'])} rows · format {formatting.md_escape(info['format'] or '—')}")
     for warning in info.get("warnings") or []:
         st.warning(formatting.md_escape(warning))
 
@@ -129,7 +129,7 @@ with errors.page_guard("overview"):
             for i, text in enumerate(contexts, start=1):
                 dft = extract_dft(text, reference_date=ref)
                 with st.container(border=True):
-                    st.caption(f"Context {i}")
+                    st.caption(f"Context {i:d}")
                     widgets.safe_html(render_marks(text, year_marks(dft.spans)))
         else:
             st.caption("This row has no answer.")

@@ -66,13 +66,13 @@ def _detail(run_id: int, row: int) -> None:
     s = store_reads.store()
     dataset_id = int(s.run_info(run_id)["dataset_id"])
     if not 0 <= row < int(store_reads.dataset_info(dataset_id)["n_rows"]):
-        st.caption(f"The dataset has no row {row}.")
+        st.caption(f"The dataset has no row {formatting.md_escape(row)}.")
         return
     record = store_reads.dataset_row(dataset_id, row)  # one row, not the whole dataset
     long = store_reads.results_frame(run_id)
     here = long[long["row"] == row]
     if here.empty:
-        st.caption(f"Run #{run_id} has no result for row {row}.")
+        st.caption(f"Run #{formatting.md_escape(run_id)} has no result for row {formatting.md_escape(row)}.")
         return
     ref = record.get("reference_date") if isinstance(record.get("reference_date"), str) else None
     query = record.get("query")
@@ -106,7 +106,7 @@ def _detail(run_id: int, row: int) -> None:
             dft = extract_dft(text, reference_date=ref)
             with st.container(border=True):
                 years = ", ".join(map(str, sorted(dft.years))) or "none found"
-                st.caption(f"Context {i} · years: {years}")
+                st.caption(f"Context {i:d} · years: {formatting.md_escape(years)}")
                 widgets.safe_html(render_marks(text, year_marks(dft.spans)))
 
     for metric, result in results.items():
@@ -169,7 +169,7 @@ with errors.page_guard("results"):
     nan_counts = {m: int(grid[m].isna().sum()) for m in metrics}
     st.caption(
         f"{len(shown):,} of {len(grid):,} lines · "
-        + " · ".join(f"{formatting.md_escape(m)}: {n} NaN" for m, n in nan_counts.items())
+        + " · ".join(f"{formatting.md_escape(m)}: {n:d} NaN" for m, n in nan_counts.items())
     )
     column_config = {m: st.column_config.NumberColumn(m, format="%.3f") for m in metrics}
     column_config["query"] = st.column_config.TextColumn("query", width="medium")

@@ -34,9 +34,9 @@ with errors.page_guard("review"):
             try:
                 count = store.import_labels(upload.getvalue(), upload.name)
             except ValueError as error:  # InputError names the file, row and field
-                st.error(str(error))
+                st.error(formatting.md_escape(str(error)))
             else:
-                st.success(f"Imported {count} label(s).")
+                st.success(f"Imported {count:d} label(s).")
 
     dataset_id = selection.active_dataset_id()
     run_ids = selection.active_run_ids()
@@ -83,7 +83,7 @@ with errors.page_guard("review"):
     means = scores.groupby("metric")[["model_score", "human_score"]].mean()
     cols = st.columns(max(1, len(means)))
     for col, (metric, mean) in zip(cols, means.iterrows(), strict=False):
-        col.metric(f"{metric}: verifier → human", _fmt(mean["human_score"]),
+        col.metric(f"{formatting.md_escape(metric)}: verifier → human", _fmt(mean["human_score"]),
                    delta=None if math.isnan(mean["human_score"] - mean["model_score"]) else f"{mean['human_score'] - mean['model_score']:+.3f}",
                    help=f"Mean with the verifier's verdicts: {_fmt(mean['model_score'])}")
     st.dataframe(changed if not changed.empty else scores, hide_index=True, width="stretch", key="review_scores",

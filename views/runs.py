@@ -95,7 +95,7 @@ def _diff(table: pd.DataFrame, a: int, b: int) -> None:
 
     runs = store_reads.runs_table(None).set_index("id")
     info_a, info_b = store_reads.store().run_info(a), store_reads.store().run_info(b)
-    st.markdown(f"**A** = {formatting.md_escape(info_a['name'])} #{a} · **B** = {formatting.md_escape(info_b['name'])} #{b}")
+    st.markdown(f"**A** = {formatting.md_escape(info_a['name'])} #{formatting.md_escape(a)} · **B** = {formatting.md_escape(info_b['name'])} #{formatting.md_escape(b)}")
     diff = config_diff(info_a["config"], info_b["config"])
     if info_a["dataset_id"] != info_b["dataset_id"]:
         st.caption("The two runs are on different datasets: their means are over different rows.")
@@ -135,7 +135,7 @@ def _delete_run(run_id: int) -> None:
     state.pop("runs_confirm_delete_run", None)
     state["runs_selected"] = [r for r in state.get("runs_selected", []) if r != run_id]
     state[selection.RUNS_KEY] = [r for r in state.get(selection.RUNS_KEY, []) if r != run_id]
-    st.toast(f"Deleted run #{run_id}.")
+    st.toast(f"Deleted run #{formatting.md_escape(run_id)}.")
 
 
 def _delete_dataset(dataset_id: int) -> None:
@@ -150,7 +150,7 @@ def _delete_dataset(dataset_id: int) -> None:
     for key in ("runs_confirm_delete_dataset", "runs_selected", selection.DATASET_KEY, selection.RUNS_KEY):
         state.pop(key, None)
     links.set_params(dataset=None, runs=None, sel=None)
-    st.toast(f"Deleted dataset #{dataset_id}.")
+    st.toast(f"Deleted dataset #{formatting.md_escape(dataset_id)}.")
 
 
 def _manage_run(run_id: int) -> None:
@@ -211,10 +211,10 @@ def _confirmed_delete(what: str, target: int, question: Callable[[], str], delet
     if st.session_state.get(confirm_key) == target:
         st.warning(question())
         yes, no = st.columns(2)
-        yes.button(f"Yes, delete the {what}", type="primary", key=f"runs_delete_{what}_yes",
+        yes.button(f"Yes, delete the {formatting.md_escape(what)}", type="primary", key=f"runs_delete_{what}_yes",
                    icon=":material/delete:", on_click=delete, args=(target,))
         no.button("Cancel", key=f"runs_delete_{what}_no", on_click=st.session_state.pop, args=(confirm_key, None))
-    elif st.button(f"Delete this {what}…", key=f"runs_delete_{what}", icon=":material/delete:"):
+    elif st.button(f"Delete this {formatting.md_escape(what)}…", key=f"runs_delete_{what}", icon=":material/delete:"):
         st.session_state[confirm_key] = target
         st.rerun()
 
@@ -248,7 +248,7 @@ with errors.page_guard("runs"):
         st.caption(
             f"{len(shown)} of {len(table)} runs shown. Metric columns: mean, 95% bootstrap CI, measurable/total "
             "rows and NaN counts by reason."
-            + (f" {failed} run(s) failed: every result is an error, nothing was measured." if failed else "")
+            + (f" {failed:d} run(s) failed: every result is an error, nothing was measured." if failed else "")
         )
         column_config = {
             "id": st.column_config.NumberColumn("#", width="small"),
@@ -274,7 +274,7 @@ with errors.page_guard("runs"):
             same_dataset = len(chosen_datasets) == 1
             cols = st.columns(len(PAGES))
             for column, (label, page) in zip(cols, PAGES.items(), strict=True):
-                if column.button(f"Open in {label}", key=f"runs_open_{label}", disabled=not same_dataset,
+                if column.button(f"Open in {formatting.md_escape(label)}", key=f"runs_open_{label}", disabled=not same_dataset,
                                  icon=":material/open_in_new:", width="stretch"):
                     selection.open_page(page, chosen_datasets.pop(), chosen)
             if not same_dataset:
