@@ -1,7 +1,0 @@
-"""tempo-eval: evaluate retrieval-augmented generation with time as a first-class dimension.
-
-Importing this package is cheap: torch, transformers, sentence-transformers and openai are
-imported only by the code paths that need them.
-"""
-
-__version__ = "0.1.0"

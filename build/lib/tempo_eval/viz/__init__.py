@@ -1,1 +1,0 @@
-"""(exports are added as modules land)"""
