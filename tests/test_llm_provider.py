@@ -377,10 +377,12 @@ def test_local_server_needs_no_key(serve: Serve) -> None:
 
 
 def test_model_id_drops_credentials_from_the_url() -> None:
-    provider = OpenAIProvider(
-        "m", base_url="http://user:pw@localhost:8000/v1?token=abc", api_key="k"
-    )
+    provider = OpenAIProvider("m", base_url="http://localhost:8000/v1?token=abc", api_key="k")
     assert provider.model_id == "http://localhost:8000/v1:m"
+    # user:password in the address is refused outright (issue 19.10), without echoing it
+    with pytest.raises(ValueError, match="OPENAI_API_KEY") as refused:
+        OpenAIProvider("m", base_url="http://user:pw@localhost:8000/v1", api_key="k")
+    assert "pw" not in str(refused.value)
 
 
 @pytest.mark.parametrize(
@@ -410,7 +412,11 @@ def test_importing_the_provider_does_not_import_openai() -> None:
 def test_repr_hides_credentials_embedded_in_the_base_url():
     from tempo_eval.llm.provider import OpenAIProvider
 
-    provider = OpenAIProvider(model="m", base_url="https://user:s3cretpass@proxy.example/v1?api-key=SECRETKEY123")
+    provider = OpenAIProvider(model="m", base_url="https://proxy.example/v1?api-key=SECRETKEY123")
     text = repr(provider)
-    assert "s3cretpass" not in text and "SECRETKEY123" not in text
+    assert "SECRETKEY123" not in text
     assert "proxy.example/v1" in text
+    # a user name and password are refused, and the refusal does not repeat them (issue 19.10)
+    with pytest.raises(ValueError) as refused:
+        OpenAIProvider(model="m", base_url="https://user:s3cretpass@proxy.example/v1")
+    assert "s3cretpass" not in str(refused.value) and "proxy.example/v1" in str(refused.value)

@@ -17,8 +17,11 @@ Any OpenAI-compatible endpoint works (`base_url`). What the provider guarantees:
 - The answer is parsed as JSON (a ```json fenced block is accepted) and validated with
   `schema.model_validate`. A reply holding two or more answers (fenced blocks, or JSON values one
   after another) is an error, never silently the first. A reply longer than `max_reply_chars`
-  is an error and is kept only up to that size. Every failure (HTTP error, timeout, invalid JSON, schema violation)
+  is an error and is kept only up to that size; the HTTP body is read at most `max_reply_bytes`
+  bytes (counted as they arrive, so a runaway server cannot fill the memory). Every failure (HTTP error, timeout, invalid JSON, schema violation)
   comes back as `JudgeReply.error`, never as an exception, so one bad item never sinks a run.
+- `timeout` bounds each whole request, headers and body: a server that trickles its reply a byte
+  at a time is cut off at the timeout (the client's own timeouts only bound each read).
 - At most `max_concurrency` requests in flight per event loop.
 - Retries with exponential backoff and jitter on 408, 429, 5xx, timeouts and connection errors,
   honouring `Retry-After` / `retry-after-ms` (capped by `backoff_max`); 400, 401, 403, 404 and
@@ -28,6 +31,10 @@ Any OpenAI-compatible endpoint works (`base_url`). What the provider guarantees:
 - The API key never appears in `repr`, `model_id`, errors or logs, nor in the reply content
   handed on (a judge that echoes it gets it masked as ***); it is registered with
   `tempo_eval._secrets`, so the store masks it too, whatever variable it came from.
+- A base URL holding credentials (`http://user:pw@host/v1`) is refused (the key goes in
+  OPENAI_API_KEY or `api_key`); the key is never sent to another origin than the base URL's
+  (a redirect elsewhere is followed without it); a key sent over plain http to another machine
+  gets a logged warning, also in `provider.warning` for the dashboard to show.
 
 `openai` is imported only when a request is made.
 """
@@ -35,25 +42,29 @@ Any OpenAI-compatible endpoint works (`base_url`). What the provider guarantees:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import json
 import logging
-import math
 import os
-import random
 import re
 import threading
-import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pydantic
 
 from tempo_eval._async import run_sync
 from tempo_eval._secrets import register_secret
+from tempo_eval.llm.endpoint import (
+    CompressedReply,
+    ReplyTooLarge,
+    check_base_url,
+    http_event_hooks,
+    plain_http_warning,
+    public_url,
+)
+from tempo_eval.llm.retry import plural_retries, retry_after_seconds, retry_delay
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -69,6 +80,9 @@ PLACEHOLDER_API_KEY = "not-needed"
 #: the longest reply content accepted, in characters: a verdict with its evidence and reason is
 #: a few hundred; anything near this is a runaway generation that would bloat the workspace
 DEFAULT_MAX_REPLY_CHARS = 100_000
+#: the largest HTTP reply body read, in bytes: room for `DEFAULT_MAX_REPLY_CHARS` characters
+#: written as JSON escapes (up to 12 bytes each) and the envelope; past it the reading stops
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 #: HTTP statuses worth retrying: request timeout, rate limit, server errors
 _RETRYABLE_STATUS = frozenset({408, 429})
 
@@ -119,7 +133,7 @@ class JudgeReply:
 
 
 # ---------------------------------------------------------------------------------------------
-# Pure helpers: prompt, parsing, validation, backoff
+# Pure helpers: prompt, parsing, validation
 
 
 @functools.lru_cache(maxsize=256)
@@ -213,68 +227,6 @@ def _describe_validation_error(error: pydantic.ValidationError, limit: int = 3) 
     return "; ".join(problems)
 
 
-def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
-    """The server's requested wait from `retry-after-ms` or `Retry-After` (seconds or HTTP date).
-
-    None when absent or unreadable. Header lookup is case-insensitive for httpx-style headers.
-    """
-    if not headers:
-        return None
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        try:
-            milliseconds = float(value)
-        except ValueError:
-            milliseconds = math.nan
-        if math.isfinite(milliseconds) and milliseconds >= 0:
-            return milliseconds / 1000.0
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()
-    if not math.isfinite(seconds):
-        return None
-    return max(0.0, seconds)
-
-
-def retry_delay(
-    attempt: int,
-    *,
-    initial: float,
-    maximum: float,
-    retry_after: float | None = None,
-    rng: Callable[[], float] = random.random,
-) -> float:
-    """Seconds to wait before retry number `attempt + 1` (attempt counts from 0).
-
-    With a server hint: min(retry_after, maximum). Otherwise exponential backoff with jitter:
-    base = min(maximum, initial * 2**attempt), delay uniform in [base / 2, base], so concurrent
-    callers that failed together do not retry together.
-    """
-    if retry_after is not None:
-        return min(retry_after, maximum)
-    base = min(maximum, initial * 2.0**attempt)
-    return base * (0.5 + 0.5 * rng())
-
-
-def _plural_retries(count: int) -> str:
-    return "1 retry" if count == 1 else f"{count} retries"
-
-
-def _public_url(url: str) -> str:
-    """`url` without user info, query or fragment (they may hold credentials) or trailing '/'."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
-
-
 # ---------------------------------------------------------------------------------------------
 # The provider
 
@@ -323,7 +275,8 @@ class OpenAIProvider:
             OPENAI_BASE_URL if set, else the OpenAI API.
         api_key: the key; else OPENAI_API_KEY; else, for a `base_url` (local servers often need
             none), a placeholder. With neither key nor base_url: ValueError.
-        timeout: seconds per HTTP request; a timeout is retried.
+        timeout: seconds per HTTP request, the whole of it (connecting, sending, headers and
+            body); a timeout is retried.
         max_retries: retries after the first request (so at most max_retries + 1 requests).
         max_concurrency: requests in flight at once, per event loop.
         temperature, seed: sent with every request (seed omitted when None).
@@ -332,6 +285,7 @@ class OpenAIProvider:
         backoff_initial, backoff_max: exponential backoff bounds in seconds (see `retry_delay`).
         max_reply_chars: the longest reply content accepted; a longer one is an error and
             `JudgeReply.raw` keeps only its first `max_reply_chars` characters.
+        max_reply_bytes: the largest HTTP reply body read; a larger one is an error (not retried).
 
     Each event loop gets its own `AsyncOpenAI` client (its connections are bound to the loop) and
     semaphore, created on first use and closed when the loop shuts down (asyncio.run) or on
@@ -353,6 +307,7 @@ class OpenAIProvider:
         backoff_initial: float = 0.5,
         backoff_max: float = 8.0,
         max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-empty string, got {model!r}")
@@ -377,19 +332,28 @@ class OpenAIProvider:
 
         if isinstance(max_reply_chars, bool) or not isinstance(max_reply_chars, int) or max_reply_chars < 1:
             raise ValueError(f"max_reply_chars must be an integer >= 1, got {max_reply_chars!r}")
+        if isinstance(max_reply_bytes, bool) or not isinstance(max_reply_bytes, int) or max_reply_bytes < 1:
+            raise ValueError(f"max_reply_bytes must be an integer >= 1, got {max_reply_bytes!r}")
 
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if self.base_url is not None:
+            check_base_url(self.base_url, source="base_url" if base_url else "OPENAI_BASE_URL")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if self.base_url is None:
                 raise ValueError("No API key: pass api_key=... or set OPENAI_API_KEY")
             key = PLACEHOLDER_API_KEY
         self._api_key = _Secret(key)
+        #: why the key is at risk on the way to the judge (plain http to another machine), or None
+        self.warning: str | None = None
         if key != PLACEHOLDER_API_KEY:
             register_secret(key)
+            self.warning = plain_http_warning(self.base_url or DEFAULT_BASE_URL)
+            if self.warning:
+                logger.warning("judge %s: %s", model, self.warning)
         self.model_id = (
-            f"openai:{model}" if self.base_url is None else f"{_public_url(self.base_url)}:{model}"
+            f"openai:{model}" if self.base_url is None else f"{public_url(self.base_url)}:{model}"
         )
         self.timeout = float(timeout)
         self.max_retries = max_retries
@@ -400,6 +364,7 @@ class OpenAIProvider:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.max_reply_chars = max_reply_chars
+        self.max_reply_bytes = max_reply_bytes
 
         self._lock = threading.Lock()  # guards _usage and _loops across threads
         self._usage = Usage()
@@ -408,7 +373,7 @@ class OpenAIProvider:
     def __repr__(self) -> str:
         return (
             f"OpenAIProvider(model={self.model!r}, "
-            f"base_url={_public_url(self.base_url) if self.base_url else None!r}, "
+            f"base_url={public_url(self.base_url) if self.base_url else None!r}, "
             f"response_format={self.response_format!r}, max_concurrency={self.max_concurrency})"
         )
 
@@ -501,12 +466,17 @@ class OpenAIProvider:
                 return resources
             from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
+            base_url = self.base_url or DEFAULT_BASE_URL
             client = AsyncOpenAI(
                 api_key=self._api_key.value,
-                base_url=self.base_url or DEFAULT_BASE_URL,
-                timeout=self.timeout,
+                base_url=base_url,
+                timeout=self.timeout,  # per read/write/connect; `_complete` bounds the whole request
                 max_retries=0,  # our retry policy is the only one, so every request is counted
-                http_client=DefaultAsyncHttpxClient(verify=_shared_ssl_context()),
+                http_client=DefaultAsyncHttpxClient(
+                    verify=_shared_ssl_context(),
+                    timeout=self.timeout,
+                    event_hooks=http_event_hooks(base_url, self.max_reply_bytes),
+                ),
             )
             resources = _LoopResources(client, asyncio.Semaphore(self.max_concurrency))
             self._loops[loop] = resources
@@ -582,8 +552,11 @@ class OpenAIProvider:
             retry_hint = None
             usage.requests += 1
             try:
-                async with resources.semaphore:
+                async with resources.semaphore, asyncio.timeout(self.timeout):
+                    # the client's timeouts bound each read, not a reply trickled a byte at a time
                     completion = await resources.client.chat.completions.create(**arguments)
+            except TimeoutError:
+                last_failure = f"timeout ({self.timeout:g}s)"
             except openai.APIStatusError as error:
                 status = error.status_code
                 if status not in _RETRYABLE_STATUS and status < 500:
@@ -592,6 +565,8 @@ class OpenAIProvider:
                 retry_hint = retry_after_seconds(error.response.headers)
             except openai.APITimeoutError:
                 last_failure = f"timeout ({self.timeout:g}s)"
+            except (ReplyTooLarge, CompressedReply) as error:  # from the client's event hooks
+                raise _CallFailed(str(error)) from None
             except openai.APIConnectionError as error:
                 last_failure = f"connection error: {error}"
             except openai.OpenAIError as error:
@@ -601,7 +576,7 @@ class OpenAIProvider:
             else:
                 _add_token_usage(usage, completion)
                 return completion
-        raise _CallFailed(f"{last_failure} after {_plural_retries(self.max_retries)}")
+        raise _CallFailed(f"{last_failure} after {plural_retries(self.max_retries)}")
 
 
 @functools.cache

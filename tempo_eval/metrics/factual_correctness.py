@@ -164,8 +164,8 @@ class FactualCorrectness(Metric):
                 self._claims(answer) if need_answer_side else _no_claims(),
                 self._claims(reference) if need_reference_side else _no_claims(),
             )
-        except DecompositionError as error:
-            return not_measurable(self.name, "judge_error", f"{error}.", **details)
+        except DecompositionError as error:  # TooManyClaims has its own code
+            return not_measurable(self.name, error.reason_code, f"{error}.", **details)
 
         answer_verdicts, reference_verdicts = await asyncio.gather(
             _verify(verifier, answer_claims, reference),

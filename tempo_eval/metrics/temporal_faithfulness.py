@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tempo_eval.core.decompose import TOO_MANY_CLAIMS, claim_limit, too_many_claims_reason
 from tempo_eval.core.focus import FocusTime, as_year_set
 from tempo_eval.metrics.base import (
     NAN,
@@ -228,6 +229,12 @@ class TemporalFaithfulness(Metric):
         if not reply.ok:
             return not_measurable(
                 self.name, "judge_error", f"The judge failed: {reply.error}", **base, raw=reply.raw
+            )
+        limit = claim_limit(answer)
+        if len(reply.data.claims) > limit:  # invented claims would inflate the score
+            return not_measurable(
+                self.name, TOO_MANY_CLAIMS,
+                too_many_claims_reason(len(reply.data.claims), limit) + ".", **base,
             )
         verdicts = [
             ClaimVerdict(c.claim, Verdict(c.verdict), evidence=c.evidence or None, reason=c.reason or None)

@@ -5,7 +5,11 @@
 
 The responder gets the parsed request body (a dict) and returns a `Reply`: an HTTP status, the
 assistant message content (a string, usually JSON) or a raw error body, an optional delay in
-seconds and token counts. Every request is recorded in `server.requests`. The server only binds
+seconds and token counts. Every request is recorded in `server.requests` (its headers, names in
+lower case, in `server.request_headers`). Hostile replies: `trickle` sends the response one byte at a time
+(from the status line, or from the body with `trickle_body`) for at most `trickle_for` seconds,
+then the rest at once; `omit_length` sends no Content-Length and closes the connection after
+the body. The server only binds
 to 127.0.0.1 and shuts down when the `with` block ends.
 """
 
@@ -27,8 +31,12 @@ class Reply:
     delay: float = 0.0
     prompt_tokens: int = 11
     completion_tokens: int = 7
-    raw_body: str | None = None  # sent verbatim instead of a completion (error bodies, garbage)
+    raw_body: str | bytes | None = None  # sent verbatim instead of a completion (error bodies, garbage)
     headers: dict[str, str] | None = None
+    trickle: float = 0.0  # seconds between bytes; 0 = send the response at once
+    trickle_body: bool = False  # trickle only the body, not the status line and headers
+    trickle_for: float = 4.0  # after this many seconds of trickling the rest goes at once
+    omit_length: bool = False
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -51,6 +59,7 @@ class ScriptedOpenAIServer:
     def __init__(self, responder: Responder) -> None:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         server = self
 
@@ -68,10 +77,13 @@ class ScriptedOpenAIServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append(body)
+                    server.request_headers.append({k.lower(): v for k, v in self.headers.items()})
                 reply = server.responder(body)
                 if reply.delay:
                     time.sleep(reply.delay)
-                if reply.raw_body is not None:
+                if isinstance(reply.raw_body, bytes):
+                    payload = reply.raw_body
+                elif reply.raw_body is not None:
                     payload = reply.raw_body.encode()
                 elif reply.status >= 400:
                     payload = json.dumps(
@@ -81,11 +93,24 @@ class ScriptedOpenAIServer:
                     payload = json.dumps(_completion(body, reply)).encode()
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
+                if reply.omit_length:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                else:
+                    self.send_header("Content-Length", str(len(payload)))
                 for key, value in (reply.headers or {}).items():
                     self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(payload)
+                if not reply.trickle:
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                self._headers_buffer.append(b"\r\n")  # end_headers without the flush
+                head = b"".join(self._headers_buffer)
+                self._headers_buffer = []
+                if reply.trickle_body:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                _trickle(self.wfile, payload if reply.trickle_body else head + payload, reply)
 
         self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -106,6 +131,19 @@ class ScriptedOpenAIServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+
+
+def _trickle(stream: Any, data: bytes, reply: Reply) -> None:
+    """Write `data` a byte at a time, `reply.trickle` seconds apart, for at most `trickle_for`."""
+    stop = time.monotonic() + reply.trickle_for
+    for position in range(len(data)):
+        if time.monotonic() > stop:
+            stream.write(data[position:])
+            break
+        stream.write(data[position : position + 1])
+        stream.flush()
+        time.sleep(reply.trickle)
+    stream.flush()
 
 
 def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
