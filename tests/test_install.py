@@ -131,3 +131,19 @@ def test_a_verifier_without_its_extra_names_the_extra(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
                           env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
     assert "tempo-eval[nli]" in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(("code", "extra"), [
+    ("from tempo_eval.verify import make_verifier\nmake_verifier('llm', model='m')", "judge"),
+    ("from tempo_eval.cli import main\nmain(['evaluate', 'data/sample/temporal_qa.csv', '--engine', 'ray', "
+     "'--metrics', 'temporal_ndcg', '--out', 'OUT'])", "ray"),
+])
+def test_the_judge_and_ray_without_their_extra_name_it(code: str, extra: str, tmp_path: Path) -> None:
+    script = BLOCK_HEAVY.split("from tempo_eval.cli")[0] + (
+        "from tempo_eval._extras import MissingExtra\ntry:\n"
+        + "".join(f"    {line}\n" for line in code.replace("OUT", str(tmp_path / "out")).splitlines())
+        + "except MissingExtra as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
+    assert f"tempo-eval[{extra}]" in done.stdout + done.stderr, done.stdout + done.stderr[-2000:]

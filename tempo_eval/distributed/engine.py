@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tempo_eval._extras import require_extra
 from tempo_eval.distributed import output
 from tempo_eval.distributed.shipping import (
     CacheSource,
@@ -106,6 +107,7 @@ def evaluate_ray(
     Raises OutputBusy when another driver is writing `out`.
     Raises ValueError (InputError for bad input) before anything is scored.
     """
+    require_extra("ray", "ray", "The Ray engine")
     import ray
 
     from tempo_eval.core.extract import parse_reference_date

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from tempo_eval._async import run_sync
+from tempo_eval._extras import require_extra
 from tempo_eval._secrets import register_secret
 from tempo_eval.llm.endpoint import (
     CompressedReply,
@@ -309,6 +310,7 @@ class OpenAIProvider:
         max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
+        require_extra("openai", "judge", "The judge")
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-empty string, got {model!r}")
         if response_format not in RESPONSE_FORMATS:
