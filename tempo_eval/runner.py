@@ -66,11 +66,12 @@ import tempo_eval
 from tempo_eval._async import run_sync
 from tempo_eval._values import is_na
 from tempo_eval.compare import bootstrap_ci
-from tempo_eval.metrics.base import (
+from tempo_eval.metrics.base import Metric, MissingInput
+from tempo_eval.schema import (
+    DEADLINE_ERROR,
     MISSING_INPUT,
-    Metric,
+    ROW_ERROR,
     MetricResult,
-    MissingInput,
     canonical_columns,
     not_measurable,
 )
@@ -86,9 +87,6 @@ logger = logging.getLogger(__name__)
 #: after every stored row
 ProgressCallback = Callable[[int, int], None]
 
-ROW_ERROR = "row_error"
-#: the reason code of rows cut off by `deadline`: a failure, so resuming computes them again
-DEADLINE_ERROR = "judge_error"
 
 
 # ---- configuration: what identifies a run ---------------------------------------------------

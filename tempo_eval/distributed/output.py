@@ -296,7 +296,7 @@ def import_results(
     "finished" when every block is there, else "cancelled" (an interrupted Ray run: resume it,
     then import again). Raises RunInUse while a local evaluation is resuming the imported run."""
     from tempo_eval.io.dataset import Dataset
-    from tempo_eval.metrics.base import MetricResult
+    from tempo_eval.schema import MetricResult
 
     out = Path(out)
     manifest = read_manifest(out)

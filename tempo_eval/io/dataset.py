@@ -63,18 +63,7 @@ from tempo_eval.io.cells import (
     text_cell,
 )
 from tempo_eval.io.errors import InputError, json_error_text, list_columns, quote
-
-CANONICAL_COLUMNS: tuple[str, ...] = (
-    "query_id",
-    "query",
-    "contexts",
-    "answer",
-    "reference",
-    "retrieved_ids",
-    "gold_ids",
-    "run",
-    "reference_date",
-)
+from tempo_eval.schema import CANONICAL_COLUMNS
 
 #: source column names recognised for each canonical column, in order of preference:
 #: ours, then RAGAS (user_input, retrieved_contexts, response, reference, retrieved_context_ids,

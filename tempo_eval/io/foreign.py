@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tempo_eval.io.errors import InputError
+from tempo_eval.schema import CANONICAL_COLUMNS, FOREIGN_ERROR, MetricResult
 
 TOOLS = ("ragas", "deepeval")
-#: reason code of a foreign score the tool itself could not compute
-FOREIGN_ERROR = "foreign_error"
 #: keys of a DeepEval test case -> our dataset columns (its own snake_case names, which we map)
 _DEEPEVAL_CASE_KEYS = {
     "input": "input",
@@ -138,7 +137,6 @@ def _number(value: Any) -> float | None:
 
 def _ragas_scores(dataset: Any, source: str) -> list[ForeignScore]:
     from tempo_eval.io.cells import is_missing
-    from tempo_eval.io.dataset import CANONICAL_COLUMNS
 
     frame = dataset.frame
     metrics = []
@@ -209,8 +207,6 @@ def _deepeval_scores(document: dict[str, Any], source: str) -> list[ForeignScore
 def import_foreign_results(foreign: ForeignResults, store: Any, *, run_name: str | None = None) -> int:
     """Store the dataset and its foreign scores as a finished run; returns the run id. Importing
     the same file again updates the same run (renamed when `run_name` is given)."""
-    from tempo_eval.metrics.base import MetricResult
-
     dataset = foreign.dataset
     dataset_id = store.save_dataset(dataset)
     # shaped like the runner's configuration (metrics as {name, class, settings})

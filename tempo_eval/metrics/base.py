@@ -8,78 +8,24 @@ pure functions beside it. `compute`/`acompute` return the float, `measure`/`amea
 from __future__ import annotations
 
 import difflib
-import functools
-import math
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from tempo_eval._async import run_sync
 from tempo_eval._values import is_na
 from tempo_eval._values import require_text_list as require_text_list  # shared with the verifiers
-
-NAN = float("nan")
-
-
-@dataclass
-class MetricResult:
-    """A score with its explanation.
-
-    `score` is a float in [0, 1] or NaN. When NaN, `reason_code` is a machine-readable cause such
-    as "no_temporal_claims" or "judge_error"; `reason` is always a sentence a person can read.
-    `details` holds the evidence the score was computed from (per-year grounding, per-rank gains,
-    per-claim verdicts under "claims", per-window scores) and is what the dashboard draws.
-    """
-
-    metric: str
-    score: float
-    reason: str = ""
-    reason_code: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-    success: bool | None = None
-
-    @property
-    def is_nan(self) -> bool:
-        return math.isnan(self.score)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "score": self.score,
-            "reason": self.reason,
-            "reason_code": self.reason_code,
-            "success": self.success,
-            "details": self.details,
-        }
-
-
-def not_measurable(metric: str, reason_code: str, reason: str, **details: Any) -> MetricResult:
-    """A NaN result; every NaN carries a machine-readable reason and a readable sentence."""
-    return MetricResult(metric, NAN, reason, reason_code, dict(details))
-
+from tempo_eval.schema import (  # noqa: F401 - the shared shapes, re-exported where users import them
+    CONVERSATION_COLUMNS,
+    MISSING_INPUT,
+    NAN,
+    OPTIONAL_COLUMNS,
+    MetricResult,
+    canonical_columns,
+    not_measurable,
+)
 
 #: every concrete metric class by its `name`, filled in as the classes are defined
 METRICS: dict[str, type[Metric]] = {}
-
-#: the reason code of a row that lacks a value the metric needs (see `MissingInput`)
-MISSING_INPUT = "missing_input"
-
-#: dataset columns a metric may read but never needs: a row without them is still measurable
-OPTIONAL_COLUMNS = frozenset({"query_id", "run", "reference_date"})
-
-
-#: the columns of a conversation dataset (one row per conversation): its id and its turns, a list
-#: of {"role", "content", "retrieval_context"} records (Turn Faithfulness reads `turns`)
-CONVERSATION_COLUMNS = ("conversation_id", "turns")
-
-
-@functools.cache
-def canonical_columns() -> frozenset[str]:
-    """The canonical dataset column names (`tempo_eval.io.dataset.CANONICAL_COLUMNS`, the one list)
-    and the conversation columns (`CONVERSATION_COLUMNS`)."""
-    from tempo_eval.io.dataset import CANONICAL_COLUMNS  # lazy: io imports pandas
-
-    return frozenset(CANONICAL_COLUMNS) | frozenset(CONVERSATION_COLUMNS)
 
 
 class MissingInput(ValueError):

@@ -42,7 +42,7 @@ import pandas as pd
 
 from tempo_eval._secrets import MIN_SECRET_CHARS, mask, registered_secrets
 from tempo_eval._values import is_na
-from tempo_eval.metrics.base import MetricResult
+from tempo_eval.schema import MetricResult
 from tempo_eval.store.db import connect, json_or
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")

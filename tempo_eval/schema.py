@@ -1,0 +1,95 @@
+"""The shapes every layer shares: dataset columns, the result of a metric and its reason codes.
+
+This module sits at the bottom of the engine and imports nothing from it, so the readers (io),
+the metrics, the store and both engines can all speak of the same columns and results without
+importing each other.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+NAN = float("nan")
+
+# ---- dataset columns ------------------------------------------------------------------------
+
+#: the canonical dataset columns (see `tempo_eval.io.dataset` for what each holds)
+CANONICAL_COLUMNS: tuple[str, ...] = (
+    "query_id",
+    "query",
+    "contexts",
+    "answer",
+    "reference",
+    "retrieved_ids",
+    "gold_ids",
+    "run",
+    "reference_date",
+)
+
+#: dataset columns a metric may read but never needs: a row without them is still measurable
+OPTIONAL_COLUMNS = frozenset({"query_id", "run", "reference_date"})
+
+#: the columns of a conversation dataset (one row per conversation): its id and its turns, a list
+#: of {"role", "content", "retrieval_context"} records (Turn Faithfulness reads `turns`)
+CONVERSATION_COLUMNS = ("conversation_id", "turns")
+
+_CANONICAL = frozenset(CANONICAL_COLUMNS) | frozenset(CONVERSATION_COLUMNS)
+
+
+def canonical_columns() -> frozenset[str]:
+    """The canonical dataset column names (`CANONICAL_COLUMNS`) and the conversation columns
+    (`CONVERSATION_COLUMNS`)."""
+    return _CANONICAL
+
+
+# ---- reason codes of a NaN score ------------------------------------------------------------
+
+#: a row that lacks a value the metric needs (see `tempo_eval.metrics.base.MissingInput`)
+MISSING_INPUT = "missing_input"
+#: a row whose scoring raised an unexpected error
+ROW_ERROR = "row_error"
+#: rows cut off by the runner's `deadline`: a failure, so resuming computes them again
+DEADLINE_ERROR = "judge_error"
+#: a foreign score (RAGAS, DeepEval) the tool itself could not compute
+FOREIGN_ERROR = "foreign_error"
+
+
+# ---- the result of a metric -----------------------------------------------------------------
+
+@dataclass
+class MetricResult:
+    """A score with its explanation.
+
+    `score` is a float in [0, 1] or NaN. When NaN, `reason_code` is a machine-readable cause such
+    as "no_temporal_claims" or "judge_error"; `reason` is always a sentence a person can read.
+    `details` holds the evidence the score was computed from (per-year grounding, per-rank gains,
+    per-claim verdicts under "claims", per-window scores) and is what the dashboard draws.
+    """
+
+    metric: str
+    score: float
+    reason: str = ""
+    reason_code: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    success: bool | None = None
+
+    @property
+    def is_nan(self) -> bool:
+        return math.isnan(self.score)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "score": self.score,
+            "reason": self.reason,
+            "reason_code": self.reason_code,
+            "success": self.success,
+            "details": self.details,
+        }
+
+
+def not_measurable(metric: str, reason_code: str, reason: str, **details: Any) -> MetricResult:
+    """A NaN result; every NaN carries a machine-readable reason and a readable sentence."""
+    return MetricResult(metric, NAN, reason, reason_code, dict(details))
