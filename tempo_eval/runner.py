@@ -49,34 +49,38 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
-from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
-import tempo_eval
 from tempo_eval._async import run_sync
 from tempo_eval._values import is_na
-from tempo_eval.compare import bootstrap_ci
-from tempo_eval.metrics.base import Metric, MissingInput
-from tempo_eval.schema import (
+from tempo_eval.metrics.base import Metric
+from tempo_eval.schema import (  # noqa: F401 - MISSING_INPUT and ROW_ERROR re-exported
     DEADLINE_ERROR,
     MISSING_INPUT,
     ROW_ERROR,
     MetricResult,
-    canonical_columns,
     not_measurable,
 )
+from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re-exported
+    aggregate_frame,
+    as_dataset,
+    check_columns,
+    check_metrics,
+    measure_row,
+    metric_config,
+    row_dict,
+    run_config,
+    system,
+)
 from tempo_eval.store.db import WorkspaceError
-from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, frame_content_hash, is_secret_name
+from tempo_eval.store.runs import RESULT_COLUMNS, RunStore
 
 if TYPE_CHECKING:
     from tempo_eval.distributed.engine import RayRun
@@ -87,56 +91,6 @@ logger = logging.getLogger(__name__)
 #: after every stored row
 ProgressCallback = Callable[[int, int], None]
 
-
-
-# ---- configuration: what identifies a run ---------------------------------------------------
-
-def metric_config(metric: Metric) -> dict[str, Any]:
-    """The stored identity of a metric: its name, class and public settings as plain JSON.
-
-    Secret-named settings are dropped; objects (a verifier, an LLM provider) are reduced to their
-    class and their `name`, `model_id` and `settings` strings (what decides their verdicts), so
-    neither a key they hold nor their operational settings (timeouts, concurrency) reach the store.
-    """
-    cls = type(metric)
-    settings = {
-        key: _setting(value)
-        for key, value in sorted(vars(metric).items())
-        if not key.startswith("_") and not is_secret_name(key)
-    }
-    return {"name": metric.name, "class": f"{cls.__module__}.{cls.__qualname__}", "settings": settings}
-
-
-def _setting(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, Enum):
-        return _setting(value.value)
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return {str(k): _setting(v) for k, v in value.items() if not is_secret_name(str(k))}
-    if isinstance(value, (set, frozenset)):
-        return sorted((_setting(v) for v in value), key=repr)
-    if isinstance(value, (list, tuple)):
-        return [_setting(v) for v in value]
-    identity: dict[str, Any] = {"class": f"{type(value).__module__}.{type(value).__qualname__}"}
-    for attribute in ("name", "model_id", "settings"):
-        attr = getattr(value, attribute, None)
-        if isinstance(attr, str):
-            identity[attribute] = attr
-    return identity
-
-
-def run_config(metrics: Sequence[Metric], *, reference_date: Any = None) -> dict[str, Any]:
-    """The configuration a run is identified by (see the module docstring)."""
-    return {
-        "metrics": [metric_config(m) for m in metrics],
-        "reference_date": _setting(reference_date),
-        "tempo_eval_version": tempo_eval.__version__,
-    }
 
 
 # ---- the result -----------------------------------------------------------------------------
@@ -189,37 +143,6 @@ class RunResult:
         """
         return aggregate_frame(self.frame, metrics=self.metrics, confidence=confidence,
                                n_resamples=n_resamples, seed=seed)
-
-
-def aggregate_frame(
-    frame: pd.DataFrame,
-    *,
-    metrics: Sequence[str] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 42,
-) -> pd.DataFrame:
-    """`RunResult.aggregate` for any results frame (columns metric, score, reason_code)."""
-    names = list(metrics) if metrics is not None else list(dict.fromkeys(frame["metric"]))
-    records = []
-    for name in names:
-        part = frame[frame["metric"] == name]
-        scores = part["score"].to_numpy(dtype=float)
-        measurable = scores[~np.isnan(scores)]
-        low, high = bootstrap_ci(measurable, confidence=confidence, n_resamples=n_resamples, seed=seed)
-        reasons = part.loc[np.isnan(scores), "reason_code"].fillna("unknown").value_counts()
-        records.append({
-            "metric": name,
-            "mean": float(measurable.mean()) if measurable.size else float("nan"),
-            "ci_low": low,
-            "ci_high": high,
-            "n_measurable": int(measurable.size),
-            "n_total": int(scores.size),
-            "n_nan": int(scores.size - measurable.size),
-            "nan_reasons": {str(k): int(v) for k, v in reasons.items()},
-        })
-    columns = ["metric", "mean", "ci_low", "ci_high", "n_measurable", "n_total", "n_nan", "nan_reasons"]
-    return pd.DataFrame(records, columns=columns).set_index("metric")
 
 
 # ---- evaluation -----------------------------------------------------------------------------
@@ -297,7 +220,7 @@ async def aevaluate(
     """`evaluate` as a coroutine (for callers already inside an event loop)."""
     from tempo_eval.core.extract import parse_reference_date
 
-    metrics = _check_metrics(metrics)
+    metrics = check_metrics(metrics)
     if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
         raise ValueError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
     if deadline is not None and not (isinstance(deadline, (int, float)) and deadline > 0):
@@ -307,7 +230,7 @@ async def aevaluate(
     # so "2024-06-30T00:00" and "2024-06-30" are the same run.
     parsed_date = parse_reference_date(reference_date)
     reference_date = parsed_date.isoformat() if parsed_date is not None else None
-    dataset = _as_dataset(dataset)
+    dataset = as_dataset(dataset)
     frame: pd.DataFrame = dataset.frame
     if _id_column(frame) not in frame.columns:
         raise ValueError(
@@ -432,13 +355,13 @@ async def _evaluate_locked(
                     if cancel is not None and cancel.is_set():
                         status = "cancelled"
                         return
-                    row = _row_dict(columns, values[i], reference_date)
+                    row = row_dict(columns, values[i], reference_date)
                     results = await _measure_row(todo, row, i, stop_at)
                     if results is None:
                         results = [_deadline_result(m, deadline) for m in todo]
                         deadline_rows += 1
                     store.record_row(
-                        run_id, i, str(row.get(id_column)), results, system=_system(row)
+                        run_id, i, str(row.get(id_column)), results, system=system(row)
                     )
                     done += 1
                     computed += len(results)
@@ -482,53 +405,6 @@ async def _run_workers(coroutines: Sequence[Any]) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
-    """Raise ValueError unless every metric's `required_columns` are among `columns`.
-
-    The message names the metric, the missing columns and the columns found. A metric that reads
-    conversations (`turns`) on a dataset without them is told where conversations come from.
-    """
-    canonical = canonical_columns()
-    from tempo_eval.io.errors import list_columns
-
-    found = list_columns(list(columns))  # a wide file has thousands: name the first few
-    for metric in metrics:
-        required = metric.required_columns(columns)
-        not_columns = [c for c in required if c not in canonical]
-        if not_columns:
-            if "turns" in not_columns:
-                raise ValueError(
-                    f"{metric.name} runs on conversations (a list of turns), not on dataset rows: "
-                    "use the dashboard's Conversation page or "
-                    f"{type(metric).__name__}().measure(turns=...)"
-                )
-            raise ValueError(
-                f"{metric.name} needs {', '.join(not_columns)}, which no dataset column holds "
-                f"(dataset columns are {', '.join(sorted(canonical))})"
-            )
-        missing = [c for c in required if c not in columns]
-        if "turns" in missing:
-            raise ValueError(
-                f"{metric.name} runs on conversations (a turns column: a list of user and assistant "
-                f"turns per row), but the dataset has only {found}; load a conversation file "
-                "(tempo_eval.io.load_conversations) or paste one on the dashboard's Conversation page"
-            )
-        if missing:
-            raise ValueError(
-                f"{metric.name} needs the column(s) {', '.join(missing)} (it reads "
-                f"{', '.join(required)}), but the dataset has only {found}; map a source column "
-                "to each, or choose another metric"
-            )
-
-
-async def measure_row(metrics: Sequence[Metric], row: Mapping[str, Any], index: int) -> list[MetricResult]:
-    """Every metric's result for one dataset row (row number `index`, 0-based), failures isolated
-    as in `_measure`. Shared by the local runner and the Ray engine, so both score alike."""
-    if len(metrics) == 1:  # the common case; gather would add a task per row
-        return [await _measure(metrics[0], row, index)]
-    return list(await asyncio.gather(*(_measure(m, row, index) for m in metrics)))
-
-
 async def _measure_row(
     todo: Sequence[Metric], row: Mapping[str, Any], index: int, stop_at: float | None
 ) -> list[MetricResult] | None:
@@ -554,67 +430,3 @@ def _deadline_result_reason(deadline: float | None) -> str:
             "evaluate again to resume and compute it.")
 
 
-async def _measure(metric: Metric, row: Mapping[str, Any], index: int) -> MetricResult:
-    """One (row, metric); a missing cell becomes NaN "missing_input", any exception NaN
-    "row_error"."""
-    try:
-        result = await metric.ameasure(**metric.inputs_from_row(row))
-        if not isinstance(result, MetricResult):
-            raise TypeError(f"{type(metric).__name__} returned {type(result).__name__}, not MetricResult")
-        return result
-    except MissingInput as missing:  # the row is incomplete: not measurable, nothing to retry
-        return not_measurable(metric.name, MISSING_INPUT, str(missing), column=missing.column)
-    except Exception as exc:  # isolate the row: the run goes on
-        message = f"{type(exc).__name__}: {exc}"
-        kind = "query" if "query_id" in row else "conversation"  # a conversation dataset's rows
-        logger.warning("row %d (%s %s), metric %s failed: %s", index, kind,
-                       row.get("query_id", row.get("conversation_id")), metric.name, message)
-        return not_measurable(metric.name, ROW_ERROR, f"Evaluating this row failed: {message}")
-
-
-def _check_metrics(metrics: Sequence[Metric]) -> list[Metric]:
-    if isinstance(metrics, Metric):
-        metrics = [metrics]
-    metrics = list(metrics)
-    if not metrics:
-        raise ValueError("metrics must name at least one metric")
-    for metric in metrics:
-        if not isinstance(metric, Metric):
-            raise TypeError(f"metrics must be Metric instances, got {type(metric).__name__}")
-    names = [m.name for m in metrics]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ValueError(
-            f"metric {duplicates[0]!r} appears twice; results are stored per metric name, "
-            "so evaluate different settings of one metric in separate runs"
-        )
-    return metrics
-
-
-def _row_dict(columns: Sequence[str], values: Sequence[Any], reference_date: Any) -> dict[str, Any]:
-    row = dict(zip(columns, values, strict=True))
-    if reference_date is not None and is_na(row.get("reference_date")):
-        row["reference_date"] = reference_date
-    return row
-
-
-def _system(row: Mapping[str, Any]) -> str | None:
-    value = row.get("run")
-    return None if is_na(value) else str(value)
-
-
-def _as_dataset(dataset: Any) -> Any:
-    from tempo_eval.io.dataset import Dataset
-
-    if isinstance(dataset, pd.DataFrame):
-        # A frame built in memory: canonical columns expected; ids generated as the loaders do.
-        frame = dataset
-        if "query_id" not in frame.columns and "conversation_id" not in frame.columns:
-            frame = frame.assign(query_id=[f"q{i + 1}" for i in range(len(frame))])
-        return Dataset(frame=frame, name="dataframe", mapping={}, content_hash=frame_content_hash(frame),
-                       source_format="dataframe")
-    if not isinstance(getattr(dataset, "frame", None), pd.DataFrame):
-        raise TypeError(
-            f"dataset must be a tempo_eval.io Dataset or a pandas DataFrame, got {type(dataset).__name__}"
-        )
-    return dataset

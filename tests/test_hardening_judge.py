@@ -119,9 +119,9 @@ def test_the_store_and_the_verdict_cache_mask_registered_secrets(tmp_path: Path)
     path = tmp_path / "ws.sqlite"
     store = RunStore(path)
     dataset = pd.DataFrame({"query_id": ["q1"], "answer": ["a"]})
-    from tempo_eval.runner import _as_dataset
+    from tempo_eval.scoring import as_dataset
 
-    run_id, _ = store.create_or_resume_run(store.save_dataset(_as_dataset(dataset)), {"metrics": ["m"]})
+    run_id, _ = store.create_or_resume_run(store.save_dataset(as_dataset(dataset)), {"metrics": ["m"]})
     claim = {"claim": f"c {secret}", "verdict": "SUPPORTED", "evidence": f"e {secret}", "reason": f"r {secret}",
              "note": secret}
     store.record_row(run_id, 0, "q1", [MetricResult("m", 1.0, f"why {secret}", None,

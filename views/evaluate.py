@@ -145,7 +145,7 @@ def _show_job(job: jobs.Job) -> None:
     else:
         st.success(f"Finished: {formatting.md_escape(job.done)} rows evaluated and stored (run #{formatting.md_escape(job.run_id)}).")
     if frame is not None:
-        from tempo_eval.runner import aggregate_frame
+        from tempo_eval.scoring import aggregate_frame
 
         if not frame.empty:
             summary = aggregate_frame(frame).reset_index()

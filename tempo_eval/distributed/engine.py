@@ -4,7 +4,7 @@ The driver reads the dataset (`reader`), checks the metrics' columns as the loca
 and cuts the rows into blocks of `block_size`. Blocks without output go to `map_batches` with a
 callable class (`BlockScorer`), one block per call, in a pool of `num_workers` actors (each with
 `gpus_per_worker` GPUs). Each actor unpickles the metrics once, so a verifier and its NLI model
-are built once per actor; a row is scored by `tempo_eval.runner.measure_row`, the local runner's
+are built once per actor; a row is scored by `tempo_eval.scoring.measure_row`, the local runner's
 own function (same scores, same NaN reasons, a failing row NaN "row_error"). The actor returns
 the block as Parquet bytes, plus the verdicts it added to the cache; the driver writes both (see
 `output` for the layout and why a block is written once), so only one process ever writes.
@@ -74,7 +74,7 @@ class RayRun:
 
     def aggregate(self, **kwargs: Any) -> pd.DataFrame:
         """As `RunResult.aggregate`."""
-        from tempo_eval.runner import aggregate_frame
+        from tempo_eval.scoring import aggregate_frame
 
         return aggregate_frame(self.frame, metrics=self.metrics, **kwargs)
 
@@ -109,10 +109,10 @@ def evaluate_ray(
     import ray
 
     from tempo_eval.core.extract import parse_reference_date
-    from tempo_eval.runner import _as_dataset, _check_metrics, check_columns, run_config
+    from tempo_eval.scoring import as_dataset, check_columns, check_metrics, run_config
     from tempo_eval.store.runs import config_hash
 
-    metrics = _check_metrics(metrics)
+    metrics = check_metrics(metrics)
     for name, value, minimum in (("num_workers", num_workers, 1), ("block_size", block_size, 1),
                                  ("max_concurrency", max_concurrency, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -137,7 +137,7 @@ def evaluate_ray(
             dataset = read_dataset([str(d) for d in data] if isinstance(data, (list, tuple)) else str(data),
                                    mapping, format=format)
         else:
-            dataset = _as_dataset(data)
+            dataset = as_dataset(data)
         frame: pd.DataFrame = dataset.frame
         if "query_id" not in frame.columns:
             raise ValueError("the dataset has no query_id column (load it with tempo_eval.io.load_dataset)")
@@ -355,17 +355,17 @@ async def score_rows(
     """(row number, query_id, system, results) for each of `rows` (numbered `numbers`),
     `max_concurrency` rows at once, as the local runner scores them; `todo` names the metrics to
     compute for each row (default: all)."""
-    from tempo_eval.runner import _row_dict, _system, measure_row
+    from tempo_eval.scoring import measure_row, row_dict, system
 
     scored: list[Any] = [None] * len(rows)
     queue = iter(range(len(rows)))
 
     async def worker() -> None:
         for k in queue:  # one shared iterator: each row goes to one worker
-            row = _row_dict(columns, rows[k], reference_date)
+            row = row_dict(columns, rows[k], reference_date)
             chosen = metrics if todo is None else [m for m in metrics if m.name in todo[k]]
             results = await measure_row(chosen, row, numbers[k])
-            scored[k] = (numbers[k], str(row.get("query_id")), _system(row), results)
+            scored[k] = (numbers[k], str(row.get("query_id")), system(row), results)
 
     await asyncio.gather(*(worker() for _ in range(min(max_concurrency, len(rows)))))
     return scored
