@@ -13,12 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tempo_eval.io.dataset import (
-    _read_delimited_csv,
-    _read_delimited_fast,
-    detect_mapping,
-    load_dataset,
-)
+from tempo_eval.io.dataset import detect_mapping, load_dataset
+from tempo_eval.io.delimited import _read_delimited_csv, _read_delimited_fast
 from tempo_eval.io.errors import InputError
 
 ROWS = [

@@ -42,16 +42,13 @@ from tempo_eval.io.dataset import (
     FORMATS,
     Dataset,
     _canonical_frame,
-    _check_cell_sizes,
-    _check_header,
     _gc_paused,
     _generated_ids,
-    _read_jsonl,
-    delimited_table,
     load_dataset,
-    parquet_table,
 )
+from tempo_eval.io.delimited import _check_cell_sizes, _check_header, delimited_table
 from tempo_eval.io.errors import InputError
+from tempo_eval.io.jsonfiles import _read_jsonl, parquet_table
 
 logger = logging.getLogger(__name__)
 

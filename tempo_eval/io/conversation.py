@@ -238,7 +238,7 @@ def load_conversations(source: Any, *, name: str | None = None, max_bytes: int |
     suffixes = [s.lower() for s in PurePath(raw.name).suffixes if s.lower() != ".gz"]
     ext = suffixes[-1] if suffixes else ""
     if ext in (".parquet", ".pq"):
-        from tempo_eval.io.dataset import _read_parquet
+        from tempo_eval.io.jsonfiles import _read_parquet
 
         table = _read_parquet(data, raw.name)
         records = [{c: table.values[c][i] for c in table.columns} for i in range(table.n_rows)]
@@ -282,7 +282,7 @@ def _conversation_records(
     if not body:
         raise InputError(f"the file is empty; {_FILE_EXPECTED}", source=source)
     if ext == ".csv" or ext == ".tsv":
-        from tempo_eval.io.dataset import _read_delimited
+        from tempo_eval.io.delimited import _read_delimited
 
         table = _read_delimited(text.encode("utf-8"), source, "\t" if ext == ".tsv" else ",", warnings)
         records = [{c: table.values[c][i] for c in table.columns} for i in range(table.n_rows)]

@@ -26,18 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tempo_eval.io.errors import InputError
+from tempo_eval.io.jsonfiles import (  # noqa: F401 - the DeepEval test-run detection, re-exported
+    deepeval_case_records,
+    deepeval_test_run,
+    is_deepeval_test_run,
+)
 from tempo_eval.schema import CANONICAL_COLUMNS, FOREIGN_ERROR, MetricResult
 
 TOOLS = ("ragas", "deepeval")
-#: keys of a DeepEval test case -> our dataset columns (its own snake_case names, which we map)
-_DEEPEVAL_CASE_KEYS = {
-    "input": "input",
-    "actualOutput": "actual_output",
-    "expectedOutput": "expected_output",
-    "retrievalContext": "retrieval_context",
-    "context": "context",
-    "name": "name",
-}
 
 
 @dataclass
@@ -64,30 +60,6 @@ class ForeignResults:
     @property
     def metrics(self) -> list[str]:
         return list(dict.fromkeys(score.metric for score in self.scores))
-
-
-def deepeval_test_run(document: Any) -> dict[str, Any] | None:
-    """The test run in a DeepEval test run JSON: the document itself (a results folder's file,
-    .latest_run_full.json) or under "testRunData" (.deepeval/.latest_test_run.json); else None."""
-    if isinstance(document, dict) and isinstance(document.get("testRunData"), dict):
-        document = document["testRunData"]
-    if isinstance(document, dict) and isinstance(document.get("testCases"), list):
-        return document
-    return None
-
-
-def is_deepeval_test_run(document: Any) -> bool:
-    return deepeval_test_run(document) is not None
-
-
-def deepeval_case_records(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """The test cases of a DeepEval test run as dataset records (snake_case keys)."""
-    records = []
-    for case in deepeval_test_run(document)["testCases"]:
-        if not isinstance(case, dict):
-            continue
-        records.append({ours: case.get(theirs) for theirs, ours in _DEEPEVAL_CASE_KEYS.items()})
-    return records
 
 
 def load_foreign_results(source: Any, *, name: str | None = None) -> ForeignResults:

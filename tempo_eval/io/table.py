@@ -1,0 +1,144 @@
+"""The raw table every reader returns, and the conversion of its cells into canonical values.
+
+`_Table` holds raw cell values by source column and where each row came from (for messages);
+`_convert` turns one mapped column into canonical values (text, lists, gold relevance, dates),
+with a fast path for the common cells and the full converters of `tempo_eval.io.cells` for the
+rest, raising InputError naming the row and column of a bad cell.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tempo_eval.io.cells import (
+    MAX_CELL_CHARS,
+    MISSING_WORDS,
+    CellError,
+    date_cell,
+    gold_cell,
+    list_cell,
+    text_cell,
+)
+from tempo_eval.io.errors import InputError
+
+
+@dataclass
+class _Table:
+    """Raw values by source column, plus where each row came from (for messages)."""
+
+    columns: list[str]
+    values: dict[str, Sequence[Any]]
+    n_rows: int
+    lines: Sequence[int] | None  # line in the file where each row starts, when known
+    arrow: Any = None  # the pyarrow Table a Parquet file was read into: unmapped columns keep types
+
+    def place(self, index: int) -> dict[str, int | None]:
+        return {"row": index + 1, "line": self.lines[index] if self.lines is not None else None}
+
+
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    "query_id": text_cell,
+    "query": text_cell,
+    "answer": text_cell,
+    "reference": text_cell,
+    "run": text_cell,
+    "reference_date": date_cell,
+    "contexts": lambda v: list_cell(v, ids=False),
+    "retrieved_ids": lambda v: list_cell(v, ids=True),
+    "gold_ids": gold_cell,
+}
+
+
+def _convert(
+    table: _Table, canonical: str, column: str, source: str, warnings: list[str] | None = None
+) -> list[Any]:
+    values = table.values[column]
+    if canonical in ("contexts", "retrieved_ids", "gold_ids"):
+        converted = _fast_lists(values)
+    elif canonical in ("query", "answer", "reference", "run", "query_id"):
+        converted = _fast_texts(values)
+    else:
+        converted = [_SLOW] * len(values)
+    convert = _CONVERTERS[canonical]
+    if canonical == "reference_date":
+        convert = _memoized(convert)  # dates repeat: the same few values in most files
+    notes: list[str] = []
+    noted: list[int] = []
+    ids = canonical == "retrieved_ids"
+    for index, value in enumerate(values):
+        if converted[index] is _SLOW:
+            try:
+                if canonical in ("contexts", "retrieved_ids"):
+                    before = len(notes)
+                    converted[index] = list_cell(value, ids=ids, notes=notes)
+                    if len(notes) > before:
+                        noted.append(index)
+                else:
+                    converted[index] = convert(value)
+            except CellError as error:
+                raise InputError(str(error), source=source, column=column, **table.place(index)) from None
+    if notes and warnings is not None:
+        # one warning per column: the first cell, and how many more were read the same way
+        more = f" ({len(notes) - 1} more row(s) read the same way)" if len(notes) > 1 else ""
+        warnings.append(str(InputError(notes[0] + more, source=source, column=column, **table.place(noted[0]))))
+    return converted
+
+
+_SLOW = object()  # marks a cell the fast path left for the full converter
+
+
+def _memoized(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    seen: dict[str, Any] = {}
+
+    def cached(value: Any) -> Any:
+        if type(value) is not str:
+            return convert(value)
+        if value not in seen:
+            seen[value] = convert(value)
+        return seen[value]
+
+    return cached
+
+
+_scan_json = json.JSONDecoder().scan_once  # the C scanner behind json.loads, without its wrappers
+
+
+_STR_ONLY = {str}
+
+
+def _fast_lists(values: Sequence[Any]) -> list[Any]:
+    # The common case, a JSON list of strings, read with the bare JSON scanner; every other cell
+    # (another style, an error, a number among the items) is left to the full converter.
+    out: list[Any] = []
+    append = out.append
+    scan = _scan_json
+    for value in values:
+        if type(value) is list:  # JSON, JSON Lines, Parquet: already a list
+            if set(map(type, value)) <= _STR_ONLY and sum(map(len, value)) <= MAX_CELL_CHARS:
+                append(value)
+            else:
+                append(_SLOW)
+            continue
+        if type(value) is str and value[:1] == "[" and len(value) <= MAX_CELL_CHARS:
+            try:
+                parsed, end = scan(value, 0)
+            except (StopIteration, ValueError, RecursionError):
+                append(_SLOW)
+                continue
+            if end == len(value) and type(parsed) is list and set(map(type, parsed)) <= _STR_ONLY:
+                append(parsed)
+                continue
+        append(_SLOW)
+    return out
+
+
+def _fast_texts(values: Sequence[Any]) -> list[Any]:
+    return [
+        value if type(value) is str and value and not value.isspace() and len(value) <= MAX_CELL_CHARS
+        and value not in MISSING_WORDS
+        else _SLOW
+        for value in values
+    ]
