@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from tempo_eval.io.errors import InputError
+from tempo_eval.review import agreement, cohen_kappa, rescore
 from tempo_eval.store.labels import LabelStore, claim_premises, premises_hash
-from tempo_eval.verify.review import agreement, cohen_kappa, rescore
 
 
 def test_kappa_matches_hand_computed_values() -> None:
