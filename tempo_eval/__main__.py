@@ -1,4 +1,4 @@
-"""`python -m tempo_eval`: see tempo_eval.cli."""
+"""`python -m tempo_eval`: see the tempo_eval.cli package."""
 
 import sys
 

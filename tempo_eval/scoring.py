@@ -122,7 +122,6 @@ def aggregate_frame(
     return pd.DataFrame(records, columns=columns).set_index("metric")
 
 
-
 # ---- scoring one row ------------------------------------------------------------------------
 
 def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:

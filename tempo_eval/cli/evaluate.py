@@ -1,24 +1,5 @@
-"""The command line: `python -m tempo_eval evaluate ...` and `python -m tempo_eval compare ...`.
-
-    python -m tempo_eval evaluate data.csv --metrics temporal_faithfulness,temporal_ndcg --k 10 \\
-        --out results.csv
-    python -m tempo_eval evaluate s3://bucket/logs/ --metrics temporal_faithfulness --engine ray \\
-        --num-workers 8 --out results/ && python -m tempo_eval import-results results/
-    python -m tempo_eval compare bm25.run dense.run --qrels qrels.txt --metric ndcg@10 --test student
-
-    python -m tempo_eval evaluate conversations.jsonl --metrics turn_faithfulness --out turns.csv
-    python -m tempo_eval import ragas_results.csv          # foreign scores as an external run
-
-Exit codes: 0 success; 1 a metric failed on every row with any failure code (row_error,
-judge_error, verifier_error, ...), --deadline passed before every row was evaluated, or a metric's
-mean is below its `--fail-under` threshold (the results are still written and stored; one line per
-cause on stderr: "error: all N rows failed: ...", "error: the deadline ...", "fail: METRIC MEAN <
-THRESHOLD"); 2 bad input or usage (one line "error: ..." on stderr, no traceback), including a
-metric that needs a column the dataset lacks, an --out that names an input, and a damaged
-workspace; 130 interrupted (every finished row is stored; the same command resumes).
-
-API keys are read from the environment only (OPENAI_API_KEY, or the variable named by
---api-key-env), never from an argument value, and are never stored or logged.
+"""`tempo-eval evaluate`: score a dataset (or a conversation file) with chosen metrics, locally or
+on Ray, write the results and exit 1 on a broken setup or a mean under --fail-under.
 """
 
 from __future__ import annotations
@@ -26,84 +7,31 @@ from __future__ import annotations
 import argparse
 import contextlib
 import inspect
-import logging
 import math
 import os
 import re
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
+
+from tempo_eval.cli.common import (
+    CONVERSATION_METRICS,
+    DATASET_METRICS,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    METRIC_MODULES,
+    CLIError,
+    ProgressBar,
+    add_workspace_option,
+    check_out_is_not_an_input,
+    max_input_bytes,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# pandas and the engine are imported inside the commands, so `--help` answers at once.
-logger = logging.getLogger("tempo_eval.cli")
-
-#: the module defining each metric the CLI can build, by metric name
-METRIC_MODULES = {
-    "temporal_faithfulness": "tempo_eval.metrics.temporal_faithfulness",
-    "temporal_ndcg": "tempo_eval.metrics.temporal_ndcg",
-    "factual_correctness": "tempo_eval.metrics.factual_correctness",
-    "turn_faithfulness": "tempo_eval.metrics.turn_faithfulness",
-}
-#: the metrics `evaluate` offers on dataset rows; turn_faithfulness runs on a conversation file
-#: (`load_conversations`), one conversation per row
-DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfulness")
-CONVERSATION_METRICS = ("turn_faithfulness",)
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_INPUT = 2
-EXIT_INTERRUPTED = 130
-
-
-class CLIError(ValueError):
-    """A usage problem found after argument parsing (reported like an input error)."""
-
-
-# ---- progress -------------------------------------------------------------------------------
-
-class ProgressBar:
-    """A one-line progress bar on a text stream: `[#####.....] 50/100 rows  12.3 rows/s`.
-
-    Redrawn at most every `interval` seconds (and always at the end)."""
-
-    def __init__(self, stream: TextIO | None = None, *, width: int = 30, interval: float = 0.1) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self.width = width
-        self.interval = interval
-        self._start = time.monotonic()
-        self._first_done: int | None = None
-        self._last_draw = 0.0
-        self._finished = False
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if self._first_done is None:
-            self._first_done, self._start = done, now
-        if done < total and now - self._last_draw < self.interval:
-            return
-        self._last_draw = now
-        filled = self.width if total == 0 else self.width * done // total
-        rate = (done - self._first_done) / max(now - self._start, 1e-9)
-        line = f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} rows  {rate:.1f} rows/s"
-        self.stream.write(line)
-        if done >= total and not self._finished:
-            self._finished = True
-            self.stream.write("\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if not self._finished and self._first_done is not None:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._finished = True
-
-
-# ---- evaluate -------------------------------------------------------------------------------
 
 def parse_mapping(items: Sequence[str]) -> dict[str, str]:
     """["query=question", ...] -> {"query": "question"} (canonical column = source column)."""
@@ -172,15 +100,6 @@ def below_thresholds(aggregate: pd.DataFrame, thresholds: dict[str, float]) -> l
     return lines
 
 
-def _max_input_bytes(args: argparse.Namespace) -> int | None:
-    """--max-input-mb in bytes (None: the default limit); a value that is not positive is refused."""
-    if args.max_input_mb is None:
-        return None
-    if not args.max_input_mb > 0:
-        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
-    return int(args.max_input_mb * 10**6)
-
-
 def _api_key(env_name: str | None) -> str | None:
     name = env_name or "OPENAI_API_KEY"
     key = os.environ.get(name)
@@ -203,7 +122,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
-    max_bytes = _max_input_bytes(args)
+    max_bytes = max_input_bytes(args)
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
     if not names:
         raise CLIError("--metrics needs at least one metric name")
@@ -220,7 +139,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     unknown = [metric for metric in thresholds if metric not in names]
     if unknown:
         raise CLIError(f"--fail-under names {', '.join(unknown)}, which --metrics does not compute ({', '.join(names)})")
-    _check_out_is_not_an_input(Path(args.out), [Path(args.data)])
+    check_out_is_not_an_input(Path(args.out), [Path(args.data)])
     if args.timeout is not None and not args.timeout > 0:
         raise CLIError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     if args.max_retries is not None and args.max_retries < 0:
@@ -399,24 +318,6 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
     return _exit_code(run.frame, aggregate, thresholds)
 
 
-def cmd_import_results(args: argparse.Namespace) -> int:
-    from tempo_eval.distributed.output import import_results
-    from tempo_eval.store.db import default_db_path
-    from tempo_eval.store.runs import RunStore
-
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
-    if not Path(args.dir).is_dir():
-        raise CLIError(f"{args.dir!r} is not a directory; expected the --out directory of an --engine ray run")
-    store = RunStore()
-    run_id = import_results(args.dir, store=store, name=args.name)
-    info = store.run_summary(run_id)
-    counts = ", ".join(f"{m}: {c['n']}" for m, c in info["metrics"].items())
-    print(f"run {run_id} ({info['name']}, {info['status']}): imported {counts or 'no results'} "
-          f"into {default_db_path()}", file=sys.stderr)
-    return EXIT_OK
-
-
 def _conversation_hint(path: str, max_bytes: int | None = None) -> str:
     """"; this file holds N conversations: ..." when a file refused as a dataset is a conversation file."""
     from tempo_eval.io.conversation import load_conversations
@@ -441,23 +342,6 @@ def _all_rows_failed(frame: pd.DataFrame) -> str | None:
             reason = " ".join(str(part["reason"].iloc[0]).split())
             return f"all {len(part)} rows failed: {metric}: {reason}"
     return None
-
-
-def _check_out_is_not_an_input(out: Path, inputs: Sequence[Path], *, workspace: bool = True) -> None:
-    """Refuse an --out that is one of the inputs (or, with `workspace`, the workspace database):
-    writing the results would destroy it."""
-    from tempo_eval.store.db import default_db_path
-
-    for source in [*inputs, *([default_db_path()] if workspace else [])]:
-        same = (
-            os.path.samefile(out, source) if out.exists() and source.exists()
-            else out.resolve() == source.resolve()
-        )
-        if same:
-            raise CLIError(
-                f"--out {str(out)!r} is the input {str(source)!r}; writing the results there would "
-                "overwrite it: choose another --out file"
-            )
 
 
 @contextlib.contextmanager
@@ -494,91 +378,8 @@ def _summary(aggregate: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-# ---- compare --------------------------------------------------------------------------------
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from tempo_eval.compare import compare_trec, parse_trec_metric
-    from tempo_eval.io.export import to_csv_text
-    from tempo_eval.io.trec import load_qrels, load_run
-
-    metrics = args.metric or ["ndcg@10"]
-    for metric in metrics:
-        parse_trec_metric(metric)
-    if args.depth is not None and args.depth < 1:
-        raise CLIError(f"--depth must be a positive integer, got {args.depth}")
-    max_bytes = _max_input_bytes(args)
-    if args.out:  # compare does not use the workspace: only its inputs are guarded
-        _check_out_is_not_an_input(Path(args.out), [Path(p) for p in [*args.runs, args.qrels]], workspace=False)
-    runs = load_run(args.runs, max_bytes=max_bytes)
-    for note in dict.fromkeys(note for run in runs.values() for note in run.notes):
-        print(f"note: {note}", file=sys.stderr)
-    if len(runs) < 2:
-        raise CLIError(f"compare needs at least two runs; the run files hold {len(runs)}")
-    qrels = load_qrels(args.qrels, max_bytes=max_bytes)
-    report = compare_trec(
-        runs, qrels, metrics=metrics, missing=args.missing, test=args.test, alpha=args.alpha,
-        correction=args.correction, n_permutations=args.permutations, seed=args.seed,
-        depth=args.depth, precision=args.score_precision,
-    )
-    if args.format == "latex":
-        text = report.to_latex()
-    elif args.format == "csv":
-        text = to_csv_text(report.to_dataframe())
-    else:
-        text = report.to_markdown()
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    return EXIT_OK
-
-
-# ---- import ---------------------------------------------------------------------------------
-
-def cmd_import(args: argparse.Namespace) -> int:
-    from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
-    from tempo_eval.store.runs import RunStore
-
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
-    foreign = load_foreign_results(args.results)
-    for warning in foreign.dataset.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    store = RunStore()
-    run_id = import_foreign_results(foreign, store, run_name=args.run_name)
-    dataset_id = store.run_info(run_id)["dataset_id"]
-    print(
-        f"run {run_id}: {foreign.tool} scores of {len(foreign.dataset)} rows imported as an external run "
-        f"of dataset {dataset_id} ({foreign.dataset.name})",
-        file=sys.stderr,
-    )
-    for metric, summary in store.run_summary(run_id)["metrics"].items():
-        mean = "no score" if math.isnan(summary["mean"]) else f"{summary['mean']:.4f}"
-        print(f"{metric}: {mean}; scored {summary['n_measurable']}/{summary['n']}", file=sys.stderr)
-    return EXIT_OK
-
-
-# ---- the parser -----------------------------------------------------------------------------
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (exit code 2)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_INPUT, f"error: {message} (see '{self.prog} --help')\n")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    invoked = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
-    parser = _Parser(
-        prog="tempo-eval" if invoked.startswith("tempo-eval") else "python -m tempo_eval",
-        description="Evaluate retrieval-augmented generation with time as a first-class dimension.",
-        epilog="Run 'tempo-eval COMMAND --help' (or 'python -m tempo_eval COMMAND --help') for the "
-               "options of a command.",
-    )
-    # the docs ship with the repository, not with the package: say where they are
-    parser.epilog += " What every metric, mode and NaN reason code means: docs/metrics.md in the repository."
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
+def add_parser(commands: Any) -> None:
+    """Add this subcommand to the `commands` of `tempo_eval.cli.parser.build_parser`."""
     ev = commands.add_parser(
         "evaluate",
         help="score a dataset (CSV / TSV / JSONL / JSON / Parquet) with chosen metrics",
@@ -613,8 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-retry-failed", action="store_true",
                     help="when resuming, keep stored failures (row_error, judge_error, ...) instead "
                          "of computing them again")
-    ev.add_argument("--workspace", metavar="DIR",
-                    help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
+    add_workspace_option(ev)
     ev.add_argument("--max-input-mb", type=float, metavar="MB",
                     help="refuse a dataset larger than this (default 128, or $TEMPO_EVAL_MAX_INPUT_MB): "
                          "it is held in memory, about 10x its size")
@@ -646,111 +446,3 @@ def build_parser() -> argparse.ArgumentParser:
     ray_.add_argument("--block-size", type=int, default=RAY_DEFAULTS["block_size"],
                       help="rows per output file, the unit of resume (default 1000)")
     ev.set_defaults(handler=cmd_evaluate)
-
-    imp = commands.add_parser(
-        "import-results",
-        help="load the output of an --engine ray run into the workspace as a normal run",
-        description=(
-            "Store a Ray run's dataset and per-row results (scores, reasons, claims) in the "
-            "workspace, as a new run: it shows on the dashboard's Runs, Results, Compare and Claims "
-            "pages. An unfinished output is imported as a cancelled run."
-        ),
-    )
-    imp.add_argument("dir", help="the --out directory of the Ray run")
-    imp.add_argument("--name", "--run-name", dest="name", help="the run's name (default 'ray: DIR')")
-    imp.add_argument("--workspace", metavar="DIR",
-                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
-    imp.set_defaults(handler=cmd_import_results)
-
-    cmp_ = commands.add_parser(
-        "compare",
-        help="compare TREC run files against qrels with significance tests",
-        description=(
-            "Per-query NDCG@k (trec_eval's ndcg_cut) for each run, then paired significance "
-            "tests between every pair of runs, Holm-corrected, in a table that marks each run's "
-            "score with the letters of the runs it beats significantly."
-        ),
-    )
-    cmp_.add_argument("runs", nargs="+", metavar="RUN_FILE", help="TREC run files (two or more runs)")
-    cmp_.add_argument("--qrels", required=True, help="TREC qrels file")
-    cmp_.add_argument("--metric", action="append", metavar="ndcg@K",
-                      help="metric to compare (repeatable; default ndcg@10)")
-    cmp_.add_argument("--test", choices=("fisher", "student"), default="fisher",
-                      help="Fisher's randomisation test (default) or the paired t-test")
-    cmp_.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    cmp_.add_argument("--correction", choices=("holm", "none"), default="holm",
-                      help="multiple-comparison correction over run pairs (default holm)")
-    cmp_.add_argument("--permutations", type=int, default=10_000,
-                      help="random sign flips for the Fisher test (exact when 2^n is smaller)")
-    cmp_.add_argument("--seed", type=int, default=42, help="seed of the Fisher test (default 42)")
-    cmp_.add_argument("--missing", choices=("zero", "drop"), default="zero",
-                      help="a judged query a run has no results for: scored 0 for that run, as "
-                           "trec_eval -c (default), or dropped from every run's comparison")
-    cmp_.add_argument("--depth", type=int, metavar="M",
-                      help="evaluate only each query's top M documents, as trec_eval -M (default: all)")
-    cmp_.add_argument("--score-precision", choices=("float32", "double"), default="float32",
-                      help="how run scores are compared when ranking: float32 as trec_eval <= 9 and "
-                           "pytrec_eval-terrier (default), or double as trec_eval 10.0; they differ "
-                           "only for scores equal in float32")
-    cmp_.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown",
-                      help="output format (default markdown)")
-    cmp_.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
-    cmp_.add_argument("--max-input-mb", type=float, metavar="MB",
-                      help="refuse a run or qrels file larger than this (default 128, or "
-                           "$TEMPO_EVAL_MAX_INPUT_MB)")
-    cmp_.set_defaults(handler=cmd_compare)
-
-    imp = commands.add_parser(
-        "import",
-        help="store a RAGAS results file or a DeepEval test run as an external run",
-        description=(
-            "Read a RAGAS EvaluationResult.to_pandas() file (CSV / JSONL / JSON / Parquet, one "
-            "numeric column per metric) or a DeepEval test run JSON (testCases[].metricsData[]) and "
-            "store its scores as a finished run of the dataset it describes, with metric names "
-            "such as ragas:faithfulness and deepeval:Faithfulness. Evaluating the same file with "
-            "our metrics uses the same stored dataset, so the dashboard's Agreement page can set "
-            "the two side by side."
-        ),
-    )
-    imp.add_argument("results", help="the results file")
-    imp.add_argument("--run-name", help="a name for the run (default: 'TOOL: FILE')")
-    imp.add_argument("--workspace", metavar="DIR",
-                     help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
-    imp.set_defaults(handler=cmd_import)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
-    from tempo_eval._secrets import mask_log_handlers
-
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    mask_log_handlers(_secrets)  # no key in any log line, whatever variable it came from
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.handler(args)
-    except (ValueError, OSError) as exc:  # InputError is a ValueError
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"error: {_masked(message)}", file=sys.stderr)
-        return EXIT_INPUT
-    except RuntimeError as exc:
-        from tempo_eval.store.db import WorkspaceError
-        from tempo_eval.verify.base import VerifierUnavailable
-
-        if not isinstance(exc, (VerifierUnavailable, WorkspaceError)):
-            raise
-        print(f"error: {_masked(' '.join(str(exc).split()))}", file=sys.stderr)
-        return EXIT_INPUT
-
-
-def _secrets() -> list[str]:
-    from tempo_eval.store.runs import secret_values  # pandas: not imported for --help
-
-    return secret_values()
-
-
-def _masked(text: str) -> str:
-    from tempo_eval._secrets import mask
-
-    return mask(text, _secrets()) or text

@@ -1,0 +1,102 @@
+"""The command line: `python -m tempo_eval evaluate ...` and `python -m tempo_eval compare ...`.
+
+One module per subcommand (`evaluate`, `import_results`, `compare`, `import_scores`), each with
+its `add_parser`; `parser` puts them together and `common` holds what they share.
+
+    python -m tempo_eval evaluate data.csv --metrics temporal_faithfulness,temporal_ndcg --k 10 \\
+        --out results.csv
+    python -m tempo_eval evaluate s3://bucket/logs/ --metrics temporal_faithfulness --engine ray \\
+        --num-workers 8 --out results/ && python -m tempo_eval import-results results/
+    python -m tempo_eval compare bm25.run dense.run --qrels qrels.txt --metric ndcg@10 --test student
+
+    python -m tempo_eval evaluate conversations.jsonl --metrics turn_faithfulness --out turns.csv
+    python -m tempo_eval import ragas_results.csv          # foreign scores as an external run
+
+Exit codes: 0 success; 1 a metric failed on every row with any failure code (row_error,
+judge_error, verifier_error, ...), --deadline passed before every row was evaluated, or a metric's
+mean is below its `--fail-under` threshold (the results are still written and stored; one line per
+cause on stderr: "error: all N rows failed: ...", "error: the deadline ...", "fail: METRIC MEAN <
+THRESHOLD"); 2 bad input or usage (one line "error: ..." on stderr, no traceback), including a
+metric that needs a column the dataset lacks, an --out that names an input, and a damaged
+workspace; 130 interrupted (every finished row is stored; the same command resumes).
+
+API keys are read from the environment only (OPENAI_API_KEY, or the variable named by
+--api-key-env), never from an argument value, and are never stored or logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+from tempo_eval.cli.common import (
+    CONVERSATION_METRICS,
+    DATASET_METRICS,
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    METRIC_MODULES,
+    CLIError,
+    ProgressBar,
+)
+from tempo_eval.cli.evaluate import below_thresholds, build_metrics, parse_fail_under, parse_mapping
+from tempo_eval.cli.parser import build_parser
+
+__all__ = [
+    "CONVERSATION_METRICS",
+    "DATASET_METRICS",
+    "EXIT_FAILED",
+    "EXIT_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "METRIC_MODULES",
+    "CLIError",
+    "ProgressBar",
+    "below_thresholds",
+    "build_metrics",
+    "build_parser",
+    "main",
+    "parse_fail_under",
+    "parse_mapping",
+]
+
+# pandas and the engine are imported inside the commands, so `--help` answers at once.
+logger = logging.getLogger("tempo_eval.cli")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    from tempo_eval._secrets import mask_log_handlers
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    mask_log_handlers(_secrets)  # no key in any log line, whatever variable it came from
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (ValueError, OSError) as exc:  # InputError is a ValueError
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"error: {_masked(message)}", file=sys.stderr)
+        return EXIT_INPUT
+    except RuntimeError as exc:
+        from tempo_eval.store.db import WorkspaceError
+        from tempo_eval.verify.base import VerifierUnavailable
+
+        if not isinstance(exc, (VerifierUnavailable, WorkspaceError)):
+            raise
+        print(f"error: {_masked(' '.join(str(exc).split()))}", file=sys.stderr)
+        return EXIT_INPUT
+
+
+def _secrets() -> list[str]:
+    from tempo_eval.store.runs import secret_values  # pandas: not imported for --help
+
+    return secret_values()
+
+
+def _masked(text: str) -> str:
+    from tempo_eval._secrets import mask
+
+    return mask(text, _secrets()) or text

@@ -1,0 +1,118 @@
+"""What the subcommands share: exit codes, the metrics the CLI builds, usage errors, the progress
+bar, and the checks and options several commands use (input size, --out, --workspace).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    pass
+
+
+#: the module defining each metric the CLI can build, by metric name
+METRIC_MODULES = {
+    "temporal_faithfulness": "tempo_eval.metrics.temporal_faithfulness",
+    "temporal_ndcg": "tempo_eval.metrics.temporal_ndcg",
+    "factual_correctness": "tempo_eval.metrics.factual_correctness",
+    "turn_faithfulness": "tempo_eval.metrics.turn_faithfulness",
+}
+
+
+#: the metrics `evaluate` offers on dataset rows; turn_faithfulness runs on a conversation file
+#: (`load_conversations`), one conversation per row
+DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfulness")
+
+
+CONVERSATION_METRICS = ("turn_faithfulness",)
+
+
+EXIT_OK = 0
+
+
+EXIT_FAILED = 1
+
+
+EXIT_INPUT = 2
+
+
+EXIT_INTERRUPTED = 130
+
+
+class CLIError(ValueError):
+    """A usage problem found after argument parsing (reported like an input error)."""
+
+
+class ProgressBar:
+    """A one-line progress bar on a text stream: `[#####.....] 50/100 rows  12.3 rows/s`.
+
+    Redrawn at most every `interval` seconds (and always at the end)."""
+
+    def __init__(self, stream: TextIO | None = None, *, width: int = 30, interval: float = 0.1) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self.interval = interval
+        self._start = time.monotonic()
+        self._first_done: int | None = None
+        self._last_draw = 0.0
+        self._finished = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if self._first_done is None:
+            self._first_done, self._start = done, now
+        if done < total and now - self._last_draw < self.interval:
+            return
+        self._last_draw = now
+        filled = self.width if total == 0 else self.width * done // total
+        rate = (done - self._first_done) / max(now - self._start, 1e-9)
+        line = f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} rows  {rate:.1f} rows/s"
+        self.stream.write(line)
+        if done >= total and not self._finished:
+            self._finished = True
+            self.stream.write("\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if not self._finished and self._first_done is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._finished = True
+
+
+def max_input_bytes(args: argparse.Namespace) -> int | None:
+    """--max-input-mb in bytes (None: the default limit); a value that is not positive is refused."""
+    if args.max_input_mb is None:
+        return None
+    if not args.max_input_mb > 0:
+        raise CLIError(f"--max-input-mb must be a positive number, got {args.max_input_mb:g}")
+    return int(args.max_input_mb * 10**6)
+
+
+def check_out_is_not_an_input(out: Path, inputs: Sequence[Path], *, workspace: bool = True) -> None:
+    """Refuse an --out that is one of the inputs (or, with `workspace`, the workspace database):
+    writing the results would destroy it."""
+    from tempo_eval.store.db import default_db_path
+
+    for source in [*inputs, *([default_db_path()] if workspace else [])]:
+        same = (
+            os.path.samefile(out, source) if out.exists() and source.exists()
+            else out.resolve() == source.resolve()
+        )
+        if same:
+            raise CLIError(
+                f"--out {str(out)!r} is the input {str(source)!r}; writing the results there would "
+                "overwrite it: choose another --out file"
+            )
+
+
+def add_workspace_option(parser: argparse.ArgumentParser) -> None:
+    """The --workspace option of every command that uses the run store."""
+    parser.add_argument("--workspace", metavar="DIR",
+                        help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")

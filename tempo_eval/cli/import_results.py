@@ -1,0 +1,50 @@
+"""`tempo-eval import-results`: load the output of an --engine ray run into the workspace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
+
+if TYPE_CHECKING:
+    pass
+
+
+def cmd_import_results(args: argparse.Namespace) -> int:
+    from tempo_eval.distributed.output import import_results
+    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.runs import RunStore
+
+    if args.workspace:
+        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    if not Path(args.dir).is_dir():
+        raise CLIError(f"{args.dir!r} is not a directory; expected the --out directory of an --engine ray run")
+    store = RunStore()
+    run_id = import_results(args.dir, store=store, name=args.name)
+    info = store.run_summary(run_id)
+    counts = ", ".join(f"{m}: {c['n']}" for m, c in info["metrics"].items())
+    print(f"run {run_id} ({info['name']}, {info['status']}): imported {counts or 'no results'} "
+          f"into {default_db_path()}", file=sys.stderr)
+    return EXIT_OK
+
+
+def add_parser(commands: Any) -> None:
+    """Add this subcommand to the `commands` of `tempo_eval.cli.parser.build_parser`."""
+    imp = commands.add_parser(
+        "import-results",
+        help="load the output of an --engine ray run into the workspace as a normal run",
+        description=(
+            "Store a Ray run's dataset and per-row results (scores, reasons, claims) in the "
+            "workspace, as a new run: it shows on the dashboard's Runs, Results, Compare and Claims "
+            "pages. An unfinished output is imported as a cancelled run."
+        ),
+    )
+    imp.add_argument("dir", help="the --out directory of the Ray run")
+    imp.add_argument("--name", "--run-name", dest="name", help="the run's name (default 'ray: DIR')")
+    add_workspace_option(imp)
+    imp.set_defaults(handler=cmd_import_results)
