@@ -1,5 +1,6 @@
 """Secrets to mask: the values of secret-named environment variables, plus every key handed to
-a judge, whatever variable it came from (`register_secret`).
+a judge, whatever variable it came from (`register_secret`); and secret *names* (`is_secret_name`),
+whose settings never reach the store (`strip_secrets`).
 
 Anything stored in the workspace or printed (errors, logs) goes through `mask`, so a judge that
 echoes its key, or an error quoting a request, never writes the key down.
@@ -7,13 +8,22 @@ echoes its key, or an error quoting a request, never writes the key down.
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
+import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 MASK = "***"
 #: shorter values would mask ordinary words
 MIN_SECRET_CHARS = 8
+
+_SECRET_PARTS = frozenset(
+    {"key", "apikey", "token", "secret", "secrets", "password", "passwd", "credential",
+     "credentials", "authorization", "bearer"}
+)
 
 _lock = threading.Lock()
 _registered: set[str] = set()
@@ -59,3 +69,40 @@ def mask_log_handlers(secrets: Callable[[], Iterable[str]]) -> None:
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, _MaskingFilter) for f in handler.filters):
             handler.addFilter(_MaskingFilter(secrets))
+
+
+# ---- secret names and the values to mask ---------------------------------------------------
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """True for names like `api_key`, `apiKey`, `OPENAI_API_KEY`, `access_token`, `client_secret`.
+
+    The name is split into words at `_`, `-`, `.`, spaces and camelCase humps; it is secret when
+    one word is key / token / secret / password / credential(s) / authorization / bearer
+    (`max_tokens` and `k` are not).
+    """
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", str(name))
+    parts = {part.lower() for part in re.split(r"[\s_\-.]+", spaced) if part}
+    return bool(parts & _SECRET_PARTS)
+
+
+def strip_secrets(value: Any) -> Any:
+    """A copy of `value` with every mapping entry whose key is a secret name removed (recursively)."""
+    if isinstance(value, Mapping):
+        return {k: strip_secrets(v) for k, v in value.items() if not is_secret_name(str(k))}
+    if isinstance(value, (list, tuple)):
+        return [strip_secrets(v) for v in value]
+    return value
+
+
+def secret_values() -> list[str]:
+    """Values of environment variables named like secrets (short ones would mask ordinary words),
+    and every key given to a judge in this process, whatever variable it came from."""
+    found = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= MIN_SECRET_CHARS}
+    found.update(registered_secrets())
+    return sorted(found, key=len, reverse=True)  # longest first: a key inside another is masked whole
+
+
+def redact(text: str | None, secrets: Iterable[str] | None = None) -> str | None:
+    """`text` with every secret (default: `secret_values()`) replaced by ***."""
+    return mask(text, secret_values() if secrets is None else secrets)

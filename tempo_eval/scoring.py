@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 import tempo_eval
+from tempo_eval._secrets import is_secret_name
 from tempo_eval._values import is_na
 from tempo_eval.compare import bootstrap_ci
 from tempo_eval.metrics.base import Metric, MissingInput
@@ -36,7 +37,7 @@ from tempo_eval.schema import (
     canonical_columns,
     not_measurable,
 )
-from tempo_eval.store.runs import frame_content_hash, is_secret_name
+from tempo_eval.store.runs import frame_content_hash
 
 logger = logging.getLogger("tempo_eval.runner")  # the runner's log, as before the move
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tempo_eval._secrets import is_secret_name, strip_secrets
 from tempo_eval.io.dataset import Dataset, load_dataset
 from tempo_eval.metrics.base import MetricResult, not_measurable
 from tempo_eval.store.db import DB_FILENAME, MIGRATIONS, SCHEMA_VERSION, connect, default_db_path
-from tempo_eval.store.runs import RunStore, config_hash, is_retryable, is_secret_name, strip_secrets
+from tempo_eval.store.runs import RunStore, config_hash, is_retryable
 from tempo_eval.store.verdict_cache import VerdictCache
 from tempo_eval.verify.base import ClaimVerdict, Verdict
 

@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _secrets() -> list[str]:
-    from tempo_eval.store.runs import secret_values  # pandas: not imported for --help
+    from tempo_eval._secrets import secret_values
 
     return secret_values()
 

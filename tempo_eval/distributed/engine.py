@@ -311,8 +311,8 @@ class BlockScorer:
         self, payload: bytes, columns: list[str], reference_date: str | None,
         max_concurrency: int, source: CacheSource, gpus_per_worker: float,
     ) -> None:
+        from tempo_eval._secrets import secret_values
         from tempo_eval.distributed.shipping import worker_cache
-        from tempo_eval.store.runs import secret_values
 
         install_default_caches(source, gpus_per_worker)
         self.metrics = unship_metrics(payload)

@@ -37,7 +37,8 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, _frame_rows, dumps, is_retryable, redact
+from tempo_eval._secrets import redact
+from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, _frame_rows, dumps, is_retryable
 
 MANIFEST = "manifest.json"
 LOCK = ".lock"

@@ -20,12 +20,10 @@ written (error messages can quote a request).
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import math
 import os
-import re
 import secrets as _random
 import socket
 import sqlite3
@@ -40,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tempo_eval._secrets import MIN_SECRET_CHARS, mask, registered_secrets
+from tempo_eval._secrets import redact, secret_values, strip_secrets
 from tempo_eval._values import is_na
 from tempo_eval.schema import MetricResult
 from tempo_eval.store.db import connect, json_or
@@ -53,53 +51,12 @@ LOCK_STALE_SECONDS = 120.0
 #: how often the holder of a run lock renews its heartbeat (with the row it stores anyway)
 _HEARTBEAT_SECONDS = 10.0
 
-_SECRET_PARTS = frozenset(
-    {"key", "apikey", "token", "secret", "secrets", "password", "passwd", "credential",
-     "credentials", "authorization", "bearer"}
-)
 
 RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
 CLAIM_COLUMNS = [
     "row", "query_id", "run", "metric", "idx", "claim", "verdict", "evidence",
     "probabilities", "reason", "confidence", "error", "side",
 ]
-
-
-# ---- secrets --------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=4096)
-def is_secret_name(name: str) -> bool:
-    """True for names like `api_key`, `apiKey`, `OPENAI_API_KEY`, `access_token`, `client_secret`.
-
-    The name is split into words at `_`, `-`, `.`, spaces and camelCase humps; it is secret when
-    one word is key / token / secret / password / credential(s) / authorization / bearer
-    (`max_tokens` and `k` are not).
-    """
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", str(name))
-    parts = {part.lower() for part in re.split(r"[\s_\-.]+", spaced) if part}
-    return bool(parts & _SECRET_PARTS)
-
-
-def strip_secrets(value: Any) -> Any:
-    """A copy of `value` with every mapping entry whose key is a secret name removed (recursively)."""
-    if isinstance(value, Mapping):
-        return {k: strip_secrets(v) for k, v in value.items() if not is_secret_name(str(k))}
-    if isinstance(value, (list, tuple)):
-        return [strip_secrets(v) for v in value]
-    return value
-
-
-def secret_values() -> list[str]:
-    """Values of environment variables named like secrets (short ones would mask ordinary words),
-    and every key given to a judge in this process, whatever variable it came from."""
-    found = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= MIN_SECRET_CHARS}
-    found.update(registered_secrets())
-    return sorted(found, key=len, reverse=True)  # longest first: a key inside another is masked whole
-
-
-def redact(text: str | None, secrets: Iterable[str] | None = None) -> str | None:
-    """`text` with every secret (default: `secret_values()`) replaced by ***."""
-    return mask(text, secret_values() if secrets is None else secrets)
 
 
 # ---- failures -------------------------------------------------------------------------------

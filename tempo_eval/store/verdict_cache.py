@@ -14,8 +14,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tempo_eval._secrets import redact, secret_values
 from tempo_eval.store.db import connect
-from tempo_eval.store.runs import redact, secret_values
 
 
 def verdict_key(
