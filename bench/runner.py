@@ -128,7 +128,8 @@ def store_size(n_rows: int) -> None:
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
     from tempo_eval.runner import evaluate
     from tempo_eval.store.db import DB_FILENAME
-    from tempo_eval.store.runs import RunStore, _unpack
+    from tempo_eval.store.packing import _unpack
+    from tempo_eval.store.runs import RunStore
 
     workspace = Path(tempfile.mkdtemp(prefix="tempo_eval_bench_store_"))
     frame = make_frame(n_rows)

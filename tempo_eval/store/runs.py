@@ -12,7 +12,7 @@ Vocabulary:
 
 Every row is committed in its own transaction, so a killed process loses at most the rows in
 flight. Large JSON (a result's details, a dataset's rows) is stored zlib-compressed as a BLOB in
-the same column (`_pack`); text written by older versions is read as it is. Secrets never reach the file: configuration keys named like keys, tokens, secrets or
+the same column (`tempo_eval.store.packing`); text written by older versions is read as it is. Secrets never reach the file: configuration keys named like keys, tokens, secrets or
 passwords are dropped, and the values of such environment variables are masked in any text
 written (error messages can quote a request).
 """
@@ -29,10 +29,8 @@ import socket
 import sqlite3
 import threading
 import time
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, is_dataclass
-from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -42,6 +40,7 @@ from tempo_eval._secrets import redact, secret_values, strip_secrets
 from tempo_eval._values import is_na
 from tempo_eval.schema import MetricResult
 from tempo_eval.store.db import connect, json_or
+from tempo_eval.store.packing import _details_json, _json_text_of_container, _pack, _unpack, dumps
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
 
@@ -71,90 +70,6 @@ def is_retryable(reason_code: str | None) -> bool:
     succeed, so a resumed run computes these again; no_temporal_claims, empty_query_time,
     missing_input and the like are answers, and stay."""
     return reason_code is not None and (reason_code == "error" or reason_code.endswith("_error"))
-
-
-# ---- JSON -----------------------------------------------------------------------------------
-
-def _jsonable(value: Any) -> Any:
-    """json.dumps fallback: sets become sorted lists, dataclasses dicts, numpy scalars Python ones."""
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=repr)
-    if isinstance(value, Enum):
-        return value.value
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return value.tolist()
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return str(value)
-
-
-def dumps(value: Any) -> str:
-    """Canonical JSON (sorted keys) as stored and hashed everywhere in the store."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=_jsonable)
-
-
-def _details_json(details: Mapping[str, Any]) -> str:
-    # Not hashed, so key order need not be canonical (sorting costs a noticeable share of a row).
-    return json.dumps(details, ensure_ascii=False, default=_jsonable)
-
-
-#: JSON longer than this is stored compressed: details repeat keys and year lists, and compress
-#: 3-10x; short text would only grow
-_PACK_MIN_CHARS = 128
-#: the first byte of a packed value says how to unpack it; never reuse a tag for another format
-_TAG_ZLIB = b"z"  # zlib
-_TAG_ZDICT_1 = b"d"  # zlib with _ZDICT_1 as its preset dictionary
-#: A preset dictionary for results' details: the keys and values most details share, and the
-#: years as focus-time lists spell them, so a detail of a few hundred bytes compresses 3x more
-#: than on its own. Stored data depends on it byte for byte: never edit it (add a new tag).
-_ZDICT_1 = (
-    '{"mode": "focus_time", "reference_date": null, "qft_source": "extracted from query", '
-    '"dfts_source": "extracted from contexts", "k": 10, "gain": "linear", "curve": [0.0, 1.0, '
-    '0.6309297535714575, 0.5, 0.43067655807339306], "ranks": [{"rank": 1, "doc": 0, "relevance": '
-    '0.0, "gain": 0.0, "discounted_gain": 0.0, "years": [], "overlap": []}], "dcg": 0.0, "idcg": '
-    '0.0, "qft": [], "ideal_from": "retrieved documents", "retrieved": 2, "aft": [], "dfts": [[]], '
-    '"years": [{"year": 1850, "grounded": true, "contexts": [0], "answer_spans": [""], '
-    '"context_spans": [{"context": 0, "spans": [""]}]}, {"grounded": false, "contexts": [], '
-    '"context_spans": []}], "counts": {"supported": 0, "contradicted": 0, "neutral": 0, "error": 0}, '
-    '"verdict": "SUPPORTED", "NEUTRAL", "CONTRADICTED", "evidence": "", "reason": "", '
-    '"probabilities": {"entailment": 0.0, "neutral": 0.0, "contradiction": 0.0}, "claims": [], '
-    '"mode": "gold", "verifier" ['
-    + ", ".join(str(year) for year in range(1800, 2101))
-    + "]"
-).encode("utf-8")
-
-
-def _pack(text: str, *, details: bool = False) -> str | bytes:
-    """JSON text as stored: compressed bytes (tagged, see `_unpack`) when long, else the text.
-    `details` uses the preset dictionary made for results' details."""
-    if len(text) < _PACK_MIN_CHARS:
-        return text
-    if not details:
-        return _TAG_ZLIB + zlib.compress(text.encode("utf-8"), 6)
-    packer = zlib.compressobj(6, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY, _ZDICT_1)
-    return _TAG_ZDICT_1 + packer.compress(text.encode("utf-8")) + packer.flush()
-
-
-def _json_text_of_container(value: Any) -> Any:
-    """A list or dict cell as compact JSON text (as SQLite's `->>` gives it); anything else as is."""
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return value
-
-
-def _unpack(value: str | bytes) -> str:
-    """The JSON text of a stored value (`_pack`, or plain text from older versions)."""
-    if not isinstance(value, bytes):
-        return value
-    tag, body = value[:1], value[1:]
-    if tag == _TAG_ZDICT_1:
-        unpacker = zlib.decompressobj(15, _ZDICT_1)
-        return (unpacker.decompress(body) + unpacker.flush()).decode("utf-8")
-    if tag == _TAG_ZLIB:
-        return zlib.decompress(body).decode("utf-8")
-    raise ValueError(f"stored value with unknown packing tag {tag!r}")
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
