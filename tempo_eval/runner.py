@@ -80,7 +80,8 @@ from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re
     system,
 )
 from tempo_eval.store.db import WorkspaceError
-from tempo_eval.store.runs import RESULT_COLUMNS, RunStore
+from tempo_eval.store.results import RESULT_COLUMNS
+from tempo_eval.store.runs import RunStore
 
 if TYPE_CHECKING:
     from tempo_eval.distributed.engine import RayRun

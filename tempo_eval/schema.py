@@ -56,6 +56,14 @@ DEADLINE_ERROR = "judge_error"
 FOREIGN_ERROR = "foreign_error"
 
 
+def is_retryable(reason_code: str | None) -> bool:
+    """True for the reason codes of a failure rather than of a not-measurable input: "error" and
+    every code ending in "_error" (row_error, judge_error, verifier_error). A later attempt may
+    succeed, so a resumed run computes these again; no_temporal_claims, empty_query_time,
+    missing_input and the like are answers, and stay."""
+    return reason_code is not None and (reason_code == "error" or reason_code.endswith("_error"))
+
+
 # ---- the result of a metric -----------------------------------------------------------------
 
 @dataclass

@@ -37,7 +37,7 @@ from tempo_eval.schema import (
     canonical_columns,
     not_measurable,
 )
-from tempo_eval.store.runs import frame_content_hash
+from tempo_eval.store.datasets import frame_content_hash
 
 logger = logging.getLogger("tempo_eval.runner")  # the runner's log, as before the move
 

@@ -335,7 +335,7 @@ def _all_rows_failed(frame: pd.DataFrame) -> str | None:
     """The failure to report when some metric failed on every row, with any failure code
     (row_error, judge_error, verifier_error, ...: see `is_retryable`). Nothing about the data was
     measured: a broken setup, not a finding. "all N rows failed: METRIC: REASON"."""
-    from tempo_eval.store.runs import is_retryable
+    from tempo_eval.schema import is_retryable
 
     for metric, part in frame.groupby("metric", sort=False):
         if len(part) and part["score"].isna().all() and all(map(is_retryable, part["reason_code"])):

@@ -110,7 +110,7 @@ def evaluate_ray(
 
     from tempo_eval.core.extract import parse_reference_date
     from tempo_eval.scoring import as_dataset, check_columns, check_metrics, run_config
-    from tempo_eval.store.runs import config_hash
+    from tempo_eval.store.run_records import config_hash
 
     metrics = check_metrics(metrics)
     for name, value, minimum in (("num_workers", num_workers, 1), ("block_size", block_size, 1),

@@ -38,8 +38,11 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval._secrets import redact
+from tempo_eval.schema import is_retryable
+from tempo_eval.store.datasets import _frame_rows
 from tempo_eval.store.packing import dumps
-from tempo_eval.store.runs import RESULT_COLUMNS, RunStore, _frame_rows, is_retryable
+from tempo_eval.store.results import RESULT_COLUMNS
+from tempo_eval.store.runs import RunStore
 
 MANIFEST = "manifest.json"
 LOCK = ".lock"
@@ -230,8 +233,8 @@ def encode_block(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from tempo_eval.store.claims import _claim_record
     from tempo_eval.store.packing import _details_json
-    from tempo_eval.store.runs import _claim_record
 
     secrets = list(secrets)
     res: dict[str, list[Any]] = {c: [] for c in RESULT_COLUMNS}

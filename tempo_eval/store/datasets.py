@@ -1,0 +1,188 @@
+"""The datasets of the run store: stored once per (content hash, column mapping), read back as
+frames, columns or rows, renamed and deleted (with every run on them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from tempo_eval._values import is_na
+from tempo_eval.store.packing import _json_text_of_container, _pack, _unpack, dumps
+
+
+def frame_content_hash(frame: pd.DataFrame) -> str:
+    """sha256 of a frame's columns and values (for datasets built in memory, without raw bytes)."""
+    payload = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _frame_rows(frame: pd.DataFrame) -> list[list[Any]]:
+    return [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+
+
+def _plain(value: Any) -> Any:
+    return None if is_na(value) else value
+
+
+def _clean_name(name: Any, what: str) -> str:
+    clean = " ".join(str(name).split())
+    if not clean:
+        raise ValueError(f"a {what} name must not be empty")
+    return clean
+
+
+class DatasetRecords:
+    """Datasets in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
+    supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
+
+    def save_dataset(self, dataset: Any) -> int:
+        """Store a dataset (a `tempo_eval.io` Dataset) and return its id.
+
+        A dataset with the same content hash and mapping is stored once: its existing id is
+        returned and the rows are not written again.
+        """
+        frame: pd.DataFrame = dataset.frame
+        content_hash = getattr(dataset, "content_hash", None) or frame_content_hash(frame)
+        mapping = dumps(dict(getattr(dataset, "mapping", None) or {}))
+        existing = self.find_dataset(content_hash, getattr(dataset, "mapping", None))
+        if existing is not None:
+            return existing
+        rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+        with self._lock, self._conn:
+            cursor = self._conn.execute(
+                "INSERT OR IGNORE INTO datasets (name, content_hash, mapping, format, n_rows, rows, warnings)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    str(getattr(dataset, "name", None) or "dataset"),
+                    content_hash,
+                    mapping,
+                    getattr(dataset, "source_format", None),
+                    len(frame),
+                    _pack(rows),
+                    dumps([str(w) for w in (getattr(dataset, "warnings", None) or [])]),
+                ),
+            )
+            if cursor.rowcount:
+                return int(cursor.lastrowid)
+        found = self.find_dataset(content_hash, getattr(dataset, "mapping", None))
+        assert found is not None  # a concurrent writer inserted the same dataset
+        return found
+
+    def find_dataset(self, content_hash: str, mapping: Mapping[str, Any] | None = None) -> int | None:
+        """The id of the dataset with this content hash and mapping, or None."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id FROM datasets WHERE content_hash = ? AND mapping = ?",
+                (content_hash, dumps(dict(mapping or {}))),
+            ).fetchone()
+        return None if row is None else int(row[0])
+
+    def dataset_frame(self, dataset_id: int) -> pd.DataFrame:
+        """The stored canonical frame of a dataset."""
+        stored = self._stored_rows(dataset_id)
+        return pd.DataFrame(stored["rows"], columns=stored["columns"], dtype=object)
+
+    def dataset_column(self, dataset_id: int, column: str) -> list[Any] | None:
+        """One column of a stored dataset, in row order; None when the dataset has no such column.
+        Meant for text and number columns: a list or dict cell comes back as its JSON text."""
+        stored = self._stored_rows(dataset_id)
+        if column not in stored["columns"]:
+            return None
+        index = stored["columns"].index(column)
+        return [_json_text_of_container(row[index]) for row in stored["rows"]]
+
+    def dataset_row(self, dataset_id: int, row: int) -> dict[str, Any]:
+        """One row of a stored dataset as {column: value}."""
+        stored = self._stored_rows(dataset_id)
+        if not 0 <= row < len(stored["rows"]):
+            raise KeyError(f"dataset {dataset_id} has no row {row}")
+        return dict(zip(stored["columns"], stored["rows"][row], strict=True))
+
+    def _stored_rows(self, dataset_id: int) -> dict[str, Any]:
+        """The stored {columns, rows} of a dataset, decoded once: the last one decoded is kept,
+        keyed by its content hash and mapping too, since a deleted dataset's id can be reused.
+        Rows are stored compressed (`_pack`), so SQLite's JSON functions cannot reach into them."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT content_hash, mapping FROM datasets WHERE id = ?", (dataset_id,)
+            ).fetchone()
+            if found is None:
+                raise KeyError(f"no dataset with id {dataset_id}")
+            key = (dataset_id, *found)
+            if self._rows_memo is not None and self._rows_memo[0] == key:
+                return self._rows_memo[1]
+            (packed,) = self._conn.execute("SELECT rows FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+            stored = json.loads(_unpack(packed))
+            stored["columns"] = [str(c) for c in stored["columns"]]
+            self._rows_memo = (key, stored)
+            return stored
+
+    def get_dataset(self, dataset_id: int) -> Any:
+        """The stored dataset as a `tempo_eval.io.dataset.Dataset`."""
+        # the loaders' noun; imported here so the store does not depend on the io package at import
+        from tempo_eval.io.dataset import Dataset
+
+        info = self.dataset_info(dataset_id)
+        return Dataset(
+            frame=self.dataset_frame(dataset_id),
+            name=info["name"],
+            mapping=info["mapping"],
+            content_hash=info["content_hash"],
+            source_format=info["format"],
+            warnings=info["warnings"],
+        )
+
+    def dataset_info(self, dataset_id: int) -> dict[str, Any]:
+        """Name, hash, mapping, format, row count and warnings of a dataset (without its rows)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id, name, content_hash, mapping, format, n_rows, warnings, created_at"
+                " FROM datasets WHERE id = ?",
+                (dataset_id,),
+            ).fetchone()
+        if row is None:
+            raise KeyError(f"no dataset with id {dataset_id}")
+        return {
+            "id": row[0], "name": row[1], "content_hash": row[2], "mapping": json.loads(row[3]),
+            "format": row[4], "n_rows": row[5], "warnings": json.loads(row[6]), "created_at": row[7],
+        }
+
+    def list_datasets(self) -> pd.DataFrame:
+        """One row per dataset: id, name, content_hash, format, n_rows, created_at (newest first)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, name, content_hash, format, n_rows, created_at FROM datasets ORDER BY id DESC"
+            ).fetchall()
+        return pd.DataFrame(rows, columns=["id", "name", "content_hash", "format", "n_rows", "created_at"])
+
+    def rename_dataset(self, dataset_id: int, name: str) -> None:
+        """Give a dataset a new name (it must not be empty)."""
+        with self._lock, self._conn:
+            cursor = self._conn.execute(
+                "UPDATE datasets SET name = ? WHERE id = ?", (_clean_name(name, "dataset"), dataset_id)
+            )
+        if not cursor.rowcount:
+            raise KeyError(f"no dataset with id {dataset_id}")
+
+    def dataset_dependents(self, dataset_id: int) -> dict[str, int]:
+        """What deleting a dataset takes with it: {"runs": n, "results": n, "claims": n}."""
+        with self._lock:
+            runs, results, claims = self._conn.execute(
+                "SELECT (SELECT COUNT(*) FROM runs WHERE dataset_id = ?),"
+                " (SELECT COUNT(*) FROM results WHERE run_id IN (SELECT id FROM runs WHERE dataset_id = ?)),"
+                " (SELECT COUNT(*) FROM claims WHERE run_id IN (SELECT id FROM runs WHERE dataset_id = ?))",
+                (dataset_id, dataset_id, dataset_id),
+            ).fetchone()
+        return {"runs": int(runs), "results": int(results), "claims": int(claims)}
+
+    def delete_dataset(self, dataset_id: int) -> None:
+        """Delete a dataset with all its runs, results and claims (see `dataset_dependents`);
+        the verdict cache is kept. Raises RunInUse while one of its runs is being evaluated."""
+        with self._lock, self._immediate():
+            self._refuse_while_evaluated("SELECT id FROM runs WHERE dataset_id = ?", (dataset_id,))
+            self._conn.execute("DELETE FROM datasets WHERE id = ?", (dataset_id,))  # cascades

@@ -1,0 +1,174 @@
+"""The results of the run store: one (row, metric) score with its reason and details, written a
+dataset row per transaction (with the row's claims), read back as a frame or one result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from tempo_eval._secrets import redact
+from tempo_eval._values import is_na
+from tempo_eval.schema import MetricResult, is_retryable
+from tempo_eval.store.claims import _claim_record
+from tempo_eval.store.packing import _details_json, _pack, _unpack, dumps
+from tempo_eval.store.run_records import _HEARTBEAT_SECONDS
+
+RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
+
+
+class ResultRecords:
+    """Per-row results in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
+    supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
+
+    def record_row(
+        self,
+        run_id: int,
+        row: int,
+        query_id: str,
+        results: Iterable[MetricResult],
+        *,
+        system: str | None = None,
+    ) -> None:
+        """Write every metric's result for one dataset row in one transaction.
+
+        `details["claims"]` (a list of claim records or ClaimVerdicts) goes to the claims table;
+        the rest of `details` is stored as JSON with the result. NaN scores are stored as NULL.
+        """
+        secrets = self._secrets
+        result_rows = []
+        claim_rows = []
+        for result in results:
+            details = dict(result.details or {})
+            claims = details.pop("claims", None) or []
+            score = None if result.score is None or math.isnan(result.score) else float(result.score)
+            result_rows.append((
+                run_id, row, str(query_id), system, result.metric, score,
+                redact(result.reason or "", secrets), result.reason_code,
+                None if result.success is None else int(bool(result.success)),
+                _pack(redact(_details_json(details), secrets), details=True),
+            ))
+            for idx, claim in enumerate(claims):
+                record = _claim_record(claim)
+                probabilities = record.pop("probabilities", None)
+                verdict = record.pop("verdict", None)
+                confidence = record.pop("confidence", None)
+                extra = {k: v for k, v in record.items() if k not in ("claim", "evidence", "reason")}
+                evidence = record.get("evidence")
+                claim_rows.append((
+                    run_id, row, result.metric, idx, redact(str(record.get("claim", "")), secrets),
+                    None if verdict is None else str(getattr(verdict, "value", verdict)),
+                    redact(evidence, secrets) if isinstance(evidence, str) else evidence,
+                    None if probabilities is None else dumps(probabilities),
+                    redact(record.get("reason"), secrets),
+                    redact(dumps(extra), secrets) if extra else None,
+                    None if is_na(confidence) else float(confidence),
+                ))
+        if not result_rows:
+            return
+        metrics = [r[4] for r in result_rows]
+        with self._lock, self._conn:
+            # claims of an earlier recording of these results (a re-run of the row) go first
+            self._conn.execute(
+                f"DELETE FROM claims WHERE run_id = ? AND row_idx = ? AND metric IN ({','.join('?' * len(metrics))})",
+                (run_id, row, *metrics),
+            )
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO results (run_id, row_idx, query_id, system, metric, score, reason,"
+                " reason_code, success, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                result_rows,
+            )
+            if claim_rows:
+                self._conn.executemany(
+                    "INSERT INTO claims (run_id, row_idx, metric, idx, claim, verdict, evidence,"
+                    " probabilities, reason, extra, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    claim_rows,
+                )
+            beat = self._held.get(run_id)
+            now = time.time()
+            if beat is not None and now - beat > _HEARTBEAT_SECONDS:  # in this row's transaction
+                self._held[run_id] = now
+                self._conn.execute(
+                    "UPDATE run_locks SET heartbeat = ? WHERE run_id = ? AND token = ?",
+                    (now, run_id, self._lock_token),
+                )
+
+    def completed(self, run_id: int, *, retry_failed: bool = False) -> set[tuple[int, str]]:
+        """The (row, metric) pairs that have a stored result in this run.
+
+        With `retry_failed`, results that failed (NaN with a retryable reason code, see
+        `is_retryable`) do not count as completed, so a resumed run computes them again.
+        """
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_idx, metric, score IS NULL, reason_code FROM results WHERE run_id = ?",
+                (run_id,),
+            ).fetchall()
+        return {
+            (int(r), m) for r, m, is_nan, code in rows
+            if not (retry_failed and is_nan and is_retryable(code))
+        }
+
+    def results_frame(self, run_id: int) -> pd.DataFrame:
+        """One row per (row, metric): row, query_id, run, metric, score (NaN when not measurable),
+        reason_code, reason; sorted by row then metric. `run` is the dataset's run column."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
+                " WHERE run_id = ? ORDER BY row_idx, metric",
+                (run_id,),
+            ).fetchall()
+        # column by column: much faster than a list of row tuples for 100,000s of results
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(RESULT_COLUMNS)
+        data = dict(zip(RESULT_COLUMNS, columns, strict=True))
+        frame = pd.DataFrame({
+            "row": np.asarray(data["row"], dtype=np.int64),
+            "query_id": np.asarray(data["query_id"], dtype=object),
+            "run": np.asarray(data["run"], dtype=object),
+            "metric": np.asarray(data["metric"], dtype=object),
+            "score": np.asarray([math.nan if s is None else s for s in data["score"]], dtype=float),
+            "reason_code": np.asarray(data["reason_code"], dtype=object),
+            "reason": np.asarray(data["reason"], dtype=object),
+        }, columns=RESULT_COLUMNS)
+        return frame
+
+    def get_result(self, run_id: int, row: int, metric: str) -> MetricResult:
+        """The stored result of one (row, metric), details with their "claims" put back."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT score, reason, reason_code, success, details FROM results"
+                " WHERE run_id = ? AND row_idx = ? AND metric = ?",
+                (run_id, row, metric),
+            ).fetchone()
+            claims = self._conn.execute(
+                "SELECT claim, verdict, evidence, probabilities, reason, extra, confidence FROM claims"
+                " WHERE run_id = ? AND row_idx = ? AND metric = ? ORDER BY idx",
+                (run_id, row, metric),
+            ).fetchall()
+        if found is None:
+            raise KeyError(f"run {run_id} has no result for row {row}, metric {metric!r}")
+        score, reason, reason_code, success, details_json = found
+        details = json.loads(_unpack(details_json))
+        if claims:
+            details["claims"] = [
+                {
+                    "claim": c[0], "verdict": c[1], "evidence": c[2],
+                    "probabilities": None if c[3] is None else json.loads(c[3]), "reason": c[4],
+                    **(json.loads(c[5]) if c[5] else {}),
+                    "confidence": c[6],
+                }
+                for c in claims
+            ]
+        return MetricResult(
+            metric=metric,
+            score=float("nan") if score is None else float(score),
+            reason=reason,
+            reason_code=reason_code,
+            details=details,
+            success=None if success is None else bool(success),
+        )

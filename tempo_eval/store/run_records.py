@@ -1,0 +1,369 @@
+"""The runs of the run store and their locks: one run per (dataset, configuration), found again to
+resume; one process at a time evaluates a run (a lock row with a heartbeat, taken over from a
+dead holder); status, name, note, tags, usage; listing, summaries and deletion.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+import pandas as pd
+
+from tempo_eval._secrets import redact, secret_values, strip_secrets
+from tempo_eval.store.datasets import _clean_name
+from tempo_eval.store.db import json_or
+from tempo_eval.store.packing import dumps
+
+RUN_STATUSES = ("running", "finished", "cancelled", "failed")
+
+
+#: a run lock held from another machine counts as abandoned after this long without a heartbeat
+#: (on this machine the holder's process id is checked instead)
+LOCK_STALE_SECONDS = 120.0
+
+
+#: how often the holder of a run lock renews its heartbeat (with the row it stores anyway)
+_HEARTBEAT_SECONDS = 10.0
+
+
+class RunInUse(ValueError):
+    """A run is being evaluated by a live process: deleting it (or its dataset) now would break
+    that evaluation, whose next row could not be stored."""
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    return hashlib.sha256(dumps(strip_secrets(config)).encode("utf-8")).hexdigest()
+
+
+def _holder_alive(pid: int, host: str, heartbeat: float, now: float) -> bool:
+    """Whether the holder of a run lock still runs: its process exists (same machine), or it
+    sent a heartbeat lately (another machine sharing the file)."""
+    if host != socket.gethostname():
+        return now - heartbeat < LOCK_STALE_SECONDS
+    if pid == os.getpid():
+        return True  # another store of this process: it is alive
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
+
+
+class RunRecords:
+    """Runs and their locks in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
+    supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
+
+    def create_or_resume_run(
+        self,
+        dataset_id: int,
+        config: Mapping[str, Any],
+        *,
+        name: str | None = None,
+        resume: bool = True,
+    ) -> tuple[int, bool]:
+        """The run of `config` on the dataset: `(run_id, resumed)`.
+
+        With `resume` (the default) the newest run with the same dataset and configuration is
+        reopened (status back to running) whatever its status; otherwise a new run is created.
+        Secret-named keys are removed from `config` before it is hashed or written.
+        """
+        self._secrets = secret_values()
+        clean = strip_secrets(dict(config))
+        digest = config_hash(clean)
+        # BEGIN IMMEDIATE: look up and create under the write lock, so two processes starting the
+        # same evaluation at once find or make one run, not two.
+        with self._lock, self._immediate():
+            if resume:
+                row = self._conn.execute(
+                    "SELECT id FROM runs WHERE dataset_id = ? AND config_hash = ? ORDER BY id DESC LIMIT 1",
+                    (dataset_id, digest),
+                ).fetchone()
+                if row is not None:
+                    self._conn.execute(
+                        "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL WHERE id = ?",
+                        (row[0],),
+                    )
+                    return int(row[0]), True
+            cursor = self._conn.execute(
+                "INSERT INTO runs (dataset_id, name, config, config_hash, status) VALUES (?, ?, ?, ?, 'running')",
+                (dataset_id, name or "run", dumps(clean), digest),
+            )
+            run_id = int(cursor.lastrowid)
+            if name is None:
+                self._conn.execute("UPDATE runs SET name = ? WHERE id = ?", (f"run {run_id}", run_id))
+            return run_id, False
+
+    @contextlib.contextmanager
+    def _immediate(self) -> Iterator[None]:
+        """A write transaction that takes the database's write lock at once (BEGIN IMMEDIATE)."""
+        if self._conn.in_transaction:
+            self._conn.commit()
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.rollback()
+            raise
+        self._conn.commit()
+
+    def acquire_run(self, run_id: int) -> dict[str, Any] | None:
+        """Take the run's lock; None when taken, else the live holder {pid, host, heartbeat}.
+
+        A lock whose holder is gone (its process no longer exists on this machine, or no
+        heartbeat for LOCK_STALE_SECONDS from another machine) is taken over, so a killed run
+        never blocks its resumption."""
+        with self._lock, self._immediate():
+            return self._take_lock(run_id)
+
+    def _take_lock(self, run_id: int) -> dict[str, Any] | None:
+        """`acquire_run` inside the caller's write transaction (so the run and its lock can be
+        made in one)."""
+        now = time.time()
+        row = self._conn.execute(
+            "SELECT token, pid, host, heartbeat FROM run_locks WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if row is not None and row[0] != self._lock_token and _holder_alive(row[1], row[2], row[3], now):
+            return {"pid": row[1], "host": row[2], "heartbeat": row[3]}
+        self._conn.execute(
+            "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat) VALUES (?, ?, ?, ?, ?)",
+            (run_id, self._lock_token, os.getpid(), socket.gethostname(), now),
+        )
+        self._held[run_id] = now
+        return None
+
+    def import_run(self, dataset_id: int, config: Mapping[str, Any], *, origin: str,
+                   name: str | None = None, default_name: str = "run") -> tuple[int, bool]:
+        """The run imported from `origin` (created, with `config` and `name` or `default_name`,
+        if there is none), with its lock taken in the same transaction, so nobody else resumes it
+        half-imported: `(run_id, existed)`. An existing run is reopened (status running; renamed
+        when `name` is given). Raises RunInUse while a live process evaluates it."""
+        self._secrets = secret_values()
+        clean = strip_secrets(dict(config))
+        with self._lock, self._immediate():
+            row = self._conn.execute(
+                "SELECT id FROM runs WHERE origin = ? AND dataset_id = ? ORDER BY id DESC LIMIT 1",
+                (origin, dataset_id),
+            ).fetchone()
+            existed = row is not None
+            if existed:
+                run_id = int(row[0])
+                holder = self._take_lock(run_id)
+                if holder is not None:  # raising rolls the transaction back
+                    raise RunInUse(f"run {run_id} is being evaluated by process {holder['pid']} on "
+                                   f"{holder['host']}; import again when it has finished")
+                self._conn.execute(
+                    "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL,"
+                    " name = COALESCE(?, name) WHERE id = ?",
+                    (None if name is None else _clean_name(name, "run"), run_id),
+                )
+            else:
+                cursor = self._conn.execute(
+                    "INSERT INTO runs (dataset_id, name, config, config_hash, status, origin)"
+                    " VALUES (?, ?, ?, ?, 'running', ?)",
+                    (dataset_id, _clean_name(name or default_name, "run"), dumps(clean), config_hash(clean), origin),
+                )
+                run_id = int(cursor.lastrowid)
+                self._take_lock(run_id)  # a new run: nobody else can hold it
+        return run_id, existed
+
+    def release_run(self, run_id: int) -> None:
+        """Give the run's lock back (only when this store holds it)."""
+        self._held.pop(run_id, None)
+        with self._lock, self._conn:
+            self._conn.execute(
+                "DELETE FROM run_locks WHERE run_id = ? AND token = ?", (run_id, self._lock_token)
+            )
+
+    def set_status(self, run_id: int, status: str, error: str | None = None) -> None:
+        """Mark a run running / finished / cancelled / failed (finished_at is set unless running)."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(RUN_STATUSES)}, got {status!r}")
+        with self._lock, self._conn:
+            self._conn.execute(
+                "UPDATE runs SET status = ?, error = ?,"
+                " finished_at = CASE WHEN ? = 'running' THEN NULL ELSE datetime('now') END WHERE id = ?",
+                (status, redact(error, self._secrets), status, run_id),
+            )
+
+    def rename_run(self, run_id: int, name: str) -> None:
+        """Give a run a new name (leading and trailing spaces dropped; it must not be empty)."""
+        self._update_run(run_id, "name", _clean_name(name, "run"))
+
+    def set_run_note(self, run_id: int, note: str) -> None:
+        """The run's free-text note ("" clears it)."""
+        self._update_run(run_id, "note", str(note).strip())
+
+    def set_run_tags(self, run_id: int, tags: Iterable[str]) -> None:
+        """The run's tags: each stripped, empty ones dropped, duplicates once, order kept."""
+        clean = list(dict.fromkeys(str(t).strip() for t in tags if str(t).strip()))
+        self._update_run(run_id, "tags", dumps(clean))
+
+    def add_run_usage(self, run_id: int, usage: Mapping[str, Any] | Any) -> None:
+        """Add a judge's token usage (a mapping or a `tempo_eval.llm.provider.Usage`) to the run's:
+        a resumed run sums the usage of all its evaluations."""
+        added = asdict(usage) if is_dataclass(usage) and not isinstance(usage, type) else dict(usage)
+        with self._lock, self._conn:
+            row = self._conn.execute("SELECT usage FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise KeyError(f"no run with id {run_id}")
+            total = json_or(row[0], {})
+            for key, value in added.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    total[key] = total.get(key, 0) + value
+            self._conn.execute("UPDATE runs SET usage = ? WHERE id = ?", (dumps(total), run_id))
+
+    def _update_run(self, run_id: int, column: str, value: Any) -> None:
+        with self._lock, self._conn:
+            cursor = self._conn.execute(f"UPDATE runs SET {column} = ? WHERE id = ?", (value, run_id))
+        if not cursor.rowcount:
+            raise KeyError(f"no run with id {run_id}")
+
+    def list_runs(self, dataset_id: int | None = None) -> pd.DataFrame:
+        """One row per run (newest first): id, dataset_id, dataset (its name), name, status,
+        config_hash, n_results, n_failed, created_at, finished_at, duration_s, note, tags (list),
+        usage (dict or None).
+
+        `status` is the stored one, except that a finished run whose every result failed
+        (`is_retryable` reason codes) is "failed": nothing in it was measured.
+        `n_failed` counts those failed results; `duration_s` is finished_at - created_at.
+        """
+        query = (
+            "SELECT r.id, r.dataset_id, d.name, r.name, r.status, r.config_hash,"
+            " (SELECT COUNT(*) FROM results WHERE run_id = r.id),"
+            " (SELECT COUNT(*) FROM results WHERE run_id = r.id AND score IS NULL"
+            "  AND (reason_code = 'error' OR reason_code LIKE '%\\_error' ESCAPE '\\')),"
+            " r.created_at, r.finished_at,"
+            " (julianday(r.finished_at) - julianday(r.created_at)) * 86400.0,"
+            " r.note, r.tags, r.usage"
+            " FROM runs r JOIN datasets d ON d.id = r.dataset_id"
+        )
+        params: tuple[Any, ...] = ()
+        if dataset_id is not None:
+            query += " WHERE r.dataset_id = ?"
+            params = (dataset_id,)
+        with self._lock:
+            rows = self._conn.execute(query + " ORDER BY r.id DESC", params).fetchall()
+        frame = pd.DataFrame(
+            rows,
+            columns=["id", "dataset_id", "dataset", "name", "status", "config_hash", "n_results", "n_failed",
+                     "created_at", "finished_at", "duration_s", "note", "tags", "usage"],
+        )
+        all_failed = (frame["status"] == "finished") & (frame["n_results"] > 0) & (frame["n_failed"] == frame["n_results"])
+        frame.loc[all_failed, "status"] = "failed"
+        # decoded from the fetched rows, not from the frame: pandas turns a NULL into NaN there
+        frame["tags"] = pd.Series([json_or(row[12], []) for row in rows], dtype=object)
+        frame["usage"] = pd.Series([json_or(row[13], None) for row in rows], dtype=object)
+        frame["duration_s"] = pd.to_numeric(frame["duration_s"], errors="coerce").astype(float)
+        return frame
+
+    def default_run(self, dataset_id: int) -> int | None:
+        """The run a page opens on for a dataset: the newest run with results that is not failed
+        (see `list_runs`), else None. A run whose rows all failed is never the default."""
+        runs = self.list_runs(dataset_id)
+        usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
+        return None if usable.empty else int(usable["id"].iloc[0])
+
+    def count_results(self, run_id: int) -> int:
+        """How many results a run has stored (cheap: it reads the primary-key index only)."""
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)).fetchone()[0])
+
+    def run_configs(self, run_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The stored configuration of each run, in one read: {run id: config}."""
+        ids = [int(r) for r in run_ids]
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT id, config FROM runs WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+        return {int(run_id): json.loads(config) for run_id, config in rows}
+
+    def run_scores(self, run_ids: Iterable[int]) -> pd.DataFrame:
+        """The scores of several runs in one read: run_id, metric, score (NaN when not measurable),
+        reason_code; for leaderboards."""
+        ids = [int(r) for r in run_ids]
+        if not ids:
+            return pd.DataFrame(columns=["run_id", "metric", "score", "reason_code"])
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT run_id, metric, score, reason_code FROM results WHERE run_id IN ({','.join('?' * len(ids))})"
+                " ORDER BY run_id, row_idx, metric",
+                ids,
+            ).fetchall()
+        frame = pd.DataFrame(rows, columns=["run_id", "metric", "score", "reason_code"])
+        frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype(float)
+        return frame
+
+    def run_info(self, run_id: int) -> dict[str, Any]:
+        """The run's row: id, dataset_id, name, config (dict), config_hash, status (as stored), error,
+        timestamps, note, tags (list) and usage (dict or None)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id, dataset_id, name, config, config_hash, status, error, created_at, finished_at,"
+                " note, tags, usage FROM runs WHERE id = ?",
+                (run_id,),
+            ).fetchone()
+        if row is None:
+            raise KeyError(f"no run with id {run_id}")
+        keys = ["id", "dataset_id", "name", "config", "config_hash", "status", "error", "created_at", "finished_at",
+                "note", "tags", "usage"]
+        info = dict(zip(keys, row, strict=True))
+        info["config"] = json.loads(info["config"])
+        info["tags"] = json_or(info["tags"], [])
+        info["usage"] = json_or(info["usage"], None)
+        return info
+
+    def run_summary(self, run_id: int) -> dict[str, Any]:
+        """`run_info` plus per-metric counts: {metric: {n, n_measurable, mean}} under "metrics"."""
+        info = self.run_info(run_id)
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT metric, COUNT(*), COUNT(score), AVG(score) FROM results WHERE run_id = ? GROUP BY metric",
+                (run_id,),
+            ).fetchall()
+        info["metrics"] = {
+            metric: {"n": n, "n_measurable": n_ok, "mean": float("nan") if mean is None else mean}
+            for metric, n, n_ok, mean in rows
+        }
+        return info
+
+    def delete_run(self, run_id: int) -> None:
+        """Delete a run with its results and claims; the verdict cache is kept (verdicts are
+        keyed by texts and verifier, not by run, and other runs reuse them). Raises RunInUse
+        while a live process evaluates the run (see `acquire_run`)."""
+        with self._lock, self._immediate():
+            self._refuse_while_evaluated("SELECT ?", (run_id,))
+            self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))  # cascades
+
+    def _refuse_while_evaluated(self, run_ids_sql: str, params: tuple[Any, ...]) -> None:
+        """RunInUse when a live process holds the lock of one of the runs `run_ids_sql` selects
+        (this store included: a deleted run would fail its own evaluation's next row)."""
+        now = time.time()
+        for run_id, pid, host, heartbeat in self._conn.execute(
+            f"SELECT run_id, pid, host, heartbeat FROM run_locks WHERE run_id IN ({run_ids_sql})", params
+        ).fetchall():
+            if _holder_alive(pid, host, heartbeat, now):
+                raise RunInUse(
+                    f"run {run_id} is being evaluated by process {pid} on {host}; cancel that evaluation "
+                    "(or wait for it to finish), then delete"
+                )
+
+    def run_dependents(self, run_id: int) -> dict[str, int]:
+        """What deleting a run takes with it: {"results": n, "claims": n}."""
+        with self._lock:
+            results, claims = self._conn.execute(
+                "SELECT (SELECT COUNT(*) FROM results WHERE run_id = ?), (SELECT COUNT(*) FROM claims WHERE run_id = ?)",
+                (run_id, run_id),
+            ).fetchone()
+        return {"results": int(results), "claims": int(claims)}
