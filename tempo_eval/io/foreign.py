@@ -5,7 +5,7 @@ Two files are recognised by content:
 - a RAGAS result, `EvaluationResult.to_pandas()` written as CSV / JSON Lines / JSON / Parquet:
   the dataset's columns (user_input, response, retrieved_contexts, ...) plus one float column per
   metric. A column that maps to no canonical column, holds only numbers (or empty cells) and is
-  named like a metric (`RAGAS_METRICS`, or one of ours) is a metric, named `ragas:<column>`
+  named like a RAGAS metric (`RAGAS_METRICS`) is a metric, named `ragas:<column>`
   (`ragas:faithfulness`); another numeric column (`year`) stays a dataset column, with a warning;
 - a DeepEval test run JSON (what `deepeval test run` / `evaluate()` save, e.g. under
   DEEPEVAL_RESULTS_FOLDER): `testCases[]` with input, actualOutput, expectedOutput,
@@ -159,15 +159,10 @@ def _refuse_duplicate_keys(data: bytes, source: str) -> None:
 
 def metric_range(tool: str, name: str) -> tuple[float, float] | None:
     """The range of the foreign metric `name` of `tool`; None when it is not a metric name we know
-    (RAGAS: `RAGAS_METRICS` and ours; a DeepEval metric always names itself, in [0, 1])."""
+    (RAGAS: `RAGAS_METRICS`; a DeepEval metric always names itself, in [0, 1])."""
     if tool == "deepeval":
         return (0.0, 1.0)
-    base = name.strip().lower().split("(mode=")[0].strip()
-    if base in RAGAS_METRICS:
-        return RAGAS_METRICS[base]
-    from tempo_eval.metrics import METRICS
-
-    return (0.0, 1.0) if base in METRICS else None
+    return RAGAS_METRICS.get(name.strip().lower().split("(mode=")[0].strip())
 
 
 def _bounded(number: float | None, bounds: tuple[float, float], source: str, **place: Any) -> float | None:
