@@ -339,3 +339,14 @@ def test_well_formed_quoting_still_loads() -> None:
     text = 'query,answer\n"When, did ""it"" end",in 1990\n"Who\nwon",in 2000\nA 5"" screen?,in 2010\n'
     frame = load_dataset(text.encode("utf-8"), name="data.csv").frame
     assert frame["query"].tolist() == ['When, did "it" end', "Who\nwon", 'A 5"" screen?']
+
+
+def test_a_block_larger_than_the_input_limit_once_decompressed_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    _write_output(out)
+    rows = [(0, "q", None, [MetricResult(metric=METRIC, score=0.5, reason="x" * 200_000)])]
+    output.write_block(out, 0, *output.encode_block(rows, []))
+    monkeypatch.setenv("TEMPO_EVAL_MAX_INPUT_MB", "0.1")
+    _refused(out, tmp_path, "block-000000.parquet", "decompressed", "limit")

@@ -136,15 +136,23 @@ def block_files(folder: Path, n_blocks: int) -> dict[int, Path]:
 
 
 def _read_table(path: Path, columns: Sequence[str], max_rows: int) -> dict[str, list[Any]]:
-    """The named columns of a Parquet file as lists, once its row count is at most `max_rows`."""
+    """The named columns of a Parquet file as lists, once its row count is at most `max_rows` and
+    its size once decompressed at most the input limit (`max_input_bytes`)."""
     import pyarrow.parquet as pq
+
+    from tempo_eval.io._source import max_input_bytes
 
     try:
         parquet = pq.ParquetFile(path)
-        n = parquet.metadata.num_rows
+        metadata = parquet.metadata
+        n = metadata.num_rows
         if n > max_rows:
             raise InvalidOutput(f"{path}: holds {n} results; its block has room for at most {max_rows} "
                                 "(one per row and metric)")
+        size, limit = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups)), max_input_bytes()
+        if size > limit:
+            raise InvalidOutput(f"{path}: holds {size / 1e6:,.1f} MB once decompressed; the limit is "
+                                f"{limit / 1e6:,.1f} MB (TEMPO_EVAL_MAX_INPUT_MB)")
         missing = [c for c in columns if c not in parquet.schema_arrow.names]
         if missing:
             raise InvalidOutput(f"{path}: no column(s) {', '.join(missing)}; expected {', '.join(columns)}")
