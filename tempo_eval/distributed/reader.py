@@ -46,7 +46,12 @@ from tempo_eval.io.dataset import (
     _generated_ids,
     load_dataset,
 )
-from tempo_eval.io.delimited import _check_cell_sizes, _check_header, delimited_table, misplaced_quote
+from tempo_eval.io.delimited import (
+    _check_cell_sizes,
+    _check_header,
+    delimited_table,
+    misplaced_quote,
+)
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.jsonfiles import _read_jsonl, parquet_table
 
