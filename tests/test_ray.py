@@ -237,6 +237,8 @@ def test_a_directory_of_parts_reads_as_one_dataset(ray_cluster: str, tmp_path: P
     ("ragged.csv", "query,answer\nq a,in 1990\nq b,in 1991,extra\n"),
     ("duplicate.csv", "query_id,query,answer\nq1,a,in 1990\nq1,b,in 1991\n"),
     ("bad.jsonl", '{"query": "a", "answer": "in 1990"}\n{"query": "b", "answer": \n'),
+    # an unclosed quote, then a stray one: Arrow would read the rows between as one cell (issue 19.4)
+    ("stray_quote.csv", 'query,answer\n"q a,in 1990\nq b,in 1991\nq "c,in 1992\nq d,in 1993\n'),
 ])
 def test_a_bad_row_gets_the_local_loaders_located_error(ray_cluster: str, tmp_path: Path, name: str, text: str) -> None:
     path = tmp_path / name

@@ -61,11 +61,22 @@ def block_path(out: str | os.PathLike[str], kind: str, block: int) -> Path:
 
 
 def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The manifest of `out` (None when there is none); raises OutputMismatch when it is not a
+    tempo-eval Ray output's manifest (too large, not JSON, no format marker)."""
+    from tempo_eval.distributed.checks import MAX_MANIFEST_BYTES
+
     path = Path(out) / MANIFEST
     if not path.exists():
         return None
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    if manifest.get("format") != FORMAT_NAME:
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_MANIFEST_BYTES + 1)
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise OutputMismatch(f"{path}: larger than {MAX_MANIFEST_BYTES // 2**20} MB; not a tempo-eval Ray output")
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise OutputMismatch(f"{path}: not JSON; expected the manifest a tempo-eval Ray run writes") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise OutputMismatch(f"{path}: not a tempo-eval Ray output (no {FORMAT_NAME!r} format marker)")
     return manifest
 
@@ -301,6 +312,7 @@ def import_results(
     that run rather than adding another, unless it was deleted meanwhile. Its status is
     "finished" when every block is there, else "cancelled" (an interrupted Ray run: resume it,
     then import again). Raises RunInUse while a local evaluation is resuming the imported run."""
+    from tempo_eval.distributed import checks
     from tempo_eval.io.dataset import Dataset
     from tempo_eval.schema import MetricResult
 
@@ -308,15 +320,24 @@ def import_results(
     manifest = read_manifest(out)
     if manifest is None:
         raise ValueError(f"{out}: no {MANIFEST}; expected the --out directory of a Ray run")
+    manifest = checks.check_manifest(manifest, out / MANIFEST)
     if not (out / DATASET).exists():
         raise ValueError(f"{out}: no {DATASET} (the run was stopped before writing it); run the same "
                          "evaluate command again to finish it, then import")
-    store = store if store is not None else RunStore()
-    stored = json.loads(gzip.decompress((out / DATASET).read_bytes()))
+    # everything is read and checked before the first write: a bad directory stores nothing
+    n_rows, block_size, n_blocks = manifest["n_rows"], manifest["block_size"], manifest["n_blocks"]
+    stored = checks.read_stored_rows(out / DATASET, n_rows)
     frame = pd.DataFrame(stored["rows"], columns=stored["columns"], dtype=object)
+    query_ids = frame["query_id"].tolist() if "query_id" in frame.columns else None
+    blocks = [
+        (block, checks.read_block(results, details, range(block * block_size, min(n_rows, (block + 1) * block_size)),
+                                  manifest["metrics"], query_ids))
+        for block, results, details in checks.all_blocks(out, n_blocks)
+    ]
     dataset = Dataset(frame=frame, name=manifest["dataset_name"], mapping=manifest["mapping"],
                       content_hash=manifest["content_hash"], source_format=manifest["source_format"],
                       warnings=list(manifest.get("warnings") or []))
+    store = store if store is not None else RunStore()
     dataset_id = store.save_dataset(dataset)
     # the lock is taken with the run, and held while the rows go in: a local evaluation of the
     # same configuration (which resumes the newest such run, this one) waits for the import
@@ -324,46 +345,21 @@ def import_results(
     origin = f"ray-output:{manifest.get('output_id') or uuid.uuid4().hex}"
     run_id, _ = store.import_run(dataset_id, manifest["config"], origin=origin, name=name,
                                  default_name=f"ray: {out.name}")
-    done = sorted(done_blocks(out, int(manifest["n_blocks"])))
     try:
-        for block in done:
-            results = pd.read_parquet(block_path(out, "results", block))
-            details = pd.read_parquet(block_path(out, "details", block))
-            for (row, query_id, system), part in _rows(results, details):
+        for _, rows in blocks:
+            for (row, query_id, system), part in rows:
                 store.record_row(run_id, row, query_id, [
-                    MetricResult(
-                        metric=r["metric"],
-                        score=float("nan") if pd.isna(r["score"]) else float(r["score"]),
-                        reason=r["reason"],
-                        reason_code=None if pd.isna(r["reason_code"]) else r["reason_code"],
-                        details={**json.loads(r["details"]),
-                                 **({"claims": json.loads(r["claims"])} if isinstance(r["claims"], str) else {})},
-                        success=None if pd.isna(r["success"]) else bool(r["success"]),
-                    )
+                    MetricResult(metric=r["metric"], score=r["score"], reason=r["reason"],
+                                 reason_code=r["reason_code"], success=r["success"],
+                                 details={**r["details"], **({"claims": r["claims"]} if r["claims"] is not None else {})})
                     for r in part
                 ], system=system)
-        complete = len(done) == int(manifest["n_blocks"])
+        complete = len(blocks) == n_blocks
         store.set_status(run_id, "finished" if complete else "cancelled",
-                         None if complete else f"imported {len(done)} of {manifest['n_blocks']} blocks")
+                         None if complete else f"imported {len(blocks)} of {n_blocks} blocks")
     except BaseException as exc:
         store.set_status(run_id, "failed", f"import stopped: {type(exc).__name__}: {exc}")
         raise
     finally:
         store.release_run(run_id)
     return run_id
-
-
-def _rows(results: pd.DataFrame, details: pd.DataFrame) -> Iterable[tuple[tuple[int, str, str | None], list[dict[str, Any]]]]:
-    merged = results.merge(details, on=["row", "metric"], how="left", validate="one_to_one")
-    current: tuple[int, str, str | None] | None = None
-    part: list[dict[str, Any]] = []
-    for record in merged.to_dict("records"):
-        run = record["run"]
-        key = (int(record["row"]), str(record["query_id"]), None if pd.isna(run) else str(run))
-        if current is not None and key[0] != current[0]:
-            yield current, part
-            part = []
-        current = key
-        part.append(record)
-    if current is not None:
-        yield current, part

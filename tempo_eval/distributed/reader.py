@@ -46,7 +46,12 @@ from tempo_eval.io.dataset import (
     _generated_ids,
     load_dataset,
 )
-from tempo_eval.io.delimited import _check_cell_sizes, _check_header, delimited_table
+from tempo_eval.io.delimited import (
+    _check_cell_sizes,
+    _check_header,
+    delimited_table,
+    misplaced_quote,
+)
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.jsonfiles import _read_jsonl, parquet_table
 
@@ -70,6 +75,8 @@ class _File:
     sha256: str = ""
     first_line: bytes = b""
     odd_quotes: bool = False
+    #: a quote away from any cell edge, which Arrow's parser reads differently (`misplaced_quote`)
+    stray_quote: bool = False
 
 
 def read_dataset(
@@ -210,10 +217,12 @@ def _common_format(files: list[_File], requested: str | None) -> str:
 def _hash_files(filesystem: Any, files: list[_File], fmt: str) -> None:
     """sha256 of each file (its identity, as locally), its first line (the CSV header) and, for
     CSV, whether it has an odd number of double quotes (an unclosed quote, which Arrow's parser
-    reads silently to the end of the file: the local loader reports it)."""
+    reads silently to the end of the file: the local loader reports it) or a stray quote."""
     for file in files:
         digest = hashlib.sha256()
         quotes = 0
+        stray = False
+        tail = b""  # the end of the previous chunk: a stray quote may straddle two
         head = b""
         # compression=None: pyarrow would gunzip a ".gz" name; the hash is of the file's bytes
         with filesystem.open_input_stream(file.path, compression=None) as stream:
@@ -223,10 +232,13 @@ def _hash_files(filesystem: Any, files: list[_File], fmt: str) -> None:
                     head += chunk
                 if fmt in ("csv", "tsv"):
                     quotes += chunk.count(b'"')
+                    stray = stray or misplaced_quote(tail + chunk, "," if fmt == "csv" else "\t")
+                    tail = chunk[-2:]
         file.sha256 = digest.hexdigest()
         end = head.find(b"\n")
         file.first_line = (head[:end] if end >= 0 else head).rstrip(b"\r")
         file.odd_quotes = bool(quotes % 2)
+        file.stray_quote = stray
 
 
 def _read_with_ray(filesystem: Any, files: list[_File], fmt: str) -> tuple[list[Any] | None, str | None]:
@@ -241,7 +253,7 @@ def _read_with_ray(filesystem: Any, files: list[_File], fmt: str) -> tuple[list[
         return None, None  # a byte order mark, binary or UTF-16 text: the local loader's checks say what to do
     header: list[str] | None = None
     if fmt in ("csv", "tsv"):
-        if any(f.odd_quotes or not f.first_line.strip() or b'"' in f.first_line for f in files):
+        if any(f.odd_quotes or f.stray_quote or not f.first_line.strip() or b'"' in f.first_line for f in files):
             return None, None  # what the local fast path also leaves to the csv module
         if len({f.first_line for f in files}) > 1:
             other = next(f for f in files if f.first_line != files[0].first_line)

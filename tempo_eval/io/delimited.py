@@ -147,6 +147,8 @@ def _read_delimited_fast(
         # pyarrow silently reads an unclosed quote to the end of the file; the csv module
         # reports it (an odd number of quotes also comes from a stray quote inside a value)
         return None
+    if misplaced_quote(data, delimiter):
+        return None  # pyarrow and the csv module may read it differently: the csv module decides
     notes: list[str] = []
     header = _check_header(header_line.split(delimiter), source, delimiter, 1, notes)
 
@@ -178,6 +180,16 @@ def _read_delimited_fast(
         lambda: _read_delimited_csv(decode_utf8(data, source), source, delimiter, []).lines
     )
     return result
+
+
+def misplaced_quote(data: bytes, delimiter: str) -> bool:
+    """True when a quote has neither a cell edge (line start or end, the delimiter) nor another
+    quote on either side. A quote that opens or closes a cell, or is doubled inside one, always
+    has one; any other quote (a stray quote inside a value, `Wh"at`) is where pyarrow silently
+    goes on reading while the csv module stops and names the line. With an unclosed quote before
+    it, such a stray quote evens the quote count and pyarrow reads the rows between as one cell."""
+    edge = re.escape(delimiter.encode("utf-8"))
+    return re.search(rb'[^\r\n"' + edge + rb']"[^\r\n"' + edge + rb"]", data) is not None
 
 
 def delimited_table(table: Any, header: list[str], source: str, notes: list[str]) -> _Table | None:

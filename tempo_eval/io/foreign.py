@@ -4,8 +4,9 @@ Two files are recognised by content:
 
 - a RAGAS result, `EvaluationResult.to_pandas()` written as CSV / JSON Lines / JSON / Parquet:
   the dataset's columns (user_input, response, retrieved_contexts, ...) plus one float column per
-  metric. Every column that maps to no canonical column and holds only numbers (or empty cells)
-  is a metric, named `ragas:<column>` (`ragas:faithfulness`);
+  metric. A column that maps to no canonical column, holds only numbers (or empty cells) and is
+  named like a RAGAS metric (`RAGAS_METRICS`) is a metric, named `ragas:<column>`
+  (`ragas:faithfulness`); another numeric column (`year`) stays a dataset column, with a warning;
 - a DeepEval test run JSON (what `deepeval test run` / `evaluate()` save, e.g. under
   DEEPEVAL_RESULTS_FOLDER): `testCases[]` with input, actualOutput, expectedOutput,
   retrievalContext and `metricsData[]` holding name, score, threshold, success, reason (and
@@ -16,6 +17,11 @@ reads from the same bytes, so evaluating the file with our metrics lands on the 
 dataset) and one score per (row, metric); `import_foreign_results` stores them as a finished run
 of that dataset, whose results appear wherever runs appear. A foreign score is kept as given
 (NaN when the tool recorded none, reason code `foreign_error` when it recorded an error).
+
+What is refused, with an InputError naming the file, row and column: a score outside its metric's
+range (`metric_range`: [0, 1] but for RAGAS's 1-5 rubric scores; inf is outside), a metric given
+twice (two columns that differ only in case or spaces, or one name twice in a test case's
+metricsData), and a JSON object holding a key twice (JSON parsers keep the last one silently).
 """
 
 from __future__ import annotations
@@ -34,6 +40,24 @@ from tempo_eval.io.jsonfiles import (  # noqa: F401 - the DeepEval test-run dete
 from tempo_eval.schema import CANONICAL_COLUMNS, FOREIGN_ERROR, MetricResult
 
 TOOLS = ("ragas", "deepeval")
+#: the score columns RAGAS writes (its metrics' `name`; a "(mode=...)" suffix is allowed) and their
+#: range, where it is not [0, 1]
+RAGAS_METRICS: dict[str, tuple[float, float]] = {
+    name: (0.0, 1.0) for name in (
+        "faithfulness", "faithfulness_with_hhem", "answer_relevancy", "response_relevancy",
+        "context_precision", "llm_context_precision_with_reference", "llm_context_precision_without_reference",
+        "non_llm_context_precision_with_reference", "id_based_context_precision", "context_recall",
+        "llm_context_recall", "non_llm_context_recall", "id_based_context_recall", "context_entity_recall",
+        "context_utilization", "context_relevance", "answer_correctness", "answer_similarity",
+        "semantic_similarity", "factual_correctness", "noise_sensitivity", "noise_sensitivity_relevant",
+        "noise_sensitivity_irrelevant", "response_groundedness", "answer_accuracy", "nv_accuracy",
+        "nv_context_relevance", "nv_response_groundedness", "summary_score", "bleu_score", "rouge_score",
+        "chrf_score", "exact_match", "string_present", "non_llm_string_similarity", "topic_adherence",
+        "tool_call_accuracy", "tool_call_f1", "agent_goal_accuracy", "sql_semantic_equivalence",
+        "datacompy_score", "faithful_rate", "relevance_rate", "harmfulness", "maliciousness", "coherence",
+        "correctness", "conciseness",
+    )
+} | {"domain_specific_rubrics": (1.0, 5.0), "rubrics_score": (1.0, 5.0), "instance_rubrics": (1.0, 5.0)}
 
 
 @dataclass
@@ -70,6 +94,7 @@ def load_foreign_results(source: Any, *, name: str | None = None) -> ForeignResu
 
     raw = read_input(source, name=name, default_name="results")
     data = gunzip_if_needed(raw)
+    _refuse_duplicate_keys(data, raw.name)
     document = _json_document(data)
     test_run = deepeval_test_run(document)
     if test_run is not None:
@@ -89,6 +114,63 @@ def _json_document(data: bytes) -> Any:
         return json.loads(data.decode("utf-8-sig"))
     except (ValueError, RecursionError):
         return None
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+def _refuse_duplicate_keys(data: bytes, source: str) -> None:
+    """Raise InputError when a JSON document, or a line of JSON Lines, has an object with a key
+    twice. Text that is not JSON is left to the loader, which says what is wrong with it."""
+    if data.lstrip()[:1] not in (b"{", b"["):
+        return
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return
+    try:
+        json.loads(text, object_pairs_hook=_unique_keys)
+        return
+    except _DuplicateKey as duplicate:
+        raise InputError(f"the key {duplicate.args[0]!r} appears twice in one JSON object; expected each key "
+                         "once (a JSON reader would keep only the last value)", source=source) from None
+    except (ValueError, RecursionError):
+        pass  # JSON Lines, or broken JSON: line by line below
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            json.loads(line, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as duplicate:
+            raise InputError(f"the key {duplicate.args[0]!r} appears twice in this JSON object; expected each "
+                             "key once (a JSON reader would keep only the last value)", source=source,
+                             line=number) from None
+        except (ValueError, RecursionError):
+            continue
+
+
+def metric_range(tool: str, name: str) -> tuple[float, float] | None:
+    """The range of the foreign metric `name` of `tool`; None when it is not a metric name we know
+    (RAGAS: `RAGAS_METRICS`; a DeepEval metric always names itself, in [0, 1])."""
+    if tool == "deepeval":
+        return (0.0, 1.0)
+    return RAGAS_METRICS.get(name.strip().lower().split("(mode=")[0].strip())
+
+
+def _bounded(number: float | None, bounds: tuple[float, float], source: str, **place: Any) -> float | None:
+    """`number` when it is NaN, missing or in `bounds`; else InputError at `place`."""
+    if number is None or math.isnan(number) or bounds[0] <= number <= bounds[1]:
+        return number
+    raise InputError(f"the score is {number!r}; expected a number in [{bounds[0]:g}, {bounds[1]:g}] or empty",
+                     source=source, **place)
 
 
 def _number(value: Any) -> float | None:
@@ -111,13 +193,25 @@ def _ragas_scores(dataset: Any, source: str) -> list[ForeignScore]:
     from tempo_eval.io.cells import is_missing
 
     frame = dataset.frame
-    metrics = []
+    metrics: dict[str, tuple[float, float]] = {}
+    by_key: dict[str, str] = {}
     for column in frame.columns:
         if column in CANONICAL_COLUMNS:
             continue
         values = [v for v in frame[column].tolist() if not is_missing(v)]
-        if values and all(_number(v) is not None for v in values):
-            metrics.append(column)
+        if not values or not all(_number(v) is not None for v in values):
+            continue
+        bounds = metric_range("ragas", str(column))
+        if bounds is None:
+            dataset.warnings.append(f"{source}: column {column!r} holds numbers but is not a RAGAS metric "
+                                    "name; kept as a dataset column, not imported as a score")
+            continue
+        key = " ".join(str(column).lower().split())
+        if key in by_key:
+            raise InputError(f"the metric column {column!r} is given twice (also as {by_key[key]!r}); "
+                             "expected one column per metric", source=source, column=str(column))
+        by_key[key] = str(column)
+        metrics[column] = bounds
     if not metrics:
         found = ", ".join(map(str, frame.columns))
         raise InputError(
@@ -127,9 +221,10 @@ def _ragas_scores(dataset: Any, source: str) -> list[ForeignScore]:
             source=source,
         )
     scores = []
-    for column in metrics:
+    for column, bounds in metrics.items():
         for row, value in enumerate(frame[column].tolist()):
             number = None if is_missing(value) else _number(value)
+            number = _bounded(number, bounds, source, row=row + 1, column=str(column))
             scores.append(ForeignScore(
                 row=row, metric=f"ragas:{column}", score=math.nan if number is None else number,
                 reason="" if number is not None else "RAGAS recorded no score for this row",
@@ -154,14 +249,22 @@ def _deepeval_scores(document: dict[str, Any], source: str) -> list[ForeignScore
                 "metricsData is not a list; expected [{\"name\": ..., \"score\": ...}]",
                 source=source, row=row + 1, row_label="test case", column="metricsData",
             )
+        names: set[str] = set()
         for item in metrics:
             if not isinstance(item, dict) or not isinstance(item.get("name"), str):
                 raise InputError(
                     "a metricsData entry has no name; expected {\"name\": ..., \"score\": ...}",
                     source=source, row=row + 1, row_label="test case", column="metricsData",
                 )
-            number = _number(item.get("score"))
+            if item["name"].strip().lower() in names:
+                raise InputError(f"the metric {item['name']!r} is given twice; expected one entry per metric",
+                                 source=source, row=row + 1, row_label="test case", column="metricsData")
+            names.add(item["name"].strip().lower())
             error = item.get("error")
+            number = _number(item.get("score"))
+            if not error:  # a score beside an error is not kept
+                _bounded(number, (0.0, 1.0), source, row=row + 1, row_label="test case",
+                         column=f"metricsData {item['name']!r} score")
             threshold = _number(item.get("threshold"))
             success = item.get("success")
             scores.append(ForeignScore(

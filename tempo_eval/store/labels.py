@@ -3,7 +3,9 @@
 A label is keyed by the claim text and a hash of the premises it was checked against, never by a
 run: the same claim against the same premises in a later run finds its label again. Labels export
 to and import from CSV or JSONL with the columns `claim`, `premises_hash`, `label`, `note` and
-(optional) `premises` (a JSON list of strings).
+(optional) `premises` (a JSON list of strings). The CSV is written as every result export is
+(`tempo_eval.io.export.to_csv_text`: a cell starting with = + - @ gets the formula guard) and its
+import removes the guard again, so an exported file imports back unchanged.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -24,6 +27,8 @@ from tempo_eval.store.db import connect, json_or
 #: what a human may say about a claim (the verifiers' three-way scale)
 LABELS = ("SUPPORTED", "NEUTRAL", "CONTRADICTED")
 LABEL_COLUMNS = ["claim", "premises_hash", "label", "note", "premises", "labelled_at"]
+#: a premises hash: sha256 as 64 lower-case hex digits
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def premises_hash(premises: Sequence[str]) -> str:
@@ -104,9 +109,9 @@ class LabelStore:
                 lines.append(json.dumps(record, ensure_ascii=False))
             return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
         if fmt == "csv":
-            buffer = io.StringIO()
-            frame.to_csv(buffer, index=False)
-            return buffer.getvalue().encode("utf-8")
+            from tempo_eval.io.export import to_csv_text
+
+            return to_csv_text(frame).encode("utf-8")
         raise ValueError(f"format must be 'csv' or 'jsonl', got {fmt!r}")
 
     def import_labels(self, data: bytes, name: str) -> int:
@@ -154,12 +159,51 @@ def _read_records(data: bytes, name: str) -> list[dict[str, Any]]:
             records.append(record)
         return records
     if name.lower().endswith(".csv"):
-        reader = csv.DictReader(io.StringIO(text))
+        return _csv_records(text, name)
+    raise InputError("expected a .csv or .jsonl file of labels", source=name)
+
+
+def _csv_records(text: str, name: str) -> list[dict[str, Any]]:
+    """The rows of a labels CSV, formula guard removed. CR, LF and CRLF all end a record; a quote
+    left open (which would swallow the rows after it into one cell) raises InputError naming the
+    line where the cell starts."""
+    from tempo_eval.io.export import restore_formulas
+
+    # newline="": the csv module sees the file's own line ends (a CR-only file is rows, not one line)
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    start = 1  # the line the record being read starts on
+    try:
         missing = [c for c in ("claim", "label") if c not in (reader.fieldnames or [])]
         if missing:
-            raise InputError(f"missing column(s) {', '.join(missing)}; expected claim, premises_hash, label, note", source=name)
-        return list(reader)
-    raise InputError("expected a .csv or .jsonl file of labels", source=name)
+            raise InputError(f"missing column(s) {', '.join(missing)}; expected claim, premises_hash, label, note",
+                             source=name)
+        records = []
+        start = reader.line_num + 1
+        for number, record in enumerate(reader, start=1):
+            if None in record:
+                raise InputError(f"{len(reader.fieldnames or [])} columns in the header but more cells in "
+                                 "this row; quote cells holding commas", source=name, row=number, line=start)
+            for column, value in record.items():
+                if isinstance(value, str) and _swallows_rows(value):
+                    raise InputError(
+                        "this cell runs over several lines that hold labels: a quote opened here is "
+                        'probably not closed, and the rows after it were read into it; close the quote (or write "" for a '
+                        "quote inside a quoted cell)", source=name, row=number, line=start, column=column)
+            records.append(record)
+            start = reader.line_num + 1
+    except csv.Error as error:
+        raise InputError(f"broken CSV quoting in the record starting here ({error}); close every opened quote "
+                         'and write "" for a quote inside a quoted cell', source=name, line=start) from None
+    return restore_formulas(pd.DataFrame(records, columns=reader.fieldnames, dtype=object)).to_dict("records")
+
+
+def _swallows_rows(cell: str) -> bool:
+    """True when a cell spans lines and one of them holds a label among comma-separated values:
+    the rows after an unclosed quote, read as the cell's text."""
+    lines = cell.splitlines()
+    return len(lines) > 1 and any(
+        field.strip().strip('"').upper() in LABELS for line in lines for field in line.split(",")[1:]
+    )
 
 
 def _label_row(record: Mapping[str, Any], name: str, number: int) -> tuple[str, str, str, str, str | None]:
@@ -177,10 +221,14 @@ def _label_row(record: Mapping[str, Any], name: str, number: int) -> tuple[str, 
     elif not (isinstance(premises, list) and all(isinstance(p, str) for p in premises)):
         raise InputError("expected a JSON list of premise texts", source=name, row=number, column="premises")
     digest = record.get("premises_hash")
-    if not isinstance(digest, str) or not digest.strip():
+    if digest is None or isinstance(digest, str) and not digest.strip():
         if premises is None:
             raise InputError("give premises_hash or premises", source=name, row=number, column="premises_hash")
         digest = premises_hash(premises)
+    elif not isinstance(digest, str) or not _DIGEST.fullmatch(digest.strip()):
+        raise InputError(f"got {str(digest)[:70]!r}; expected 64 lower-case hex digits (the sha256 of the "
+                         "premises), or leave it empty and give premises", source=name, row=number,
+                         column="premises_hash")
     elif premises is not None and premises_hash(premises) != digest.strip():
         raise InputError("premises_hash does not match the premises given", source=name, row=number, column="premises_hash")
     try:
