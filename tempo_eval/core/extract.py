@@ -3,7 +3,8 @@
 `extract_qft`, `extract_dft` and `extract_aft` share one default `FocusTimeExtractor`; build
 your own for another reference date, span cap or period table. The result is a `FocusTime`:
 the set of years plus one `YearSpan` per expression (character offsets into the text, the
-inclusive year interval, the rule that found it). English only. The rules:
+inclusive year interval, the rule that found it). English only, but digits may be any Unicode
+decimal digits (full-width "２０２０", Arabic-Indic "٢٠٢٠"): they read as 0-9. The rules:
 
 Explicit years
     A standalone four-digit number from 1000 to 2099 is a year ("built in 1500" -> 1500),
@@ -105,6 +106,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
@@ -220,6 +222,20 @@ def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple
             return first, first + length // 2 - 1
         return first + length // 2, first + length - 1
     return first, first + length - 1
+
+
+#: a decimal digit other than 0-9 (full-width "２", Arabic-Indic "٢", Devanagari "२", ...)
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
+
+
+def ascii_digits(text: str) -> str:
+    """`text` with every Unicode decimal digit replaced by its ASCII digit ("２０２０" and
+    "٢٠٢٠" -> "2020"), one character for one, so offsets into the result are offsets into
+    `text`. NFKC would do the same for digits but changes the length of other characters.
+    The same object is returned when there is nothing to replace."""
+    if text.isascii() or _OTHER_DIGIT.search(text) is None:
+        return text
+    return _OTHER_DIGIT.sub(lambda match: str(unicodedata.decimal(match.group())), text)
 
 
 def _lower_same_length(text: str) -> str:
@@ -400,8 +416,11 @@ class FocusTimeExtractor(DatedExpressions):
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         ref = self.reference_date if reference_date is None else parse_reference_date(reference_date)
+        # Full-width and other non-ASCII digits read as ASCII ones, one character for one, so
+        # every offset still indexes `text`; the spans keep the original characters.
+        work = ascii_digits(text)
         # One leading space: every match starts with the separator before its expression.
-        scan = Scan(text, " " + _lower_same_length(text), ref)
+        scan = Scan(work, " " + _lower_same_length(work), ref)
         scan.spaced = spaced = _spaced(scan.low)
         handlers = self._handlers
         grammar = self._grammar
@@ -413,6 +432,9 @@ class FocusTimeExtractor(DatedExpressions):
             if kind is not None:
                 handlers[kind](scan, start, end, found)
         spans = self._join_ranges(scan) if len(scan.spans) > 1 else scan.spans
+        if work is not text:
+            for span in spans:
+                span.__dict__["text"] = text[span.start : span.end]  # as `_new_span` builds it
         years: set[int] = set()
         for span in spans:
             years |= _year_set(span.first, span.last, span.capped)
