@@ -274,3 +274,126 @@ def test_highlighting_marks_the_original_full_width_year() -> None:
     text = "Ｉt was ２０２０, then 2021."
     html = render_marks(text, year_marks(extract_aft(text).spans))
     assert ">２０２０</mark>" in html and ">2021</mark>" in html
+
+
+# ---- 14: Parquet dates Python cannot hold ------------------------------------------------------
+
+
+def _parquet_with(tmp_path: Path, column: str, array: object) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "data.parquet"
+    pq.write_table(pa.table({"query": ["a", "b"], "answer": ["In 2001.", "In 2002."], column: array}), path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("days", "shown"), [(3_000_000, "10183-09-21"), (-800_000, "-0221-09-04")]
+)
+def test_arrow_values_names_the_row_column_and_date(tmp_path: Path, days: int, shown: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tempo_eval.io.cells import arrow_values
+
+    path = _parquet_with(tmp_path, "reference_date", pa.array([0, days], type=pa.date32()))
+    table = pq.read_table(path)
+    with pytest.raises(InputError) as caught:
+        arrow_values(table.column(2), "reference_date", "data.parquet")
+    message = str(caught.value)
+    assert message.startswith("data.parquet, row 2, column 'reference_date'") and shown in message
+    assert arrow_values(table.column(0), "query", "data.parquet") == ["a", "b"]
+
+
+def test_a_parquet_date32_past_9999_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow as pa
+
+    from tempo_eval.io.dataset import load_dataset
+
+    path = _parquet_with(tmp_path, "reference_date", pa.array([0, 3_000_000], type=pa.date32()))
+    with pytest.raises(InputError, match=r"data.parquet, row 2, column 'reference_date': found '10183-09-21'"):
+        load_dataset(path)
+    code, err = run_cli(["evaluate", str(path), "--metrics", "temporal_faithfulness", "--out",
+                         str(tmp_path / "o.csv"), "--no-progress"], capsys)
+    assert code == 2 and "row 2" in err and "10183-09-21" in err and "Traceback" not in err
+
+
+def test_a_parquet_timestamp_out_of_range_is_a_clear_error(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from tempo_eval.io.dataset import load_dataset
+
+    stamp = 400_000 * 365 * 86_400 * 1000  # about the year 401,700, in milliseconds
+    path = _parquet_with(tmp_path, "when", pa.array([0, stamp], type=pa.timestamp("ms")))
+    with pytest.raises(InputError, match=r"row 2, column 'when': found .*about the year 401,70"):
+        load_dataset(path)
+
+
+# ---- 16: empty contexts, a full disk, a doubled space ------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["focus_time", "nli", "llm"])
+def test_an_empty_contexts_list_is_not_measurable_in_every_mode(mode: str) -> None:
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+
+    result = TemporalFaithfulness(mode=mode).measure(answer="It happened in 2020.", contexts=[])
+    assert math.isnan(result.score) and result.reason_code == "missing_input"
+    assert "contexts" in result.reason
+
+
+def test_an_empty_contexts_row_agrees_with_the_loader_warning(tmp_path: Path) -> None:
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        '{"query": "When?", "answer": "It happened in 2020.", "contexts": []}\n'
+        '{"query": "When?", "answer": "It happened in 2021.", "contexts": []}\n',
+        encoding="utf-8",
+    )
+    dataset = load_dataset(data)
+    assert any("missing_input" in warning and "contexts" in warning for warning in dataset.warnings)
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+
+    frame = evaluate(dataset, [TemporalFaithfulness(mode="focus_time")], store=RunStore()).frame
+    assert frame["score"].isna().all() and set(frame["reason_code"]) == {"missing_input"}
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("extension", ["csv", "jsonl", "parquet"])
+def test_writing_results_to_a_full_disk_names_the_file(
+    tmp_path: Path, extension: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"query": "q in 2020", "retrieved_ids": ["a"], "gold_ids": ["a"]}\n', encoding="utf-8")
+    out = tmp_path / f"results.{extension}"
+    out.symlink_to("/dev/full")
+    code, err = run_cli(["evaluate", str(data), "--metrics", "temporal_ndcg", "--out", str(out), "--no-progress"],
+                        capsys)
+    assert code == 2 and f"could not write {str(out)!r}: no space left on device" in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_compare_output_to_a_full_disk_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.run").write_text(f"q1 Q0 d1 1 1.0 {name}\n", encoding="utf-8")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n", encoding="utf-8")
+    out = tmp_path / "table.md"
+    out.symlink_to("/dev/full")
+    code, err = run_cli(["compare", str(tmp_path / "a.run"), str(tmp_path / "b.run"), "--qrels",
+                         str(tmp_path / "qrels.txt"), "--out", str(out)], capsys)
+    assert code == 2 and f"could not write {str(out)!r}: no space left on device" in err
+
+
+def test_a_tag_shared_by_two_files_of_the_same_name_reads_without_a_doubled_space(tmp_path: Path) -> None:
+    from tempo_eval.io.trec import load_run
+
+    for folder in ("x", "y"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "run.txt").write_text("q1 Q0 d1 1 1.0 bm25\n", encoding="utf-8")
+    runs = load_run([tmp_path / "x" / "run.txt", tmp_path / "y" / "run.txt"])
+    notes = [note for run in runs.values() for note in run.notes]
+    assert notes and not any("  " in note for note in notes)
+    assert any("bm25" in note and "another file named run.txt" in note for note in notes)
