@@ -106,7 +106,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
@@ -126,7 +125,7 @@ from tempo_eval.core.periods import (
 from tempo_eval.core.relative import (
     two_digit_year,
 )
-from tempo_eval.core.scan import UNIT_AFTER, Scan, previous_word
+from tempo_eval.core.scan import UNIT_AFTER, Scan, ascii_digits, previous_word
 from tempo_eval.core.spelled import spelled_year
 
 __all__ = [
@@ -222,20 +221,6 @@ def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple
             return first, first + length // 2 - 1
         return first + length // 2, first + length - 1
     return first, first + length - 1
-
-
-#: a decimal digit other than 0-9 (full-width "２", Arabic-Indic "٢", Devanagari "२", ...)
-_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
-
-
-def ascii_digits(text: str) -> str:
-    """`text` with every Unicode decimal digit replaced by its ASCII digit ("２０２０" and
-    "٢٠٢٠" -> "2020"), one character for one, so offsets into the result are offsets into
-    `text`. NFKC would do the same for digits but changes the length of other characters.
-    The same object is returned when there is nothing to replace."""
-    if text.isascii() or _OTHER_DIGIT.search(text) is None:
-        return text
-    return _OTHER_DIGIT.sub(lambda match: str(unicodedata.decimal(match.group())), text)
 
 
 def _lower_same_length(text: str) -> str:
