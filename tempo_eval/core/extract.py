@@ -3,7 +3,8 @@
 `extract_qft`, `extract_dft` and `extract_aft` share one default `FocusTimeExtractor`; build
 your own for another reference date, span cap or period table. The result is a `FocusTime`:
 the set of years plus one `YearSpan` per expression (character offsets into the text, the
-inclusive year interval, the rule that found it). English only. The rules:
+inclusive year interval, the rule that found it). English only, but digits may be any Unicode
+decimal digits (full-width "２０２０", Arabic-Indic "٢٠٢٠"): they read as 0-9. The rules:
 
 Explicit years
     A standalone four-digit number from 1000 to 2099 is a year ("built in 1500" -> 1500),
@@ -124,7 +125,7 @@ from tempo_eval.core.periods import (
 from tempo_eval.core.relative import (
     two_digit_year,
 )
-from tempo_eval.core.scan import UNIT_AFTER, Scan, previous_word
+from tempo_eval.core.scan import UNIT_AFTER, Scan, ascii_digits, previous_word
 from tempo_eval.core.spelled import spelled_year
 
 __all__ = [
@@ -400,8 +401,11 @@ class FocusTimeExtractor(DatedExpressions):
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         ref = self.reference_date if reference_date is None else parse_reference_date(reference_date)
+        # Full-width and other non-ASCII digits read as ASCII ones, one character for one, so
+        # every offset still indexes `text`; the spans keep the original characters.
+        work = ascii_digits(text)
         # One leading space: every match starts with the separator before its expression.
-        scan = Scan(text, " " + _lower_same_length(text), ref)
+        scan = Scan(work, " " + _lower_same_length(work), ref)
         scan.spaced = spaced = _spaced(scan.low)
         handlers = self._handlers
         grammar = self._grammar
@@ -413,6 +417,9 @@ class FocusTimeExtractor(DatedExpressions):
             if kind is not None:
                 handlers[kind](scan, start, end, found)
         spans = self._join_ranges(scan) if len(scan.spans) > 1 else scan.spans
+        if work is not text:
+            for span in spans:
+                span.__dict__["text"] = text[span.start : span.end]  # as `_new_span` builds it
         years: set[int] = set()
         for span in spans:
             years |= _year_set(span.first, span.last, span.capped)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 from functools import lru_cache
 
 from tempo_eval.core.focus import YearSpan
@@ -55,3 +56,17 @@ class Scan:
         self.spaced = low  # with separators as spaces, set by the extractor
         self.ref = ref
         self.spans: list[YearSpan] = []
+
+
+#: a decimal digit other than 0-9 (full-width "２", Arabic-Indic "٢", Devanagari "२", ...)
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
+
+
+def ascii_digits(text: str) -> str:
+    """`text` with every Unicode decimal digit replaced by its ASCII digit ("２０２０" and
+    "٢٠٢٠" -> "2020"), one character for one, so offsets into the result are offsets into
+    `text`. NFKC would do the same for digits but changes the length of other characters.
+    The same object is returned when there is nothing to replace."""
+    if text.isascii() or _OTHER_DIGIT.search(text) is None:
+        return text
+    return _OTHER_DIGIT.sub(lambda match: str(unicodedata.decimal(match.group())), text)

@@ -11,9 +11,11 @@ limit keeps a load under ~2 GB. Raise it with the environment variable TEMPO_EVA
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import os
+import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,9 +73,9 @@ def read_input(
 
     A file-like object may offer `getvalue()` (Streamlit's UploadedFile, BytesIO) or `read()`;
     its `.name` is used when `name` is not given. Text (str) from a text-mode file is encoded back
-    to UTF-8. A missing file, a directory or an input over `max_bytes` (default
-    `max_input_bytes()`; a file is measured before it is read) raises InputError; any other type
-    raises TypeError.
+    to UTF-8. A missing file, a path that is not a regular file (`read_regular_file`) or an input
+    over `max_bytes` (default `max_input_bytes()`; a file is counted as it is read) raises
+    InputError; any other type raises TypeError.
     """
     limit = max_input_bytes() if max_bytes is None else max_bytes
     raw = _read_input(source, name=name, default_name=default_name, limit=limit)
@@ -87,17 +89,7 @@ def _read_input(source: Any, *, name: str | None, default_name: str, limit: int)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         label = name or path.name
-        if not path.exists():
-            raise InputError(f"file not found: {str(path)!r}; expected an existing file", source=label)
-        if path.is_dir():
-            raise InputError(f"{str(path)!r} is a directory; expected a file", source=label)
-        try:
-            size = path.stat().st_size
-            if size > limit:
-                raise _too_large(size, limit, label)
-            return RawInput(label, path.read_bytes())
-        except OSError as error:
-            raise InputError(f"could not read the file: {error.strerror or error}", source=label) from None
+        return RawInput(label, read_regular_file(path, limit, label))
     if isinstance(source, (bytes, bytearray, memoryview)):
         return RawInput(name or default_name, bytes(source))
     if hasattr(source, "getvalue") or hasattr(source, "read"):
@@ -111,6 +103,79 @@ def _read_input(source: Any, *, name: str | None, default_name: str, limit: int)
         "expected a path (str or Path), bytes, or a binary file-like object with .read() or "
         f".getvalue(), got {type(source).__name__}"
     )
+
+
+#: how much of a file is read at a time; the count of bytes read is checked after each chunk
+_CHUNK = 1 << 20
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int, label: str | None = None) -> bytes:
+    """The bytes of the regular file at `path` (links followed), at most `limit` bytes.
+
+    Only a regular file is read: a FIFO, a device (a link to /dev/zero or /dev/urandom), a socket or
+    a directory raises InputError naming the path, and so does a symbolic-link loop. The file is
+    opened without blocking (a FIFO with no writer would wait forever), checked with fstat on the
+    open descriptor (no race with a file swapped after the check), and its bytes are counted as
+    they are read: a file that grows past `limit` while it is read is refused too, never held.
+    Every path the command line and the dashboard read (datasets, conversations, run files,
+    qrels, foreign results) goes through here, by way of `read_input`.
+    """
+    label = label or Path(path).name
+    shown = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise InputError(f"file not found: {shown!r}; expected an existing file", source=label) from None
+    except IsADirectoryError:
+        raise InputError(f"{shown!r} is a directory; expected a file", source=label) from None
+    except OSError as error:
+        raise InputError(f"could not open {shown!r}: {_os_reason(error)}; expected a regular file",
+                         source=label) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(f"{shown!r} is a directory; expected a file", source=label)
+        if not stat.S_ISREG(mode):
+            raise InputError(
+                f"{shown!r} is {_file_kind(mode)}, not a regular file; expected a regular file "
+                "(copy the data into a file first)",
+                source=label,
+            )
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise _too_large(size, limit, label)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as stream:
+            fd = -1
+            out = bytearray()
+            while chunk := stream.read(_CHUNK):
+                out += chunk
+                if len(out) > limit:
+                    raise _too_large(len(out), limit, label, "read so far, the file holds more than")
+            return bytes(out)
+    except OSError as error:
+        raise InputError(f"could not read {shown!r}: {_os_reason(error)}", source=label) from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _os_reason(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "too many levels of symbolic links (a symbolic-link loop)"
+    return (error.strerror or str(error)).lower() if error.strerror else str(error)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device (such as /dev/zero or /dev/urandom)"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a plain file"
 
 
 def gunzip_if_needed(raw: RawInput) -> bytes:
@@ -136,10 +201,28 @@ def gunzip_if_needed(raw: RawInput) -> bytes:
     return bytes(out)
 
 
+#: byte order marks of the encodings we refuse; UTF-32 first, as its little-endian mark starts
+#: with UTF-16's
+_OTHER_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def byte_order_mark_encoding(data: bytes) -> str | None:
+    """"UTF-32" or "UTF-16" when `data` starts with that encoding's byte order mark, else None."""
+    for mark, encoding in _OTHER_BOMS:
+        if data.startswith(mark):
+            return encoding
+    return None
+
+
 def check_text_bytes(data: bytes, source: str, warnings: list[str]) -> bytes:
     """The bytes of a text file, without a UTF-8 byte order mark (removed with a warning).
 
-    Binary files (Parquet, Excel/zip) and UTF-16 text raise InputError, and so does a NUL byte
+    Binary files (Parquet, Excel/zip) and UTF-16 or UTF-32 text raise InputError, and so does a NUL byte
     anywhere: no text format we read holds one, and a text cell must not carry it on. Validity as UTF-8 is checked by `decode_utf8`.
     """
     if data.startswith(_PARQUET_MAGIC):
@@ -154,10 +237,11 @@ def check_text_bytes(data: bytes, source: str, warnings: list[str]) -> bytes:
             "(in Excel: Save As 'CSV UTF-8')",
             source=source,
         )
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    encoding = byte_order_mark_encoding(data)
+    if encoding is not None:
         raise InputError(
-            "the file is UTF-16 text (it starts with a UTF-16 byte order mark); expected UTF-8: "
-            "save the file as UTF-8",
+            f"the file is {encoding} text (it starts with a {encoding} byte order mark); expected "
+            "UTF-8: save the file as UTF-8",
             source=source,
         )
     if data.startswith(_UTF8_BOM):

@@ -124,6 +124,56 @@ def date_cell(value: Any) -> str | None:
     raise CellError(f"found {describe(value)}; expected an ISO date like 2024-05-31")
 
 
+def arrow_values(column: Any, name: str, source: str) -> list[Any]:
+    """The Python values of one Arrow column (a ChunkedArray, one value per row), as
+    `to_pylist` gives them. A date or timestamp Python cannot hold (a year before 1 or after
+    9999, which Parquet can store) raises InputError naming the file, the row, the column and
+    the value, where pyarrow raises a bare OverflowError."""
+    try:
+        return column.to_pylist()
+    except (OverflowError, ValueError):
+        index, shown = _first_out_of_range(column)
+        raise InputError(
+            f"found {shown} ({column.type}), outside the dates Python can hold (years 1 to 9999); "
+            "expected a date from 0001-01-01 to 9999-12-31, or the value stored as text",
+            source=source,
+            row=index + 1,
+            column=name,
+        ) from None
+
+
+def _first_out_of_range(column: Any) -> tuple[int, str]:
+    """(0-based row, the value for a message) of the first value of `column` with no Python value."""
+    for index, scalar in enumerate(column):
+        try:
+            scalar.as_py()
+        except (OverflowError, ValueError):
+            return index, _arrow_value_text(scalar)
+    return 0, "a value"
+
+
+def _arrow_value_text(scalar: Any) -> str:
+    """Arrow's own text for a value ('10183-09-21'), else the number it stores."""
+    import pyarrow as pa
+
+    try:
+        text = str(scalar.cast(pa.string()))
+    except (pa.ArrowException, ValueError, OverflowError):
+        text = ""
+    if text and "out of range" not in text:
+        return quote(text)
+    value = getattr(scalar, "value", None)
+    if isinstance(value, int) and pa.types.is_timestamp(scalar.type):
+        year = 1970 + value / _PER_SECOND[scalar.type.unit] / _SECONDS_PER_YEAR
+        return f"{value} {scalar.type.unit} since 1970 (about the year {year:,.0f})"
+    return "a value"
+
+
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+#: the mean Gregorian year
+_SECONDS_PER_YEAR = 365.2425 * 86400
+
+
 def list_cell(value: Any, *, ids: bool, notes: list[str] | None = None) -> list[str] | None:
     """A list of strings from any of the three cell styles, or from a list value (JSON, Parquet).
 

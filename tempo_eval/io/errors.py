@@ -7,6 +7,7 @@ place is also kept as attributes for the dashboard to highlight.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -123,3 +124,14 @@ def quote(value: Any, limit: int = _QUOTE_CHARS) -> str:
     shown = text[:limit]
     shown = repr(shown) if isinstance(value, str) else shown
     return f"{shown}... ({len(text):,} characters)"
+
+
+class OutputError(OSError):
+    """A result file that could not be written; the message names the file and says why."""
+
+
+def output_error(path: Any, error: OSError) -> OutputError:
+    """'could not write FILE: no space left on device' from the OSError of a failed write
+    (pyarrow's message holds the same reason, wrapped in its own words: the errno decides)."""
+    reason = os.strerror(error.errno) if error.errno else (error.strerror or str(error))
+    return OutputError(f"could not write {str(path)!r}: {reason[:1].lower() + reason[1:]}")

@@ -26,6 +26,8 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval.io.errors import output_error
+
 #: the file formats `write_frame` writes, by extension
 OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}
 #: first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection)
@@ -82,16 +84,29 @@ def read_csv_export(path_or_buffer: Any, **read_csv_options: Any) -> pd.DataFram
 
 def write_frame(frame: pd.DataFrame, path: str | os.PathLike[str]) -> str:
     """Write `frame` as CSV (formula-safe), JSONL or Parquet, chosen by the extension; returns the
-    format ("csv", "jsonl" or "parquet"). Raises ValueError for another extension."""
+    format ("csv", "jsonl" or "parquet"). Raises ValueError for another extension, and OutputError
+    (an OSError) naming the file and the reason when it cannot be written (a full disk)."""
     target = Path(path)
     kind = OUTPUT_FORMATS.get(target.suffix.lower())
     if kind is None:
         raise ValueError(f"{str(path)!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "csv":
-        target.write_bytes(to_csv_text(frame).encode("utf-8"))
-    elif kind == "jsonl":
-        frame.to_json(target, orient="records", lines=True, force_ascii=False)
-    else:
-        frame.to_parquet(target, index=False)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "csv":
+            target.write_bytes(to_csv_text(frame).encode("utf-8"))
+        elif kind == "jsonl":
+            frame.to_json(target, orient="records", lines=True, force_ascii=False)
+        else:
+            frame.to_parquet(target, index=False)
+    except OSError as error:
+        raise output_error(path, error) from None
     return kind
+
+
+def write_text_output(text: str, path: str | os.PathLike[str]) -> None:
+    """Write `text` to `path` as UTF-8; a failed write (a full disk, no permission) raises
+    OutputError naming the file and the reason."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise output_error(path, error) from None

@@ -103,7 +103,7 @@ def load_run(path_or_paths: Any, *, max_bytes: int | None = None) -> dict[str, R
                 name = _stem(source) if len(runs_in_file) == 1 else f"{_stem(source)}:{tag}"
                 why = (
                     "the tag None (a ranx run saved without a name)" if tag == "None"
-                    else f"the tag {tag!r}, which {', '.join(f for f in files_of[tag] if f != source)} also uses"
+                    else f"the tag {tag!r}, which {_other_files(files_of[tag], source)} also uses"
                 )
                 run.notes.append(f"{source}: has {why}; the run is named {name!r} from the file name")
             unique, number = name, 2
@@ -114,6 +114,15 @@ def load_run(path_or_paths: Any, *, max_bytes: int | None = None) -> dict[str, R
             run.name = unique
             runs[unique] = run
     return runs
+
+
+def _other_files(files: list[str], source: str) -> str:
+    """The files besides `source` that hold a tag, for a note: "b.run, c.run", or "another file
+    named a.run" when two files of the same name (in two folders) hold it."""
+    others = list(dict.fromkeys(f for f in files if f != source))
+    if files.count(source) > 1:
+        others.append(f"another file named {source}")
+    return ", ".join(others)
 
 
 def _stem(source: str) -> str:

@@ -148,6 +148,14 @@ def dcg_curve(gains: Sequence[float], k: int) -> list[float]:
     return curve
 
 
+def curve_depth(k: int, n_ranked: int, n_ideal: int) -> int:
+    """The deepest cutoff, at most k, at which NDCG@j can still change: past the last ranked
+    document DCG stops growing, past the last ideal candidate IDCG does, so NDCG@j for every
+    larger j equals NDCG@depth. Computing to this depth, never to k itself, keeps memory bounded
+    by the documents present whatever k is asked for (k = 10**12 included)."""
+    return min(require_k(k), max(n_ranked, n_ideal, 1))
+
+
 def ndcg_curve(gains: Sequence[float], ideal_gains: Iterable[float], k: int) -> list[float]:
     """NDCG@1..k in one pass.
 
@@ -234,6 +242,8 @@ def ndcg_gold_curve_batch(
     """NDCG@1..k per query, with the semantics of `ndcg_gold_batch` (whose values are the last
     element of each curve)."""
     qids, curves = _gold_curves(run, qrels, k, gain_kind, precision, depth)
+    if curves.shape[1] < k:  # flat past the documents present: repeat the last value up to k
+        curves = np.pad(curves, ((0, 0), (0, k - curves.shape[1])), mode="edge")
     return dict(zip(qids, curves.tolist(), strict=True))
 
 
@@ -245,7 +255,8 @@ def _gold_curves(
     precision: str = DEFAULT_SCORE_PRECISION,
     depth: int | None = None,
 ) -> tuple[list[str], np.ndarray]:
-    """(query ids, NDCG@1..k matrix), vectorised across queries.
+    """(query ids, NDCG@1..depth matrix), vectorised across queries, where depth is
+    `curve_depth` over every query (at most k; the curves are flat after it).
 
     numpy sorts every query's scores at once; Python then touches only each query's top k (plus
     the ties that straddle rank k, which need the id tie-break) with a few C-level calls.
@@ -283,6 +294,9 @@ def _gold_curves(
         row = int(np.searchsorted(np.cumsum(lengths), first, side="right"))
         raise ValueError(f"run[{qids[row]!r}] holds a NaN score: a NaN cannot be ranked")
 
+    grade_lengths = np.fromiter(map(len, judgements), dtype=np.int64, count=len(qids))
+    # NDCG@j is flat past each query's documents: no allocation depends on k beyond them
+    k = curve_depth(k, int(lengths.max(initial=0)), int(grade_lengths.max(initial=0)))
     top_docs, top_counts = _trec_top_k(scores, docs, lengths, k)
 
     # Relevance of each query's top documents: one C-level map per query.
@@ -296,7 +310,6 @@ def _gold_curves(
     cols = np.arange(len(rows)) - np.repeat(_exclusive_cumsum(np.asarray(top_counts)), top_counts)
     relevance[rows, cols] = relevance_flat
 
-    grade_lengths = np.fromiter(map(len, judgements), dtype=np.int64, count=len(qids))
     grade_values = np.asarray(grades, dtype=np.float64)
     if np.isnan(grade_values).any():
         raise ValueError("qrels hold a NaN relevance grade")

@@ -11,7 +11,9 @@ Three modes, one formula family:
   Entailment -> SUPPORTED, contradiction -> CONTRADICTED, neutral -> PARTIALLY_SUPPORTED when all
   the claim's years occur in the contexts, else NOT_SUPPORTED. Same formula as ``llm``.
 
-No temporal claim (empty AFT) -> NaN with reason ``no_temporal_claims``.
+No temporal claim (empty AFT) -> NaN with reason ``no_temporal_claims``. An empty list of
+contexts (``contexts: []``) -> NaN with reason ``missing_input``, in every mode: there is nothing to
+ground the answer against, and a 0.0 would read as an unfaithful answer.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pydantic import BaseModel, Field
 from tempo_eval.core.decompose import TOO_MANY_CLAIMS, claim_limit, too_many_claims_reason
 from tempo_eval.core.focus import FocusTime, as_year_set
 from tempo_eval.metrics.base import (
+    MISSING_INPUT,
     NAN,
     Metric,
     MetricResult,
@@ -161,6 +164,16 @@ class TemporalFaithfulness(Metric):
         reference = reference_date if reference_date is not None else self.reference_date
 
         mode = self.resolved_mode()
+        documents, documents_name = (dfts, "dfts") if mode == "focus_time" and dfts is not None else (texts, name)
+        if isinstance(documents, (list, tuple)) and not documents:
+            # nothing to ground against: not measurable, never a 0.0 (the loader warns the same)
+            return not_measurable(
+                self.name,
+                MISSING_INPUT,
+                f"{documents_name} is an empty list: there is no retrieved context to check the "
+                "answer's temporal claims against.",
+                mode=mode,
+            )
         if mode == "focus_time":
             return self._focus_time(answer, texts, aft, dfts, reference)
         if answer is None or texts is None:

@@ -56,6 +56,7 @@ from tempo_eval.metrics.base import (
 )
 from tempo_eval.metrics.ndcg import (
     GAIN_KINDS,
+    curve_depth,
     dcg_curve,
     dedupe,
     discount,
@@ -70,6 +71,8 @@ from tempo_eval.metrics.ndcg import (
 logger = logging.getLogger(__name__)
 
 MODES = ("auto", "gold", "focus_time", "llm")
+#: the curve in `details` runs to k, but past this many ranks only to where it turns flat for good
+MAX_CURVE_RANKS = 1000
 
 #: the seed's grading prompt, verbatim; placeholders {query} and {document} (literal braces doubled)
 LLM_PROMPT = """## Task
@@ -132,7 +135,8 @@ class TemporalNDCG(Metric):
 
     `measure(...).details` holds `mode`, `k`, `gain`, `curve` (NDCG@1..k from one pass; past the
     end of the list DCG stays flat, so the curve is flat when the ideal comes from the same
-    documents and falls when more relevant gold documents exist), `ranks` (the top k as
+    documents and falls when more relevant gold documents exist; for k above MAX_CURVE_RANKS it
+    stops where it turns flat for good, see `_details`), `ranks` (the top k as
     {rank, doc, relevance, gain, discounted_gain}; `doc` is the id in gold mode, the 0-based list
     index otherwise; plus `score` when ranked by scores, `years` / `overlap` in focus-time mode,
     `grade` / `reasoning` in LLM mode), `dcg` and `idcg` at k; in LLM mode also `judge` and
@@ -420,7 +424,7 @@ class TemporalNDCG(Metric):
                 **details,
             )
         if details["idcg"] == 0:
-            details["curve"] = [0.0] * k
+            details["curve"] = [0.0] * len(details["curve"])
             where = "candidate pool" if pool_years is not None else "retrieved list"
             return MetricResult(
                 self.name,
@@ -495,7 +499,7 @@ class TemporalNDCG(Metric):
             entry["grade"] = document["grade"]
             entry["reasoning"] = document["reasoning"]
         if details["idcg"] == 0:
-            details["curve"] = [0.0] * k
+            details["curve"] = [0.0] * len(details["curve"])
             reason = (
                 "No documents were retrieved: NDCG@{k} = 0."
                 if not texts
@@ -522,8 +526,14 @@ def _details(
     ideal_gains: Sequence[float],
     gain_kind: str,
 ) -> dict[str, Any]:
-    """The per-rank table and the curve shared by every mode. `docs` are ids or list indices."""
-    curve = ndcg_curve(gains, ideal_gains, k)
+    """The per-rank table and the curve shared by every mode. `docs` are ids or list indices.
+
+    The curve is computed to `curve_depth` only (it is flat past the documents present, so a huge
+    k costs no memory) and repeated flat up to k, or up to MAX_CURVE_RANKS when k is larger;
+    its last value is NDCG@k either way."""
+    depth = curve_depth(k, len(gains), len(ideal_gains))
+    curve = ndcg_curve(gains, ideal_gains, depth)
+    curve += curve[-1:] * (min(k, max(depth, MAX_CURVE_RANKS)) - depth)
     ranks = [
         {
             "rank": rank,
@@ -533,7 +543,7 @@ def _details(
             "discounted_gain": doc_gain * discount(rank),
         }
         for rank, doc, relevance, doc_gain in zip(
-            range(1, k + 1), docs, relevances, gains, strict=False
+            range(1, depth + 1), docs, relevances, gains, strict=False
         )
     ]
     return {
@@ -542,8 +552,8 @@ def _details(
         "gain": gain_kind,
         "curve": curve,
         "ranks": ranks,
-        "dcg": dcg_curve(gains, k)[-1],
-        "idcg": dcg_curve(sorted(ideal_gains, reverse=True), k)[-1],
+        "dcg": dcg_curve(gains, depth)[-1],
+        "idcg": dcg_curve(sorted(ideal_gains, reverse=True), depth)[-1],
     }
 
 
