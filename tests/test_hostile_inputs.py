@@ -20,9 +20,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: fixes that wait for cli.py and io/dataset.py to be split (issue 20); strict: they fail once done,
 #: so the mark is removed with the change (see each test for the one call to make)
-AFTER_THE_SPLIT = pytest.mark.xfail(
-    strict=True, reason="the change goes into cli.py / io/dataset.py once they are split (issue 20)"
-)
 
 # ---- 5: special files --------------------------------------------------------------------------
 
@@ -137,7 +134,6 @@ def test_reading_a_symlink_loop_names_the_loop(tmp_path: Path) -> None:
 
 
 # cli._check_out_is_not_an_input: Path.resolve raises RuntimeError on a loop (catch it: the reader then names the loop)
-@AFTER_THE_SPLIT
 def test_a_symlink_loop_is_a_clear_error_not_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first, second = tmp_path / "a.csv", tmp_path / "b.csv"
     first.symlink_to(second)
@@ -328,7 +324,6 @@ def test_arrow_values_names_the_row_column_and_date(tmp_path: Path, days: int, s
 
 
 # io/dataset.parquet_table: values through cells.arrow_values(column, name, source), not to_pylist
-@AFTER_THE_SPLIT
 def test_a_parquet_date32_past_9999_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import pyarrow as pa
 
@@ -342,7 +337,6 @@ def test_a_parquet_date32_past_9999_is_a_clear_error(tmp_path: Path, capsys: pyt
     assert code == 2 and "row 2" in err and "10183-09-21" in err and "Traceback" not in err
 
 
-@AFTER_THE_SPLIT
 def test_a_parquet_timestamp_out_of_range_is_a_clear_error(tmp_path: Path) -> None:
     import pyarrow as pa
 
@@ -400,7 +394,6 @@ def test_writing_results_to_a_full_disk_names_the_file(
 
 
 # cli.cmd_compare: export.write_text_output(text, args.out), not Path.write_text
-@AFTER_THE_SPLIT
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 def test_compare_output_to_a_full_disk_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("a", "b"):

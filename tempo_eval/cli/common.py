@@ -101,10 +101,13 @@ def check_out_is_not_an_input(out: Path, inputs: Sequence[Path], *, workspace: b
     from tempo_eval.store.db import default_db_path
 
     for source in [*inputs, *([default_db_path()] if workspace else [])]:
-        same = (
-            os.path.samefile(out, source) if out.exists() and source.exists()
-            else out.resolve() == source.resolve()
-        )
+        try:
+            same = (
+                os.path.samefile(out, source) if out.exists() and source.exists()
+                else out.resolve() == source.resolve()
+            )
+        except (OSError, RuntimeError):  # a symlink loop: not the same file; its reader says what it is
+            same = False
         if same:
             raise CLIError(
                 f"--out {str(out)!r} is the input {str(source)!r}; writing the results there would "

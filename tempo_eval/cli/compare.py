@@ -45,7 +45,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         text = report.to_markdown()
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        from tempo_eval.io.export import write_text_output
+
+        write_text_output(text, args.out)  # a full disk is a clear "could not write" message
     else:
         sys.stdout.write(text)
     return EXIT_OK

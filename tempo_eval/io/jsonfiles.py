@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from tempo_eval.io.cells import arrow_values
 from tempo_eval.io.errors import InputError, json_error_text, quote
 from tempo_eval.io.table import _Table
 
@@ -236,5 +237,5 @@ def parquet_table(table: Any, source: str) -> _Table:
         raise InputError("the file has no rows; expected one row per query", source=source)
     # Python values for the converters (lists come out as lists); unmapped columns keep their
     # Arrow types through pandas (`_Table.arrow`).
-    values = {name: table.column(i).to_pylist() for i, name in enumerate(names)}
+    values = {name: arrow_values(table.column(i), name, source) for i, name in enumerate(names)}
     return _Table(names, values, table.num_rows, None, arrow=table)
