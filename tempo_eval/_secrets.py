@@ -57,10 +57,19 @@ class _MaskingFilter(logging.Filter):
         self._secrets = secrets
 
     def filter(self, record: logging.LogRecord) -> bool:
+        secrets = self._secrets()
         message = record.getMessage()
-        masked = mask(message, self._secrets())
+        masked = mask(message, secrets)
         if masked != message:
             record.msg, record.args = masked, None
+        # the traceback attached to the record quotes requests and arguments too: formatters
+        # print record.exc_text when it is set, so it is formatted here, masked
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = mask(record.exc_text, secrets)
+        if record.stack_info:
+            record.stack_info = mask(record.stack_info, secrets)
         return True
 
 

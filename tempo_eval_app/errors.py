@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import streamlit as st
 
+from tempo_eval._secrets import mask_log_handlers, secret_values
 from tempo_eval.io.errors import InputError
 from tempo_eval.store.db import WorkspaceError
 from tempo_eval.verify.base import VerifierUnavailable
@@ -27,6 +28,8 @@ def configure_logging() -> None:
         root.addHandler(handler)
         if root.level > logging.INFO or root.level == logging.NOTSET:
             root.setLevel(logging.INFO)
+    # no key in any log line or traceback, whatever variable it came from (the CLI does the same)
+    mask_log_handlers(secret_values)
 
 
 #: how the engine's messages, written for Python users, name things, and what the app calls them

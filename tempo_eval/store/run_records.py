@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval._process import own_start_time, process_start_time
 from tempo_eval._secrets import redact, secret_values, strip_secrets
 from tempo_eval.store.datasets import _clean_name
 from tempo_eval.store.db import json_or
@@ -43,11 +44,16 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(dumps(strip_secrets(config)).encode("utf-8")).hexdigest()
 
 
-def _holder_alive(pid: int, host: str, heartbeat: float, now: float) -> bool:
-    """Whether the holder of a run lock still runs: its process exists (same machine), or it
-    sent a heartbeat lately (another machine sharing the file)."""
+def _holder_alive(pid: int, host: str, heartbeat: float, now: float, started: float | None = None) -> bool:
+    """Whether the holder of a run lock still runs: its process exists (same machine) and is the
+    one that took the lock (the same start time: a pid is reused, in a restarted container even
+    by this very process), or it sent a heartbeat lately (another machine sharing the file)."""
     if host != socket.gethostname():
         return now - heartbeat < LOCK_STALE_SECONDS
+    if started is not None:
+        current = own_start_time() if pid == os.getpid() else process_start_time(pid)
+        if current is not None and current != started:
+            return False  # the pid now belongs to another process: the holder is dead
     if pid == os.getpid():
         return True  # another store of this process: it is alive
     try:
@@ -130,13 +136,14 @@ class RunRecords:
         made in one)."""
         now = time.time()
         row = self._conn.execute(
-            "SELECT token, pid, host, heartbeat FROM run_locks WHERE run_id = ?", (run_id,)
+            "SELECT token, pid, host, heartbeat, started FROM run_locks WHERE run_id = ?", (run_id,)
         ).fetchone()
-        if row is not None and row[0] != self._lock_token and _holder_alive(row[1], row[2], row[3], now):
+        if row is not None and row[0] != self._lock_token and _holder_alive(*row[1:4], now, row[4]):
             return {"pid": row[1], "host": row[2], "heartbeat": row[3]}
         self._conn.execute(
-            "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat) VALUES (?, ?, ?, ?, ?)",
-            (run_id, self._lock_token, os.getpid(), socket.gethostname(), now),
+            "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat, started)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, self._lock_token, os.getpid(), socket.gethostname(), now, own_start_time()),
         )
         self._held[run_id] = now
         return None
@@ -350,10 +357,10 @@ class RunRecords:
         """RunInUse when a live process holds the lock of one of the runs `run_ids_sql` selects
         (this store included: a deleted run would fail its own evaluation's next row)."""
         now = time.time()
-        for run_id, pid, host, heartbeat in self._conn.execute(
-            f"SELECT run_id, pid, host, heartbeat FROM run_locks WHERE run_id IN ({run_ids_sql})", params
+        for run_id, pid, host, heartbeat, started in self._conn.execute(
+            f"SELECT run_id, pid, host, heartbeat, started FROM run_locks WHERE run_id IN ({run_ids_sql})", params
         ).fetchall():
-            if _holder_alive(pid, host, heartbeat, now):
+            if _holder_alive(pid, host, heartbeat, now, started):
                 raise RunInUse(
                     f"run {run_id} is being evaluated by process {pid} on {host}; cancel that evaluation "
                     "(or wait for it to finish), then delete"

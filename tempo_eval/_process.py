@@ -1,0 +1,36 @@
+"""Which process is which: a pid is reused (a restarted container's app often gets the very pid of
+the process that was killed), so a holder is identified by its pid and its start time."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+
+def process_start_time(pid: int) -> float | None:
+    """When process `pid` started, as an opaque number that differs between two processes that
+    had the same pid (Linux: clock ticks after boot from /proc; elsewhere psutil's create_time);
+    None when the process does not exist or the platform cannot tell."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()  # the name, in parentheses, may hold spaces
+        return float(fields[19])  # field 22 of stat(5); the first two fields were cut off
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return None  # Linux: the process does not exist
+    except (OSError, IndexError, ValueError):
+        return None
+    try:
+        import psutil
+    except ImportError:
+        return None
+    try:
+        return float(psutil.Process(pid).create_time())
+    except Exception:  # psutil.NoSuchProcess, AccessDenied
+        return None
+
+
+@functools.cache
+def own_start_time() -> float | None:
+    """This process's `process_start_time` (it cannot change; a forked child has its own pid)."""
+    return process_start_time(os.getpid())

@@ -1,0 +1,92 @@
+"""Issue 28: secrets in tracebacks of log records, a dead lock holder whose pid was reused."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import socket
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from tempo_eval._process import own_start_time, process_start_time
+from tempo_eval._secrets import _MaskingFilter
+from tempo_eval.io.dataset import Dataset
+from tempo_eval.store.db import DB_FILENAME
+from tempo_eval.store.runs import RunStore
+
+KEY = "sk-test-0123456789abcdef"
+
+
+def test_a_logged_traceback_is_masked_too() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(_MaskingFilter(lambda: [KEY]))
+    logger = logging.getLogger("tempo_eval.test_masking")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        try:
+            raise RuntimeError(f"request to https://judge/v1 with Authorization: Bearer {KEY} failed")
+        except RuntimeError:
+            logger.exception("the judge failed")
+        logger.warning("stack", stack_info=True, extra={"key": KEY})
+    finally:
+        logger.removeHandler(handler)
+    written = stream.getvalue()
+    assert "Authorization: Bearer ***" in written
+    assert KEY not in written
+
+
+def test_the_dashboards_log_handler_masks_secrets(monkeypatch) -> None:
+    from tempo_eval_app.errors import configure_logging
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    configure_logging()
+    ours = [h for h in logging.getLogger().handlers if getattr(h, "_tempo_eval", False)]
+    assert ours and all(any(isinstance(f, _MaskingFilter) for f in h.filters) for h in ours)
+
+
+def _dataset() -> Dataset:
+    frame = pd.DataFrame({"query_id": ["q1"], "answer": ["In 2001."]})
+    return Dataset(frame=frame, name="d.csv", mapping={}, content_hash="h-lock", source_format="csv", warnings=[])
+
+
+def test_a_lock_whose_holder_had_this_very_pid_but_another_start_time_is_taken_over(tmp_path: Path) -> None:
+    # a restarted container's app often gets the pid of the process that was killed
+    store = RunStore(tmp_path / DB_FILENAME)
+    run_id, _ = store.create_or_resume_run(store.save_dataset(_dataset()), {"metrics": ["x"]})
+    with store.connection:
+        store.connection.execute(
+            "INSERT OR REPLACE INTO run_locks (run_id, token, pid, host, heartbeat, started)"
+            " VALUES (?, 'killed', ?, ?, ?, ?)",
+            (run_id, os.getpid(), socket.gethostname(), time.time(), own_start_time() - 1000),
+        )
+    assert store.acquire_run(run_id) is None  # the holder is dead: taken over
+
+
+def test_a_lock_held_by_a_live_store_of_this_process_is_still_respected(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILENAME
+    holder = RunStore(path)
+    run_id, _ = holder.create_or_resume_run(holder.save_dataset(_dataset()), {"metrics": ["x"]})
+    assert holder.acquire_run(run_id) is None
+    other = RunStore(path)
+    assert other.acquire_run(run_id) == {"pid": os.getpid(), "host": socket.gethostname(),
+                                         "heartbeat": other.connection.execute(
+                                             "SELECT heartbeat FROM run_locks").fetchone()[0]}
+
+
+def test_process_start_time_tells_processes_apart() -> None:
+    import subprocess
+    import sys
+
+    assert own_start_time() == process_start_time(os.getpid()) is not None
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    try:
+        assert process_start_time(child.pid) is not None
+    finally:
+        child.kill()
+        child.wait()
+    assert process_start_time(child.pid) is None
