@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.io.errors import InputError
+from tempo_eval.io.jsonlines import json_lines
 
 #: accepted names for the id and text fields of a corpus record
 _ID_FIELDS = ("doc_id", "docid", "id", "_id")
@@ -36,9 +37,7 @@ def load_corpus(data: bytes, name: str = "corpus.jsonl") -> dict[str, str]:
         raise InputError(f"the corpus is not UTF-8 text (byte {exc.start}); save it as UTF-8", source=name) from None
     corpus: dict[str, str] = {}
     is_tsv = name.lower().endswith((".tsv", ".tab", ".txt"))
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, line in json_lines(text):
         if is_tsv:
             doc_id, sep, body = line.partition("\t")
             if not sep:

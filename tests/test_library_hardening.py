@@ -90,3 +90,31 @@ def test_process_start_time_tells_processes_apart() -> None:
         child.kill()
         child.wait()
     assert process_start_time(child.pid) is None
+
+
+def test_exported_labels_with_a_line_separator_in_a_claim_import_again() -> None:
+    from tempo_eval.store.labels import LabelStore
+
+    labels = LabelStore()
+    claim = "The tower\u2028was built in 1889.\u2029"
+    labels.set_label(claim, ["It was completed in 1889."], "SUPPORTED")
+    exported = labels.export("jsonl")
+    assert "\u2028".encode() in exported  # written raw (ensure_ascii=False)
+    fresh = labels
+    assert fresh.import_labels(exported, "labels.jsonl") == 1
+    assert list(fresh.frame()["claim"]) == [claim]
+
+
+def test_every_json_lines_reader_splits_on_newlines_only() -> None:
+    from tempo_eval.io.conversation import load_conversations
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval_app.retrieval import load_corpus
+
+    row = '{"query": "When?", "answer": "In 2001.\\u2028Then 2002.", "contexts": ["It was 2001.\u2028 Later 2002."]}\n'
+    frame = load_dataset(row.encode(), name="d.jsonl").frame
+    assert frame["contexts"][0] == ["It was 2001.\u2028 Later 2002."]
+    conversation = ('{"id": "c1", "turns": [{"role": "user", "content": "When?\u2028"}, '
+                    '{"role": "assistant", "content": "In 2001.", "retrieval_context": ["It was 2001."]}]}\n')
+    assert len(load_conversations(conversation.encode(), name="c.jsonl")) == 1
+    corpus = load_corpus('{"doc_id": "d1", "text": "a\u2028b"}\n'.encode(), "corpus.jsonl")
+    assert corpus == {"d1": "a\u2028b"}

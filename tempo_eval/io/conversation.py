@@ -31,6 +31,7 @@ from typing import Any
 
 from tempo_eval.core.turn import Turn
 from tempo_eval.io.errors import InputError, json_error_text, parse_json_document, quote
+from tempo_eval.io.jsonlines import read_json_lines
 
 _USER = ("user", "human")
 _ASSISTANT = ("assistant", "ai", "bot")
@@ -327,19 +328,7 @@ def _conversation_records(
 
 
 def _json_lines(text: str, source: str) -> list[tuple[int, Any]]:
-    out = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append((number, json.loads(line)))
-        except (json.JSONDecodeError, RecursionError) as error:
-            reason = getattr(error, "msg", "nested too deeply")
-            raise InputError(
-                f"not valid JSON ({reason}); expected one conversation object per line",
-                source=source, line=number,
-            ) from None
-    return out
+    return read_json_lines(text, source, expected="one conversation object per line", objects_only=False)
 
 
 def _is_turn(item: dict[str, Any]) -> bool:

@@ -37,6 +37,7 @@ from tempo_eval.io.jsonfiles import (  # noqa: F401 - the DeepEval test-run dete
     deepeval_test_run,
     is_deepeval_test_run,
 )
+from tempo_eval.io.jsonlines import json_lines
 from tempo_eval.schema import CANONICAL_COLUMNS, FOREIGN_ERROR, MetricResult
 
 TOOLS = ("ragas", "deepeval")
@@ -146,7 +147,7 @@ def _refuse_duplicate_keys(data: bytes, source: str) -> None:
                          "once (a JSON reader would keep only the last value)", source=source) from None
     except (ValueError, RecursionError):
         pass  # JSON Lines, or broken JSON: line by line below
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in json_lines(text):
         try:
             json.loads(line, object_pairs_hook=_unique_keys)
         except _DuplicateKey as duplicate:

@@ -13,6 +13,7 @@ from typing import Any
 
 from tempo_eval.io.cells import arrow_values
 from tempo_eval.io.errors import InputError, json_error_text, quote
+from tempo_eval.io.jsonlines import json_lines
 from tempo_eval.io.table import _Table
 
 #: keys of a DeepEval test case -> our dataset columns (its own snake_case names, which we map)
@@ -54,7 +55,7 @@ def _read_jsonl(text: str, source: str) -> _Table:
     records: list[dict[str, Any]] = []
     lines: list[int] = []
     decode = json.JSONDecoder().decode
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in json_lines(text):
         _read_jsonl_line(line, number, source, decode, records, lines)
     if not records:
         raise InputError("the file is empty; expected one JSON object per line", source=source)

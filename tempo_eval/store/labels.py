@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.io.errors import InputError
+from tempo_eval.io.jsonlines import read_json_lines
 from tempo_eval.store.db import connect, json_or
 
 #: what a human may say about a claim (the verifiers' three-way scale)
@@ -146,18 +147,8 @@ def _read_records(data: bytes, name: str) -> list[dict[str, Any]]:
     except UnicodeDecodeError:
         raise InputError("the file is not UTF-8 text", source=name) from None
     if name.lower().endswith(".jsonl"):
-        records = []
-        for line_number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise InputError("this line is not valid JSON; expected one JSON object per line", source=name, line=line_number) from None
-            if not isinstance(record, dict):
-                raise InputError("expected a JSON object with claim, premises_hash and label", source=name, line=line_number)
-            records.append(record)
-        return records
+        expected = "one JSON object per line with claim, premises_hash and label"
+        return [record for _, record in read_json_lines(text, name, expected=expected)]
     if name.lower().endswith(".csv"):
         return _csv_records(text, name)
     raise InputError("expected a .csv or .jsonl file of labels", source=name)
