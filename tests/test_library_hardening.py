@@ -118,3 +118,24 @@ def test_every_json_lines_reader_splits_on_newlines_only() -> None:
     assert len(load_conversations(conversation.encode(), name="c.jsonl")) == 1
     corpus = load_corpus('{"doc_id": "d1", "text": "a\u2028b"}\n'.encode(), "corpus.jsonl")
     assert corpus == {"d1": "a\u2028b"}
+
+
+def test_parquet_converts_only_the_columns_that_are_read(tmp_path: Path, monkeypatch) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import tempo_eval.io.jsonfiles as jsonfiles
+    from tempo_eval.io.dataset import load_dataset
+
+    table = pa.table({
+        "query": ["When?", "Who?"], "answer": ["In 2001.", "Bob"],
+        "embedding": [[0.1] * 384, [0.2] * 384],
+    })
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path)
+    converted: list[str] = []
+    real = jsonfiles.arrow_values
+    monkeypatch.setattr(jsonfiles, "arrow_values", lambda column, name, source: converted.append(name) or real(column, name, source))
+    frame = load_dataset(path.read_bytes(), name="d.parquet").frame
+    assert "embedding" not in converted and {"query", "answer"} <= set(converted)
+    assert len(frame["embedding"][0]) == 384  # kept, with its Arrow type, through pandas

@@ -8,7 +8,7 @@ Each returns a `_Table` of raw cell values; every problem raises InputError nami
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from tempo_eval.io.cells import arrow_values
@@ -236,7 +236,28 @@ def parquet_table(table: Any, source: str) -> _Table:
         raise InputError(f"the column name {dup!r} appears twice; expected unique column names", source=source)
     if table.num_rows == 0:
         raise InputError("the file has no rows; expected one row per query", source=source)
-    # Python values for the converters (lists come out as lists); unmapped columns keep their
-    # Arrow types through pandas (`_Table.arrow`).
-    values = {name: arrow_values(table.column(i), name, source) for i, name in enumerate(names)}
-    return _Table(names, values, table.num_rows, None, arrow=table)
+    # Python values for the converters (lists come out as lists), made only for the columns that
+    # are read (the mapped ones): an unmapped 384-float embedding column is never turned into
+    # Python objects; unmapped columns keep their Arrow types through pandas (`_Table.arrow`).
+    return _Table(names, _ArrowColumns(table, source), table.num_rows, None, arrow=table)
+
+
+class _ArrowColumns(Mapping[str, list[Any]]):
+    """Column name -> Python values of a pyarrow Table, converted on first access, then kept."""
+
+    def __init__(self, table: Any, source: str) -> None:
+        self._table, self._source = table, source
+        self._positions = {str(name): i for i, name in enumerate(table.column_names)}
+        self._converted: dict[str, list[Any]] = {}
+
+    def __getitem__(self, name: str) -> list[Any]:
+        if name not in self._converted:
+            column = self._table.column(self._positions[name])  # KeyError for an unknown name
+            self._converted[name] = arrow_values(column, name, self._source)
+        return self._converted[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._positions)
+
+    def __len__(self) -> int:
+        return len(self._positions)
