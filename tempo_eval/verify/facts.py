@@ -169,6 +169,18 @@ def _is_identifier(before: str) -> bool:
     return word not in _QUANTIFIERS and word not in _NOT_NAMES and not word.endswith("ly")
 
 
+_MONTH_AFTER = re.compile(rf"(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}(?![a-z])", re.IGNORECASE)
+_MONTH_BEFORE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+                           r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?\s+(?:the\s+)?$")
+
+
+def _is_day_of_month(text: str, start: int, end: int) -> bool:
+    """A number of 1-31 written as a day of a month: "16 October", "the 4th of July", "April 17"."""
+    if not 1 <= int(text[start:end].replace(",", "") or 0) <= 31:
+        return False
+    return bool(_MONTH_AFTER.match(text, end) or _MONTH_BEFORE.search(text[max(0, start - 14) : start]))
+
+
 @lru_cache(maxsize=65536)
 def _quantities(text: str) -> tuple[tuple[float, str, bool], ...]:
     taken = year_spans(text)
@@ -179,6 +191,8 @@ def _quantities(text: str) -> tuple[tuple[float, str, bool], ...]:
             continue
         if not match.group("currency") and _is_identifier(text[max(0, match.start() - 16) : match.start()]):
             continue
+        if not match.group("decimal") and _is_day_of_month(text, match.start("value"), match.end("value")):
+            continue  # "28 October", "April 17": a day, compared as part of its date
         value = float(match.group("value").replace(",", "") + (match.group("decimal") or ""))
         scale = (match.group("scale") or "").lower()
         if scale and (len(scale) > 1 or match.group("currency")):
@@ -230,8 +244,27 @@ def _unit_after(text: str, position: int) -> str:
     return _UNIT_ALIASES.get(word, word)
 
 
+def _significant_digits(value: float) -> int:
+    mantissa = f"{abs(value):.12g}".split("e")[0].replace(".", "").lstrip("0").rstrip("0")
+    return max(1, len(mantissa))
+
+
+def same_value(claimed: float, stated: float) -> bool:
+    """True when `claimed` is `stated`, or `stated` rounded or cut to the claim's significant
+    digits within 1% ("50.5 km" for 50.46 km, "$181 million" for $181,674,817, "78,000" for
+    77,984; never "300 m" for 330 m)."""
+    if math.isclose(claimed, stated, rel_tol=1e-9):
+        return True
+    if stated == 0 or abs(claimed - stated) > 0.01 * abs(stated):
+        return False
+    digits = _significant_digits(claimed)
+    scale = 10 ** (digits - 1 - math.floor(math.log10(abs(stated))))
+    candidates = (round(stated * scale) / scale, math.floor(stated * scale) / scale)
+    return any(math.isclose(claimed, c, rel_tol=1e-9) for c in candidates)
+
+
 def missing_numbers(wanted: set[float], have: set[float]) -> set[float]:
-    return {x for x in wanted if not any(math.isclose(x, y, rel_tol=1e-9) for y in have)}
+    return {x for x in wanted if not any(same_value(x, y) for y in have)}
 
 
 def quantity_conflicts(

@@ -146,6 +146,7 @@ class _Premises:
     years: frozenset[int]
     numbers: set[float]
     dates: frozenset[tuple[int, int, int]]
+    named: bool  # the premises write some capitalised name
 
 
 @dataclass
@@ -266,11 +267,12 @@ def judge(claim: str, similarity: float, unit: _Unit, premises: _Premises) -> Ju
     coverage_evidence = _coverage(words, unit.index)
     if unit.fragment:
         lacking = set()  # a bare answer ("On 3 March 1931.") names nothing: the question did
-    # a premise that opens with "It"/"He" and says nothing before it ("It was adopted on 4 July
-    # 1776.") is a bare answer to a question we do not see: it names nobody, so the claim's names
-    # cannot be missing from it; its years, dates and numbers still must agree
+    # premises that open with "It"/"He" and name nobody ("It was adopted on 4 July 1776.") are a
+    # bare answer to a question we do not see: the claim's names cannot be missing from them; its
+    # years, dates and numbers still must agree
+    bare_answer = unit.orphan and not premises.named
     unstated_years, unstated_numbers, unstated_dates, notes = _unstated(
-        claim, set() if unit.orphan else lacking, premises
+        claim, set() if bare_answer else lacking, premises
     )
     conflicts: list[str] = []
     year_conflict = bool(claim_years and unit.years and not claim_years & unit.years and unstated_years)
@@ -452,6 +454,7 @@ class LexicalVerifier:
             years=frozenset().union(*(u.years for u in units)) if units else frozenset(),
             numbers=written_numbers(joined) | mentioned_numbers(joined),
             dates=stated_dates(joined),
+            named=bool(names(joined)),
         )
 
     def judgements(self, claims: Sequence[str], premises: Sequence[str]) -> list[list[Judgement]]:
