@@ -49,7 +49,7 @@ def test_seed_good_response_is_fully_supported(lexical: LexicalVerifier) -> None
 
 def test_identity_and_protocol(lexical: LexicalVerifier) -> None:
     assert lexical.name == "lexical"
-    assert lexical.model_id == "minilm-l6-v2+calibrated-v2"
+    assert lexical.model_id == "minilm-l6-v2+calibrated-v3"
     assert isinstance(lexical, Verifier)
 
 
