@@ -160,6 +160,7 @@ def main() -> None:
         results["nli"] = report(f"nli ({args.nli})", items, predicted, confidences, rate)
     if args.write:
         lexical = results["lexical"]
+        kinds = _by_data_kind(verifier)
         payload = {
             "data": "tests/data/verifier_dev.jsonl",
             "written_by": "bench/verifier_accuracy.py --write",
@@ -170,12 +171,57 @@ def main() -> None:
                     "train": _summary(lexical["train"]),
                     "claims_per_second": round(lexical["claims_per_second"], 1),
                     "weak_classes": _weak(lexical["heldout"]),
+                    "by_data_kind": kinds,
                 },
                 **({"nli": {"model_id": args.nli, "heldout": _summary(results["nli"]["heldout"])}} if args.nli else {}),
             },
         }
         ACCURACY_PATH.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {ACCURACY_PATH.relative_to(ROOT)}")
+
+
+def _by_data_kind(verifier) -> dict:
+    """The verifier's figures per kind of data: QA answers (tests/data/qa_invented.jsonl, held-out
+    topics, answer flagged when a sentence is not SUPPORTED) and the bundled sample (Factual
+    Correctness of its correct answers; its wrong-year answers caught). Summaries: no labelled
+    summary set ships with the repository, so none is claimed."""
+    import csv
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from qa_invented import load_items as load_qa
+    from qa_invented import measure as measure_qa
+
+    from tempo_eval.metrics.factual_correctness import FactualCorrectness
+
+    qa = measure_qa(load_qa(), verifier)["heldout"]
+    metric = FactualCorrectness(verifier=verifier)
+    correct, caught, wrong = [], 0, 0
+    for row in csv.DictReader((ROOT / "data" / "sample" / "temporal_qa.csv").open(encoding="utf-8")):
+        result = metric.measure(answer=row["answer"], reference=row["reference"])
+        if row["query_id"] in SAMPLE_WRONG_YEARS:
+            wrong += 1
+            caught += any(c["side"] == "response" and c["verdict"] == "CONTRADICTED" for c in result.details["claims"])
+        else:
+            correct.append(result.score)
+    print(f"QA answers (held-out): balanced accuracy {qa['verifier']['balanced_accuracy']:.3f}, "
+          f"novel-name rule {qa['rule']['balanced_accuracy']:.3f}")
+    print(f"sample: Factual Correctness of correct answers {sum(correct) / len(correct):.3f}; wrong years caught {caught}/{wrong}")
+    return {
+        "qa_answers": {
+            "data": "tests/data/qa_invented.jsonl (heldout)", "n": qa["verifier"]["n"],
+            "balanced_accuracy": round(qa["verifier"]["balanced_accuracy"], 3),
+            "rule_balanced_accuracy": round(qa["rule"]["balanced_accuracy"], 3),
+        },
+        "sample": {
+            "data": "data/sample/temporal_qa.csv", "correct_answers_fc": round(sum(correct) / len(correct), 3),
+            "wrong_years_caught": caught, "wrong_years": wrong,
+        },
+        "summaries": None,
+    }
+
+
+#: the bundled sample's answers with a deliberately wrong year (data/sample/README.md)
+SAMPLE_WRONG_YEARS = frozenset({"q2", "q4", "q5", "q7", "q12", "q15", "q22", "q26"})
 
 
 def _summary(result: dict) -> dict:

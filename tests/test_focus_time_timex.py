@@ -646,3 +646,49 @@ def test_the_second_held_out_part_has_50_hard_negatives_and_30_positives():
     heldout2 = [row for row in ROWS if row.split == "heldout2"]
     negatives = [row for row in heldout2 if not row.years]
     assert len(negatives) >= 50 and len(heldout2) - len(negatives) >= 30
+
+
+# --- issue 25: an explicit year in the phrase, vague "recently", open ranges (news sentences) ---
+
+@pytest.mark.parametrize(
+    ("text", "reference", "expected"),
+    [
+        ("Net income in the 1988 third quarter was $4.2 million, or 35 cents a share.", "1989-11-02", {1988}),
+        ("Revenue rose 12% from $310 million in the 1988 period.", "1989-11-02", {1988}),
+        ("The company earned $18 million in the 1988 second half.", "1989-11-02", {1988}),
+        ("Sales were flat against the 1988 fourth-quarter results.", "1989-02-15", {1988}),
+        ("Profit in the third quarter rose 8%.", "1989-11-02", {1989}),  # no year written: the reference's
+    ],
+)
+def test_a_year_written_in_the_phrase_wins_over_the_reference_date(text, reference, expected):
+    assert years(text, reference) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Until recently, the thrift had been one of the healthiest in the state.",
+        "The stock has recently traded at about $30 a share.",
+        "Analysts have lately grown more cautious about the airline.",
+    ],
+)
+def test_recently_is_vague_and_carries_no_year(text):
+    assert years(text, "1989-11-02") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "span_text"),
+    [
+        ("Most post-1959 immigrants settled in Miami.", {1959}, "post-1959"),
+        ("Emissions must fall to pre-1990 levels by the end of the decade.", {1990}, "pre-1990"),
+    ],
+)
+def test_post_and_pre_a_year_are_open_ranges_that_give_the_named_year(text, expected, span_text):
+    found = extract_qft(text, "1989-11-02")
+    assert found.years == expected
+    assert [(s.text, s.kind) for s in found.spans] == [(span_text, "open_range")]
+
+
+def test_a_closed_range_gives_every_year_and_an_early_decade_its_third():
+    assert years("Output grew between 1994 and 1997.") == span(1994, 1997)
+    assert years("Prices fell in the early 1990s.") == span(1990, 1993)

@@ -49,7 +49,7 @@ def test_seed_good_response_is_fully_supported(lexical: LexicalVerifier) -> None
 
 def test_identity_and_protocol(lexical: LexicalVerifier) -> None:
     assert lexical.name == "lexical"
-    assert lexical.model_id == "minilm-l6-v2+calibrated-v2"
+    assert lexical.model_id == "minilm-l6-v2+calibrated-v3"
     assert isinstance(lexical, Verifier)
 
 
@@ -71,7 +71,7 @@ def test_unrelated_claim_is_neutral_with_the_similarity_in_the_reason(lexical: L
 def test_numbers_that_differ_contradict(lexical: LexicalVerifier) -> None:
     (verdict,) = lexical.verify(["The Eiffel Tower is 300 m tall."], ["The Eiffel Tower is 330 m tall."])
     assert verdict.verdict is C
-    assert verdict.reason.startswith("numbers differ: claim 300 m, evidence 330 m")
+    assert verdict.reason.startswith("numbers differ: claim 300 metre, evidence 330 metre")
 
 
 def test_negation_that_differs_contradicts(lexical: LexicalVerifier) -> None:
@@ -153,7 +153,9 @@ def test_a_compound_sentence_is_judged_part_by_part(lexical: LexicalVerifier) ->
     claim = ("The fire broke out on 2 September 1666 in a bakery on Pudding Lane and burned for about four days, "
              "until 6 September 1666.")
     (verdict,) = lexical.verify([claim], [premise])
-    assert verdict.verdict is not C and "numbers not in the premises" not in (verdict.reason or "")
+    # "about four days" is arithmetic on the two dates, which the premise does not state: not
+    # supported, but no contradiction either (issue 25: a number missing from the premises)
+    assert verdict.verdict is N and "numbers not in the premises: 4" in (verdict.reason or "")
     (wrong,) = lexical.verify([claim.replace("2 September 1666", "2 September 1667")], [premise])
     assert wrong.verdict is C and "1666" in wrong.evidence
 
@@ -412,4 +414,9 @@ def test_factual_correctness_on_the_bundled_sample_meets_the_targets() -> None:
         flagged = [c for c in wrong_year if c["verdict"] == "CONTRADICTED" and right in (c["evidence"] or "")]
         assert flagged, (row["query_id"], answer_claims)
     assert len(correct) == 22
-    assert sum(correct) / len(correct) >= 0.8, sorted(correct)
+    # Issue 25 makes every name, number, year or date the reference does not state NEUTRAL. The
+    # sample's correct answers add such details to their one-line references ("in Philadelphia",
+    # "NASA in 1958", "a magnitude 9.1 earthquake"), so their Factual Correctness fell from the
+    # issue-9 floor of 0.8 (reached while those details passed as supported) to 0.621, measured
+    # by bench/verifier_accuracy.py --write. The floor is that measured figure.
+    assert sum(correct) / len(correct) >= 0.62, sorted(correct)

@@ -40,3 +40,18 @@ def test_the_accuracy_note_comes_from_the_bench_output(tmp_path) -> None:
         "n": 10, "accuracy": 0.5, "macro_f1": 0.42, "flag_rate": 0.1, "gold_flag_rate": 0.2}}}}))
     assert "macro-F1 0.42" in accuracy_note("lexical", fake)
     assert verifier_accuracy("lexical", tmp_path / "missing.json") is None
+
+
+def test_the_accuracy_note_reports_each_data_kind(tmp_path) -> None:
+    fake = tmp_path / "acc.json"
+    fake.write_text(json.dumps({"verifiers": {"lexical": {
+        "heldout": {"n": 10, "accuracy": 0.5, "macro_f1": 0.42, "flag_rate": 0.1, "gold_flag_rate": 0.2},
+        "by_data_kind": {
+            "qa_answers": {"n": 54, "balanced_accuracy": 0.91, "rule_balanced_accuracy": 0.63},
+            "sample": {"correct_answers_fc": 0.67, "wrong_years_caught": 8, "wrong_years": 8},
+            "summaries": None,
+        }}}}))
+    note = accuracy_note("lexical", fake)
+    assert "balanced accuracy 0.91, against 0.63" in note
+    assert "Factual Correctness 0.67 on its correct answers, 8 of 8 wrong years" in note
+    assert "Summaries: not measured" in note

@@ -43,6 +43,8 @@ from tempo_eval.core.scan import UNIT_AFTER, Scan, number, previous_word
 logger = logging.getLogger(__name__)
 
 _OF_AFTER = re.compile(r"\s+of\b")
+# An explicit year right before a quarter or half: "the 1988 third quarter", "fiscal 1988's first half".
+_YEAR_BEFORE = re.compile(r"(?<![0-9])([12][0-9]{3})(?:['’]s)?\s+$")
 _RELATIVE = re.compile(
     rf"(?:(?P<the>the)\s+)?(?P<dir>past|last|coming|next|this|current)\s+"
     rf"(?:(?P<n>{NUM})\s+)?(?P<unit>{UNIT})"
@@ -298,7 +300,10 @@ class DatedExpressions:
         self._add(scan, start, end, year, year, "relative")
 
     def _recent(self, scan: Scan, start: int, end: int, text: str) -> None:
-        """ "recently", "recent years" = R-2..R; "recent weeks" (days, months) = R."""
+        """ "recent years" = R-2..R; "recent weeks" (days, months) = R. "recently", "until
+        recently" and "lately" are vague (days or decades): no year."""
+        if text in ("recently", "lately"):
+            return
         if scan.ref is not None:
             first = scan.ref.year if text.endswith(("weeks", "months", "days")) else scan.ref.year - 2
             self._add(scan, start, end, first, scan.ref.year, "relative")
@@ -370,7 +375,13 @@ class DatedExpressions:
         self._add(scan, start, end, year, year, "relative")
 
     def _quarter(self, scan: Scan, start: int, end: int, text: str) -> None:
-        """ "the third quarter", "third-quarter", "Q3", "the first half", "this quarter"."""
+        """ "the third quarter", "third-quarter", "Q3", "the first half", "this quarter". A year
+        written right before it ("the 1988 third quarter") is its year, whatever the reference date."""
+        explicit = _YEAR_BEFORE.search(scan.low, max(0, start - 12), start)
+        if explicit is not None and text[0] != "q":
+            year = int(explicit.group(1))  # the year written in the phrase wins over the reference date
+            self._add(scan, start, end, year, year, "date")
+            return
         ref = scan.ref
         if ref is None:
             return

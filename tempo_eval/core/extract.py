@@ -59,7 +59,7 @@ nothing ever depends on today's date)
     "over the last three years", "the next 10 years" = R-5..R, R-3..R, R..R+10 -- a window
     of N years ending (or starting) on the reference date touches those calendar years;
     "the past year" = R-1..R, "the last decade" / "the past decade" = R-10..R, "the last
-    few years" = R-3..R; "recently", "lately", "recent years" = R-2..R; "this decade" /
+    few years" = R-3..R; "recent years" = R-2..R ("recently", "lately" are vague: no year); "this decade" /
     "this century" = the calendar decade / century of R; "yesterday", "today", "tomorrow",
     "last month", "next week" = the year of that day; "last March", "next May" (capitalised)
     = the year of that month. Narrative phrasings are left alone: "the next year he moved",
@@ -152,6 +152,8 @@ _HYPHENS_AFTER_LETTER = [
     re.compile(dash + rf"(?<=[^\W\d_]{dash})(?=[\w'’‘])") for dash in ("-", "–", "—")
 ]
 _CURRENCY_SIGNS = frozenset("$€£¥₹#№")
+#: "post-1959", "pre-1990": open ranges after / before the year (docs/metrics.md, Focus time)
+_OPEN_PREFIX = re.compile(r"(?<![a-z])(?:post|pre)[-‐–]$")
 _RANGE_END = re.compile(r"[0-9]+$")
 _DIGIT = re.compile(r"[0-9]")
 _BC_AFTER = re.compile(r"\s*(?:bce?\b|b\.c\.)")
@@ -455,6 +457,10 @@ class FocusTimeExtractor(DatedExpressions):
         if end + 1 < len(low) and low[end] == " " and _is_digit_group(low, end + 1):
             return
         if end == start + 4:
+            prefix = _OPEN_PREFIX.search(low, max(0, start - 6), start)
+            if prefix is not None:  # "post-1959", "pre-1990": an open range, its year only
+                self._add(scan, prefix.start(), end, first, first, "open_range")
+                return
             if not cued and is_count_or_address(scan.text, start - 1, end - 1) and not opens_sentence(scan.text, start - 1):
                 return  # "1200 apartments", "the 1600 block of", "2014 Oak Street"
             self._add(scan, start, end, first, first, "year")

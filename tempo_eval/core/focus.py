@@ -12,7 +12,7 @@ class YearSpan:
 
     `start`/`end` are character offsets into the source text (text[start:end] == self.text);
     `first`..`last` is the inclusive year interval it denotes; `kind` says which rule found it
-    ("year", "decade", "century", "range", "date", "relative", "period"); `capped` marks a
+    ("year", "decade", "century", "range", "open_range", "date", "relative", "period"); `capped` marks a
     range longer than the extractor's maximum, kept as its two end points only.
     """
 

@@ -47,6 +47,30 @@ def accuracy_note(name: str, path: Path | None = None) -> str:
     weak = measured.get("weak_classes") or []
     if weak:
         note += " Weakest: " + ", ".join(f"{w['class'].replace('_', ' ')} {w['accuracy']:.0%}" for w in weak[:3]) + "."
+    note += by_data_kind_note(measured.get("by_data_kind"))
     if limits:
         note += f" Cannot judge: {limits}."
     return note
+
+
+def by_data_kind_note(kinds: dict[str, Any] | None) -> str:
+    """The measured figures per kind of data (QA answers, the sample, summaries), one sentence each."""
+    if not kinds:
+        return ""
+    parts = []
+    qa = kinds.get("qa_answers")
+    if qa:
+        parts.append(
+            f"QA answers with one invented name, number or date ({qa['n']} held-out answers): balanced "
+            f"accuracy {qa['balanced_accuracy']:.2f}, against {qa['rule_balanced_accuracy']:.2f} for the "
+            f"rule \"flag a capitalised name the contexts lack\"."
+        )
+    sample = kinds.get("sample")
+    if sample:
+        parts.append(
+            f"Bundled sample: Factual Correctness {sample['correct_answers_fc']:.2f} on its correct answers, "
+            f"{sample['wrong_years_caught']} of {sample['wrong_years']} wrong years contradicted."
+        )
+    if "summaries" in kinds and not kinds["summaries"]:
+        parts.append("Summaries: not measured (no labelled summary set).")
+    return (" " + " ".join(parts)) if parts else ""

@@ -70,17 +70,21 @@ def stated_dates(text: str) -> frozenset[tuple[int, int, int]]:
     return frozenset(d for d in dates if 1 <= d[2] <= 31)
 
 
-def date_conflict(claim: str, evidence: str) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
-    """(claim date, evidence date) when the claim states a full date the evidence does not, and the
-    evidence states a full date in the same year and month ("24 May 1953" vs "29 May 1953");
-    None otherwise."""
+def date_conflict(
+    claim: str, evidence: str, known: frozenset[tuple[int, int, int]] = frozenset()
+) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
+    """(claim date, evidence date) when the claim states a full date that neither the evidence nor
+    the other premises (`known`) state, and the evidence states another full date in the same
+    year ("24 May 1953" vs "29 May 1953", "14 May 1912" vs "15 April 1912"); None otherwise.
+    Whether both dates are those of one event is the caller's to judge."""
     theirs = stated_dates(evidence)
     for date in sorted(stated_dates(claim)):
-        if date in theirs:
+        if date in theirs or date in known:
             continue
-        same_month = sorted(d for d in theirs if d[:2] == date[:2])
-        if same_month:
-            return date, same_month[0]
+        same_year = sorted(theirs, key=lambda d: (d[:2] != date[:2], d))
+        same_year = [d for d in same_year if d[0] == date[0]]
+        if same_year:
+            return date, same_year[0]
     return None
 
 
@@ -102,18 +106,53 @@ _SCALES = {
     "b": 1e9, "trillion": 1e12, "tn": 1e12,
 }
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<currency>[$€£¥])?\s?(?P<value>\d{1,3}(?:,\d{3})+|\d+)(?P<decimal>\.\d+)?"
+    r"(?<![\w.])(?:[A-Z]{1,2}(?=[$]))?(?P<currency>[$€£¥])?\s?(?P<value>\d{1,3}(?:,\d{3})+|\d+)(?P<decimal>\.\d+)?"
     r"(?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn|tn|[mkb])\b)?",
     re.IGNORECASE,
 )
-#: spelled-out counts; compared only with a quantity of the same unit, never "missing" on their
-#: own ("two individuals" against "a man and a woman" is not a missing number)
-NUMBER_WORDS = {
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100, "dozen": 12,
+#: spelled-out counts of one or two are never "missing" on their own ("two individuals" against
+#: "a man and a woman", "one month" against "a month"); larger ones are values like digits
+IMPLICIT_COUNTS = frozenset({1.0, 2.0})
+_UNIT = re.compile(r"(?:\s|-)?(%|[A-Za-z]+)")
+#: unit words written in several ways, mapped to one ("km" and "kilometres" are one unit)
+_UNIT_ALIASES = {
+    "km": "kilometre", "kilometer": "kilometre", "m": "metre", "meter": "metre", "kg": "kilogram",
+    "ft": "feet", "foot": "feet", "mi": "mile", "percent": "%", "per": "%", "dollar": "$", "pound": "£",
+    "euro": "€", "yr": "year", "hr": "hour", "sec": "second", "min": "minute", "mph": "mph",
 }
-_UNIT = re.compile(r"\s?(%|[A-Za-z]+)")
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
+#: spelled-out numbers ("twenty-seven", "fifteen hundred", "thirteen thousand two hundred")
+_SPELLED_UNITS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}
+_SPELLED_SCALES = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9}
+_SPELLED_WORD = "|".join(list(_SPELLED_UNITS) + list(_SPELLED_SCALES) + ["dozen"])
+_SPELLED_HEAD = "|".join([*_SPELLED_UNITS, "dozen"])
+_NUMBER_WORD = re.compile(
+    rf"\b(?:{_SPELLED_HEAD})(?:(?:\s+and\s+|[\s-]+)(?:{_SPELLED_WORD}))*\b", re.IGNORECASE
+)
+
+
+def spelled_value(phrase: str) -> float | None:
+    """The value of a spelled-out number: "twenty-seven" 27, "fifteen hundred" 1500, "thirteen
+    thousand two hundred" 13200, "a dozen" 12; None when the words do not make one number."""
+    words = [w for w in re.split(r"[\s-]+", phrase.lower()) if w and w != "and"]
+    if words == ["dozen"]:
+        return 12.0
+    total, current = 0.0, 0.0
+    for word in words:
+        if word in _SPELLED_UNITS:
+            current += _SPELLED_UNITS[word]
+        elif word == "hundred":
+            current = (current or 1) * 100
+        elif word in _SPELLED_SCALES:
+            total += (current or 1) * _SPELLED_SCALES[word]
+            current = 0.0
+        else:
+            return None
+    return total + current
 #: a number right after "No.", "#" or a capitalised name is an identifier ("No. 4", "Apollo 11")
 _NUMBER_SIGN = re.compile(r"(?:\b[Nn]o\.?|\b[Nn]r\.?|#)\s*$")
 _WORD_BEFORE = re.compile(r"\b([A-Z][a-z]+)\s+$")
@@ -130,6 +169,18 @@ def _is_identifier(before: str) -> bool:
     return word not in _QUANTIFIERS and word not in _NOT_NAMES and not word.endswith("ly")
 
 
+_MONTH_AFTER = re.compile(rf"(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}(?![a-z])", re.IGNORECASE)
+_MONTH_BEFORE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+                           r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?\s+(?:the\s+)?$")
+
+
+def _is_day_of_month(text: str, start: int, end: int) -> bool:
+    """A number of 1-31 written as a day of a month: "16 October", "the 4th of July", "April 17"."""
+    if not 1 <= int(text[start:end].replace(",", "") or 0) <= 31:
+        return False
+    return bool(_MONTH_AFTER.match(text, end) or _MONTH_BEFORE.search(text[max(0, start - 14) : start]))
+
+
 @lru_cache(maxsize=65536)
 def _quantities(text: str) -> tuple[tuple[float, str, bool], ...]:
     taken = year_spans(text)
@@ -140,17 +191,24 @@ def _quantities(text: str) -> tuple[tuple[float, str, bool], ...]:
             continue
         if not match.group("currency") and _is_identifier(text[max(0, match.start() - 16) : match.start()]):
             continue
+        if not match.group("decimal") and _is_day_of_month(text, match.start("value"), match.end("value")):
+            continue  # "28 October", "April 17": a day, compared as part of its date
         value = float(match.group("value").replace(",", "") + (match.group("decimal") or ""))
         scale = (match.group("scale") or "").lower()
         if scale and (len(scale) > 1 or match.group("currency")):
             value *= _SCALES[scale]
-            unit = match.group("currency") or ""
+            unit = match.group("currency") or _unit_after(text, match.end())
         else:
             end = match.end("decimal") if match.group("decimal") else match.end("value")
             unit = match.group("currency") or _unit_after(text, end)
         found.append((value, unit, False))
     for match in _NUMBER_WORD.finditer(text):
-        found.append((float(NUMBER_WORDS[match.group(1).lower()]), _unit_after(text, match.end()), True))
+        start = match.start()
+        if any(a <= start < b for a, b in taken):
+            continue  # "nineteen ninety-six" is a year
+        value = spelled_value(match.group(0))
+        if value is not None:
+            found.append((value, _unit_after(text, match.end()), True))
     return tuple(found)
 
 
@@ -166,8 +224,8 @@ def mentioned_quantities(text: str) -> list[tuple[float, str]]:
 
 
 def written_numbers(text: str) -> set[float]:
-    """Values of the quantities written in digits (spelled-out counts left out)."""
-    return {value for value, _, word in _quantities(text) if not word}
+    """Values of the quantities written in digits, and spelled-out ones above two."""
+    return {value for value, _, word in _quantities(text) if not word or value not in IMPLICIT_COUNTS}
 
 
 def mentioned_numbers(text: str) -> set[float]:
@@ -180,11 +238,33 @@ def _unit_after(text: str, position: int) -> str:
     if match is None:
         return ""
     word = match.group(1).lower()
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+    word = word[:-1] if len(word) > 3 and word.endswith("s") else word
+    if word in ("cent",) and text[match.end() : match.end() + 1] != "s":
+        return "%"  # "80 per cent"
+    return _UNIT_ALIASES.get(word, word)
+
+
+def _significant_digits(value: float) -> int:
+    mantissa = f"{abs(value):.12g}".split("e")[0].replace(".", "").lstrip("0").rstrip("0")
+    return max(1, len(mantissa))
+
+
+def same_value(claimed: float, stated: float) -> bool:
+    """True when `claimed` is `stated`, or `stated` rounded or cut to the claim's significant
+    digits within 1% ("50.5 km" for 50.46 km, "$181 million" for $181,674,817, "78,000" for
+    77,984; never "300 m" for 330 m)."""
+    if math.isclose(claimed, stated, rel_tol=1e-9):
+        return True
+    if stated == 0 or abs(claimed - stated) > 0.01 * abs(stated):
+        return False
+    digits = _significant_digits(claimed)
+    scale = 10 ** (digits - 1 - math.floor(math.log10(abs(stated))))
+    candidates = (round(stated * scale) / scale, math.floor(stated * scale) / scale)
+    return any(math.isclose(claimed, c, rel_tol=1e-9) for c in candidates)
 
 
 def missing_numbers(wanted: set[float], have: set[float]) -> set[float]:
-    return {x for x in wanted if not any(math.isclose(x, y, rel_tol=1e-9) for y in have)}
+    return {x for x in wanted if not any(same_value(x, y) for y in have)}
 
 
 def quantity_conflicts(
@@ -257,6 +337,22 @@ _NOT_NAMES = frozenset(_words(
 ))
 
 
+_FOLD = str.maketrans({"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "Ae", "ß": "ss", "đ": "d", "Đ": "D",
+                       "ı": "i", "œ": "oe", "Œ": "Oe", "þ": "th", "ð": "d"})
+
+
+@lru_cache(maxsize=65536)
+def fold(text: str) -> str:
+    """`text` without diacritics ("Jørn Utzon" -> "Jorn Utzon", "Skłodowska" -> "Sklodowska",
+    "Compiègne" -> "Compiegne"), so names match however they are spelled."""
+    import unicodedata
+
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
 def normal_word(word: str) -> str:
     """Lower-cased, demonyms mapped to the place, one inflection suffix removed."""
     low = word.lower().replace("’", "'")
@@ -270,7 +366,7 @@ def normal_word(word: str) -> str:
 def content_words(text: str) -> list[str]:
     """Normalised words of `text` that carry content (stop words and bare numbers left out)."""
     return [
-        normal_word(token) for token in _TOKEN.findall(text)
+        normal_word(token) for token in _TOKEN.findall(fold(text))
         if token.lower() not in STOPWORDS and not token[0].isdigit()
     ]
 
@@ -281,6 +377,7 @@ class WordIndex:
     "australian", "italy" ~ "italian"; not "austria" ~ "australia")."""
 
     def __init__(self, text: str) -> None:
+        text = fold(text)
         tokens = [token for token in _TOKEN.findall(text) if not token[0].isdigit()]
         # "Austria-Hungary" also states "Austria" and "Hungary"
         tokens += [part for token in tokens if "-" in token for part in token.split("-") if part]
@@ -319,6 +416,7 @@ def _common_prefix(a: str, b: str) -> str:
 
 def names(text: str) -> set[str]:
     """Capitalised words after the first word (the first is capitalised anyway), as written."""
+    text = fold(text)
     found = {
         match.group(0)
         for match in _NAME.finditer(text)
@@ -335,6 +433,7 @@ def swapped_names(claim: str, evidence: str, lacking: set[str]) -> tuple[set[str
     """Names the evidence puts where the claim has a name the premises lack: "King Henry sealed"
     against "King John sealed", "a bakery on Fleet Street" against "on Pudding Lane". A swap needs
     the same neighbouring word before or after both names. Returns (claim names, evidence names)."""
+    claim, evidence = fold(claim), fold(evidence)
     theirs = []
     for match in _NAME_RUN.finditer(evidence):
         if all(word.lower() in _NOT_NAMES for word in match.group(0).split()):

@@ -18,12 +18,17 @@ Per claim:
        lack, years / dates / numbers that agree or conflict, named entities swapped, negation
        that differs) and a softmax regression fitted on the training split of the labelled set
        (`lexical_model.json`) gives P(SUPPORTED), P(NEUTRAL), P(CONTRADICTED);
-    5. each candidate gets the most probable allowed label, CONTRADICTED being allowed only when a
+    5. a part that states a name, number, year or full date no premise states is never SUPPORTED
+       (names match without diacritics, in part, in any word form; numbers as values with units,
+       spelled-out ones included; years, dates and numbers are compared with all the premises
+       together, and a date conflicts only on a unit stating half the part's other words);
+    6. each candidate gets the most probable allowed label, CONTRADICTED being allowed only when a
        conflict was found (different year, date, number or named entity, or an explicit negation
        of the same statement); a contradiction on a unit at least as similar as any supporting
        one wins, else support, else the claim is NEUTRAL on the most similar unit; `confidence` is the
        calibrated probability of the label (a unit in conflict with the claim decides between
-       CONTRADICTED and NEUTRAL only).
+       CONTRADICTED and NEUTRAL only); among supporting units the evidence shown is the one
+       stating most of the part's words.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from tempo_eval.verify.facts import (
     negated,
     normal_word,
     quantity_conflicts,
+    stated_dates,
     stated_years,
     swapped_names,
     written_numbers,
@@ -99,6 +105,8 @@ FEATURES = (
     "entity_x_coverage",
     "negation_differs",
     "negation_x_coverage",
+    "facts_unstated",
+    "quantities_agree",
 )
 _LONG_SENTENCE_WORDS = 40
 _WINDOW_WORDS, _WINDOW_STRIDE = 24, 12
@@ -137,6 +145,8 @@ class _Premises:
     index: WordIndex
     years: frozenset[int]
     numbers: set[float]
+    dates: frozenset[tuple[int, int, int]]
+    named: bool  # the premises write some capitalised name
 
 
 @dataclass
@@ -147,6 +157,9 @@ class Judgement:
     evidence: str
     conflict: str | None  # the conflict's description, None when there is none
     support_note: str
+    #: names, numbers, years or dates of the claim that no premise states: never SUPPORTED then
+    unstated: str | None = None
+    coverage: float = 0.0  # share of the claim's content words the evidence states
 
 
 def _word_spans(text: str) -> list[tuple[int, int]]:
@@ -211,8 +224,35 @@ def _closest_clause(claim_words: list[str], text: str) -> str:
     return pieces[best] if overlap(pieces[best]) else text
 
 
+def _unstated(claim: str, lacking: set[str], premises: _Premises) -> tuple[set[int], set[float], set, list[str]]:
+    """What the claim states that no premise does: (years, numbers, dates, notes for the reason)."""
+    numbers_as_years = {int(n) for n in premises.numbers if float(n).is_integer()}
+    years = set(stated_years(claim) - premises.years) - numbers_as_years
+    numbers = missing_numbers(written_numbers(claim), premises.numbers | {float(y) for y in premises.years})
+    dates = set(stated_dates(claim) - premises.dates)
+    notes = []
+    if lacking:
+        notes.append(f"names not in the premises: {', '.join(sorted(lacking))}")
+    if years:
+        notes.append(f"years not in the premises: {fmt_years(years)}")
+    if numbers:
+        notes.append(f"numbers not in the premises: {', '.join(f'{n:g}' for n in sorted(numbers))}")
+    if dates:
+        notes.append(f"dates not in the premises: {', '.join(fmt_date(d) for d in sorted(dates))}")
+    return years, numbers, dates, notes
+
+
+#: a date in the claim differs from one in the evidence about the same event when the evidence
+#: states at least this share of the claim's other content words
+_SAME_EVENT_COVERAGE = 0.5
+
+
 def judge(claim: str, similarity: float, unit: _Unit, premises: _Premises) -> Judgement:
-    """The features of `claim` against one evidence unit (see FEATURES), with the conflict found."""
+    """The features of `claim` against one evidence unit (see FEATURES), with the conflict found.
+
+    The claim's years, dates and numbers are compared with all the premises together: a fact
+    stated in another premise sentence is no conflict ("from 16 October to 28 October 1962" when
+    the end date is in the next context)."""
     words = content_words(claim)
     claim_names = names(claim)
     lacking = missing_names(claim, premises.index)
@@ -224,13 +264,29 @@ def judge(claim: str, similarity: float, unit: _Unit, premises: _Premises) -> Ju
     claim_years = stated_years(claim)
     claim_quantities = mentioned_quantities(claim)
     missing_years = claim_years - unit.years
+    coverage_evidence = _coverage(words, unit.index)
+    if unit.fragment:
+        lacking = set()  # a bare answer ("On 3 March 1931.") names nothing: the question did
+    # premises that open with "It"/"He" and name nobody ("It was adopted on 4 July 1776.") are a
+    # bare answer to a question we do not see: the claim's names cannot be missing from them; its
+    # years, dates and numbers still must agree
+    bare_answer = unit.orphan and not premises.named
+    unstated_years, unstated_numbers, unstated_dates, notes = _unstated(
+        claim, set() if bare_answer else lacking, premises
+    )
     conflicts: list[str] = []
-    if claim_years and unit.years and not claim_years & unit.years:
+    year_conflict = bool(claim_years and unit.years and not claim_years & unit.years and unstated_years)
+    if year_conflict:
         conflicts.append(f"years differ: claim {fmt_years(claim_years)}, evidence {fmt_years(unit.years)}")
-    dates = date_conflict(claim, unit.text)
+    dates = date_conflict(claim, unit.text, premises.dates)
+    if dates and not unit.fragment and coverage_evidence < _SAME_EVENT_COVERAGE:
+        dates = None  # another date of another event in the same sentence
     if dates:
         conflicts.append(f"dates differ: claim {fmt_date(dates[0])}, evidence {fmt_date(dates[1])}")
-    quantities = quantity_conflicts(claim_quantities, unit.quantities)
+    quantities = [
+        pair for pair in quantity_conflicts(claim_quantities, unit.quantities)
+        if missing_numbers({pair[0][0]}, premises.numbers)
+    ]
     if quantities:
         claimed = sorted({q for q, _ in quantities})
         stated = sorted({e for _, e in quantities})
@@ -242,40 +298,36 @@ def judge(claim: str, similarity: float, unit: _Unit, premises: _Premises) -> Ju
     negation = negated(claim) != negated(_closest_clause(words, unit.text))
     if negation:
         conflicts.append("one of claim and evidence negates the statement")
-    coverage_evidence = _coverage(words, unit.index)
     if unit.fragment:
         # a bare answer states only its date or number: agreeing on it is all it can support
         agrees = bool(claim_years) and not missing_years and not dates and not quantities
         coverage_evidence = 1.0 if agrees else 0.0
-        lacking = set()
-    conflict = 1.0 if (claim_years and unit.years and not claim_years & unit.years) or dates or quantities else 0.0
+    conflict = 1.0 if year_conflict or dates or quantities else 0.0
+    claim_values = {value for value, _ in claim_quantities}
+    unit_values = {value for value, _ in unit.quantities}
+    quantities_agree = bool(claim_values) and not missing_numbers(claim_values, unit_values)
     features = [
         similarity,
         coverage_evidence,
         _coverage(words, premises.index),
         len(lacking) / max(1, len(claim_names)),
         1.0 if claim_years and not missing_years else 0.0,
-        1.0 if claim_years - premises.years else 0.0,
-        1.0 if missing_numbers(written_numbers(claim), premises.numbers) else 0.0,
+        1.0 if unstated_years else 0.0,
+        1.0 if unstated_numbers else 0.0,
         conflict,
         conflict * coverage_evidence,
         1.0 if entity_conflict else 0.0,
         (1.0 if entity_conflict else 0.0) * coverage_evidence,
         1.0 if negation else 0.0,
         (1.0 if negation else 0.0) * coverage_evidence,
+        1.0 if notes else 0.0,
+        1.0 if quantities_agree else 0.0,
     ]
-    notes = []
-    if lacking:
-        notes.append(f"names not in the premises: {', '.join(sorted(lacking))}")
-    if claim_years - premises.years:
-        notes.append(f"years not in the premises: {fmt_years(claim_years - premises.years)}")
-    unstated = missing_numbers(written_numbers(claim), premises.numbers)
-    if unstated:
-        notes.append(f"numbers not in the premises: {', '.join(f'{n:g}' for n in sorted(unstated))}")
     note = f"similarity {similarity:.2f}, {coverage_evidence:.0%} of its words in the evidence"
     if notes:
         note += "; " + "; ".join(notes)
-    return Judgement(features, unit.text, "; ".join(conflicts) or None, note)
+    return Judgement(features, unit.text, "; ".join(conflicts) or None, note,
+                     unstated="; ".join(notes) or None, coverage=coverage_evidence)
 
 
 def decide(claim: str, judgement: Judgement, model: dict[str, Any]) -> ClaimVerdict:
@@ -287,7 +339,7 @@ def decide(claim: str, judgement: Judgement, model: dict[str, Any]) -> ClaimVerd
         # a unit that conflicts with the claim never supports it
         against = probabilities["CONTRADICTED"] / max(1e-12, probabilities["CONTRADICTED"] + probabilities["NEUTRAL"])
         label, confidence = ("CONTRADICTED", against) if against >= 0.5 else ("NEUTRAL", 1.0 - against)
-    elif probabilities["SUPPORTED"] >= max(probabilities["NEUTRAL"], _SUPPORT_MIN):
+    elif judgement.unstated is None and probabilities["SUPPORTED"] >= max(probabilities["NEUTRAL"], _SUPPORT_MIN):
         label, confidence = "SUPPORTED", probabilities["SUPPORTED"]
     else:
         # no conflict a reviewer could check: "not supported" is all the model may say
@@ -296,6 +348,8 @@ def decide(claim: str, judgement: Judgement, model: dict[str, Any]) -> ClaimVerd
         reason = f"{judgement.conflict} ({judgement.support_note})"
     elif label == "SUPPORTED":
         reason = f"the evidence states it ({judgement.support_note})"
+    elif judgement.unstated is not None:
+        reason = f"the premises do not state it: {judgement.unstated} ({judgement.support_note})"
     else:
         reason = f"the premises do not settle it ({judgement.support_note})"
     return ClaimVerdict(claim, Verdict(label), evidence=judgement.evidence, reason=reason,
@@ -320,7 +374,10 @@ def _best_verdict(claim: str, candidates: list[Judgement], model: dict[str, Any]
     if contradicted and (not supported or similarity[contradicted[0]] >= similarity[supported[0]]):
         return max((verdicts[k] for k in contradicted), key=lambda v: v.confidence or 0.0)
     if supported:
-        return max((verdicts[k] for k in supported), key=lambda v: v.confidence or 0.0)
+        # the evidence shown is the sentence that states most of the claim, not merely the one the
+        # model is surest of ("St Paul's ... 1710" is shown with the St Paul's sentence)
+        best = max(supported, key=lambda k: (round(candidates[k].coverage, 6), similarity[k]))
+        return verdicts[best]
     return verdicts[0]
 
 
@@ -350,7 +407,7 @@ class LexicalVerifier:
     """
 
     name = "lexical"
-    model_id = "minilm-l6-v2+calibrated-v2"
+    model_id = "minilm-l6-v2+calibrated-v3"
 
     def __init__(
         self,
@@ -396,6 +453,8 @@ class LexicalVerifier:
             index=WordIndex(joined),
             years=frozenset().union(*(u.years for u in units)) if units else frozenset(),
             numbers=written_numbers(joined) | mentioned_numbers(joined),
+            dates=stated_dates(joined),
+            named=bool(names(joined)),
         )
 
     def judgements(self, claims: Sequence[str], premises: Sequence[str]) -> list[list[Judgement]]:
