@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -191,3 +192,27 @@ def test_runs_are_found_by_id_or_name_and_an_unknown_one_is_named(tmp_path: Path
     store.rename_run(baseline, "years changed")
     with pytest.raises(LookupError, match="ambiguous"):
         resolve_run(store, "years changed")
+
+
+def test_html_export_is_standalone_with_plotly_embedded_and_user_text_escaped() -> None:
+    base = _results([(0, "<script>alert(1)</script>", "m", 0.9), (1, "b", "m", 0.5), (2, "c", "m", 0.5)])
+    cand = _results([(0, "<script>alert(1)</script>", "m", 0.1), (1, "b", "m", 0.5), (2, "c", "m", 0.5)])
+    page = diff_runs(base, cand).to_html()
+    assert page.startswith("<!DOCTYPE html>") and "plotly" in page.lower()
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # nothing fetched from the network: no script or stylesheet comes from an address
+    assert not re.search(r"<script[^>]*\bsrc=", page) and not re.search(r"<link[^>]*\bhref=", page)
+    assert len(re.findall(r"<script", page)) >= 2  # plotly.js inline, then the figures
+
+
+def test_identical_points_are_one_marker_sized_by_their_count() -> None:
+    from tempo_eval.viz.run_diff import diff_scatter, point_groups
+
+    base = _results([(0, "a", "m", 0.5), (1, "b", "m", 0.5), (2, "c", "m", 0.9)])
+    cand = _results([(0, "a", "m", 0.5), (1, "b", "m", 0.5), (2, "c", "m", 0.2)])
+    rows = diff_runs(base, cand).rows
+    groups = point_groups(rows).set_index("outcome")
+    assert groups.loc["unchanged", "count"] == 2 and "2 rows" in groups.loc["unchanged", "queries"]
+    fig = diff_scatter(rows, metric="m", baseline="A", candidate="B")
+    unchanged = next(t for t in fig.data if t.name.startswith("unchanged"))
+    assert unchanged.name == "unchanged (2)" and unchanged.marker.size[0] > 8

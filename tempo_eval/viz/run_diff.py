@@ -1,0 +1,85 @@
+"""Figures of a run diff (`tempo_eval.run_diff.RunDiff`): baseline against candidate per row, and
+each metric's mean change with its 95% CI."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.graph_objects as go
+
+OUTCOME_COLOURS = {"regressed": "#D55E00", "improved": "#0072B2", "unchanged": "#8c8c8c"}
+#: queries named in one point's hover text before "and N more"
+HOVER_QUERIES = 5
+
+
+def _escape(text: object) -> str:
+    """User text made inert in plotly's HTML subset."""
+    return html.escape(str(text))
+
+
+def point_groups(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows measured in both runs, grouped by identical (baseline, candidate) scores: baseline,
+    candidate, outcome, count, first (the position in `rows` of the group's first row, for a
+    click) and queries (hover text: the first `HOVER_QUERIES` queries, escaped)."""
+    measured = rows[rows["outcome"].isin(list(OUTCOME_COLOURS))]
+    if measured.empty:
+        return pd.DataFrame(columns=["baseline", "candidate", "outcome", "count", "first", "queries"])
+    keyed = measured.assign(
+        _b=measured["baseline"].round(6), _c=measured["candidate"].round(6), _pos=measured.index,
+        _label=[_escape(q if isinstance(q, str) and q else k) for q, k in zip(measured["query"], measured["key"],
+                                                                                strict=True)],
+    )
+    groups = []
+    for (b, c, outcome), part in keyed.groupby(["_b", "_c", "outcome"], sort=False):
+        labels = part["_label"].tolist()
+        text = "<br>".join(labels[:HOVER_QUERIES])
+        if len(labels) > 1:
+            text = f"{len(labels)} rows:<br>" + text
+        if len(labels) > HOVER_QUERIES:
+            text += f"<br>and {len(labels) - HOVER_QUERIES} more"
+        groups.append({"baseline": b, "candidate": c, "outcome": outcome, "count": len(part),
+                       "first": int(part["_pos"].iloc[0]), "queries": text})
+    return pd.DataFrame(groups)
+
+
+def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: str) -> go.Figure:
+    """Baseline score (x) against candidate score (y) of one metric's rows, with the diagonal
+    (no change); coloured by outcome; identical points are one marker sized by their count
+    (hover names the queries). Each marker's customdata is the position of its first row."""
+    groups = point_groups(rows)
+    fig = go.Figure()
+    fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line={"dash": "dot", "color": "#999"})
+    for outcome, colour in OUTCOME_COLOURS.items():
+        part = groups[groups["outcome"] == outcome] if not groups.empty else groups
+        n = int(part["count"].sum()) if not part.empty else 0
+        fig.add_trace(go.Scatter(
+            x=part["baseline"], y=part["candidate"], mode="markers", name=f"{outcome} ({n})",
+            marker={"color": colour, "size": [8 + 4 * (c - 1) ** 0.5 for c in part["count"]], "opacity": 0.75,
+                    "line": {"width": 1, "color": "white"}},
+            customdata=part["first"].tolist(), text=part["queries"].tolist(),
+            hovertemplate="%{text}<br>baseline %{x:.3f}<br>candidate %{y:.3f}<extra></extra>",
+        ))
+    fig.update_layout(
+        title=f"{_escape(metric)}: each row's score (marker size: rows at the same point)",
+        xaxis={"title": f"baseline: {_escape(baseline)}", "range": [-0.03, 1.03]},
+        yaxis={"title": f"candidate: {_escape(candidate)}", "range": [-0.03, 1.03], "scaleanchor": "x"},
+        legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
+        clickmode="event+select",
+    )
+    return fig
+
+
+def change_chart(summary: pd.DataFrame) -> go.Figure:
+    """Each metric's mean change (candidate - baseline) with its 95% CI as error bars; 0 marked."""
+    fig = go.Figure(go.Scatter(
+        x=summary["delta"], y=[_escape(m) for m in summary["metric"]], mode="markers",
+        marker={"size": 10, "color": "#333"},
+        error_x={"type": "data", "symmetric": False, "array": summary["ci_high"] - summary["delta"],
+                 "arrayminus": summary["delta"] - summary["ci_low"]},
+        hovertemplate="%{y}: change %{x:+.3f}<extra></extra>",
+    ))
+    fig.add_vline(x=0, line={"dash": "dot", "color": "#999"})
+    fig.update_layout(title="Mean change with its 95% CI", xaxis={"title": "candidate − baseline"},
+                      margin={"t": 50, "l": 50, "r": 20, "b": 40}, height=120 + 40 * len(summary))
+    return fig
