@@ -26,6 +26,7 @@ PAGES = [
     st.Page("views/runs.py", title="Runs", icon=":material/leaderboard:"),
     st.Page("views/results.py", title="Results", icon=":material/table_rows:"),
     st.Page("views/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
+    st.Page("views/run_diff.py", title="Run diff", icon=":material/difference:"),
     st.Page("views/claims.py", title="Claims", icon=":material/fact_check:"),
     st.Page("views/review.py", title="Review verdicts", icon=":material/rule:"),
     st.Page("views/conversation.py", title="Conversation", icon=":material/forum:"),

@@ -20,7 +20,8 @@ from tempo_eval_app import jobs
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 SAMPLE = ROOT / "data" / "sample"
-PAGES = ["overview", "datasets", "evaluate", "runs", "results", "compare", "claims", "conversation", "heatmaps", "agreement"]
+PAGES = ["overview", "datasets", "evaluate", "runs", "results", "compare", "claims", "conversation", "heatmaps", "agreement",
+         "run_diff"]
 TIMEOUT = 180
 
 

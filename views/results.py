@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import downloads, errors, formatting, links, selection, store_reads, widgets
+from tempo_eval_app import downloads, errors, formatting, links, row_detail, selection, store_reads
 
 selection.page_setup("Results")
 
@@ -56,77 +56,6 @@ def filter_grid(grid: pd.DataFrame, *, metric: str, low: float, high: float, rea
             hit |= grid[column].astype(str).str.lower().str.contains(needle, regex=False)
         keep &= hit
     return grid[keep]
-
-
-def _detail(run_id: int, row: int) -> None:
-    """Everything stored about one dataset row of one run."""
-    from tempo_eval.core.extract import extract_dft
-    from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, year_marks
-
-    s = store_reads.store()
-    dataset_id = int(s.run_info(run_id)["dataset_id"])
-    if not 0 <= row < int(store_reads.dataset_info(dataset_id)["n_rows"]):
-        st.caption(f"The dataset has no row {formatting.md_escape(row)}.")
-        return
-    record = store_reads.dataset_row(dataset_id, row)  # one row, not the whole dataset
-    long = store_reads.results_frame(run_id)
-    here = long[long["row"] == row]
-    if here.empty:
-        st.caption(f"Run #{formatting.md_escape(run_id)} has no result for row {formatting.md_escape(row)}.")
-        return
-    ref = record.get("reference_date") if isinstance(record.get("reference_date"), str) else None
-    query = record.get("query")
-    if isinstance(query, str):
-        st.markdown("**Query**")
-        widgets.plain(query)
-    scores = here[["metric", "score", "reason_code", "reason"]]
-    st.dataframe(scores, hide_index=True, width="stretch", key="results_detail_scores",
-                 column_config={"score": st.column_config.NumberColumn(format="%.3f")})
-    results = {m: s.get_result(run_id, row, m) for m in here["metric"]}
-
-    answer = record.get("answer")
-    claims = [c for r in results.values() for c in r.details.get("claims", []) if isinstance(c, dict)]
-    if isinstance(answer, str):
-        st.markdown("**Answer**, claims coloured by verdict")
-        marks, missing = claim_marks(answer, claims)
-        st.html(legend_html())
-        widgets.safe_html(render_marks(answer, marks))
-        if missing:
-            st.caption(f"{len(missing)} claim(s) not found word for word in the answer are listed below.")
-    if claims:
-        table = pd.DataFrame([{k: c.get(k) for k in ("claim", "verdict", "evidence", "reason")} for c in claims])
-        st.dataframe(table, hide_index=True, width="stretch", key="results_detail_claims")
-
-    contexts = record.get("contexts") if isinstance(record.get("contexts"), list) else []
-    if contexts:
-        st.markdown("**Contexts** with their years")
-        for i, text in enumerate(contexts, start=1):
-            if not isinstance(text, str):
-                continue
-            dft = extract_dft(text, reference_date=ref)
-            with st.container(border=True):
-                years = ", ".join(map(str, sorted(dft.years))) or "none found"
-                st.caption(f"Context {i:d} · years: {formatting.md_escape(years)}")
-                widgets.safe_html(render_marks(text, year_marks(dft.spans)))
-
-    for metric, result in results.items():
-        years = result.details.get("years")
-        if isinstance(years, list) and years:
-            st.markdown(f"**Per-year grounding** ({formatting.md_escape(metric)})")
-            st.dataframe(pd.DataFrame([
-                {"year": y.get("year"), "grounded": y.get("grounded"),
-                 "contexts": ", ".join(str(int(c) + 1) for c in y.get("contexts", [])),
-                 "answer spans": "; ".join(map(str, y.get("answer_spans", [])))}
-                for y in years
-            ]), hide_index=True, width="stretch", key=f"results_years_{metric}")
-        ranks = result.details.get("ranks")
-        if isinstance(ranks, list) and ranks:
-            st.markdown(f"**Per-rank gains** ({formatting.md_escape(metric)})")
-            rank_table = pd.DataFrame(ranks)
-            for column in rank_table.columns:
-                if rank_table[column].map(lambda v: isinstance(v, (list, dict))).any():
-                    rank_table[column] = rank_table[column].map(str)
-            st.dataframe(rank_table, hide_index=True, width="stretch", key=f"results_ranks_{metric}")
 
 
 with errors.page_guard("results"):
@@ -191,6 +120,6 @@ with errors.page_guard("results"):
     row = d2.number_input("Dataset row (as in the grid's row column)", min_value=0, max_value=max(rows or [0]),
                           value=first, step=1, key="results_row")
     links.set_params(row=row, drun=detail_run if len(run_ids) > 1 else None)
-    _detail(detail_run, int(row))
+    row_detail.show_row(detail_run, int(row), key="results")
     links.view_link("metric", "range", "nan", "system", "q", "row", "drun")
 

@@ -279,6 +279,10 @@ with errors.page_guard("runs"):
                     selection.open_page(page, chosen_datasets.pop(), chosen)
             if not same_dataset:
                 st.caption("The selected runs are of different datasets: choose runs of one dataset to open them together.")
+        if chosen and st.button("Compare with…" if len(chosen) == 1 else "Open in Run diff", key="runs_run_diff",
+                                icon=":material/difference:", help="Rows that got better or worse, run against run."):
+            # the first selected run is the baseline; with one, the candidate is picked on the page
+            st.switch_page("views/run_diff.py", query_params={"base": chosen[0], **({"cand": chosen[1]} if len(chosen) > 1 else {})})
         if len(chosen) == 2:
             st.subheader("Diff of the two selected runs")
             _diff(table, chosen[0], chosen[1])

@@ -1,0 +1,220 @@
+"""Run diff: two evaluation runs side by side. Which rows got better, which got worse, per metric.
+
+Pick a baseline and a candidate run (any two stored runs; the Runs page's "Compare with…" opens
+this page on its selected runs) and the tolerance under which a change counts as none. Per
+metric both runs hold: both means, the mean change with its 95% CI, the paired test's p-value,
+improved / regressed / unchanged rows and rows that became (not) measurable. Below: the rows,
+worst regression first, filterable; a scatter of baseline against candidate; a row clicked in
+either opens both versions side by side. Everything is computed by `tempo_eval.run_diff`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval.run_diff import DEFAULT_TOLERANCE, RunDiff
+from tempo_eval_app import errors, formatting, links, row_detail, selection, store_reads
+
+selection.page_setup("Run diff")
+
+SHOW = {
+    "regressed": "Regressed",
+    "improved": "Improved",
+    "changed": "Every change (incl. NaN)",
+    "all": "All rows",
+}
+_CHANGED = ["regressed", "improved", "became not measurable", "became measurable"]
+TESTS = {"student": "paired t-test", "fisher": "Fisher randomisation (paired)"}
+
+
+@st.cache_data(show_spinner="Comparing the two runs…", max_entries=16)
+def _diff(db: str, baseline: int, n_baseline: int, candidate: int, n_candidate: int,
+          tolerance: float, test: str) -> RunDiff:
+    from tempo_eval.run_diff import diff_stored
+
+    return diff_stored(store_reads.store(), baseline, candidate, tolerance=tolerance, test=test)
+
+
+def _defaults(runs: pd.DataFrame, ids: list[int]) -> tuple[int, int]:
+    """Baseline and candidate when the address names none: the two active runs (older first),
+    else the two newest runs of the active dataset, else the two newest runs."""
+    active = [r for r in selection.active_run_ids() if r in ids]
+    if len(active) >= 2:
+        older, newer = sorted(active[:2])
+        return older, newer
+    dataset_id = selection.active_dataset_id()
+    mine = [int(i) for i in runs.loc[runs["dataset_id"] == dataset_id, "id"]] if dataset_id is not None else []
+    pool = mine if len(mine) >= 2 else ids
+    return pool[1], pool[0]  # runs are listed newest first
+
+
+def _candidate_for(runs: pd.DataFrame, baseline: int) -> int:
+    """The newest other run of the baseline's dataset (else the newest other run): what "Compare
+    with…" on the Runs page offers for one selected run."""
+    others = runs[runs["id"] != baseline]
+    same = others[others["dataset_id"] == int(runs.set_index("id").at[baseline, "dataset_id"])]
+    return int((same if not same.empty else others)["id"].iloc[0])
+
+
+def _pickers(runs: pd.DataFrame) -> tuple[int, int, float, str]:
+    ids = [int(i) for i in runs["id"]]
+    names = {int(r.id): f"{r.name} · #{r.id} ({r.dataset})" for r in runs.itertuples()}
+    links.init_from_param("diff_base", "base", int, lambda v: v in ids)
+    links.init_from_param("diff_cand", "cand", int, lambda v: v in ids)
+    links.init_from_param("diff_tol", "tol", float, lambda v: 0.0 <= v <= 1.0)
+    base_default, cand_default = _defaults(runs, ids)
+    if st.session_state.get("diff_base") not in ids:  # not chosen yet, or a deleted run
+        st.session_state["diff_base"] = base_default
+    if st.session_state.get("diff_cand") not in ids:
+        base = st.session_state["diff_base"]
+        st.session_state["diff_cand"] = cand_default if base == base_default else _candidate_for(runs, base)
+    c1, c2, c3, c4 = st.columns([3, 3, 1, 2])
+    baseline = c1.selectbox("Baseline run", ids, key="diff_base", format_func=names.get)
+    candidate = c2.selectbox("Candidate run", ids, key="diff_cand", format_func=names.get)
+    tolerance = c3.number_input("Tolerance", 0.0, 1.0, DEFAULT_TOLERANCE, 0.005, format="%.3f", key="diff_tol",
+                                help="A row whose score moved by at most this much counts as unchanged.")
+    test = c4.selectbox("Significance test", list(TESTS), key="diff_test", format_func=TESTS.get,
+                        help="The paired test of the Compare page, on the rows measured in both runs.")
+    links.set_params(base=baseline, cand=candidate, tol=None if tolerance == DEFAULT_TOLERANCE else tolerance)
+    return int(baseline), int(candidate), float(tolerance), str(test)
+
+
+def _summary(report: RunDiff) -> None:
+    table = report.summary_table()
+    config = {c: st.column_config.NumberColumn(c, format="%.3f")
+              for c in ("baseline mean", "candidate mean", "95% CI low", "95% CI high")}
+    config["mean change"] = st.column_config.NumberColumn("mean change", format="%+.3f",
+                                                          help="Candidate mean − baseline mean, over the rows measured in both")
+    config["p-value"] = st.column_config.NumberColumn("p-value", format="%.4f")
+    st.dataframe(table, hide_index=True, width="stretch", column_config=config, key="diff_summary")
+
+
+def _default_metric(report: RunDiff) -> str:
+    regressed = report.summary["regressed"] + report.summary["became_not_measurable"]
+    return str(regressed.idxmax()) if regressed.max() > 0 else report.metrics[0]
+
+
+def _rows(report: RunDiff, metric: str, show: str) -> pd.DataFrame:
+    rows = report.rows[report.rows["metric"] == metric]
+    if show == "changed":
+        return rows[rows["outcome"].isin(_CHANGED)]
+    if show in ("regressed", "improved"):
+        return rows[rows["outcome"] == show]
+    return rows
+
+
+def _selected_row(event: object, key: str = "rows") -> list:
+    selection_ = getattr(event, "selection", None)
+    if selection_ is None and isinstance(event, dict):
+        selection_ = event.get("selection")
+    if selection_ is None:
+        return []
+    return list(getattr(selection_, key, None) or (selection_.get(key, []) if isinstance(selection_, dict) else []))
+
+
+def _row_table(report: RunDiff, shown: pd.DataFrame) -> int | None:
+    """The rows, worst first; the index (in `report.rows`) of the row the user clicked, if any."""
+    table = report.rows_table().loc[shown.index]
+    config = {
+        "baseline score": st.column_config.NumberColumn(format="%.3f"),
+        "candidate score": st.column_config.NumberColumn(format="%.3f"),
+        "change": st.column_config.NumberColumn(format="%+.3f"),
+        "query": st.column_config.TextColumn(width="large"),
+    }
+    order = ["query id", "baseline score", "candidate score", "change", "outcome", "query",
+             "baseline reason code", "candidate reason code"]
+    event = st.dataframe(table.reset_index(drop=True), hide_index=True, width="stretch", column_config=config,
+                         column_order=order, key="diff_rows", on_select="rerun", selection_mode="single-row")
+    picked = _selected_row(event)
+    return int(shown.index[picked[0]]) if picked and picked[0] < len(shown) else None
+
+
+def _scatter(report: RunDiff, metric: str) -> int | None:
+    from tempo_eval.viz.run_diff import diff_scatter
+
+    rows = report.rows[report.rows["metric"] == metric]
+    fig = diff_scatter(rows, metric=metric, baseline=str(report.baseline["name"]),
+                       candidate=str(report.candidate["name"]))
+    event = st.plotly_chart(fig, key=f"diff_scatter_{metric}", on_select="rerun", selection_mode="points",
+                            width="stretch")
+    for point in _selected_row(event, "points"):
+        if isinstance(point, dict) and point.get("customdata") is not None:
+            return int(point["customdata"])
+    return None
+
+
+def _both_versions(report: RunDiff, index: int) -> None:
+    line = report.rows.loc[index]
+    st.subheader("Both versions of the row")
+    st.caption(
+        f"{formatting.md_escape(line['metric'])} · query {formatting.md_escape(line['query_id'])}: "
+        f"{formatting.fmt_score(line['baseline'])} → {formatting.fmt_score(line['candidate'])} ({line['outcome']})"
+    )
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Baseline** · {formatting.md_escape(report.baseline['name'])} #{report.baseline['id']}")
+        row_detail.show_row(int(report.baseline["id"]), int(line["row_baseline"]), key="diff_baseline")
+    with right:
+        st.markdown(f"**Candidate** · {formatting.md_escape(report.candidate['name'])} #{report.candidate['id']}")
+        row_detail.show_row(int(report.candidate["id"]), int(line["row_candidate"]), key="diff_candidate")
+
+
+def _unmatched(report: RunDiff) -> None:
+    for side, keys in (("baseline", report.matching.unmatched_baseline),
+                       ("candidate", report.matching.unmatched_candidate)):
+        if keys:
+            with st.expander(f"{len(keys)} row(s) only in the {side}: left out of every figure"):
+                st.dataframe(pd.DataFrame({"query": keys}), hide_index=True, width="stretch", key=f"diff_only_{side}")
+
+
+def _downloads(report: RunDiff, baseline: int, candidate: int) -> None:
+    stem = f"run_diff_{baseline}_vs_{candidate}"
+    c1, c2, _ = st.columns([1, 1, 4])
+    c1.download_button("Export HTML", data=lambda: report.to_html().encode("utf-8"), file_name=f"{stem}.html",
+                       mime="text/html", key="diff_html", icon=":material/download:",
+                       help="One file with the figures and charts; opens offline.")
+    c2.download_button("Export CSV", data=lambda: report.to_csv().encode("utf-8"), file_name=f"{stem}.csv",
+                       mime="text/csv", key="diff_csv", icon=":material/download:",
+                       help="Every matched row on every metric, with both scores.")
+
+
+with errors.page_guard("run diff"):
+    runs = store_reads.runs_table(None)
+    runs = runs[runs["n_results"] > 0]
+    if len(runs) < 2:
+        st.info("A run diff needs two stored runs with results: evaluate a dataset on **Evaluate**, change "
+                "something (a prompt, a model, a retriever) and evaluate it again.")
+        st.stop()
+    baseline, candidate, tolerance, test = _pickers(runs)
+    counts = runs.set_index("id")["n_results"]
+    report = _diff(store_reads.db_path(), baseline, int(counts[baseline]), candidate, int(counts[candidate]),
+                   tolerance, test)
+    if baseline == candidate:
+        st.caption("Baseline and candidate are the same run: every measured row is unchanged.")
+    st.caption(formatting.md_escape(report.headline()))
+    if not report.metrics:
+        st.warning("The two runs hold no metric in common: there is nothing to compare.")
+        st.stop()
+    _summary(report)
+    _downloads(report, baseline, candidate)
+    _unmatched(report)
+
+    st.subheader("Rows, worst regression first")
+    f1, f2 = st.columns([1, 2])
+    if st.session_state.get("diff_metric") not in report.metrics:
+        st.session_state["diff_metric"] = _default_metric(report)
+    metric = f1.selectbox("Metric", report.metrics, key="diff_metric")
+    st.session_state.setdefault("diff_show", "regressed")
+    show = f2.segmented_control("Show", list(SHOW), key="diff_show", format_func=SHOW.get) or "all"
+    shown = _rows(report, metric, show)
+    st.caption(f"{len(shown)} row(s). Click a row, or a point of the scatter, to open both versions.")
+    left, right = st.columns([3, 2])
+    with left:
+        picked = _row_table(report, shown)
+    with right:
+        point = _scatter(report, metric)
+    opened = picked if picked is not None else point
+    if opened is not None and opened in report.rows.index:
+        _both_versions(report, opened)
+    links.view_link("base", "cand", "tol")
