@@ -61,11 +61,11 @@ def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: s
             hovertemplate="%{text}<br>baseline %{x:.3f}<br>candidate %{y:.3f}<extra></extra>",
         ))
     fig.update_layout(
-        title=f"{_escape(metric)}: each row's score (marker size: rows at the same point)",
+        title=f"{_escape(metric)} per row",
         xaxis={"title": f"baseline: {_escape(baseline)}", "range": [-0.03, 1.03]},
         yaxis={"title": f"candidate: {_escape(candidate)}", "range": [-0.03, 1.03], "scaleanchor": "x"},
-        legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
-        clickmode="event+select",
+        legend={"orientation": "h", "y": -0.2, "title": {"text": "bigger marker: more rows at that point"}},
+        margin={"t": 50, "l": 50, "r": 20, "b": 40}, clickmode="event+select",
     )
     return fig
 
