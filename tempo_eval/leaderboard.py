@@ -127,3 +127,30 @@ def mean_changes(board_a: pd.DataFrame, board_b: pd.DataFrame) -> pd.DataFrame:
             "n_measurable_b": int(b.at[metric, "n_measurable"]) if metric in b.index else 0,
         })
     return pd.DataFrame(rows, columns=["metric", "mean_a", "mean_b", "change", "n_measurable_a", "n_measurable_b"])
+
+
+def run_records(runs: pd.DataFrame, board: pd.DataFrame, setups: Mapping[int, Mapping[str, str]]) -> list[dict[str, Any]]:
+    """One record per run of `runs` (`RunStore.list_runs`), in its order: id, name, dataset_id,
+    dataset, status, rows (dataset rows with a stored result), created, verifier, metrics and
+    means ({metric: {mean, ci_low, ci_high, n_measurable, n_total, nan_reasons}}, from `board`, a
+    `leaderboard` of those runs; NaN as None). What `tempo-eval runs` lists."""
+    per_run: dict[int, dict[str, Any]] = {}
+    for row in board.itertuples(index=False):
+        per_run.setdefault(int(row.run_id), {})[str(row.metric)] = {
+            "mean": None if math.isnan(row.mean) else float(row.mean),
+            "ci_low": None if math.isnan(row.ci_low) else float(row.ci_low),
+            "ci_high": None if math.isnan(row.ci_high) else float(row.ci_high),
+            "n_measurable": int(row.n_measurable), "n_total": int(row.n_total),
+            "nan_reasons": dict(row.nan_reasons),
+        }
+    records = []
+    for run in runs.itertuples(index=False):
+        means = per_run.get(int(run.id), {})
+        totals = [m["n_total"] for m in means.values()]
+        records.append({
+            "id": int(run.id), "name": run.name, "dataset_id": int(run.dataset_id), "dataset": run.dataset,
+            "status": run.status, "rows": max(totals) if totals else 0, "created": run.created_at,
+            "verifier": (setups.get(int(run.id)) or {}).get("verifier", ""), "metrics": list(means),
+            "means": means,
+        })
+    return records

@@ -1,7 +1,7 @@
 """The command line: `python -m tempo_eval evaluate ...` and `python -m tempo_eval compare ...`.
 
-One module per subcommand (`evaluate`, `import_results`, `compare`, `import_scores`), each with
-its `add_parser`; `parser` puts them together and `common` holds what they share.
+One module per subcommand (`evaluate`, `import_results`, `compare`, `import_scores`, `diff`,
+`runs`), each with its `add_parser`; `parser` puts them together and `common` holds what they share.
 
     python -m tempo_eval evaluate data.csv --metrics temporal_faithfulness,temporal_ndcg --k 10 \\
         --out results.csv
@@ -11,6 +11,8 @@ its `add_parser`; `parser` puts them together and `common` holds what they share
 
     python -m tempo_eval evaluate conversations.jsonl --metrics turn_faithfulness --out turns.csv
     python -m tempo_eval import ragas_results.csv          # foreign scores as an external run
+    python -m tempo_eval runs                              # the stored runs with their means
+    python -m tempo_eval diff 12 15 --fail-on-regression 1 # which rows got worse (see cli/diff.py)
 
 Exit codes: 0 success; 1 a metric failed on every row with any failure code (row_error,
 judge_error, verifier_error, ...), --deadline passed before every row was evaluated, or a metric's

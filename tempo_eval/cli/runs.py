@@ -1,0 +1,173 @@
+"""`tempo-eval runs`: the stored runs, as the dashboard's Runs page lists and manages them.
+
+    tempo-eval runs [--format text|json] [--dataset ID]    # id, name, dataset, metrics, verifier,
+                                                          # status, rows, created, means
+    tempo-eval runs show RUN [--format text|json]         # settings, means with CI, NaN reasons
+    tempo-eval runs export RUN --out results.csv          # per-row results (.csv, .jsonl, .parquet)
+    tempo-eval runs delete RUN --yes                      # with its results and claims
+
+RUN is a run's id or its name. Exit 2 for an unknown run (one line naming it), a delete without
+--yes, or a run being evaluated by a live process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
+
+
+def add_parser(commands: Any) -> None:
+    """Add this subcommand to the `commands` of `tempo_eval.cli.parser.build_parser`."""
+    runs = commands.add_parser(
+        "runs",
+        help="list, show, export or delete the stored runs",
+        description="The stored runs, as the dashboard's Runs page lists them; show, export or delete one.",
+    )
+    runs.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    runs.add_argument("--dataset", type=int, metavar="ID", help="only the runs of this dataset")
+    add_workspace_option(runs)
+    runs.set_defaults(handler=cmd_runs_list)
+    actions = runs.add_subparsers(dest="action", metavar="ACTION")
+
+    show = actions.add_parser("show", help="one run: settings, means with their CI, NaN reasons")
+    show.add_argument("run", help="the run's id or name")
+    show.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    add_workspace_option(show)
+    show.set_defaults(handler=cmd_runs_show)
+
+    export = actions.add_parser("export", help="write one run's per-row results to a file")
+    export.add_argument("run", help="the run's id or name")
+    export.add_argument("--out", required=True, metavar="FILE", help="where to write: .csv, .jsonl or .parquet")
+    export.add_argument("--claims", action="store_true", help="write the run's verified claims instead")
+    add_workspace_option(export)
+    export.set_defaults(handler=cmd_runs_export)
+
+    delete = actions.add_parser("delete", help="delete one run with its results and claims")
+    delete.add_argument("run", help="the run's id or name")
+    delete.add_argument("--yes", action="store_true", help="delete without asking (required when not on a terminal)")
+    add_workspace_option(delete)
+    delete.set_defaults(handler=cmd_runs_delete)
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from tempo_eval.store.runs import RunStore
+
+    if args.workspace:
+        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    return RunStore()
+
+
+def _run_id(store: Any, ref: str) -> int:
+    from tempo_eval.run_diff import resolve_run
+
+    try:
+        return resolve_run(store, ref)
+    except LookupError as unknown:
+        raise CLIError(str(unknown.args[0])) from None
+
+
+def _records(store: Any, runs: Any) -> list[dict[str, Any]]:
+    from tempo_eval.leaderboard import leaderboard, run_records, run_setup
+
+    ids = [int(i) for i in runs["id"]]
+    setups = {run_id: run_setup(config) for run_id, config in store.run_configs(ids).items()}
+    return run_records(runs, leaderboard(store.run_scores(ids)), setups)
+
+
+def _mean_text(summary: dict[str, Any] | None) -> str:
+    if not summary or summary["mean"] is None:
+        return "—"
+    return f"{summary['mean']:.3f}"
+
+
+def cmd_runs_list(args: argparse.Namespace) -> int:
+    store = _open(args)
+    records = _records(store, store.list_runs(args.dataset))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(records, ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    if not records:
+        print("No run stored" + (f" for dataset {args.dataset}" if args.dataset is not None else "") + ".")
+        return EXIT_OK
+    header = ["id", "name", "dataset", "status", "rows", "created", "verifier", "means"]
+    lines = [header]
+    for r in records:
+        means = ", ".join(f"{m} {_mean_text(s)} ({s['n_measurable']}/{s['n_total']})" for m, s in r["means"].items())
+        lines.append([str(r["id"]), _one_line(r["name"]), _one_line(r["dataset"]), r["status"], str(r["rows"]),
+                      str(r["created"]), r["verifier"] or "—", means or "—"])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+    for line in lines:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
+    return EXIT_OK
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def cmd_runs_show(args: argparse.Namespace) -> int:
+    from tempo_eval.leaderboard import flatten_config
+
+    store = _open(args)
+    run_id = _run_id(store, args.run)
+    runs = store.list_runs()
+    record = _records(store, runs[runs["id"] == run_id])[0]
+    info = store.run_info(run_id)
+    record.update(note=info["note"], tags=info["tags"], usage=info["usage"], error=info["error"],
+                  finished=info["finished_at"], settings=flatten_config(info["config"]))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(record, ensure_ascii=False, indent=2, default=str) + "\n")
+        return EXIT_OK
+    print(f"run #{record['id']} {_one_line(record['name'])}: {record['status']}, dataset #{record['dataset_id']} "
+          f"{_one_line(record['dataset'])}, {record['rows']} rows, created {record['created']}")
+    for label in ("verifier", "note", "error"):
+        if record[label]:
+            print(f"{label}: {_one_line(record[label])}")
+    if record["tags"]:
+        print("tags: " + ", ".join(map(_one_line, record["tags"])))
+    for metric, s in record["means"].items():
+        ci = "" if s["ci_low"] is None else f", 95% CI {s['ci_low']:.3f}–{s['ci_high']:.3f}"
+        reasons = ", ".join(f"{code}: {n}" for code, n in sorted(s["nan_reasons"].items()))
+        print(f"{metric}: mean {_mean_text(s)}{ci}, {s['n_measurable']}/{s['n_total']} measurable"
+              + (f"; NaN: {reasons}" if reasons else ""))
+    print("settings:")
+    for key, value in record["settings"].items():
+        print(f"  {key} = {_one_line(json.dumps(value, default=str) if not isinstance(value, str) else value)}")
+    return EXIT_OK
+
+
+def cmd_runs_export(args: argparse.Namespace) -> int:
+    from tempo_eval.io.export import write_frame
+
+    store = _open(args)
+    run_id = _run_id(store, args.run)
+    frame = store.claims_frame(run_id) if args.claims else store.results_frame(run_id)
+    if args.claims:
+        frame = frame.assign(probabilities=[None if p is None else json.dumps(p) for p in frame["probabilities"]])
+    written = write_frame(frame, args.out)
+    print(f"run {run_id}: {len(frame)} {'claims' if args.claims else 'results'} written to {written}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_runs_delete(args: argparse.Namespace) -> int:
+    store = _open(args)
+    run_id = _run_id(store, args.run)
+    info = store.run_info(run_id)
+    counts = store.run_dependents(run_id)
+    question = (f"Delete run #{run_id} {_one_line(info['name'])} with its {counts['results']} results and "
+                f"{counts['claims']} claims? Cached verdicts stay.")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise CLIError(f"{question} Not deleted: add --yes to delete without asking")
+        if input(question + " [y/N] ").strip().lower() not in ("y", "yes"):
+            print("Not deleted.", file=sys.stderr)
+            return EXIT_OK
+    store.delete_run(run_id)
+    print(f"Deleted run #{run_id} ({counts['results']} results, {counts['claims']} claims).", file=sys.stderr)
+    return EXIT_OK
+
