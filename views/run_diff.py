@@ -149,14 +149,15 @@ def _both_versions(report: RunDiff, index: int) -> None:
     st.subheader("Both versions of the row")
     st.caption(
         f"{formatting.md_escape(line['metric'])} · query {formatting.md_escape(line['query_id'])}: "
-        f"{formatting.fmt_score(line['baseline'])} → {formatting.fmt_score(line['candidate'])} ({line['outcome']})"
+        f"{formatting.fmt_score(line['baseline'])} → {formatting.fmt_score(line['candidate'])} "
+        f"({formatting.md_escape(line['outcome'])})"
     )
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Baseline** · {formatting.md_escape(report.baseline['name'])} #{report.baseline['id']}")
+        st.markdown(f"**Baseline** · {formatting.md_escape(report.baseline['name'])} #{report.baseline['id']:d}")
         row_detail.show_row(int(report.baseline["id"]), int(line["row_baseline"]), key="diff_baseline")
     with right:
-        st.markdown(f"**Candidate** · {formatting.md_escape(report.candidate['name'])} #{report.candidate['id']}")
+        st.markdown(f"**Candidate** · {formatting.md_escape(report.candidate['name'])} #{report.candidate['id']:d}")
         row_detail.show_row(int(report.candidate["id"]), int(line["row_candidate"]), key="diff_candidate")
 
 
@@ -164,7 +165,7 @@ def _unmatched(report: RunDiff) -> None:
     for side, keys in (("baseline", report.matching.unmatched_baseline),
                        ("candidate", report.matching.unmatched_candidate)):
         if keys:
-            with st.expander(f"{len(keys)} row(s) only in the {side}: left out of every figure"):
+            with st.expander(f"{len(keys)} row(s) only in the {formatting.md_escape(side)}: left out of every figure"):
                 st.dataframe(pd.DataFrame({"query": keys}), hide_index=True, width="stretch", key=f"diff_only_{side}")
 
 
