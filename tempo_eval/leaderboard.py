@@ -154,3 +154,26 @@ def run_records(runs: pd.DataFrame, board: pd.DataFrame, setups: Mapping[int, Ma
             "means": means,
         })
     return records
+
+
+def metric_trends(runs: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:
+    """Each metric's mean with its CI across runs in time order: one line per (run, metric) of
+    `board` (a `leaderboard`) whose run is in `runs` (`RunStore.list_runs`), with run_id, name,
+    created_at, metric, mean, ci_low, ci_high, n_measurable; sorted by created_at, then run id
+    (runs created in the same second keep the order they were stored in)."""
+    columns = ["run_id", "name", "created_at", "metric", "mean", "ci_low", "ci_high", "n_measurable"]
+    if runs.empty or board.empty:
+        return pd.DataFrame(columns=columns)
+    meta = runs[["id", "name", "created_at"]].rename(columns={"id": "run_id"})
+    joined = board.merge(meta, on="run_id", how="inner")
+    return joined.sort_values(["created_at", "run_id"], kind="stable")[columns].reset_index(drop=True)
+
+
+def baseline_deltas(board: pd.DataFrame, baseline_run_id: int) -> pd.DataFrame:
+    """Per run and metric of `board`: mean minus the baseline run's mean of that metric
+    (columns run_id, metric, delta); NaN where the baseline has no such metric or no measurable
+    row. The baseline's own deltas are 0."""
+    base = board[board["run_id"] == baseline_run_id].set_index("metric")["mean"]
+    deltas = board["mean"].to_numpy(dtype=float) - board["metric"].map(base).to_numpy(dtype=float)
+    return pd.DataFrame({"run_id": board["run_id"].to_numpy(), "metric": board["metric"].to_numpy(),
+                         "delta": deltas})

@@ -70,3 +70,19 @@ def test_leaderboard_agrees_with_the_runners_aggregate_for_each_run() -> None:
             got = board.loc[(run_id, metric)]
             for column in ("mean", "ci_low", "ci_high", "n_measurable", "n_total", "n_nan", "nan_reasons"):
                 assert got[column] == pytest.approx(row[column]) if isinstance(row[column], float) else got[column] == row[column]
+
+
+def test_metric_trends_put_runs_in_time_order_and_baseline_deltas_subtract_the_pinned_run() -> None:
+    from tempo_eval.leaderboard import baseline_deltas, metric_trends
+    from tempo_eval.viz.trends import trend_chart
+
+    board = leaderboard(_scores())
+    runs = pd.DataFrame({"id": [2, 1], "name": ["new", "old"],
+                         "created_at": ["2026-01-02 10:00:00", "2026-01-01 10:00:00"]})
+    trends = metric_trends(runs, board)
+    assert trends[["run_id", "metric"]].values.tolist() == [[1, "faith"], [2, "faith"], [2, "ndcg"]]
+    fig = trend_chart(trends)
+    assert [t.name for t in fig.data] == ["faith", "ndcg"] and list(fig.data[0].customdata) == [1, 2]
+    deltas = baseline_deltas(board, 1).set_index(["run_id", "metric"])["delta"]
+    assert deltas[(1, "faith")] == 0 and deltas[(2, "faith")] == pytest.approx(0.0)
+    assert math.isnan(deltas[(2, "ndcg")])  # the baseline has no ndcg

@@ -3,6 +3,7 @@ years changed)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -51,3 +52,34 @@ def test_the_runs_page_opens_the_diff_with_compare_with(tmp_path: Path) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="diff_base").value == baseline
     assert at.selectbox(key="diff_cand").value == candidate
+
+
+def test_the_runs_page_pins_a_baseline_for_change_columns_and_draws_the_trends(tmp_path: Path) -> None:
+    baseline, candidate = make_sample_runs(RunStore(), tmp_path)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("views/runs.py").run()
+    at.toggle(key="runs_all").set_value(True).run()
+    at.selectbox(key="runs_baseline").set_value(baseline).run()
+    assert not at.exception, [e.value for e in at.exception]
+    grid = next(d.value for d in at.dataframe if "temporal_faithfulness Δ" in d.value.columns).set_index("id")
+    assert grid.loc[baseline, "temporal_faithfulness Δ"] == 0
+    assert round(grid.loc[candidate, "temporal_faithfulness Δ"], 3) == round(0.81 - 0.8, 3)
+
+
+def test_the_runs_page_draws_each_metrics_trend_across_the_runs_of_a_dataset(tmp_path: Path) -> None:
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.runner import evaluate
+    from tests.support.sample_runs import SAMPLE, metrics
+
+    store = RunStore()
+    baseline, _ = make_sample_runs(store, tmp_path)
+    again = evaluate(load_dataset(str(SAMPLE)), metrics(), store=store, run_name="again", resume=False).run_id
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = str(store.run_info(baseline)["dataset_id"])
+    at.run()
+    at.switch_page("views/runs.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1, "the trend chart is drawn"
+    figure = json.loads(charts[0].proto.spec)
+    assert [list(t["customdata"]) for t in figure["data"]] == [[baseline, again], [baseline, again]]

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.store.runs import RunInUse
-from tempo_eval_app import errors, formatting, links, selection, store_reads
+from tempo_eval_app import errors, formatting, links, run_trends, selection, store_reads
 
 selection.page_setup("Runs")
 
@@ -229,7 +229,8 @@ with errors.page_guard("runs"):
     else:
         table, metrics = leaderboard_table(runs)
 
-        f1, f2, f3 = st.columns([2, 2, 2])
+        f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
+        table, deltas = run_trends.pin_baseline(table, runs, metrics, f4)
         links.init_from_param("runs_filter", "q")
         text = f1.text_input("Filter", key="runs_filter", placeholder="name, tag, note, verifier…")
         statuses = f2.multiselect("Status", STATUSES, key="runs_status", placeholder="any status")
@@ -256,8 +257,10 @@ with errors.page_guard("runs"):
         }
         for metric in metrics:
             column_config[metric] = st.column_config.NumberColumn(metric, format="%.3f", help="Mean over measurable rows")
+        for column in deltas:
+            column_config[column] = st.column_config.NumberColumn(column, format="%+.3f", help="Mean minus the baseline's mean")
         # name, status and every metric's mean first: the scores are visible without scrolling
-        order = ["id", "name", "status", *metrics, *[f"{m} 95% CI" for m in metrics],
+        order = ["id", "name", "status", *metrics, *deltas, *[f"{m} 95% CI" for m in metrics],
                  *[f"{m} measurable" for m in metrics], *[f"{m} NaN" for m in metrics],
                  "dataset", "ran", "duration", "verifier", "judge", "model", "judge tokens", "tags", "note"]
         st.dataframe(shown, hide_index=True, width="stretch", column_config=column_config, key="runs_grid",
@@ -289,6 +292,9 @@ with errors.page_guard("runs"):
         if len(chosen) == 1:
             st.subheader("Manage the selected run")
             _manage_run(chosen[0])
+    if not runs.empty:
+        with st.expander("Trends across the runs of the active dataset"):
+            run_trends.show_trends(runs, dataset_id)
     with st.expander("Manage the active dataset"):
         _manage_dataset(dataset_id)
     links.view_link("all", "q", "sort", "sel")

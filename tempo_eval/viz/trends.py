@@ -1,0 +1,41 @@
+"""Each metric's mean with its 95% CI across the runs of one dataset, in time order
+(`tempo_eval.leaderboard.metric_trends`)."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.graph_objects as go
+
+#: Okabe-Ito colours, one per metric
+COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+
+
+def run_axis_label(run_id: int, name: object) -> str:
+    """The x-axis label of a run: its name and id (names can repeat), escaped for plotly."""
+    return f"{html.escape(str(name))} #{int(run_id)}"
+
+
+def trend_chart(trends: pd.DataFrame) -> go.Figure:
+    """One line per metric over the runs (x in time order), the CI as error bars; each point's
+    customdata is its run id (a click opens the run)."""
+    fig = go.Figure()
+    order = list(dict.fromkeys(run_axis_label(r, n) for r, n in zip(trends["run_id"], trends["name"], strict=True)))
+    for i, (metric, part) in enumerate(trends.groupby("metric", sort=False)):
+        fig.add_trace(go.Scatter(
+            x=[run_axis_label(r, n) for r, n in zip(part["run_id"], part["name"], strict=True)],
+            y=part["mean"], mode="lines+markers", name=html.escape(str(metric)),
+            line={"color": COLOURS[i % len(COLOURS)]}, marker={"size": 9},
+            error_y={"type": "data", "symmetric": False, "array": part["ci_high"] - part["mean"],
+                     "arrayminus": part["mean"] - part["ci_low"]},
+            customdata=part["run_id"].astype(int).tolist(), text=part["created_at"].astype(str).tolist(),
+            hovertemplate="%{x}<br>%{text}<br>mean %{y:.3f}<extra>%{fullData.name}</extra>",
+        ))
+    fig.update_layout(
+        title="Each metric's mean with its 95% CI, runs in time order",
+        xaxis={"title": "run (oldest first)", "categoryorder": "array", "categoryarray": order},
+        yaxis={"title": "mean", "range": [-0.03, 1.03]},
+        legend={"orientation": "h", "y": -0.3}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
+    )
+    return fig
