@@ -105,3 +105,16 @@ def test_runs_show_export_and_delete(runs, capsys, tmp_path: Path) -> None:
     assert code == 0 and list(RunStore().list_runs()["id"]) == [baseline]
     code, _, err = run_cli(["runs", "show", str(candidate)], capsys)
     assert code == 2 and f"'{candidate}'" in err
+
+
+def test_compare_exports_one_standalone_html_file(capsys, tmp_path: Path) -> None:
+    import re
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample"
+    out = tmp_path / "compare.html"
+    code, _, err = run_cli(["compare", str(sample / "run_bm25.trec"), str(sample / "run_dense.trec"),
+                            "--qrels", str(sample / "qrels.txt"), "--format", "html", "--out", str(out)], capsys)
+    assert code == 0, err
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "Mean per run" in page and "adjusted p-value" in page
+    assert not re.search(r"<script[^>]*\bsrc=", page)  # plotly.js inline: opens offline

@@ -38,7 +38,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         correction=args.correction, n_permutations=args.permutations, seed=args.seed,
         depth=args.depth, precision=args.score_precision,
     )
-    if args.format == "latex":
+    if args.format == "html":
+        text = report.to_html()
+    elif args.format == "latex":
         text = report.to_latex()
     elif args.format == "csv":
         text = to_csv_text(report.to_dataframe())
@@ -85,8 +87,9 @@ def add_parser(commands: Any) -> None:
                       help="how run scores are compared when ranking: float32 as trec_eval <= 9 and "
                            "pytrec_eval-terrier (default), or double as trec_eval 10.0; they differ "
                            "only for scores equal in float32")
-    cmp_.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown",
-                      help="output format (default markdown)")
+    cmp_.add_argument("--format", choices=("markdown", "latex", "csv", "html"), default="markdown",
+                      help="output format (default markdown); html: one standalone file with a chart, "
+                           "opens offline")
     cmp_.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
     cmp_.add_argument("--max-input-mb", type=float, metavar="MB",
                       help="refuse a run or qrels file larger than this (default 128, or "
