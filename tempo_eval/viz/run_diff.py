@@ -11,6 +11,8 @@ import plotly.graph_objects as go
 OUTCOME_COLOURS = {"regressed": "#D55E00", "improved": "#0072B2", "unchanged": "#8c8c8c"}
 #: queries named in one point's hover text before "and N more"
 HOVER_QUERIES = 5
+#: above this many markers the scatter is drawn with WebGL
+WEBGL_POINTS = 5000
 
 
 def _escape(text: object) -> str:
@@ -30,17 +32,18 @@ def point_groups(rows: pd.DataFrame) -> pd.DataFrame:
         _label=[_escape(q if isinstance(q, str) and q else k) for q, k in zip(measured["query"], measured["key"],
                                                                                 strict=True)],
     )
-    groups = []
-    for (b, c, outcome), part in keyed.groupby(["_b", "_c", "outcome"], sort=False):
-        labels = part["_label"].tolist()
-        text = "<br>".join(labels[:HOVER_QUERIES])
-        if len(labels) > 1:
-            text = f"{len(labels)} rows:<br>" + text
-        if len(labels) > HOVER_QUERIES:
-            text += f"<br>and {len(labels) - HOVER_QUERIES} more"
-        groups.append({"baseline": b, "candidate": c, "outcome": outcome, "count": len(part),
-                       "first": int(part["_pos"].iloc[0]), "queries": text})
-    return pd.DataFrame(groups)
+    keys = ["_b", "_c", "outcome"]
+    grouped = keyed.groupby(keys, sort=False)
+    groups = pd.DataFrame({"count": grouped["_pos"].size(), "first": grouped["_pos"].first()})
+    shown = keyed[grouped.cumcount().to_numpy() < HOVER_QUERIES]
+    groups["queries"] = shown.groupby(keys, sort=False)["_label"].agg("<br>".join)
+    several = groups["count"] > 1
+    groups.loc[several, "queries"] = groups["count"][several].astype(str) + " rows:<br>" + groups["queries"][several]
+    more = groups["count"] > HOVER_QUERIES
+    groups.loc[more, "queries"] += "<br>and " + (groups["count"][more] - HOVER_QUERIES).astype(str) + " more"
+    groups = groups.reset_index().rename(columns={"_b": "baseline", "_c": "candidate"})
+    groups["first"] = groups["first"].astype(int)
+    return groups[["baseline", "candidate", "outcome", "count", "first", "queries"]]
 
 
 def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: str) -> go.Figure:
@@ -48,12 +51,13 @@ def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: s
     (no change); coloured by outcome; identical points are one marker sized by their count
     (hover names the queries). Each marker's customdata is the position of its first row."""
     groups = point_groups(rows)
+    trace = go.Scattergl if len(groups) > WEBGL_POINTS else go.Scatter  # WebGL draws 100,000s of points
     fig = go.Figure()
     fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line={"dash": "dot", "color": "#999"})
     for outcome, colour in OUTCOME_COLOURS.items():
         part = groups[groups["outcome"] == outcome] if not groups.empty else groups
         n = int(part["count"].sum()) if not part.empty else 0
-        fig.add_trace(go.Scatter(
+        fig.add_trace(trace(
             x=part["baseline"], y=part["candidate"], mode="markers", name=f"{outcome} ({n})",
             marker={"color": colour, "size": [8 + 4 * (c - 1) ** 0.5 for c in part["count"]], "opacity": 0.75,
                     "line": {"width": 1, "color": "white"}},
