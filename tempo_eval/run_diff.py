@@ -276,6 +276,11 @@ def _format_p(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
+def _one_line(text: Any) -> str:
+    """Text on one line (a terminal listing): runs of whitespace, newlines included, as one space."""
+    return " ".join(str(text).split())
+
+
 def _md_cell(text: Any) -> str:
     """Text made safe in a Markdown table cell: pipes and newlines would break the row."""
     cleaned = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
@@ -378,7 +383,7 @@ class RunDiff:
         b, c = self.baseline, self.candidate
         m = self.matching
         text = (
-            f"Baseline #{b['id']} {b['name']!s} against candidate #{c['id']} {c['name']!s}: "
+            f"Baseline #{b['id']} {_one_line(b['name'])} against candidate #{c['id']} {_one_line(c['name'])}: "
             f"{self.matched} rows matched by {'query id' if m.by == 'query_id' else 'query text'}"
         )
         if m.unmatched_baseline or m.unmatched_candidate:
@@ -407,7 +412,7 @@ class RunDiff:
         lines += ["", "Worst regressions:" if not worst.empty else "No row regressed."]
         for r in worst.itertuples(index=False):
             lines.append(
-                f"  {r.metric}  {r.key}: {_format(r.baseline)} -> {_format(r.candidate)}"
+                f"  {_one_line(r.metric)}  {_one_line(r.key)}: {_format(r.baseline)} -> {_format(r.candidate)}"
                 + (f" ({_format(r.delta, '+.3f')})" if not math.isnan(r.delta) else f" ({r.reason_candidate})")
             )
         lines += self._unmatched_lines()
@@ -418,7 +423,7 @@ class RunDiff:
         for side, keys in (("baseline", self.matching.unmatched_baseline),
                            ("candidate", self.matching.unmatched_candidate)):
             if keys:
-                shown = ", ".join(keys[:20]) + (f", ... ({len(keys) - 20} more)" if len(keys) > 20 else "")
+                shown = ", ".join(map(_one_line, keys[:20])) + (f", ... ({len(keys) - 20} more)" if len(keys) > 20 else "")
                 lines.append(f"Only in the {side}: {shown}")
         return [""] + lines if lines else []
 
