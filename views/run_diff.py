@@ -24,6 +24,7 @@ SHOW = {
     "changed": "Every change (incl. NaN)",
     "all": "All rows",
 }
+_NONE = {"regressed": "No row regressed", "improved": "No row improved", "changed": "No row changed"}
 _CHANGED = ["regressed", "improved", "became not measurable", "became measurable"]
 TESTS = {"student": "paired t-test", "fisher": "Fisher randomisation (paired)"}
 
@@ -209,7 +210,11 @@ with errors.page_guard("run diff"):
     st.session_state.setdefault("diff_show", "regressed")
     show = f2.segmented_control("Show", list(SHOW), key="diff_show", format_func=SHOW.get) or "all"
     shown = _rows(report, metric, show)
-    st.caption(f"{len(shown)} row(s). Click a row, or a point of the scatter, to open both versions.")
+    if shown.empty and show in ("regressed", "improved", "changed"):
+        st.caption(f"{formatting.md_escape(_NONE[show])} on this metric "
+                   f"(a change of at most {tolerance:.3f} counts as unchanged).")
+    else:
+        st.caption(f"{len(shown):d} row(s). Click a row, or a point of the scatter, to open both versions.")
     left, right = st.columns([3, 2])
     with left:
         picked = _row_table(report, shown)
