@@ -118,3 +118,21 @@ def test_compare_exports_one_standalone_html_file(capsys, tmp_path: Path) -> Non
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "Mean per run" in page and "adjusted p-value" in page
     assert not re.search(r"<script[^>]*\bsrc=", page)  # plotly.js inline: opens offline
+
+
+def test_diff_counts_equal_a_count_by_hand_of_the_runs_exported_by_the_cli(runs, capsys, tmp_path: Path) -> None:
+    from tests.test_run_diff import _hand_count
+
+    exported = {}
+    for run_id in runs:
+        path = tmp_path / f"run{run_id}.csv"
+        code, _, err = run_cli(["runs", "export", str(run_id), "--out", str(path)], capsys)
+        assert code == 0, err
+        exported[run_id] = read_csv_export(path)
+    code, out, _ = run_cli(["diff", str(runs[0]), str(runs[1]), "--format", "json", "--tolerance", "0.01"], capsys)
+    figures = json.loads(out)["metrics"]
+    for metric, counts in figures.items():
+        assert _hand_count(exported[runs[0]], exported[runs[1]], metric, 0.01) == {
+            key: counts[key] for key in ("improved", "regressed", "unchanged", "became_measurable",
+                                         "became_not_measurable")}, metric
+    assert figures["temporal_faithfulness"]["regressed"] == 2
