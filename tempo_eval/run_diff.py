@@ -48,6 +48,8 @@ import pandas as pd
 from tempo_eval.compare import bootstrap_ci, paired_t_test, randomization_test
 
 DEFAULT_TOLERANCE = 0.01
+#: rounding error allowed when a change is compared with the tolerance (scores are in [0, 1])
+_ROUNDING = 1e-12
 TESTS = ("student", "fisher")
 #: outcomes of a matched row on one metric, in the order rows without a delta are listed
 OUTCOMES = (
@@ -182,9 +184,12 @@ def outcomes(baseline: np.ndarray, candidate: np.ndarray, stored: np.ndarray, to
     b = np.asarray(baseline, dtype=float)
     c = np.asarray(candidate, dtype=float)
     delta = c - b
+    # 0.51 - 0.50 is 0.010000000000000009 in floating point: a change equal to the tolerance
+    # up to rounding is unchanged, as |delta| <= tolerance says
+    limit = tolerance + _ROUNDING
     return np.select(
         [~np.asarray(stored, dtype=bool), np.isnan(b) & np.isnan(c), np.isnan(b), np.isnan(c),
-         delta > tolerance, delta < -tolerance],
+         delta > limit, delta < -limit],
         ["not stored", "not measured", "became measurable", "became not measurable", "improved", "regressed"],
         default="unchanged",
     ).astype(object)

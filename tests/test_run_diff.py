@@ -44,6 +44,9 @@ def test_outcomes_use_the_tolerance_inclusively_and_name_nan_changes() -> None:
     assert got == ["unchanged", "improved", "regressed", "unchanged", "became measurable",
                    "became not measurable", "not measured", "not stored"]
     assert outcomes(np.array([0.5]), np.array([0.5]), np.array([True]), 0.0).tolist() == ["unchanged"]
+    # 0.51 - 0.50 is 0.010000000000000009: a change of exactly the tolerance is unchanged
+    assert outcomes(np.array([0.5, 0.51]), np.array([0.51, 0.5]), np.array([True, True]), 0.01).tolist() == [
+        "unchanged", "unchanged"]
 
 
 def test_rows_are_matched_by_query_id_and_the_unmatched_are_listed() -> None:
