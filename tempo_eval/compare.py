@@ -362,24 +362,6 @@ class ComparisonReport:
         lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
         return "\n".join(lines) + "\n"
 
-    def to_html(self) -> str:
-        """One standalone HTML file (plotly.js embedded, nothing fetched): a chart of each run's
-        mean per metric, the table with its caption, and the pairwise p-values and W / T / L."""
-        from tempo_eval.report_html import figure, heading, paragraph, standalone_html, table
-        from tempo_eval.viz.means import means_figure
-
-        board = self.to_dataframe().rename(columns={"label": "#"})
-        pairs = self.pairs_frame().rename(columns={
-            "run_a": "run A", "run_b": "run B", "mean_a": "mean A", "mean_b": "mean B", "p_value": "p-value",
-            "p_adjusted": "adjusted p-value", "n_queries": "queries compared",
-        })
-        blocks = [
-            figure(means_figure(self.means, self.metrics)),
-            heading("Runs"), table(board), paragraph(self.caption(screen=True)),
-            heading("Run pairs"), table(pairs, float_format="{:.4g}"),
-        ]
-        return standalone_html("Comparison of " + ", ".join(self.runs), blocks)
-
     def __str__(self) -> str:
         return self.to_markdown()
 

@@ -1,5 +1,6 @@
 """One standalone HTML file for a report: headings, paragraphs, tables and plotly figures, with
-plotly.js embedded once, so the file opens offline and fetches nothing from the network.
+plotly.js embedded once, so the file opens offline and fetches nothing from the network; and the
+reports built from them: `diff_html` (a run diff) and `comparison_html` (a comparison of runs).
 
     standalone_html("Run diff", [heading("Figures"), table(frame), figure(fig)])   # a str
 
@@ -54,3 +55,46 @@ def standalone_html(title: str, blocks: Sequence[str], *, figures: bool = True) 
         f"<title>{html.escape(str(title))}</title>\n<style>{_STYLE}</style>\n{script}\n</head>\n"
         f"<body>\n{heading(title, 1)}\n{body}\n</body>\n</html>\n"
     )
+
+
+# ---- the reports ----------------------------------------------------------------------------
+
+def diff_html(report: Any, *, top: int = 50) -> str:
+    """A run diff (`tempo_eval.run_diff.RunDiff`) as one file: its headline, the figures per
+    metric, the mean change with its CI, a baseline-against-candidate scatter per metric, the
+    `top` worst regressions and the rows without a partner."""
+    from tempo_eval.viz.run_diff import change_chart, diff_scatter
+
+    blocks = [paragraph(report.headline()), heading("Per metric"), table(report.summary_table())]
+    if report.metrics:
+        blocks.append(figure(change_chart(report.summary)))
+    for metric in report.metrics:
+        rows = report.rows[report.rows["metric"] == metric]
+        blocks.append(figure(diff_scatter(rows, metric=metric, baseline=str(report.baseline.get("name")),
+                                          candidate=str(report.candidate.get("name")))))
+    worst = report.rows_table(outcome=["regressed", "became not measurable"]).head(top)
+    blocks += [heading(f"Worst regressions (top {len(worst)})"), table(worst)]
+    for side, keys in (("baseline", report.matching.unmatched_baseline),
+                       ("candidate", report.matching.unmatched_candidate)):
+        if keys:
+            blocks += [heading(f"Only in the {side} ({len(keys)})", 3), table(pd.DataFrame({"query": keys}))]
+    title = f"Run diff: {report.baseline.get('name')} → {report.candidate.get('name')}"
+    return standalone_html(title, blocks, figures=bool(report.metrics))
+
+
+def comparison_html(report: Any) -> str:
+    """A comparison of runs (`tempo_eval.compare.ComparisonReport`) as one file: a chart of each
+    run's mean per metric, the table with its caption, the run pairs with p-values and W / T / L."""
+    from tempo_eval.viz.means import means_figure
+
+    board = report.to_dataframe().rename(columns={"label": "#"})
+    pairs = report.pairs_frame().rename(columns={
+        "run_a": "run A", "run_b": "run B", "mean_a": "mean A", "mean_b": "mean B", "p_value": "p-value",
+        "p_adjusted": "adjusted p-value", "n_queries": "queries compared",
+    })
+    blocks = [
+        figure(means_figure(report.means, report.metrics)),
+        heading("Runs"), table(board), paragraph(report.caption(screen=True)),
+        heading("Run pairs"), table(pairs, float_format="{:.4g}"),
+    ]
+    return standalone_html("Comparison of " + ", ".join(report.runs), blocks)

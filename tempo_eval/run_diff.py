@@ -4,7 +4,7 @@
     report.summary                 # one row per metric: means, delta with 95% CI, p, counts
     report.rows                    # one row per (matched row, metric), worst regression first
     report.to_dict()               # the `tempo-eval diff --format json` object
-    print(report.to_text())        # or to_markdown(), to_csv()
+    print(report.to_text())        # or to_markdown(), to_csv(); HTML: report_html.diff_html(report)
 
 How rows are matched (`match_rows`):
 
@@ -359,29 +359,6 @@ class RunDiff:
         from tempo_eval.io.export import to_csv_text
 
         return to_csv_text(self.rows_table())
-
-    def to_html(self, *, top: int = 50) -> str:
-        """One standalone HTML file (plotly.js embedded, nothing fetched): the figures, the change
-        chart, a scatter per metric, the `top` worst regressions and the unmatched rows."""
-        from tempo_eval.report_html import figure, heading, paragraph, standalone_html, table
-        from tempo_eval.viz.run_diff import change_chart, diff_scatter
-
-        blocks = [paragraph(self.headline()), heading("Per metric"), table(self.summary_table())]
-        if self.metrics:
-            blocks.append(figure(change_chart(self.summary)))
-        for metric in self.metrics:
-            rows = self.rows[self.rows["metric"] == metric]
-            blocks.append(figure(diff_scatter(rows, metric=metric, baseline=str(self.baseline.get("name")),
-                                              candidate=str(self.candidate.get("name")))))
-        worst = self.rows_table(outcome=["regressed", "became not measurable"]).head(top)
-        blocks += [heading(f"Worst regressions (top {len(worst)})"), table(worst)]
-        for side, keys in (("baseline", self.matching.unmatched_baseline),
-                           ("candidate", self.matching.unmatched_candidate)):
-            if keys:
-                blocks += [heading(f"Only in the {side} ({len(keys)})", 3),
-                           table(pd.DataFrame({"query": keys}))]
-        title = f"Run diff: {self.baseline.get('name')} → {self.candidate.get('name')}"
-        return standalone_html(title, blocks, figures=bool(self.metrics))
 
     def headline(self) -> str:
         """Which runs, how rows were matched, what was left out: one paragraph."""

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 import pytest
 
+from tempo_eval.report_html import diff_html
 from tempo_eval.run_diff import diff_runs
 from tests.test_run_diff import _results
 
@@ -19,7 +20,7 @@ def test_an_empty_run_diffs_to_no_metric_and_renders_in_every_format() -> None:
     assert json.loads(report.to_json())["metrics"] == {}
     assert "Only in the candidate: a" in report.to_text()
     assert report.to_markdown() and report.to_csv().startswith("metric,")
-    assert "<!DOCTYPE html>" in report.to_html()
+    assert "<!DOCTYPE html>" in diff_html(report)
 
 
 def test_runs_with_no_row_in_common_give_nan_figures_not_an_error() -> None:

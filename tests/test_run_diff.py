@@ -13,6 +13,7 @@ import pytest
 
 from tempo_eval.compare import bootstrap_ci, paired_t_test, randomization_test
 from tempo_eval.io.export import read_csv_export, write_frame
+from tempo_eval.report_html import diff_html
 from tempo_eval.run_diff import (
     diff_runs,
     diff_stored,
@@ -200,7 +201,7 @@ def test_runs_are_found_by_id_or_name_and_an_unknown_one_is_named(tmp_path: Path
 def test_html_export_is_standalone_with_plotly_embedded_and_user_text_escaped() -> None:
     base = _results([(0, "<script>alert(1)</script>", "m", 0.9), (1, "b", "m", 0.5), (2, "c", "m", 0.5)])
     cand = _results([(0, "<script>alert(1)</script>", "m", 0.1), (1, "b", "m", 0.5), (2, "c", "m", 0.5)])
-    page = diff_runs(base, cand).to_html()
+    page = diff_html(diff_runs(base, cand))
     assert page.startswith("<!DOCTYPE html>") and "plotly" in page.lower()
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     # nothing fetched from the network: no script or stylesheet comes from an address

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.report_html import diff_html
 from tempo_eval.run_diff import DEFAULT_TOLERANCE, RunDiff
 from tempo_eval_app import errors, formatting, links, row_detail, selection, store_reads
 
@@ -173,7 +174,7 @@ def _unmatched(report: RunDiff) -> None:
 def _downloads(report: RunDiff, baseline: int, candidate: int) -> None:
     stem = f"run_diff_{baseline}_vs_{candidate}"
     c1, c2, _ = st.columns([1, 1, 4])
-    c1.download_button("Export HTML", data=lambda: report.to_html().encode("utf-8"), file_name=f"{stem}.html",
+    c1.download_button("Export HTML", data=lambda: diff_html(report).encode("utf-8"), file_name=f"{stem}.html",
                        mime="text/html", key="diff_html", icon=":material/download:",
                        help="One file with the figures and charts; opens offline.")
     c2.download_button("Export CSV", data=lambda: report.to_csv().encode("utf-8"), file_name=f"{stem}.csv",

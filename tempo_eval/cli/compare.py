@@ -39,7 +39,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         depth=args.depth, precision=args.score_precision,
     )
     if args.format == "html":
-        text = report.to_html()
+        from tempo_eval.report_html import comparison_html
+
+        text = comparison_html(report)
     elif args.format == "latex":
         text = report.to_latex()
     elif args.format == "csv":

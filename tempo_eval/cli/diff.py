@@ -73,7 +73,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise CLIError(str(unknown.args[0])) from None
     report = diff_stored(store, baseline, candidate, metrics=args.metric, tolerance=args.tolerance, test=args.test)
     if args.html:
-        Path(args.html).write_text(report.to_html(), encoding="utf-8")
+        from tempo_eval.report_html import diff_html
+
+        Path(args.html).write_text(diff_html(report), encoding="utf-8")
     if args.format == "json":
         sys.stdout.write(report.to_json() + "\n")
     elif args.format == "csv":
