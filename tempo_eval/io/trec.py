@@ -23,6 +23,7 @@ naming both lines, as trec_eval refuses it too.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -35,6 +36,20 @@ RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docid", "rel")
 _RUN_EXPECTED = "expected 6 fields separated by spaces or tabs: qid Q0 docid rank score tag"
 _QRELS_EXPECTED = "expected 4 fields separated by spaces or tabs: qid iter docid rel"
+#: what trec_eval reads as an integer (rank, relevance) and as a score: ASCII digits only, so
+#: Python's `int("1_0")` or Arabic-Indic digits do not slip through
+ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
+ASCII_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity)")
+
+
+def ascii_integer(text: str) -> int | None:
+    """The integer in `text` when it is ASCII digits with an optional sign, else None."""
+    return int(text) if ASCII_INTEGER.fullmatch(text) else None
+
+
+def ascii_score(text: str) -> float | None:
+    """The number in `text` when it is an ASCII decimal (optional exponent, or inf), else None."""
+    return float(text) if ASCII_DECIMAL.fullmatch(text) else None
 
 
 @dataclass
@@ -192,13 +207,12 @@ def load_qrels(path: Any, *, max_bytes: int | None = None) -> Qrels:
                 line=number,
             )
         qid, _, docid, rel = fields
-        try:
-            grade = int(rel)
-        except ValueError:
+        grade = ascii_integer(rel)
+        if grade is None:
             raise InputError(
-                f"found {rel!r}; expected an integer relevance grade (0 = not relevant)",
+                f"found {rel!r}; expected an integer relevance grade in ASCII digits (0 = not relevant)",
                 source=source, line=number, column="rel", column_label="field",
-            ) from None
+            )
         judged = judgments.setdefault(qid, {})
         if docid in judged:
             raise _duplicate(source, qid, docid, number, _first_line(lines, qid, docid))
@@ -238,20 +252,16 @@ def _parse_run(text: str, source: str) -> dict[str, Run]:
         if len(fields) > 6:
             extra_lines.append(number)  # trec_eval reads six fields and ignores the rest of the line
         qid, _, docid, rank, score_text, tag = fields[:6]
-        try:
-            int(rank)
-        except ValueError:
+        if ascii_integer(rank) is None:
             raise InputError(
-                f"found {rank!r}; expected an integer rank (the 4th field: qid Q0 docid rank score tag)",
+                f"found {rank!r}; expected an integer rank in ASCII digits (the 4th field: qid Q0 docid rank score tag)",
                 source=source, line=number, column="rank", column_label="field",
-            ) from None
-        try:
-            score = float(score_text)
-        except ValueError:
-            score = math.nan
-        if math.isnan(score):
+            )
+        score = ascii_score(score_text)
+        if score is None:
             raise InputError(
-                f"found {score_text!r}; expected a number as the score (the 5th field: qid Q0 docid rank score tag)",
+                f"found {score_text!r}; expected a number as the score, in ASCII digits (the 5th field: "
+                "qid Q0 docid rank score tag)",
                 source=source, line=number, column="score", column_label="field",
             )
         run = runs.get(tag)
