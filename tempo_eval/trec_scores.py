@@ -67,9 +67,11 @@ def score_trec_files(
     precision: str = "float32",
     curve_k: int | None = None,
     gain_kind: str = "linear",
+    max_json_bytes: int | None = None,
 ) -> TrecScores:
     """NDCG@k per run, metric and judged query from run files and a qrels file (paths, bytes or
-    file-like; TREC lines, .gz / .bz2 / .zst, or JSON). See the module docstring."""
+    file-like; TREC lines, .gz / .bz2 / .zst, or JSON). See the module docstring. TREC lines have
+    no size limit; a JSON file is read whole, up to `max_json_bytes` (default: the input limit)."""
     from tempo_eval.io.trec_stream import QueryCodes, read_qrels, read_runs
 
     if missing not in MISSING_POLICIES:
@@ -82,8 +84,8 @@ def score_trec_files(
     widest = max([*cutoffs.values(), curve_k or 1])
     keep = min(depth, widest) if depth is not None else widest
     codes = QueryCodes()
-    judgments = read_qrels(qrels, codes)
-    loaded = read_runs(list(runs), codes, keep=keep, precision=precision)
+    judgments = read_qrels(qrels, codes, max_json_bytes=max_json_bytes)
+    loaded = read_runs(list(runs), codes, keep=keep, precision=precision, max_json_bytes=max_json_bytes)
     return _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind)
 
 

@@ -91,14 +91,17 @@ class QrelsColumns:
         return pa.table({"code": self.codes, "docid": self.docids, "grade": self.grades})
 
 
-def read_qrels(source: Any, codes: QueryCodes, *, block_bytes: int = BLOCK_BYTES) -> QrelsColumns:
+def read_qrels(
+    source: Any, codes: QueryCodes, *, block_bytes: int = BLOCK_BYTES, max_json_bytes: int | None = None
+) -> QrelsColumns:
     """Qrels from a path, bytes or file-like (TREC lines, compressed or not, or JSON); InputError
-    naming the line when malformed, and when a (query, document) pair is judged twice."""
+    naming the line when malformed, and when a (query, document) pair is judged twice. JSON is
+    read whole, up to `max_json_bytes` (default: the input limit of `tempo_eval.io._source`)."""
     name = source_name(source, "qrels")
     if starts_with_json(source, name):
         from tempo_eval.io.trec import load_qrels
 
-        judged = load_qrels(source, max_bytes=2**62).judgments
+        judged = load_qrels(source, max_bytes=max_json_bytes).judgments
         qids = [q for q, docs in judged.items() for _ in docs]
         docids = pa.array([d for docs in judged.values() for d in docs], pa.string())
         grades = np.fromiter((g for docs in judged.values() for g in docs.values()), np.int64)
@@ -132,9 +135,11 @@ def read_runs(
     keep: int,
     precision: str = "float32",
     block_bytes: int = BLOCK_BYTES,
+    max_json_bytes: int | None = None,
 ) -> dict[str, TopRun]:
     """Runs keyed by name (the tag column; see `tempo_eval.io.trec.load_run` for the names given
-    when tags clash), each holding every query's top `keep` documents in trec_eval's order."""
+    when tags clash), each holding every query's top `keep` documents in trec_eval's order.
+    A JSON run is read whole, up to `max_json_bytes` (default: the input limit)."""
     from tempo_eval.io.trec import assign_run_names
     from tempo_eval.metrics.ndcg import require_precision
 
@@ -149,7 +154,7 @@ def read_runs(
         tops: dict[str, _TopK] = {}
         notes: list[str] = []
         if starts_with_json(source, name):
-            _read_json_run(source, name, codes, tops, notes, keep, precision)
+            _read_json_run(source, name, codes, tops, notes, keep, precision, max_json_bytes)
         else:
             _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes)
         if not tops:
@@ -196,10 +201,10 @@ def _read_trec_run(source, name, codes, tops, notes, keep, precision, block_byte
         )
 
 
-def _read_json_run(source, name, codes, tops, notes, keep, precision) -> None:
+def _read_json_run(source, name, codes, tops, notes, keep, precision, max_bytes) -> None:
     from tempo_eval.io.trec import load_run
 
-    for run in load_run([source], max_bytes=2**62).values():
+    for run in load_run([source], max_bytes=max_bytes).values():
         qids = [q for q, docs in run.scores.items() for _ in docs]
         docids = pa.array([d for docs in run.scores.values() for d in docs], pa.string())
         scores = np.fromiter((s for docs in run.scores.values() for s in docs.values()), np.float64)
