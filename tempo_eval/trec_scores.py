@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -49,6 +49,22 @@ class TrecScores:
     notes: list[str] = field(default_factory=list)
     #: NDCG@1..curve_k per run: (query ids, matrix), when asked for
     curves: dict[str, tuple[list[str], np.ndarray]] = field(default_factory=dict)
+    #: the runs' kept documents and the judgements, for `ranked_documents`
+    _top: dict[str, Any] = field(default_factory=dict, repr=False)
+    _qrels: Any = field(default=None, repr=False)
+    _codes: Any = field(default=None, repr=False)
+
+    def ranked_documents(self, run: str, query_id: str, k: int) -> list[tuple[str, int]]:
+        """(document id, grade) of the run's first k documents for a query (trec_eval's order)."""
+        code = self._codes.code(query_id) if self._codes is not None else None
+        top = self._top.get(run)
+        if top is None or code is None:
+            return []
+        rows = np.flatnonzero(top.codes == code)[:k]
+        docs = top.docids.take(rows).to_pylist()
+        judged = np.flatnonzero(self._qrels.codes == code)
+        grades = dict(zip(self._qrels.docids.take(judged).to_pylist(), self._qrels.grades[judged].tolist(), strict=True))
+        return [(doc, int(grades.get(doc, 0))) for doc in docs]
 
     def missing_summary(self) -> str:
         """One sentence: how many judged queries each run has no results for, and what was done."""
@@ -68,10 +84,12 @@ def score_trec_files(
     curve_k: int | None = None,
     gain_kind: str = "linear",
     max_json_bytes: int | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> TrecScores:
     """NDCG@k per run, metric and judged query from run files and a qrels file (paths, bytes or
     file-like; TREC lines, .gz / .bz2 / .zst, or JSON). See the module docstring. TREC lines have
-    no size limit; a JSON file is read whole, up to `max_json_bytes` (default: the input limit)."""
+    no size limit; a JSON file is read whole, up to `max_json_bytes` (default: the input limit).
+    `progress(fraction)` is called as the run files are read."""
     from tempo_eval.io.trec_stream import QueryCodes, read_qrels, read_runs
 
     if missing not in MISSING_POLICIES:
@@ -85,7 +103,9 @@ def score_trec_files(
     keep = min(depth, widest) if depth is not None else widest
     codes = QueryCodes()
     judgments = read_qrels(qrels, codes, max_json_bytes=max_json_bytes)
-    loaded = read_runs(list(runs), codes, keep=keep, precision=precision, max_json_bytes=max_json_bytes)
+    loaded = read_runs(
+        list(runs), codes, keep=keep, precision=precision, max_json_bytes=max_json_bytes, progress=progress
+    )
     return _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind)
 
 
@@ -117,6 +137,7 @@ def _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kin
         runs=list(loaded), metrics=list(cutoffs), per_query=per_query,
         missing={name: len(a) for name, a in absent_by_run.items()}, missing_everywhere=len(everywhere),
         n_judged=len(judged), policy=missing, notes=notes, curves=curves,
+        _top=loaded, _qrels=judgments, _codes=codes,
     )
 
 

@@ -63,6 +63,11 @@ def source_name(source: Any, default: str) -> str:
 
 def open_binary(source: Any, name: str) -> Any:
     """A readable binary stream of the (decompressed) contents of a path, bytes or file-like."""
+    return _open(source, name)[0]
+
+
+def _open(source: Any, name: str) -> tuple[Any, Any, int]:
+    """(decompressed stream, the raw stream under it, the raw size in bytes)."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         try:
@@ -97,14 +102,18 @@ def open_binary(source: Any, name: str) -> Any:
         head = data[:4]
         raw = pa.BufferReader(data)
     codec = next((c for magic, c in _MAGIC.items() if head.startswith(magic)), None)
-    return pa.CompressedInputStream(raw, codec) if codec else raw
+    size = raw.size()
+    return (pa.CompressedInputStream(raw, codec) if codec else raw), raw, size
 
 
-def iter_blocks(source: Any, kind: str, *, name: str, block_bytes: int = BLOCK_BYTES) -> Iterator[Block]:
+def iter_blocks(
+    source: Any, kind: str, *, name: str, block_bytes: int = BLOCK_BYTES, progress: Any = None
+) -> Iterator[Block]:
     """The blocks of a run (`kind` "run") or qrels ("qrels") file; InputError on the first bad line.
     A file whose text starts with "{" is JSON: the caller reads it with `tempo_eval.io.trec`
-    (`starts_with_json`)."""
-    stream = open_binary(source, name)
+    (`starts_with_json`). `progress(fraction)` is called after each block with the share of the
+    (compressed) file read so far."""
+    stream, raw, size = _open(source, name)
     rest = b""
     line = 1
     first = True
@@ -127,6 +136,8 @@ def iter_blocks(source: Any, kind: str, *, name: str, block_bytes: int = BLOCK_B
         if data:
             yield _parse(data, kind, name, line, delimiter)
             line += data.count(b"\n")
+            if progress is not None and size:
+                progress(min(1.0, raw.tell() / size))
         if not chunk:
             return
 

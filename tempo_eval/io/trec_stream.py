@@ -21,7 +21,7 @@ kept documents is an error, as in trec_eval; twice below the cut it is not looke
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,10 +136,12 @@ def read_runs(
     precision: str = "float32",
     block_bytes: int = BLOCK_BYTES,
     max_json_bytes: int | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> dict[str, TopRun]:
     """Runs keyed by name (the tag column; see `tempo_eval.io.trec.load_run` for the names given
     when tags clash), each holding every query's top `keep` documents in trec_eval's order.
-    A JSON run is read whole, up to `max_json_bytes` (default: the input limit)."""
+    A JSON run is read whole, up to `max_json_bytes` (default: the input limit). `progress` is
+    called with the share of the files read so far (files counted equally)."""
     from tempo_eval.io.trec import assign_run_names
     from tempo_eval.metrics.ndcg import require_precision
 
@@ -149,14 +151,15 @@ def read_runs(
     if not sources:
         raise InputError("no run files given; expected at least one TREC run file")
     files: list[tuple[str, dict[str, _TopK], list[str]]] = []
-    for source in sources:
+    for index, source in enumerate(sources):
         name = source_name(source, "run")
+        within = None if progress is None else (lambda f, i=index: progress((i + f) / len(sources)))
         tops: dict[str, _TopK] = {}
         notes: list[str] = []
         if starts_with_json(source, name):
             _read_json_run(source, name, codes, tops, notes, keep, precision, max_json_bytes)
         else:
-            _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes)
+            _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes, within)
         if not tops:
             raise InputError(
                 "no run lines found (the file is empty or only comments); expected 6 fields separated "
@@ -175,9 +178,9 @@ def read_runs(
     return runs
 
 
-def _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes) -> None:
+def _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes, progress) -> None:
     extra: list[int] = []
-    for block in iter_blocks(source, "run", name=name, block_bytes=block_bytes):
+    for block in iter_blocks(source, "run", name=name, block_bytes=block_bytes, progress=progress):
         extra.extend(block.extra_lines)
         columns = block.columns
         tag = columns["tag"]
