@@ -121,7 +121,7 @@ def _files_report(job_id: int, k: int, test: str, alpha: float):
 def _files_scores(missing: str):
     """The run-file inputs, then the finished scores of a background job (the page shows its
     progress and reruns until it ends; a refused path or a bad file is said and stops the page)."""
-    roots = ", ".join(f"`{formatting.md_escape(str(root))}`" for root in paths.allowed_roots())
+    roots = ", ".join(formatting.md_escape(str(root)) for root in paths.allowed_roots())
     st.caption(f"Paths are read on the machine that runs the app, inside {roots} "
                f"(more with the environment variable `{paths.ALLOWED_ENV}`). Compressed runs (.gz, .bz2, .zst) are welcome.")
     p1, p2 = st.columns(2)
