@@ -145,3 +145,32 @@ def test_page_reads_a_folder_of_runs_and_says_what_is_wrong_in_a_file() -> None:
     at.run()
     shown = [e.value.replace("\\", "") for e in at.error]
     assert any("b.run, line 1" in m and "ASCII" in m for m in shown), shown
+
+
+def test_corpus_texts_reads_only_the_wanted_documents(tmp_path: Path) -> None:
+    from tempo_eval_app.retrieval import corpus_texts
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(f'{{"doc_id": "d{i}", "text": "text {i}, see d1"}}\n' for i in range(5000)))
+    assert corpus_texts(corpus, ["d1", "d4999", "nowhere"], chunk_bytes=4096) == {
+        "d1": "text 1, see d1", "d4999": "text 4999, see d1",
+    }
+    tsv = tmp_path / "corpus.tsv"
+    tsv.write_text("a\tfirst\nb\tsecond\n")
+    assert corpus_texts(tsv, ["b"]) == {"b": "second"}
+
+
+def test_page_shows_the_corpus_texts_of_the_opened_query() -> None:
+    a, b, qrels = _write(_workspace() / "runs")
+    corpus = _workspace() / "corpus.tsv"
+    corpus.write_text("d1\tthe first document\nx\tan unjudged one\n")
+    at = AppTest.from_file(str(ROOT / "views" / "compare.py"), default_timeout=TIMEOUT)
+    at.session_state["compare_source"] = "TREC run files (paths on this machine, a folder of runs, or uploads)"
+    at.session_state["compare_run_paths"] = f"{a}\n{b}"
+    at.session_state["compare_qrels_path"] = str(qrels)
+    at.session_state["compare_corpus_path"] = str(corpus)
+    at.session_state["compare_query"] = "q1"
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    shown = "\n".join(str(h.value) for h in at.get("html"))
+    assert "1. d1 (grade 1): the first document" in shown and "2. x (grade 0): an unjudged one" in shown

@@ -105,6 +105,12 @@ def _system_report(
     return _tables(report)
 
 
+@st.cache_data(show_spinner="Reading the documents of this query from the corpus…", max_entries=64)
+def _corpus_texts(corpus: str, modified: int, doc_ids: tuple[str, ...]) -> dict[str, str]:
+    """The corpus texts of these documents only (`modified` keys the cache to the file's version)."""
+    return retrieval.corpus_texts(corpus, doc_ids)
+
+
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
 def _files_report(job_id: int, k: int, test: str, alpha: float):
     """The comparison of the run files a finished job scored, at cutoff k, with its missing-query
@@ -127,12 +133,19 @@ def _files_scores(missing: str):
     p1, p2 = st.columns(2)
     typed = p1.text_area("Run files or folders of runs (one path per line)", key="compare_run_paths", height=100)
     qrels_typed = p2.text_input("Qrels file (path)", key="compare_qrels_path")
+    corpus_typed = st.text_input(
+        "Corpus (path, optional: JSONL or doc_id<TAB>text)", key="compare_corpus_path",
+        help="Only the documents of the query you open are read from it.",
+    )
     u1, u2 = st.columns(2)
     uploads = u1.file_uploader("…or upload run files", accept_multiple_files=True, key="compare_run_uploads")
     qrels_upload = u2.file_uploader("…or upload the qrels", key="compare_qrels_upload")
     try:
         runs = [f for line in typed.splitlines() if line.strip() for f in paths.files_named(line)]
         qrels = paths.files_named(qrels_typed)[0] if qrels_typed.strip() else None
+        st.session_state["compare_corpus_file"] = (
+            str(paths.files_named(corpus_typed)[0]) if corpus_typed.strip() else None
+        )
     except paths.PathRefused as refused:
         st.error(formatting.md_escape(str(refused)))
         st.stop()
@@ -334,6 +347,15 @@ with errors.page_guard("compare"):
                     continue
                 listing = [{"rank": r, "doc_id": doc, "grade": grade} for r, (doc, grade) in enumerate(ranked, start=1)]
                 st.dataframe(pd.DataFrame(listing), hide_index=True, key=f"drill_file_{i}")
+                corpus = st.session_state.get("compare_corpus_file")
+                if corpus:
+                    from pathlib import Path
+
+                    texts = _corpus_texts(corpus, Path(corpus).stat().st_mtime_ns, tuple(doc for doc, _ in ranked))
+                    with st.expander("Documents"):
+                        for rank, (doc, grade) in enumerate(ranked, start=1):
+                            text = texts.get(doc)
+                            widgets.plain(f"{rank}. {doc} (grade {grade}): " + (text if text is not None else "not in the corpus"))
         links.view_link("k", "compare", "q")
         st.stop()
     rows = frame[frame["query_id"].astype(str) == str(query_id)]
