@@ -49,6 +49,10 @@ class TrecScores:
     notes: list[str] = field(default_factory=list)
     #: NDCG@1..curve_k per run: (query ids, matrix), when asked for
     curves: dict[str, tuple[list[str], np.ndarray]] = field(default_factory=dict)
+    #: the judged queries (with a relevant document), in the qrels' order
+    judged: list[str] = field(default_factory=list)
+    #: each run's file and tag there
+    origins: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: the runs' kept documents and the judgements, for `ranked_documents`
     _top: dict[str, Any] = field(default_factory=dict, repr=False)
     _qrels: Any = field(default=None, repr=False)
@@ -137,6 +141,7 @@ def _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kin
         runs=list(loaded), metrics=list(cutoffs), per_query=per_query,
         missing={name: len(a) for name, a in absent_by_run.items()}, missing_everywhere=len(everywhere),
         n_judged=len(judged), policy=missing, notes=notes, curves=curves,
+        judged=[codes.ids[c] for c in judged], origins={name: (run.source, run.tag) for name, run in loaded.items()},
         _top=loaded, _qrels=judgments, _codes=codes,
     )
 

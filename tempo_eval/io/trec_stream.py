@@ -64,6 +64,9 @@ class TopRun:
     codes: np.ndarray
     docids: pa.Array
     notes: list[str] = field(default_factory=list)
+    #: the file it came from and its tag there ("None" for a JSON run)
+    source: str = ""
+    tag: str = ""
 
     def positions(self) -> np.ndarray:
         """0-based rank of each row within its query."""
@@ -174,7 +177,7 @@ def read_runs(
             run_name, name_notes = names[index, tag]
             run_codes, docids = top.finish()
             _refuse_duplicates(run_codes, docids, codes, source, run_name)
-            runs[run_name] = TopRun(run_name, run_codes, docids, [*notes, *name_notes])
+            runs[run_name] = TopRun(run_name, run_codes, docids, [*notes, *name_notes], source, tag)
     return runs
 
 
