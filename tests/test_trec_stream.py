@@ -167,3 +167,8 @@ def test_duplicates_fifo_and_json(tmp_path: Path) -> None:
     (tmp_path / "q.json").write_text('{"q1": {"a": 1}}')
     scores = score_trec_files([tmp_path / "r.json"], tmp_path / "q.json", metrics=["ndcg@2"])
     assert math.isclose(scores.per_query["r"]["ndcg@2"]["q1"], 1 / math.log2(3))
+
+
+def test_a_byte_order_mark_and_blocks_shorter_than_a_line() -> None:
+    top = read_runs([b"\xef\xbb\xbfq1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r"], QueryCodes(), keep=5, block_bytes=8)["r"]
+    assert top.docids.to_pylist() == ["a", "b"]

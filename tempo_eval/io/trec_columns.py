@@ -120,22 +120,24 @@ def iter_blocks(
     delimiter = b" "
     while True:
         chunk = _read(stream, block_bytes, name)
-        data = rest + chunk
+        data = rest + chunk if rest else chunk
         if not chunk:
-            rest = b""
+            cut, rest = len(data), b""
         else:
             cut = data.rfind(b"\n") + 1
             if cut == 0:  # no line end yet: read on
                 rest = data
                 continue
-            data, rest = data[:cut], data[cut:]
+            rest = data[cut:]  # the block is data[:cut], parsed without a copy
         if first:
+            start = len(data)
             data = _check_start(data, name)
+            cut -= start - len(data)
             delimiter = b"\t" if data[: data.find(b"\n")].count(b"\t") >= 3 else b" "
             first = False
-        if data:
-            yield _parse(data, kind, name, line, delimiter)
-            line += data.count(b"\n")
+        if cut:
+            yield _parse(data, cut, kind, name, line, delimiter)
+            line += data.count(b"\n", 0, cut)
             if progress is not None and size:
                 progress(min(1.0, raw.tell() / size))
         if not chunk:
@@ -168,24 +170,25 @@ def _check_start(data: bytes, name: str) -> bytes:
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
 
-def _parse(data: bytes, kind: str, name: str, first_line: int, delimiter: bytes) -> Block:
-    nul = data.find(b"\x00")
+def _parse(data: bytes, end: int, kind: str, name: str, first_line: int, delimiter: bytes) -> Block:
+    """The columns of the lines in data[:end]."""
+    nul = data.find(b"\x00", 0, end)
     if nul >= 0:
         raise InputError(
             "found a NUL byte: this looks like a binary file; expected TREC lines in UTF-8 text",
             source=name, line=first_line + data.count(b"\n", 0, nul),
         )
-    for attempt in (data, None):
-        if attempt is None:
-            attempt = _EDGES.sub(rb"\1", _SPACES.sub(b" ", data)).lstrip(b" ")
-            delimiter = b" "
-        columns = _parse_fast(attempt, kind, delimiter)
-        if columns is not None:
-            return Block(columns, first_line)
-    return _parse_lines(data, kind, name, first_line)
+    columns = _parse_fast(memoryview(data)[:end], kind, delimiter)
+    if columns is not None:
+        return Block(columns, first_line)
+    block = data[:end]
+    columns = _parse_fast(_EDGES.sub(rb"\1", _SPACES.sub(b" ", block)).lstrip(b" "), kind, b" ")
+    if columns is not None:
+        return Block(columns, first_line)
+    return _parse_lines(block, kind, name, first_line)
 
 
-def _parse_fast(data: bytes, kind: str, delimiter: bytes) -> dict[str, Any] | None:
+def _parse_fast(data: Any, kind: str, delimiter: bytes) -> dict[str, Any] | None:
     """The block's columns from pyarrow, or None when it needs the line-by-line reader."""
     names, types = _FIELDS[kind]
     column_types = {n: types.get(n, pa.string()) for n in names}
