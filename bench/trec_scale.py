@@ -7,7 +7,7 @@ Generates, in a temporary folder (or --dir), qrels with about 1.1 relevant docum
 and --runs run files of --queries x --docs lines (about 263 MB each at full size; scores rounded
 to 3 decimals, so ties occur; run 2 has no results for 2% of the judged queries), then measures,
 each in a child process of its own (time from the child's first import to its end, peak memory
-as the child's ru_maxrss):
+as the child's own high-water mark, VmHWM):
 
 - pytrec_eval: pytrec_eval.parse_qrel / parse_run (its Python parsing), RelevanceEvaluator with
   ndcg_cut.10 on two runs, missing judged queries scored 0 (-c), scipy's paired t-test;
@@ -161,8 +161,18 @@ def run_child(kind: str, *args: str) -> dict:
         lines = (stderr or stdout).strip().splitlines()
         return {"error": lines[-1] if lines else f"exit {process.returncode}"}
     result = json.loads(stdout.strip().splitlines()[-1])
-    result["peak_gb"] = usage.ru_maxrss / 1024**2
+    # the child's own high-water mark; ru_maxrss would also count the parent's memory at fork
+    result["peak_gb"] = result.pop("hwm_kb", usage.ru_maxrss) / 1024**2
     return result
+
+
+def _high_water_kb() -> int | None:
+    """This process's peak resident memory (VmHWM, reset by exec), in kB; None off Linux."""
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return None
 
 
 def _child_main(kind: str, args: list[str]) -> None:
@@ -177,6 +187,8 @@ def _child_main(kind: str, args: list[str]) -> None:
     else:
         result = child_ours_scores(args[0], args[1:], kind == "curve")
     result["seconds"] = time.perf_counter() - started
+    if _high_water_kb() is not None:
+        result["hwm_kb"] = _high_water_kb()
     print(json.dumps(result))
 
 
