@@ -34,13 +34,15 @@ def upload(name: str, data: bytes) -> io.BytesIO:
 
 
 def signature(sources: list[Any]) -> tuple:
-    """What identifies a request cheaply: a path's name, size and modification time; an upload's
-    name and size and the hash of its bytes (they are in memory already)."""
+    """What identifies a request cheaply (the page reruns often): a path's name, size and
+    modification time; an upload's name, size and Streamlit file id (else the hash of its bytes)."""
     parts = []
     for source in sources:
         if isinstance(source, Path):
             info = source.stat()
             parts.append((str(source), info.st_size, info.st_mtime_ns))
+        elif getattr(source, "file_id", None):
+            parts.append((source.name, getattr(source, "size", None), source.file_id))
         else:
             data = source.getvalue()
             parts.append((source.name, len(data), hashlib.sha256(data).hexdigest()))

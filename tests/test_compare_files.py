@@ -174,3 +174,22 @@ def test_page_shows_the_corpus_texts_of_the_opened_query() -> None:
     assert not at.exception and not at.error, [e.value for e in at.error]
     shown = "\n".join(str(h.value) for h in at.get("html"))
     assert "1. d1 (grade 1): the first document" in shown and "2. x (grade 0): an unjudged one" in shown
+
+
+def test_page_compares_uploaded_runs_compressed_or_not() -> None:
+    import gzip
+
+    at = AppTest.from_file(str(ROOT / "views" / "compare.py"), default_timeout=TIMEOUT)
+    at.session_state["compare_source"] = "TREC run files (paths on this machine, a folder of runs, or uploads)"
+    at.session_state["compare_test"] = "student"
+    at.run()
+    at.file_uploader(key="compare_run_uploads").set_value([
+        ("a.run", RUN_A.encode(), "text/plain"),
+        ("b.run.gz", gzip.compress(RUN_B.encode()), "application/gzip"),
+    ])
+    at.file_uploader(key="compare_qrels_upload").set_value(("qrels.txt", QRELS.encode(), "text/plain"))
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = next(t.value for t in at.dataframe if "label" in t.value.columns)
+    assert table["run"].tolist() == ["alpha", "beta"]
+    assert any("alpha 2, beta 2; 1 in no run" in c.value.replace("\\", "") for c in at.caption)

@@ -149,9 +149,9 @@ def _files_scores(missing: str):
     except paths.PathRefused as refused:
         st.error(formatting.md_escape(str(refused)))
         st.stop()
-    runs += [run_files.upload(u.name, u.getvalue()) for u in uploads or []]
+    runs += list(uploads or [])  # read by the job (getvalue), not copied on every rerun
     if qrels is None and qrels_upload is not None:
-        qrels = run_files.upload(qrels_upload.name, qrels_upload.getvalue())
+        qrels = qrels_upload
     if not runs or qrels is None:
         st.info("Name two or more run files (or a folder of runs) and the qrels, by path or by upload.")
         st.stop()
