@@ -73,6 +73,9 @@ def score_trec_files_ray(
 ) -> TrecScores:
     """`score_trec_files` with one Ray task per run file; joins `address` (default: the running
     Ray, else a local one started and stopped here)."""
+    from tempo_eval._extras import require_extra
+
+    require_extra("ray", "ray", "compare --engine ray")
     import ray
 
     from tempo_eval.compare import MISSING_POLICIES, parse_trec_metric
