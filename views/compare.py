@@ -127,9 +127,11 @@ def _files_report(job_id: int, k: int, test: str, alpha: float):
 def _files_scores(missing: str):
     """The run-file inputs, then the finished scores of a background job (the page shows its
     progress and reruns until it ends; a refused path or a bad file is said and stops the page)."""
-    roots = ", ".join(formatting.md_escape(str(root)) for root in paths.allowed_roots())
-    st.caption(f"Paths are read on the machine that runs the app, inside {roots} "
-               f"(more with the environment variable `{paths.ALLOWED_ENV}`). Compressed runs (.gz, .bz2, .zst) are welcome.")
+    roots = ", ".join(str(root) for root in paths.allowed_roots())
+    st.caption(formatting.md_escape(
+        f"Paths are read on the machine that runs the app, inside {roots} (more with the environment "
+        f"variable {paths.ALLOWED_ENV}). Compressed runs (.gz, .bz2, .zst) are welcome."
+    ))
     p1, p2 = st.columns(2)
     typed = p1.text_area("Run files or folders of runs (one path per line)", key="compare_run_paths", height=100)
     qrels_typed = p2.text_input("Qrels file (path)", key="compare_qrels_path")
