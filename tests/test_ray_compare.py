@@ -58,8 +58,10 @@ def test_compare_engine_ray_prints_what_the_local_engine_prints(tmp_path: Path) 
     runs, qrels = _files(tmp_path)
     common = ["compare", *map(str, runs), "--qrels", str(qrels), "--test", "student"]
     local = _cli(*common, "--per-query", str(tmp_path / "local.csv"))
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    started_here = not ray.is_initialized()  # tests/test_ray.py may have started one for the session
+    if started_here:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
     try:
         distributed = _cli(*common, "--engine", "ray", "--per-query", str(tmp_path / "ray.csv"))
         (tmp_path / "bad.run").write_text("q1 Q0 d1 1_0 1.0 x\n")
@@ -68,7 +70,8 @@ def test_compare_engine_ray_prints_what_the_local_engine_prints(tmp_path: Path) 
             assert main(["compare", *map(str, runs), str(tmp_path / "bad.run"), "--qrels", str(qrels),
                          "--engine", "ray"]) == 2
     finally:
-        ray.shutdown()
+        if started_here:
+            ray.shutdown()
     assert distributed == local
     assert (tmp_path / "ray.csv").read_text() == (tmp_path / "local.csv").read_text()
     assert "bad.run, line 1, field 'rank'" in err.getvalue() and "Traceback" not in err.getvalue()
