@@ -105,6 +105,7 @@ def score_trec_files(
         raise ValueError("no metric to compute")
     widest = max([*cutoffs.values(), curve_k or 1])
     keep = min(depth, widest) if depth is not None else widest
+    _check_regular_files([*runs, qrels])
     codes = QueryCodes()
     judgments = read_qrels(qrels, codes, max_json_bytes=max_json_bytes)
     loaded = read_runs(
@@ -113,10 +114,28 @@ def score_trec_files(
     return _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind)
 
 
+def _check_regular_files(sources: Sequence[Any]) -> None:
+    """Every named file is a regular file (no FIFO, device or link loop), before any is read."""
+    import os
+    from pathlib import Path
+
+    from tempo_eval.io._source import open_regular
+
+    for source in sources:
+        if isinstance(source, (str, os.PathLike)):
+            os.close(open_regular(source, Path(source).name))
+
+
 def _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind) -> TrecScores:
     from tempo_eval.metrics.ndcg_columns import ideal_grades, ndcg_matrix, ranked_grades
 
     judged = judgments.judged_codes()
+    # NDCG stops changing past the longest ranking and the most relevant documents of a query:
+    # the matrices are that wide at most, so a k of 10**12 costs what its real width costs
+    longest = max([1, *(int(np.bincount(r.codes).max()) for r in loaded.values() if len(r.codes))])
+    relevant = judgments.codes[judgments.grades > 0]
+    most = int(np.bincount(relevant).max()) if len(relevant) else 1
+    widest = min(widest, max(longest, most))
     ideal = ideal_grades(judgments.codes, judgments.grades, len(codes.ids), widest)[judged]
     qrels_table = judgments.table()
     per_query: dict[str, dict[str, dict[str, float]]] = {}
@@ -132,10 +151,12 @@ def _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kin
             matrix = matrix[present]
         query_ids = [codes.ids[c] for c in (judged if missing == "zero" else judged[present])]
         per_query[name] = {
-            metric: dict(zip(query_ids, matrix[:, k - 1].tolist(), strict=True)) for metric, k in cutoffs.items()
+            metric: dict(zip(query_ids, matrix[:, min(k, widest) - 1].tolist(), strict=True))
+            for metric, k in cutoffs.items()
         }
-        if curve_k:
-            curves[name] = (query_ids, matrix[:, :curve_k])
+        if curve_k:  # flat past the width
+            extra = max(0, curve_k - widest)
+            curves[name] = (query_ids, np.concatenate([matrix, np.repeat(matrix[:, -1:], extra, axis=1)], axis=1)[:, :curve_k])
     everywhere = set.intersection(*(set(a.tolist()) for a in absent_by_run.values())) if absent_by_run else set()
     return TrecScores(
         runs=list(loaded), metrics=list(cutoffs), per_query=per_query,

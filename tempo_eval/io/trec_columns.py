@@ -18,7 +18,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,22 +68,15 @@ def open_binary(source: Any, name: str) -> Any:
 def _open(source: Any, name: str) -> tuple[Any, Any, int]:
     """(decompressed stream, the raw stream under it, the raw size in bytes)."""
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
+        from tempo_eval.io._source import open_regular
+
+        # a FIFO, a device, a directory or a link loop is refused by name before anything is read
+        fd = open_regular(source, name)
         try:
-            mode = os.stat(path).st_mode  # follows links: what is read is what they point to
-        except FileNotFoundError:
-            raise InputError(f"file not found: {str(path)!r}; expected an existing file", source=name) from None
-        except OSError as error:  # a link loop, a permission
-            raise InputError(f"could not open the file: {error.strerror or error}", source=name) from None
-        if stat.S_ISDIR(mode):
-            raise InputError(f"{str(path)!r} is a directory; expected a file", source=name)
-        if not stat.S_ISREG(mode):
-            raise InputError(f"{str(path)!r} is not a regular file (a pipe or a device); expected a file", source=name)
-        try:
-            with open(path, "rb") as handle:
-                head = handle.read(4)
-            raw = pa.OSFile(str(path))
+            head = os.pread(fd, 4, 0)
+            raw = pa.PythonFile(os.fdopen(fd, "rb", buffering=0), mode="r")
         except OSError as error:
+            os.close(fd)
             raise InputError(f"could not read the file: {error.strerror or error}", source=name) from None
     else:
         if isinstance(source, (bytes, bytearray, memoryview)):
