@@ -236,6 +236,9 @@ class ComparisonReport:
     digits: int = 3
     #: per metric, per run: judged queries the run had no results for, scored 0 (`compare_trec`)
     n_filled: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: how many judged queries each run had no results for and what was done (`compare_trec`,
+    #: `tempo_eval.trec_scores`); "" when not known
+    missing_note: str = ""
 
     def label(self, run: str) -> str:
         """The letter a run is marked with (a, b, c, ... in input order)."""
@@ -299,10 +302,12 @@ class ComparisonReport:
             if self.n_dropped[m]:
                 text += f" ({self.n_dropped[m]} dropped: not scored in every run)"
             filled = sum(self.n_filled.get(m, {}).values())
-            if filled:
+            if filled and not self.missing_note:
                 text += f" ({filled} missing from a run scored 0)"
             parts.append(text)
         queries = "; ".join(parts)
+        if self.missing_note:
+            queries += ". " + self.missing_note.rstrip(".")
         test = f"{_TEST_NAMES[self.test]}{correction}, p ≤ {self.alpha:g}"
         if screen:
             return (
@@ -499,6 +504,22 @@ def fill_missing_queries(per_query: dict[str, Any], judged: Sequence[str], value
     return len(absent)
 
 
+#: the words every surface uses for the missing-query policy
+MISSING_WORDS = {
+    "zero": "scored 0, as trec_eval -c does",
+    "drop": "left out of every run's comparison",
+}
+
+
+def missing_summary(missing: Mapping[str, int], *, n_judged: int, everywhere: int, policy: str) -> str:
+    """One sentence: how many judged queries each run has no results for, and what was done."""
+    counts = ", ".join(f"{run} {count}" for run, count in missing.items())
+    text = f"Judged queries without results ({n_judged} judged): {counts}"
+    if everywhere:
+        text += f"; {everywhere} in no run"
+    return f"{text}; {MISSING_WORDS[policy]}."
+
+
 def compare_trec(
     runs: Mapping[str, Any],
     qrels: Any,
@@ -535,8 +556,10 @@ def compare_trec(
     cutoffs = {metric: parse_trec_metric(metric) for metric in metrics}
     per_query: dict[str, dict[str, dict[str, float]]] = {}
     filled: dict[str, dict[str, int]] = {metric: {} for metric in cutoffs}
+    absent: dict[str, set[str]] = {}
     for name, run in runs.items():
         scores = getattr(run, "scores", run)
+        absent[str(name)] = {q for q in judged if q not in scores}
         per_query[str(name)] = {}
         for metric, k in cutoffs.items():
             values = dict(ndcg_gold_batch(
@@ -546,7 +569,11 @@ def compare_trec(
                 filled[metric][str(name)] = fill_missing_queries(values, judged, 0.0)
             per_query[str(name)][metric] = values
     report = compare(per_query, metrics=list(metrics), **options)
-    return replace(report, n_filled=filled) if missing == "zero" else report
+    note = missing_summary(
+        {name: len(a) for name, a in absent.items()}, n_judged=len(judged),
+        everywhere=len(set.intersection(*absent.values())) if absent else 0, policy=missing,
+    )
+    return replace(report, n_filled=filled if missing == "zero" else {}, missing_note=note)
 
 
 def per_query_from_frame(

@@ -64,6 +64,43 @@ def load_corpus(data: bytes, name: str = "corpus.jsonl") -> dict[str, str]:
     return corpus
 
 
+def corpus_texts(path: Any, doc_ids: Sequence[str], *, chunk_bytes: int = 1 << 24) -> dict[str, str]:
+    """doc id -> text for only `doc_ids`, from a corpus file (the formats of `load_corpus`) read
+    as a stream: a regular expression of the wanted ids finds the candidate lines at C speed, and
+    only those are parsed; reading stops once every id is found. For large corpora, where only
+    the documents of the queries a user opens are shown."""
+    import re
+    from pathlib import Path
+
+    wanted = {str(d) for d in doc_ids}
+    if not wanted:
+        return {}
+    name = Path(str(path)).name
+    alternatives = b"|".join(re.escape(d.encode("utf-8")) for d in sorted(wanted, key=len, reverse=True))
+    # an id as a field: after a quote, a tab, ": " or the line start; before a quote, tab, "," or "}"
+    pattern = re.compile(rb'(?:^|(?<=["\t])|(?<=: ))(?:' + alternatives + rb')(?=["\t,}])', re.MULTILINE)
+    found: dict[str, str] = {}
+    rest = b""
+    with open(path, "rb") as handle:
+        while wanted - found.keys():
+            chunk = handle.read(chunk_bytes)
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1 if chunk else len(data)
+            data, rest = data[:cut], data[cut:]
+            for match in pattern.finditer(data):
+                start = data.rfind(b"\n", 0, match.start()) + 1
+                end = data.find(b"\n", match.end())
+                line = data[start:end if end >= 0 else len(data)]
+                try:
+                    parsed = load_corpus(line, name)
+                except InputError:
+                    continue  # the id appears inside another record's text
+                found.update((d, t) for d, t in parsed.items() if d in wanted)
+            if not chunk:
+                break
+    return found
+
+
 def load_runs_dataset(
     runs: Sequence[tuple[str, bytes]],
     qrels: tuple[str, bytes],

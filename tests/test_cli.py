@@ -283,9 +283,25 @@ def test_compare_scores_queries_a_run_lacks_as_zero_unless_told_to_drop_them(
     bad.write_text("".join(line + "\n" for line in bad.read_text().splitlines() if not line.startswith("q0 ")))
     common = ["compare", str(good), str(bad), "--qrels", str(qrels), "--metric", "ndcg@3", "--test", "student"]
     assert main(common) == 0
-    assert "ndcg@3: 12 queries (1 missing from a run scored 0)" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "ndcg@3: 12 queries" in captured.out and "bad 1; scored 0, as trec_eval -c does" in captured.out
+    assert "good 0, bad 1; scored 0" in captured.err  # said for every format
     assert main([*common, "--missing", "drop"]) == 0
-    assert "ndcg@3: 11 queries (1 dropped: not scored in every run)" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "ndcg@3: 11 queries (1 dropped: not scored in every run)" in captured.out
+    assert "bad 1; left out of every run's comparison" in captured.err
+
+
+def test_compare_writes_per_query_values_like_trec_eval_q(tmp_path: Path) -> None:
+    qrels, good, bad = _write_trec(tmp_path)
+    out = tmp_path / "per_query.csv"
+    assert main(["compare", str(good), str(bad), "--qrels", str(qrels), "--metric", "ndcg@3",
+                 "--metric", "ndcg@1", "--test", "student", "--per-query", str(out)]) == 0
+    table = pd.read_csv(out, dtype={"query_id": str})
+    assert table.columns.tolist() == ["run", "query_id", "metric", "value"]
+    assert len(table) == 2 * 2 * 12 and set(table["run"]) == {"good", "bad"}
+    assert (table[table["run"] == "good"]["value"] == 1.0).all()
+    assert main(["compare", str(good), str(bad), "--qrels", str(qrels), "--per-query", str(qrels)]) != 0
 
 
 def test_compare_refuses_a_single_run_and_unknown_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

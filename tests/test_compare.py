@@ -250,7 +250,7 @@ def test_compare_trec_scores_a_judged_query_a_run_lacks_as_zero_like_trec_eval_c
     assert report.n_queries == {"ndcg@5": 3}
     assert report.n_dropped == {"ndcg@5": 1}  # q4 has no relevant document: not measurable anywhere
     assert report.n_filled == {"ndcg@5": {"full": 0, "partial": 1}}
-    assert "1 missing from a run scored 0" in report.caption()
+    assert "partial 1; scored 0, as trec_eval -c does" in report.caption()
 
 
 def test_compare_trec_can_drop_a_query_a_run_lacks_from_every_run() -> None:

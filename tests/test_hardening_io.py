@@ -155,15 +155,20 @@ print(len(os.listdir('/proc/self/task')) - before)
     assert done.stdout.strip() == "0"
 
 
-def test_compare_applies_the_input_limit_and_the_option_raises_it(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_streams_trec_lines_without_a_size_limit_and_limits_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 21: TREC run files are streamed (memory grows with queries x depth), so no size refusal;
+    # a JSON run is read whole and keeps the input limit
     run = tmp_path / "a.run"
     run.write_text("".join(f"q{i} Q0 d{j} {j + 1} {10 - j} {tag}\n" for tag in ("bm25", "dense")
                            for i in range(2000) for j in range(5)), encoding="utf-8")
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"q{i} 0 d1 1\n" for i in range(2000)), encoding="utf-8")
     args = ["compare", str(run), "--qrels", str(qrels), "--permutations", "10"]
-    assert main([*args, "--max-input-mb", "0.1"]) == 2
-    (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith("error: a.run: the file holds") and "--max-input-mb" in line
-    assert main([*args, "--max-input-mb", "10"]) == 0
+    assert main([*args, "--max-input-mb", "0.1"]) == 0
+    capsys.readouterr()
+    big = tmp_path / "big.json"
+    big.write_text("{" + ", ".join(f'"q{i}": {{"d1": 1.0, "d2": 0.5}}' for i in range(5000)) + "}")
+    assert main(["compare", str(run), str(big), "--qrels", str(qrels), "--max-input-mb", "0.1"]) == 2
+    assert "big.json: the file holds" in capsys.readouterr().err

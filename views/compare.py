@@ -2,14 +2,20 @@
 run A against run B, and a drill-down listing each run's ranked documents with their years against
 the query's years.
 
-Two sources of runs: the retrieval systems of the active dataset (its `run` column, scored in
-gold mode from retrieved_ids and gold_ids), or the evaluation runs selected in the sidebar (any
-stored metric, per query).
+Three sources of runs: the retrieval systems of the active dataset (its `run` column, scored in
+gold mode from retrieved_ids and gold_ids), the evaluation runs selected in the sidebar (any
+stored metric, per query), or TREC run files named by a path on this machine, a folder of runs,
+or uploads (read in the background by `tempo_eval_app.run_files`, paths confined by
+`tempo_eval_app.paths`).
+
+Judged queries without results: one switch (`compare_missing`) for every source, the rule of
+`tempo_eval.trec_scores`: scored 0 as trec_eval -c (default), or left out; the caption counts them.
 """
 
 from __future__ import annotations
 
 import html
+import time
 
 import numpy as np
 import pandas as pd
@@ -19,8 +25,11 @@ from tempo_eval_app import (
     downloads,
     errors,
     formatting,
+    jobs,
     links,
+    paths,
     retrieval,
+    run_files,
     samples,
     selection,
     store_reads,
@@ -31,10 +40,14 @@ selection.page_setup("Compare runs")
 
 SYSTEMS = "Retrieval systems of this dataset (NDCG@k from gold_ids)"
 EVAL_RUNS = "Evaluation runs selected in the sidebar (a stored metric)"
+FILES = "TREC run files (paths on this machine, a folder of runs, or uploads)"
+MISSING_CHOICES = {"zero": "scored 0 (as trec_eval -c)", "drop": "left out of every run's comparison"}
 
 
 @st.cache_data(show_spinner="Scoring the runs…", max_entries=16)
-def _system_curves(db: str, dataset_id: int, k: int) -> tuple[dict[str, dict[str, list[float]]], dict[str, int]]:
+def _system_curves(
+    db: str, dataset_id: int, k: int, missing: str = "zero"
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, int]]:
     """({system: {query_id: NDCG@1..k}}, {system: judged queries it has no ranking for}) in gold
     mode (trec_eval's ndcg_cut at every cutoff).
 
@@ -52,7 +65,10 @@ def _system_curves(db: str, dataset_id: int, k: int) -> tuple[dict[str, dict[str
     filled: dict[str, int] = {}
     for name, ranking in retrieval.system_rankings(frame).items():
         per_query = ndcg_gold_curve_batch(ranking, qrels, k)
-        filled[name] = fill_missing_queries(per_query, judged, [0.0] * k)
+        if missing == "zero":
+            filled[name] = fill_missing_queries(per_query, judged, [0.0] * k)
+        else:
+            filled[name] = sum(1 for q in judged if q not in per_query)
         curves[name] = per_query
     return curves, filled
 
@@ -76,15 +92,86 @@ def _bold_best(table: pd.DataFrame):
 
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
-def _system_report(db: str, dataset_id: int, k: int, chosen: tuple[str, ...], test: str, alpha: float):
-    """The engine's comparison of the chosen systems: `compare_trec` with missing="zero"."""
+def _system_report(
+    db: str, dataset_id: int, k: int, chosen: tuple[str, ...], test: str, alpha: float, missing: str = "zero"
+):
+    """The engine's comparison of the chosen systems: `compare_trec` with the page's missing rule."""
     from tempo_eval.compare import compare_trec
 
     frame = store_reads._dataset_frame(db, dataset_id)
     rankings = retrieval.system_rankings(frame)
     report = compare_trec({name: rankings[name] for name in chosen}, retrieval.qrels_from_frame(frame),
-                          metrics=[f"ndcg@{k}"], missing="zero", test=test, alpha=alpha)
+                          metrics=[f"ndcg@{k}"], missing=missing, test=test, alpha=alpha)
     return _tables(report)
+
+
+@st.cache_data(show_spinner="Reading the documents of this query from the corpus…", max_entries=64)
+def _corpus_texts(corpus: str, modified: int, doc_ids: tuple[str, ...]) -> dict[str, str]:
+    """The corpus texts of these documents only (`modified` keys the cache to the file's version)."""
+    return retrieval.corpus_texts(corpus, doc_ids)
+
+
+@st.cache_data(show_spinner="Significance tests…", max_entries=32)
+def _files_report(job_id: int, k: int, test: str, alpha: float):
+    """The comparison of the run files a finished job scored, at cutoff k, with its missing-query
+    counts in the caption (as the command line prints them)."""
+    from dataclasses import replace
+
+    from tempo_eval.compare import compare
+
+    scores = jobs.get(job_id).result
+    report = compare(run_files.per_query(scores, k), test=test, alpha=alpha)
+    return _tables(replace(report, missing_note=scores.missing_summary()))
+
+
+def _files_scores(missing: str):
+    """The run-file inputs, then the finished scores of a background job (the page shows its
+    progress and reruns until it ends; a refused path or a bad file is said and stops the page)."""
+    roots = ", ".join(str(root) for root in paths.allowed_roots())
+    st.caption(formatting.md_escape(
+        f"Paths are read on the machine that runs the app, inside {roots} (more with the environment "
+        f"variable {paths.ALLOWED_ENV}). Compressed runs (.gz, .bz2, .zst) are welcome."
+    ))
+    p1, p2 = st.columns(2)
+    typed = p1.text_area("Run files or folders of runs (one path per line)", key="compare_run_paths", height=100)
+    qrels_typed = p2.text_input("Qrels file (path)", key="compare_qrels_path")
+    corpus_typed = st.text_input(
+        "Corpus (path, optional: JSONL or doc_id<TAB>text)", key="compare_corpus_path",
+        help="Only the documents of the query you open are read from it.",
+    )
+    u1, u2 = st.columns(2)
+    uploads = u1.file_uploader("…or upload run files", accept_multiple_files=True, key="compare_run_uploads")
+    qrels_upload = u2.file_uploader("…or upload the qrels", key="compare_qrels_upload")
+    try:
+        runs = [f for line in typed.splitlines() if line.strip() for f in paths.files_named(line)]
+        qrels = paths.files_named(qrels_typed)[0] if qrels_typed.strip() else None
+        st.session_state["compare_corpus_file"] = (
+            str(paths.files_named(corpus_typed)[0]) if corpus_typed.strip() else None
+        )
+    except paths.PathRefused as refused:
+        st.error(formatting.md_escape(str(refused)))
+        st.stop()
+    runs += list(uploads or [])  # read by the job (getvalue), not copied on every rerun
+    if qrels is None and qrels_upload is not None:
+        qrels = qrels_upload
+    if not runs or qrels is None:
+        st.info("Name two or more run files (or a folder of runs) and the qrels, by path or by upload.")
+        st.stop()
+    wanted = (run_files.signature(runs), run_files.signature([qrels]), missing)
+    state = st.session_state.get("compare_files_job") or {}
+    job = jobs.get(state.get("job")) if state.get("signature") == wanted else None
+    if job is None:
+        job = run_files.start(runs, qrels, missing=missing)
+        st.session_state["compare_files_job"] = {"signature": wanted, "job": job.id}
+    if job.active:
+        st.progress(job.fraction, text=f"Reading the run files… {job.fraction:.0%}")
+        time.sleep(0.5)
+        st.rerun()
+    if job.status != "finished":
+        message = (job.error or "the run files could not be read").split(": ", 1)[-1]
+        st.error(formatting.md_escape(f"The run files could not be compared: {message}"))
+        st.stop()
+    return job
 
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
@@ -118,8 +205,8 @@ def _eval_series(run_ids: list[int], metric: str) -> dict[str, pd.Series]:
 
 
 with errors.page_guard("compare"):
-    dataset_id = selection.require_dataset_id()
-    frame = store_reads.dataset_frame(dataset_id)
+    dataset_id = selection.active_dataset_id()
+    frame = store_reads.dataset_frame(dataset_id) if dataset_id is not None else pd.DataFrame()
     names = retrieval.systems(frame)
     has_gold = {"retrieved_ids", "gold_ids"} <= set(frame.columns)
     sources = []
@@ -129,15 +216,20 @@ with errors.page_guard("compare"):
         sources.append(EVAL_RUNS)
     if SYSTEMS not in sources:
         st.info(
-            "This dataset holds a single retrieval system. Compare the runs of a dataset with a "
-            "`run` column (TREC runs + qrels on **Datasets**), or select two evaluation runs in the sidebar."
+            ("This dataset holds a single retrieval system. " if dataset_id is not None else "")
+            + "Compare the runs of a dataset with a `run` column (TREC runs + qrels on **Datasets**), "
+            "select two evaluation runs in the sidebar, or name TREC run files below."
         )
         if st.button("Open the BM25 vs dense sample runs", key="compare_load_sample", type="primary"):
             selection.select_dataset(samples.load_sample_runs())
-    if not sources:
-        st.stop()
+    sources.append(FILES)
 
     source = st.radio("Compare", sources, key="compare_source", horizontal=True)
+    missing = "zero"
+    if source != EVAL_RUNS:
+        missing = st.radio("Judged queries without results", list(MISSING_CHOICES), key="compare_missing",
+                           format_func=MISSING_CHOICES.get, horizontal=True,
+                           help="A judged query (one with a relevant document) that a run has no results for.")
     c1, c2, c3 = st.columns(3)
     links.init_from_param("compare_k", "k", int, lambda v: 1 <= v <= 100)
     # the paired t-test is the default here (as in ranx): exact and instant; Fisher's randomisation
@@ -147,10 +239,19 @@ with errors.page_guard("compare"):
     alpha = c3.number_input("alpha", 0.001, 0.5, 0.05, 0.01, key="compare_alpha", format="%.3f")
 
     curves: dict[str, dict[str, list[float]]] = {}
-    if source == SYSTEMS:
+    files_job = None
+    if source == FILES:
+        files_job = _files_scores(missing)
+        k = int(c1.number_input("k", 1, run_files.MAX_K, 10, key="compare_k"))
+        curves = run_files.curves_at(files_job.result, k)
+        metric = f"ndcg@{k}"
+        series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
+        for note in files_job.result.notes:
+            st.caption(formatting.md_escape(f"Note: {note}"))
+    elif source == SYSTEMS:
         k = int(c1.number_input("k", 1, 100, 10, key="compare_k"))
         chosen = st.multiselect("Runs", names, default=widgets.multiselect_default("compare_runs", names), key="compare_runs")
-        all_curves, filled = _system_curves(store_reads.db_path(), dataset_id, k)
+        all_curves, filled = _system_curves(store_reads.db_path(), dataset_id, k, missing)
         curves = {name: all_curves[name] for name in chosen if name in all_curves}
         metric = f"ndcg@{k}"
         series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
@@ -191,8 +292,12 @@ with errors.page_guard("compare"):
         downloads.download_figure(figure, "ndcg_curves", key="curves_fig")
 
     st.subheader("Significance")
-    if curves:
-        table, pairs, caption, markdown, latex = _system_report(store_reads.db_path(), dataset_id, k, tuple(curves), test, float(alpha))
+    if files_job is not None:
+        table, pairs, caption, markdown, latex = _files_report(files_job.id, k, test, float(alpha))
+    elif curves:
+        table, pairs, caption, markdown, latex = _system_report(
+            store_reads.db_path(), dataset_id, k, tuple(curves), test, float(alpha), missing
+        )
     else:
         per_query = {name: {metric: {str(q): float(v) for q, v in s.items()}} for name, s in series.items()}
         try:
@@ -202,11 +307,6 @@ with errors.page_guard("compare"):
             st.stop()
     st.dataframe(_bold_best(table), hide_index=True, width="stretch", key="compare_table")
     st.caption(formatting.md_escape(caption))
-    if curves and any(filled[name] for name in curves):
-        st.caption(formatting.md_escape(
-            "Judged queries a run has no ranking for, scored 0 (trec_eval -c): "
-            + ", ".join(f"{name} {filled[name]}" for name in curves)
-        ))
     st.dataframe(pairs, hide_index=True, width="stretch", key="compare_pairs")
     d1, d2 = st.columns(2)
     d1.download_button("Table (Markdown)", markdown, "comparison.md", key="compare_md", icon=":material/download:")
@@ -237,6 +337,29 @@ with errors.page_guard("compare"):
     query_id = st.selectbox("Query", query_ids, key="compare_query",
                             help="Or click a point of the scatter plot.")
     links.set_params(q=query_id)
+    if files_job is not None:  # run files: each run's first k documents with their grades
+        columns = st.columns(min(len(curves), 3))
+        for i, name in enumerate(curves):
+            with columns[i % len(columns)]:
+                value = series[name].get(query_id)
+                st.markdown(f"**{formatting.md_escape(name)}** · {formatting.md_escape(metric)} {formatting.fmt_score(value)}")
+                ranked = files_job.result.ranked_documents(name, str(query_id), k)
+                if not ranked:
+                    st.caption("No results for this query.")
+                    continue
+                listing = [{"rank": r, "doc_id": doc, "grade": grade} for r, (doc, grade) in enumerate(ranked, start=1)]
+                st.dataframe(pd.DataFrame(listing), hide_index=True, key=f"drill_file_{i}")
+                corpus = st.session_state.get("compare_corpus_file")
+                if corpus:
+                    from pathlib import Path
+
+                    texts = _corpus_texts(corpus, Path(corpus).stat().st_mtime_ns, tuple(doc for doc, _ in ranked))
+                    with st.expander("Documents"):
+                        for rank, (doc, grade) in enumerate(ranked, start=1):
+                            text = texts.get(doc)
+                            widgets.plain(f"{rank}. {doc} (grade {grade}): " + (text if text is not None else "not in the corpus"))
+        links.view_link("k", "compare", "q")
+        st.stop()
     rows = frame[frame["query_id"].astype(str) == str(query_id)]
     query_text = next((q for q in rows.get("query", pd.Series(dtype=object)) if isinstance(q, str)), None)
 

@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from tempo_eval.compare import compare_trec, parse_trec_metric
+    from tempo_eval.compare import parse_trec_metric
     from tempo_eval.io.export import to_csv_text
-    from tempo_eval.io.trec import load_qrels, load_run
+    from tempo_eval.trec_scores import compare_scores, per_query_lines, score_trec_files
 
     metrics = args.metric or ["ndcg@10"]
     for metric in metrics:
@@ -25,18 +25,36 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.depth is not None and args.depth < 1:
         raise CLIError(f"--depth must be a positive integer, got {args.depth}")
     max_bytes = max_input_bytes(args)
-    if args.out:  # compare does not use the workspace: only its inputs are guarded
-        check_out_is_not_an_input(Path(args.out), [Path(p) for p in [*args.runs, args.qrels]], workspace=False)
-    runs = load_run(args.runs, max_bytes=max_bytes)
-    for note in dict.fromkeys(note for run in runs.values() for note in run.notes):
+    for output in (args.out, args.per_query):  # compare does not use the workspace: only its inputs are guarded
+        if output:
+            check_out_is_not_an_input(Path(output), [Path(p) for p in [*args.runs, args.qrels]], workspace=False)
+    # TREC lines are streamed (each query's top documents kept): no size limit; JSON is held whole
+    if args.engine == "ray":
+        from tempo_eval.distributed.compare import score_trec_files_ray
+
+        scores = score_trec_files_ray(
+            args.runs, args.qrels, metrics=metrics, missing=args.missing, depth=args.depth,
+            precision=args.score_precision, address=args.address, max_json_bytes=max_bytes,
+        )
+    else:
+        if args.address:
+            raise CLIError("--address needs --engine ray")
+        scores = score_trec_files(
+            args.runs, args.qrels, metrics=metrics, missing=args.missing, depth=args.depth,
+            precision=args.score_precision, max_json_bytes=max_bytes,
+        )
+    for note in scores.notes:
         print(f"note: {note}", file=sys.stderr)
-    if len(runs) < 2:
-        raise CLIError(f"compare needs at least two runs; the run files hold {len(runs)}")
-    qrels = load_qrels(args.qrels, max_bytes=max_bytes)
-    report = compare_trec(
-        runs, qrels, metrics=metrics, missing=args.missing, test=args.test, alpha=args.alpha,
-        correction=args.correction, n_permutations=args.permutations, seed=args.seed,
-        depth=args.depth, precision=args.score_precision,
+    if len(scores.runs) < 2:
+        raise CLIError(f"compare needs at least two runs; the run files hold {len(scores.runs)}")
+    print(f"note: {scores.missing_summary()}", file=sys.stderr)
+    from tempo_eval.io.export import write_text_output
+
+    if args.per_query:
+        write_text_output("".join(per_query_lines(scores)), args.per_query)
+    report = compare_scores(
+        scores, test=args.test, alpha=args.alpha, correction=args.correction,
+        n_permutations=args.permutations, seed=args.seed,
     )
     if args.format == "html":
         from tempo_eval.report_html import comparison_html
@@ -49,8 +67,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         text = report.to_markdown()
     if args.out:
-        from tempo_eval.io.export import write_text_output
-
         write_text_output(text, args.out)  # a full disk is a clear "could not write" message
     else:
         sys.stdout.write(text)
@@ -82,7 +98,15 @@ def add_parser(commands: Any) -> None:
     cmp_.add_argument("--seed", type=int, default=42, help="seed of the Fisher test (default 42)")
     cmp_.add_argument("--missing", choices=("zero", "drop"), default="zero",
                       help="a judged query a run has no results for: scored 0 for that run, as "
-                           "trec_eval -c (default), or dropped from every run's comparison")
+                           "trec_eval -c (default), or dropped from every run's comparison; "
+                           "how many there were is printed either way")
+    cmp_.add_argument("--engine", choices=("local", "ray"), default="local",
+                      help="where run files are read: here (default) or one Ray task per run file (the "
+                           "paths must be readable on every node); the results are the same")
+    cmp_.add_argument("--address", help="with --engine ray: the Ray cluster to join (default: a local one)")
+    cmp_.add_argument("--per-query", metavar="FILE",
+                      help="also write every run's per-query values as CSV lines run,query_id,metric,value "
+                           "(like trec_eval -q)")
     cmp_.add_argument("--depth", type=int, metavar="M",
                       help="evaluate only each query's top M documents, as trec_eval -M (default: all)")
     cmp_.add_argument("--score-precision", choices=("float32", "double"), default="float32",
@@ -94,6 +118,6 @@ def add_parser(commands: Any) -> None:
                            "opens offline")
     cmp_.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
     cmp_.add_argument("--max-input-mb", type=float, metavar="MB",
-                      help="refuse a run or qrels file larger than this (default 128, or "
-                           "$TEMPO_EVAL_MAX_INPUT_MB)")
+                      help="refuse a JSON run or qrels file larger than this (default 128, or "
+                           "$TEMPO_EVAL_MAX_INPUT_MB); TREC lines are streamed and have no limit")
     cmp_.set_defaults(handler=cmd_compare)

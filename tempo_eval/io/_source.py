@@ -109,17 +109,10 @@ def _read_input(source: Any, *, name: str | None, default_name: str, limit: int)
 _CHUNK = 1 << 20
 
 
-def read_regular_file(path: str | os.PathLike[str], limit: int, label: str | None = None) -> bytes:
-    """The bytes of the regular file at `path` (links followed), at most `limit` bytes.
-
-    Only a regular file is read: a FIFO, a device (a link to /dev/zero or /dev/urandom), a socket or
-    a directory raises InputError naming the path, and so does a symbolic-link loop. The file is
-    opened without blocking (a FIFO with no writer would wait forever), checked with fstat on the
-    open descriptor (no race with a file swapped after the check), and its bytes are counted as
-    they are read: a file that grows past `limit` while it is read is refused too, never held.
-    Every path the command line and the dashboard read (datasets, conversations, run files,
-    qrels, foreign results) goes through here, by way of `read_input`.
-    """
+def open_regular(path: str | os.PathLike[str], label: str | None = None) -> int:
+    """An open, blocking descriptor of the regular file at `path` (links followed); InputError
+    naming the path for a missing file, a directory, a FIFO, a device, a socket or a link loop
+    (see `read_regular_file`). The caller closes it."""
     label = label or Path(path).name
     shown = str(path)
     try:
@@ -141,10 +134,31 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, label: str | Non
                 "(copy the data into a file first)",
                 source=label,
             )
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int, label: str | None = None) -> bytes:
+    """The bytes of the regular file at `path` (links followed), at most `limit` bytes.
+
+    Only a regular file is read: a FIFO, a device (a link to /dev/zero or /dev/urandom), a socket or
+    a directory raises InputError naming the path, and so does a symbolic-link loop. The file is
+    opened without blocking (a FIFO with no writer would wait forever), checked with fstat on the
+    open descriptor (no race with a file swapped after the check), and its bytes are counted as
+    they are read: a file that grows past `limit` while it is read is refused too, never held.
+    Every path the command line and the dashboard read (datasets, conversations, run files,
+    qrels, foreign results) goes through here, by way of `read_input`.
+    """
+    label = label or Path(path).name
+    shown = str(path)
+    fd = open_regular(path, label)
+    try:
         size = os.fstat(fd).st_size
         if size > limit:
             raise _too_large(size, limit, label)
-        os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=True) as stream:
             fd = -1
             out = bytearray()

@@ -23,6 +23,7 @@ naming both lines, as trec_eval refuses it too.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -35,6 +36,20 @@ RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docid", "rel")
 _RUN_EXPECTED = "expected 6 fields separated by spaces or tabs: qid Q0 docid rank score tag"
 _QRELS_EXPECTED = "expected 4 fields separated by spaces or tabs: qid iter docid rel"
+#: what trec_eval reads as an integer (rank, relevance) and as a score: ASCII digits only, so
+#: Python's `int("1_0")` or Arabic-Indic digits do not slip through
+ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
+ASCII_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity)")
+
+
+def ascii_integer(text: str) -> int | None:
+    """The integer in `text` when it is ASCII digits with an optional sign, else None."""
+    return int(text) if ASCII_INTEGER.fullmatch(text) else None
+
+
+def ascii_score(text: str) -> float | None:
+    """The number in `text` when it is an ASCII decimal (optional exponent, or inf), else None."""
+    return float(text) if ASCII_DECIMAL.fullmatch(text) else None
 
 
 @dataclass
@@ -91,29 +106,44 @@ def load_run(path_or_paths: Any, *, max_bytes: int | None = None) -> dict[str, R
             parsed.append((raw.name, {run.name: run}))
         else:
             parsed.append((raw.name, _parse_run(text, raw.name)))
-    files_of: dict[str, list[str]] = {}
-    for source, runs_in_file in parsed:
-        for tag in runs_in_file:
-            files_of.setdefault(tag, []).append(source)
+    names = assign_run_names([(source, list(runs_in_file)) for source, runs_in_file in parsed])
     runs: dict[str, Run] = {}
-    for source, runs_in_file in parsed:
+    for index, (_, runs_in_file) in enumerate(parsed):
         for tag, run in runs_in_file.items():
-            name = tag
+            run.name, notes = names[index, tag]
+            run.notes.extend(notes)
+            runs[run.name] = run
+    return runs
+
+
+def assign_run_names(files: Sequence[tuple[str, Sequence[str]]]) -> dict[tuple[int, str], tuple[str, list[str]]]:
+    """{(file index, tag): (run name, notes)} for the tags of each file, in order: a tag used in
+    several files, and the tag "None", give way to the file's name (see the module doc); a name
+    taken twice gets " (2)", " (3)", ..."""
+    files_of: dict[str, list[str]] = {}
+    for source, tags in files:
+        for tag in tags:
+            files_of.setdefault(tag, []).append(source)
+    names: dict[tuple[int, str], tuple[str, list[str]]] = {}
+    taken: set[str] = set()
+    for index, (source, tags) in enumerate(files):
+        for tag in tags:
+            name, notes = tag, []
             if tag == "None" or len(files_of[tag]) > 1:
-                name = _stem(source) if len(runs_in_file) == 1 else f"{_stem(source)}:{tag}"
+                name = _stem(source) if len(tags) == 1 else f"{_stem(source)}:{tag}"
                 why = (
                     "the tag None (a ranx run saved without a name)" if tag == "None"
                     else f"the tag {tag!r}, which {_other_files(files_of[tag], source)} also uses"
                 )
-                run.notes.append(f"{source}: has {why}; the run is named {name!r} from the file name")
+                notes.append(f"{source}: has {why}; the run is named {name!r} from the file name")
             unique, number = name, 2
-            while unique in runs:
+            while unique in taken:
                 unique, number = f"{name} ({number})", number + 1
             if unique != name:
-                run.notes.append(f"{source}: another run is already named {name!r}; this one is {unique!r}")
-            run.name = unique
-            runs[unique] = run
-    return runs
+                notes.append(f"{source}: another run is already named {name!r}; this one is {unique!r}")
+            taken.add(unique)
+            names[index, tag] = (unique, notes)
+    return names
 
 
 def _other_files(files: list[str], source: str) -> str:
@@ -182,23 +212,7 @@ def load_qrels(path: Any, *, max_bytes: int | None = None) -> Qrels:
     judgments: dict[str, dict[str, int]] = {}
     lines = _lines(text)
     for number, fields in lines:
-        if len(fields) != 4:
-            hint = ""
-            if len(fields) == 6:
-                hint = " (this looks like a run line: load it with load_run)"
-            raise InputError(
-                f"found {len(fields)} fields {quote(' '.join(fields))}; {_QRELS_EXPECTED}{hint}",
-                source=source,
-                line=number,
-            )
-        qid, _, docid, rel = fields
-        try:
-            grade = int(rel)
-        except ValueError:
-            raise InputError(
-                f"found {rel!r}; expected an integer relevance grade (0 = not relevant)",
-                source=source, line=number, column="rel", column_label="field",
-            ) from None
+        qid, docid, grade = qrels_line(fields, source, number)
         judged = judgments.setdefault(qid, {})
         if docid in judged:
             raise _duplicate(source, qid, docid, number, _first_line(lines, qid, docid))
@@ -224,36 +238,62 @@ def _split_lines(text: str) -> Iterator[tuple[int, list[str]]]:
             yield number, fields
 
 
+def run_line(fields: list[str], source: str, number: int) -> tuple[str, str, float, str]:
+    """(qid, docid, score, tag) of one run line split on whitespace; InputError naming the line
+    and field when it is not `qid Q0 docid rank score tag` (fields after the sixth are the
+    caller's to note)."""
+    if len(fields) < 6:
+        raise InputError(
+            f"found {len(fields)} fields {quote(' '.join(fields))}; {_RUN_EXPECTED}{_run_hint(fields)}",
+            source=source,
+            line=number,
+        )
+    qid, _, docid, rank, score_text, tag = fields[:6]
+    if ascii_integer(rank) is None:
+        raise InputError(
+            f"found {rank!r}; expected an integer rank in ASCII digits (the 4th field: qid Q0 docid rank score tag)",
+            source=source, line=number, column="rank", column_label="field",
+        )
+    score = ascii_score(score_text)
+    if score is None:
+        raise InputError(
+            f"found {score_text!r}; expected a number as the score, in ASCII digits (the 5th field: "
+            "qid Q0 docid rank score tag)",
+            source=source, line=number, column="score", column_label="field",
+        )
+    return qid, docid, score, tag
+
+
+def qrels_line(fields: list[str], source: str, number: int) -> tuple[str, str, int]:
+    """(qid, docid, grade) of one qrels line split on whitespace; InputError naming the line and
+    field when it is not `qid iter docid rel`."""
+    if len(fields) != 4:
+        hint = ""
+        if len(fields) == 6:
+            hint = " (this looks like a run line: load it with load_run)"
+        raise InputError(
+            f"found {len(fields)} fields {quote(' '.join(fields))}; {_QRELS_EXPECTED}{hint}",
+            source=source,
+            line=number,
+        )
+    qid, _, docid, rel = fields
+    grade = ascii_integer(rel)
+    if grade is None:
+        raise InputError(
+            f"found {rel!r}; expected an integer relevance grade in ASCII digits (0 = not relevant)",
+            source=source, line=number, column="rel", column_label="field",
+        )
+    return qid, docid, grade
+
+
 def _parse_run(text: str, source: str) -> dict[str, Run]:
     runs: dict[str, Run] = {}
     lines = _lines(text)
     extra_lines: list[int] = []
     for number, fields in lines:
-        if len(fields) < 6:
-            raise InputError(
-                f"found {len(fields)} fields {quote(' '.join(fields))}; {_RUN_EXPECTED}{_run_hint(fields)}",
-                source=source,
-                line=number,
-            )
         if len(fields) > 6:
             extra_lines.append(number)  # trec_eval reads six fields and ignores the rest of the line
-        qid, _, docid, rank, score_text, tag = fields[:6]
-        try:
-            int(rank)
-        except ValueError:
-            raise InputError(
-                f"found {rank!r}; expected an integer rank (the 4th field: qid Q0 docid rank score tag)",
-                source=source, line=number, column="rank", column_label="field",
-            ) from None
-        try:
-            score = float(score_text)
-        except ValueError:
-            score = math.nan
-        if math.isnan(score):
-            raise InputError(
-                f"found {score_text!r}; expected a number as the score (the 5th field: qid Q0 docid rank score tag)",
-                source=source, line=number, column="score", column_label="field",
-            )
+        qid, docid, score, tag = run_line(fields, source, number)
         run = runs.get(tag)
         if run is None:
             run = runs[tag] = Run(tag)

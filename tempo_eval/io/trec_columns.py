@@ -1,0 +1,248 @@
+"""TREC run and qrels files read as Arrow columns, one block of lines at a time.
+
+The file is never held whole: it is opened as a stream (gzip, bzip2 and zstd decompressed as
+they are read, recognised by their first bytes, whatever the name), cut into blocks of whole
+lines, and each block is parsed by pyarrow's CSV reader, whose number parsing takes ASCII
+digits only, as trec_eval does. A block pyarrow cannot take as is (several spaces or tabs
+between fields, comment lines, fields after the sixth, a NaN score) is normalised and tried
+again, and failing that read line by line with the rules and messages of `tempo_eval.io.trec`
+(`run_line`, `qrels_line`), so every error names the file, the line and the field.
+
+A run block gives the columns qid, docid (strings), score (float64) and tag; a qrels block
+qid, docid and rel (int64). Only regular files are read: a FIFO, a device or a directory is
+refused before it is opened.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from tempo_eval.io.errors import InputError
+from tempo_eval.io.trec import qrels_line, run_line
+
+#: bytes of text parsed at once (whole lines; a longer line is read whole)
+BLOCK_BYTES = 16 << 20
+_MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\x28\xb5\x2f\xfd": "zstd"}
+_FIELDS = {
+    "run": (("qid", "q0", "docid", "rank", "score", "tag"), {"rank": pa.int64(), "score": pa.float64()}),
+    "qrels": (("qid", "iter", "docid", "rel"), {"rel": pa.int64()}),
+}
+_KEPT = {"run": ("qid", "docid", "rank", "score", "tag"), "qrels": ("qid", "docid", "rel")}
+_SPACES = re.compile(rb"[ \t]+")
+_EDGES = re.compile(rb" ?(\r?\n) ?")
+
+
+@dataclass
+class Block:
+    """The columns of a block of lines and what was read leniently in it."""
+
+    columns: dict[str, Any]
+    first_line: int
+    #: line numbers with fields after the last expected one (ignored, as trec_eval does)
+    extra_lines: list[int] = field(default_factory=list)
+
+
+def source_name(source: Any, default: str) -> str:
+    """The name used in messages: a path's file name, an upload's name, or `default`."""
+    if isinstance(source, (str, os.PathLike)):
+        return Path(source).name
+    return Path(str(getattr(source, "name", "") or default)).name
+
+
+def open_binary(source: Any, name: str) -> Any:
+    """A readable binary stream of the (decompressed) contents of a path, bytes or file-like."""
+    return _open(source, name)[0]
+
+
+def _open(source: Any, name: str) -> tuple[Any, Any, int]:
+    """(decompressed stream, the raw stream under it, the raw size in bytes)."""
+    if isinstance(source, (str, os.PathLike)):
+        from tempo_eval.io._source import open_regular
+
+        # a FIFO, a device, a directory or a link loop is refused by name before anything is read
+        fd = open_regular(source, name)
+        try:
+            head = os.pread(fd, 4, 0)
+            raw = pa.PythonFile(os.fdopen(fd, "rb", buffering=0), mode="r")
+        except OSError as error:
+            os.close(fd)
+            raise InputError(f"could not read the file: {error.strerror or error}", source=name) from None
+    else:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            data = bytes(source)
+        elif hasattr(source, "getvalue"):
+            data = source.getvalue()
+        elif hasattr(source, "read"):
+            if hasattr(source, "seek"):
+                source.seek(0)
+            data = source.read()
+        else:
+            raise TypeError(f"expected a path, bytes or a binary file-like object, got {type(source).__name__}")
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        head = data[:4]
+        raw = pa.BufferReader(data)
+    codec = next((c for magic, c in _MAGIC.items() if head.startswith(magic)), None)
+    size = raw.size()
+    return (pa.CompressedInputStream(raw, codec) if codec else raw), raw, size
+
+
+def iter_blocks(
+    source: Any, kind: str, *, name: str, block_bytes: int = BLOCK_BYTES, progress: Any = None
+) -> Iterator[Block]:
+    """The blocks of a run (`kind` "run") or qrels ("qrels") file; InputError on the first bad line.
+    A file whose text starts with "{" is JSON: the caller reads it with `tempo_eval.io.trec`
+    (`starts_with_json`). `progress(fraction)` is called after each block with the share of the
+    (compressed) file read so far."""
+    stream, raw, size = _open(source, name)
+    rest = b""
+    line = 1
+    first = True
+    delimiter = b" "
+    while True:
+        chunk = _read(stream, block_bytes, name)
+        data = rest + chunk if rest else chunk
+        if not chunk:
+            cut, rest = len(data), b""
+        else:
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line end yet: read on
+                rest = data
+                continue
+            rest = data[cut:]  # the block is data[:cut], parsed without a copy
+        if first:
+            start = len(data)
+            data = _check_start(data, name)
+            cut -= start - len(data)
+            delimiter = b"\t" if data[: data.find(b"\n")].count(b"\t") >= 3 else b" "
+            first = False
+        if cut:
+            yield _parse(data, cut, kind, name, line, delimiter)
+            line += data.count(b"\n", 0, cut)
+            if progress is not None and size:
+                progress(min(1.0, raw.tell() / size))
+        if not chunk:
+            return
+
+
+def starts_with_json(source: Any, name: str) -> bool:
+    """Whether the text starts with "{" (a ranx / pytrec_eval JSON file)."""
+    stream = open_binary(source, name)
+    head = _read(stream, 4096, name).lstrip(b"\xef\xbb\xbf").lstrip()
+    return head.startswith(b"{")
+
+
+def _read(stream: Any, size: int, name: str) -> bytes:
+    try:
+        return stream.read(size)
+    except (OSError, pa.ArrowException) as error:
+        raise InputError(
+            f"the file could not be read or decompressed ({error}); expected a complete .gz, .bz2 or "
+            ".zst file, or plain text",
+            source=name,
+        ) from None
+
+
+def _check_start(data: bytes, name: str) -> bytes:
+    if data.startswith(b"PAR1") or data.startswith(b"PK\x03\x04"):
+        raise InputError("this is a Parquet or zip file, not text; expected TREC lines in UTF-8 text", source=name)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError("the file is UTF-16 text; expected UTF-8: save the file as UTF-8", source=name)
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+
+
+def _parse(data: bytes, end: int, kind: str, name: str, first_line: int, delimiter: bytes) -> Block:
+    """The columns of the lines in data[:end]."""
+    nul = data.find(b"\x00", 0, end)
+    if nul >= 0:
+        raise InputError(
+            "found a NUL byte: this looks like a binary file; expected TREC lines in UTF-8 text",
+            source=name, line=first_line + data.count(b"\n", 0, nul),
+        )
+    columns = _parse_fast(memoryview(data)[:end], kind, delimiter)
+    if columns is not None:
+        return Block(columns, first_line)
+    block = data[:end]
+    columns = _parse_fast(_EDGES.sub(rb"\1", _SPACES.sub(b" ", block)).lstrip(b" "), kind, b" ")
+    if columns is not None:
+        return Block(columns, first_line)
+    return _parse_lines(block, kind, name, first_line)
+
+
+def _parse_fast(data: Any, kind: str, delimiter: bytes) -> dict[str, Any] | None:
+    """The block's columns from pyarrow, or None when it needs the line-by-line reader."""
+    names, types = _FIELDS[kind]
+    column_types = {n: types.get(n, pa.string()) for n in names}
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(column_names=list(names), block_size=1 << 22),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter.decode(), quote_char=False, double_quote=False, escape_char=False,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=column_types, include_columns=list(_KEPT[kind]), null_values=[],
+                strings_can_be_null=False, true_values=[], false_values=[],
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowException):
+        return None
+    columns = {n: table.column(n).combine_chunks() for n in _KEPT[kind]}
+    for text in ("qid", "docid", "tag"):
+        if text in columns and len(columns[text]) and pc.min(pc.binary_length(columns[text])).as_py() == 0:
+            return None  # an empty field: two delimiters in a row
+    if len(columns["qid"]) and pc.any(pc.starts_with(columns["qid"], "#")).as_py():
+        return None  # a comment line that happens to have the right number of fields
+    if kind == "run":
+        scores = columns["score"].to_numpy(zero_copy_only=False)
+        if np.isnan(scores).any():
+            return None
+        columns["score"] = scores
+    else:
+        columns["rel"] = columns["rel"].to_numpy(zero_copy_only=False)
+    columns.pop("rank", None)  # parsed to check it is an integer, not used
+    return columns
+
+
+def _parse_lines(data: bytes, kind: str, name: str, first_line: int) -> Block:
+    """The slow, exact reader: every line checked by `run_line` / `qrels_line`."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"byte 0x{data[error.start:error.start + 1].hex()} is not valid UTF-8; expected UTF-8 text: "
+            "save the file as UTF-8",
+            source=name, line=first_line + data.count(b"\n", 0, error.start),
+        ) from None
+    rows: list[tuple[Any, ...]] = []
+    extra: list[int] = []
+    for number, line in enumerate(io.StringIO(text), start=first_line):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if kind == "run":
+            if len(fields) > 6:
+                extra.append(number)
+            rows.append(run_line(fields, name, number))
+        else:
+            rows.append(qrels_line(fields, name, number))
+    names = ("qid", "docid", "score", "tag") if kind == "run" else ("qid", "docid", "rel")
+    values = list(zip(*rows, strict=True)) if rows else [()] * len(names)
+    columns: dict[str, Any] = {}
+    for column, items in zip(names, values, strict=True):
+        if column in ("score", "rel"):
+            columns[column] = np.asarray(items, dtype=np.float64 if column == "score" else np.int64)
+        else:
+            columns[column] = pa.array(items, type=pa.string())
+    return Block(columns, first_line, extra)

@@ -1,0 +1,192 @@
+"""Per-query NDCG of TREC run files against qrels, read as streams: the command line's and the
+app's one path for run files of any size.
+
+    scores = score_trec_files(["bm25.run.gz", "dense.run"], "qrels.txt", metrics=["ndcg@10"])
+    scores.per_query["bm25"]["ndcg@10"]["q1"]      # 0.63
+    scores.missing["bm25"]                          # judged queries bm25 has no results for
+    report = compare_scores(scores, test="student") # tempo_eval.compare's report
+
+Each run keeps only every query's top min(depth, largest k) documents while it is read
+(`tempo_eval.io.trec_stream`), so memory grows with queries x k, not with the files.
+
+Judged queries without results (one rule for the engine, the command line and the app): a judged
+query is one with a relevant document in the qrels. When a run has no results for it,
+`missing="zero"` (default) scores it 0 for that run, as `trec_eval -c` does; `missing="drop"`
+leaves it out of every run's comparison (a query no run has is then left out too). Either way
+`missing[run]` counts them per run and `missing_everywhere` counts those no run has. Queries of
+a run that the qrels do not judge are ignored; a query without a relevant document is not
+measurable (NaN) and is left out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from tempo_eval.compare import MISSING_POLICIES, missing_summary, parse_trec_metric
+
+
+@dataclass
+class TrecScores:
+    """Per-query values of every run and metric, after the missing-query policy."""
+
+    runs: list[str]
+    metrics: list[str]
+    #: per_query[run][metric][query_id] = value
+    per_query: dict[str, dict[str, dict[str, float]]]
+    #: judged queries each run has no results for
+    missing: dict[str, int]
+    #: judged queries no run has results for
+    missing_everywhere: int
+    n_judged: int
+    policy: str
+    notes: list[str] = field(default_factory=list)
+    #: NDCG@1..curve_k per run: (query ids, matrix), when asked for
+    curves: dict[str, tuple[list[str], np.ndarray]] = field(default_factory=dict)
+    #: the judged queries (with a relevant document), in the qrels' order
+    judged: list[str] = field(default_factory=list)
+    #: each run's file and tag there
+    origins: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: the runs' kept documents and the judgements, for `ranked_documents`
+    _top: dict[str, Any] = field(default_factory=dict, repr=False)
+    _qrels: Any = field(default=None, repr=False)
+    _codes: Any = field(default=None, repr=False)
+
+    def ranked_documents(self, run: str, query_id: str, k: int) -> list[tuple[str, int]]:
+        """(document id, grade) of the run's first k documents for a query (trec_eval's order)."""
+        code = self._codes.code(query_id) if self._codes is not None else None
+        top = self._top.get(run)
+        if top is None or code is None:
+            return []
+        rows = np.flatnonzero(top.codes == code)[:k]
+        docs = top.docids.take(rows).to_pylist()
+        judged = np.flatnonzero(self._qrels.codes == code)
+        grades = dict(zip(self._qrels.docids.take(judged).to_pylist(), self._qrels.grades[judged].tolist(), strict=True))
+        return [(doc, int(grades.get(doc, 0))) for doc in docs]
+
+    def missing_summary(self) -> str:
+        """One sentence: how many judged queries each run has no results for, and what was done."""
+        return missing_summary(
+            self.missing, n_judged=self.n_judged, everywhere=self.missing_everywhere, policy=self.policy
+        )
+
+
+def score_trec_files(
+    runs: Sequence[Any],
+    qrels: Any,
+    *,
+    metrics: Sequence[str] = ("ndcg@10",),
+    missing: str = "zero",
+    depth: int | None = None,
+    precision: str = "float32",
+    curve_k: int | None = None,
+    gain_kind: str = "linear",
+    max_json_bytes: int | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> TrecScores:
+    """NDCG@k per run, metric and judged query from run files and a qrels file (paths, bytes or
+    file-like; TREC lines, .gz / .bz2 / .zst, or JSON). See the module docstring. TREC lines have
+    no size limit; a JSON file is read whole, up to `max_json_bytes` (default: the input limit).
+    `progress(fraction)` is called as the run files are read."""
+    from tempo_eval.io.trec_stream import QueryCodes, read_qrels, read_runs
+
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"depth must be a positive integer, got {depth!r}")
+    cutoffs = {metric: parse_trec_metric(metric) for metric in metrics}
+    if not cutoffs:
+        raise ValueError("no metric to compute")
+    widest = max([*cutoffs.values(), curve_k or 1])
+    keep = min(depth, widest) if depth is not None else widest
+    _check_regular_files([*runs, qrels])
+    codes = QueryCodes()
+    judgments = read_qrels(qrels, codes, max_json_bytes=max_json_bytes)
+    loaded = read_runs(
+        list(runs), codes, keep=keep, precision=precision, max_json_bytes=max_json_bytes, progress=progress
+    )
+    return _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind)
+
+
+def _check_regular_files(sources: Sequence[Any]) -> None:
+    """Every named file is a regular file (no FIFO, device or link loop), before any is read."""
+    import os
+    from pathlib import Path
+
+    from tempo_eval.io._source import open_regular
+
+    for source in sources:
+        if isinstance(source, (str, os.PathLike)):
+            os.close(open_regular(source, Path(source).name))
+
+
+def _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind) -> TrecScores:
+    from tempo_eval.metrics.ndcg_columns import ideal_grades, ndcg_matrix, ranked_grades
+
+    judged = judgments.judged_codes()
+    # NDCG stops changing past the longest ranking and the most relevant documents of a query:
+    # the matrices are that wide at most, so a k of 10**12 costs what its real width costs
+    longest = max([1, *(int(np.bincount(r.codes).max()) for r in loaded.values() if len(r.codes))])
+    relevant = judgments.codes[judgments.grades > 0]
+    most = int(np.bincount(relevant).max()) if len(relevant) else 1
+    widest = min(widest, max(longest, most))
+    ideal = ideal_grades(judgments.codes, judgments.grades, len(codes.ids), widest)[judged]
+    qrels_table = judgments.table()
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    absent_by_run: dict[str, np.ndarray] = {}
+    curves: dict[str, tuple[list[str], np.ndarray]] = {}
+    notes = list(dict.fromkeys(note for run in loaded.values() for note in run.notes))
+    for name, run in loaded.items():
+        present = np.isin(judged, run.query_codes())
+        absent_by_run[name] = judged[~present]
+        matrix = ndcg_matrix(ranked_grades(run.codes, run.docids, qrels_table, judged, widest), ideal, gain_kind)
+        matrix[~present] = 0.0 if missing == "zero" else np.nan
+        if missing == "drop":
+            matrix = matrix[present]
+        query_ids = [codes.ids[c] for c in (judged if missing == "zero" else judged[present])]
+        per_query[name] = {
+            metric: dict(zip(query_ids, matrix[:, min(k, widest) - 1].tolist(), strict=True))
+            for metric, k in cutoffs.items()
+        }
+        if curve_k:  # flat past the width
+            extra = max(0, curve_k - widest)
+            curves[name] = (query_ids, np.concatenate([matrix, np.repeat(matrix[:, -1:], extra, axis=1)], axis=1)[:, :curve_k])
+    everywhere = set.intersection(*(set(a.tolist()) for a in absent_by_run.values())) if absent_by_run else set()
+    return TrecScores(
+        runs=list(loaded), metrics=list(cutoffs), per_query=per_query,
+        missing={name: len(a) for name, a in absent_by_run.items()}, missing_everywhere=len(everywhere),
+        n_judged=len(judged), policy=missing, notes=notes, curves=curves,
+        judged=[codes.ids[c] for c in judged], origins={name: (run.source, run.tag) for name, run in loaded.items()},
+        _top=loaded, _qrels=judgments, _codes=codes,
+    )
+
+
+def compare_scores(scores: TrecScores, **options: Any):
+    """`tempo_eval.compare.compare` on the scores, its report carrying the missing-query counts."""
+    from tempo_eval.compare import compare
+
+    report = compare(scores.per_query, metrics=scores.metrics, **options)
+    filled = {m: dict(scores.missing) for m in scores.metrics} if scores.policy == "zero" else {}
+    return replace(report, n_filled=filled, missing_note=scores.missing_summary())
+
+
+def per_query_lines(scores: TrecScores) -> Iterator[str]:
+    """`run,query_id,metric,value` CSV lines (a header first), like `trec_eval -q`; values with
+    full precision (repr), NaN as an empty cell. Ids are written as they are (quoted when needed)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["run", "query_id", "metric", "value"])
+    for run in scores.runs:
+        for metric in scores.metrics:
+            for query_id, value in scores.per_query[run][metric].items():
+                writer.writerow([run, query_id, metric, "" if math.isnan(value) else repr(value)])
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
