@@ -1,0 +1,77 @@
+"""Answer currency: is the answer today's answer, last year's, or neither?
+
+Answer and references are normalised SQuAD-style (lowercase, punctuation and the articles
+a/an/the dropped, whitespace collapsed); an answer matches a reference when the normalised
+reference occurs in the normalised answer on word boundaries (`tempo_eval.metrics.asof.mentions`).
+
+    label = current   when the answer matches any current reference (`reference`)
+            outdated  else, when it matches any outdated reference (`outdated_references`)
+            other     else
+    score = 1.0 for current, 0.0 otherwise
+
+No current reference -> NaN `no_reference`. The label is the result's `details["label"]` and
+leads its reason (exports show it); the run's summary gives the three counts and the
+outdated-answer rate: the share of `outdated` among the rows that have outdated references
+(`tempo_eval.metrics.asof.outdated_answer_rate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from tempo_eval.metrics import asof
+from tempo_eval.metrics.base import Metric, MetricResult, not_measurable, require_text
+
+
+def _references(value: Any, name: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, Sequence) or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else list(value)
+        for item in items:
+            if not isinstance(item, str):
+                raise TypeError(f"{name} must hold texts, found {item!r}")
+        return [item for item in items if item.strip()]
+    raise TypeError(f"{name} must be a text or a list of texts, got {type(value).__name__}")
+
+
+class AnswerCurrency(Metric):
+    """Answer currency (see the module docstring). `measure(...).details` holds `label`,
+    `matched` (the reference the answer mentions), `references`, `outdated_references` and
+    `has_outdated` (whether the row counts toward the outdated-answer rate)."""
+
+    name = "answer_currency"
+    input_names = ("answer", "reference", "outdated_references")
+
+    def required_columns(self, columns: Collection[str]) -> list[str]:
+        """The answer; a row without a reference is NaN `no_reference`."""
+        return ["answer"]
+
+    async def _ameasure(self, answer: str | None = None, reference: Any = None,
+                        outdated_references: Any = None) -> MetricResult:
+        answer = require_text(answer, "answer", allow_empty=True)
+        current = _references(reference, "reference")
+        outdated = _references(outdated_references, "outdated_references")
+        details: dict[str, Any] = {
+            "references": current,
+            "outdated_references": outdated,
+            "has_outdated": bool(outdated),
+        }
+        if not current:
+            details["label"] = None
+            return not_measurable(
+                self.name, asof.NO_REFERENCE,
+                "The row has no current reference answer, so the answer's currency cannot be judged.",
+                **details,
+            )
+        label, matched = asof.currency_label(answer, current, outdated)
+        details.update(label=label, matched=matched)
+        reason = {
+            asof.CURRENT: f"current: the answer gives the current answer {matched!r}.",
+            asof.OUTDATED: f"outdated: the answer gives {matched!r}, an answer that is no longer correct.",
+            asof.OTHER: "other: the answer mentions neither a current nor an outdated reference.",
+        }[label]
+        return MetricResult(self.name, 1.0 if label == asof.CURRENT else 0.0, reason, None, details)
