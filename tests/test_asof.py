@@ -11,7 +11,6 @@ import pytest
 
 from tempo_eval.core.pubdates import (
     DateError,
-    lookup_days,
     parse_date,
     parse_day_column,
     read_id_dates,
@@ -87,11 +86,12 @@ def test_a_column_with_an_unreadable_date_names_its_line():
 
 def test_an_id_dates_file_is_read_and_looked_up(tmp_path):
     path = tmp_path / "doc-dates.tsv"
-    path.write_text("# doc dates\nd1\t2023-01-06\n\nd2\t\nd3\tFri, 06 Jan 2023 10:00:00 +0000\r\nd4\t2022\n")
-    ids, days = read_id_dates(path)
-    assert ids.to_pylist() == ["d1", "d2", "d3", "d4"]
-    np.testing.assert_array_equal(days, [day("2023-01-06"), math.nan, day("2023-01-06"), day("2022-01-01")])
-    looked = lookup_days(np.array([["d4", "x"], ["d1", "d3"]]), ids, days)
+    path.write_text("d1\t2023-01-06\n\nd2\t\nd3\tFri, 06 Jan 2023 10:00:00 +0000\r\nd4\t2022\n")
+    dates = read_id_dates(path)
+    assert dates.ids.to_pylist() == ["d1", "d2", "d3", "d4"]
+    np.testing.assert_array_equal(dates.days_of(["d1", "d2", "d3", "d4", None, "d9"]),
+                                  [day("2023-01-06"), math.nan, day("2023-01-06"), day("2022-01-01"), math.nan, math.nan])
+    looked = dates.days_of(np.array([["d4", "x"], ["d1", "d3"]], dtype=object))
     np.testing.assert_array_equal(looked, [[day("2022-01-01"), math.nan], [day("2023-01-06")] * 2])
 
 
@@ -105,7 +105,7 @@ def test_a_bad_id_dates_file_names_the_file_and_line(tmp_path, content, message)
     path = tmp_path / "dates.tsv"
     path.write_text(content)
     with pytest.raises(DateError, match=message) as caught:
-        read_id_dates(path)
+        read_id_dates(path).days_of(["d1", "d2"])
     assert str(path) in str(caught.value)
 
 
@@ -308,3 +308,20 @@ def test_dates_misaligned_with_ids_are_an_error():
 def test_a_row_with_contexts_only_is_ranked_by_list_position():
     result = FutureLeak(k=2).measure(contexts=["x", "y"], context_dates=["2023", "2025"], reference_date="2024-06-01")
     assert [r["doc"] for r in result.details["ranks"]] == [0, 1] and result.score == 0.5
+
+
+def test_run_scores_equal_the_row_metrics_query_by_query():
+    published = np.array([PUBLISHED, [day("2020-01-01"), math.nan, math.nan, math.nan, math.nan]])
+    as_of = np.array([AS_OF, math.nan])
+    relevance = np.array([[1, 0, 2, 1, 0], [1, 0, 0, 0, 0]])
+    ideal_relevance = np.array([[1, 2, 1], [1, 0, 0]])
+    ideal_published = np.array([[PUBLISHED[0], PUBLISHED[2], PUBLISHED[3]], [day("2020-01-01"), math.nan, math.nan]])
+    scores = asof.run_scores(published, as_of, 4, relevance=relevance, ideal_relevance=ideal_relevance,
+                             ideal_published=ideal_published, max_age=8, half_life=10)
+    np.testing.assert_allclose(scores["future_leak"], [1 / 3, math.nan])     # top 4: 7, -1, ?, 9
+    np.testing.assert_allclose(scores["stale_evidence"], [1 / 3, math.nan])
+    np.testing.assert_allclose(scores["median_age"], [8.0, math.nan])
+    gains = [2 ** -0.7, 0.0, 2.0, 2 ** -0.9]    # ages 7, -1 (future), undated, 9; half-life 10
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+    idcg = 2.0 + 2 ** -0.7 / math.log2(3) + 2 ** -0.9 / 2     # the undated rel-2 document first
+    np.testing.assert_allclose(scores["recency_ndcg"], [dcg / idcg, math.nan])

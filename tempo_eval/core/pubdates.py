@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
@@ -239,73 +238,117 @@ def parse_day_column(values: Any, *, source: str | None = None, column: str | No
     return days
 
 
-def read_id_dates(path: Any, *, kind: str = "doc") -> tuple[Any, np.ndarray]:
-    """A file of `id<TAB>date` lines (a doc-dates or query-dates file) as (ids, days).
+@dataclass(frozen=True)
+class IdDates:
+    """The lines of a doc-dates or query-dates file: ids and their date texts, as read.
 
-    `ids` is a pyarrow string array, `days` float64 days (NaN where the date is blank). Blank
-    lines and lines starting with '#' are skipped. A line without a tab, an empty id, an id given
-    twice or a date that cannot be read raises DateError naming the file and the line.
+    Dates are parsed only for the ids looked up (`days_of`): a run touches its top-k documents,
+    not the 8.8M lines of a corpus's doc-dates file. Lookups hash the wanted ids, never the file's.
     """
+
+    source: str
+    kind: str
+    ids: Any  # pyarrow string array
+    dates: Any  # pyarrow string array, "" where blank
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def days_of(self, wanted: Any) -> np.ndarray:
+        """Days of each id in `wanted` (a numpy array of any shape, a list or a pyarrow array;
+        None or "" for no id), NaN for an id not in the file or with a blank date. An id given
+        on two lines of the file, or a date that cannot be read, raises DateError naming the
+        file and the line(s) (checked for the ids looked up)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        shape = np.shape(wanted) if isinstance(wanted, np.ndarray) else None
+        flat = np.asarray(wanted, dtype=object).ravel() if shape is not None else wanted
+        array = flat if isinstance(flat, (pa.Array, pa.ChunkedArray)) else pa.array(
+            [None if v is None else str(v) for v in flat], type=pa.string())
+        unique = pc.unique(array).drop_null()
+        rows = pc.index_in(self.ids, value_set=unique).to_numpy(zero_copy_only=False)
+        matched = np.flatnonzero(~np.isnan(rows.astype(np.float64)))
+        which = rows[matched].astype(np.int64)
+        counts = np.bincount(which, minlength=len(unique))
+        if counts.size and counts.max() > 1:
+            twice = int(np.argmax(counts > 1))
+            lines = _line_numbers(self.source)[matched[which == twice]]
+            raise DateError(f"{self.source}: {self.kind} id {unique[twice].as_py()!r} is given twice "
+                            f"(lines {lines[0]} and {lines[1]})")
+        parsed = _parse_rows(self.dates.take(pa.array(matched)), self.source, matched)
+        unique_days = np.full(len(unique), np.nan)
+        unique_days[which] = parsed
+        position = pc.index_in(array, value_set=unique).to_numpy(zero_copy_only=False).astype(np.float64)
+        found = ~np.isnan(position)
+        days = np.full(len(position), np.nan)
+        days[found] = unique_days[position[found].astype(np.int64)]
+        return days.reshape(shape) if shape is not None else days
+
+
+def _parse_rows(dates: Any, source: str, rows: np.ndarray) -> np.ndarray:
+    try:
+        return parse_day_column(dates, source=source, column="date")
+    except DateError:  # name the line: parse again knowing each value's line (only on an error)
+        return parse_day_column(dates, source=source, column="date", lines=_line_numbers(source)[rows])
+
+
+def read_id_dates(path: Any, *, kind: str = "doc") -> IdDates:
+    """A file of `id<TAB>date` lines (a doc-dates or query-dates file), read by pyarrow's CSV
+    reader in parallel; empty lines are skipped. A line without exactly one tab or with an empty
+    id raises DateError naming the file and the line; dates are read when looked up
+    (`IdDates.days_of`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+    from pyarrow import csv
 
     source = str(path)
+    bad: list[Any] = []
+
+    def invalid(row: Any) -> str:
+        bad.append(row)
+        return "skip"
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as error:
-        raise DateError(f"{source}: cannot read the {kind}-dates file: {error.strerror or error}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise DateError(f"{source}: the {kind}-dates file is not UTF-8 text (byte {error.start})") from None
-    lines = pa.array(text.split("\n"), type=pa.large_string())
-    numbers = np.arange(1, len(lines) + 1)
-    lines = pc.utf8_rtrim(lines, characters="\r")
-    keep = pc.and_(
-        pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(lines)), 0),
-        pc.invert(pc.starts_with(lines, "#")),
-    )
-    lines = lines.filter(keep)
-    numbers = numbers[keep.to_numpy(zero_copy_only=False)]
-    parts = pc.split_pattern(lines, "\t", max_splits=1)
-    counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
-    bad = np.flatnonzero(counts != 2)
-    if bad.size:
-        first = int(bad[0])
-        raise DateError(
-            f"{source}, line {numbers[first]}: expected '{kind}_id<TAB>date', got "
-            f"{lines[first].as_py()!r}"
+        table = csv.read_csv(
+            path,
+            read_options=csv.ReadOptions(column_names=["id", "date"]),
+            parse_options=csv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
+                                           ignore_empty_lines=True, invalid_row_handler=invalid),
+            convert_options=csv.ConvertOptions(column_types={"id": pa.string(), "date": pa.string()},
+                                               strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
-    ids = pc.utf8_trim_whitespace(pc.list_element(parts, 0))
-    dates = pc.list_element(parts, 1)
+    except FileNotFoundError:
+        raise DateError(f"{source}: no such {kind}-dates file") from None
+    except (OSError, pa.ArrowInvalid) as error:
+        raise DateError(f"{source}: cannot read the {kind}-dates file: {error}") from None
+    if bad:
+        raise DateError(
+            f"{source}{_line_text(path, bad[0].text)}: expected '{kind}_id<TAB>date', got {bad[0].text!r}"
+        )
+    ids = pc.utf8_trim_whitespace(table.column("id").combine_chunks())
     empty = np.flatnonzero(pc.equal(pc.utf8_length(ids), 0).to_numpy(zero_copy_only=False))
     if empty.size:
-        raise DateError(f"{source}, line {numbers[int(empty[0])]}: the {kind} id is empty")
-    ids = ids.cast(pa.string())
-    if pc.count_distinct(ids).as_py() != len(ids):
-        repeated = pc.value_counts(ids).filter(
-            pc.greater(pc.struct_field(pc.value_counts(ids), "counts"), 1))[0]["values"].as_py()
-        lines_of = numbers[pc.equal(ids, repeated).to_numpy(zero_copy_only=False)]
-        raise DateError(
-            f"{source}: {kind} id {repeated!r} is given twice (lines {lines_of[0]} and {lines_of[1]})"
-        )
-    return ids, parse_day_column(dates, source=source, column="date", lines=numbers)
+        line = _line_numbers(path)[int(empty[0])]
+        raise DateError(f"{source}, line {line}: the {kind} id is empty")
+    return IdDates(source, kind, ids, table.column("date").combine_chunks())
 
 
-def lookup_days(ids: Sequence[str] | Any, known_ids: Any, known_days: np.ndarray) -> np.ndarray:
-    """The days of `ids` (any shape of strings, or a pyarrow array) found in (`known_ids`,
-    `known_days`, from `read_id_dates`); NaN for an id that is not there. Hashing is pyarrow's."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+def _line_numbers(path: Any) -> np.ndarray:
+    """The 1-based numbers of the file's non-empty lines (the rows pyarrow's reader returns)."""
+    with open(path, "rb") as handle:
+        lines = handle.read().split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return np.array([n for n, line in enumerate(lines, 1) if line.rstrip(b"\r")])
 
-    shape = None
-    if isinstance(ids, np.ndarray):
-        shape = ids.shape
-        ids = ids.ravel()
-    array = ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(ids, type=pa.string())
-    index = pc.index_in(array, value_set=known_ids).to_numpy(zero_copy_only=False)
-    found = ~np.isnan(index.astype(np.float64))
-    days = np.full(len(index), np.nan)
-    days[found] = known_days[index[found].astype(np.int64)]
-    return days.reshape(shape) if shape is not None else days
+
+def _line_text(path: Any, text: str | None) -> str:
+    """", line N" for the first line equal to `text` (pyarrow's reader does not number lines)."""
+    if text is None:
+        return ""
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.rstrip(b"\r\n").decode("utf-8", "replace") == text:
+                return f", line {number}"
+    return ""

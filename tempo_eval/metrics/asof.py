@@ -170,6 +170,45 @@ def reason_codes(
     return codes
 
 
+def run_scores(
+    published: np.ndarray,
+    as_of: np.ndarray,
+    k: int,
+    *,
+    relevance: np.ndarray | None = None,
+    ideal_relevance: np.ndarray | None = None,
+    ideal_published: np.ndarray | None = None,
+    max_age: float = DEFAULT_MAX_AGE,
+    half_life: float = DEFAULT_HALF_LIFE,
+) -> dict[str, np.ndarray]:
+    """Every as-of metric at cutoff k for a whole run, one value per query (NaN: not measurable).
+
+    `published`: (Q, depth) publication days of each query's documents in rank order (NaN for an
+    undated or missing document); `as_of`: (Q,) days (NaN: no as-of date). With `relevance`
+    ((Q, depth) grades of the same documents) and `ideal_relevance` / `ideal_published` ((Q, M):
+    every relevant document of the query with its date, padded with 0 / NaN), `recency_ndcg` too.
+    Returns {"future_leak", "stale_evidence", "median_age"[, "recency_ndcg"]}: arrays of shape (Q,).
+    """
+    published = _matrix(published)[:, :k]
+    as_of = np.asarray(as_of, dtype=np.float64).reshape(-1)
+    if len(as_of) != published.shape[0]:
+        raise ValueError(f"{len(as_of)} as-of dates for {published.shape[0]} queries")
+    ages = evidence_ages(as_of, published)
+    scores = {
+        "future_leak": future_leak(ages),
+        "stale_evidence": stale_evidence(ages, max_age),
+        "median_age": median_evidence_age(ages),
+    }
+    if relevance is not None:
+        if ideal_relevance is None or ideal_published is None:
+            raise ValueError("recency_ndcg needs ideal_relevance and ideal_published with relevance")
+        ideal_ages = evidence_ages(as_of, ideal_published)
+        scores["recency_ndcg"] = recency_ndcg(
+            _matrix(relevance)[:, :k], ages, ideal_relevance, ideal_ages, half_life
+        )
+    return scores
+
+
 def require_days(value: float, name: str, *, allow_zero: bool = False) -> float:
     """A number of days: a finite number > 0 (>= 0 when `allow_zero`), else ValueError."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
