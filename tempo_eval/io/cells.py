@@ -24,7 +24,6 @@ The functions here raise `CellError` with the problem only; the loader adds the 
 from __future__ import annotations
 
 import ast
-import datetime as dt
 import io
 import json
 import numbers
@@ -34,6 +33,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tempo_eval._values import is_na
+from tempo_eval.core.pubdates import EXPECTED as DATES_EXPECTED
+from tempo_eval.core.pubdates import DateError, parse_date
 from tempo_eval.io.errors import InputError, json_error_text, quote
 
 #: the largest cell we read, in characters; larger cells are nearly always a broken quote or a
@@ -109,19 +110,54 @@ def text_cell(value: Any) -> str | None:
 
 
 def date_cell(value: Any) -> str | None:
-    """An ISO date "YYYY-MM-DD" from ISO text (a time part is dropped) or a date/datetime."""
+    """An ISO date "YYYY-MM-DD" from any date the as-of reader accepts (`tempo_eval.core.pubdates`:
+    ISO dates and date-times, a zone converted to UTC first, YYYY/MM/DD, RFC 2822, '6 January
+    2023'), or a date/datetime. A year or a month (an interval) gives its first day."""
     if is_missing(value):
         return None
-    if isinstance(value, dt.date):  # datetime and pandas.Timestamp are dates too
-        return value.isoformat()[:10]
+    try:
+        parsed = parse_date(value)
+    except DateError:
+        parsed = None
+    if parsed is None:
+        raise CellError(f"found {describe(value)}; expected an ISO date like 2024-05-31 or {DATES_EXPECTED}")
+    return parsed.first.isoformat()
+
+
+def dates_cell(value: Any) -> list[str | None] | None:
+    """A list of publication dates (`context_dates`), aligned with the row's documents: each
+    item normalised (`2023-01-06`, or `2023-01` / `2023` for a month / year), None where the
+    date is unknown (null, empty). The list is a JSON list (nulls allowed), a Python list
+    literal, values separated by '|', or a list value; a missing cell is None."""
+    if is_missing(value):
+        return None
+    items: Any
     if isinstance(value, str):
         text = value.strip()
-        for parse in (dt.date.fromisoformat, dt.datetime.fromisoformat):
-            try:
-                return parse(text).isoformat()[:10]
-            except ValueError:
-                continue
-    raise CellError(f"found {describe(value)}; expected an ISO date like 2024-05-31")
+        check_size(text)
+        try:
+            items = json.loads(text) if text[:1] == "[" else None
+        except (ValueError, RecursionError):
+            items = None
+        if not isinstance(items, list):
+            items = list_cell(text, ids=True)
+    elif isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else list(value)
+    else:
+        items = [value]
+    labels: list[str | None] = []
+    for position, item in enumerate(items or [], 1):
+        if isinstance(item, str) and item.strip() in MISSING_WORDS:
+            item = None
+        try:
+            parsed = parse_date(item)
+        except DateError:
+            raise CellError(
+                f"item {position} of the list is {describe(item)}, not a date; expected {DATES_EXPECTED} "
+                "(null where a date is unknown)"
+            ) from None
+        labels.append(None if parsed is None else parsed.label)
+    return labels
 
 
 def arrow_values(column: Any, name: str, source: str) -> list[Any]:
