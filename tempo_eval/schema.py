@@ -26,6 +26,8 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
     "gold_ids",
     "run",
     "reference_date",
+    "context_dates",
+    "outdated_references",
 )
 
 #: dataset columns a metric may read but never needs: a row without them is still measurable

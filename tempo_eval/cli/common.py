@@ -22,6 +22,11 @@ METRIC_MODULES = {
     "temporal_ndcg": "tempo_eval.metrics.temporal_ndcg",
     "factual_correctness": "tempo_eval.metrics.factual_correctness",
     "turn_faithfulness": "tempo_eval.metrics.turn_faithfulness",
+    "future_leak": "tempo_eval.metrics.evidence_age",
+    "stale_evidence": "tempo_eval.metrics.evidence_age",
+    "median_evidence_age": "tempo_eval.metrics.evidence_age",
+    "recency_ndcg": "tempo_eval.metrics.evidence_age",
+    "answer_currency": "tempo_eval.metrics.answer_currency",
 }
 
 

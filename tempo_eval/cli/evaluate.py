@@ -44,9 +44,13 @@ def parse_mapping(items: Sequence[str]) -> dict[str, str]:
     return mapping
 
 
-def build_metrics(names: Sequence[str], *, k: int | None = None, verifier: Any = None) -> list[Any]:
+def build_metrics(
+    names: Sequence[str], *, k: int | None = None, verifier: Any = None,
+    max_age: float | None = None, half_life: float | None = None,
+) -> list[Any]:
     """Metric instances by name. `k` goes to metrics that take a cutoff, `verifier` to metrics that
-    verify claims (temporal_faithfulness then runs in its verifier mode)."""
+    verify claims (temporal_faithfulness then runs in its verifier mode), `max_age` to
+    stale_evidence and `half_life` to recency_ndcg (days)."""
     import importlib
 
     from tempo_eval.metrics.base import METRICS
@@ -63,9 +67,20 @@ def build_metrics(names: Sequence[str], *, k: int | None = None, verifier: Any =
             settings["k"] = k
         if verifier is not None and "verifier" in accepted:
             settings["verifier"] = verifier
-        metrics.append(cls(**settings))
-    if k is not None and not any("k" in inspect.signature(type(m)).parameters for m in metrics):
-        raise CLIError("--k was given but none of the chosen metrics takes a cutoff")
+        for option, value in (("max_age", max_age), ("half_life", half_life)):
+            if value is not None and option in accepted:
+                settings[option] = value
+        try:
+            metrics.append(cls(**settings))
+        except ValueError as error:
+            raise CLIError(f"{name}: {error}") from None
+    for option, value, flag, names_taking in (
+        ("k", k, "--k", "takes a cutoff"),
+        ("max_age", max_age, "--max-age", "takes a maximum age (stale_evidence does)"),
+        ("half_life", half_life, "--half-life", "takes a half-life (recency_ndcg does)"),
+    ):
+        if value is not None and not any(option in inspect.signature(type(m)).parameters for m in metrics):
+            raise CLIError(f"{flag} was given but none of the chosen metrics {names_taking}")
     return metrics
 
 
@@ -196,7 +211,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise CLIError("--model and --base-url need --verifier")
     elif args.timeout is not None or args.max_retries is not None:
         raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
-    metrics = build_metrics(names, k=args.k, verifier=verifier)
+    metrics = build_metrics(names, k=args.k, verifier=verifier, max_age=args.max_age, half_life=args.half_life)
     if on_ray:
         return _evaluate_on_ray(args, metrics, thresholds)
 
@@ -226,6 +241,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     )
     aggregate = result.aggregate()
     print(_summary(aggregate), file=sys.stderr)
+    if "answer_currency" in names:
+        print(_currency_summary(result.frame, dataset.frame), file=sys.stderr)
     if result.deadline_rows:  # first: it explains the failures it caused
         print(
             f"error: the deadline of {args.deadline:g} s passed before {result.deadline_rows} of "
@@ -378,6 +395,27 @@ def _summary(aggregate: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _currency_summary(results: pd.DataFrame, data: pd.DataFrame) -> str:
+    """The three answer-currency counts and the outdated-answer rate (rows with outdated
+    references), from the labels the results' reasons lead with."""
+    from tempo_eval.metrics.answer_currency import label_from_reason
+    from tempo_eval.metrics.asof import currency_counts
+
+    part = results[results["metric"] == "answer_currency"]
+    labels = [label_from_reason(reason) for reason in part["reason"]]
+    outdated = data["outdated_references"] if "outdated_references" in data.columns else None
+    has = [bool(outdated is not None and isinstance(outdated.iloc[row], list) and outdated.iloc[row])
+           for row in part["row"]]
+    counts = currency_counts(labels, has)
+    rate = counts["outdated_rate"]
+    return (
+        f"answer_currency labels: current {counts['current']}, outdated {counts['outdated']}, "
+        f"other {counts['other']}; outdated-answer rate "
+        + (f"{rate:.4f} ({counts['outdated_among']} of {counts['with_outdated']} rows with outdated references)"
+           if not math.isnan(rate) else "not measurable (no row has outdated references)")
+    )
+
+
 def add_parser(commands: Any) -> None:
     """Add this subcommand to the `commands` of `tempo_eval.cli.parser.build_parser`."""
     ev = commands.add_parser(
@@ -399,7 +437,12 @@ def add_parser(commands: Any) -> None:
                     help="where to write results; .csv, .jsonl or .parquet")
     ev.add_argument("--mapping", action="append", metavar="CANONICAL=SOURCE",
                     help="map a source column to a canonical one, e.g. query=question (repeatable)")
-    ev.add_argument("--k", type=int, help="cutoff for ranking metrics (temporal_ndcg), default 10")
+    ev.add_argument("--k", type=int, help="cutoff for ranking metrics (temporal_ndcg, future_leak, "
+                                          "stale_evidence, median_evidence_age, recency_ndcg), default 10")
+    ev.add_argument("--max-age", type=float, metavar="DAYS",
+                    help="stale_evidence: a document older than this at the as-of date is stale (default 365)")
+    ev.add_argument("--half-life", type=float, metavar="DAYS",
+                    help="recency_ndcg: a document's gain halves every DAYS of age (default 365)")
     ev.add_argument("--verifier", choices=("nli", "lexical", "llm"),
                     help="who verifies claims (temporal_faithfulness then checks claims instead of "
                          "year overlap; factual_correctness defaults to lexical)")

@@ -2,7 +2,9 @@
 
 Canonical columns (see the project vocabulary): `query_id`, `query`, `contexts` (list[str]),
 `answer`, `reference`, `retrieved_ids` (list[str]), `gold_ids` (list[str] for binary relevance or
-dict[str, int] for graded), `run`, `reference_date` (ISO date text).
+dict[str, int] for graded), `run`, `reference_date` (ISO date text: the as-of date),
+`context_dates` (list of publication dates aligned with the documents, None where unknown) and
+`outdated_references` (list[str]: answers that were right before the as-of date).
 
 Columns are mapped automatically from our names, RAGAS names and DeepEval names (`ALIASES`; the
 match ignores case, spaces and hyphens); `mapping={"query": "Frage"}` maps anything else and wins

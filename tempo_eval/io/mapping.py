@@ -27,7 +27,11 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "retrieved_ids": ("retrieved_ids", "retrieved_context_ids"),
     "gold_ids": ("gold_ids", "reference_context_ids"),
     "run": ("run", "run_name"),
-    "reference_date": ("reference_date",),
+    "reference_date": ("reference_date", "as_of", "question_date", "query_date"),
+    "context_dates": (
+        "context_dates", "published", "publish_dates", "published_dates", "retrieved_dates", "doc_dates",
+    ),
+    "outdated_references": ("outdated_references", "outdated_answers", "previous_answers"),
 }
 
 

@@ -18,6 +18,7 @@ from tempo_eval.io.cells import (
     MISSING_WORDS,
     CellError,
     date_cell,
+    dates_cell,
     gold_cell,
     list_cell,
     text_cell,
@@ -49,6 +50,8 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "contexts": lambda v: list_cell(v, ids=False),
     "retrieved_ids": lambda v: list_cell(v, ids=True),
     "gold_ids": gold_cell,
+    "context_dates": dates_cell,
+    "outdated_references": lambda v: list_cell(v, ids=False),
 }
 
 
@@ -56,14 +59,14 @@ def _convert(
     table: _Table, canonical: str, column: str, source: str, warnings: list[str] | None = None
 ) -> list[Any]:
     values = table.values[column]
-    if canonical in ("contexts", "retrieved_ids", "gold_ids"):
+    if canonical in ("contexts", "retrieved_ids", "gold_ids", "outdated_references"):
         converted = _fast_lists(values)
     elif canonical in ("query", "answer", "reference", "run", "query_id"):
         converted = _fast_texts(values)
     else:
         converted = [_SLOW] * len(values)
     convert = _CONVERTERS[canonical]
-    if canonical == "reference_date":
+    if canonical in ("reference_date", "context_dates"):
         convert = _memoized(convert)  # dates repeat: the same few values in most files
     notes: list[str] = []
     noted: list[int] = []

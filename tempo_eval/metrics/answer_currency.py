@@ -38,6 +38,15 @@ def _references(value: Any, name: str) -> list[str]:
     raise TypeError(f"{name} must be a text or a list of texts, got {type(value).__name__}")
 
 
+def label_from_reason(reason: Any) -> str | None:
+    """The label a result's reason leads with (`current: ...`), None for any other reason (a NaN
+    result, a failure): exports and stored results keep the label in the reason."""
+    if not isinstance(reason, str):
+        return None
+    head = reason.split(":", 1)[0]
+    return head if head in (asof.CURRENT, asof.OUTDATED, asof.OTHER) else None
+
+
 class AnswerCurrency(Metric):
     """Answer currency (see the module docstring). `measure(...).details` holds `label`,
     `matched` (the reference the answer mentions), `references`, `outdated_references` and

@@ -26,6 +26,7 @@ import re
 import string
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -252,6 +253,20 @@ def currency_label(
         if mentions(answer, reference):
             return OUTDATED, reference
     return OTHER, None
+
+
+def currency_counts(labels: Sequence[str | None], has_outdated: Sequence[bool]) -> dict[str, Any]:
+    """The summary of a run: how many rows are current / outdated / other, and the
+    outdated-answer rate (`outdated_answer_rate`) with its numerator and denominator."""
+    pairs = [label for label, has in zip(labels, has_outdated, strict=True) if has and label is not None]
+    return {
+        CURRENT: sum(label == CURRENT for label in labels),
+        OUTDATED: sum(label == OUTDATED for label in labels),
+        OTHER: sum(label == OTHER for label in labels),
+        "with_outdated": len(pairs),
+        "outdated_among": sum(label == OUTDATED for label in pairs),
+        "outdated_rate": outdated_answer_rate(labels, has_outdated),
+    }
 
 
 def outdated_answer_rate(labels: Sequence[str | None], has_outdated: Sequence[bool]) -> float:
