@@ -35,6 +35,14 @@ TF_MODES = {
     "nli": "Claims: each temporal sentence checked by the verifier",
     "llm": "LLM judge: extracts and labels the temporal claims",
 }
+#: the as-of metrics (docs/metrics.md, "As-of evaluation"): name -> label on the page
+ASOF_METRICS = {
+    "future_leak": "Future leak@k",
+    "stale_evidence": "Stale evidence@k",
+    "median_evidence_age": "Median evidence age@k",
+    "recency_ndcg": "Recency NDCG@k",
+    "answer_currency": "Answer currency",
+}
 NDCG_MODES = {
     "gold": "Gold: retrieved_ids against gold_ids (trec_eval's ndcg_cut)",
     "focus_time": "Focus time: query years against context years",
@@ -107,6 +115,7 @@ def _build_work(settings: dict, dataset_id: int, db_store):
             from tempo_eval.metrics.factual_correctness import FactualCorrectness
 
             metrics.append(FactualCorrectness(verifier=verifier))
+        metrics.extend(_asof_metrics(settings))
         dataset = db_store.get_dataset(dataset_id)
         result = evaluate(
             dataset, metrics, store=db_store, run_name=settings["run_name"] or None,
@@ -121,6 +130,26 @@ def _build_work(settings: dict, dataset_id: int, db_store):
         return result
 
     return work
+
+
+def _asof_metrics(settings: dict) -> list:
+    """The as-of metrics chosen on the page, with k, max_age and half_life."""
+    from tempo_eval.metrics.answer_currency import AnswerCurrency
+    from tempo_eval.metrics.evidence_age import (
+        FutureLeak,
+        MedianEvidenceAge,
+        RecencyNDCG,
+        StaleEvidence,
+    )
+
+    build = {
+        "future_leak": lambda: FutureLeak(k=settings["k"]),
+        "stale_evidence": lambda: StaleEvidence(k=settings["k"], max_age=settings["max_age"]),
+        "median_evidence_age": lambda: MedianEvidenceAge(k=settings["k"]),
+        "recency_ndcg": lambda: RecencyNDCG(k=settings["k"], half_life=settings["half_life"]),
+        "answer_currency": AnswerCurrency,
+    }
+    return [build[name]() for name in settings["asof"]]
 
 
 def _show_job(job: jobs.Job) -> None:
@@ -168,6 +197,22 @@ with errors.page_guard("evaluate"):
     ndcg_mode = c2.selectbox("Mode ", list(NDCG_MODES), format_func=NDCG_MODES.get, key="keep_ev_ndcg_mode", disabled=not use_ndcg)
     use_fc = c3.checkbox("Factual Correctness", value=False, key="keep_ev_fc",
                          help="Claims of the answer against the reference, and back (precision, recall, F1).")
+
+    has_dates = "context_dates" in frame.columns
+    asof_default = [name for name in ASOF_METRICS if name != "answer_currency"] if has_dates else []
+    if "outdated_references" in frame.columns:
+        asof_default.append("answer_currency")
+    use_asof = st.multiselect(
+        "As-of: when the evidence was published against when the question was asked", list(ASOF_METRICS),
+        default=asof_default, format_func=ASOF_METRICS.get, key="keep_ev_asof",
+        help="Read the row's reference_date (the as-of date) and context_dates (publication dates); answer "
+             "currency reads reference and outdated_references. docs/metrics.md, 'As-of evaluation'.",
+    )
+    a1, a2, _ = st.columns(3)
+    max_age = a1.number_input("Stale after (days, max_age)", 0, 36500, 365, key="keep_ev_max_age",
+                              disabled="stale_evidence" not in use_asof)
+    half_life = a2.number_input("Recency half-life (days)", 1, 36500, 365, key="keep_ev_half_life",
+                                disabled="recency_ndcg" not in use_asof)
 
     st.subheader("Settings")
     s1, s2, s3 = st.columns(3)
@@ -227,7 +272,7 @@ with errors.page_guard("evaluate"):
     needs_verifier = (use_tf and tf_mode == "nli") or use_fc
     needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")
     problems = []
-    if not (use_tf or use_ndcg or use_fc):
+    if not (use_tf or use_ndcg or use_fc or use_asof):
         problems.append("Pick at least one metric.")
     if needs_verifier and status[verifier][0] is False:
         problems.append(f"The {verifier} verifier is not available here: {status[verifier][1]}")
@@ -258,12 +303,14 @@ with errors.page_guard("evaluate"):
         settings = {
             "tf": use_tf, "tf_mode": tf_mode, "ndcg": use_ndcg, "ndcg_mode": ndcg_mode, "fc": use_fc,
             "k": int(k), "reference_date": reference_date.isoformat() if use_date else None,
+            "asof": list(use_asof), "max_age": int(max_age), "half_life": int(half_life),
             "verifier": verifier,
             "nli_model": nli_model.strip(), "judge_url": judge_url.strip(), "judge_model": judge_model.strip(),
             "api_key": api_key, "run_name": run_name.strip(),
         }
         label = run_name.strip() or ", ".join(
-            n for n, used in (("faithfulness", use_tf), ("ndcg", use_ndcg), ("factual correctness", use_fc)) if used
+            [n for n, used in (("faithfulness", use_tf), ("ndcg", use_ndcg), ("factual correctness", use_fc)) if used]
+            + [ASOF_METRICS[name] for name in use_asof]
         )
         job = jobs.start(label, dataset_id, _build_work(settings, dataset_id, store_reads.store()))
         st.session_state["eval_job_id"] = job.id

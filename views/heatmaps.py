@@ -57,6 +57,38 @@ def _snippet(text: object, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _asof_heatmap(dataset_id: int, run: str, rows: list[int], top_k: int, width, names) -> None:
+    """The as-of year of each question against the publication year of its top-k documents."""
+    from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
+    from tempo_eval_app import asof_scores
+
+    frame = store_reads.dataset_frame(dataset_id)
+    if "context_dates" not in frame.columns or "reference_date" not in frame.columns:
+        st.info("This needs the as-of date of each row (reference_date) and the publication dates of its "
+                "documents (context_dates).")
+        return
+    ages = asof_scores.document_ages(dataset_id, top_k)
+    ages = ages[ages["row"].isin(rows)]
+    items = [((int(r.row), int(r.rank)), [] if pd.isna(r.as_of_year) else [int(r.as_of_year)],
+              [] if pd.isna(r.year) else [int(r.year)]) for r in ages.itertuples()]
+    data = year_heatmap(items, width=width)
+    figure = heatmap_figure(data, row_title="as-of year", col_title="publication year", colorscale="Greens",
+                            title=f"As-of year × publication year of the top {top_k} documents · {run}")
+    event = st.plotly_chart(figure, key="heat_asof_chart", on_select="rerun", selection_mode="points", width="stretch")
+    st.caption(f"{data.n_items} (question, document) pairs with both dates; {data.n_without_years} without. "
+               "Cells right of the diagonal hold documents published in a later year than the question.")
+    downloads.download_figure(figure, "heatmap_asof_publication", key="heat_asof_fig")
+    cell = _cell_picker(data, "heat_asof_cell", event)
+    if cell is not None:
+        keys = set(data.keys_for(*cell))
+        picked = ages[[(int(r), int(k)) in keys for r, k in zip(ages["row"], ages["rank"], strict=True)]]
+        table = picked[["query_id", "run", "rank", "doc", "as_of", "date", "age", "future"]]
+        if not names:
+            table = table.drop(columns=["run"])
+        st.dataframe(table, hide_index=True, width="stretch", key="heat_asof_rows")
+        downloads.download_results(table, "heatmap_asof_cell_rows", key="heat_asof_dl")
+
+
 with errors.page_guard("heatmaps"):
     from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
 
@@ -85,7 +117,10 @@ with errors.page_guard("heatmaps"):
     answer_years = focus_scores.years_of_column(dataset_id, "answer")
     ids = frame["query_id"].astype(str).tolist()
 
-    tab_docs, tab_answers = st.tabs(["Query × retrieved documents", "Answer × contexts"])
+    tab_docs, tab_answers, tab_asof = st.tabs(
+        ["Query × retrieved documents", "Answer × contexts", "As-of × publication years"])
+    with tab_asof:
+        _asof_heatmap(dataset_id, run, rows, top_k, width, names)
     with tab_docs:
         if "query" not in frame.columns or "contexts" not in frame.columns:
             st.info("This needs query texts and document texts (contexts, or a corpus with the runs).")

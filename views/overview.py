@@ -1,7 +1,9 @@
 """Overview: the active dataset's focus-time metrics, computed without any model.
 
 Temporal Faithfulness (focus-time mode) per row and its mean; Temporal NDCG@k in focus-time mode
-(query years against context years) and in gold mode (retrieved_ids against gold_ids).
+(query years against context years) and in gold mode (retrieved_ids against gold_ids). A dataset
+with publication dates or outdated answers also gets the as-of metrics per row and per system,
+and the age distribution of its top-k documents per system.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval_app import (
+    asof_scores,
     downloads,
     errors,
     focus_scores,
@@ -37,6 +40,55 @@ def _row_label(frame: pd.DataFrame, position: int) -> str:
     if isinstance(query, str) and query:
         parts.append(query[:90])
     return " · ".join(parts)
+
+ASOF_LABELS = {
+    "future_leak": "Future leak@{k}",
+    "stale_evidence": "Stale evidence@{k}",
+    "median_evidence_age": "Median evidence age@{k} (days)",
+    "recency_ndcg": "Recency NDCG@{k}",
+    "answer_currency": "Answer currency",
+}
+
+
+def _asof_section(dataset_id: int, k: int) -> None:
+    """As-of metrics per row (publication dates against the as-of date) and the age distribution."""
+    from tempo_eval.metrics.answer_currency import label_from_reason
+    from tempo_eval.viz.evidence_age import age_histogram
+
+    st.subheader("As-of: when the evidence was published")
+    a1, a2, _ = st.columns(3)
+    max_age = a1.number_input("Stale after (days, max_age)", 0, 36500, 365, key="overview_max_age")
+    half_life = a2.number_input("Recency half-life (days)", 1, 36500, 365, key="overview_half_life")
+    scores = asof_scores.asof_scores(dataset_id, k, max_age, half_life)
+    groups = sorted({str(s) for s in scores["run"].dropna()}) or [None]
+    summary = []
+    for system in groups:
+        part = scores if system is None else scores[scores["run"].astype(str) == system]
+        record: dict[str, object] = {"system": system or "(all rows)", "rows": len(part)}
+        for name, label in ASOF_LABELS.items():
+            measurable = part[name].dropna()
+            record[label.format(k=k)] = float(measurable.mean()) if len(measurable) else float("nan")
+        labels = [label_from_reason(r) for r in part["answer_currency reason"]]
+        record["current / outdated / other"] = " / ".join(str(labels.count(x)) for x in ("current", "outdated", "other"))
+        summary.append(record)
+    st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch", key="overview_asof_systems",
+                 column_config={label.format(k=k): st.column_config.NumberColumn(format="%.3f")
+                                for label in ASOF_LABELS.values()})
+    table = scores.copy()
+    if table["run"].isna().all():
+        table = table.drop(columns=["run"])
+    st.dataframe(table, hide_index=True, width="stretch", key="overview_asof_table",
+                 column_config={name: st.column_config.NumberColumn(ASOF_LABELS[name].format(k=k), format="%.3f")
+                                for name in ASOF_LABELS})
+    downloads.download_results(table, f"asof_{dataset_id}", key="overview_asof_dl")
+    ages = asof_scores.document_ages(dataset_id, k)
+    if len(ages):
+        by_run = {str(name): part["age"].to_numpy() for name, part in ages.groupby(ages["run"].fillna("(all rows)"))}
+        st.plotly_chart(age_histogram(by_run, title=f"Age of the top {k} documents at the as-of date"),
+                        key="overview_age_chart", width="stretch")
+        st.caption(f"{int(ages['age'].notna().sum())} of {len(ages)} top-{k} documents have both dates; "
+                   f"{int(ages['future'].sum())} were published after their question's as-of date.")
+
 
 with errors.page_guard("overview"):
     dataset_id = selection.require_dataset_id()
@@ -104,6 +156,8 @@ with errors.page_guard("overview"):
         key="overview_table",
     )
     downloads.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")
+    if asof_scores.has_asof_columns(frame):
+        _asof_section(dataset_id, int(k))
 
     if "answer" in frame.columns and len(frame):
         st.subheader("Answer years against context years")

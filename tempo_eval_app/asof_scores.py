@@ -1,0 +1,73 @@
+"""As-of scores of a dataset (no model, computed on the fly, cached): per row future leak, stale
+evidence, median evidence age, Recency NDCG and answer currency, and the age of every top-k
+document (the Overview's table and age distribution, the Heatmaps' as-of × publication years)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from tempo_eval_app.focus_scores import _measure_or_nan
+from tempo_eval_app.store_reads import _dataset_frame, db_path
+
+#: the score columns, each a metric's name (its reason goes in "<name> reason")
+ASOF_COLUMNS = ("future_leak", "stale_evidence", "median_evidence_age", "recency_ndcg", "answer_currency")
+
+
+def has_asof_columns(frame: pd.DataFrame) -> bool:
+    """Whether the dataset has anything for the as-of metrics: publication dates or outdated answers."""
+    return "context_dates" in frame.columns or "outdated_references" in frame.columns
+
+
+@st.cache_data(show_spinner="Computing as-of metrics…", max_entries=16)
+def _asof_scores(db: str, dataset_id: int, k: int, max_age: float, half_life: float) -> pd.DataFrame:
+    from tempo_eval.metrics.answer_currency import AnswerCurrency
+    from tempo_eval.metrics.evidence_age import (
+        FutureLeak,
+        MedianEvidenceAge,
+        RecencyNDCG,
+        StaleEvidence,
+    )
+
+    frame = _dataset_frame(db, dataset_id)
+    metrics = {
+        "future_leak": FutureLeak(k=k),
+        "stale_evidence": StaleEvidence(k=k, max_age=max_age),
+        "median_evidence_age": MedianEvidenceAge(k=k),
+        "recency_ndcg": RecencyNDCG(k=k, half_life=half_life),
+        "answer_currency": AnswerCurrency(),
+    }
+    records = []
+    for row in frame.to_dict(orient="records"):
+        record: dict[str, Any] = {"query_id": row.get("query_id"), "run": row.get("run")}
+        for column, metric in metrics.items():
+            needs = metric.required_columns(row.keys())
+            if any(name not in row for name in needs):
+                record[column], record[f"{column} reason"] = math.nan, f"no {', '.join(needs)} column"
+                continue
+            record[column], record[f"{column} reason"] = _measure_or_nan(metric, row)
+        records.append(record)
+    columns = ["query_id", "run", *[c for name in ASOF_COLUMNS for c in (name, f"{name} reason")]]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def asof_scores(dataset_id: int, k: int, max_age: float, half_life: float) -> pd.DataFrame:
+    """Per row: the as-of metrics and their reasons (NaN where not measurable, the reason says why)."""
+    return _asof_scores(db_path(), int(dataset_id), int(k), float(max_age), float(half_life))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _document_ages(db: str, dataset_id: int, k: int) -> pd.DataFrame:
+    from tempo_eval.metrics.evidence_age import evidence_table
+
+    frame = _dataset_frame(db, dataset_id)
+    return evidence_table(frame, k)
+
+
+def document_ages(dataset_id: int, k: int) -> pd.DataFrame:
+    """One line per top-k document of every row: row, query_id, run, rank, doc, date, as_of, age
+    (days; NaN when either date is unknown), as_of_year, year."""
+    return _document_ages(db_path(), int(dataset_id), int(k))
