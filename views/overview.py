@@ -79,7 +79,10 @@ def _asof_section(dataset_id: int, k: int) -> None:
         table = table.drop(columns=["run"])
     st.dataframe(table, hide_index=True, width="stretch", key="overview_asof_table",
                  column_config={name: st.column_config.NumberColumn(ASOF_LABELS[name].format(k=k), format="%.3f")
-                                for name in ASOF_LABELS})
+                                for name in ASOF_LABELS},
+                 # the scores right after the ids, their reasons after them
+                 column_order=[c for c in ("query_id", "run", *ASOF_LABELS, *(f"{n} reason" for n in ASOF_LABELS))
+                               if c in table.columns])
     downloads.download_results(table, f"asof_{dataset_id}", key="overview_asof_dl")
     ages = asof_scores.document_ages(dataset_id, k)
     if len(ages):
