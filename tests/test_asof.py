@@ -23,6 +23,7 @@ from tempo_eval.metrics.evidence_age import (
     RecencyNDCG,
     StaleEvidence,
 )
+from tempo_eval.verify.base import Verdict
 
 
 def day(text: str) -> float:
@@ -325,3 +326,21 @@ def test_run_scores_equal_the_row_metrics_query_by_query():
     dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
     idcg = 2.0 + 2 ** -0.7 / math.log2(3) + 2 ** -0.9 / 2     # the undated rel-2 document first
     np.testing.assert_allclose(scores["recency_ndcg"], [dcg / idcg, math.nan])
+
+
+def test_answer_currency_with_a_verifier_matches_what_it_says_supported():
+    from tests.support.verifiers import TableVerifier
+
+    verifier = TableVerifier({"Elon Musk": Verdict.SUPPORTED})
+    result = AnswerCurrency(verifier=verifier).measure(
+        answer="Twitter's boss is the Tesla founder.", reference="Linda Yaccarino", outdated_references=["Elon Musk"])
+    assert (result.details["label"], result.score) == ("outdated", 0.0)
+    assert [v["verdict"] for v in result.details["verdicts"]] == ["NEUTRAL", "SUPPORTED"]
+
+
+def test_answer_currency_is_nan_when_the_verifier_fails():
+    from tests.support.verifiers import TableVerifier
+
+    verifier = TableVerifier({"Linda Yaccarino": Verdict.ERROR})
+    result = AnswerCurrency(verifier=verifier).measure(answer="x", reference="Linda Yaccarino")
+    assert math.isnan(result.score) and result.reason_code == "verifier_error"

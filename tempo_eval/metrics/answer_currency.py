@@ -9,6 +9,11 @@ reference occurs in the normalised answer on word boundaries (`tempo_eval.metric
             other     else
     score = 1.0 for current, 0.0 otherwise
 
+With a verifier (`AnswerCurrency(verifier=...)`: lexical, NLI or the LLM judge) a reference
+matches instead when the verifier says SUPPORTED for the reference as a claim and the answer as
+its premise; every reference is verified (current and outdated, in one call); a verifier failure
+on any of them is NaN (`judge_error` for the judge, `verifier_error` otherwise).
+
 No current reference -> NaN `no_reference`. The label is the result's `details["label"]` and
 leads its reason (exports show it); the run's summary gives the three counts and the
 outdated-answer rate: the share of `outdated` among the rows that have outdated references
@@ -22,6 +27,7 @@ from typing import Any
 
 from tempo_eval.metrics import asof
 from tempo_eval.metrics.base import Metric, MetricResult, not_measurable, require_text
+from tempo_eval.verify.base import Verdict, failure_reason_code
 
 
 def _references(value: Any, name: str) -> list[str]:
@@ -55,6 +61,9 @@ class AnswerCurrency(Metric):
     name = "answer_currency"
     input_names = ("answer", "reference", "outdated_references")
 
+    def __init__(self, *, verifier: Any = None) -> None:
+        self.verifier = verifier
+
     def required_columns(self, columns: Collection[str]) -> list[str]:
         """The answer; a row without a reference is NaN `no_reference`."""
         return ["answer"]
@@ -76,7 +85,20 @@ class AnswerCurrency(Metric):
                 "The row has no current reference answer, so the answer's currency cannot be judged.",
                 **details,
             )
-        label, matched = asof.currency_label(answer, current, outdated)
+        if self.verifier is None:
+            label, matched = asof.currency_label(answer, current, outdated)
+        else:
+            verdicts = await self.verifier.averify([*current, *outdated], [answer])
+            details["verdicts"] = [verdict.to_record() for verdict in verdicts]
+            failed = [verdict for verdict in verdicts if verdict.verdict == Verdict.ERROR]
+            if failed:
+                details["label"] = None
+                return not_measurable(
+                    self.name, failure_reason_code(self.verifier),
+                    f"The verifier failed on {len(failed)} reference(s): {failed[0].error}.", **details,
+                )
+            supported = [verdict.verdict == Verdict.SUPPORTED for verdict in verdicts]
+            label, matched = asof.label_from_matches(current, outdated, supported)
         details.update(label=label, matched=matched)
         reason = {
             asof.CURRENT: f"current: the answer gives the current answer {matched!r}.",

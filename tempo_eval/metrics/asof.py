@@ -255,6 +255,22 @@ def currency_label(
     return OTHER, None
 
 
+def label_from_matches(
+    current: Sequence[str], outdated: Sequence[str], matches: Sequence[bool]
+) -> tuple[str, str | None]:
+    """`currency_label` given whether each reference matched (`matches`: current references
+    first, then outdated ones), as a verifier decides them."""
+    if len(matches) != len(current) + len(outdated):
+        raise ValueError(f"{len(matches)} matches for {len(current) + len(outdated)} references")
+    for reference, matched in zip(current, matches, strict=False):
+        if matched:
+            return CURRENT, reference
+    for reference, matched in zip(outdated, matches[len(current):], strict=True):
+        if matched:
+            return OUTDATED, reference
+    return OTHER, None
+
+
 def currency_counts(labels: Sequence[str | None], has_outdated: Sequence[bool]) -> dict[str, Any]:
     """The summary of a run: how many rows are current / outdated / other, and the
     outdated-answer rate (`outdated_answer_rate`) with its numerator and denominator."""
