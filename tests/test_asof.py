@@ -344,3 +344,36 @@ def test_answer_currency_is_nan_when_the_verifier_fails():
     verifier = TableVerifier({"Linda Yaccarino": Verdict.ERROR})
     result = AnswerCurrency(verifier=verifier).measure(answer="x", reference="Linda Yaccarino")
     assert math.isnan(result.score) and result.reason_code == "verifier_error"
+
+
+def test_run_columns_give_the_row_metrics_values(tmp_path):
+    import pyarrow as pa
+
+    from tempo_eval.metrics.asof_columns import run_asof_scores
+
+    (tmp_path / "docs.tsv").write_text("a\t2023-01-03\nb\t2023-01-11\nc\t\nd\t2023\ne\t2022-01-10\nf\t2022-06-01\n")
+    (tmp_path / "queries.tsv").write_text("q1\t2023-01-10\nq2\t2023-01-10\nq3\t2023-01-10\n")
+    docs, queries = read_id_dates(tmp_path / "docs.tsv"), read_id_dates(tmp_path / "queries.tsv", kind="query")
+    codes = np.array([0, 0, 0, 0, 1, 1])
+    docids = pa.array(["a", "b", "c", "d", "e", "a"])
+    qrels = (np.array([0, 0, 1, 0, 1]), pa.array(["a", "c", "e", "f", "x"]), np.array([1, 2, 1, 1, 0]))
+    scores = run_asof_scores(codes, docids, np.array([0, 1, 2]), ["q1", "q2", "q3"], 3, doc_dates=docs,
+                             query_dates=queries, qrels=qrels, max_age=8, half_life=10)
+    rows = [
+        {"retrieved_ids": ["a", "b", "c", "d"], "context_dates": ["2023-01-03", "2023-01-11", None, "2023"],
+         "gold_ids": {"a": 1, "c": 2, "f": 1}},
+        {"retrieved_ids": ["e", "a"], "context_dates": ["2022-01-10", "2023-01-03"], "gold_ids": {"e": 1, "x": 0}},
+    ]
+    for index, row in enumerate(rows):
+        row["reference_date"] = "2023-01-10"
+        assert scores["future_leak"][index] == pytest.approx(FutureLeak(k=3).compute(**{
+            key: row[key] for key in ("retrieved_ids", "context_dates", "reference_date")}))
+        assert scores["stale_evidence"][index] == pytest.approx(StaleEvidence(k=3, max_age=8).compute(**{
+            key: row[key] for key in ("retrieved_ids", "context_dates", "reference_date")}))
+    # Recency NDCG: f (relevant, never retrieved) takes its date from the doc-dates file
+    gains = [2 ** -0.7, 0.0, 2.0]
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+    idcg = 2.0 + 2 ** -0.7 / math.log2(3) + 2 ** (-223 / 10) / 2    # c undated; a age 7; f age 223
+    assert scores["recency_ndcg"][0] == pytest.approx(dcg / idcg)
+    assert scores["recency_ndcg"][1] == pytest.approx(2 ** (-365 / 10) / 2 ** (-365 / 10))
+    assert all(math.isnan(scores[name][2]) for name in scores)   # q3: no result in the run
