@@ -9,10 +9,11 @@ as-of date (a query-dates file) and a few graded qrels, some never retrieved.
 
 Timed, best of --repeat:
 - NDCG: `ndcg_gold_batch(run, qrels, k)`, what `compare --metric ndcg@K` computes per run;
-- as-of, given each query's top k doc ids in rank order (the ranking NDCG also needs): reading
-  the doc-dates and query-dates files, looking up the dates of the top-k and of the relevant
-  documents, and future leak, stale evidence, median age and Recency NDCG at k for every query
-  (`tempo_eval.metrics.asof.run_scores`).
+- as-of, given the run as the streaming TREC reader keeps it (each query's top k rows grouped by
+  query, best first: the ranking NDCG also needs) and the qrels as columns: reading the doc-dates
+  and query-dates files, looking up the dates of the top-k and of the relevant documents, and
+  future leak, stale evidence, median age and Recency NDCG at k for every query
+  (`tempo_eval.metrics.asof_columns.run_asof_scores`).
 Printed: both times, the ratio as-of / NDCG with and without reading the doc-dates file, and
 the peak memory each allocated (numpy via tracemalloc, pyarrow via its pool). Target: ratio <= 1.
 """
@@ -33,7 +34,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from tempo_eval.core.pubdates import read_id_dates  # noqa: E402
-from tempo_eval.metrics import asof  # noqa: E402
+from tempo_eval.metrics.asof_columns import run_asof_scores  # noqa: E402
 from tempo_eval.metrics.ndcg import ndcg_gold_batch  # noqa: E402
 
 
@@ -71,32 +72,30 @@ def make_data(n_queries: int, n_docs: int, n_corpus: int, folder: Path, seed: in
     return run, qrels
 
 
-def top_k_ids(run: dict, k: int) -> tuple[list[str], np.ndarray]:
-    """Each query's top k ids (score descending, id descending), as a (Q, k) object matrix."""
+def run_columns(run: dict, qrels: dict, k: int):
+    """The run as the streaming TREC reader keeps it: each query's top k rows, grouped by query
+    code, best first (score descending as float32, ties by id descending), and qrels columns."""
+    import pyarrow as pa
+
     qids = list(run)
-    top = np.full((len(qids), k), None, dtype=object)
-    for row, qid in enumerate(qids):
-        # trec_eval: score descending (as float32), ties by id descending
+    codes, docids = [], []
+    for code, qid in enumerate(qids):
         ranked = sorted(run[qid].items(), key=lambda item: (np.float32(item[1]), item[0]), reverse=True)[:k]
-        top[row, : len(ranked)] = [doc for doc, _ in ranked]
-    return qids, top
+        codes += [code] * len(ranked)
+        docids += [doc for doc, _ in ranked]
+    code_of = {qid: code for code, qid in enumerate(qids)}
+    q_codes = [code_of[qid] for qid, grades in qrels.items() for _ in grades]
+    q_docids = [doc for grades in qrels.values() for doc in grades]
+    q_grades = [grade for grades in qrels.values() for grade in grades.values()]
+    return (qids, np.array(codes), pa.array(docids),
+            (np.array(q_codes), pa.array(q_docids), np.array(q_grades, dtype=float)))
 
 
-def asof_scores(folder: Path, qids: list[str], top: np.ndarray, qrels: dict, k: int, doc_dates):
-    as_of = read_id_dates(folder / "query-dates.tsv", kind="query").days_of(qids)
-    published = doc_dates.days_of(top)
-    width = max(len(grades) for grades in qrels.values())
-    relevant_ids = np.full((len(qids), width), None, dtype=object)
-    ideal_relevance = np.zeros((len(qids), width))
-    relevance = np.zeros(top.shape)
-    for row, qid in enumerate(qids):
-        grades = qrels.get(qid, {})
-        relevant_ids[row, : len(grades)] = list(grades)
-        ideal_relevance[row, : len(grades)] = list(grades.values())
-        relevance[row] = [grades.get(doc, 0) for doc in top[row]]
-    ideal_published = doc_dates.days_of(relevant_ids)
-    return asof.run_scores(published, as_of, k, relevance=relevance, ideal_relevance=ideal_relevance,
-                           ideal_published=ideal_published)
+def asof_scores(folder: Path, columns, k: int, doc_dates):
+    qids, codes, docids, qrels = columns
+    query_dates = read_id_dates(folder / "query-dates.tsv", kind="query")
+    return run_asof_scores(codes, docids, np.arange(len(qids)), qids, k, doc_dates=doc_dates,
+                           query_dates=query_dates, qrels=qrels)
 
 
 def timed(function, repeat: int):
@@ -131,10 +130,10 @@ def main() -> int:
         print(f"data: {args.queries} queries x {args.docs} docs, {args.doc_dates} doc dates "
               f"({time.perf_counter() - start:.1f}s to make)")
         ndcg_time, ndcg, ndcg_peak = timed(lambda: ndcg_gold_batch(run, qrels, args.k), args.repeat)
-        qids, top = top_k_ids(run, args.k)
+        columns = run_columns(run, qrels, args.k)
         read_time, read_docs, read_peak = timed(lambda: read_id_dates(folder / "doc-dates.tsv"), args.repeat)
         scores_time, scores, scores_peak = timed(
-            lambda: asof_scores(folder, qids, top, qrels, args.k, read_docs), args.repeat)
+            lambda: asof_scores(folder, columns, args.k, read_docs), args.repeat)
         total = read_time + scores_time
     measured = int(np.count_nonzero(~np.isnan(scores["future_leak"])))
     print(f"ndcg@{args.k}: {ndcg_time:.2f}s, peak {ndcg_peak / 2**20:.0f} MiB "
