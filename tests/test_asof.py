@@ -377,3 +377,27 @@ def test_run_columns_give_the_row_metrics_values(tmp_path):
     assert scores["recency_ndcg"][0] == pytest.approx(dcg / idcg)
     assert scores["recency_ndcg"][1] == pytest.approx(2 ** (-365 / 10) / 2 ** (-365 / 10))
     assert all(math.isnan(scores[name][2]) for name in scores)   # q3: no result in the run
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (2023, "2023"),                                          # a year as a JSON number
+    (np.datetime64("2023-01-06T23:00"), "2023-01-06"),
+    (date(2023, 1, 6), "2023-01-06"),
+    ("2023-01-06 10:00", "2023-01-06"),
+    ("2023-01-06T10:00:00.123456789Z", "2023-01-06"),
+    ("  2023-01-06  ", "2023-01-06"),
+])
+def test_dates_given_as_values_or_with_odd_spacing_are_read(value, expected):
+    assert parse_date(value).label == expected
+
+
+@pytest.mark.parametrize("bad", ["0000", "0000-01-01", "2023-01-06T25:00", 20230106, True, 12, "+2023-01-06"])
+def test_hostile_dates_are_refused_with_the_place(bad):
+    with pytest.raises(DateError, match=r"row 1, column 'context_dates'"):
+        parse_date(bad, row=1, column="context_dates")
+
+
+def test_a_date_time_in_another_zone_is_taken_in_utc():
+    import pandas as pd
+
+    assert parse_date(pd.Timestamp("2023-01-06T23:30", tz="America/New_York")).label == "2023-01-07"

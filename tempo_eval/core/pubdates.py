@@ -6,7 +6,7 @@ Accepted (docs/metrics.md, "As-of evaluation"):
 - `2023/01/06`;
 - RFC 2822, as in news feeds (`Fri, 06 Jan 2023 10:00:00 +0100`, converted to UTC the same way);
 - `6 January 2023`, `January 6, 2023` (full or three-letter month names, any case);
-- `2023` and `2023-01`: intervals (the whole year / month). An interval stands for its first day
+- `2023` and `2023-01`: intervals (the whole year / month); a year may be a number (JSON `2023`). An interval stands for its first day
   wherever a date is compared or an age is taken (`PubDate.first`).
 
 A missing value (None, NaN, an empty or blank text) is unknown, never an error. Anything else
@@ -132,6 +132,8 @@ def parse_date(value: Any, *, source: str | None = None, row: int | None = None,
         return _from_datetime(value.to_pydatetime())
     if isinstance(value, np.datetime64):
         return parse_date(str(np.datetime_as_string(value, unit="s")))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 1000 <= value <= 9999:
+        return _parse_text(str(int(value)))  # a year written as a JSON number
     text = str(value).strip() if isinstance(value, str) else None
     parsed = _parse_text(text) if text is not None else None
     if parsed is None:
