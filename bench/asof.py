@@ -10,8 +10,9 @@ as-of date (a query-dates file) and a few graded qrels, some never retrieved.
 Timed, best of --repeat:
 - NDCG: `ndcg_gold_batch(run, qrels, k)`, what `compare --metric ndcg@K` computes per run;
 - as-of, given the run as the streaming TREC reader keeps it (each query's top k rows grouped by
-  query, best first: the ranking NDCG also needs) and the qrels as columns: reading the doc-dates
-  and query-dates files, looking up the dates of the top-k and of the relevant documents, and
+  query, best first: the ranking NDCG also needs) and the qrels as columns: streaming the
+  doc-dates file (keeping the lines of the top-k and judged documents), reading the query-dates
+  file, looking up the dates of the top-k and of the relevant documents, and
   future leak, stale evidence, median age and Recency NDCG at k for every query
   (`tempo_eval.metrics.asof_columns.run_asof_scores`).
 Printed: both times, the ratio as-of / NDCG with and without reading the doc-dates file, and
@@ -34,7 +35,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from tempo_eval.core.pubdates import read_id_dates  # noqa: E402
-from tempo_eval.metrics.asof_columns import run_asof_scores  # noqa: E402
+from tempo_eval.metrics.asof_columns import run_asof_scores, top_docids  # noqa: E402
 from tempo_eval.metrics.ndcg import ndcg_gold_batch  # noqa: E402
 
 
@@ -91,6 +92,15 @@ def run_columns(run: dict, qrels: dict, k: int):
             (np.array(q_codes), pa.array(q_docids), np.array(q_grades, dtype=float)))
 
 
+def read_doc_dates(folder: Path, columns, k: int):
+    """The doc-dates file, streamed, keeping the lines of the top-k and the judged documents."""
+    import pyarrow as pa
+
+    qids, codes, docids, qrels = columns
+    wanted = pa.concat_arrays([top_docids(codes, docids, np.arange(len(qids)), k), qrels[1]])
+    return read_id_dates(folder / "doc-dates.tsv", wanted=wanted)
+
+
 def asof_scores(folder: Path, columns, k: int, doc_dates):
     qids, codes, docids, qrels = columns
     query_dates = read_id_dates(folder / "query-dates.tsv", kind="query")
@@ -131,7 +141,7 @@ def main() -> int:
               f"({time.perf_counter() - start:.1f}s to make)")
         ndcg_time, ndcg, ndcg_peak = timed(lambda: ndcg_gold_batch(run, qrels, args.k), args.repeat)
         columns = run_columns(run, qrels, args.k)
-        read_time, read_docs, read_peak = timed(lambda: read_id_dates(folder / "doc-dates.tsv"), args.repeat)
+        read_time, read_docs, read_peak = timed(lambda: read_doc_dates(folder, columns, args.k), args.repeat)
         scores_time, scores, scores_peak = timed(
             lambda: asof_scores(folder, columns, args.k, read_docs), args.repeat)
         total = read_time + scores_time

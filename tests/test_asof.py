@@ -401,3 +401,15 @@ def test_a_date_time_in_another_zone_is_taken_in_utc():
     import pandas as pd
 
     assert parse_date(pd.Timestamp("2023-01-06T23:30", tz="America/New_York")).label == "2023-01-07"
+
+
+def test_an_id_dates_file_read_for_wanted_ids_keeps_only_them_and_names_lines(tmp_path):
+    path = tmp_path / "doc-dates.tsv"
+    path.write_text("a\t2023-01-06\n\nb\tnot a date\nc\t2022\na\t2021\nd\t2020\n")
+    dates = read_id_dates(path, wanted=np.array([["c", "d"], ["zz", None]], dtype=object))
+    assert dates.ids.to_pylist() == ["c", "d"]
+    np.testing.assert_array_equal(dates.days_of(["d", "c", "a"]), [day("2020-01-01"), day("2022-01-01"), math.nan])
+    with pytest.raises(DateError, match=r"line 3.*'not a date'"):
+        read_id_dates(path, wanted=["b"]).days_of(["b"])
+    with pytest.raises(DateError, match=r"'a' is given twice \(lines 1 and 5\)"):
+        read_id_dates(path, wanted=["a"]).days_of(["a"])

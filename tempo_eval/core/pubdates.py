@@ -252,6 +252,8 @@ class IdDates:
     kind: str
     ids: Any  # pyarrow string array
     dates: Any  # pyarrow string array, "" where blank
+    #: each entry's row in the file (non-empty lines counted from 0), when only some were kept
+    rows: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -275,10 +277,10 @@ class IdDates:
         counts = np.bincount(which, minlength=len(unique))
         if counts.size and counts.max() > 1:
             twice = int(np.argmax(counts > 1))
-            lines = _line_numbers(self.source)[matched[which == twice]]
+            lines = _line_numbers(self.source)[self._file_rows(matched[which == twice])]
             raise DateError(f"{self.source}: {self.kind} id {unique[twice].as_py()!r} is given twice "
                             f"(lines {lines[0]} and {lines[1]})")
-        parsed = _parse_rows(self.dates.take(pa.array(matched)), self.source, matched)
+        parsed = _parse_rows(self.dates.take(pa.array(matched)), self.source, self._file_rows(matched))
         unique_days = np.full(len(unique), np.nan)
         unique_days[which] = parsed
         position = pc.index_in(array, value_set=unique).to_numpy(zero_copy_only=False).astype(np.float64)
@@ -288,6 +290,10 @@ class IdDates:
         return days.reshape(shape) if shape is not None else days
 
 
+    def _file_rows(self, entries: np.ndarray) -> np.ndarray:
+        return entries if self.rows is None else self.rows[entries]
+
+
 def _parse_rows(dates: Any, source: str, rows: np.ndarray) -> np.ndarray:
     try:
         return parse_day_column(dates, source=source, column="date")
@@ -295,11 +301,12 @@ def _parse_rows(dates: Any, source: str, rows: np.ndarray) -> np.ndarray:
         return parse_day_column(dates, source=source, column="date", lines=_line_numbers(source)[rows])
 
 
-def read_id_dates(path: Any, *, kind: str = "doc") -> IdDates:
+def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None) -> IdDates:
     """A file of `id<TAB>date` lines (a doc-dates or query-dates file), read by pyarrow's CSV
-    reader in parallel; empty lines are skipped. A line without exactly one tab or with an empty
-    id raises DateError naming the file and the line; dates are read when looked up
-    (`IdDates.days_of`)."""
+    reader; empty lines are skipped. With `wanted` (ids: a list, numpy or pyarrow array) the file
+    is streamed in blocks and only the lines of those ids are kept, so a corpus-sized file costs
+    one pass and little memory. A line without exactly one tab or with an empty id raises
+    DateError naming the file and the line; dates are read when looked up (`IdDates.days_of`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv
@@ -311,15 +318,34 @@ def read_id_dates(path: Any, *, kind: str = "doc") -> IdDates:
         bad.append(row)
         return "skip"
 
+    options = {
+        "read_options": csv.ReadOptions(column_names=["id", "date"], block_size=1 << 22),
+        "parse_options": csv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
+                                          ignore_empty_lines=True, invalid_row_handler=invalid),
+        "convert_options": csv.ConvertOptions(column_types={"id": pa.string(), "date": pa.string()},
+                                              strings_can_be_null=False, quoted_strings_can_be_null=False),
+    }
+    keep = None if wanted is None else _unique_ids(wanted)
+    id_parts, date_parts, row_parts = [], [], []
     try:
-        table = csv.read_csv(
-            path,
-            read_options=csv.ReadOptions(column_names=["id", "date"]),
-            parse_options=csv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
-                                           ignore_empty_lines=True, invalid_row_handler=invalid),
-            convert_options=csv.ConvertOptions(column_types={"id": pa.string(), "date": pa.string()},
-                                               strings_can_be_null=False, quoted_strings_can_be_null=False),
-        )
+        reader = csv.open_csv(path, **options)
+        offset = 0
+        for batch in reader:
+            ids = pc.utf8_trim_whitespace(batch.column(0))
+            empty = np.flatnonzero(pc.equal(pc.utf8_length(ids), 0).to_numpy(zero_copy_only=False))
+            if empty.size:
+                line = _line_numbers(path)[offset + int(empty[0])]
+                raise DateError(f"{source}, line {line}: the {kind} id is empty")
+            if keep is not None:
+                chosen = np.flatnonzero(pc.is_in(ids, value_set=keep).to_numpy(zero_copy_only=False))
+                index = pa.array(chosen, type=pa.int64())
+                id_parts.append(ids.take(index))
+                date_parts.append(batch.column(1).take(index))
+                row_parts.append(chosen + offset)
+            else:
+                id_parts.append(ids)
+                date_parts.append(batch.column(1))
+            offset += batch.num_rows
     except FileNotFoundError:
         raise DateError(f"{source}: no such {kind}-dates file") from None
     except (OSError, pa.ArrowInvalid) as error:
@@ -328,12 +354,21 @@ def read_id_dates(path: Any, *, kind: str = "doc") -> IdDates:
         raise DateError(
             f"{source}{_line_text(path, bad[0].text)}: expected '{kind}_id<TAB>date', got {bad[0].text!r}"
         )
-    ids = pc.utf8_trim_whitespace(table.column("id").combine_chunks())
-    empty = np.flatnonzero(pc.equal(pc.utf8_length(ids), 0).to_numpy(zero_copy_only=False))
-    if empty.size:
-        line = _line_numbers(path)[int(empty[0])]
-        raise DateError(f"{source}, line {line}: the {kind} id is empty")
-    return IdDates(source, kind, ids, table.column("date").combine_chunks())
+    ids = pa.concat_arrays(id_parts) if id_parts else pa.array([], pa.string())
+    dates = pa.concat_arrays(date_parts) if date_parts else pa.array([], pa.string())
+    rows = np.concatenate(row_parts) if row_parts else (None if keep is None else np.zeros(0, np.int64))
+    return IdDates(source, kind, ids, dates, rows)
+
+
+def _unique_ids(wanted: Any) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(wanted, np.ndarray):
+        wanted = wanted.ravel().tolist()
+    array = wanted if isinstance(wanted, (pa.Array, pa.ChunkedArray)) else pa.array(
+        [None if v is None else str(v) for v in wanted], type=pa.string())
+    return pc.unique(array).drop_null()
 
 
 def _line_numbers(path: Any) -> np.ndarray:

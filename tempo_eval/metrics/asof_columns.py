@@ -54,6 +54,13 @@ def _take(docids: Any, index: np.ndarray) -> Any:
     return docids.take(pa.array(index, type=pa.int64())) if len(index) else pa.array([], pa.string())
 
 
+def top_docids(codes: np.ndarray, docids: Any, queries: np.ndarray, k: int) -> Any:
+    """The document ids at ranks 1..k of the queries in `queries`: what a doc-dates file must
+    be read for (`read_id_dates(path, wanted=...)`, with the qrels' document ids)."""
+    index, _, _ = top_rows(codes, queries, k)
+    return _take(docids, index)
+
+
 def run_asof_scores(
     codes: np.ndarray,
     docids: Any,
