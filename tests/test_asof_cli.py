@@ -95,3 +95,59 @@ def test_the_fixture_is_what_its_builder_writes(tmp_path, monkeypatch):
     for name in ("news_asof.jsonl", "run_live.trec", "run_snapshot.trec", "qrels.txt", "doc-dates.tsv",
                  "query-dates.tsv"):
         assert (tmp_path / name).read_text() == (FIXTURE / name).read_text(), name
+
+
+def _read_trec_columns():
+    """The fixture's two runs as the streaming reader holds them (rows grouped by query code, best
+    first) and its qrels as columns; parsed here by hand."""
+    import numpy as np
+    import pyarrow as pa
+
+    query_ids: list[str] = []
+    code_of: dict[str, int] = {}
+
+    def code(qid: str) -> int:
+        if qid not in code_of:
+            code_of[qid] = len(query_ids)
+            query_ids.append(qid)
+        return code_of[qid]
+
+    runs = {}
+    for name in ("live", "snapshot"):
+        lines = [line.split() for line in (FIXTURE / f"run_{name}.trec").read_text().splitlines()]
+        rows = sorted(((code(q), -float(score), doc) for q, _, doc, _, score, _ in lines))
+        runs[name] = (np.array([r[0] for r in rows]), pa.array([r[2] for r in rows]))
+    qrels = [line.split() for line in (FIXTURE / "qrels.txt").read_text().splitlines()]
+    columns = (np.array([code(q) for q, *_ in qrels]), pa.array([d for _, _, d, _ in qrels]),
+               np.array([float(g) for *_, g in qrels]))
+    return runs, query_ids, columns
+
+
+def test_run_files_give_the_dataset_rows_values(rows):
+    from tempo_eval.metrics.asof_columns import asof_per_query, parse_run_metric
+    from tempo_eval.metrics.evidence_age import FutureLeak, MedianEvidenceAge, StaleEvidence
+
+    runs, query_ids, qrels = _read_trec_columns()
+    names = ["future_leak@5", "stale_evidence@5", "median_age@5", "recency_ndcg@5"]
+    per_query = asof_per_query(runs, query_ids, qrels, {m: parse_run_metric(m) for m in names},
+                               doc_dates=FIXTURE / "doc-dates.tsv", query_dates=FIXTURE / "query-dates.tsv",
+                               max_age=30, half_life=90)
+    checks = {"future_leak@5": FutureLeak(k=5), "stale_evidence@5": StaleEvidence(k=5, max_age=30),
+              "median_age@5": MedianEvidenceAge(k=5)}
+    for row in rows:
+        inputs = {"retrieved_ids": row["retrieved_ids"], "context_dates": row["published"],
+                  "reference_date": row["question_date"]}
+        for metric, check in checks.items():
+            assert per_query[row["run"]][metric][row["query_id"]] == pytest.approx(check.compute(**inputs)), metric
+    ndcg = per_query["live"]["recency_ndcg@5"]
+    assert len(ndcg) == 26 and all(0 < value <= 1 for value in ndcg.values())
+    assert sum(per_query["live"]["recency_ndcg@5"].values()) > sum(per_query["snapshot"]["recency_ndcg@5"].values())
+
+
+def test_run_metric_names():
+    from tempo_eval.metrics.asof_columns import parse_run_metric
+
+    assert parse_run_metric("Future_Leak@10") == ("future_leak", 10)
+    assert parse_run_metric("ndcg@10") is None
+    with pytest.raises(ValueError, match="median_age@K with a positive K"):
+        parse_run_metric("median_age@0")

@@ -107,3 +107,73 @@ def _grades_of_cells(codes: np.ndarray, docids: Any, q_codes: np.ndarray, q_doci
     grade = np.zeros(len(codes))
     grade[joined.column("cell").to_numpy()] = joined.column("grade").to_numpy()
     return grade
+
+
+#: the as-of metrics of run files, by the name before "@K" (`compare --metric future_leak@10`)
+RUN_METRICS = ("future_leak", "stale_evidence", "median_age", "recency_ndcg")
+
+
+def parse_run_metric(name: str) -> tuple[str, int] | None:
+    """("future_leak", 10) for "future_leak@10" (any case); None for a name that is no as-of
+    metric (ndcg@K is read elsewhere); ValueError for an as-of name without a positive cutoff."""
+    head, _, cutoff = name.strip().lower().partition("@")
+    if head not in RUN_METRICS:
+        return None
+    if not cutoff.isdigit() or int(cutoff) < 1:
+        raise ValueError(f"{name!r}: expected {head}@K with a positive K, e.g. {head}@10")
+    return head, int(cutoff)
+
+
+def asof_per_query(
+    runs: dict[str, tuple[np.ndarray, Any]],
+    query_ids: list[str],
+    qrels: tuple[np.ndarray, Any, np.ndarray],
+    metrics: dict[str, tuple[str, int]],
+    *,
+    doc_dates: Any,
+    query_dates: Any,
+    missing: str = "zero",
+    max_age: float = asof.DEFAULT_MAX_AGE,
+    half_life: float = asof.DEFAULT_HALF_LIFE,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """per_query[run][metric][query id] for the as-of metrics of run files.
+
+    `runs`: name -> (codes, docids), each run's rows grouped by query code, best first;
+    `query_ids[code]` is each code's id; `qrels` are columns (codes, docids, grades); `metrics`:
+    name -> (kind, k) (`parse_run_metric`). `doc_dates` / `query_dates` are `id<TAB>date` files
+    (paths; the doc-dates file is streamed once, keeping the documents the runs rank in their top
+    k and the judged ones). Future leak, stale evidence and median age cover every query any run
+    has results for, judged or not; Recency NDCG the judged queries (a relevant document), and a
+    judged query a run has no results for is 0 for it with `missing="zero"`, as ndcg@K (NaN with
+    "drop"). NaN where not measurable: no as-of date, no dated top-k document, no relevant one.
+    """
+    import pyarrow as pa
+
+    from tempo_eval.core.pubdates import read_id_dates
+
+    widest = max((k for _, k in metrics.values()), default=1)
+    all_codes = np.unique(np.concatenate([np.asarray(codes) for codes, _ in runs.values()])) if runs else np.zeros(0, np.int64)
+    q_codes, q_docids, q_grades = np.asarray(qrels[0]), qrels[1], np.asarray(qrels[2], dtype=np.float64)
+    judged = np.unique(q_codes[q_grades > 0])
+    wanted = [top_docids(codes, docids, all_codes, widest) for codes, docids in runs.values()]
+    docs = read_id_dates(doc_dates, wanted=pa.concat_arrays([*wanted, pa.array(q_docids, pa.string())]))
+    queries = read_id_dates(query_dates, kind="query", wanted=[query_ids[c] for c in all_codes])
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, (codes, docids) in runs.items():
+        out[name] = {}
+        present = np.isin(judged, np.asarray(codes))
+        for metric, (kind, k) in metrics.items():
+            targets = judged if kind == "recency_ndcg" else all_codes
+            ids = [query_ids[c] for c in targets]
+            scores = run_asof_scores(
+                codes, docids, targets, ids, k, doc_dates=docs, query_dates=queries,
+                qrels=(q_codes, q_docids, q_grades) if kind == "recency_ndcg" else None,
+                max_age=max_age, half_life=half_life,
+            )
+            values = scores[kind]
+            if kind == "recency_ndcg":
+                as_of = queries.days_of(ids)
+                fill = 0.0 if missing == "zero" else np.nan
+                values = np.where(~present & ~np.isnan(as_of), fill, values)
+            out[name][metric] = dict(zip(ids, values.tolist(), strict=True))
+    return out
