@@ -66,7 +66,7 @@ class _Evidence:
             self.docs = list(range(count))
             dates = dates or [None] * count
         self.dates: list[PubDate | None] = [
-            parse_date(value, column="context_dates", row=None) if not isinstance(value, PubDate) else value
+            parse_date(value, column="context_dates") if not isinstance(value, PubDate) else value
             for value in dates
         ]
         as_of = parse_date(reference_date, column="reference_date")
@@ -99,7 +99,6 @@ class _AsOfMetric(Metric):
     input_names: ClassVar[tuple[str, ...]] = (
         "retrieved_ids", "contexts", "context_dates", "reference_date", "k",
     )
-    label: ClassVar[str] = ""
 
     def __init__(self, k: int = 10) -> None:
         self.k = require_k(k)
@@ -125,7 +124,7 @@ class _AsOfMetric(Metric):
         k = require_k(self.k if k is None else k)
         return _Evidence(retrieved_ids, contexts, context_dates, reference_date), k
 
-    def _not_measurable(self, code: str, evidence: _Evidence, k: int, details: dict[str, Any]) -> MetricResult:
+    def _not_measurable(self, code: str, k: int, details: dict[str, Any]) -> MetricResult:
         reasons = {
             asof.NO_AS_OF: "The row has no as-of date (reference_date), so no document can be "
                            "placed before or after it.",
@@ -158,7 +157,7 @@ class FutureLeak(_AsOfMetric):
         top = evidence.top(k)
         code = _code(evidence, top)
         if code:
-            return self._not_measurable(code, evidence, k, details)
+            return self._not_measurable(code, k, details)
         score = float(asof.future_leak(top)[0])
         future = sum(r["future"] for r in details["ranks"])
         details["future"] = future
@@ -185,7 +184,7 @@ class StaleEvidence(_AsOfMetric):
         top = evidence.top(k)
         code = _code(evidence, top)
         if code:
-            return self._not_measurable(code, evidence, k, details)
+            return self._not_measurable(code, k, details)
         score = float(asof.stale_evidence(top, self.max_age)[0])
         stale = sum(r["stale"] for r in details["ranks"])
         details["stale"] = stale
@@ -207,7 +206,7 @@ class MedianEvidenceAge(_AsOfMetric):
         top = evidence.top(k)
         code = _code(evidence, top)
         if code:
-            return self._not_measurable(code, evidence, k, details)
+            return self._not_measurable(code, k, details)
         score = float(asof.median_evidence_age(top)[0])
         past = sum(1 for r in details["ranks"] if r["age"] is not None and r["age"] >= 0)
         if math.isnan(score):
@@ -260,7 +259,7 @@ class RecencyNDCG(_AsOfMetric):
         details["relevant"] = len(relevant)
         code = _code(evidence, top, relevant=len(relevant))
         if code:
-            return self._not_measurable(code, evidence, k, details)
+            return self._not_measurable(code, k, details)
         found = float(asof.dcg(gains.reshape(1, -1))[0])
         ideal = float(asof.ideal_dcg(asof.recency_gains(ideal_rel, ideal_ages, self.half_life), k)[0])
         details["dcg"], details["idcg"] = found, ideal
