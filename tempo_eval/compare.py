@@ -26,9 +26,11 @@ How the numbers are made (per metric):
   p = (count + 1) / (n_permutations + 1).
 - Holm-Bonferroni correction over the run pairs of a metric: with m p-values sorted ascending,
   p_adj(i) = max_{j <= i} min(1, (m - j + 1) p(j)). `correction="none"` keeps the raw p-values.
-- Run A significantly beats run B when p_adj <= alpha and mean(A) > mean(B); the table marks A's
+- Run A significantly beats run B when p_adj <= alpha and mean(A) > mean(B) (< for a
+  lower-is-better metric; never for one without a direction, median age); the table marks A's
   score with B's letter, as ranx does.
-- Win / tie / loss of A against B: queries where A's score is greater / equal / smaller.
+- Win / tie / loss of A against B: queries where A's score is greater / equal / smaller (smaller /
+  equal / greater for a lower-is-better metric: future leak, stale evidence; `direction`).
 """
 
 from __future__ import annotations
@@ -257,18 +259,27 @@ class ComparisonReport:
         raise KeyError(f"no comparison of {run_a!r} and {run_b!r} on {metric!r}")
 
     def beats(self, run: str, metric: str) -> list[str]:
-        """Runs that `run` beats significantly on `metric` (p_adj <= alpha and a higher mean)."""
+        """Runs that `run` beats significantly on `metric` (p_adj <= alpha and a better mean:
+        higher, or lower for a lower-is-better metric; none for a metric without a direction,
+        see `direction`)."""
+        sign = {"higher": 1.0, "lower": -1.0}.get(direction(metric))
+        if sign is None:
+            return []
         return [
             other for other in self.runs
             if other != run
             and self.pair(metric, run, other).significant
-            and self.means[run][metric] > self.means[other][metric]
+            and sign * self.means[run][metric] > sign * self.means[other][metric]
         ]
 
     def best(self, metric: str) -> list[str]:
-        """Runs whose rounded mean is the highest (bold in the tables)."""
+        """Runs whose rounded mean is the best, highest or lowest (bold in the tables); none for a
+        metric without a direction."""
         rounded = {run: round(self.means[run][metric], self.digits) for run in self.runs}
-        top = max(rounded.values())
+        way = direction(metric)
+        if way == "none":
+            return []
+        top = max(rounded.values()) if way == "higher" else min(rounded.values())
         return [run for run in self.runs if rounded[run] == top]
 
     # -- renderings ---------------------------------------------------------------------------
@@ -309,6 +320,12 @@ class ComparisonReport:
         if self.missing_note:
             queries += ". " + self.missing_note.rstrip(".")
         test = f"{_TEST_NAMES[self.test]}{correction}, p ≤ {self.alpha:g}"
+        lower = [m for m in self.metrics if direction(m) == "lower"]
+        neither = [m for m in self.metrics if direction(m) == "none"]
+        if lower:
+            queries += f". Lower is better for {', '.join(lower)}"
+        if neither:
+            queries += f". {', '.join(neither)}: no better direction, so no winner is marked"
         if screen:
             return (
                 f"The “beats” columns list the letters of the runs this run beats significantly ({test}); "
@@ -405,6 +422,18 @@ def _latex_escape(text: str) -> str:
 
 # ---- entry points ---------------------------------------------------------------------------
 
+#: metrics (the name before "@K") where a lower mean is better, and those with no better
+#: direction (no best run and no "beats" marks; the tests are still run and shown)
+LOWER_IS_BETTER = frozenset({"future_leak", "stale_evidence"})
+NO_DIRECTION = frozenset({"median_age", "median_evidence_age"})
+
+
+def direction(metric: str) -> str:
+    """"higher" (the default), "lower" (future leak, stale evidence) or "none" (median age)."""
+    head = metric.strip().lower().partition("@")[0]
+    return "lower" if head in LOWER_IS_BETTER else "none" if head in NO_DIRECTION else "higher"
+
+
 def compare(
     per_query: Mapping[str, Mapping[str, Mapping[str, float]]],
     *,
@@ -470,7 +499,8 @@ def compare(
         ]
         adjusted = holm(raw) if correction == "holm" else raw
         for (a, b), p, p_adj in zip(combos, raw, adjusted, strict=True):
-            x, y = matrix[a], matrix[b]
+            # a win is a better score: higher, or lower for a lower-is-better metric
+            x, y = (matrix[b], matrix[a]) if direction(metric) == "lower" else (matrix[a], matrix[b])
             pairs.append(PairComparison(
                 metric=metric, run_a=a, run_b=b, mean_a=means[a][metric], mean_b=means[b][metric],
                 p_value=p, p_adjusted=p_adj, significant=bool(p_adj <= alpha),

@@ -273,3 +273,20 @@ def test_the_screen_caption_describes_beats_columns_and_the_export_caption_super
     assert "“beats” columns" in screen and "Superscripts" not in screen
     assert "ndcg@5 beats" in report.to_dataframe().columns
     assert report.caption().startswith("Superscripts") and report.caption() in report.to_markdown()
+
+
+def test_a_lower_is_better_metric_marks_the_lower_run_as_the_winner() -> None:
+    from tempo_eval.compare import compare
+
+    per_query = {
+        "live": {"future_leak@10": {f"q{i}": 0.4 for i in range(12)}, "median_age@10": {f"q{i}": 5.0 for i in range(12)}},
+        "snap": {"future_leak@10": {f"q{i}": 0.0 for i in range(12)}, "median_age@10": {f"q{i}": 200.0 for i in range(12)}},
+    }
+    report = compare(per_query, test="student")
+    assert report.best("future_leak@10") == ["snap"] and report.beats("snap", "future_leak@10") == ["live"]
+    assert report.beats("live", "future_leak@10") == []
+    pair = report.pair("future_leak@10", "snap", "live")
+    assert (pair.wins, pair.losses) == (12, 0)
+    assert report.best("median_age@10") == [] and report.beats("live", "median_age@10") == []
+    caption = report.caption()
+    assert "Lower is better for future_leak@10" in caption and "median_age@10: no better direction" in caption

@@ -83,9 +83,12 @@ def _bold_best(table: pd.DataFrame):
     metrics = [c for c in table.columns if f"{c} beats" in table.columns]
 
     def style(column: pd.Series) -> list[str]:
-        if column.name not in metrics or column.isna().all():
+        from tempo_eval.compare import direction
+
+        way = direction(str(column.name))
+        if column.name not in metrics or column.isna().all() or way == "none":
             return [""] * len(column)
-        best = column.max()
+        best = column.max() if way == "higher" else column.min()
         return ["font-weight: bold" if value == best else "" for value in column]
 
     return table.style.apply(style).format({m: "{:.4f}" for m in metrics})
