@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
@@ -289,6 +290,19 @@ class IdDates:
         days[found] = unique_days[position[found].astype(np.int64)]
         return days.reshape(shape) if shape is not None else days
 
+    def texts_of(self, wanted: Sequence[str | None]) -> list[str | None]:
+        """The date of each id as the file writes it (None when absent or blank), for showing a
+        few documents; `days_of` is the lookup for computing."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        array = pa.array([None if v is None else str(v) for v in wanted], type=pa.string())
+        position = pc.index_in(array, value_set=self.ids).to_numpy(zero_copy_only=False).astype(np.float64)
+        texts: list[str | None] = []
+        for index in position.tolist():
+            text = None if math.isnan(index) else self.dates[int(index)].as_py().strip()
+            texts.append(text or None)
+        return texts
 
     def _file_rows(self, entries: np.ndarray) -> np.ndarray:
         return entries if self.rows is None else self.rows[entries]

@@ -177,3 +177,41 @@ def asof_per_query(
                 values = np.where(~present & ~np.isnan(as_of), fill, values)
             out[name][metric] = dict(zip(ids, values.tolist(), strict=True))
     return out
+
+
+def top_documents(
+    codes: np.ndarray, docids: Any, queries: np.ndarray, query_ids: list[str], k: int, *,
+    doc_dates: IdDates, query_dates: IdDates,
+) -> list[dict[str, Any]]:
+    """One record per top-k document of the queries `queries` (sorted codes; `query_ids` their
+    ids) in one run: query_id, rank, doc, date (as the doc-dates file writes it), as_of, age
+    (days; None when either date is unknown) and future. What a leaking query opens to."""
+    from tempo_eval.core.pubdates import day_label
+
+    index, rows, ranks = top_rows(codes, queries, k)
+    docs = _take(docids, index).to_pylist()
+    days = doc_dates.days_of(docs)
+    texts = doc_dates.texts_of(docs)
+    as_of = query_dates.days_of([query_ids[row] for row in rows.tolist()])
+    records = []
+    for doc, row, rank, day, text, asked in zip(docs, rows.tolist(), ranks.tolist(), days, texts, as_of, strict=True):
+        age = asked - day
+        known = not np.isnan(age)
+        records.append({
+            "query_id": query_ids[row], "rank": rank + 1, "doc": doc, "date": text, "as_of": day_label(asked),
+            "age": int(age) if known else None, "future": bool(known and age < 0),
+        })
+    return sorted(records, key=lambda r: (r["query_id"], r["rank"]))
+
+
+def top_ages(
+    codes: np.ndarray, docids: Any, queries: np.ndarray, query_ids: list[str], k: int, *,
+    doc_dates: IdDates, query_dates: IdDates,
+) -> np.ndarray:
+    """The ages in days of every top-k document of the queries `queries` in one run (NaN when a
+    date is unknown): the run's evidence-age distribution."""
+    index, rows, ranks = top_rows(codes, queries, k)
+    published = scatter(len(queries), k, rows, ranks, doc_dates.days_of(_take(docids, index)), np.nan)
+    ages = asof.evidence_ages(query_dates.days_of(list(query_ids)), published)
+    present = scatter(len(queries), k, rows, ranks, np.ones(len(index)), 0.0) > 0
+    return ages[present]
