@@ -36,7 +36,7 @@ def test_overview_shows_the_as_of_metrics_per_row_and_per_system() -> None:
     assert snapshot["median_evidence_age"].mean() > live["median_evidence_age"].mean()
     systems = table_with(at, "system", "current / outdated / other")
     assert set(systems["system"]) == {"live", "snapshot"}
-    assert any("were published after their question's as-of date" in c.value for c in at.caption)
+    assert any("published after their question" in c.value for c in at.caption)
 
 
 def test_evaluate_offers_the_as_of_metrics_and_results_explain_each_row() -> None:
@@ -62,9 +62,6 @@ def test_evaluate_offers_the_as_of_metrics_and_results_explain_each_row() -> Non
     assert_clean(at)
     grid = table_with(at, "query_id", "future_leak", "answer_currency reason")
     assert len(grid) == 52 and not math.isnan(grid["recency_ndcg"].iloc[0])
-    assert any("Per-rank documents, dates and ages" in m.value for m in at.markdown)
-    ranks = table_with(at, "rank", "doc", "date", "age", "future", "stale", "undated")
-    assert len(ranks) == 5
 
 
 def test_heatmaps_draw_as_of_years_against_publication_years() -> None:
@@ -72,4 +69,4 @@ def test_heatmaps_draw_as_of_years_against_publication_years() -> None:
     assert_clean(at)
     rows = table_with(at, "as_of", "date", "age", "future")
     assert len(rows) > 0
-    assert any("(question, document) pairs with both dates" in c.value for c in at.caption)
+    assert any("pairs with both dates" in c.value for c in at.caption)

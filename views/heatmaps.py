@@ -75,8 +75,9 @@ def _asof_heatmap(dataset_id: int, run: str, rows: list[int], top_k: int, width,
     figure = heatmap_figure(data, row_title="as-of year", col_title="publication year", colorscale="Greens",
                             title=f"As-of year × publication year of the top {top_k} documents · {run}")
     event = st.plotly_chart(figure, key="heat_asof_chart", on_select="rerun", selection_mode="points", width="stretch")
-    st.caption(f"{data.n_items} (question, document) pairs with both dates; {data.n_without_years} without. "
-               "Cells right of the diagonal hold documents published in a later year than the question.")
+    st.caption(formatting.md_escape(
+        f"{data.n_items} (question, document) pairs with both dates; {data.n_without_years} without. "
+        "Cells right of the diagonal hold documents published in a later year than the question."))
     downloads.download_figure(figure, "heatmap_asof_publication", key="heat_asof_fig")
     cell = _cell_picker(data, "heat_asof_cell", event)
     if cell is not None:

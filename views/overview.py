@@ -89,8 +89,9 @@ def _asof_section(dataset_id: int, k: int) -> None:
         by_run = {str(name): part["age"].to_numpy() for name, part in ages.groupby(ages["run"].fillna("(all rows)"))}
         st.plotly_chart(age_histogram(by_run, title=f"Age of the top {k} documents at the as-of date"),
                         key="overview_age_chart", width="stretch")
-        st.caption(f"{int(ages['age'].notna().sum())} of {len(ages)} top-{k} documents have both dates; "
-                   f"{int(ages['future'].sum())} were published after their question's as-of date.")
+        st.caption(formatting.md_escape(
+            f"{int(ages['age'].notna().sum())} of {len(ages)} top-{k} documents have both dates; "
+            f"{int(ages['future'].sum())} were published after their question's as-of date."))
 
 
 with errors.page_guard("overview"):
