@@ -89,29 +89,78 @@ def score_trec_files(
     gain_kind: str = "linear",
     max_json_bytes: int | None = None,
     progress: Callable[[float], None] | None = None,
+    doc_dates: Any = None,
+    query_dates: Any = None,
+    max_age: float | None = None,
+    half_life: float | None = None,
 ) -> TrecScores:
     """NDCG@k per run, metric and judged query from run files and a qrels file (paths, bytes or
     file-like; TREC lines, .gz / .bz2 / .zst, or JSON). See the module docstring. TREC lines have
     no size limit; a JSON file is read whole, up to `max_json_bytes` (default: the input limit).
-    `progress(fraction)` is called as the run files are read."""
+    `progress(fraction)` is called as the run files are read.
+
+    The as-of metrics (`future_leak@K`, `stale_evidence@K`, `median_age@K`, `recency_ndcg@K`)
+    need `doc_dates` and `query_dates`, files of `id<TAB>date` lines, and take `max_age` and
+    `half_life` (days, 365 by default). Future leak, stale evidence and median age cover every
+    query of a run that has an as-of date, judged or not; Recency NDCG the judged queries, as
+    ndcg@K (`tempo_eval.metrics.asof_columns.asof_per_query`)."""
     from tempo_eval.io.trec_stream import QueryCodes, read_qrels, read_runs
 
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
         raise ValueError(f"depth must be a positive integer, got {depth!r}")
-    cutoffs = {metric: parse_trec_metric(metric) for metric in metrics}
-    if not cutoffs:
+    from tempo_eval.metrics.asof_columns import parse_run_metric
+
+    as_of_metrics = {metric: parsed for metric in metrics if (parsed := parse_run_metric(metric))}
+    cutoffs = {metric: parse_trec_metric(metric) for metric in metrics if metric not in as_of_metrics}
+    if not cutoffs and not as_of_metrics:
         raise ValueError("no metric to compute")
-    widest = max([*cutoffs.values(), curve_k or 1])
+    if as_of_metrics and (doc_dates is None or query_dates is None):
+        raise ValueError(f"{', '.join(as_of_metrics)} need the publication date of each document and the "
+                         "as-of date of each query: give a doc-dates and a query-dates file (id<TAB>date lines)")
+    widest = max([*cutoffs.values(), *(k for _, k in as_of_metrics.values()), curve_k or 1])
     keep = min(depth, widest) if depth is not None else widest
-    _check_regular_files([*runs, qrels])
+    _check_regular_files([*runs, qrels, *([doc_dates, query_dates] if as_of_metrics else [])])
     codes = QueryCodes()
     judgments = read_qrels(qrels, codes, max_json_bytes=max_json_bytes)
     loaded = read_runs(
         list(runs), codes, keep=keep, precision=precision, max_json_bytes=max_json_bytes, progress=progress
     )
-    return _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind)
+    scores = _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind)
+    if as_of_metrics:
+        _add_as_of(scores, loaded, judgments, codes, as_of_metrics, list(metrics), doc_dates=doc_dates,
+                   query_dates=query_dates, max_age=max_age, half_life=half_life)
+    return scores
+
+
+def _add_as_of(scores, loaded, judgments, codes, as_of_metrics, asked, **dated) -> None:
+    """The as-of metrics' per-query values beside the NDCG ones, the metrics in the asked order."""
+    from tempo_eval.metrics.asof import DEFAULT_HALF_LIFE, DEFAULT_MAX_AGE
+    from tempo_eval.metrics.asof_columns import asof_per_query
+
+    max_age, half_life = dated.pop("max_age"), dated.pop("half_life")
+    per_query = asof_per_query(
+        {name: (run.codes, run.docids) for name, run in loaded.items()}, codes.ids,
+        (judgments.codes, judgments.docids, judgments.grades), as_of_metrics, missing=scores.policy,
+        max_age=DEFAULT_MAX_AGE if max_age is None else max_age,
+        half_life=DEFAULT_HALF_LIFE if half_life is None else half_life, **dated,
+    )
+    from tempo_eval.core.pubdates import read_id_dates
+
+    ran = {name: {codes.ids[c] for c in np.unique(run.codes).tolist()} for name, run in loaded.items()}
+    asked_ids = sorted(set().union(*ran.values())) if ran else []
+    known = read_id_dates(dated["query_dates"], kind="query", wanted=asked_ids).days_of(asked_ids)
+    undated = {q for q, day in zip(asked_ids, known.tolist(), strict=True) if math.isnan(day)}
+    for name in scores.runs:
+        for metric, values in per_query.get(name, {}).items():
+            if as_of_metrics[metric][0] != "recency_ndcg":  # the run's own queries with an as-of date
+                values = {q: v for q, v in values.items() if q in ran[name] and q not in undated}
+            scores.per_query.setdefault(name, {})[metric] = values
+    if undated:
+        scores.notes.append(f"{len(undated)} queries of the runs have no as-of date in the query-dates file: "
+                            "left out of the as-of metrics (e.g. {})".format(", ".join(sorted(undated)[:3])))
+    scores.metrics = list(dict.fromkeys(asked))
 
 
 def _check_regular_files(sources: Sequence[Any]) -> None:

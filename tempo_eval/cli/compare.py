@@ -17,17 +17,36 @@ if TYPE_CHECKING:
 def cmd_compare(args: argparse.Namespace) -> int:
     from tempo_eval.compare import parse_trec_metric
     from tempo_eval.io.export import to_csv_text
+    from tempo_eval.metrics.asof_columns import parse_run_metric
     from tempo_eval.trec_scores import compare_scores, per_query_lines, score_trec_files
 
     metrics = args.metric or ["ndcg@10"]
+    as_of = [metric for metric in metrics if parse_run_metric(metric)]
     for metric in metrics:
-        parse_trec_metric(metric)
+        if metric not in as_of:
+            try:
+                parse_trec_metric(metric)
+            except ValueError as exc:
+                raise CLIError(f"{exc}, or an as-of metric: future_leak@k, stale_evidence@k, median_age@k, "
+                               "recency_ndcg@k") from None
+    if as_of and not (args.doc_dates and args.query_dates):
+        raise CLIError(f"{', '.join(as_of)} need --doc-dates FILE and --query-dates FILE (id<TAB>date lines)")
+    if not as_of and (args.max_age is not None or args.half_life is not None):
+        raise CLIError("--max-age and --half-life apply to the as-of metrics (stale_evidence@K, recency_ndcg@K)")
+    if as_of and args.engine == "ray":
+        raise CLIError(f"{', '.join(as_of)} are computed by the local engine: leave out --engine ray")
+    for name, value in (("--max-age", args.max_age), ("--half-life", args.half_life)):
+        if value is not None and not (value > 0 and value != float("inf")):
+            raise CLIError(f"{name} must be a positive number of days, got {value}")
+    dated = {"doc_dates": args.doc_dates, "query_dates": args.query_dates,
+             "max_age": args.max_age, "half_life": args.half_life} if as_of else {}
     if args.depth is not None and args.depth < 1:
         raise CLIError(f"--depth must be a positive integer, got {args.depth}")
     max_bytes = max_input_bytes(args)
     for output in (args.out, args.per_query):  # compare does not use the workspace: only its inputs are guarded
         if output:
-            check_out_is_not_an_input(Path(output), [Path(p) for p in [*args.runs, args.qrels]], workspace=False)
+            inputs = [*args.runs, args.qrels, *(p for p in (args.doc_dates, args.query_dates) if p)]
+            check_out_is_not_an_input(Path(output), [Path(p) for p in inputs], workspace=False)
     # TREC lines are streamed (each query's top documents kept): no size limit; JSON is held whole
     if args.engine == "ray":
         from tempo_eval.distributed.compare import score_trec_files_ray
@@ -41,7 +60,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise CLIError("--address needs --engine ray")
         scores = score_trec_files(
             args.runs, args.qrels, metrics=metrics, missing=args.missing, depth=args.depth,
-            precision=args.score_precision, max_json_bytes=max_bytes,
+            precision=args.score_precision, max_json_bytes=max_bytes, **dated,
         )
     for note in scores.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -79,15 +98,25 @@ def add_parser(commands: Any) -> None:
         "compare",
         help="compare TREC run files against qrels with significance tests",
         description=(
-            "Per-query NDCG@k (trec_eval's ndcg_cut) for each run, then paired significance "
+            "Per-query NDCG@k (trec_eval's ndcg_cut), and the as-of metrics with dates, for each run, then paired significance "
             "tests between every pair of runs, Holm-corrected, in a table that marks each run's "
             "score with the letters of the runs it beats significantly."
         ),
     )
     cmp_.add_argument("runs", nargs="+", metavar="RUN_FILE", help="TREC run files (two or more runs)")
     cmp_.add_argument("--qrels", required=True, help="TREC qrels file")
-    cmp_.add_argument("--metric", action="append", metavar="ndcg@K",
-                      help="metric to compare (repeatable; default ndcg@10)")
+    cmp_.add_argument("--doc-dates", metavar="FILE",
+                      help="publication date of each document: docid<TAB>date lines (for the as-of metrics)")
+    cmp_.add_argument("--query-dates", metavar="FILE",
+                      help="as-of date of each query: qid<TAB>date lines (for the as-of metrics)")
+    cmp_.add_argument("--metric", action="append", metavar="METRIC@K",
+                      help="metric to compare (repeatable; default ndcg@10): ndcg@K, or the as-of metrics "
+                           "future_leak@K, stale_evidence@K, median_age@K, recency_ndcg@K (with --doc-dates "
+                           "and --query-dates)")
+    cmp_.add_argument("--max-age", type=float, metavar="DAYS",
+                      help="stale_evidence@K: a document older than this at the as-of date is stale (default 365)")
+    cmp_.add_argument("--half-life", type=float, metavar="DAYS",
+                      help="recency_ndcg@K: a document's gain halves every DAYS of age (default 365)")
     cmp_.add_argument("--test", choices=("fisher", "student"), default="fisher",
                       help="Fisher's randomisation test (default) or the paired t-test")
     cmp_.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
