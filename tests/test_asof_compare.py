@@ -4,6 +4,7 @@ dataset-row metrics of `evaluate` on data/asof/news_asof.jsonl, the same queries
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -114,3 +115,25 @@ def test_compare_names_the_file_line_and_value_of_a_bad_date(tmp_path, capsys, k
     code, err = run_cli(["compare", *RUNS, *QRELS, "--metric", "future_leak@10", "--doc-dates", dates["doc"],
                          "--query-dates", dates["query"]], capsys)
     assert code == 2 and name in err and f"line {index + 1}" in err and "'soon'" in err
+
+
+def test_score_trec_files_hand_computed(tmp_path):
+    from tempo_eval.trec_scores import score_trec_files
+
+    run = tmp_path / "a.trec"
+    run.write_text("q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\nq2 Q0 d2 1 1.0 a\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d4 1\n")  # q2 is unjudged; d4 (relevant, not retrieved) is undated
+    docs, queries = tmp_path / "docs.tsv", tmp_path / "queries.tsv"
+    docs.write_text("d1\t2023-01-03\nd2\t2023-01-11\nd3\t\n")
+    queries.write_text("q1\t2023-01-10\nq2\t2023-01-12\n")
+    scores = score_trec_files([run], qrels, metrics=["future_leak@3", "stale_evidence@3", "median_age@3",
+                                                     "recency_ndcg@3", "ndcg@3"],
+                              doc_dates=docs, query_dates=queries, max_age=5, half_life=7)
+    values = scores.per_query["a"]
+    assert scores.metrics == ["future_leak@3", "stale_evidence@3", "median_age@3", "recency_ndcg@3", "ndcg@3"]
+    assert values["future_leak@3"] == {"q1": 0.5, "q2": 0.0}  # d2 is a day after q1's date
+    assert values["stale_evidence@3"] == {"q1": 0.5, "q2": 0.0}  # d1 is 7 days old
+    assert values["median_age@3"] == {"q1": 7.0, "q2": 1.0}
+    # gain 2^(-7/7) = 0.5 at rank 1; ideal: d1 (0.5) and the undated d4 (1) in the best order
+    assert values["recency_ndcg@3"] == {"q1": pytest.approx(0.5 / (1 + 0.5 / math.log2(3)))}
