@@ -1,6 +1,8 @@
-"""Evaluate: pick metrics and a verifier, set the options, run in the background with a progress
-bar and a cancel button. Every finished row is in the run store at once, so a refresh loses
-nothing; running the same configuration again resumes it.
+"""Evaluate: pick metrics and a verifier, set the options, run in a worker process with a progress
+bar (rows per second, time left) and a cancel button. The page only queues the job and reads it
+from the workspace (tempo_eval_app/worker_jobs.py): a reload, another tab, a restart of the app or
+another app process on the same workspace finds it again. Every finished row is in the run store
+at once; running the same configuration again resumes it.
 """
 
 from __future__ import annotations
@@ -10,17 +12,18 @@ import os
 
 import streamlit as st
 
+from tempo_eval.store.jobs import default_limit
 from tempo_eval.verify.lexical import SUMMARY as LEXICAL_SUMMARY
 from tempo_eval_app import (
     downloads,
     errors,
     formatting,
-    jobs,
     judge_check,
     judge_keys,
     selection,
     store_reads,
     verifier_choice,
+    worker_jobs,
 )
 
 selection.page_setup("Evaluate")
@@ -50,137 +53,66 @@ NDCG_MODES = {
 }
 
 
-@st.cache_resource(show_spinner=False)
-def _nli_check(model: str):  # one background check per model id or path, per process
-    import concurrent.futures
-
-    from tempo_eval.verify.nli import NLIVerifier
-
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="nli-check")
-    return pool.submit(lambda: NLIVerifier(model=model).check_available())
-
-
 def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | None, str]]:
     from tempo_eval.verify import available_verifiers
 
-    future = _nli_check(nli_model)
-    status: dict[str, tuple[bool | None, str]] = {}
-    if future.done():
-        try:
-            status["nli"] = future.result()
-        except Exception as exc:  # the check itself failed: say so, plainly
-            status["nli"] = (False, errors.error_message(exc))
-    else:
-        status["nli"] = (None, "Checking whether the model loads here…")
-    # lexical is cheap to check; the NLI load runs in the background above
+    # the NLI model is loaded by a worker process, never here: this answers what it last found
+    status: dict[str, tuple[bool | None, str]] = {"nli": worker_jobs.nli_status(nli_model)}
     status.update(available_verifiers(check_nli=False, judge_configured=judge_ready))
     if judge_ready:  # set is not reachable: the judge is asked once when a run starts
         status["llm"] = (None, "Set; it gets one test request when the run starts.")
     return status
 
 
-def _build_work(settings: dict, dataset_id: int, db_store):
-    """The background job: build the verifier and the metrics, then `evaluate`."""
-
-    def work(job: jobs.Job):
-        from tempo_eval.runner import evaluate
-
-        verifier = None
-        provider = None
-        # never None with a custom endpoint: the server's key must not follow a typed address
-        api_key, _ = judge_keys.judge_api_key(settings["judge_url"], settings["api_key"])
-        if settings["verifier"] == "llm" or "llm" in (settings["tf_mode"], settings["ndcg_mode"]):
-            from tempo_eval.llm.provider import OpenAIProvider
-
-            provider = OpenAIProvider(
-                model=settings["judge_model"], base_url=settings["judge_url"] or None, api_key=api_key,
-            )
-        needs_verifier = (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"]
-        if needs_verifier:
-            verifier = verifier_choice.build_verifier(settings)
-        metrics = []
-        if settings["tf"]:
-            from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-
-            mode = settings["tf_mode"]
-            metrics.append(TemporalFaithfulness(
-                mode=mode, verifier=verifier if mode == "nli" else None, llm=provider if mode == "llm" else None,
-            ))
-        if settings["ndcg"]:
-            from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-
-            mode = settings["ndcg_mode"]
-            metrics.append(TemporalNDCG(k=settings["k"], mode=mode, llm=provider if mode == "llm" else None))
-        if settings["fc"]:
-            from tempo_eval.metrics.factual_correctness import FactualCorrectness
-
-            metrics.append(FactualCorrectness(verifier=verifier))
-        metrics.extend(_asof_metrics(settings))
-        dataset = db_store.get_dataset(dataset_id)
-        result = evaluate(
-            dataset, metrics, store=db_store, run_name=settings["run_name"] or None,
-            reference_date=settings["reference_date"], progress=job.progress, cancel=job.cancel_event,
-        )
-        # the judges' token usage goes with the run (the Runs page shows it); a cached verifier
-        # wraps the LLM verifier, whose provider counts the tokens
-        judges = {id(p): p for p in (provider, getattr(verifier, "provider", None),
-                                     getattr(getattr(verifier, "verifier", None), "provider", None)) if p is not None}
-        for judge in judges.values():
-            db_store.add_run_usage(result.run_id, judge.usage)
-        return result
-
-    return work
+def _cancel_button(job: dict) -> None:
+    if st.button("Cancel", key=f"cancel_{job['id']}", icon=":material/stop_circle:"):
+        worker_jobs.queue().request_cancel(job["id"])
+        st.toast("Cancelling: rows in flight finish and are stored.")
 
 
-def _asof_metrics(settings: dict) -> list:
-    """The as-of metrics chosen on the page, with k, max_age and half_life."""
-    from tempo_eval.metrics.answer_currency import AnswerCurrency
-    from tempo_eval.metrics.evidence_age import (
-        FutureLeak,
-        MedianEvidenceAge,
-        RecencyNDCG,
-        StaleEvidence,
-    )
-
-    build = {
-        "future_leak": lambda: FutureLeak(k=settings["k"]),
-        "stale_evidence": lambda: StaleEvidence(k=settings["k"], max_age=settings["max_age"]),
-        "median_evidence_age": lambda: MedianEvidenceAge(k=settings["k"]),
-        "recency_ndcg": lambda: RecencyNDCG(k=settings["k"], half_life=settings["half_life"]),
-        "answer_currency": AnswerCurrency,
-    }
-    return [build[name]() for name in settings["asof"]]
-
-
-def _show_job(job: jobs.Job) -> None:
-    if job.active:
-        st.progress(job.fraction, text=formatting.md_escape(f"{job.label}: {job.done} of {job.total or '…'} rows"))
-        if st.button("Cancel", key=f"cancel_{job.id}", icon=":material/stop_circle:"):
-            job.cancel()
-            st.toast("Cancelling: rows in flight finish and are stored.")
+def _show_job(job: dict, api_key: str) -> None:
+    if job["status"] == "queued":
+        place = worker_jobs.queue().place(job["id"])
+        st.info(formatting.md_escape(
+            f"{job['label']}: waiting in the queue, place {place or '…'} "
+            f"({default_limit()} evaluation(s) run at once on this machine)."), icon=":material/hourglass_top:")
+        _cancel_button(job)
         return
-    frame = store_reads.results_frame(job.run_id) if job.run_id is not None else None
+    if job["status"] == "running":
+        fraction = job["done"] / job["total"] if job["total"] else 0.0
+        st.progress(min(1.0, fraction), text=formatting.md_escape(worker_jobs.progress_line(job)))
+        _cancel_button(job)
+        return
+    frame = store_reads.results_frame(job["run_id"]) if job["run_id"] is not None else None
     failures = formatting.error_summary(frame) if frame is not None else None
-    if job.status == "failed":
-        st.error(formatting.md_escape(f"The evaluation failed: {errors.in_app_terms(job.error or '')} (details in the log)."))
-    elif job.status == "cancelled":
-        st.warning(f"Cancelled after {formatting.md_escape(job.done)} of {formatting.md_escape(job.total)} rows. Run it again to resume where it stopped.")
+    if job["status"] == "failed":
+        st.error(formatting.md_escape(f"The evaluation failed: {errors.in_app_terms(job['error'] or '')} (details in the workspace's logs/workers.log)."))
+    elif job["status"] == "interrupted":
+        st.warning(formatting.md_escape(
+            f"{job['label']}: the worker stopped after {job['done']:,} of {job['total']:,} rows (the machine or "
+            "the worker was stopped). Every finished row is stored; resuming computes only the rest."))
+        if st.button("Resume", key=f"resume_{job['id']}", icon=":material/play_arrow:"):
+            typed, _ = judge_keys.judge_api_key(job["arguments"].get("judge_url", ""), api_key)
+            worker_jobs.resume(job, typed)
+            st.rerun()
+    elif job["status"] == "cancelled":
+        st.warning(f"Cancelled after {formatting.md_escape(job['done'])} of {formatting.md_escape(job['total'])} rows. Run it again to resume where it stopped.")
     elif failures is not None:
         failed, total, reason = failures
         st.warning(formatting.md_escape(
-            f"Finished with errors: {failed} of {total} results failed and have no score (run #{job.run_id}). "
+            f"Finished with errors: {failed} of {total} results failed and have no score (run #{job['run_id']}). "
             f"First reason: {reason}"
         ))
     else:
-        st.success(f"Finished: {formatting.md_escape(job.done)} rows evaluated and stored (run #{formatting.md_escape(job.run_id)}).")
+        st.success(f"Finished: {formatting.md_escape(job['done'])} rows evaluated and stored (run #{formatting.md_escape(job['run_id'])}).")
     if frame is not None:
         from tempo_eval.scoring import aggregate_frame
 
         if not frame.empty:
             summary = aggregate_frame(frame).reset_index()
             summary["nan_reasons"] = summary["nan_reasons"].map(lambda d: ", ".join(f"{k}: {v}" for k, v in d.items()))
-            st.dataframe(summary, hide_index=True, width="stretch", key=f"summary_{job.id}")
-            downloads.download_results(frame, f"run_{job.run_id}_results", key=f"dl_{job.id}")
+            st.dataframe(summary, hide_index=True, width="stretch", key=f"summary_{job['id']}")
+            downloads.download_results(frame, f"run_{job['run_id']}_results", key=f"dl_{job['id']}")
 
 
 with errors.page_guard("evaluate"):
@@ -249,7 +181,7 @@ with errors.page_guard("evaluate"):
 
     # a fragment that polls while the NLI model is being loaded in the background, so its status
     # turns from "Checking" to the answer without the user touching the page
-    @st.fragment(run_every=1.0 if not _nli_check(nli_id).done() else None)
+    @st.fragment(run_every=1.0 if status["nli"][0] is None else None)
     def verifier_status() -> None:
         current = _availability(nli_id, judge_ready)
         for name in names:
@@ -287,11 +219,14 @@ with errors.page_guard("evaluate"):
         st.warning(formatting.md_escape(problem))
 
     run_name = st.text_input("Run name", "", key="keep_ev_run_name", placeholder="e.g. lexical, k=10")
-    running = jobs.active_for(dataset_id)
+    found = worker_jobs.job(st.session_state.get("eval_job_id"))
+    if found is None or found.get("dataset_id") != dataset_id:
+        found = worker_jobs.latest_evaluation(dataset_id)  # started before a reload, or by another app process
+    running = found is not None and found["active"]
     start = st.button("Run evaluation", type="primary", key="run_evaluation", disabled=bool(problems or running),
                       icon=":material/play_arrow:")
+    typed_key, _ = judge_keys.judge_api_key(judge_url, api_key)
     if start and needs_judge:
-        typed_key, _ = judge_keys.judge_api_key(judge_url, api_key)
         with st.spinner("Asking the judge one test question…"):
             reachable, why = judge_check.check_judge(judge_url, judge_model.strip(), typed_key)
         if not reachable:
@@ -306,29 +241,35 @@ with errors.page_guard("evaluate"):
             "asof": list(use_asof), "max_age": int(max_age), "half_life": int(half_life),
             "verifier": verifier,
             "nli_model": nli_model.strip(), "judge_url": judge_url.strip(), "judge_model": judge_model.strip(),
-            "api_key": api_key, "run_name": run_name.strip(),
+            "run_name": run_name.strip(),
         }
         label = run_name.strip() or ", ".join(
             [n for n, used in (("faithfulness", use_tf), ("ndcg", use_ndcg), ("factual correctness", use_fc)) if used]
             + [ASOF_METRICS[name] for name in use_asof]
         )
-        job = jobs.start(label, dataset_id, _build_work(settings, dataset_id, store_reads.store()))
-        st.session_state["eval_job_id"] = job.id
-        st.session_state.pop("eval_job_adopted", None)
+        job_id = worker_jobs.start_evaluation(settings, dataset_id, label, typed_key if needs_judge else None)
+        st.session_state["eval_job_id"] = job_id
+        st.session_state["eval_job_watched"] = job_id
+        found = worker_jobs.job(job_id)
 
-    job = jobs.get(st.session_state.get("eval_job_id"))
-    if job is None and running:
-        job = running[0]  # a job started before a refresh of this page
-        st.session_state["eval_job_id"] = job.id
+    if found is not None:
+        job_id = found["id"]
+        if found["active"]:
+            st.session_state["eval_job_watched"] = job_id  # seen running here: its run is selected when it ends
 
-    if job is not None:
-        @st.fragment(run_every=1.0 if job.active else None)
+        @st.fragment(run_every=1.0 if found["active"] else None)
         def progress_panel() -> None:
             with errors.page_guard("evaluate progress"):
-                _show_job(job)
-                if not job.active and job.run_id is not None and st.session_state.get("eval_job_adopted") != job.id:
-                    st.session_state["eval_job_adopted"] = job.id
-                    selection.select_runs([job.run_id, *[r for r in selection.active_run_ids() if r != job.run_id]])
+                current = worker_jobs.job(job_id) or found
+                _show_job(current, api_key)
+                if current["active"]:
+                    return
+                if (current["run_id"] is not None and st.session_state.get("eval_job_watched") == job_id
+                        and st.session_state.get("eval_job_adopted") != job_id):
+                    st.session_state["eval_job_adopted"] = job_id
+                    selection.select_runs([current["run_id"], *[r for r in selection.active_run_ids() if r != current["run_id"]]])
+                if found["active"]:
+                    st.rerun()  # the whole page: the button and the runs table below
 
         progress_panel()
 

@@ -134,6 +134,34 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE run_locks ADD COLUMN started REAL;
     """,
+    # long work started from the dashboard and run by worker processes (tempo_eval.store.jobs)
+    """
+    CREATE TABLE IF NOT EXISTS jobs (
+        id               INTEGER PRIMARY KEY,
+        kind             TEXT NOT NULL,          -- 'evaluate', 'nli_check'
+        label            TEXT NOT NULL DEFAULT '',
+        arguments        TEXT NOT NULL DEFAULT '{}',  -- canonical JSON; never a secret
+        dataset_id       INTEGER,
+        status           TEXT NOT NULL CHECK (status IN
+                             ('queued', 'running', 'finished', 'cancelled', 'failed', 'interrupted')),
+        done             INTEGER NOT NULL DEFAULT 0,
+        total            INTEGER NOT NULL DEFAULT 0,
+        rows_per_s       REAL,
+        pid              INTEGER,                -- the worker running it
+        pid_start        TEXT,                   -- when that process started (tells a reused pid)
+        host             TEXT,
+        cancel_requested INTEGER NOT NULL DEFAULT 0,
+        needs_key        INTEGER NOT NULL DEFAULT 0,  -- only the worker given its key may run it
+        error            TEXT,
+        result           TEXT,                   -- JSON, what a check found
+        run_id           INTEGER,
+        created_at       REAL NOT NULL,          -- unix times
+        started_at       REAL,
+        updated_at       REAL,
+        finished_at      REAL
+    );
+    CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,246 @@
+"""`python -m tempo_eval job run`: the worker process that runs the dashboard's jobs.
+
+Not listed in `--help`: the dashboard starts it (detached, in its own session) after queueing a
+job in the workspace (`tempo_eval.store.jobs`). The worker takes queued jobs while fewer than
+`--limit` run, and after each one, in the same transaction that records how it ended, takes the
+next, so a queued job never waits with a free slot. It writes progress twice a second and reads
+the job's cancel request at the same time; a cancel sets the runner's cancel event (rows in
+flight finish and are stored). It exits when nothing it may run is queued.
+
+An API key typed on the page never reaches the database: the worker started for that job gets
+it in its environment (`TEMPO_EVAL_JOB_KEY`, with `--key-for JOB`), and only that worker may
+take the job.
+
+Kinds: `evaluate` (the Evaluate page's settings; see `evaluation_metrics`) and `nli_check`
+(whether an NLI checkpoint loads here; the page shows what the last check found, so the app
+process never loads torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tempo_eval.store.jobs import JobQueue, Worker, default_limit
+
+logger = logging.getLogger("tempo_eval.job")
+KEY_ENV = "TEMPO_EVAL_JOB_KEY"
+#: the judge's key when the page typed none but gave an endpoint: never the server's own key
+PLACEHOLDER = "placeholder"
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tempo_eval job", allow_abbrev=False)
+    commands = parser.add_subparsers(dest="action", required=True)
+    run = commands.add_parser("run", help="run queued jobs of the workspace, then exit", allow_abbrev=False)
+    run.add_argument("--workspace", metavar="DIR", help="workspace directory (default $TEMPO_EVAL_HOME)")
+    run.add_argument("--limit", type=int, default=None, help="jobs running at once (default TEMPO_EVAL_MAX_JOBS "
+                     "or the number of cores minus one)")
+    run.add_argument("--key-for", type=int, default=None, metavar="JOB",
+                     help=f"the job whose API key is in ${KEY_ENV}")
+    args = parser.parse_args(argv)
+    logging.getLogger("tempo_eval").setLevel(logging.INFO)  # the worker's log: jobs started and ended
+    if args.workspace:
+        os.environ["TEMPO_EVAL_HOME"] = args.workspace
+    keys: dict[int, str] = {}
+    if args.key_for is not None and os.environ.get(KEY_ENV):
+        from tempo_eval._secrets import register_secret
+
+        keys[args.key_for] = os.environ.pop(KEY_ENV)
+        register_secret(keys[args.key_for])
+    queue = JobQueue()
+    try:
+        return run_worker(queue, limit=args.limit or default_limit(), keys=keys)
+    finally:
+        queue.close()
+
+
+def run_worker(queue: JobQueue, *, limit: int, keys: dict[int, str] | None = None,
+               poll: float = 1.0) -> int:
+    """Take and run jobs until none this worker may run is queued; returns 0."""
+    keys = dict(keys or {})
+    worker = Worker.this_process()
+    finished: dict[str, Any] | None = None
+    while True:
+        job = queue.claim(worker, limit=limit, finished=finished, keys=frozenset(keys))
+        finished = None
+        if job is None:
+            waiting = [k for k in keys if (queue.get(k) or {}).get("status") == "queued"]
+            if not waiting:
+                return 0
+            time.sleep(poll)  # our own job, with its key, waits for a free slot
+            continue
+        finished = run_job(queue, job, keys.pop(job["id"], None))
+
+
+def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[str, Any]:
+    """Run one claimed job; returns how it ended ({id, status, error?, run_id?, result?})."""
+    logger.info("job %d (%s) started", job["id"], job["kind"])
+    try:
+        if job["kind"] == "nli_check":
+            return {"id": job["id"], "status": "finished", "result": nli_check(job["arguments"]["model"])}
+        if job["kind"] == "evaluate":
+            with _Watch(queue, job["id"]) as watch:
+                result = run_evaluation(job["arguments"], api_key, watch.progress, watch.cancel)
+            status = result.status if result.status in ("finished", "cancelled", "failed") else "finished"
+            return {"id": job["id"], "status": status, "run_id": result.run_id}
+        raise ValueError(f"unknown job kind {job['kind']!r}")
+    except Exception as exc:  # the job fails with a one-line error; the traceback goes to the log
+        logger.exception("job %d failed", job["id"])
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return {"id": job["id"], "status": "failed", "error": f"{type(exc).__name__}: {first}"}
+    finally:
+        logger.info("job %d ended", job["id"])
+
+
+def nli_check(model: str) -> dict[str, Any]:
+    """Whether the NLI checkpoint `model` loads here: {ok, message}."""
+    from tempo_eval.verify.nli import NLIVerifier
+
+    ok, message = NLIVerifier(model=model).check_available()
+    return {"ok": bool(ok), "message": message}
+
+
+class _Watch:
+    """Writes a running job's progress twice a second and turns its cancel request into the
+    runner's cancel event."""
+
+    def __init__(self, queue: JobQueue, job_id: int, every: float = 0.5) -> None:
+        self.queue, self.job_id, self.every = queue, job_id, every
+        self.cancel = threading.Event()
+        self._done = self._total = 0
+        self._first: tuple[int, float] | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"job-{job_id}-watch", daemon=True)
+
+    def progress(self, done: int, total: int) -> None:
+        """The runner's progress callback (rows done of total)."""
+        if self._first is None:
+            self._first = (done, time.monotonic())  # resumed rows count as done: the rate starts here
+        self._done, self._total = done, total
+
+    def rate(self) -> float | None:
+        if self._first is None:
+            return None
+        rows, elapsed = self._done - self._first[0], time.monotonic() - self._first[1]
+        return rows / elapsed if rows > 0 and elapsed > 0 else None
+
+    def write(self) -> None:
+        if self.queue.progress(self.job_id, self._done, self._total, self.rate()):
+            self.cancel.set()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                self.write()
+            except Exception:  # a busy database now and then: the next beat writes again
+                logger.warning("job %d: progress not written", self.job_id, exc_info=True)
+
+    def __enter__(self) -> _Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.write()
+
+
+def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[list[Any], list[Any]]:
+    """The metrics the Evaluate page's settings name, and the judges (providers) whose token use
+    goes with the run. Settings: tf, tf_mode, ndcg, ndcg_mode, fc, k, verifier, nli_model,
+    judge_url, judge_model, api_key_source ("placeholder" for an endpoint without a key)."""
+    from tempo_eval.verify import make_verifier
+
+    if settings.get("api_key_source") == PLACEHOLDER:
+        from tempo_eval.llm.provider import PLACEHOLDER_API_KEY
+
+        api_key = PLACEHOLDER_API_KEY
+    judge_url = settings.get("judge_url") or None
+    provider = verifier = None
+    if settings["verifier"] == "llm" or "llm" in (settings["tf_mode"], settings["ndcg_mode"]):
+        from tempo_eval.llm.provider import OpenAIProvider
+
+        provider = OpenAIProvider(model=settings["judge_model"], base_url=judge_url, api_key=api_key)
+    if (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"]:
+        name = settings["verifier"]
+        if name == "nli":
+            verifier = make_verifier("nli", model=settings["nli_model"] or None)
+        elif name == "llm":
+            if not settings["judge_model"]:
+                raise ValueError("The LLM judge has no model: give the judge's model (and endpoint) on Evaluate.")
+            verifier = make_verifier("llm", model=settings["judge_model"], base_url=judge_url, api_key=api_key)
+        else:
+            verifier = make_verifier("lexical")
+    metrics: list[Any] = []
+    if settings["tf"]:
+        from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+
+        mode = settings["tf_mode"]
+        metrics.append(TemporalFaithfulness(mode=mode, verifier=verifier if mode == "nli" else None,
+                                            llm=provider if mode == "llm" else None))
+    if settings["ndcg"]:
+        from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+
+        mode = settings["ndcg_mode"]
+        metrics.append(TemporalNDCG(k=settings["k"], mode=mode, llm=provider if mode == "llm" else None))
+    if settings["fc"]:
+        from tempo_eval.metrics.factual_correctness import FactualCorrectness
+
+        metrics.append(FactualCorrectness(verifier=verifier))
+    metrics.extend(asof_metrics(settings))
+    # a cached verifier wraps the LLM verifier, whose provider counts the tokens
+    judges = {id(p): p for p in (provider, getattr(verifier, "provider", None),
+                                 getattr(getattr(verifier, "verifier", None), "provider", None)) if p is not None}
+    return metrics, list(judges.values())
+
+
+def asof_metrics(settings: dict[str, Any]) -> list[Any]:
+    """The as-of metrics the Evaluate page chose (settings "asof"), with k, max_age and half_life."""
+    names = settings.get("asof") or []
+    if not names:
+        return []
+    from tempo_eval.metrics.answer_currency import AnswerCurrency
+    from tempo_eval.metrics.evidence_age import (
+        FutureLeak,
+        MedianEvidenceAge,
+        RecencyNDCG,
+        StaleEvidence,
+    )
+
+    build = {
+        "future_leak": lambda: FutureLeak(k=settings["k"]),
+        "stale_evidence": lambda: StaleEvidence(k=settings["k"], max_age=settings["max_age"]),
+        "median_evidence_age": lambda: MedianEvidenceAge(k=settings["k"]),
+        "recency_ndcg": lambda: RecencyNDCG(k=settings["k"], half_life=settings["half_life"]),
+        "answer_currency": AnswerCurrency,
+    }
+    return [build[name]() for name in names]
+
+
+def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any, cancel: threading.Event) -> Any:
+    """Evaluate the stored dataset `settings["dataset_id"]` with the settings' metrics."""
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+
+    metrics, judges = evaluation_metrics(settings, api_key)
+    store = RunStore()
+    try:
+        dataset = store.get_dataset(int(settings["dataset_id"]))
+        result = evaluate(dataset, metrics, store=store, run_name=settings.get("run_name") or None,
+                          reference_date=settings.get("reference_date"), progress=progress, cancel=cancel)
+        for judge in judges:
+            store.add_run_usage(result.run_id, judge.usage)
+        return result
+    finally:
+        store.close()
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m tempo_eval job run` is the entry
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,263 @@
+"""The workspace's job queue: long work (an evaluation, an NLI model check) that the dashboard
+starts in a worker process and then only watches.
+
+A job is a row of the `jobs` table: its kind and arguments (JSON, never a secret), its status
+(queued, running, finished, cancelled, failed, interrupted), progress (done of total, rows per
+second), the worker that runs it (pid, the process's start time and host, so a dead worker is
+told from a live one even when its pid is reused), a cancel request, an error and the run it
+wrote. Any process that opens the workspace sees the same queue, so a job outlives the app
+process that started it, and two app processes on one workspace show the same jobs.
+
+Claiming is one `BEGIN IMMEDIATE` transaction: a worker marks its finished job and takes the
+oldest queued job while fewer than `limit` jobs run, so no job waits with a free slot and no
+two workers take the same job. Checks (`CHECK_KINDS`) are short and run beside the limit.
+A job whose worker died (pid gone, or the pid now belongs to a process started at another time)
+is marked `interrupted` by whoever looks next; it can be queued again (`requeue`), and the
+evaluation resumes from the rows already stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tempo_eval._process import process_start_time
+from tempo_eval.store.db import connect
+
+ACTIVE = ("queued", "running")
+ENDED = ("finished", "cancelled", "failed", "interrupted")
+#: kinds that run beside the limit: short checks a page waits for
+CHECK_KINDS = ("nli_check",)
+#: a job on another host is taken for dead when its worker has written nothing for this long (s)
+OTHER_HOST_SILENCE = 300.0
+
+
+def default_limit() -> int:
+    """How many jobs run at once: TEMPO_EVAL_MAX_JOBS, else the number of cores minus one (>= 1)."""
+    configured = os.environ.get("TEMPO_EVAL_MAX_JOBS", "").strip()
+    if configured:
+        try:
+            return max(1, int(configured))
+        except ValueError:
+            raise ValueError(f"TEMPO_EVAL_MAX_JOBS must be a whole number, got {configured!r}") from None
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+def process_start(pid: int) -> str | None:
+    """When process `pid` started (`tempo_eval._process.process_start_time`, as text), or None
+    when there is no such process or it has exited (a zombie, not yet collected, counts as exited)."""
+    try:
+        text = Path(f"/proc/{int(pid)}/stat").read_text()
+        if text[text.rindex(")") + 2:].split()[0] in ("Z", "X"):
+            return None
+    except (OSError, ValueError, IndexError):
+        pass  # no /proc here, or no such process: process_start_time says which
+    started = process_start_time(pid)
+    return None if started is None else repr(started)
+
+
+@dataclass(frozen=True)
+class Worker:
+    """The identity of a worker process, as stored with the jobs it runs."""
+
+    pid: int
+    start: str
+    host: str
+
+    @classmethod
+    def this_process(cls) -> Worker:
+        return cls(os.getpid(), process_start(os.getpid()) or "?", socket.gethostname())
+
+
+def _alive(pid: int | None, start: str | None, host: str | None, updated: float | None, now: float) -> bool:
+    if pid is None:
+        return False
+    if host != socket.gethostname():
+        return updated is not None and now - updated < OTHER_HOST_SILENCE
+    return process_start(pid) == start
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+class JobQueue:
+    """The `jobs` table of one workspace database (its own connection)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self._conn = connect(path)
+        self._conn.row_factory = sqlite3.Row
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # ---- writing ------------------------------------------------------------------------------
+
+    def submit(self, kind: str, arguments: dict[str, Any], *, label: str = "", dataset_id: int | None = None,
+               needs_key: bool = False) -> int:
+        """Queue a job; returns its id. `needs_key`: only the worker started with its key may run it."""
+        with self._lock, self._conn:
+            cursor = self._conn.execute(
+                "INSERT INTO jobs (kind, label, arguments, dataset_id, status, needs_key, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+                (kind, label, _dumps(arguments), dataset_id, int(needs_key), time.time(), time.time()),
+            )
+            return int(cursor.lastrowid)
+
+    def claim(self, worker: Worker, *, limit: int, finished: dict[str, Any] | None = None,
+              keys: frozenset[int] = frozenset(), kinds: tuple[str, ...] | None = None) -> dict[str, Any] | None:
+        """In one transaction: end the job `finished` ({id, status, error?, run_id?, result?}),
+        mark jobs of dead workers interrupted, then take the oldest queued job this worker may run
+        (one needing a key only when its id is in `keys`; only `kinds` when given) if fewer than
+        `limit` jobs are running (checks do not count). Returns the job taken, or None."""
+        now = time.time()
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                if finished is not None:
+                    self._end(finished, now)
+                self._reap(now)
+                running = self._conn.execute(
+                    f"SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind NOT IN ({_marks(CHECK_KINDS)})",
+                    CHECK_KINDS,
+                ).fetchone()[0]
+                job = None
+                for row in self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"):
+                    if row["needs_key"] and row["id"] not in keys:
+                        continue
+                    if kinds is not None and row["kind"] not in kinds:
+                        continue
+                    if row["kind"] in CHECK_KINDS or running < limit:
+                        job = row
+                        break
+                if job is not None:
+                    self._conn.execute(
+                        "UPDATE jobs SET status = 'running', pid = ?, pid_start = ?, host = ?, started_at = ?,"
+                        " updated_at = ?, cancel_requested = 0, error = NULL WHERE id = ?",
+                        (worker.pid, worker.start, worker.host, now, now, job["id"]),
+                    )
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+        return None if job is None else self.get(job["id"])
+
+    def _end(self, finished: dict[str, Any], now: float) -> None:
+        status = finished["status"]
+        if status not in ENDED:
+            raise ValueError(f"a job ends as one of {', '.join(ENDED)}, not {status!r}")
+        self._conn.execute(
+            "UPDATE jobs SET status = ?, error = ?, run_id = COALESCE(?, run_id), result = ?, finished_at = ?,"
+            " updated_at = ? WHERE id = ? AND status = 'running'",
+            (status, finished.get("error"), finished.get("run_id"),
+             None if finished.get("result") is None else _dumps(finished["result"]), now, now, finished["id"]),
+        )
+
+    def finish(self, job_id: int, status: str, **fields: Any) -> None:
+        """End a running job without taking another."""
+        with self._lock, self._conn:
+            self._end({"id": job_id, "status": status, **fields}, time.time())
+
+    def _reap(self, now: float) -> int:
+        dead = [row["id"] for row in self._conn.execute(
+            "SELECT id, pid, pid_start, host, updated_at FROM jobs WHERE status = 'running'")
+            if not _alive(row["pid"], row["pid_start"], row["host"], row["updated_at"], now)]
+        for job_id in dead:
+            self._conn.execute(
+                "UPDATE jobs SET status = 'interrupted', finished_at = ?, updated_at = ?,"
+                " error = 'the worker process ended before the job did' WHERE id = ? AND status = 'running'",
+                (now, now, job_id),
+            )
+        return len(dead)
+
+    def reap(self) -> int:
+        """Mark the running jobs of dead workers interrupted; returns how many."""
+        with self._lock, self._conn:
+            return self._reap(time.time())
+
+    def progress(self, job_id: int, done: int, total: int, rows_per_s: float | None, *,
+                 run_id: int | None = None) -> bool:
+        """Record a running job's progress; returns whether a cancel was requested."""
+        with self._lock, self._conn:
+            self._conn.execute(
+                "UPDATE jobs SET done = ?, total = ?, rows_per_s = ?, run_id = COALESCE(?, run_id), updated_at = ?"
+                " WHERE id = ?", (int(done), int(total), rows_per_s, run_id, time.time(), job_id))
+            row = self._conn.execute("SELECT cancel_requested FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return bool(row and row[0])
+
+    def request_cancel(self, job_id: int) -> None:
+        """A queued job is cancelled at once; a running one when its worker next looks (within a second)."""
+        with self._lock, self._conn:
+            now = time.time()
+            self._conn.execute("UPDATE jobs SET status = 'cancelled', finished_at = ?, updated_at = ?"
+                               " WHERE id = ? AND status = 'queued'", (now, now, job_id))
+            self._conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running'", (job_id,))
+
+    def requeue(self, job_id: int) -> bool:
+        """Queue an ended job again (it resumes from what is stored); False when it is active."""
+        with self._lock, self._conn:
+            cursor = self._conn.execute(
+                "UPDATE jobs SET status = 'queued', cancel_requested = 0, error = NULL, finished_at = NULL,"
+                f" pid = NULL, updated_at = ? WHERE id = ? AND status IN ({_marks(ENDED)})",
+                (time.time(), job_id, *ENDED))
+            return cursor.rowcount == 1
+
+    # ---- reading ------------------------------------------------------------------------------
+
+    def get(self, job_id: int) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute("SELECT * FROM jobs WHERE id = ?", (int(job_id),)).fetchone()
+        return None if row is None else _job(row)
+
+    def jobs(self, *, kind: str | None = None, dataset_id: int | None = None, active: bool = False,
+             limit: int = 50) -> list[dict[str, Any]]:
+        """Jobs, newest first, filtered by kind, dataset and whether they are queued or running."""
+        where, params = ["1 = 1"], []
+        if kind is not None:
+            where.append("kind = ?")
+            params.append(kind)
+        if dataset_id is not None:
+            where.append("dataset_id = ?")
+            params.append(int(dataset_id))
+        if active:
+            where.append("status IN ('queued', 'running')")
+        with self._lock:
+            rows = self._conn.execute(f"SELECT * FROM jobs WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+                                      (*params, int(limit))).fetchall()
+        return [_job(row) for row in rows]
+
+    def latest(self, kind: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """The newest job of `kind` with exactly these arguments."""
+        with self._lock:
+            row = self._conn.execute("SELECT * FROM jobs WHERE kind = ? AND arguments = ? ORDER BY id DESC LIMIT 1",
+                                     (kind, _dumps(arguments))).fetchone()
+        return None if row is None else _job(row)
+
+    def place(self, job_id: int) -> int | None:
+        """A queued job's place in the queue (1 = next), or None when it is not queued."""
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT COUNT(*) FROM jobs WHERE status = 'queued' AND kind NOT IN ({_marks(CHECK_KINDS)}) AND id <= ?"
+                " AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND status = 'queued')",
+                (*CHECK_KINDS, int(job_id), int(job_id))).fetchone()
+        return int(row[0]) or None
+
+
+def _marks(values: tuple[str, ...]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _job(row: sqlite3.Row) -> dict[str, Any]:
+    job = dict(row)
+    job["arguments"] = json.loads(job["arguments"] or "{}")
+    job["result"] = None if job["result"] is None else json.loads(job["result"])
+    job["active"] = job["status"] in ACTIVE
+    return job

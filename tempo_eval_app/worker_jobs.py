@@ -1,0 +1,152 @@
+"""Long work started from a page and run by a worker process, out of the app's process.
+
+The page queues a job in the workspace (`tempo_eval.store.jobs`) and starts
+`python -m tempo_eval job run` detached (its own session, so neither a rerun, a closed tab nor
+a restart of the app stops it); from then on the page only reads the job's row: status, rows
+done, rows per second, its place in the queue, the error, the run it wrote. Cancel is a flag on
+the row that the worker reads. Because everything is in the workspace, the job outlives the app
+process, and every app process on the same workspace shows it.
+
+What runs here: evaluations (Evaluate) and the NLI model check (Evaluate's verifier list), so the
+app process never imports torch or transformers. What still runs in the app process: scoring
+run files on Compare (`jobs.py`, a thread), reading an uploaded dataset (Datasets, Evaluate) and
+importing foreign scores; they are bounded by the upload limit and hold no model.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from tempo_eval.cli.job import KEY_ENV, PLACEHOLDER
+from tempo_eval.store.db import default_db_path, workspace_dir
+from tempo_eval.store.jobs import JobQueue, default_limit
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKING = "Checking whether the model loads here…"
+
+
+@st.cache_resource(show_spinner=False)
+def _queue_for(db_path: str) -> JobQueue:
+    return JobQueue(db_path)
+
+
+def queue() -> JobQueue:
+    """The job queue of the current workspace (one connection per process and workspace)."""
+    return _queue_for(str(default_db_path()))
+
+
+def spawn_worker(*, key_for: int | None = None, api_key: str | None = None) -> None:
+    """Start a worker process for the workspace's queue, detached from this one. With `key_for`,
+    the worker alone gets `api_key` (in its environment, never in the database) for that job."""
+    env = {key: value for key, value in os.environ.items() if key != KEY_ENV}
+    command = [sys.executable, "-m", "tempo_eval", "job", "run", "--workspace", str(workspace_dir()),
+               "--limit", str(default_limit())]
+    if key_for is not None and api_key:
+        env[KEY_ENV] = api_key
+        command += ["--key-for", str(key_for)]
+    logs = workspace_dir() / "logs"
+    logs.mkdir(exist_ok=True)
+    with (logs / "workers.log").open("ab") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    # collect its exit status, so an ended worker leaves no zombie that would look alive
+    threading.Thread(target=process.wait, name="worker-reaper", daemon=True).start()
+
+
+def start_evaluation(settings: dict[str, Any], dataset_id: int, label: str, api_key: str | None) -> int:
+    """Queue an evaluation of a stored dataset and start a worker; returns the job id.
+    `api_key` is the judge's key as `judge_keys.judge_api_key` gave it (None: the worker reads
+    the server's OPENAI_API_KEY; the placeholder is stored as such; a typed key is never stored)."""
+    from tempo_eval.llm.provider import PLACEHOLDER_API_KEY
+
+    arguments = {**settings, "dataset_id": int(dataset_id)}
+    arguments.pop("api_key", None)
+    typed = api_key if api_key and api_key != PLACEHOLDER_API_KEY else None
+    if api_key == PLACEHOLDER_API_KEY:
+        arguments["api_key_source"] = PLACEHOLDER
+    job_id = queue().submit("evaluate", arguments, label=label, dataset_id=int(dataset_id),
+                            needs_key=typed is not None)
+    spawn_worker(key_for=job_id if typed else None, api_key=typed)
+    return job_id
+
+
+def resume(job: dict[str, Any], api_key: str | None) -> bool:
+    """Queue an ended job again and start a worker; False when it was active already."""
+    if not queue().requeue(job["id"]):
+        return False
+    needs = bool(job.get("needs_key")) and bool(api_key)
+    spawn_worker(key_for=job["id"] if needs else None, api_key=api_key if needs else None)
+    return True
+
+
+def job(job_id: int | None) -> dict[str, Any] | None:
+    """A job as stored now; a running job whose worker has died is marked interrupted first."""
+    if job_id is None:
+        return None
+    found = queue().get(int(job_id))
+    if found is not None and found["status"] == "running":
+        queue().reap()
+        found = queue().get(int(job_id))
+    return found
+
+
+def latest_evaluation(dataset_id: int) -> dict[str, Any] | None:
+    """The newest evaluation job of a dataset (active or not)."""
+    found = queue().jobs(kind="evaluate", dataset_id=dataset_id, limit=1)
+    return job(found[0]["id"]) if found else None
+
+
+def nli_status(model: str) -> tuple[bool | None, str]:
+    """What the last check of the NLI checkpoint `model` found: (True/False, sentence), or
+    (None, CHECKING) while a worker checks it; a check is queued when none was made (or the last
+    one was interrupted)."""
+    arguments = {"model": model}
+    last = queue().latest("nli_check", arguments)
+    if last is not None and last["status"] == "running":
+        last = job(last["id"])
+    if last is None or last["status"] in ("interrupted", "cancelled"):
+        queue().submit("nli_check", arguments, label=f"NLI check {model}")
+        spawn_worker()
+        return None, CHECKING
+    if last["active"]:
+        return None, CHECKING
+    if last["status"] == "failed" or not last["result"]:
+        return False, f"The check failed: {last['error'] or 'no answer'}"
+    return bool(last["result"]["ok"]), str(last["result"]["message"])
+
+
+def duration(seconds: float | None) -> str:
+    """'about 2 h 05 min', 'about 3 min', 'under a minute'; '' when unknown."""
+    if seconds is None or seconds != seconds or seconds < 0:
+        return ""
+    if seconds < 60:
+        return "under a minute"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"about {minutes} min"
+    return f"about {minutes // 60} h {minutes % 60:02d} min"
+
+
+def progress_line(found: dict[str, Any]) -> str:
+    """'LABEL: 1,200 of 40,000 rows · 35.2 rows/s · about 19 min left'."""
+    done, total, rate = found["done"], found["total"], found["rows_per_s"]
+    line = f"{found['label']}: {done:,} of {f'{total:,}' if total else '…'} rows"
+    if rate:
+        line += f" · {rate:,.1f} rows/s"
+        left = duration((total - done) / rate) if total else ""
+        if left:
+            line += f" · {left} left"
+    return line
+
+
+def elapsed(found: dict[str, Any]) -> float:
+    end = found.get("finished_at") or time.time()
+    return max(0.0, end - (found.get("started_at") or end))
