@@ -1,0 +1,114 @@
+"""Issue 29 in a real browser: an evaluation started on the Evaluate page runs in a worker process,
+survives a restart of the app, shows on a second app process over the same workspace; and the
+app process never loads torch, whatever page is opened."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.support.app_server import AppServer
+from tests.test_browser import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    app_page,
+    expect,
+    nav,
+    require_browser,
+    wait_idle,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PAGES = ["Overview", "Datasets", "Evaluate", "Runs", "Results", "Compare runs", "Claims", "Review verdicts",
+         "Conversation", "Temporal heatmaps", "Agreement"]
+#: shared libraries that only torch (and the model stack over it) brings into a process
+MODEL_LIBRARIES = re.compile(r"libtorch|torch/_C\.|tokenizers\.|safetensors")
+
+
+def store_dataset(home: Path, n_rows: int) -> int:
+    """A generated dataset of `n_rows` stored in the workspace `home` (before the app starts)."""
+    import os
+
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.store.runs import RunStore
+
+    frame = pd.DataFrame({
+        "query_id": [f"q{i}" for i in range(n_rows)],
+        "query": [f"What happened in {1900 + i % 120}?" for i in range(n_rows)],
+        "answer": [f"In {1900 + i % 120} the bridge opened; it closed in {1950 + i % 60}." for i in range(n_rows)],
+        "contexts": [[f"The bridge opened in {1900 + i % 120}.", "It closed later."] for i in range(n_rows)],
+    })
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / f"generated_{n_rows}.jsonl"
+    frame.to_json(path, orient="records", lines=True)
+    old = os.environ.get("TEMPO_EVAL_HOME")
+    os.environ["TEMPO_EVAL_HOME"] = str(home)
+    try:
+        store = RunStore()
+        dataset_id = store.save_dataset(load_dataset(path))
+        store.close()
+    finally:
+        os.environ["TEMPO_EVAL_HOME"] = old or ""
+    return dataset_id
+
+
+def model_libraries(pid: int) -> list[str]:
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return sorted({line.split()[-1] for line in maps.splitlines() if MODEL_LIBRARIES.search(line)})
+
+
+def test_no_page_loads_torch_into_the_app_process(tmp_path) -> None:
+    require_browser()
+    with app_page(tmp_path / "home") as (page, server, _):
+        for title in PAGES:
+            nav(page, title)
+            if title == "Evaluate":
+                # the NLI check answers from a worker: it settles while the app stays free of torch
+                line = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="nli —").first
+                expect(line).to_contain_text(re.compile("❌|✅"), timeout=150_000)
+        assert server._process is not None
+        assert model_libraries(server._process.pid) == []
+        assert "Traceback" not in server.log()
+
+
+def _start_evaluation(page, url: str, dataset_id: int) -> None:
+    page.goto(f"{url}/evaluate?dataset={dataset_id}")
+    wait_idle(page)
+    page.get_by_role("button", name="Run evaluation").click()
+    expect(page.get_by_text(re.compile(r"rows/s|Finished:")).first).to_be_visible(timeout=120_000)
+
+
+def test_a_job_survives_a_restart_of_the_app_and_shows_on_a_second_app_process(tmp_path) -> None:
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    home = tmp_path / "home"
+    dataset_id = store_dataset(home, 20_000)
+    progress = re.compile(r"of 20,000 rows|Finished: 20000 rows")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(60_000)
+            with AppServer(home) as first, AppServer(home) as second:  # two app processes, one workspace
+                _start_evaluation(page, first.url, dataset_id)
+                other = browser.new_page(viewport={"width": 1400, "height": 1000})
+                other.goto(f"{second.url}/evaluate?dataset={dataset_id}")
+                wait_idle(other)
+                expect(other.get_by_text(progress).first).to_be_visible(timeout=60_000)
+            # both app processes are gone; the worker is not
+            with AppServer(home) as restarted:
+                page.goto(f"{restarted.url}/evaluate?dataset={dataset_id}")
+                wait_idle(page)
+                expect(page.get_by_text(progress).first).to_be_visible(timeout=60_000)
+                cancel = page.get_by_role("button", name="Cancel")
+                if cancel.count():
+                    cancel.first.click()  # leave no worker behind
+                    expect(page.get_by_text(re.compile("Cancelled after|Finished:")).first).to_be_visible(timeout=60_000)
+                assert "Traceback" not in restarted.log()
+        finally:
+            browser.close()
