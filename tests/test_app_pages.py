@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tempo_eval_app import jobs
+from tempo_eval.store.jobs import JobQueue
+from tempo_eval_app import worker_jobs
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -23,6 +24,43 @@ SAMPLE = ROOT / "data" / "sample"
 PAGES = ["overview", "datasets", "evaluate", "runs", "results", "compare", "claims", "conversation", "heatmaps", "agreement",
          "run_diff"]
 TIMEOUT = 180
+
+
+@pytest.fixture(autouse=True)
+def _worker_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages' jobs run by `run_worker` in a thread of the test process (a test double for the
+    detached worker process, tests/test_jobs.py and the browser tests run the real one), so a
+    test can patch a metric and see the page report what the patched metric did."""
+    import threading
+
+    from tempo_eval.cli.job import run_worker
+
+    def spawn(*, key_for: int | None = None, api_key: str | None = None) -> None:
+        keys = {key_for: api_key} if key_for is not None and api_key else {}
+
+        def work() -> None:
+            queue = JobQueue()
+            try:
+                run_worker(queue, limit=1, keys=keys)
+            finally:
+                queue.close()
+
+        threading.Thread(target=work, daemon=True).start()
+
+    monkeypatch.setattr(worker_jobs, "spawn_worker", spawn)
+
+
+def wait_job(at: AppTest) -> dict:
+    """The Evaluate page's job once it has ended (fails after TIMEOUT seconds)."""
+    queue = JobQueue()
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        job = queue.get(at.session_state["eval_job_id"])
+        assert job is not None
+        if not job["active"]:
+            return job
+        assert time.monotonic() < deadline, "the evaluation did not finish"
+        time.sleep(0.05)
 
 
 def open_app() -> AppTest:
@@ -62,14 +100,12 @@ def evaluate_with_lexical(at: AppTest, *, fc: bool = False, run_name: str = "") 
         at.checkbox(key="keep_ev_fc").check()
     at.run()
     at.button(key="run_evaluation").click().run()
-    job = jobs.get(at.session_state["eval_job_id"])
-    assert job is not None
-    assert job.wait(TIMEOUT), "the evaluation did not finish"
-    assert job.status == "finished", job.error
+    job = wait_job(at)
+    assert job["status"] == "finished", job["error"]
     at.run()  # the progress panel sees the finished job and selects its run
     at.run()
     assert_clean(at)
-    return int(job.run_id)
+    return int(job["run_id"])
 
 
 def pick_row(at: AppTest, query_id: str, run: str | None = None) -> AppTest:
@@ -395,8 +431,7 @@ def test_a_run_where_every_row_failed_is_not_reported_as_a_success(monkeypatch: 
     at = goto(open_app(), "evaluate")
     at.checkbox(key="keep_ev_ndcg").uncheck().run()
     at.button(key="run_evaluation").click().run()
-    job = jobs.get(at.session_state["eval_job_id"])
-    assert job is not None and job.wait(TIMEOUT)
+    wait_job(at)
     at.run()
     warning = " ".join(w.value for w in at.warning).replace("\\", "")
     assert "30 of 30 results failed" in warning and "the verifier exploded" in warning
@@ -562,11 +597,11 @@ def test_evaluate_then_a_new_session_shows_the_per_row_results_and_downloads() -
     at.checkbox(key="keep_ev_ndcg").uncheck()
     at.selectbox(key="keep_ev_tf_mode").set_value("focus_time").run()
     at.button(key="run_evaluation").click().run()
-    job = jobs.get(at.session_state["eval_job_id"])
-    assert job is not None and job.wait(TIMEOUT) and job.status == "finished", job and job.error
+    job = wait_job(at)
+    assert job["status"] == "finished", job["error"]
     at.run()
     at.run()
-    run_id = int(job.run_id)
+    run_id = int(job["run_id"])
 
     fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)  # a reload: a new session, same store
     fresh.query_params["dataset"] = str(at.session_state["dataset_id"])
@@ -887,14 +922,14 @@ def test_a_judged_run_records_its_token_usage_for_the_runs_page() -> None:
         at.text_input(key="keep_ev_judge_url").set_value(server.base_url)
         at.text_input(key="keep_ev_judge_model").set_value("judge").run()
         at.button(key="run_evaluation").click().run()
-        job = jobs.get(at.session_state["eval_job_id"])
-        assert job is not None and job.wait(TIMEOUT) and job.status == "finished", job and job.error
+        job = wait_job(at)
+        assert job["status"] == "finished", job["error"]
         graded = len(server.requests) - 1  # the first request was the reachability check
-    usage = RunStore().run_info(job.run_id)["usage"]
+    usage = RunStore().run_info(job["run_id"])["usage"]
     assert usage["prompt_tokens"] == 11 * graded and usage["completion_tokens"] == 7 * graded
     at.run()
     goto(at, "runs")
-    tokens = table_with(at, "id", "judge tokens").set_index("id").loc[job.run_id, "judge tokens"]
+    tokens = table_with(at, "id", "judge tokens").set_index("id").loc[job["run_id"], "judge tokens"]
     assert tokens.startswith(f"{18 * graded:,} (")
 
 
