@@ -1,0 +1,371 @@
+"""Benchmark: many analysts on one dashboard, with and without an evaluation running (issue 29).
+
+    python bench/dashboard_load.py                       # 1, 5, 10, 20 sessions, each with and without
+    python bench/dashboard_load.py --sessions 1,5 --walks 1 --eval-rows 20000
+    python bench/dashboard_load.py --long 40             # one session walking 40 times: server memory
+
+The real server (`streamlit run app.py` with the repository's .streamlit/config.toml) on a fresh
+workspace holding the sample QA dataset and two runs of it, and a generated dataset for the
+evaluation. One Chromium (/usr/bin/chromium, the tests' flags), one browser context per session;
+every session walks Overview -> Results -> Compare runs -> Claims through the sidebar, all at
+once. Measured:
+- a step: from the click to the page idle again (Streamlit's script state "notRunning");
+- the server's share of a step: from the first websocket frame the browser sent after the click
+  to the last frame it received for that step (what the server took, without the drawing);
+- health-check waits: /_stcore/health polled every 0.25 s by a thread, the slowest answer;
+- dropped websockets: websockets closed while the page was open (Streamlit reconnects);
+- errors: JavaScript errors on the pages and Streamlit exception / error boxes;
+- the server's memory (VmRSS) before and after, and its peak (VmHWM).
+"With evaluation": one more browser context starts an evaluation of the generated dataset from the
+Evaluate page (the worker process does the work), then the sessions walk; the job's rows/s while
+they walk is compared with its rows/s measured alone just before (ratio printed).
+The machine's load average is printed: on a shared machine, compare rows of the same run only.
+Targets (issue 29): at 20 sessions the server's share p95 <= 2 s, no health wait over 1 s, no
+dropped websocket, no error; with an evaluation, pages at most 1.2x slower and the job at 90% or
+more of its speed alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.app_server import AppServer  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync"]
+WALK = ["Overview", "Results", "Compare runs", "Claims"]
+IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid="stStatusWidget"]')
+        && !document.querySelector('[data-stale="true"]');
+}"""
+
+
+def build_workspace(home: Path, eval_rows: int) -> tuple[int, int]:
+    """The sample QA dataset with two runs, and a generated dataset; returns (sample id, generated id)."""
+    os.environ["TEMPO_EVAL_HOME"] = str(home)
+    import pandas as pd
+
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+
+    store = RunStore()
+    sample = load_dataset(ROOT / "data" / "sample" / "temporal_qa.csv")
+    sample.name = "Sample: temporal QA (30 questions)"
+    sample_id = store.save_dataset(sample)
+    for k in (5, 10):
+        evaluate(store.get_dataset(sample_id), [TemporalFaithfulness(mode="focus_time"),
+                                               TemporalNDCG(k=k, mode="focus_time")],
+                 store=store, run_name=f"focus k={k}")
+    frame = pd.DataFrame({
+        "query_id": [f"q{i}" for i in range(eval_rows)],
+        "query": [f"What happened in {1900 + i % 120}?" for i in range(eval_rows)],
+        "answer": [f"In {1900 + i % 120} the bridge opened; it closed in {1950 + i % 60}." for i in range(eval_rows)],
+        "contexts": [[f"The bridge opened in {1900 + i % 120}.", "It closed later."] for i in range(eval_rows)],
+    })
+    path = home / "generated.jsonl"
+    frame.to_json(path, orient="records", lines=True)
+    generated = load_dataset(path)
+    generated.name = f"generated {eval_rows} rows"
+    generated_id = store.save_dataset(generated)
+    store.close()
+    return sample_id, generated_id
+
+
+class Health(threading.Thread):
+    """Polls /_stcore/health; keeps the slowest answer (a refused or timed-out poll counts its wait)."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(daemon=True)
+        self.url, self.worst, self.failures = url + "/_stcore/health", 0.0, 0
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            started = time.perf_counter()
+            try:
+                with urllib.request.urlopen(self.url, timeout=30) as reply:
+                    reply.read()
+            except OSError:
+                self.failures += 1
+            self.worst = max(self.worst, time.perf_counter() - started)
+            self._halt.wait(0.25)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+
+
+def memory(pid: int) -> dict[str, float]:
+    """VmRSS and VmHWM of a process, MB."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0]) / 1024
+    return found
+
+
+class Session:
+    """One analyst: a browser context walking the pages, with its websocket frames timed."""
+
+    def __init__(self, context, url: str) -> None:
+        self.context, self.url = context, url
+        self.frames: list[tuple[float, str]] = []
+        self.sockets = 0
+        self.closed = 0
+        self.errors: list[str] = []
+        self.steps: list[tuple[str, float, float]] = []  # page, step time, server's share
+
+    async def open(self, path: str = ""):
+        page = await self.context.new_page()
+        page.set_default_timeout(600_000)
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("websocket", self._socket)
+        started = time.perf_counter()
+        await page.goto(self.url + path)
+        await page.wait_for_function(IDLE, timeout=600_000)
+        self.first = time.perf_counter() - started
+        self.page = page
+        return page
+
+    def _socket(self, socket) -> None:
+        self.sockets += 1
+        socket.on("framesent", lambda _: self.frames.append((time.perf_counter(), "sent")))
+        socket.on("framereceived", lambda _: self.frames.append((time.perf_counter(), "received")))
+        socket.on("close", lambda _: setattr(self, "closed", self.closed + 1))
+
+    async def step(self, title: str) -> None:
+        page = self.page
+        mark = len(self.frames)
+        started = time.perf_counter()
+        await page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
+        await page.wait_for_timeout(300)
+        await page.wait_for_function(IDLE, timeout=600_000)
+        took = time.perf_counter() - started
+        frames = self.frames[mark:]
+        sent = [t for t, kind in frames if kind == "sent"]
+        received = [t for t, kind in frames if kind == "received"]
+        share = (max(received) - min(sent)) if sent and received and max(received) > min(sent) else float("nan")
+        boxes = await page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count()
+        if boxes:
+            self.errors.append(f"{boxes} error box(es) on {title}")
+        self.steps.append((title, took, share))
+
+    async def walk(self, walks: int) -> float:
+        started = time.perf_counter()
+        for _ in range(walks):
+            for title in WALK:
+                await self.step(title)
+        return time.perf_counter() - started
+
+
+def job_done(job_id: int) -> tuple[int, str]:
+    from tempo_eval.store.jobs import JobQueue
+
+    queue = JobQueue()
+    try:
+        job = queue.get(job_id)
+    finally:
+        queue.close()
+    return job["done"], job["status"]
+
+
+def latest_job() -> int:
+    from tempo_eval.store.jobs import JobQueue
+
+    queue = JobQueue()
+    try:
+        return queue.jobs(kind="evaluate", limit=1)[0]["id"]
+    finally:
+        queue.close()
+
+
+def cancel_jobs() -> None:
+    from tempo_eval.store.jobs import JobQueue
+
+    queue = JobQueue()
+    try:
+        for job in queue.jobs(active=True):
+            queue.request_cancel(job["id"])
+    finally:
+        queue.close()
+
+
+def delete_job_run(job_id: int) -> None:
+    from tempo_eval.store.jobs import JobQueue
+    from tempo_eval.store.runs import RunStore
+
+    queue, store = JobQueue(), RunStore()
+    try:
+        run_id = queue.get(job_id)["run_id"]
+        if run_id is not None:
+            store.delete_run(run_id)
+    finally:
+        queue.close()
+        store.close()
+
+
+async def start_evaluation(browser, url: str, dataset_id: int, run_name: str) -> int:
+    """Start an evaluation from the Evaluate page, as an analyst does; returns the job id."""
+    context = await browser.new_context()
+    page = await context.new_page()
+    page.set_default_timeout(600_000)
+    await page.goto(f"{url}/evaluate?dataset={dataset_id}")
+    await page.wait_for_function(IDLE)
+    name = page.get_by_role("textbox", name="Run name")
+    await name.fill(run_name)
+    await name.press("Enter")
+    await page.wait_for_timeout(300)
+    await page.wait_for_function(IDLE)
+    await page.get_by_role("button", name="Run evaluation").click()
+    await page.get_by_text("rows/s").first.wait_for(timeout=600_000)
+    await context.close()
+    return latest_job()
+
+
+def rate_between(job_id: int, seconds: float) -> float:
+    """Rows per second the job makes over the next `seconds` (from its stored progress)."""
+    done0, _ = job_done(job_id)
+    t0 = time.perf_counter()
+    time.sleep(seconds)
+    done1, _ = job_done(job_id)
+    return (done1 - done0) / (time.perf_counter() - t0)
+
+
+def quantile(values: list[float], q: int) -> float:
+    if not values:
+        return float("nan")
+    return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
+
+
+async def one_load(browser, server: AppServer, pid: int, n: int, walks: int, job_id: int | None) -> dict:
+    contexts = [await browser.new_context(viewport={"width": 1280, "height": 900}) for _ in range(n)]
+    sessions = [Session(context, server.url) for context in contexts]
+    health = Health(server.url)
+    health.start()
+    before = memory(pid)
+    done0 = job_done(job_id)[0] if job_id else 0
+    t0 = time.perf_counter()
+    await asyncio.gather(*(session.open() for session in sessions))
+    walk_times = await asyncio.gather(*(session.walk(walks) for session in sessions))
+    elapsed = time.perf_counter() - t0
+    job_speed = (job_done(job_id)[0] - done0) / elapsed if job_id else None
+    health.stop()
+    after = memory(pid)
+    shares = [share for s in sessions for _, _, share in s.steps if share == share]
+    steps = [took for s in sessions for _, took, _ in s.steps]
+    for context in contexts:
+        await context.close()
+    return {
+        "sessions": n,
+        "walk_s": statistics.median(walk_times),
+        "first_s": statistics.median(s.first for s in sessions),
+        "step_p50": quantile(steps, 50), "step_p95": quantile(steps, 95),
+        "share_p50": quantile(shares, 50), "share_p95": quantile(shares, 95),
+        "health_worst": health.worst, "health_failed": health.failures,
+        "dropped": sum(max(0, s.sockets - 1) + s.closed for s in sessions),
+        "errors": sum(len(s.errors) for s in sessions),
+        "error_text": next((e for s in sessions for e in s.errors), ""),
+        "rss_before": before["VmRSS"], "rss_after": after["VmRSS"], "hwm": after["VmHWM"],
+        "job_rows_s": job_speed,
+    }
+
+
+def print_row(row: dict, label: str) -> None:
+    job = f"{row['job_rows_s']:.0f}" if row["job_rows_s"] is not None else "-"
+    print(f"| {row['sessions']:>3} | {label:<9} | {row['walk_s']:6.1f} | {row['first_s']:5.1f} | "
+          f"{row['step_p50']:5.2f} / {row['step_p95']:5.2f} | {row['share_p50']:5.2f} / {row['share_p95']:5.2f} | "
+          f"{row['health_worst']:5.2f} | {row['dropped']:>3} | {row['errors']:>3} | "
+          f"{row['rss_before']:5.0f} -> {row['rss_after']:5.0f} ({row['hwm']:.0f}) | {job:>6} |", flush=True)
+    if row["error_text"]:
+        print(f"    first error: {row['error_text'][:200]}", flush=True)
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    from playwright.async_api import async_playwright
+
+    home = Path(tempfile.mkdtemp(prefix="dashboard_load_"))
+    _, generated_id = build_workspace(home, args.eval_rows)
+    with AppServer(home, start_timeout=180) as server:
+        pid = server._process.pid  # noqa: SLF001 - the server's own process, for its memory
+        print(f"server pid {pid}; load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
+              f"{os.getloadavg()[2]:.2f} on {os.cpu_count()} cores", flush=True)
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            if args.long:
+                await long_session(browser, server, pid, args.long)
+                await browser.close()
+                return
+            print("| sessions | evaluation | one walk s | first page s | step p50 / p95 s | server's share p50 / p95 s "
+                  "| worst health s | dropped ws | errors | server RSS MB before -> after (peak) | job rows/s |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|")
+            for n in args.sessions:
+                print_row(await one_load(browser, server, pid, n, args.walks, None), "no")
+                if args.no_eval:
+                    continue
+                job_id = await start_evaluation(browser, server.url, generated_id, f"bench {n}")
+                alone = rate_between(job_id, args.alone_s)
+                row = await one_load(browser, server, pid, n, args.walks, job_id)
+                print_row(row, "running")
+                ratio = row["job_rows_s"] / alone if alone else float("nan")
+                print(f"    job alone {alone:.0f} rows/s, while {n} session(s) walked {row['job_rows_s']:.0f} rows/s "
+                      f"({ratio:.0%}); load average now {os.getloadavg()[0]:.2f}", flush=True)
+                cancel_jobs()
+                while job_done(job_id)[1] in ("queued", "running"):
+                    time.sleep(0.5)
+                delete_job_run(job_id)  # the next evaluation starts from nothing, not resumed
+            await browser.close()
+
+
+async def long_session(browser, server: AppServer, pid: int, walks: int) -> None:
+    """One session walking `walks` times; the server's memory after each walk."""
+    context = await browser.new_context()
+    session = Session(context, server.url)
+    await session.open()
+    samples = []
+    for walk in range(walks):
+        await session.walk(1)
+        samples.append(memory(pid)["VmRSS"])
+        if walk % 5 == 4 or walk == walks - 1:
+            print(f"walk {walk + 1:>3}: server RSS {samples[-1]:.0f} MB", flush=True)
+    tail = samples[len(samples) // 2:]
+    print(f"server RSS after walk 1 {samples[0]:.0f} MB, after walk {walks} {samples[-1]:.0f} MB; second half "
+          f"min {min(tail):.0f} max {max(tail):.0f} MB (growth over the second half "
+          f"{tail[-1] - tail[0]:+.0f} MB); errors {len(session.errors)}; dropped websockets "
+          f"{max(0, session.sockets - 1) + session.closed}", flush=True)
+    await context.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", default="1,5,10,20", type=lambda s: [int(x) for x in s.split(",")])
+    parser.add_argument("--walks", type=int, default=1, help="walks per session (default 1)")
+    parser.add_argument("--eval-rows", type=int, default=200_000, help="rows of the generated dataset evaluated")
+    parser.add_argument("--alone-s", type=float, default=10.0, help="seconds the job's speed alone is measured")
+    parser.add_argument("--no-eval", action="store_true", help="skip the runs with an evaluation")
+    parser.add_argument("--long", type=int, default=0, metavar="WALKS",
+                        help="instead: one session walking WALKS times, the server's memory after each")
+    args = parser.parse_args()
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()
