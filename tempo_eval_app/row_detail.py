@@ -59,8 +59,7 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
         st.caption(f"The dataset has no row {formatting.md_escape(row)}.")
         return
     record = store_reads.dataset_row(dataset_id, row)  # one row, not the whole dataset
-    long = store_reads.results_frame(run_id)
-    here = long[long["row"] == row]
+    here = store_reads.row_results(run_id, row)  # one key range, whatever the run's size
     if here.empty:
         st.caption(f"Run #{formatting.md_escape(run_id)} has no result for row {formatting.md_escape(row)}.")
         return

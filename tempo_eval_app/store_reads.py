@@ -156,34 +156,81 @@ def dataset_row(dataset_id: int, row: int) -> dict[str, Any]:
 def forget_cached_reads() -> None:
     """Drop the cached frames after a delete or rename, so no page shows what is gone."""
     for cached in (_dataset_frame, _dataset_row, _results, _claims, _run_board, _runs_board, _run_setups,
-                   _results_grid):
+                   _results_grid, _results_page, _metric_counts):
         cached.clear()
+
+
+def _wide(db: str, run_id: int, long: pd.DataFrame, *, queries: bool) -> pd.DataFrame | None:
+    """One run's long results as grid lines (see `results_grid`); None when it has none."""
+    if long.empty:
+        return None
+    info = _store_for(db).run_info(run_id)
+    keys = ["row", "query_id", "run"]
+    wide = long.set_index([*keys, "metric"])[["score", "reason_code"]].unstack("metric")
+    scores = wide["score"]
+    codes = wide["reason_code"].add_suffix(" reason")
+    grid = pd.concat([scores, codes], axis=1).reset_index()
+    grid.columns.name = None
+    grid.insert(0, "eval_run", f"{info['name']} #{run_id}")
+    grid.insert(1, "run_id", run_id)
+    if queries:
+        # the query column only: a 100,000-row dataset is not decoded whole for it
+        column = _store_for(db).dataset_column(int(info["dataset_id"]), "query")
+        if column is not None:
+            grid.insert(4, "query", [column[i] if 0 <= i < len(column) else None for i in grid["row"]])
+    return grid.rename(columns={"run": "system"})
+
+
+def _joined(parts: list[pd.DataFrame | None]) -> pd.DataFrame:
+    found = [part for part in parts if part is not None]
+    if not found:
+        return pd.DataFrame(columns=["eval_run", "run_id", "row", "query_id", "system"])
+    return pd.concat(found, ignore_index=True)
 
 
 @st.cache_resource(show_spinner="Reading the results…", max_entries=16)
 def _results_grid(db: str, run_ids: tuple[int, ...], sizes: tuple[int, ...]) -> pd.DataFrame:
-    parts = []
-    for run_id in run_ids:
-        long = _results(db, run_id, sizes[run_ids.index(run_id)])
-        info = _store_for(db).run_info(run_id)
-        if long.empty:
-            continue
-        keys = ["row", "query_id", "run"]
-        wide = long.set_index([*keys, "metric"])[["score", "reason_code"]].unstack("metric")
-        scores = wide["score"]
-        codes = wide["reason_code"].add_suffix(" reason")
-        grid = pd.concat([scores, codes], axis=1).reset_index()
-        grid.columns.name = None
-        grid.insert(0, "eval_run", f"{info['name']} #{run_id}")
-        grid.insert(1, "run_id", run_id)
-        # the query column only: a 100,000-row dataset is not decoded whole for it
-        queries = _store_for(db).dataset_column(int(info["dataset_id"]), "query")
-        if queries is not None:
-            grid.insert(4, "query", [queries[i] if 0 <= i < len(queries) else None for i in grid["row"]])
-        parts.append(grid.rename(columns={"run": "system"}))
-    if not parts:
-        return pd.DataFrame(columns=["eval_run", "run_id", "row", "query_id", "system"])
-    return pd.concat(parts, ignore_index=True)
+    return _joined([_wide(db, run_id, _results(db, run_id, size), queries=True)
+                    for run_id, size in zip(run_ids, sizes, strict=True)])
+
+
+#: selected runs holding more results than this are read by the Results page a page at a time
+PAGED_OVER = 250_000
+#: dataset rows on one page of the Results page, when paged
+PAGE_ROWS = 1_000
+
+
+def total_results(run_ids: Sequence[int]) -> int:
+    """Results stored in these runs (one count per run, nothing loaded)."""
+    return sum(_n_results(int(r)) for r in run_ids)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _metric_counts(db: str, run_id: int, n_results: int) -> pd.DataFrame:
+    return _store_for(db).metric_counts(run_id)
+
+
+def metric_counts(run_id: int) -> pd.DataFrame:
+    """`RunStore.metric_counts` (per metric: n, n_nan, last_row), cached per run and size."""
+    return _metric_counts(db_path(), int(run_id), _n_results(run_id))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _results_page(db: str, run_ids: tuple[int, ...], sizes: tuple[int, ...], first: int, last: int) -> pd.DataFrame:
+    return _joined([_wide(db, run_id, _store_for(db).results_rows(run_id, first, last), queries=False)
+                    for run_id in run_ids])
+
+
+def results_page(run_ids: list[int], first: int, last: int) -> pd.DataFrame:
+    """`results_grid` of the dataset rows `first` to `last` only (without the query column): read
+    with one key range per run, so a page costs what it shows, whatever the run's size."""
+    ids = tuple(int(r) for r in run_ids)
+    return _results_page(db_path(), ids, tuple(_n_results(r) for r in ids), int(first), int(last))
+
+
+def row_results(run_id: int, row: int) -> pd.DataFrame:
+    """The long results (`results_frame`'s columns) of one dataset row of a run."""
+    return store().results_rows(int(run_id), int(row), int(row))
 
 
 def results_grid(run_ids: list[int]) -> pd.DataFrame:

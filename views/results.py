@@ -64,9 +64,23 @@ with errors.page_guard("results"):
     if not run_ids:
         st.info("No evaluation run selected: choose one in the sidebar, open one from **Runs**, or start one on **Evaluate**.")
         st.stop()
-    grid = store_reads.results_grid(run_ids)
+    # a run of 400,000 results is read a page at a time (one key range per run), never whole
+    paged = store_reads.total_results(run_ids) > store_reads.PAGED_OVER
+    if paged:
+        n_dataset_rows = int(store_reads.dataset_info(dataset_id)["n_rows"])
+        pages = max(1, -(-n_dataset_rows // store_reads.PAGE_ROWS))
+        links.init_from_param("results_page", "page", int, lambda v: 1 <= v <= pages)
+        page_no = int(st.number_input(f"Page of {pages:,} ({store_reads.PAGE_ROWS:,} dataset rows each)", 1, pages, 1,
+                                      key="results_page"))
+        first_row = (page_no - 1) * store_reads.PAGE_ROWS
+        grid = store_reads.results_page(run_ids, first_row, first_row + store_reads.PAGE_ROWS - 1)
+        links.set_params(page=page_no if page_no > 1 else None)
+        st.caption("These runs are large: the grid shows one page of dataset rows at a time, and the filters and "
+                   "downloads below apply to the page shown.")
+    else:
+        grid = store_reads.results_grid(run_ids)
     if grid.empty:
-        st.info("The selected runs have no stored result yet.")
+        st.info("No stored result on this page." if paged else "The selected runs have no stored result yet.")
         st.stop()
     metrics = _metrics(grid)
     reason_columns = [f"{m} reason" for m in metrics]
@@ -95,10 +109,16 @@ with errors.page_guard("results"):
         display = display.drop(columns=["eval_run"])
     if not systems:
         display = display.drop(columns=["system"])
-    nan_counts = {m: int(grid[m].isna().sum()) for m in metrics}
+    if paged:  # NaN counts of the whole runs, from one aggregate query each
+        counts = pd.concat([store_reads.metric_counts(r) for r in run_ids]).groupby("metric")["n_nan"].sum()
+        nan_counts = {m: int(counts.get(m, 0)) for m in metrics}
+        where = f" on this page · {store_reads.total_results(run_ids):,} results in all"
+    else:
+        nan_counts = {m: int(grid[m].isna().sum()) for m in metrics}
+        where = ""
     st.caption(
-        f"{len(shown):,} of {len(grid):,} lines · "
-        + " · ".join(f"{formatting.md_escape(m)}: {n:d} NaN" for m, n in nan_counts.items())
+        f"{len(shown):,} of {len(grid):,} lines{where} · "
+        + " · ".join(f"{formatting.md_escape(m)}: {n:,} NaN" for m, n in nan_counts.items())
     )
     column_config = {m: st.column_config.NumberColumn(m, format="%.3f") for m in metrics}
     column_config["query"] = st.column_config.TextColumn("query", width="medium")
@@ -121,5 +141,5 @@ with errors.page_guard("results"):
                           value=first, step=1, key="results_row")
     links.set_params(row=row, drun=detail_run if len(run_ids) > 1 else None)
     row_detail.show_row(detail_run, int(row), key="results")
-    links.view_link("metric", "range", "nan", "system", "q", "row", "drun")
+    links.view_link("metric", "range", "nan", "system", "q", "row", "drun", "page")
 

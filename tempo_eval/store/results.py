@@ -123,19 +123,27 @@ class ResultRecords:
                 " WHERE run_id = ? ORDER BY row_idx, metric",
                 (run_id,),
             ).fetchall()
-        # column by column: much faster than a list of row tuples for 100,000s of results
-        columns = list(zip(*rows, strict=True)) if rows else [()] * len(RESULT_COLUMNS)
-        data = dict(zip(RESULT_COLUMNS, columns, strict=True))
-        frame = pd.DataFrame({
-            "row": np.asarray(data["row"], dtype=np.int64),
-            "query_id": np.asarray(data["query_id"], dtype=object),
-            "run": np.asarray(data["run"], dtype=object),
-            "metric": np.asarray(data["metric"], dtype=object),
-            "score": np.asarray([math.nan if s is None else s for s in data["score"]], dtype=float),
-            "reason_code": np.asarray(data["reason_code"], dtype=object),
-            "reason": np.asarray(data["reason"], dtype=object),
-        }, columns=RESULT_COLUMNS)
-        return frame
+        return _results_frame(rows)
+
+    def results_rows(self, run_id: int, first: int, last: int) -> pd.DataFrame:
+        """`results_frame` of the dataset rows `first` to `last` (both included) only: one range
+        of the primary key, so a page of a 400,000-result run costs what the page holds."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
+                " WHERE run_id = ? AND row_idx BETWEEN ? AND ? ORDER BY row_idx, metric",
+                (run_id, int(first), int(last)),
+            ).fetchall()
+        return _results_frame(rows)
+
+    def metric_counts(self, run_id: int) -> pd.DataFrame:
+        """Per metric of a run: n (results stored), n_nan (without a score) and last_row (the
+        highest dataset row with a result); one aggregate query, nothing loaded."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT metric, COUNT(*), SUM(score IS NULL), MAX(row_idx) FROM results WHERE run_id = ?"
+                " GROUP BY metric ORDER BY metric", (run_id,)).fetchall()
+        return pd.DataFrame(rows, columns=["metric", "n", "n_nan", "last_row"])
 
     def get_result(self, run_id: int, row: int, metric: str) -> MetricResult:
         """The stored result of one (row, metric), details with their "claims" put back."""
@@ -172,3 +180,20 @@ class ResultRecords:
             details=details,
             success=None if success is None else bool(success),
         )
+
+
+def _results_frame(rows: list[tuple]) -> pd.DataFrame:
+    """The results frame of SELECT row_idx, query_id, system, metric, score, reason_code, reason."""
+    # column by column: much faster than a list of row tuples for 100,000s of results
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(RESULT_COLUMNS)
+    data = dict(zip(RESULT_COLUMNS, columns, strict=True))
+    frame = pd.DataFrame({
+        "row": np.asarray(data["row"], dtype=np.int64),
+        "query_id": np.asarray(data["query_id"], dtype=object),
+        "run": np.asarray(data["run"], dtype=object),
+        "metric": np.asarray(data["metric"], dtype=object),
+        "score": np.asarray([math.nan if s is None else s for s in data["score"]], dtype=float),
+        "reason_code": np.asarray(data["reason_code"], dtype=object),
+        "reason": np.asarray(data["reason"], dtype=object),
+    }, columns=RESULT_COLUMNS)
+    return frame
