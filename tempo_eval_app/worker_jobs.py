@@ -61,18 +61,23 @@ def spawn_worker(*, key_for: int | None = None, api_key: str | None = None) -> N
     threading.Thread(target=process.wait, name="worker-reaper", daemon=True).start()
 
 
-def start_evaluation(settings: dict[str, Any], dataset_id: int, label: str, api_key: str | None) -> int:
-    """Queue an evaluation of a stored dataset and start a worker; returns the job id.
+def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: str, api_key: str | None,
+                     *, path: Path | None = None) -> int:
+    """Queue an evaluation of a stored dataset (or of the file `path`, already confined to the
+    allowed folders) and start a worker; returns the job id.
     `api_key` is the judge's key as `judge_keys.judge_api_key` gave it (None: the worker reads
     the server's OPENAI_API_KEY; the placeholder is stored as such; a typed key is never stored)."""
     from tempo_eval.llm.provider import PLACEHOLDER_API_KEY
 
-    arguments = {**settings, "dataset_id": int(dataset_id)}
+    arguments = {**settings, "dataset_id": None if dataset_id is None else int(dataset_id)}
+    if path is not None:
+        arguments["path"] = str(path)
+        dataset_id = None
     arguments.pop("api_key", None)
     typed = api_key if api_key and api_key != PLACEHOLDER_API_KEY else None
     if api_key == PLACEHOLDER_API_KEY:
         arguments["api_key_source"] = PLACEHOLDER
-    job_id = queue().submit("evaluate", arguments, label=label, dataset_id=int(dataset_id),
+    job_id = queue().submit("evaluate", arguments, label=label, dataset_id=dataset_id,
                             needs_key=typed is not None)
     spawn_worker(key_for=job_id if typed else None, api_key=typed)
     return job_id
@@ -99,9 +104,30 @@ def job(job_id: int | None) -> dict[str, Any] | None:
 
 
 def latest_evaluation(dataset_id: int) -> dict[str, Any] | None:
-    """The newest evaluation job of a dataset (active or not)."""
+    """The newest evaluation job of a dataset (active or not), or of a file still being
+    evaluated (its dataset id is known once the worker has stored it)."""
     found = queue().jobs(kind="evaluate", dataset_id=dataset_id, limit=1)
-    return job(found[0]["id"]) if found else None
+    found += [j for j in queue().jobs(kind="evaluate", active=True, limit=20) if j["dataset_id"] is None]
+    return job(max(j["id"] for j in found)) if found else None
+
+
+def save_upload(upload: Any) -> Path:
+    """An uploaded file written to the workspace's uploads/ folder (once per upload), so a worker
+    evaluates it from disk; returns its path."""
+    import re
+    import shutil
+
+    folder = workspace_dir() / "uploads"
+    folder.mkdir(exist_ok=True)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(upload.name).name)[-120:] or "dataset"
+    path = folder / f"{re.sub(r'[^A-Za-z0-9]+', '', str(upload.file_id))[:40]}_{name}"
+    if not path.exists():
+        partial = path.with_name(path.name + ".part")
+        upload.seek(0)
+        with partial.open("wb") as out:
+            shutil.copyfileobj(upload, out, 1 << 20)
+        partial.replace(path)
+    return path
 
 
 def nli_status(model: str) -> tuple[bool | None, str]:

@@ -112,3 +112,62 @@ def test_a_job_survives_a_restart_of_the_app_and_shows_on_a_second_app_process(t
                 assert "Traceback" not in restarted.log()
         finally:
             browser.close()
+
+
+def _use_path(page, path: str) -> None:
+    page.get_by_text("A file on this machine (path)").first.click()
+    wait_idle(page)
+    box = page.get_by_role("textbox", name="Path of the dataset file on the app's machine")
+    box.fill(path)
+    box.press("Enter")
+    wait_idle(page)
+
+
+def write_dataset_file(path: Path, n_rows: int) -> None:
+    frame = pd.DataFrame({
+        "query_id": [f"q{i}" for i in range(n_rows)],
+        "query": [f"What happened in {1900 + i % 120}?" for i in range(n_rows)],
+        "answer": [f"In {1900 + i % 120} the bridge opened; it closed in {1950 + i % 60}." for i in range(n_rows)],
+        "contexts": [[f"The bridge opened in {1900 + i % 120}.", "It closed later."] for i in range(n_rows)],
+    })
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_json(path, orient="records", lines=True)
+
+
+def test_a_dataset_named_by_path_is_evaluated_with_a_progress_bar(tmp_path) -> None:
+    require_browser()
+    home = tmp_path / "home"
+    write_dataset_file(home / "logs" / "answers.jsonl", 20_000)
+    with app_page(home) as (page, server, _):
+        page.goto(f"{server.url}/evaluate")
+        wait_idle(page)
+        _use_path(page, str(home / "logs" / "answers.jsonl"))
+        expect(page.get_by_text(re.compile(r"answers\.jsonl · [\d.]+ MB")).first).to_be_visible()
+        page.get_by_text("Temporal NDCG@k").first.click()  # the file has no ranking to score
+        wait_idle(page)
+        page.get_by_role("button", name="Run evaluation").click()
+        expect(page.locator('[data-testid="stProgress"]').first).to_be_visible(timeout=120_000)
+        expect(page.get_by_text(re.compile(r"answers\.jsonl: .* of 20,000 rows · [\d,.]+ rows/s")).first).to_be_visible(
+            timeout=120_000)
+        nav(page, "Runs")  # leave the page and come back: the job is still there
+        nav(page, "Evaluate")
+        expect(page.get_by_text(re.compile(r"of 20,000 rows|Finished: 20000 rows")).first).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Finished: 20000 rows").first).to_be_visible(timeout=400_000)
+        assert "Traceback" not in server.log()
+
+
+def test_paths_outside_the_allowed_folders_are_refused_on_evaluate(tmp_path) -> None:
+    require_browser()
+    home = tmp_path / "home"
+    write_dataset_file(tmp_path / "outside" / "secret.jsonl", 3)
+    home.mkdir(parents=True)
+    (home / "link.jsonl").symlink_to(tmp_path / "outside" / "secret.jsonl")
+    with app_page(home) as (page, server, _):
+        page.goto(f"{server.url}/evaluate")
+        wait_idle(page)
+        for typed, why in ((str(tmp_path / "outside" / "secret.jsonl"), "outside the folders the app may read"),
+                           (f"{home}/../outside/secret.jsonl", "contains '..'"),
+                           (str(home / "link.jsonl"), "a link to")):
+            _use_path(page, typed)
+            expect(page.get_by_text(re.compile(r"^Refused:")).first).to_contain_text(why)
+            expect(page.get_by_role("button", name="Run evaluation")).to_be_disabled()

@@ -20,6 +20,7 @@ from tempo_eval_app import (
     formatting,
     judge_check,
     judge_keys,
+    paths,
     selection,
     store_reads,
     verifier_choice,
@@ -62,6 +63,46 @@ def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | N
     if judge_ready:  # set is not reachable: the judge is asked once when a run starts
         status["llm"] = (None, "Set; it gets one test request when the run starts.")
     return status
+
+
+SOURCES = {
+    "stored": "The dataset chosen in the sidebar",
+    "path": "A file on this machine (path)",
+    "upload": "A file uploaded here (up to 2 GB)",
+}
+
+
+def _dataset_source() -> tuple[str, object, str | None]:
+    """Which dataset the run evaluates: (source, the file's path or None, why there is none).
+    A typed path must lie in the folders the app may read (tempo_eval_app/paths.py); an upload
+    is written to the workspace; either way a worker reads the file, not this process."""
+    source = st.radio("Evaluate", list(SOURCES), format_func=SOURCES.get, key="keep_ev_source", horizontal=True)
+    if source == "stored":
+        return source, None, None
+    if source == "upload":
+        upload = st.file_uploader("Dataset file: CSV, TSV, JSON Lines, JSON or Parquet; .gz and .zst too",
+                                  key="ev_upload")
+        if upload is None:
+            return source, None, "Upload the dataset file to evaluate."
+        return source, worker_jobs.save_upload(upload), None
+    typed = st.text_input("Path of the dataset file on the app's machine", key="keep_ev_path",
+                          placeholder="/data/logs/answers.jsonl.gz")
+    roots = ", ".join(str(root) for root in paths.allowed_roots())
+    st.caption(formatting.md_escape(f"The app reads files under: {roots} (more with the environment variable "
+                                    f"{paths.ALLOWED_ENV} when it starts). CSV, TSV, JSON Lines, JSON, Parquet; "
+                                    ".gz and .zst too."))
+    if not typed.strip():
+        return source, None, "Type the path of the dataset file."
+    try:
+        found = paths.files_named(typed)
+        if len(found) != 1:
+            raise paths.PathRefused(f"{typed.strip()!r} is a folder of {len(found)} files: name one file")
+    except paths.PathRefused as refused:
+        st.error(formatting.md_escape(f"Refused: {refused}"), icon=":material/block:")
+        return source, None, "The path was refused (see above)."
+    size = found[0].stat().st_size
+    st.caption(formatting.md_escape(f"{found[0]} · {size / 1e6:,.1f} MB"))
+    return source, found[0], None
 
 
 def _cancel_button(job: dict) -> None:
@@ -120,6 +161,8 @@ with errors.page_guard("evaluate"):
     info = store_reads.dataset_info(dataset_id)
     frame = store_reads.dataset_frame(dataset_id)
     st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {formatting.md_escape(info['n_rows'])} rows · columns {formatting.md_escape(', '.join(map(str, frame.columns)))}")
+
+    source, file_path, file_problem = _dataset_source()
 
     st.subheader("Metrics")
     c1, c2, c3 = st.columns(3)
@@ -204,6 +247,8 @@ with errors.page_guard("evaluate"):
     needs_verifier = (use_tf and tf_mode == "nli") or use_fc
     needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")
     problems = []
+    if source != "stored" and file_path is None:
+        problems.append(file_problem or "Give the dataset file to evaluate.")
     if not (use_tf or use_ndcg or use_fc or use_asof):
         problems.append("Pick at least one metric.")
     if needs_verifier and status[verifier][0] is False:
@@ -220,7 +265,7 @@ with errors.page_guard("evaluate"):
 
     run_name = st.text_input("Run name", "", key="keep_ev_run_name", placeholder="e.g. lexical, k=10")
     found = worker_jobs.job(st.session_state.get("eval_job_id"))
-    if found is None or found.get("dataset_id") != dataset_id:
+    if found is None or (found.get("dataset_id") != dataset_id and not found["arguments"].get("path")):
         found = worker_jobs.latest_evaluation(dataset_id)  # started before a reload, or by another app process
     running = found is not None and found["active"]
     start = st.button("Run evaluation", type="primary", key="run_evaluation", disabled=bool(problems or running),
@@ -247,7 +292,10 @@ with errors.page_guard("evaluate"):
             [n for n, used in (("faithfulness", use_tf), ("ndcg", use_ndcg), ("factual correctness", use_fc)) if used]
             + [ASOF_METRICS[name] for name in use_asof]
         )
-        job_id = worker_jobs.start_evaluation(settings, dataset_id, label, typed_key if needs_judge else None)
+        if file_path is not None:
+            label = f"{file_path.name}: {label}"
+        job_id = worker_jobs.start_evaluation(settings, dataset_id, label, typed_key if needs_judge else None,
+                                              path=file_path)
         st.session_state["eval_job_id"] = job_id
         st.session_state["eval_job_watched"] = job_id
         found = worker_jobs.job(job_id)

@@ -11,7 +11,8 @@ An API key typed on the page never reaches the database: the worker started for 
 it in its environment (`TEMPO_EVAL_JOB_KEY`, with `--key-for JOB`), and only that worker may
 take the job.
 
-Kinds: `evaluate` (the Evaluate page's settings; see `evaluation_metrics`) and `nli_check`
+Kinds: `evaluate` (the Evaluate page's settings, see `evaluation_metrics`, with the stored
+`dataset_id` or a file's `path`) and `nli_check`
 (whether an NLI checkpoint loads here; the page shows what the last check found, so the app
 process never loads torch).
 """
@@ -89,7 +90,7 @@ def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[s
             with _Watch(queue, job["id"]) as watch:
                 result = run_evaluation(job["arguments"], api_key, watch.progress, watch.cancel)
             status = result.status if result.status in ("finished", "cancelled", "failed") else "finished"
-            return {"id": job["id"], "status": status, "run_id": result.run_id}
+            return {"id": job["id"], "status": status, "run_id": result.run_id, "dataset_id": result.dataset_id}
         raise ValueError(f"unknown job kind {job['kind']!r}")
     except Exception as exc:  # the job fails with a one-line error; the traceback goes to the log
         logger.exception("job %d failed", job["id"])
@@ -224,6 +225,21 @@ def asof_metrics(settings: dict[str, Any]) -> list[Any]:
     return [build[name]() for name in names]
 
 
+def _source(settings: dict[str, Any], store: Any) -> Any:
+    """What the job evaluates: the stored dataset `dataset_id`, or the file `path` (checked by the
+    page against the folders the app may read). A path goes to the runner as it is where the
+    runner streams files (issue 27.1), else it is loaded whole first."""
+    if not settings.get("path"):
+        return store.get_dataset(int(settings["dataset_id"]))
+    from tempo_eval import runner
+
+    if hasattr(runner, "as_stream"):  # the streaming runner reads the file in batches
+        return str(settings["path"])
+    from tempo_eval.io.dataset import load_dataset
+
+    return load_dataset(settings["path"])
+
+
 def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any, cancel: threading.Event) -> Any:
     """Evaluate the stored dataset `settings["dataset_id"]` with the settings' metrics."""
     from tempo_eval.runner import evaluate
@@ -232,7 +248,7 @@ def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any,
     metrics, judges = evaluation_metrics(settings, api_key)
     store = RunStore()
     try:
-        dataset = store.get_dataset(int(settings["dataset_id"]))
+        dataset = _source(settings, store)
         result = evaluate(dataset, metrics, store=store, run_name=settings.get("run_name") or None,
                           reference_date=settings.get("reference_date"), progress=progress, cancel=cancel)
         for judge in judges:

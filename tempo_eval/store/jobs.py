@@ -155,9 +155,9 @@ class JobQueue:
         if status not in ENDED:
             raise ValueError(f"a job ends as one of {', '.join(ENDED)}, not {status!r}")
         self._conn.execute(
-            "UPDATE jobs SET status = ?, error = ?, run_id = COALESCE(?, run_id), result = ?, finished_at = ?,"
-            " updated_at = ? WHERE id = ? AND status = 'running'",
-            (status, finished.get("error"), finished.get("run_id"),
+            "UPDATE jobs SET status = ?, error = ?, run_id = COALESCE(?, run_id), dataset_id = COALESCE(?, dataset_id),"
+            " result = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+            (status, finished.get("error"), finished.get("run_id"), finished.get("dataset_id"),
              None if finished.get("result") is None else _dumps(finished["result"]), now, now, finished["id"]),
         )
 
