@@ -27,7 +27,7 @@ TIMEOUT = 180
 
 
 @pytest.fixture(autouse=True)
-def _worker_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+def worker_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """The pages' jobs run by `run_worker` in a thread of the test process (a test double for the
     detached worker process, tests/test_jobs.py and the browser tests run the real one), so a
     test can patch a metric and see the page report what the patched metric did."""

@@ -8,8 +8,15 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tempo_eval_app import jobs
-from tests.test_app_pages import APP, TIMEOUT, assert_clean, goto, table_with
+from tests.test_app_pages import (  # noqa: F401 - worker_in_this_process: the page's jobs run in this process
+    APP,
+    TIMEOUT,
+    assert_clean,
+    goto,
+    table_with,
+    wait_job,
+    worker_in_this_process,
+)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "asof" / "news_asof.jsonl"
 
@@ -49,14 +56,14 @@ def test_evaluate_offers_the_as_of_metrics_and_results_explain_each_row() -> Non
     at.number_input(key="keep_ev_k").set_value(5)
     at.run()
     at.button(key="run_evaluation").click().run()
-    job = jobs.get(at.session_state["eval_job_id"])
-    assert job is not None and job.wait(TIMEOUT) and job.status == "finished", job and job.error
+    job = wait_job(at)
+    assert job["status"] == "finished", job["error"]
     at.run()
     at.run()
     assert_clean(at)
     from tempo_eval.store.runs import RunStore
 
-    result = RunStore().get_result(int(job.run_id), 0, "stale_evidence")
+    result = RunStore().get_result(int(job["run_id"]), 0, "stale_evidence")
     assert result.details["max_age"] == 30 and result.details["k"] == 5
     goto(at, "results")
     assert_clean(at)
