@@ -31,6 +31,8 @@ from tempo_eval.store.jobs import JobQueue, default_limit
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKING = "Checking whether the model loads here…"
+#: a model found missing is checked again after this many seconds (it may have been installed since)
+RECHECK_AFTER = 600.0
 
 
 @st.cache_resource(show_spinner=False)
@@ -132,13 +134,15 @@ def save_upload(upload: Any) -> Path:
 
 def nli_status(model: str) -> tuple[bool | None, str]:
     """What the last check of the NLI checkpoint `model` found: (True/False, sentence), or
-    (None, CHECKING) while a worker checks it; a check is queued when none was made (or the last
-    one was interrupted)."""
+    (None, CHECKING) while a worker checks it; a check is queued when none was made, the last one
+    was interrupted, or it found the model missing more than RECHECK_AFTER seconds ago."""
     arguments = {"model": model}
     last = queue().latest("nli_check", arguments)
     if last is not None and last["status"] == "running":
         last = job(last["id"])
-    if last is None or last["status"] in ("interrupted", "cancelled"):
+    stale = (last is not None and last["status"] == "finished" and not (last["result"] or {}).get("ok")
+             and time.time() - (last["finished_at"] or 0) > RECHECK_AFTER)
+    if last is None or stale or last["status"] in ("interrupted", "cancelled"):
         queue().submit("nli_check", arguments, label=f"NLI check {model}")
         spawn_worker()
         return None, CHECKING

@@ -117,7 +117,7 @@ with errors.page_guard("results"):
         nan_counts = {m: int(grid[m].isna().sum()) for m in metrics}
         where = ""
     st.caption(
-        f"{len(shown):,} of {len(grid):,} lines{where} · "
+        f"{len(shown):,} of {len(grid):,} lines{formatting.md_escape(where)} · "
         + " · ".join(f"{formatting.md_escape(m)}: {n:,} NaN" for m, n in nan_counts.items())
     )
     column_config = {m: st.column_config.NumberColumn(m, format="%.3f") for m in metrics}
