@@ -44,13 +44,27 @@ def parse_mapping(items: Sequence[str]) -> dict[str, str]:
     return mapping
 
 
+def metric_names(repeated: Sequence[str] | None, listed: str | None) -> list[str]:
+    """The metric names of `--metric NAME` (repeatable) and `--metrics a,b`, in order, each once."""
+    names = [n.strip() for n in (repeated or []) if n.strip()]
+    names += [n.strip() for n in (listed or "").split(",") if n.strip()]
+    if not names:
+        raise CLIError("name the metrics to compute: --metric NAME (repeatable) or --metrics a,b")
+    return list(dict.fromkeys(names))
+
+
+#: --ndcg-mode's words -> TemporalNDCG's mode
+NDCG_MODES = {"gold": "gold", "focus": "focus_time", "judge": "llm"}
+
+
 def build_metrics(
     names: Sequence[str], *, k: int | None = None, verifier: Any = None,
-    max_age: float | None = None, half_life: float | None = None,
+    max_age: float | None = None, half_life: float | None = None, ndcg_mode: str | None = None,
 ) -> list[Any]:
     """Metric instances by name. `k` goes to metrics that take a cutoff, `verifier` to metrics that
     verify claims (temporal_faithfulness then runs in its verifier mode), `max_age` to
-    stale_evidence and `half_life` to recency_ndcg (days)."""
+    stale_evidence and `half_life` to recency_ndcg (days), `ndcg_mode` (gold, focus or judge) to
+    temporal_ndcg instead of its automatic choice."""
     import importlib
 
     from tempo_eval.metrics.base import METRICS
@@ -70,6 +84,10 @@ def build_metrics(
         for option, value in (("max_age", max_age), ("half_life", half_life)):
             if value is not None and option in accepted:
                 settings[option] = value
+        if ndcg_mode is not None and name == "temporal_ndcg":
+            settings["mode"] = NDCG_MODES[ndcg_mode]
+            if ndcg_mode == "judge":
+                settings["llm"] = _judge_of(verifier)
         try:
             metrics.append(cls(**settings))
         except ValueError as error:
@@ -81,7 +99,18 @@ def build_metrics(
     ):
         if value is not None and not any(option in inspect.signature(type(m)).parameters for m in metrics):
             raise CLIError(f"{flag} was given but none of the chosen metrics {names_taking}")
+    if ndcg_mode is not None and "temporal_ndcg" not in names:
+        raise CLIError("--ndcg-mode sets temporal_ndcg's mode, but temporal_ndcg is not among the metrics")
     return metrics
+
+
+def _judge_of(verifier: Any) -> Any:
+    """The judge (an LLM provider) behind `--verifier llm`; CLIError without one."""
+    provider = getattr(getattr(verifier, "verifier", verifier), "provider", None)
+    if provider is None:
+        raise CLIError("--ndcg-mode judge grades documents with the judge: add --verifier llm "
+                       "(with --model, --base-url and the API key)")
+    return provider
 
 
 def parse_fail_under(text: str | None) -> dict[str, float]:
@@ -138,9 +167,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     max_bytes = max_input_bytes(args)
-    names = [n.strip() for n in args.metrics.split(",") if n.strip()]
-    if not names:
-        raise CLIError("--metrics needs at least one metric name")
+    names = metric_names(args.metric, args.metrics)
     on_ray = args.engine == "ray"
     if not on_ray and re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", args.data):
         raise CLIError(f"{args.data.split('?')[0]!r}: object-store URIs are read by the Ray engine; add "
@@ -211,7 +238,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise CLIError("--model and --base-url need --verifier")
     elif args.timeout is not None or args.max_retries is not None:
         raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
-    metrics = build_metrics(names, k=args.k, verifier=verifier, max_age=args.max_age, half_life=args.half_life)
+    metrics = build_metrics(names, k=args.k, verifier=verifier, max_age=args.max_age, half_life=args.half_life,
+                            ndcg_mode=args.ndcg_mode)
     if on_ray:
         return _evaluate_on_ray(args, metrics, thresholds)
 
@@ -429,10 +457,16 @@ def add_parser(commands: Any) -> None:
         ),
     )
     ev.add_argument("data", help="the dataset file")
-    ev.add_argument("--metrics", required=True,
-                    help=f"comma-separated metric names: {', '.join(DATASET_METRICS)}; or "
+    ev.add_argument("--metric", action="append", metavar="NAME",
+                    help=f"a metric to compute (repeatable): {', '.join(DATASET_METRICS)}; or "
                          "turn_faithfulness alone, on a conversation file (DeepEval conversational "
                          "goldens / test cases, RAGAS multi-turn samples), one result per conversation")
+    ev.add_argument("--metrics", metavar="A,B",
+                    help="comma-separated metric names (the same as --metric A --metric B)")
+    ev.add_argument("--ndcg-mode", choices=tuple(NDCG_MODES),
+                    help="temporal_ndcg's mode instead of the automatic choice (gold when the dataset "
+                         "has retrieved_ids and gold_ids, else focus times): gold, focus (focus times "
+                         "of query and contexts) or judge (needs --verifier llm's judge)")
     ev.add_argument("--out", required=True, metavar="FILE",
                     help="where to write results; .csv, .jsonl or .parquet")
     ev.add_argument("--mapping", action="append", metavar="CANONICAL=SOURCE",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tempo_eval.cli.common import EXIT_INPUT
 
@@ -17,7 +17,13 @@ from tempo_eval.cli import compare, diff, evaluate, import_results, import_score
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (exit code 2)."""
+    """argparse with one-line usage errors (exit code 2) and no abbreviations of long options:
+    `--metric` must never silently stand for `--metrics`. Subcommand parsers are made of this
+    class too (argparse builds them with the parent's class), so the rule holds in every command."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_INPUT, f"error: {message} (see '{self.prog} --help')\n")
