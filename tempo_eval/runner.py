@@ -48,7 +48,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -60,6 +62,7 @@ import pandas as pd
 
 from tempo_eval._async import run_sync
 from tempo_eval._values import is_na
+from tempo_eval.io.stream import DatasetStream, frame_stream, open_stream
 from tempo_eval.metrics.base import Metric
 from tempo_eval.schema import (  # noqa: F401 - MISSING_INPUT and ROW_ERROR re-exported
     DEADLINE_ERROR,
@@ -73,13 +76,14 @@ from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re
     as_dataset,
     check_columns,
     check_metrics,
+    measure_batch,
     measure_row,
     metric_config,
     row_dict,
     run_config,
     system,
 )
-from tempo_eval.store.db import WorkspaceError
+from tempo_eval.store.db import WorkspaceError, check_free_space
 from tempo_eval.store.results import RESULT_COLUMNS
 from tempo_eval.store.runs import RunStore
 
@@ -231,17 +235,25 @@ async def aevaluate(
     # so "2024-06-30T00:00" and "2024-06-30" are the same run.
     parsed_date = parse_reference_date(reference_date)
     reference_date = parsed_date.isoformat() if parsed_date is not None else None
-    dataset = as_dataset(dataset)
-    frame: pd.DataFrame = dataset.frame
-    if _id_column(frame) not in frame.columns:
+    stream = as_stream(dataset)
+    if "query_id" not in stream.columns and "conversation_id" not in stream.columns:
         raise ValueError(
             "the dataset has no query_id column (nor conversation_id, for conversations): "
             "load it with tempo_eval.io.load_dataset or load_conversations"
         )
-    check_columns(metrics, [str(c) for c in frame.columns])
+    check_columns(metrics, [str(c) for c in stream.columns])
     store = store if store is not None else RunStore()
 
-    dataset_id = store.save_dataset(dataset)
+    if stream.dataset is not None:
+        dataset_id, store_rows = store.save_dataset(stream.dataset), False
+    else:
+        dataset_id, complete = store.begin_dataset(
+            name=stream.name, content_hash=stream.content_hash, mapping=stream.mapping,
+            source_format=stream.source_format,
+        )
+        store_rows = not complete
+        check_free_space(store.connection, _store_bytes(stream, len(metrics), store_rows),
+                         f"storing {stream.name} and one result per row and metric")
     config = run_config(metrics, reference_date=reference_date)
     run_id, resumed = store.create_or_resume_run(dataset_id, config, name=run_name, resume=resume)
     if run_name is not None:
@@ -250,20 +262,64 @@ async def aevaluate(
     try:
         waited, holding = await _wait_for_run(store, run_id, cancel, stop_at)
         if not holding:  # stopped waiting (cancel, deadline): the run is the other process's
-            return _not_evaluated(store, dataset_id, run_id, frame, names, deadline)
+            return _not_evaluated(store, dataset_id, run_id, stream, names, deadline)
         resumed = waited or resumed
-        return await _evaluate_locked(
-            store, dataset_id, run_id, resumed, frame, metrics, names, reference_date, progress,
-            cancel, max_concurrency, retry_failed, stop_at, deadline,
-        )
+        run = _Run(store, dataset_id, run_id, metrics, names, reference_date, retry_failed, stop_at, deadline,
+                   _with_rate(progress))
+        return await run.evaluate(stream, resumed, store_rows, cancel, max_concurrency)
     finally:
         with contextlib.suppress(WorkspaceError):  # a full disk: the lock is taken over later
             store.release_run(run_id)
 
 
-def _id_column(frame: pd.DataFrame) -> str:
+def as_stream(dataset: Any) -> DatasetStream:
+    """A path (streamed, `tempo_eval.io.stream.open_stream`), a DatasetStream, a Dataset or a
+    DataFrame, as batches of rows."""
+    if isinstance(dataset, DatasetStream):
+        return dataset
+    if isinstance(dataset, (str, os.PathLike)):
+        return open_stream(dataset)
+    return frame_stream(as_dataset(dataset))
+
+
+#: stored bytes per result (score, reason, packed details), a generous mean
+_RESULT_BYTES = 400
+
+
+def _store_bytes(stream: DatasetStream, n_metrics: int, store_rows: bool) -> int:
+    """About what evaluating `stream` adds to the workspace: its rows (packed, about half their
+    text when stored) and one result per row and metric."""
+    rows = stream.n_rows or stream.estimated_rows
+    return (stream.size // 2 if store_rows else 0) + rows * n_metrics * _RESULT_BYTES
+
+
+def _with_rate(progress: Callable[..., None] | None) -> ProgressCallback | None:
+    """`progress` called (done, total), or (done, total, rows_per_second) when it takes three
+    arguments: rows per second computed by this call, rows reused from the store not counted."""
+    if progress is None:
+        return None
+    try:
+        takes_rate = len(inspect.signature(progress).parameters) >= 3
+    except (TypeError, ValueError):
+        takes_rate = False
+    if not takes_rate:
+        return progress
+    started = time.monotonic()
+    first: list[int] = []
+
+    def report(done: int, total: int) -> None:
+        if not first:
+            first.append(done)
+        elapsed = time.monotonic() - started
+        rate = (done - first[0]) / elapsed if elapsed > 0 else 0.0
+        progress(done, total, rate)
+
+    return report
+
+
+def _id_column(columns: Sequence[str]) -> str:
     """A conversation dataset is keyed by its conversation ids, any other by its query ids."""
-    return "query_id" if "query_id" in frame.columns else "conversation_id"
+    return "query_id" if "query_id" in columns else "conversation_id"
 
 
 #: how often a process waiting for another one's run looks again, in seconds
@@ -292,7 +348,7 @@ async def _wait_for_run(
 
 
 def _not_evaluated(
-    store: RunStore, dataset_id: int, run_id: int, frame: pd.DataFrame, names: list[str],
+    store: RunStore, dataset_id: int, run_id: int, stream: DatasetStream, names: list[str],
     deadline: float | None,
 ) -> RunResult:
     """This call's result when it stopped waiting for another process's evaluation of the run:
@@ -300,95 +356,164 @@ def _not_evaluated(
     not stored: that process still writes the run, and its results must not be overwritten."""
     stored = store.completed(run_id)
     unstored = None
-    missing = [(i, name) for i in range(len(frame)) for name in names if (i, name) not in stored]
-    if deadline is not None and missing:
-        id_column = _id_column(frame)
-        ids, systems = frame[id_column].tolist(), frame["run"].tolist() if "run" in frame.columns else None
+    missing_rows: set[int] = set()
+    records = []
+    n_rows = 0
+    for offset, frame in stream.batches():
+        n_rows = offset + len(frame)
+        if deadline is None:
+            continue
+        id_column = _id_column(list(frame.columns))
+        ids = frame[id_column].tolist()
+        systems = frame["run"].tolist() if "run" in frame.columns else None
         reason = _deadline_result_reason(deadline)
-        unstored = pd.DataFrame(
-            [(i, str(ids[i]), None if systems is None or is_na(systems[i]) else str(systems[i]), name,
-              float("nan"), DEADLINE_ERROR, reason) for i, name in missing],
-            columns=RESULT_COLUMNS,
-        )
+        for j, qid in enumerate(ids):
+            i = offset + j
+            for name in names:
+                if (i, name) not in stored:
+                    missing_rows.add(i)
+                    records.append((i, str(qid), None if systems is None or is_na(systems[j]) else str(systems[j]),
+                                    name, float("nan"), DEADLINE_ERROR, reason))
+    if records:
+        unstored = pd.DataFrame(records, columns=RESULT_COLUMNS)
     logger.warning("run %d: stopped waiting for the process evaluating it; nothing was written", run_id)
     return RunResult(
-        run_id=run_id, dataset_id=dataset_id, status="cancelled", n_rows=len(frame), metrics=names,
-        computed=0, reused=len(stored), store=store,
-        deadline_rows=len({i for i, _ in missing}) if unstored is not None else 0, unstored=unstored,
+        run_id=run_id, dataset_id=dataset_id, status="cancelled", n_rows=n_rows, metrics=names,
+        computed=0, reused=len(stored), store=store, deadline_rows=len(missing_rows), unstored=unstored,
     )
 
 
-async def _evaluate_locked(
-    store: RunStore, dataset_id: int, run_id: int, resumed: bool, frame: pd.DataFrame,
-    metrics: Sequence[Metric], names: list[str], reference_date: Any,
-    progress: ProgressCallback | None, cancel: threading.Event | None, max_concurrency: int,
-    retry_failed: bool, stop_at: float | None, deadline: float | None,
-) -> RunResult:
-    done_pairs = store.completed(run_id, retry_failed=retry_failed) if resumed else set()
-    id_column = _id_column(frame)
-    n_rows = len(frame)
-    pending = [
-        (i, [m for m in metrics if (i, m.name) not in done_pairs]) for i in range(n_rows)
-    ]
-    pending = [(i, todo) for i, todo in pending if todo]
-    reused = sum(1 for i, name in done_pairs if i < n_rows and name in names)
-    logger.info(
-        "run %d on dataset %d: %d rows, %d to evaluate%s",
-        run_id, dataset_id, n_rows, len(pending), " (resumed)" if resumed else "",
-    )
+class _Run:
+    """One locked evaluation of a run: the batches of the dataset in order, each scored (offline
+    metrics a batch at a time, the others row by row with `max_concurrency` rows in flight) and
+    stored; see the module docstring for what is guaranteed."""
 
-    done = n_rows - len(pending)
-    computed = 0
-    deadline_rows = 0
-    if progress is not None:
-        progress(done, n_rows)
+    def __init__(
+        self, store: RunStore, dataset_id: int, run_id: int, metrics: Sequence[Metric], names: list[str],
+        reference_date: Any, retry_failed: bool, stop_at: float | None, deadline: float | None,
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.store, self.dataset_id, self.run_id = store, dataset_id, run_id
+        self.metrics, self.names, self.reference_date = metrics, names, reference_date
+        self.retry_failed, self.stop_at, self.deadline, self.progress = retry_failed, stop_at, deadline, progress
+        self.done = self.computed = self.reused = self.deadline_rows = 0
+        self.total = 0
+        self._reported: tuple[int, int] | None = None
+        self.status = "finished"
 
-    status = "finished"
-    try:
-        if pending:
-            columns = list(frame.columns)
-            values = frame.to_numpy(dtype=object)
-            queue = iter(pending)
-
-            async def worker() -> None:
-                nonlocal done, computed, status, deadline_rows
-                for i, todo in queue:  # one shared iterator: each row goes to one worker
-                    if cancel is not None and cancel.is_set():
-                        status = "cancelled"
-                        return
-                    row = row_dict(columns, values[i], reference_date)
-                    results = await _measure_row(todo, row, i, stop_at)
-                    if results is None:
-                        results = [_deadline_result(m, deadline) for m in todo]
-                        deadline_rows += 1
-                    store.record_row(
-                        run_id, i, str(row.get(id_column)), results, system=system(row)
-                    )
-                    done += 1
-                    computed += len(results)
-                    if progress is not None:
-                        progress(done, n_rows)
-                    # A metric that never awaits would otherwise keep the loop busy to the last
-                    # row, and Ctrl-C (delivered as a cancellation) would wait for it.
-                    await asyncio.sleep(0)
-
-            await _run_workers([worker() for _ in range(min(max_concurrency, len(pending)))])
-    except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
-        failed = isinstance(exc, Exception)
+    async def evaluate(
+        self, stream: DatasetStream, resumed: bool, store_rows: bool, cancel: threading.Event | None,
+        max_concurrency: int,
+    ) -> RunResult:
+        store, run_id = self.store, self.run_id
+        self.total = stream.n_rows or stream.estimated_rows
+        logger.info("run %d on dataset %d: %s rows%s", run_id, self.dataset_id,
+                    self.total if stream.n_rows else f"about {self.total}", " (resumed)" if resumed else "")
+        n_rows = 0
+        reported = False
         try:
-            if not failed and done == n_rows:  # interrupted after the last row was stored
-                store.set_status(run_id, "finished")
+            for offset, frame in stream.batches():
+                if store_rows:
+                    store.add_dataset_rows(self.dataset_id, offset, frame)
+                n_rows = offset + len(frame)
+                self.total = max(self.total, n_rows)
+                if cancel is not None and cancel.is_set():
+                    self.status = "cancelled"
+                    break
+                pending = self._pending(frame, offset, resumed)
+                self.done += len(frame) - len(pending)
+                if not reported:
+                    self._report()  # at the start: resumed rows count as done
+                    reported = True
+                if pending:
+                    await self._score(frame, offset, pending, cancel, max_concurrency)
+                if self.status == "cancelled":
+                    break
+                self._report()
+                await asyncio.sleep(0)  # Ctrl-C (a cancellation) is seen between batches
             else:
-                store.set_status(run_id, "failed" if failed else "cancelled",
-                                 f"{type(exc).__name__}: {exc}" if failed else None)
-        except WorkspaceError as status_error:  # a full disk refuses the status too: report the cause
-            logger.warning("could not mark run %d as stopped: %s", run_id, status_error)
-        raise
-    store.set_status(run_id, status)
-    return RunResult(
-        run_id=run_id, dataset_id=dataset_id, status=status, n_rows=n_rows, metrics=names,
-        computed=computed, reused=reused, store=store, deadline_rows=deadline_rows,
-    )
+                if store_rows and stream.n_rows is not None:
+                    store.finish_dataset(self.dataset_id, stream.n_rows, stream.warnings)
+                self.total = n_rows
+                self._report()
+        except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
+            failed = isinstance(exc, Exception)
+            try:
+                if not failed and stream.n_rows is not None and self.done == stream.n_rows:
+                    store.set_status(run_id, "finished")  # interrupted after the last row was stored
+                else:
+                    store.set_status(run_id, "failed" if failed else "cancelled",
+                                     f"{type(exc).__name__}: {exc}" if failed else None)
+            except WorkspaceError as status_error:  # a full disk refuses the status too: report the cause
+                logger.warning("could not mark run %d as stopped: %s", run_id, status_error)
+            raise
+        store.set_status(run_id, self.status)
+        return RunResult(
+            run_id=run_id, dataset_id=self.dataset_id, status=self.status,
+            n_rows=stream.n_rows if stream.n_rows is not None else n_rows, metrics=self.names,
+            computed=self.computed, reused=self.reused, store=store, deadline_rows=self.deadline_rows,
+        )
+
+    def _report(self) -> None:
+        """progress(done, total), once per change: after every row scored on its own, every batch
+        scored together, and at the end (when the total, estimated until then, is known)."""
+        if self.progress is not None and (self.done, self.total) != self._reported:
+            self._reported = (self.done, self.total)
+            self.progress(self.done, self.total)
+
+    def _pending(self, frame: pd.DataFrame, offset: int, resumed: bool) -> list[tuple[int, list[Metric]]]:
+        end = offset + len(frame)
+        done_pairs = (self.store.completed_between(self.run_id, offset, end, retry_failed=self.retry_failed)
+                      if resumed else set())
+        self.reused += sum(1 for _, name in done_pairs if name in self.names)
+        pending = [(i, [m for m in self.metrics if (i, m.name) not in done_pairs]) for i in range(offset, end)]
+        return [(i, todo) for i, todo in pending if todo]
+
+    async def _score(
+        self, frame: pd.DataFrame, offset: int, pending: list[tuple[int, list[Metric]]],
+        cancel: threading.Event | None, max_concurrency: int,
+    ) -> None:
+        columns = [str(c) for c in frame.columns]
+        id_column = _id_column(columns)
+        values = frame.to_numpy(dtype=object)
+        rows = {i: row_dict(columns, values[i - offset], self.reference_date) for i, _ in pending}
+        batched = {m.name for m in self.metrics if m.batchable(columns)}
+        if self.stop_at is not None and time.monotonic() >= self.stop_at:
+            results = {i: [_deadline_result(m, self.deadline) for m in todo] for i, todo in pending}
+            self.deadline_rows += len(pending)
+            self._record([(i, rows[i], results[i]) for i, _ in pending], id_column)
+            return
+        offline = await measure_batch([(i, rows[i], [m for m in todo if m.name in batched]) for i, todo in pending])
+        first = {i: found for (i, _), found in zip(pending, offline, strict=True)}
+        online = [(i, [m for m in todo if m.name not in batched]) for i, todo in pending]
+        if not any(todo for _, todo in online):
+            self._record([(i, rows[i], first[i]) for i, _ in pending], id_column)  # one transaction
+            return
+        queue = iter(online)
+
+        async def worker() -> None:
+            for i, todo in queue:  # one shared iterator: each row goes to one worker
+                if cancel is not None and cancel.is_set():
+                    self.status = "cancelled"
+                    return
+                results = await _measure_row(todo, rows[i], i, self.stop_at) if todo else []
+                if results is None:
+                    results = [_deadline_result(m, self.deadline) for m in todo]
+                    self.deadline_rows += 1
+                self._record([(i, rows[i], first[i] + results)], id_column)
+                self._report()
+                # A metric that never awaits would otherwise keep the loop busy to the last
+                # row, and Ctrl-C (delivered as a cancellation) would wait for it.
+                await asyncio.sleep(0)
+
+        await _run_workers([worker() for _ in range(min(max_concurrency, len(online)))])
+
+    def _record(self, scored: list[tuple[int, Mapping[str, Any], list[MetricResult]]], id_column: str) -> None:
+        self.store.record_rows(
+            self.run_id, [(i, str(row.get(id_column)), results, system(row)) for i, row, results in scored]
+        )
+        self.done += len(scored)
+        self.computed += sum(len(results) for _, _, results in scored)
 
 
 async def _run_workers(coroutines: Sequence[Any]) -> None:

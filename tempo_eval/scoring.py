@@ -172,6 +172,22 @@ async def measure_row(metrics: Sequence[Metric], row: Mapping[str, Any], index: 
     return list(await asyncio.gather(*(measure(m, row, index) for m in metrics)))
 
 
+async def measure_batch(
+    items: Sequence[tuple[int, Mapping[str, Any], Sequence[Metric]]],
+) -> list[list[MetricResult]]:
+    """The results of many rows, (index, row, metrics) each, scored one after the other in one
+    focus-time memo (`tempo_eval.core.focus_memo`): each distinct text of the batch is extracted
+    once. For offline metrics (`Metric.batchable`); failures isolated as in `measure`, and each
+    row's results are those `measure_row` gives for it alone."""
+    from tempo_eval.core.focus_memo import extraction_memo
+
+    out = []
+    with extraction_memo():
+        for index, row, metrics in items:
+            out.append([await measure(m, row, index) for m in metrics])
+    return out
+
+
 async def measure(metric: Metric, row: Mapping[str, Any], index: int) -> MetricResult:
     """One (row, metric); a missing cell becomes NaN "missing_input", any exception NaN
     "row_error"."""

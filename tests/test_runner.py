@@ -292,18 +292,19 @@ def test_spellings_of_one_reference_date_are_the_same_run() -> None:
 # ---- a run that fails -----------------------------------------------------------------------
 
 class _BreakingStore(RunStore):
-    """A real store whose record_row raises for one row, logging every write and status."""
+    """A real store whose record_rows raises for one row, logging every write and status."""
 
     def __init__(self, broken_row: int) -> None:
         super().__init__()
         self.broken_row = broken_row
         self.events: list[tuple[str, object]] = []
 
-    def record_row(self, run_id, row, query_id, results, *, system=None) -> None:
-        if row == self.broken_row:
+    def record_rows(self, run_id, rows) -> None:
+        rows = list(rows)
+        if any(row == self.broken_row for row, *_ in rows):
             raise sqlite3.OperationalError("disk I/O error")
-        super().record_row(run_id, row, query_id, results, system=system)
-        self.events.append(("row", row))
+        super().record_rows(run_id, rows)
+        self.events += [("row", row) for row, *_ in rows]
 
     def set_status(self, run_id, status, error=None) -> None:
         super().set_status(run_id, status, error)

@@ -19,7 +19,7 @@ import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from tempo_eval.io.errors import InputError
 
@@ -29,6 +29,7 @@ MAX_INPUT_ENV = "TEMPO_EVAL_MAX_INPUT_MB"
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 _GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _PARQUET_MAGIC = b"PAR1"
 _ZIP_MAGIC = b"PK\x03\x04"
 
@@ -141,6 +142,27 @@ def open_regular(path: str | os.PathLike[str], label: str | None = None) -> int:
     return fd
 
 
+def open_regular_file(
+    path: str | os.PathLike[str], label: str | None = None, *, limit: int | None = None
+) -> BinaryIO:
+    """The regular file at `path` open for reading (binary), with `open_regular`'s checks, and
+    refused (InputError) when it holds more than `limit` bytes (None: no limit). The streaming
+    reader (`tempo_eval.io.stream`) reads a file of any size through here."""
+    label = label or Path(path).name
+    fd = open_regular(path, label)
+    try:
+        size = os.fstat(fd).st_size
+        if limit is not None and size > limit:
+            raise _too_large(size, limit, label)
+        return os.fdopen(fd, "rb", closefd=True)
+    except OSError as error:
+        os.close(fd)
+        raise InputError(f"could not read {str(path)!r}: {_os_reason(error)}", source=label) from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_regular_file(path: str | os.PathLike[str], limit: int, label: str | None = None) -> bytes:
     """The bytes of the regular file at `path` (links followed), at most `limit` bytes.
 
@@ -193,10 +215,13 @@ def _file_kind(mode: int) -> str:
 
 
 def gunzip_if_needed(raw: RawInput) -> bytes:
-    """The bytes, decompressed when they are gzip (recognised by content, not by extension).
+    """The bytes, decompressed when they are gzip or Zstandard (recognised by content, not by
+    extension).
 
     The decompressed size is held to the limit the bytes were read under (`RawInput.limit`):
     decompression stops, with an InputError, as soon as it passes it."""
+    if raw.data.startswith(_ZSTD_MAGIC):
+        return _unzstd(raw)
     if not raw.data.startswith(_GZIP_MAGIC):
         return raw.data
     out = bytearray()
@@ -210,6 +235,34 @@ def gunzip_if_needed(raw: RawInput) -> bytes:
         raise InputError(
             f"the file starts like gzip but could not be decompressed ({error}); expected a complete "
             ".gz file or plain text",
+            source=raw.name,
+        ) from None
+    return bytes(out)
+
+
+def compression_of(head: bytes) -> str | None:
+    """"gzip" or "zstd" when `head` (a file's first bytes) starts like one, else None."""
+    if head.startswith(_GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(_ZSTD_MAGIC):
+        return "zstd"
+    return None
+
+
+def _unzstd(raw: RawInput) -> bytes:
+    import pyarrow as pa
+
+    out = bytearray()
+    try:
+        stream = pa.CompressedInputStream(pa.BufferReader(raw.data), "zstd")
+        while chunk := stream.read(1 << 22):
+            out += chunk
+            if raw.limit is not None and len(out) > raw.limit:
+                raise _too_large(len(out), raw.limit, raw.name, "decompressed, the file holds more than")
+    except (OSError, pa.ArrowException) as error:
+        raise InputError(
+            f"the file starts like Zstandard but could not be decompressed ({error}); expected a "
+            "complete .zst file or plain text",
             source=raw.name,
         ) from None
     return bytes(out)

@@ -97,7 +97,7 @@ def load_dataset(
 
     `path_or_buffer` is a path, bytes, or a binary file-like object (an upload with `.name` and
     `.getvalue()`); the format comes from `format=` or the extension (.csv, .tsv/.tab,
-    .jsonl/.ndjson, .json, .parquet/.pq, each optionally .gz). `mapping` maps canonical names to
+    .jsonl/.ndjson, .json, .parquet/.pq, each optionally .gz or .zst). `mapping` maps canonical names to
     source columns for anything the automatic detection does not recognise. An input over
     `max_bytes` (default: `tempo_eval.io._source.max_input_bytes()`, 128 MB unless the
     environment variable TEMPO_EVAL_MAX_INPUT_MB says otherwise) is refused before it is read.
@@ -139,7 +139,7 @@ def _format_of(raw: RawInput, requested: str | None) -> str:
             )
         return fmt
     suffixes = [s.lower() for s in PurePath(raw.name).suffixes]
-    if suffixes and suffixes[-1] == ".gz":
+    if suffixes and suffixes[-1] in (".gz", ".zst"):
         suffixes.pop()
     ext = suffixes[-1] if suffixes else ""
     if ext in _EXTENSIONS:
@@ -147,7 +147,7 @@ def _format_of(raw: RawInput, requested: str | None) -> str:
     hint = " Excel workbooks are not read directly: save as 'CSV UTF-8'." if ext in (".xlsx", ".xls") else ""
     raise InputError(
         f"cannot tell the format from the name {raw.name!r}; expected a name ending in .csv, .tsv, "
-        f".jsonl, .json or .parquet (optionally .gz), or pass format=...{hint}",
+        f".jsonl, .json or .parquet (optionally .gz or .zst), or pass format=...{hint}",
         source=raw.name,
     )
 

@@ -58,6 +58,23 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
 def _convert(
     table: _Table, canonical: str, column: str, source: str, warnings: list[str] | None = None
 ) -> list[Any]:
+    converted, notes, noted = _convert_cells(table, canonical, column, source)
+    if notes and warnings is not None:
+        warnings.append(list_style_warning(notes[0], len(notes), source, column, table.place(noted[0])))
+    return converted
+
+
+def list_style_warning(first: str, count: int, source: str, column: str, place: dict[str, int | None]) -> str:
+    """One warning per column for list cells read in another style: the first such cell (its
+    note and place), and how many more were read the same way."""
+    more = f" ({count - 1} more row(s) read the same way)" if count > 1 else ""
+    return str(InputError(first + more, source=source, column=column, **place))
+
+
+def _convert_cells(
+    table: _Table, canonical: str, column: str, source: str
+) -> tuple[list[Any], list[str], list[int]]:
+    """(canonical values, notes on list cells read in another style, the rows of those notes)."""
     values = table.values[column]
     if canonical in ("contexts", "retrieved_ids", "gold_ids", "outdated_references"):
         converted = _fast_lists(values)
@@ -83,11 +100,7 @@ def _convert(
                     converted[index] = convert(value)
             except CellError as error:
                 raise InputError(str(error), source=source, column=column, **table.place(index)) from None
-    if notes and warnings is not None:
-        # one warning per column: the first cell, and how many more were read the same way
-        more = f" ({len(notes) - 1} more row(s) read the same way)" if len(notes) > 1 else ""
-        warnings.append(str(InputError(notes[0] + more, source=source, column=column, **table.place(noted[0]))))
-    return converted
+    return converted, notes, noted
 
 
 _SLOW = object()  # marks a cell the fast path left for the full converter

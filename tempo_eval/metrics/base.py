@@ -67,6 +67,12 @@ class Metric:
         needed = [n for n in self.input_names if n in canonical and n not in OPTIONAL_COLUMNS]
         return needed or [n for n in self.input_names if n not in canonical]
 
+    def batchable(self, columns: Collection[str]) -> bool:
+        """True when the rows of a dataset with these columns are scored a batch at a time (an
+        offline metric, cheap per row: `tempo_eval.scoring.measure_batch`); False (the default)
+        for per-row scoring with rows in flight concurrently (a judge, a model)."""
+        return False
+
     def inputs_from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """The keyword arguments for one dataset row (canonical column names, see tempo_eval.io).
 

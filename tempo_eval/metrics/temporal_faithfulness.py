@@ -18,7 +18,7 @@ ground the answer against, and a 0.0 would read as an unfaithful answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -144,6 +144,10 @@ class TemporalFaithfulness(Metric):
             return "nli"
         return "focus_time"
 
+    def batchable(self, columns: Collection[str]) -> bool:
+        """Focus-time mode is offline and cheap: rows are scored a batch at a time."""
+        return self.resolved_mode() == "focus_time"
+
     async def _ameasure(
         self,
         answer: str | None = None,
@@ -184,7 +188,8 @@ class TemporalFaithfulness(Metric):
 
     # -- focus-time mode --
     def _focus_time(self, answer, texts, aft, dfts, reference) -> MetricResult:
-        from tempo_eval.core.extract import extract_aft, extract_dft, parse_reference_date
+        from tempo_eval.core.extract import parse_reference_date
+        from tempo_eval.core.focus_memo import extract_aft, extract_dft
 
         ref = parse_reference_date(reference)
         if aft is None:

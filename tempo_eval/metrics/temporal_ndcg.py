@@ -224,6 +224,11 @@ class TemporalNDCG(Metric):
             return "gold"
         return "llm" if self.llm is not None else "focus_time"
 
+    def batchable(self, columns: Collection[str]) -> bool:
+        """Gold and focus-time modes are offline and cheap: rows are scored a batch at a time;
+        LLM mode goes row by row, concurrently."""
+        return self.row_mode(columns) in ("gold", "focus_time")
+
     def required_columns(self, columns: Collection[str]) -> list[str]:
         """retrieved_ids and gold_ids in gold mode, query and contexts otherwise (`row_mode`).
 
@@ -383,7 +388,8 @@ class TemporalNDCG(Metric):
 
         details: dict[str, Any] = {}
         if query is not None or docs is not None:
-            from tempo_eval.core.extract import extract_dft, extract_qft, parse_reference_date
+            from tempo_eval.core.extract import parse_reference_date
+            from tempo_eval.core.focus_memo import extract_dft, extract_qft
 
             ref = parse_reference_date(reference)
             details["reference_date"] = ref.isoformat() if ref else None

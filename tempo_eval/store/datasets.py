@@ -36,6 +36,22 @@ def _clean_name(name: Any, what: str) -> str:
     return clean
 
 
+def _joined(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One {columns, rows} of the chunks of a streamed dataset; a column that only later chunks
+    have (a JSON Lines key first seen part way) is None in the rows before."""
+    columns: list[str] = []
+    for part in parts:
+        columns += [c for c in part["columns"] if c not in columns]
+    rows: list[list[Any]] = []
+    for part in parts:
+        if part["columns"] == columns:
+            rows += part["rows"]
+            continue
+        positions = [part["columns"].index(c) if c in part["columns"] else None for c in columns]
+        rows += [[None if p is None else row[p] for p in positions] for row in part["rows"]]
+    return {"columns": columns, "rows": rows}
+
+
 class DatasetRecords:
     """Datasets in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
     supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
@@ -50,7 +66,18 @@ class DatasetRecords:
         content_hash = getattr(dataset, "content_hash", None) or frame_content_hash(frame)
         mapping = dumps(dict(getattr(dataset, "mapping", None) or {}))
         existing = self.find_dataset(content_hash, getattr(dataset, "mapping", None))
+        rows = None
         if existing is not None:
+            if self._dataset_complete(existing):
+                return existing
+            # a stream stored part way (its evaluation was killed): the whole frame completes it
+            rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+            with self._lock, self._conn:
+                self._conn.execute("DELETE FROM dataset_chunks WHERE dataset_id = ?", (existing,))
+                self._conn.execute(
+                    "UPDATE datasets SET rows = ?, n_rows = ?, complete = 1 WHERE id = ?",
+                    (_pack(rows), len(frame), existing),
+                )
             return existing
         rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
         with self._lock, self._conn:
@@ -72,6 +99,55 @@ class DatasetRecords:
         found = self.find_dataset(content_hash, getattr(dataset, "mapping", None))
         assert found is not None  # a concurrent writer inserted the same dataset
         return found
+
+    # -- streamed datasets: stored a batch of rows at a time --------------------------------
+
+    def begin_dataset(
+        self, *, name: str, content_hash: str, mapping: Mapping[str, Any] | None, source_format: str | None
+    ) -> tuple[int, bool]:
+        """(id, complete) of the dataset with this content hash and mapping, creating it (empty,
+        not complete) when there is none; its rows then come with `add_dataset_rows` and
+        `finish_dataset`. A dataset left incomplete (a stream stopped part way) is found again:
+        its rows are written again as they are read."""
+        existing = self.find_dataset(content_hash, mapping)
+        if existing is not None:
+            return existing, self._dataset_complete(existing)
+        with self._lock, self._conn:
+            cursor = self._conn.execute(
+                "INSERT OR IGNORE INTO datasets (name, content_hash, mapping, format, n_rows, rows, warnings,"
+                " complete) VALUES (?, ?, ?, ?, 0, ?, '[]', 0)",
+                (str(name or "dataset"), content_hash, dumps(dict(mapping or {})), source_format,
+                 dumps({"columns": [], "rows": []})),
+            )
+            if cursor.rowcount:
+                return int(cursor.lastrowid), False
+        found = self.find_dataset(content_hash, mapping)
+        assert found is not None  # a concurrent writer inserted the same dataset
+        return found, self._dataset_complete(found)
+
+    def add_dataset_rows(self, dataset_id: int, first_row: int, frame: pd.DataFrame) -> None:
+        """Store rows first_row, first_row + 1, ... of a streamed dataset (again: replaced)."""
+        rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+        with self._lock, self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO dataset_chunks (dataset_id, first_row, rows) VALUES (?, ?, ?)",
+                (dataset_id, int(first_row), _pack(rows)),
+            )
+
+    def finish_dataset(self, dataset_id: int, n_rows: int, warnings: list[str]) -> None:
+        """Mark a streamed dataset complete: all its `n_rows` rows are stored."""
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM dataset_chunks WHERE dataset_id = ? AND first_row >= ?",
+                               (dataset_id, int(n_rows)))
+            self._conn.execute(
+                "UPDATE datasets SET n_rows = ?, warnings = ?, complete = 1 WHERE id = ?",
+                (int(n_rows), dumps([str(w) for w in warnings]), dataset_id),
+            )
+
+    def _dataset_complete(self, dataset_id: int) -> bool:
+        with self._lock:
+            row = self._conn.execute("SELECT complete FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+        return bool(row and row[0])
 
     def find_dataset(self, content_hash: str, mapping: Mapping[str, Any] | None = None) -> int | None:
         """The id of the dataset with this content hash and mapping, or None."""
@@ -118,6 +194,11 @@ class DatasetRecords:
                 return self._rows_memo[1]
             (packed,) = self._conn.execute("SELECT rows FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
             stored = json.loads(_unpack(packed))
+            chunks = self._conn.execute(
+                "SELECT rows FROM dataset_chunks WHERE dataset_id = ? ORDER BY first_row", (dataset_id,)
+            ).fetchall()
+            if chunks:
+                stored = _joined([json.loads(_unpack(chunk)) for (chunk,) in chunks])
             stored["columns"] = [str(c) for c in stored["columns"]]
             self._rows_memo = (key, stored)
             return stored

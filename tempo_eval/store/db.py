@@ -162,6 +162,17 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, id);
     """,
+    # streamed datasets (issue 27): their rows stored a batch at a time; `complete` is 0 while a
+    # stream is being stored (its chunks so far are rows 0..n of the file)
+    """
+    CREATE TABLE IF NOT EXISTS dataset_chunks (
+        dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+        first_row  INTEGER NOT NULL,
+        rows       TEXT NOT NULL,          -- packed JSON {columns, rows} of rows first_row, first_row + 1, ...
+        PRIMARY KEY (dataset_id, first_row)
+    ) WITHOUT ROWID;
+    ALTER TABLE datasets ADD COLUMN complete INTEGER NOT NULL DEFAULT 1;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -214,6 +225,22 @@ def workspace_error(path: str | os.PathLike[str], error: BaseException) -> Works
         return WorkspaceError(path, f"another process holds it ({message})",
                               "wait for the other evaluation to finish, then run again")
     return WorkspaceError(path, f"SQLite error: {message}", _NEW_OR_RESTORE)
+
+
+def check_free_space(conn: sqlite3.Connection, needed: int, what: str) -> None:
+    """WorkspaceError when the disk of the workspace database has less than `needed` bytes free;
+    `what` says what would be stored."""
+    import shutil
+
+    path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    if not path:  # an in-memory database
+        return
+    free = shutil.disk_usage(Path(path).parent).free
+    if free < needed:
+        raise WorkspaceError(
+            path, f"the disk has {free / 1e6:,.0f} MB free; {what} needs about {needed / 1e6:,.0f} MB",
+            "free disk space, or use a workspace on another disk (--workspace / TEMPO_EVAL_HOME)",
+        )
 
 
 class _Cursor(sqlite3.Cursor):

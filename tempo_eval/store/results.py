@@ -8,6 +8,7 @@ import json
 import math
 import time
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,9 +41,50 @@ class ResultRecords:
         `details["claims"]` (a list of claim records or ClaimVerdicts) goes to the claims table;
         the rest of `details` is stored as JSON with the result. NaN scores are stored as NULL.
         """
+        self.record_rows(run_id, [(row, query_id, results, system)])
+
+    def record_rows(
+        self, run_id: int, rows: Iterable[tuple[int, str, Iterable[MetricResult], str | None]]
+    ) -> None:
+        """`record_row` for many rows, (row, query_id, results, system) each, in one transaction
+        (a batch of rows scored together is committed together)."""
+        result_rows: list[tuple[Any, ...]] = []
+        claim_rows: list[tuple[Any, ...]] = []
+        cleared: list[tuple[Any, ...]] = []
+        for row, query_id, results, system in rows:
+            before = len(result_rows)
+            self._result_rows(run_id, row, query_id, results, system, result_rows, claim_rows)
+            cleared += [(run_id, row, r[4]) for r in result_rows[before:]]
+        if not result_rows:
+            return
+        with self._lock, self._conn:
+            # claims of an earlier recording of these results (a re-run of the row) go first
+            self._conn.executemany("DELETE FROM claims WHERE run_id = ? AND row_idx = ? AND metric = ?", cleared)
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO results (run_id, row_idx, query_id, system, metric, score, reason,"
+                " reason_code, success, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                result_rows,
+            )
+            if claim_rows:
+                self._conn.executemany(
+                    "INSERT INTO claims (run_id, row_idx, metric, idx, claim, verdict, evidence,"
+                    " probabilities, reason, extra, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    claim_rows,
+                )
+            beat = self._held.get(run_id)
+            now = time.time()
+            if beat is not None and now - beat > _HEARTBEAT_SECONDS:  # in this row's transaction
+                self._held[run_id] = now
+                self._conn.execute(
+                    "UPDATE run_locks SET heartbeat = ? WHERE run_id = ? AND token = ?",
+                    (now, run_id, self._lock_token),
+                )
+
+    def _result_rows(
+        self, run_id: int, row: int, query_id: str, results: Iterable[MetricResult], system: str | None,
+        result_rows: list[tuple[Any, ...]], claim_rows: list[tuple[Any, ...]],
+    ) -> None:
         secrets = self._secrets
-        result_rows = []
-        claim_rows = []
         for result in results:
             details = dict(result.details or {})
             claims = details.pop("claims", None) or []
@@ -69,34 +111,21 @@ class ResultRecords:
                     redact(dumps(extra), secrets) if extra else None,
                     None if is_na(confidence) else float(confidence),
                 ))
-        if not result_rows:
-            return
-        metrics = [r[4] for r in result_rows]
-        with self._lock, self._conn:
-            # claims of an earlier recording of these results (a re-run of the row) go first
-            self._conn.execute(
-                f"DELETE FROM claims WHERE run_id = ? AND row_idx = ? AND metric IN ({','.join('?' * len(metrics))})",
-                (run_id, row, *metrics),
-            )
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO results (run_id, row_idx, query_id, system, metric, score, reason,"
-                " reason_code, success, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                result_rows,
-            )
-            if claim_rows:
-                self._conn.executemany(
-                    "INSERT INTO claims (run_id, row_idx, metric, idx, claim, verdict, evidence,"
-                    " probabilities, reason, extra, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    claim_rows,
-                )
-            beat = self._held.get(run_id)
-            now = time.time()
-            if beat is not None and now - beat > _HEARTBEAT_SECONDS:  # in this row's transaction
-                self._held[run_id] = now
-                self._conn.execute(
-                    "UPDATE run_locks SET heartbeat = ? WHERE run_id = ? AND token = ?",
-                    (now, run_id, self._lock_token),
-                )
+
+    def completed_between(
+        self, run_id: int, first: int, end: int, *, retry_failed: bool = False
+    ) -> set[tuple[int, str]]:
+        """`completed` for the rows first <= row < end (a batch of a streamed dataset)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT row_idx, metric, score IS NULL, reason_code FROM results"
+                " WHERE run_id = ? AND row_idx >= ? AND row_idx < ?",
+                (run_id, first, end),
+            ).fetchall()
+        return {
+            (int(r), m) for r, m, is_nan, code in rows
+            if not (retry_failed and is_nan and is_retryable(code))
+        }
 
     def completed(self, run_id: int, *, retry_failed: bool = False) -> set[tuple[int, str]]:
         """The (row, metric) pairs that have a stored result in this run.

@@ -1,0 +1,128 @@
+"""The first pass over a file to be streamed: its content hash, and whether the streaming reader
+may read it (the checks the whole-file reader makes on all the bytes at once), with an estimate
+of its row count for progress.
+
+One sequential read, in chunks: memory stays at a chunk whatever the file's size. The hash is
+the sha256 of the bytes as stored (compressed ones too), as `load_dataset` computes it, so a file
+streamed and the same file loaded whole are the same dataset in the workspace.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from tempo_eval.io._source import check_text_bytes
+
+#: bytes read at a time
+CHUNK = 1 << 22
+
+
+@dataclass
+class Scan:
+    """What the first pass found. `streamable` False: the whole-file reader must read the file
+    (it finds and names the problem, or reads what the fast reader would not)."""
+
+    content_hash: str
+    streamable: bool = True
+    estimated_rows: int = 0
+    #: the byte order mark's warning, as the whole-file reader gives it
+    warnings: list[str] = field(default_factory=list)
+    #: the decompressed size, for the disk-space check
+    size: int = 0
+
+
+def raw_hash(stream: BinaryIO) -> str:
+    """sha256 of everything left in `stream`."""
+    digest = hashlib.sha256()
+    while chunk := stream.read(CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None) -> Scan:
+    """Check decompressed text the way the whole-file reader does, chunk by chunk: the first chunk
+    through `check_text_bytes` (binary files, other encodings, a NUL byte: the same InputError),
+    every chunk for NUL bytes and UTF-8; for CSV/TSV (`delimiter` given) a header line the fast
+    reader takes, an even count of quotes and no misplaced quote. Rows are estimated from line
+    ends (outside quotes, for CSV)."""
+    scan = Scan(content_hash="")
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    quotes = 0
+    rows = 0
+    tail = b""
+    last = b""
+    first = True
+    misplaced = _misplaced_pattern(delimiter) if delimiter is not None else None
+    for chunk in chunks:
+        if first:
+            chunk = check_text_bytes(chunk, source, scan.warnings)
+            first = False
+            if delimiter is not None and not _fast_header(chunk):
+                scan.streamable = False
+        elif b"\x00" in chunk:
+            scan.streamable = False
+        if not scan.streamable:
+            return scan
+        scan.size += len(chunk)
+        try:
+            decoder.decode(chunk)
+        except UnicodeDecodeError:
+            scan.streamable = False
+            return scan
+        if delimiter is None:
+            rows += chunk.count(b"\n")
+        else:
+            if misplaced is not None and misplaced.search(tail + chunk):
+                scan.streamable = False
+                return scan
+            rows += _line_ends_outside_quotes(chunk, quotes % 2)
+            quotes += chunk.count(b'"')
+            tail = chunk[-2:]
+        last = chunk[-1:] or last
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        scan.streamable = False
+    if quotes % 2:
+        scan.streamable = False
+    if last and last != b"\n":
+        rows += 1
+    scan.estimated_rows = max(rows - (1 if delimiter is not None else 0), 0)  # the header line
+    return scan
+
+
+def _fast_header(head: bytes) -> bool:
+    """True when the first line is one the fast CSV reader takes (not empty, no quote, UTF-8, not
+    Excel's `sep=` line): otherwise the whole-file reader decides."""
+    if head[:4].lower() == b"sep=":
+        return False
+    end = head.find(b"\n")
+    first = head[:end].rstrip(b"\r") if end > 0 else b""
+    if not first.strip() or b'"' in first:
+        return False
+    try:
+        first.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _misplaced_pattern(delimiter: str) -> re.Pattern[bytes]:
+    # the same test as tempo_eval.io.delimited.misplaced_quote, made once for every chunk
+    edge = re.escape(delimiter.encode("utf-8"))
+    return re.compile(rb'[^\r\n"' + edge + rb']"[^\r\n"' + edge + rb"]")
+
+
+def _line_ends_outside_quotes(chunk: bytes, inside: int) -> int:
+    """How many "\\n" of `chunk` end a record (are outside double quotes); `inside` is 1 when the
+    chunk starts inside a quoted value."""
+    import numpy as np
+
+    data = np.frombuffer(chunk, dtype=np.uint8)
+    quoted = (np.cumsum(data == 34, dtype=np.int64) + inside) & 1
+    return int(np.count_nonzero((data == 10) & (quoted == 0)))

@@ -1,0 +1,202 @@
+"""Canonical conversion of a dataset read in batches (`tempo_eval.io.stream`), with the checks
+across rows carried from batch to batch, so the rows and every message are the ones the
+whole-file reader (`tempo_eval.io.dataset._canonical_frame`) gives for the same file.
+
+`BatchTable` is a `_Table` of some rows of a file that places each row in the whole file (row
+number counted from the file's first row; line given, or found on demand). `Canonical` converts
+one batch at a time with the whole-file reader's converters and keeps what spans batches: the
+mapping (resolved on the first batch), seen query ids, generated ids, columns not empty so far,
+the first list cell of each column read in another style, the first comma-separated id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from tempo_eval.io.cells import comma_separated_ids_warning
+from tempo_eval.io.errors import InputError, quote
+from tempo_eval.io.mapping import _resolve_mapping
+from tempo_eval.io.table import _convert_cells, _Table, list_style_warning
+from tempo_eval.schema import CANONICAL_COLUMNS
+
+
+@dataclass
+class BatchTable(_Table):
+    """Rows `offset`, `offset` + 1, ... of a file; `lines` (when given) are their lines in the
+    file, else `line_of(row in the file)` finds one when a message needs it."""
+
+    offset: int = 0
+    line_of: Callable[[int], int | None] | None = None
+
+    def place(self, index: int) -> dict[str, int | None]:
+        row = self.offset + index
+        if self.lines is not None:
+            line = self.lines[index]
+        else:
+            line = self.line_of(row) if self.line_of is not None else None
+        return {"row": row + 1, "line": line}
+
+
+class Canonical:
+    """Batches of raw cells -> canonical frames (see the module docstring); `finish()` gives the
+    warnings, in the order the whole-file reader gives them."""
+
+    def __init__(self, explicit: Mapping[str, str] | None, source: str) -> None:
+        self.explicit = dict(explicit) if explicit else None
+        self.source = source
+        self.mapping: dict[str, str] | None = None
+        #: warnings of the reader itself (byte order mark, unnamed header columns)
+        self.reader_warnings: list[str] = []
+        self.skipped_empty_rows = 0
+        self._mapping_warnings: list[str] = []
+        self._columns: list[str] = []
+        self._seen: dict[Any, tuple[int, int | None]] = {}
+        self._generated: dict[Any, str] = {}
+        self._filled: set[str] = set()
+        self._list_notes: dict[str, tuple[str, int, dict[str, int | None]]] = {}
+        self._comma: dict[str, str] = {}
+        self._ignored: dict[str, str] = {}
+        self._line_of: Callable[[int], int | None] | None = None
+
+    def batch(self, table: BatchTable) -> pd.DataFrame:
+        if self.mapping is None:
+            self.mapping = _resolve_mapping(table.columns, self.explicit, self.source, self._mapping_warnings)
+            self._columns = list(table.columns)
+        else:
+            self._check_new_columns(table)
+        if table.line_of is not None:
+            self._line_of = table.line_of
+        mapping = self.mapping
+        data: dict[str, Any] = {}
+        for canonical, column in mapping.items():
+            converted, notes, noted = _convert_cells(table, canonical, column, self.source)
+            data[canonical] = converted
+            if notes:
+                first = self._list_notes.get(column)
+                if first is None:
+                    self._list_notes[column] = (notes[0], len(notes), table.place(noted[0]))
+                else:
+                    self._list_notes[column] = (first[0], first[1] + len(notes), first[2])
+        for canonical in mapping:
+            if canonical not in self._filled and any(
+                not (value is None or (isinstance(value, list | dict) and not value)) for value in data[canonical]
+            ):
+                self._filled.add(canonical)
+        for canonical in ("retrieved_ids", "gold_ids"):
+            if canonical in mapping and canonical not in self._comma:
+                note = comma_separated_ids_warning(
+                    table.values[mapping[canonical]], source=self.source, column=mapping[canonical],
+                    place=table.place,
+                )
+                if note is not None:
+                    self._comma[canonical] = note
+        if "query_id" in data:
+            for index, qid in enumerate(data["query_id"]):
+                if qid is None:
+                    raise InputError(
+                        "the query id is empty; expected an id in every row (or remove the column to "
+                        "number the rows q1, q2, ...)",
+                        source=self.source, column=mapping["query_id"], **table.place(index),
+                    )
+        else:
+            data["query_id"] = self._generated_ids(data, table)
+        self._check_unique_ids(data, table)
+        return self._frame(table, data)
+
+    def _check_new_columns(self, table: BatchTable) -> None:
+        new = [c for c in table.columns if c not in self._columns]
+        if not new:
+            return
+        columns = self._columns + new
+        remapped = _resolve_mapping(columns, self.explicit, self.source, [])
+        changed = [c for c, source in remapped.items() if self.mapping.get(c) != source]  # type: ignore[union-attr]
+        if changed:
+            column = remapped[changed[0]]
+            first = next((i for i, value in enumerate(table.values[column]) if value is not None), 0)
+            raise InputError(
+                f"the key {column!r} first appears here, after the first {table.offset:,} rows, which "
+                f"fixed the columns of this streamed file; it would be read as {changed[0]!r}. Put the "
+                f"key in the first row (null where there is no value), or map it with mapping={{...}}",
+                source=self.source, column=column, **table.place(first),
+            )
+        self._columns = columns
+
+    def _generated_ids(self, data: Mapping[str, list[Any]], table: BatchTable) -> list[str]:
+        if "run" not in data or "query" not in data:
+            return [f"q{table.offset + i}" for i in range(1, table.n_rows + 1)]
+        ids = self._generated
+        return [ids.setdefault(text, f"q{len(ids) + 1}") for text in data["query"]]
+
+    def _check_unique_ids(self, data: Mapping[str, list[Any]], table: BatchTable) -> None:
+        mapping = self.mapping or {}
+        runs = data.get("run")
+        keys = zip(runs, data["query_id"], strict=True) if runs is not None else data["query_id"]
+        seen = self._seen
+        for index, key in enumerate(keys):
+            row = table.offset + index
+            first = seen.get(key)
+            if first is None:
+                seen[key] = (row, table.lines[index] if table.lines is not None else None)
+                continue
+            first_row, first_line = first
+            if first_line is None and self._line_of is not None:
+                first_line = self._line_of(first_row)
+            first_at = f"row {first_row + 1}" + (f" (line {first_line})" if first_line is not None else "")
+            if "query_id" in mapping:
+                what, column = f"query id {data['query_id'][index]!r}", mapping["query_id"]
+            else:
+                what, column = f"query {quote(data['query'][index])}", mapping.get("query")
+            scope = f" in run {runs[index]!r}" if runs is not None else ""
+            raise InputError(
+                f"{what} appears twice{scope}: first in {first_at}, again here; expected each query once"
+                + (" per run" if runs is not None else " (several runs in one file need a 'run' column)"),
+                source=self.source, column=column, **table.place(index),
+            )
+
+    def _frame(self, table: BatchTable, data: dict[str, Any]) -> pd.DataFrame:
+        mapping = self.mapping or {}
+        columns: dict[str, Any] = {
+            name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data
+        }
+        mapped_sources = set(mapping.values())
+        positions = {column: position for position, column in enumerate(table.columns)}
+        for column in table.columns:
+            if column in mapped_sources:
+                continue
+            if column in columns:
+                self._ignored.setdefault(column, (
+                    f"{self.source}: column {column!r} ignored: {column!r} comes from "
+                    f"{mapping.get(column, 'generated ids')!r}"
+                ))
+                continue
+            if table.arrow is not None:
+                columns[column] = table.arrow.column(positions[column]).to_pandas(use_threads=False).to_numpy()
+            else:
+                columns[column] = pd.Series(list(table.values[column]), dtype=object)
+        frame = pd.DataFrame(columns)
+        frame.index = pd.RangeIndex(table.offset, table.offset + len(frame))
+        return frame
+
+    def finish(self) -> list[str]:
+        """The warnings of the whole file, once every batch is read."""
+        from tempo_eval.io.dataset import empty_column_warnings
+
+        mapping = self.mapping or {}
+        warnings = list(self.reader_warnings)
+        if self.skipped_empty_rows:
+            warnings.append(f"{self.source}: skipped {self.skipped_empty_rows} row(s) with every cell empty")
+        warnings += self._mapping_warnings
+        for column in mapping.values():
+            if column in self._list_notes:
+                first, count, place = self._list_notes[column]
+                warnings.append(list_style_warning(first, count, self.source, column, place))
+        # the whole-file reader's test and words, on one stand-in value per column
+        stand_ins = {c: ["filled"] if c in self._filled else [None] for c in mapping}
+        warnings += empty_column_warnings(stand_ins, mapping, self.source)
+        warnings += [self._comma[c] for c in ("retrieved_ids", "gold_ids") if c in self._comma]
+        warnings += list(self._ignored.values())
+        return warnings

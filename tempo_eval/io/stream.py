@@ -1,0 +1,405 @@
+"""Read a dataset file in batches of canonical rows: memory grows with the batch, not the file.
+
+    stream = open_stream("logs.csv.gz")
+    for offset, frame in stream.batches():   # frame: canonical columns of rows offset, offset + 1, ...
+        ...
+    stream.n_rows, stream.warnings           # known once the last batch is read
+
+CSV/TSV are read by pyarrow's streaming CSV reader, JSON Lines a batch of lines at a time,
+Parquet a batch of rows at a time; each may be gzip or Zstandard compressed (recognised by
+content). A file on disk has no size limit here (`max_bytes` sets one); only a regular file is
+read (`tempo_eval.io._source.open_regular_file`).
+
+The batches are converted by the whole-file reader's own converters (`tempo_eval.io.table`),
+with the rows numbered in the whole file, so every check and message is the one `load_dataset`
+gives: a bad cell names the file, its row, line and column. Checks across rows (unique query ids,
+generated ids, columns empty in every row, list cells read in another style) keep their state
+from batch to batch. A first pass (`tempo_eval.io._prepass`) computes the content hash (the same
+as `load_dataset`'s, so a file streamed and loaded whole are one dataset) and makes the
+whole-file reader's checks on all the bytes; a file they find a problem in, a JSON file (one
+document) and a compressed Parquet file are read whole by `load_dataset` instead, which names
+the problem exactly, and handed out in batches all the same. So is a CSV file pyarrow stops on
+part way.
+
+The columns come from the first batch: a JSON Lines key first seen later is kept, but one that
+would map to a canonical column (a `gold_ids` key that appears only after the first rows) is an
+InputError saying so, where the whole-file reader would have mapped it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tempo_eval.io import _prepass
+from tempo_eval.io._source import RawInput, compression_of, open_regular_file
+from tempo_eval.io.batches import BatchTable, Canonical
+
+#: rows per batch
+BATCH_ROWS = 5000
+
+#: no limit: a file read whole because the streaming reader could not (see the module docstring)
+_UNLIMITED = 1 << 62
+
+
+@dataclass
+class DatasetStream:
+    """A dataset read in batches. `mapping` is known once the stream is open (from its first
+    batch); `n_rows` and the final `warnings` once `batches()` has been read to the end;
+    `estimated_rows` (from the first pass) is for progress until then."""
+
+    name: str
+    content_hash: str
+    source_format: str
+    mapping: dict[str, str]
+    warnings: list[str]
+    estimated_rows: int
+    #: bytes of (decompressed) data, for the disk-space check
+    size: int
+    n_rows: int | None = None
+    #: the columns of the canonical frames (those of the first batch)
+    columns: list[str] = field(default_factory=list)
+    #: the loaded Dataset, when the rows were read whole (stored as one, as before)
+    dataset: Any = None
+    _batches: Iterator[tuple[int, pd.DataFrame]] | None = field(default=None, repr=False)
+
+    def batches(self) -> Iterator[tuple[int, pd.DataFrame]]:
+        """(offset of the first row, canonical frame) per batch, in file order; once only."""
+        if self._batches is None:
+            raise RuntimeError("a DatasetStream is read once: open it again to read it again")
+        batches, self._batches = self._batches, None
+        return batches
+
+
+def frame_stream(dataset: Any, batch_rows: int = BATCH_ROWS) -> DatasetStream:
+    """A loaded `Dataset` handed out in batches (the same rows, the same identity)."""
+    frame: pd.DataFrame = dataset.frame
+
+    def slices() -> Iterator[tuple[int, pd.DataFrame]]:
+        for start in range(0, len(frame), batch_rows):
+            yield start, frame.iloc[start:start + batch_rows]
+
+    return DatasetStream(
+        name=dataset.name, content_hash=dataset.content_hash, source_format=dataset.source_format,
+        mapping=dict(dataset.mapping), warnings=list(dataset.warnings), estimated_rows=len(frame),
+        size=int(frame.memory_usage(deep=False).sum()), n_rows=len(frame), columns=[str(c) for c in frame.columns],
+        dataset=dataset, _batches=slices(),
+    )
+
+
+def open_stream(
+    path: str | os.PathLike[str],
+    mapping: Mapping[str, str] | None = None,
+    *,
+    name: str | None = None,
+    format: str | None = None,
+    max_bytes: int | None = None,
+    batch_rows: int = BATCH_ROWS,
+) -> DatasetStream:
+    """Open the dataset file at `path` for reading in batches of `batch_rows` rows (see the module
+    docstring). The first pass and the first batch are read here: a problem in the first rows,
+    the mapping or the header raises InputError at once, the rest while the batches are read."""
+    from tempo_eval.io.dataset import _format_of, load_dataset
+
+    label = name or Path(path).name
+    source_format = _format_of(RawInput(label, b""), format)
+    with open_regular_file(path, label, limit=max_bytes) as raw:
+        compression = compression_of(raw.read(4))
+        raw.seek(0)
+        content_hash = _prepass.raw_hash(raw)
+    if source_format in ("csv", "tsv", "jsonl"):
+        delimiter = {"csv": ",", "tsv": "\t"}.get(source_format)
+        with _decompressed(path, label, compression) as text:
+            scan = _prepass.scan_text(_chunks(text), label, delimiter)
+        scan.content_hash = content_hash
+    else:
+        scan = _prepass.Scan(content_hash, streamable=source_format == "parquet" and compression is None,
+                             size=os.stat(path).st_size)
+        if scan.streamable:
+            scan.estimated_rows = _parquet_rows(path, label)
+    if not scan.streamable:
+        whole = load_dataset(path, mapping, name=name, format=format,
+                             max_bytes=_UNLIMITED if max_bytes is None else max_bytes)
+        return frame_stream(whole, batch_rows)
+
+    canonical = Canonical(mapping, label)
+    canonical.reader_warnings.extend(scan.warnings)
+    if source_format == "parquet":
+        tables = _parquet_tables(path, label, batch_rows, canonical)
+    elif source_format == "jsonl":
+        tables = _jsonl_tables(path, label, compression, batch_rows)
+    else:
+        tables = _csv_tables(path, label, compression, delimiter or ",", batch_rows, canonical)
+
+    def whole_file() -> DatasetStream:
+        return frame_stream(load_dataset(path, mapping, name=name, format=format, max_bytes=_UNLIMITED), batch_rows)
+
+    try:
+        first_table = next(tables, None)
+    except _ReadWhole:
+        return whole_file()
+    if first_table is None:  # no rows: the whole-file reader names the problem
+        return whole_file()
+    first = canonical.batch(first_table)
+    stream = DatasetStream(
+        name=label, content_hash=content_hash, source_format=source_format, mapping=canonical.mapping or {},
+        warnings=[], estimated_rows=max(scan.estimated_rows, len(first)), size=scan.size,
+        columns=[str(c) for c in first.columns],
+    )
+
+    def batches() -> Iterator[tuple[int, pd.DataFrame]]:
+        yield 0, first
+        offset = len(first)
+        try:
+            for table in tables:
+                frame = canonical.batch(table)
+                yield offset, frame
+                offset += len(frame)
+        except _ReadWhole:
+            # pyarrow stopped part way: the whole-file reader names the problem, or reads the rest
+            rest = load_dataset(path, mapping, name=name, format=format, max_bytes=_UNLIMITED)
+            for start in range(offset, len(rest.frame), batch_rows):
+                frame = rest.frame.iloc[start:start + batch_rows]
+                yield start, frame
+                offset = start + len(frame)
+            stream.warnings = list(rest.warnings)
+            stream.n_rows = offset
+            return
+        stream.warnings = canonical.finish()
+        stream.n_rows = offset
+
+    stream._batches = batches()
+    return stream
+
+
+class _ReadWhole(Exception):
+    """The streaming reader cannot go on: read the file whole (see the module docstring)."""
+
+
+@contextlib.contextmanager
+def _decompressed(path: Any, label: str, compression: str | None) -> Iterator[Any]:
+    import pyarrow as pa
+
+    with open_regular_file(path, label) as raw:
+        if compression is None:
+            yield raw
+        else:
+            yield pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), compression)
+
+
+def _chunks(stream: Any) -> Iterator[bytes]:
+    while chunk := stream.read(_prepass.CHUNK):
+        yield bytes(chunk)
+
+
+# ---- CSV / TSV ------------------------------------------------------------------------------
+
+
+def _csv_tables(
+    path: Any, label: str, compression: str | None, delimiter: str, batch_rows: int, canonical: Canonical
+) -> Iterator[BatchTable]:
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    from tempo_eval.io.delimited import _check_cell_sizes, _check_header, delimited_table
+
+    with _decompressed(path, label, compression) as text:
+        head = text.read(1 << 16)
+        head = bytes(head)
+        if head.startswith(b"\xef\xbb\xbf"):
+            head = head[3:]
+        header_line = head[: head.find(b"\n")].rstrip(b"\r").decode("utf-8")
+    header = _check_header(header_line.split(delimiter), label, delimiter, 1, canonical.reader_warnings)
+    lines = _CsvLines(path, label, compression, delimiter)
+    skipped = 0
+    offset = 0
+    with _decompressed(path, label, compression) as text:
+        try:
+            reader = pa_csv.open_csv(
+                text,
+                read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1, block_size=1 << 22),
+                parse_options=pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
+                                                  ignore_empty_lines=True),
+                convert_options=pa_csv.ConvertOptions(column_types={n: pa.string() for n in header},
+                                                      strings_can_be_null=False, quoted_strings_can_be_null=False),
+            )
+            pending: list[Any] = []
+            pending_rows = 0
+            for record_batch in itertools.chain(_record_batches(reader), [None]):
+                if record_batch is not None:
+                    pending.append(record_batch)
+                    pending_rows += record_batch.num_rows
+                    if pending_rows < batch_rows:
+                        continue
+                if not pending:
+                    break
+                arrow, pending, pending_rows = pa.Table.from_batches(pending), [], 0
+                notes: list[str] = []
+                table = delimited_table(arrow, header, label, notes)
+                skipped += arrow.num_rows - (table.n_rows if table is not None else 0)
+                if table is None:
+                    continue
+                batch = BatchTable(table.columns, table.values, table.n_rows, None, offset=offset, line_of=lines)
+                _check_cell_sizes(batch, label)
+                offset += batch.n_rows
+                yield batch
+        finally:
+            canonical.skipped_empty_rows += skipped
+
+
+def _record_batches(reader: Any) -> Iterator[Any]:
+    import pyarrow as pa
+
+    while True:
+        try:
+            yield reader.read_next_batch()
+        except StopIteration:
+            return
+        except (pa.ArrowException, ValueError):
+            raise _ReadWhole() from None
+
+
+class _CsvLines:
+    """The line each row of a streamed CSV file starts on, found (only for messages) by reading
+    the file again with the csv module, as the whole-file reader numbers them."""
+
+    def __init__(self, path: Any, label: str, compression: str | None, delimiter: str) -> None:
+        self._args = (path, label, compression, delimiter)
+        self._found: dict[int, int | None] = {}
+
+    def __call__(self, row: int) -> int | None:
+        if row not in self._found:
+            self._found[row] = self._line_of(row)
+        return self._found[row]
+
+    def _line_of(self, wanted: int) -> int | None:
+        import csv
+
+        from tempo_eval.io.delimited import _CSV_FIELD_LIMIT, _csv_field_limit
+
+        path, label, compression, delimiter = self._args
+        with _decompressed(path, label, compression) as raw, _csv_field_limit(_CSV_FIELD_LIMIT):
+            text = io.TextIOWrapper(raw if compression is None else _Readable(raw), encoding="utf-8-sig", newline="")
+            reader = csv.reader(text, delimiter=delimiter)
+            header: list[str] | None = None
+            line_before, row = 0, 0
+            try:
+                for record in reader:
+                    start = line_before + 1
+                    line_before = reader.line_num
+                    if header is None:
+                        if record:
+                            header = record
+                        continue
+                    if len(record) != len(header) and (not record or (len(record) == 1 and record[0].isspace())):
+                        continue
+                    if not any(record):
+                        continue
+                    if row == wanted:
+                        return start
+                    row += 1
+            except csv.Error:
+                return None
+        return None
+
+
+class _Readable(io.RawIOBase):
+    """A pyarrow stream as a Python raw stream (for io.TextIOWrapper)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._stream.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+# ---- JSON Lines -----------------------------------------------------------------------------
+
+
+def _jsonl_tables(path: Any, label: str, compression: str | None, batch_rows: int) -> Iterator[BatchTable]:
+    import json
+
+    from tempo_eval.io.jsonfiles import _read_jsonl_line, _records_table
+
+    decode = json.JSONDecoder().decode
+    offset = 0
+    number = 0
+    records: list[dict[str, Any]] = []
+    lines: list[int] = []
+    with _decompressed(path, label, compression) as raw:
+        leftover = b""
+        first = True
+        while True:
+            chunk = bytes(raw.read(_prepass.CHUNK))
+            if first:
+                if chunk.startswith(b"\xef\xbb\xbf"):
+                    chunk = chunk[3:]
+                first = False
+            data = leftover + chunk
+            if chunk:
+                cut = data.rfind(b"\n") + 1
+                complete, leftover = data[:cut], data[cut:]
+            else:
+                complete, leftover = data, b""
+            if complete:
+                for line in complete.decode("utf-8").split("\n")[: -1 if complete.endswith(b"\n") else None]:
+                    number += 1
+                    _read_jsonl_line(line, number, label, decode, records, lines)
+                    if len(records) >= batch_rows:
+                        table = _records_table(records, lines)
+                        yield BatchTable(table.columns, table.values, table.n_rows, lines, offset=offset)
+                        offset += table.n_rows
+                        records, lines = [], []
+            if not chunk:
+                break
+    if records:
+        table = _records_table(records, lines)
+        yield BatchTable(table.columns, table.values, table.n_rows, lines, offset=offset)
+
+
+# ---- Parquet --------------------------------------------------------------------------------
+
+
+def _parquet_rows(path: Any, label: str) -> int:
+    """The row count in a Parquet file's footer (0 when unreadable: the reader says why)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with open_regular_file(path, label) as raw:
+        try:
+            return int(pq.ParquetFile(pa.PythonFile(raw, mode="r")).metadata.num_rows)
+        except Exception:
+            return 0
+
+
+def _parquet_tables(path: Any, label: str, batch_rows: int, canonical: Canonical) -> Iterator[BatchTable]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tempo_eval.io.jsonfiles import parquet_table
+
+    offset = 0
+    with open_regular_file(path, label) as raw:
+        try:
+            parquet = pq.ParquetFile(pa.PythonFile(raw, mode="r"), pre_buffer=False)
+        except Exception:  # unreadable: the whole-file reader says how
+            raise _ReadWhole() from None
+        if parquet.metadata.num_rows == 0:
+            raise _ReadWhole()
+        for record_batch in parquet.iter_batches(batch_size=batch_rows, use_threads=False):
+            table = parquet_table(pa.Table.from_batches([record_batch]), label)
+            yield BatchTable(table.columns, table.values, table.n_rows, None, arrow=table.arrow, offset=offset)
+            offset += table.n_rows
