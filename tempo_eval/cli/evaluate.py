@@ -159,8 +159,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from tempo_eval.io.conversation import load_conversations
-    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.io.errors import InputError
     from tempo_eval.io.export import OUTPUT_FORMATS, write_frame
+    from tempo_eval.io.stream import open_stream
     from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
@@ -208,12 +209,11 @@ def _evaluate(args: argparse.Namespace) -> int:
             ) from None
     elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
         try:
-            dataset = load_dataset(args.data, parse_mapping(args.mapping or []), max_bytes=max_bytes)
+            # read in batches: no size limit unless one is asked for (--max-input-mb, or the
+            # environment variable), since memory grows with the batch, not the file
+            dataset = open_stream(args.data, parse_mapping(args.mapping or []), max_bytes=_stream_limit(max_bytes))
         except ValueError as error:
             raise CLIError(f"{error}{_conversation_hint(args.data, max_bytes)}") from None
-    if not on_ray:
-        for warning in dataset.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
     verifier = None
     if args.verifier:
         from tempo_eval.verify import make_verifier
@@ -257,9 +257,13 @@ def _evaluate(args: argparse.Namespace) -> int:
         print("interrupted: finished rows are stored; run the same command again to resume",
               file=sys.stderr)
         return EXIT_INTERRUPTED
+    except InputError as error:  # found in a later batch of a streamed file
+        raise CLIError(str(error)) from None
     finally:
         if bar is not None:
             bar.close()
+    for warning in dataset.warnings:  # a streamed file's warnings are known once it is read
+        print(f"warning: {warning}", file=sys.stderr)
 
     write_frame(result.frame, args.out)
     print(
@@ -361,6 +365,16 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
     aggregate = run.aggregate()
     print(_summary(aggregate), file=sys.stderr)
     return _exit_code(run.frame, aggregate, thresholds)
+
+
+def _stream_limit(max_bytes: int | None) -> int | None:
+    """The size limit for a streamed dataset: --max-input-mb, else the environment variable when
+    it is set, else none."""
+    from tempo_eval.io._source import MAX_INPUT_ENV, max_input_bytes
+
+    if max_bytes is not None:
+        return max_bytes
+    return max_input_bytes() if os.environ.get(MAX_INPUT_ENV, "").strip() else None
 
 
 def _conversation_hint(path: str, max_bytes: int | None = None) -> str:
@@ -493,8 +507,9 @@ def add_parser(commands: Any) -> None:
                          "of computing them again")
     add_workspace_option(ev)
     ev.add_argument("--max-input-mb", type=float, metavar="MB",
-                    help="refuse a dataset larger than this (default 128, or $TEMPO_EVAL_MAX_INPUT_MB): "
-                         "it is held in memory, about 10x its size")
+                    help="refuse a dataset larger than this (default: no limit for a dataset file, which "
+                         "is read in batches; 128 for a conversation file, held in memory; or "
+                         "$TEMPO_EVAL_MAX_INPUT_MB)")
     ev.add_argument("--timeout", type=float, metavar="SECONDS",
                     help="--verifier llm: seconds per judge request before it is retried (default 60)")
     ev.add_argument("--max-retries", type=int, metavar="N",

@@ -117,8 +117,11 @@ def open_stream(
         content_hash = _prepass.raw_hash(raw)
     if source_format in ("csv", "tsv", "jsonl"):
         delimiter = {"csv": ",", "tsv": "\t"}.get(source_format)
-        with _decompressed(path, label, compression) as text:
-            scan = _prepass.scan_text(_chunks(text), label, delimiter)
+        try:
+            with _decompressed(path, label, compression) as text:
+                scan = _prepass.scan_text(_chunks(text), label, delimiter)
+        except (OSError, _arrow_error()):  # a damaged compressed file: the whole-file reader says how
+            scan = _prepass.Scan(content_hash, streamable=False)
         scan.content_hash = content_hash
     else:
         scan = _prepass.Scan(content_hash, streamable=source_format == "parquet" and compression is None,
@@ -180,6 +183,12 @@ def open_stream(
     return stream
 
 
+def _arrow_error() -> type[Exception]:
+    import pyarrow as pa
+
+    return pa.ArrowException
+
+
 class _ReadWhole(Exception):
     """The streaming reader cannot go on: read the file whole (see the module docstring)."""
 
@@ -223,7 +232,8 @@ def _csv_tables(
     offset = 0
     with _decompressed(path, label, compression) as text:
         try:
-            reader = pa_csv.open_csv(
+            reader = _open_csv(
+                pa_csv,
                 text,
                 read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1, block_size=1 << 22),
                 parse_options=pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
@@ -242,17 +252,34 @@ def _csv_tables(
                 if not pending:
                     break
                 arrow, pending, pending_rows = pa.Table.from_batches(pending), [], 0
-                notes: list[str] = []
-                table = delimited_table(arrow, header, label, notes)
-                skipped += arrow.num_rows - (table.n_rows if table is not None else 0)
-                if table is None:
-                    continue
-                batch = BatchTable(table.columns, table.values, table.n_rows, None, offset=offset, line_of=lines)
-                _check_cell_sizes(batch, label)
-                offset += batch.n_rows
-                yield batch
+                if record_batch is not None and arrow.num_rows > batch_rows:  # keep the rest for the next
+                    cut = arrow.num_rows - arrow.num_rows % batch_rows
+                    rest = arrow.slice(cut)
+                    arrow = arrow.slice(0, cut)
+                    if rest.num_rows:
+                        pending, pending_rows = rest.to_batches(), rest.num_rows
+                for start in range(0, arrow.num_rows, batch_rows):
+                    part = arrow.slice(start, batch_rows)
+                    notes: list[str] = []
+                    table = delimited_table(part, header, label, notes)
+                    skipped += part.num_rows - (table.n_rows if table is not None else 0)
+                    if table is None:
+                        continue
+                    batch = BatchTable(table.columns, table.values, table.n_rows, None, offset=offset, line_of=lines)
+                    _check_cell_sizes(batch, label)
+                    offset += batch.n_rows
+                    yield batch
         finally:
             canonical.skipped_empty_rows += skipped
+
+
+def _open_csv(pa_csv: Any, text: Any, **options: Any) -> Any:
+    import pyarrow as pa
+
+    try:
+        return pa_csv.open_csv(text, **options)
+    except (pa.ArrowException, ValueError, OSError):  # pyarrow refuses the start of the file
+        raise _ReadWhole() from None
 
 
 def _record_batches(reader: Any) -> Iterator[Any]:
@@ -263,7 +290,7 @@ def _record_batches(reader: Any) -> Iterator[Any]:
             yield reader.read_next_batch()
         except StopIteration:
             return
-        except (pa.ArrowException, ValueError):
+        except (pa.ArrowException, ValueError, OSError):
             raise _ReadWhole() from None
 
 

@@ -1,0 +1,156 @@
+"""Reading a dataset in batches (issue 27.1): the same rows, identity, warnings and error
+messages as the whole-file reader, whatever the batch size."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tempo_eval.io.dataset import load_dataset
+from tempo_eval.io.errors import InputError
+from tempo_eval.io.stream import open_stream
+from tests.test_io_malformed import CASES
+
+
+def _streamed(path: Path, mapping: dict[str, str] | None = None, batch_rows: int = 2, **options):
+    stream = open_stream(path, mapping, batch_rows=batch_rows, **options)
+    frames = [frame for _, frame in stream.batches()]
+    return stream, pd.concat(frames).reset_index(drop=True)
+
+
+def _message(call) -> str:
+    with pytest.raises(InputError) as error:
+        call()
+    return str(error.value)
+
+
+def _rows(n: int) -> list[dict]:
+    return [{"query_id": f"q{i}", "query": f"What happened in {1990 + i % 30}?",
+             "answer": f"In {1990 + i % 30} it rose.", "contexts": [f"In {1990 + i % 30} it rose.", "Nothing."],
+             "retrieved_ids": ["d1", "d2"], "notes": f"n{i}"} for i in range(n)]
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    frame = pd.DataFrame(rows)
+    if path.suffix == ".parquet":
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=7)
+    elif path.name.endswith(".jsonl"):
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    else:
+        for column in ("contexts", "retrieved_ids"):
+            if column in frame.columns:
+                frame[column] = frame[column].map(lambda v: v if isinstance(v, str) else json.dumps(v))
+        frame.to_csv(path, index=False, sep="\t" if path.suffix == ".tsv" else ",")
+    return path
+
+
+@pytest.mark.parametrize("name", ["d.csv", "d.tsv", "d.jsonl", "d.parquet", "d.csv.gz", "d.jsonl.zst"])
+def test_streamed_rows_identity_and_warnings_equal_the_whole_file(tmp_path: Path, name: str) -> None:
+    rows = _rows(23)
+    if "parquet" not in name:
+        rows[5]["retrieved_ids"] = "d1, d2"  # a comma-separated id: a warning naming row 6
+    plain = _write(tmp_path / name.removesuffix(".gz").removesuffix(".zst"), rows)
+    path = plain
+    if name.endswith(".gz"):
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(plain.read_bytes()))
+    elif name.endswith(".zst"):
+        path = tmp_path / name
+        sink = pa.BufferOutputStream()
+        with pa.CompressedOutputStream(sink, "zstd") as out:
+            out.write(plain.read_bytes())
+        path.write_bytes(sink.getvalue().to_pybytes())
+    whole = load_dataset(path)
+    stream, frame = _streamed(path, batch_rows=4)
+    pd.testing.assert_frame_equal(frame, whole.frame.reset_index(drop=True), check_dtype=False)
+    assert stream.content_hash == whole.content_hash
+    assert stream.mapping == whole.mapping
+    assert stream.n_rows == len(whole.frame) == 23
+    assert stream.warnings == whole.warnings
+    assert "parquet" in name or any("d1, d2" in w for w in whole.warnings)
+
+
+def test_warnings_spanning_batches_are_counted_once_for_the_file(tmp_path: Path) -> None:
+    # pipe-separated lists in rows of several batches: one warning, with the count of all of them;
+    # an empty row skipped in each of two batches: one note with both
+    lines = ["query_id,query,contexts,answer"]
+    for i in range(12):
+        lines.append(f"q{i},What in {2000 + i}?,a {i}|b {i},In {2000 + i}." if i % 5 == 1 else
+                     f'q{i},What in {2000 + i}?,"[""a""]",In {2000 + i}.')
+        if i in (2, 9):
+            lines.append(",,,")
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    whole = load_dataset(path)
+    stream, frame = _streamed(path, batch_rows=3)
+    pd.testing.assert_frame_equal(frame, whole.frame, check_dtype=False)
+    assert stream.warnings == whole.warnings
+    assert any("skipped 2 row(s)" in w for w in whole.warnings)
+
+
+DATASET_CASES = [c for c in CASES if c.kind == "dataset" and c.id != "missing file"]
+
+
+@pytest.mark.parametrize("case", DATASET_CASES, ids=[c.id for c in DATASET_CASES])
+def test_every_malformed_input_gets_the_whole_file_readers_message(tmp_path: Path, case) -> None:
+    path = tmp_path / case.name
+    path.write_bytes(case.data)
+    expected = _message(lambda: load_dataset(path, case.mapping))
+    assert _message(lambda: _streamed(path, case.mapping, batch_rows=1)) == expected
+
+
+@pytest.mark.parametrize("name", ["d.csv", "d.jsonl"])
+@pytest.mark.parametrize("problem", ["bad date", "duplicate id", "empty id", "bad list"])
+def test_a_problem_in_a_later_batch_names_the_same_row_line_and_column(tmp_path: Path, name: str, problem: str) -> None:
+    rows = [{"query_id": f"q{i}", "query": f"Q {i}\nsecond line", "answer": "a", "contexts": ["c"],
+             "reference_date": "2024-01-01"} for i in range(40)]
+    if problem == "bad date":
+        rows[33]["reference_date"] = "the 45th of May"
+    elif problem == "duplicate id":
+        rows[37]["query_id"] = "q3"
+    elif problem == "empty id":
+        rows[29]["query_id"] = ""
+    else:
+        rows[31]["contexts"] = "[broken"
+    path = _write(tmp_path / name, rows)
+    expected = _message(lambda: load_dataset(path))
+    assert "row " in expected
+    assert _message(lambda: _streamed(path, batch_rows=5)) == expected
+
+
+def test_a_fifo_is_refused_as_the_whole_file_reader_refuses_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "data.csv"
+    os.mkfifo(fifo)
+    assert _message(lambda: open_stream(fifo)) == _message(lambda: load_dataset(fifo))
+
+
+def test_no_size_limit_by_default_and_one_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEMPO_EVAL_MAX_INPUT_MB", "0.001")  # the whole-file reader's limit: 1 kB
+    path = _write(tmp_path / "d.csv", _rows(50))
+    assert "the limit is" in _message(lambda: load_dataset(path))
+    stream, frame = _streamed(path, batch_rows=10)
+    assert len(frame) == 50
+    assert "the limit is" in _message(lambda: open_stream(path, max_bytes=1000))
+
+
+def test_a_key_first_seen_late_that_would_be_mapped_is_an_error_naming_it(tmp_path: Path) -> None:
+    rows = [{"query": f"q{i}", "answer": "a"} for i in range(10)]
+    rows[7]["gold_ids"] = ["d1"]
+    path = _write(tmp_path / "d.jsonl", rows)
+    message = _message(lambda: _streamed(path, batch_rows=3))
+    assert "'gold_ids' first appears here" in message and "line 8" in message
+
+
+def test_an_unmapped_key_first_seen_late_is_kept(tmp_path: Path) -> None:
+    rows = [{"query": f"q{i}", "answer": "a"} for i in range(10)]
+    rows[7]["comment"] = "late"
+    path = _write(tmp_path / "d.jsonl", rows)
+    stream, frame = _streamed(path, batch_rows=3)
+    assert frame["comment"].tolist()[7] == "late"
