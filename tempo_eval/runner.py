@@ -62,6 +62,7 @@ import pandas as pd
 
 from tempo_eval._async import run_sync
 from tempo_eval._values import is_na
+from tempo_eval.core.focus_memo import extraction_memo
 from tempo_eval.io.stream import DatasetStream, frame_stream, open_stream
 from tempo_eval.metrics.base import Metric
 from tempo_eval.schema import (  # noqa: F401 - MISSING_INPUT and ROW_ERROR re-exported
@@ -410,32 +411,9 @@ class _Run:
         logger.info("run %d on dataset %d: %s rows%s", run_id, self.dataset_id,
                     self.total if stream.n_rows else f"about {self.total}", " (resumed)" if resumed else "")
         n_rows = 0
-        reported = False
         try:
-            for offset, frame in stream.batches():
-                if store_rows:
-                    store.add_dataset_rows(self.dataset_id, offset, frame)
-                n_rows = offset + len(frame)
-                self.total = max(self.total, n_rows)
-                if cancel is not None and cancel.is_set():
-                    self.status = "cancelled"
-                    break
-                pending = self._pending(frame, offset, resumed)
-                self.done += len(frame) - len(pending)
-                if not reported:
-                    self._report()  # at the start: resumed rows count as done
-                    reported = True
-                if pending:
-                    await self._score(frame, offset, pending, cancel, max_concurrency)
-                if self.status == "cancelled":
-                    break
-                self._report()
-                await asyncio.sleep(0)  # Ctrl-C (a cancellation) is seen between batches
-            else:
-                if store_rows and stream.n_rows is not None:
-                    store.finish_dataset(self.dataset_id, stream.n_rows, stream.warnings)
-                self.total = n_rows
-                self._report()
+            with extraction_memo():  # a text repeated across batches (a context, a query) is extracted once
+                n_rows = await self._batches(stream, resumed, store_rows, cancel, max_concurrency)
         except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
             failed = isinstance(exc, Exception)
             try:
@@ -453,6 +431,38 @@ class _Run:
             n_rows=stream.n_rows if stream.n_rows is not None else n_rows, metrics=self.names,
             computed=self.computed, reused=self.reused, store=store, deadline_rows=self.deadline_rows,
         )
+
+    async def _batches(
+        self, stream: DatasetStream, resumed: bool, store_rows: bool, cancel: threading.Event | None,
+        max_concurrency: int,
+    ) -> int:
+        """Score and store every batch; the number of rows read."""
+        n_rows = 0
+        reported = False
+        for offset, frame in stream.batches():
+            if store_rows:
+                self.store.add_dataset_rows(self.dataset_id, offset, frame)
+            n_rows = offset + len(frame)
+            self.total = max(self.total, n_rows)
+            if cancel is not None and cancel.is_set():
+                self.status = "cancelled"
+                return n_rows
+            pending = self._pending(frame, offset, resumed)
+            self.done += len(frame) - len(pending)
+            if not reported:
+                self._report()  # at the start: resumed rows count as done
+                reported = True
+            if pending:
+                await self._score(frame, offset, pending, cancel, max_concurrency)
+            if self.status == "cancelled":
+                return n_rows
+            self._report()
+            await asyncio.sleep(0)  # Ctrl-C (a cancellation) is seen between batches
+        if store_rows and stream.n_rows is not None:
+            self.store.finish_dataset(self.dataset_id, stream.n_rows, stream.warnings)
+        self.total = n_rows
+        self._report()
+        return n_rows
 
     def _report(self) -> None:
         """progress(done, total), once per change: after every row scored on its own, every batch

@@ -30,6 +30,12 @@ class YearSpan:
             return {self.first, self.last}
         return set(range(self.first, self.last + 1))
 
+    def covers(self, year: int) -> bool:
+        """`year in self.years`, without building the set."""
+        if self.capped:
+            return year == self.first or year == self.last
+        return self.first <= year <= self.last
+
 
 @dataclass
 class FocusTime:
@@ -50,7 +56,7 @@ class FocusTime:
 
     def spans_for(self, year: int) -> list[YearSpan]:
         """The spans that put `year` into this focus time (for highlighting and evidence)."""
-        return [span for span in self.spans if year in span.years]
+        return [span for span in self.spans if span.covers(year)]
 
     def __contains__(self, year: object) -> bool:
         return year in self.years
@@ -80,10 +86,16 @@ class FocusTime:
     __hash__ = None  # mutable, like set
 
 
+_SET_TYPES = (set, frozenset)
+_INT_ONLY = {int}
+
+
 def as_year_set(value: object, *, name: str = "focus time") -> set[int]:
     """Accept a FocusTime or any iterable of integer years (not a string); return a set of ints."""
     if isinstance(value, FocusTime):
         return set(value.years)
+    if type(value) in _SET_TYPES and set(map(type, value)) <= _INT_ONLY:  # the common case, at C speed
+        return set(value)
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise TypeError(
             f"{name} must be a FocusTime or a set of integer years, got {type(value).__name__}"

@@ -21,13 +21,28 @@ from typing import Any
 from tempo_eval.core.extract import extract_dft as _extract
 from tempo_eval.core.focus import FocusTime
 
-_memo: ContextVar[dict[tuple[str, Any], FocusTime] | None] = ContextVar("focus_time_memo", default=None)
+_memo: ContextVar[_Memo | None] = ContextVar("focus_time_memo", default=None)
+
+#: focus times a memo keeps at most (about 1 kB each); past that it starts again empty
+MAX_ENTRIES = 100_000
+
+
+class _Memo(dict[tuple[str, Any], FocusTime]):
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
 
 
 @contextlib.contextmanager
-def extraction_memo() -> Iterator[None]:
-    """Within the block, each distinct text is extracted once (see the module docstring)."""
-    token = _memo.set({})
+def extraction_memo(limit: int = MAX_ENTRIES) -> Iterator[None]:
+    """Within the block, each distinct text is extracted once (see the module docstring); at most
+    `limit` focus times are kept (memory stays bounded on a file of any size: when the memo is
+    full it is emptied and fills again). Inside an open memo, the open one goes on: the runner
+    opens one for the whole run, so a text repeated across batches is extracted once too."""
+    if _memo.get() is not None:
+        yield
+        return
+    token = _memo.set(_Memo(limit))
     try:
         yield
     finally:
@@ -42,6 +57,8 @@ def _extract_once(text: str, reference_date: Any) -> FocusTime:
     try:
         return memo[key]
     except KeyError:
+        if len(memo) >= memo.limit:
+            memo.clear()
         found = memo[key] = _extract(text, reference_date)
         return found
     except TypeError:  # an unhashable reference date: extract without the memo

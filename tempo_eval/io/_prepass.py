@@ -49,7 +49,7 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None) -> Sc
     through `check_text_bytes` (binary files, other encodings, a NUL byte: the same InputError),
     every chunk for NUL bytes and UTF-8; for CSV/TSV (`delimiter` given) a header line the fast
     reader takes, an even count of quotes and no misplaced quote. Rows are estimated from line
-    ends (outside quotes, for CSV)."""
+    ends (a cell with a line break counts more than once: an estimate, for progress)."""
     scan = Scan(content_hash="")
     decoder = codecs.getincrementaldecoder("utf-8")()
     quotes = 0
@@ -74,13 +74,11 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None) -> Sc
         except UnicodeDecodeError:
             scan.streamable = False
             return scan
-        if delimiter is None:
-            rows += chunk.count(b"\n")
-        else:
+        rows += chunk.count(b"\n")
+        if delimiter is not None:
             if misplaced is not None and misplaced.search(tail + chunk):
                 scan.streamable = False
                 return scan
-            rows += _line_ends_outside_quotes(chunk, quotes % 2)
             quotes += chunk.count(b'"')
             tail = chunk[-2:]
         last = chunk[-1:] or last
@@ -116,13 +114,3 @@ def _misplaced_pattern(delimiter: str) -> re.Pattern[bytes]:
     # the same test as tempo_eval.io.delimited.misplaced_quote, made once for every chunk
     edge = re.escape(delimiter.encode("utf-8"))
     return re.compile(rb'[^\r\n"' + edge + rb']"[^\r\n"' + edge + rb"]")
-
-
-def _line_ends_outside_quotes(chunk: bytes, inside: int) -> int:
-    """How many "\\n" of `chunk` end a record (are outside double quotes); `inside` is 1 when the
-    chunk starts inside a quoted value."""
-    import numpy as np
-
-    data = np.frombuffer(chunk, dtype=np.uint8)
-    quoted = (np.cumsum(data == 34, dtype=np.int64) + inside) & 1
-    return int(np.count_nonzero((data == 10) & (quoted == 0)))
