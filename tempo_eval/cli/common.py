@@ -67,6 +67,12 @@ class ProgressBar:
         self._first_done: int | None = None
         self._last_draw = 0.0
         self._finished = False
+        #: (premise, claim) pairs through the NLI model so far (`add_pairs`), shown when any
+        self.pairs = 0
+
+    def add_pairs(self, count: int) -> None:
+        """Count pairs verified (called from the verifier's thread; drawn with the next row)."""
+        self.pairs += count
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
@@ -78,6 +84,8 @@ class ProgressBar:
         filled = self.width if total == 0 else self.width * done // total
         rate = (done - self._first_done) / max(now - self._start, 1e-9)
         line = f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} rows  {rate:.1f} rows/s"
+        if self.pairs:
+            line += f"  {self.pairs:,} pairs"
         self.stream.write(line)
         if done >= total and not self._finished:
             self._finished = True

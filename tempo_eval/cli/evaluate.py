@@ -227,6 +227,12 @@ def _evaluate(args: argparse.Namespace) -> int:
                 options["max_retries"] = args.max_retries
         elif args.timeout is not None or args.max_retries is not None:
             raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
+        if args.batch_size is not None:
+            if args.verifier != "nli":
+                raise CLIError("--batch-size sets the NLI model's pairs per forward pass: it needs --verifier nli")
+            if args.batch_size < 1:
+                raise CLIError(f"--batch-size must be a positive integer, got {args.batch_size}")
+            options["batch_size"] = args.batch_size
         verifier = make_verifier(args.verifier, **options)
         # Fail before the first row, not once per row, when the model cannot be loaded.
         inner = getattr(verifier, "verifier", verifier)
@@ -236,6 +242,8 @@ def _evaluate(args: argparse.Namespace) -> int:
                 raise CLIError(why)
     elif args.model or args.base_url:
         raise CLIError("--model and --base-url need --verifier")
+    elif args.batch_size is not None:
+        raise CLIError("--batch-size sets the NLI model's pairs per forward pass: it needs --verifier nli")
     elif args.timeout is not None or args.max_retries is not None:
         raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
     metrics = build_metrics(names, k=args.k, verifier=verifier, max_age=args.max_age, half_life=args.half_life,
@@ -245,6 +253,9 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     store = RunStore()
     bar = None if args.no_progress else ProgressBar(sys.stderr)
+    inner = getattr(verifier, "verifier", verifier)
+    if bar is not None and hasattr(inner, "on_pairs"):
+        inner.on_pairs = bar.add_pairs  # the bar counts the (premise, claim) pairs verified
     try:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
@@ -496,6 +507,10 @@ def add_parser(commands: Any) -> None:
                          "year overlap; factual_correctness defaults to lexical)")
     ev.add_argument("--model", help="NLI checkpoint (hub id or directory) or the judge model for --verifier llm")
     ev.add_argument("--base-url", help="OpenAI-compatible endpoint for --verifier llm")
+    ev.add_argument("--batch-size", type=int, metavar="N",
+                    help="--verifier nli: (premise, claim) pairs per forward pass (default 8); the pairs "
+                         "of all rows in flight (--concurrency) go through the model together, sorted "
+                         "by length")
     ev.add_argument("--api-key-env", metavar="NAME",
                     help="environment variable holding the judge's API key (default OPENAI_API_KEY)")
     ev.add_argument("--reference-date", metavar="YYYY-MM-DD",

@@ -30,13 +30,12 @@ entailment/entail, neutral, contradiction/contradict), never assumed.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import re
 import socket
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -44,6 +43,7 @@ from urllib.parse import urlparse
 from tempo_eval._values import require_text_list
 from tempo_eval.core.text import sentence_spans
 from tempo_eval.verify.base import ClaimVerdict, Verdict, VerifierUnavailable
+from tempo_eval.verify.cross_rows import CrossRowBatches
 from tempo_eval.verify.lexical import ANAPHORIC_START, mentioned_years
 
 if TYPE_CHECKING:
@@ -137,6 +137,9 @@ class NLIVerifier:
         self._model_max_length: int | None = None
         self._load_error: VerifierUnavailable | None = None
         self._lock = threading.Lock()
+        self._cross_rows = CrossRowBatches(self.verify_many)
+        #: called with the number of (premise, claim) pairs after each forward pass (progress)
+        self.on_pairs: Callable[[int], None] | None = None
 
     # --- identity ------------------------------------------------------------------------------
 
@@ -276,6 +279,7 @@ class NLIVerifier:
         pairs: Sequence[tuple[str, str]],
         batch_size: int | None = None,
         show_progress_bar: bool = False,
+        on_pairs: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Probabilities (entailment, neutral, contradiction) for each (premise, hypothesis) pair.
 
@@ -310,6 +314,8 @@ class NLIVerifier:
                 logits = self._model(**inputs).logits.float()
                 probs = torch.softmax(logits, dim=-1).index_select(1, columns.to(logits.device))
                 probabilities[batch] = probs.cpu().numpy()
+                if on_pairs is not None:
+                    on_pairs(len(batch))
         return probabilities
 
     def _tokenize(self, pairs: list[tuple[str, str]]) -> list[dict[str, list[int]]]:
@@ -424,34 +430,45 @@ class NLIVerifier:
         Raises `VerifierUnavailable` when the model cannot be loaded; any other model failure
         turns every claim into an ERROR verdict (the metric reports NaN with the reason).
         """
-        claims = require_text_list(claims, "claims")
-        premises = require_text_list(premises, "premises")
-        if not claims:
-            return []
-        units = self.premise_units(premises)
-        if not units:
-            return [ClaimVerdict(claim, Verdict.NEUTRAL, reason="no premises") for claim in claims]
-        candidates = self.candidate_indices(claims, units)
-        pairs = [(units[j], claim) for claim, picks in zip(claims, candidates, strict=True) for j in picks]
+        return self.verify_many([(claims, premises)])[0]
+
+    def verify_many(self, requests: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list[list[ClaimVerdict]]:
+        """`verify` for many (claims, premises) requests (the rows of a batch): the pairs of all
+        of them go through one `predict` call, sorted by length across rows; each request's
+        verdicts are decided on its own pairs, as `verify` decides them."""
+        plans = []
+        pairs: list[tuple[str, str]] = []
+        for claims, premises in requests:
+            claims = require_text_list(claims, "claims")
+            premises = require_text_list(premises, "premises")
+            units = self.premise_units(premises) if claims else []
+            candidates = self.candidate_indices(claims, units) if claims and units else [[] for _ in claims]
+            plans.append((claims, units, candidates, len(pairs)))
+            pairs += [(units[j], claim) for claim, picks in zip(claims, candidates, strict=True) for j in picks]
         try:
-            probabilities = self.predict(pairs)
+            probabilities = self.predict(pairs) if self.on_pairs is None else self.predict(pairs, on_pairs=self.on_pairs)
         except VerifierUnavailable:
             raise
         except Exception as exc:
             logger.exception("NLI inference failed")
             error = f"{type(exc).__name__}: {exc}"
-            return [ClaimVerdict(claim, Verdict.ERROR, error=error) for claim in claims]
-        verdicts: list[ClaimVerdict] = []
-        row = 0
-        for claim, picks in zip(claims, candidates, strict=True):
-            block = probabilities[row : row + len(picks)]
-            row += len(picks)
-            verdicts.append(aggregate(claim, [units[j] for j in picks], block))
-        return verdicts
+            return [[ClaimVerdict(claim, Verdict.ERROR, error=error) for claim in claims] for claims, *_ in plans]
+        out: list[list[ClaimVerdict]] = []
+        for claims, units, candidates, row in plans:
+            if claims and not units:
+                out.append([ClaimVerdict(claim, Verdict.NEUTRAL, reason="no premises") for claim in claims])
+                continue
+            verdicts: list[ClaimVerdict] = []
+            for claim, picks in zip(claims, candidates, strict=True):
+                verdicts.append(aggregate(claim, [units[j] for j in picks], probabilities[row : row + len(picks)]))
+                row += len(picks)
+            out.append(verdicts)
+        return out
 
     async def averify(self, claims: Sequence[str], premises: Sequence[str]) -> list[ClaimVerdict]:
-        """`verify` in a worker thread, so an event loop stays responsive during inference."""
-        return await asyncio.to_thread(self.verify, claims, premises)
+        """`verify` in a worker thread, so an event loop stays responsive during inference; the
+        requests of rows in flight together go through the model together (`CrossRowBatches`)."""
+        return await self._cross_rows.averify(claims, premises)
 
 
 def aggregate(claim: str, evidence: Sequence[str], probabilities: Any) -> ClaimVerdict:
