@@ -129,10 +129,10 @@ def test_import_results_holds_the_run_lock_while_it_writes(tmp_path: Path) -> No
     class Watching(RunStore):
         locked: list[bool] = []
 
-        def record_row(self, run_id: int, *args: object, **kwargs: object) -> None:
+        def record_rows(self, run_id: int, rows) -> None:  # one call per block
             held = self.connection.execute("SELECT COUNT(*) FROM run_locks WHERE run_id = ?", (run_id,)).fetchone()[0]
             self.locked.append(bool(held))
-            super().record_row(run_id, *args, **kwargs)
+            super().record_rows(run_id, rows)
 
     store = Watching(tmp_path / "ws.sqlite")
     run_id = output.import_results(out, store=store)

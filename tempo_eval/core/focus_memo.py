@@ -24,7 +24,7 @@ from tempo_eval.core.focus import FocusTime
 _memo: ContextVar[_Memo | None] = ContextVar("focus_time_memo", default=None)
 
 #: focus times a memo keeps at most (about 1 kB each); past that it starts again empty
-MAX_ENTRIES = 100_000
+MAX_ENTRIES = 50_000
 
 
 class _Memo(dict[tuple[str, Any], FocusTime]):

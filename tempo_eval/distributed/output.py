@@ -346,14 +346,16 @@ def import_results(
     run_id, _ = store.import_run(dataset_id, manifest["config"], origin=origin, name=name,
                                  default_name=f"ray: {out.name}")
     try:
-        for _, rows in blocks:
-            for (row, query_id, system), part in rows:
-                store.record_row(run_id, row, query_id, [
+        for _, rows in blocks:  # a block per transaction, not a row (issue 27.5)
+            store.record_rows(run_id, [
+                (row, query_id, [
                     MetricResult(metric=r["metric"], score=r["score"], reason=r["reason"],
                                  reason_code=r["reason_code"], success=r["success"],
                                  details={**r["details"], **({"claims": r["claims"]} if r["claims"] is not None else {})})
                     for r in part
-                ], system=system)
+                ], system)
+                for (row, query_id, system), part in rows
+            ])
         complete = len(blocks) == n_blocks
         store.set_status(run_id, "finished" if complete else "cancelled",
                          None if complete else f"imported {len(blocks)} of {n_blocks} blocks")
