@@ -161,7 +161,7 @@ def measure(path: Path, label: str, workdir: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rows", type=int, default=200_000, help="rows of the first file (0: skip it)")
     parser.add_argument("--gb", type=float, default=1.0, help="size of the second file in GB (0: skip)")
     parser.add_argument("--corpus-docs", type=int, default=50_000,
                         help="distinct documents the contexts are drawn from (0: every context unique)")
@@ -172,11 +172,12 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="tempo_eval_scale_"))
     print(f"work directory {workdir}; {os.cpu_count()} CPUs; corpus of {args.corpus_docs:,} documents")
     try:
-        data = workdir / "rows.csv"
-        n = write_csv(data, rows=args.rows, corpus_docs=args.corpus_docs, seed=args.seed)
-        print(f"{n:,} rows, {data.stat().st_size / n:,.0f} bytes a row")
-        measure(data, f"{n // 1000}k", workdir)
-        data.unlink()
+        if args.rows > 0:
+            data = workdir / "rows.csv"
+            n = write_csv(data, rows=args.rows, corpus_docs=args.corpus_docs, seed=args.seed)
+            print(f"{n:,} rows, {data.stat().st_size / n:,.0f} bytes a row")
+            measure(data, f"{n // 1000}k", workdir)
+            data.unlink()
         if args.gb > 0:
             big = workdir / "big.csv"
             n = write_csv(big, min_bytes=int(args.gb * 1e9), corpus_docs=args.corpus_docs, seed=args.seed + 1)
