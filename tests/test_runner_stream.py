@@ -174,3 +174,22 @@ def test_a_path_is_streamed_without_the_whole_file_limit(tmp_path: Path, monkeyp
     assert os.path.getsize(path) > 1000
     result = evaluate(path, _metrics(), store=RunStore(tmp_path / "ws.sqlite"))
     assert result.n_rows == 40 and result.status == "finished"
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_results_written_a_part_at_a_time_equal_the_whole_frame(tmp_path: Path, suffix: str) -> None:
+    from tempo_eval.io.export import write_frame, write_frames
+    from tempo_eval.scoring import aggregate_frame
+
+    rows = _rows(25)
+    for i, row in enumerate(rows):
+        row["run"] = "sys-a" if i >= 10 else None  # the first part has no system at all
+    result = evaluate(_csv(tmp_path / "d.csv", rows), _metrics(), store=RunStore(tmp_path / "ws.sqlite"))
+    write_frame(result.frame, tmp_path / f"whole{suffix}")
+    write_frames(result.store.results_frames(result.run_id, rows_per_frame=10), tmp_path / f"parts{suffix}")
+    if suffix == ".parquet":
+        assert pd.read_parquet(tmp_path / "parts.parquet").equals(pd.read_parquet(tmp_path / "whole.parquet"))
+    else:
+        assert (tmp_path / f"parts{suffix}").read_bytes() == (tmp_path / f"whole{suffix}").read_bytes()
+    slim = result.store.scores_frame(result.run_id)
+    pd.testing.assert_frame_equal(aggregate_frame(slim, metrics=result.metrics), result.aggregate())

@@ -160,9 +160,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from tempo_eval.io.conversation import load_conversations
     from tempo_eval.io.errors import InputError
-    from tempo_eval.io.export import OUTPUT_FORMATS, write_frame
+    from tempo_eval.io.export import OUTPUT_FORMATS, write_frame, write_frames
     from tempo_eval.io.stream import open_stream
     from tempo_eval.runner import evaluate
+    from tempo_eval.scoring import aggregate_frame
     from tempo_eval.store.runs import RunStore
 
     if args.workspace:
@@ -276,13 +277,20 @@ def _evaluate(args: argparse.Namespace) -> int:
     for warning in dataset.warnings:  # a streamed file's warnings are known once it is read
         print(f"warning: {warning}", file=sys.stderr)
 
-    write_frame(result.frame, args.out)
+    if result.unstored is None or result.unstored.empty:
+        # a part at a time from the store, and the summary from the scores alone: the memory of
+        # a part, whatever the size of the run
+        write_frames(store.results_frames(result.run_id), args.out)
+        frame = store.scores_frame(result.run_id)
+    else:  # results this call gives without storing them (see RunResult.unstored)
+        frame = result.frame
+        write_frame(frame, args.out)
     print(
         f"run {result.run_id}: {result.n_rows} rows, {result.computed} results computed, "
         f"{result.reused} reused -> {args.out}",
         file=sys.stderr,
     )
-    aggregate = result.aggregate()
+    aggregate = aggregate_frame(frame, metrics=result.metrics)
     print(_summary(aggregate), file=sys.stderr)
     if "answer_currency" in names:
         print(_currency_summary(result.frame, dataset.frame), file=sys.stderr)
@@ -294,7 +302,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    return _exit_code(result.frame, aggregate, thresholds)
+    return _exit_code(frame, aggregate, thresholds)
 
 
 def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[str, float]) -> int:

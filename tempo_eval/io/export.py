@@ -21,6 +21,7 @@ Missing values and empty text are both written as an empty cell and read back as
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,56 @@ def write_frame(frame: pd.DataFrame, path: str | os.PathLike[str]) -> str:
     except OSError as error:
         raise output_error(path, error) from None
     return kind
+
+
+def write_frames(frames: Iterable[pd.DataFrame], path: str | os.PathLike[str]) -> str:
+    """`write_frame` for a frame given in parts (the results of a large run, a part at a time):
+    the file is the one `write_frame` writes for the parts put together. The parts have the same
+    columns; text columns are written as text whatever a part holds (a part whose `run` column is
+    empty in every row included)."""
+    target = Path(path)
+    kind = OUTPUT_FORMATS.get(target.suffix.lower())
+    if kind is None:
+        raise ValueError(f"{str(path)!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "parquet":
+            _write_parquet_parts(frames, target)
+            return kind
+        with target.open("w", encoding="utf-8", newline="") as out:
+            first = True
+            for frame in frames:
+                if kind == "csv":
+                    text = neutralize_formulas(frame).to_csv(index=False, header=first,
+                                                            lineterminator=CSV_LINE_TERMINATOR)
+                else:
+                    text = frame.to_json(orient="records", lines=True, force_ascii=False)
+                    text = text if text.endswith("\n") or not text else text + "\n"
+                out.write(text)
+                first = False
+    except OSError as error:
+        raise output_error(path, error) from None
+    return kind
+
+
+def _write_parquet_parts(frames: Iterable[pd.DataFrame], target: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    schema = None
+    try:
+        for frame in frames:
+            if schema is None:
+                numeric = pd.api.types.is_numeric_dtype
+                fields = [pa.field(c, pa.from_numpy_dtype(frame[c].dtype) if numeric(frame[c].dtype) else pa.string())
+                          for c in frame.columns]
+                schema = pa.schema(fields)
+                writer = pq.ParquetWriter(target, schema)
+            writer.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False))  # type: ignore[union-attr]
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def write_text_output(text: str, path: str | os.PathLike[str]) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -173,6 +173,50 @@ class ResultRecords:
                 "SELECT metric, COUNT(*), SUM(score IS NULL), MAX(row_idx) FROM results WHERE run_id = ?"
                 " GROUP BY metric ORDER BY metric", (run_id,)).fetchall()
         return pd.DataFrame(rows, columns=["metric", "n", "n_nan", "last_row"])
+
+    def results_frames(self, run_id: int, rows_per_frame: int = 50_000) -> Iterator[pd.DataFrame]:
+        """`results_frame` in parts of `rows_per_frame` dataset rows, in order: a run of any size
+        is written out with the memory of one part."""
+        with self._lock:
+            (last,) = self._conn.execute("SELECT MAX(row_idx) FROM results WHERE run_id = ?", (run_id,)).fetchone()
+        for first in range(0, (last if last is not None else -1) + 1, rows_per_frame):
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
+                    " WHERE run_id = ? AND row_idx >= ? AND row_idx < ? ORDER BY row_idx, metric",
+                    (run_id, first, first + rows_per_frame),
+                ).fetchall()
+            if rows:
+                yield _results_frame(rows)
+
+    def scores_frame(self, run_id: int) -> pd.DataFrame:
+        """What a run's summary reads, small at any size: metric, score, reason_code (of NaN
+        results; None for the others) and reason (of each metric's first result only), one row
+        per result in `results_frame`'s order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT metric, score, CASE WHEN score IS NULL THEN reason_code END FROM results"
+                " WHERE run_id = ? ORDER BY row_idx, metric",
+                (run_id,),
+            ).fetchall()
+            firsts = dict(self._conn.execute(
+                "SELECT metric, reason FROM results AS r WHERE run_id = ? AND row_idx ="
+                " (SELECT MIN(row_idx) FROM results WHERE run_id = r.run_id AND metric = r.metric)",
+                (run_id,),
+            ).fetchall())
+        names: dict[str, str] = {}
+        metrics = [names.setdefault(m, m) for m, _, _ in rows]  # one string object per metric
+        seen: set[str] = set()
+        reasons = []
+        for metric in metrics:
+            reasons.append(firsts.get(metric) if metric not in seen else None)
+            seen.add(metric)
+        return pd.DataFrame({
+            "metric": np.asarray(metrics, dtype=object),
+            "score": np.asarray([math.nan if s is None else s for _, s, _ in rows], dtype=float),
+            "reason_code": np.asarray([c for _, _, c in rows], dtype=object),
+            "reason": np.asarray(reasons, dtype=object),
+        })
 
     def get_result(self, run_id: int, row: int, metric: str) -> MetricResult:
         """The stored result of one (row, metric), details with their "claims" put back."""
