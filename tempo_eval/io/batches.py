@@ -54,7 +54,7 @@ class Canonical:
         self.skipped_empty_rows = 0
         self._mapping_warnings: list[str] = []
         self._columns: list[str] = []
-        self._seen: dict[Any, tuple[int, int | None]] = {}
+        self._seen: dict[Any, int | tuple[int, int]] = {}
         self._generated: dict[Any, str] = {}
         self._filled: set[str] = set()
         self._list_notes: dict[str, tuple[str, int, dict[str, int | None]]] = {}
@@ -140,9 +140,10 @@ class Canonical:
             row = table.offset + index
             first = seen.get(key)
             if first is None:
-                seen[key] = (row, table.lines[index] if table.lines is not None else None)
+                # the row alone where its line is found on demand (CSV): a million ids stay small
+                seen[key] = row if table.lines is None else (row, table.lines[index])
                 continue
-            first_row, first_line = first
+            first_row, first_line = (first, None) if type(first) is int else first
             if first_line is None and self._line_of is not None:
                 first_line = self._line_of(first_row)
             first_at = f"row {first_row + 1}" + (f" (line {first_line})" if first_line is not None else "")
