@@ -293,7 +293,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     aggregate = aggregate_frame(frame, metrics=result.metrics)
     print(_summary(aggregate), file=sys.stderr)
     if "answer_currency" in names:
-        print(_currency_summary(result.frame, dataset.frame), file=sys.stderr)
+        # the rows as stored: a streamed dataset is not held in memory
+        print(_currency_summary(result.frame, store.dataset_frame(result.dataset_id)), file=sys.stderr)
     if result.deadline_rows:  # first: it explains the failures it caused
         print(
             f"error: the deadline of {args.deadline:g} s passed before {result.deadline_rows} of "
