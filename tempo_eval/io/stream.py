@@ -44,7 +44,7 @@ from tempo_eval.io._source import RawInput, compression_of, open_regular_file
 from tempo_eval.io.batches import BatchTable, Canonical
 
 #: rows per batch
-BATCH_ROWS = 5000
+BATCH_ROWS = 1000
 
 #: no limit: a file read whole because the streaming reader could not (see the module docstring)
 _UNLIMITED = 1 << 62
