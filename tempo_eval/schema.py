@@ -8,6 +8,7 @@ importing each other.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,18 @@ def canonical_columns() -> frozenset[str]:
     """The canonical dataset column names (`CANONICAL_COLUMNS`) and the conversation columns
     (`CONVERSATION_COLUMNS`)."""
     return _CANONICAL
+
+
+#: the names pandas and pyarrow give a saved row index: "Unnamed: 0" (CSV written with its index,
+#: read back by pandas or by our reader, which names a header cell with no name that way), an empty
+#: name, "index" columns pyarrow writes as "__index_level_0__"
+_INDEX_COLUMN = re.compile(r"(Unnamed: \d+(_level_\d+)?|__index_level_\d+__|)")
+
+
+def is_index_column(name: Any) -> bool:
+    """True for a column that holds a saved row index, not data: "Unnamed: 0", "" and
+    "__index_level_0__". Readers drop it, so it never becomes a dataset column or a metric."""
+    return isinstance(name, str) and _INDEX_COLUMN.fullmatch(name.strip()) is not None
 
 
 # ---- reason codes of a NaN score ------------------------------------------------------------

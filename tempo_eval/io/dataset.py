@@ -50,7 +50,7 @@ from tempo_eval.io.errors import InputError, quote
 from tempo_eval.io.jsonfiles import _read_json, _read_jsonl, _read_parquet
 from tempo_eval.io.mapping import ALIASES, _resolve_mapping, detect_mapping  # noqa: F401 - re-exported
 from tempo_eval.io.table import _convert, _Table
-from tempo_eval.schema import CANONICAL_COLUMNS
+from tempo_eval.schema import CANONICAL_COLUMNS, is_index_column
 
 FORMATS: tuple[str, ...] = ("csv", "tsv", "jsonl", "json", "parquet")
 _EXTENSIONS = {
@@ -175,6 +175,14 @@ def _gc_paused() -> Iterator[None]:
 def _canonical_frame(
     table: _Table, explicit: Mapping[str, str] | None, source: str, warnings: list[str]
 ) -> tuple[pd.DataFrame, dict[str, str]]:
+    positions = {column: position for position, column in enumerate(table.columns)}  # in the arrow table
+    index_columns = [c for c in table.columns if is_index_column(c)]
+    if index_columns:
+        # a row index pandas saved with the file (to_csv without index=False) is no data
+        table = _Table([c for c in table.columns if c not in index_columns], table.values, table.n_rows,
+                       table.lines, table.arrow)
+        warnings.append(f"{source}: column {', '.join(map(repr, index_columns))} is a saved row index; "
+                        "not read as data")
     mapping = _resolve_mapping(table.columns, explicit, source, warnings)
     data: dict[str, Any] = {}
     for canonical, column in mapping.items():
@@ -207,7 +215,6 @@ def _canonical_frame(
         name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data
     }
     mapped_sources = set(mapping.values())
-    positions = {column: position for position, column in enumerate(table.columns)}
     for column in table.columns:
         if column in mapped_sources:
             continue

@@ -330,7 +330,7 @@ def _check_header(
         name = name.strip()
         if not name:
             name = f"Unnamed: {position - 1}"
-            warnings.append(f"{source}: column {position} has no name in the header; kept as {name!r}")
+            warnings.append(f"{source}: column {position} has no name in the header; named {name!r}")
         if name in seen:
             raise InputError(
                 f"the column name {name!r} appears twice in the header (columns {seen[name]} and "
