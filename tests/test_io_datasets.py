@@ -254,10 +254,11 @@ def test_crlf_quoted_line_breaks_blank_lines_and_empty_rows() -> None:
     assert any("skipped 1 row(s) with every cell empty" in w for w in dataset.warnings)
 
 
-def test_a_column_without_a_name_is_kept_with_a_warning() -> None:
+def test_a_column_without_a_name_is_a_saved_index_and_dropped_with_a_note() -> None:
     dataset = load_dataset(b",query,answer\n0,q,a\n", name="d.csv")
-    assert dataset.frame.loc[0, "Unnamed: 0"] == "0"
+    assert "Unnamed: 0" not in dataset.frame.columns  # issue 24.1: an index is never data
     assert any("column 1 has no name" in w for w in dataset.warnings)
+    assert any("saved row index" in w for w in dataset.warnings)
 
 
 TRICKY = (
