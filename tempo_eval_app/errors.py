@@ -49,7 +49,14 @@ def in_app_terms(text: str) -> str:
     def replace(match: re.Match[str]) -> str:
         return APP_TERMS.get(match.group(1), match.group(0))
 
-    return _LOAD_WITH.sub(replace, text)
+    text = _LOAD_WITH.sub(replace, text)
+    text = _MAPPING.sub(lambda m: f"{m.group(1) or ''}to choose column {m.group(3)} for {m.group(2)} under Column "
+                        "mapping" if m.group(1) else f"column {m.group(3)} chosen for {m.group(2)}", text)
+    return text
+
+
+#: the loader's suggestion in Python syntax, `mapping={'query': 'question_text'}`
+_MAPPING = re.compile(r"(did you mean )?mapping=\{'(\w+)': ('[^']*'|\"[^\"]*\")\}")
 
 
 def error_message(exc: BaseException) -> str:

@@ -35,3 +35,14 @@ def peek_columns(data: bytes, name: str) -> list[str]:
         return [str(c) for c in pd.read_csv(io.StringIO(text), sep=sep, nrows=0).columns]
     except Exception:  # a malformed file: the loader's error is what the user sees
         return []
+
+
+def conversation_count(data: bytes, name: str) -> int:
+    """How many conversations the command line's conversation loader reads from this file; 0 when
+    it is not a conversation file (a dataset the dataset loader refused for another reason)."""
+    from tempo_eval.io.conversation import load_conversations
+
+    try:
+        return len(load_conversations(data, name=name).frame)
+    except (ValueError, OSError):
+        return 0

@@ -39,21 +39,28 @@ def _load_sample(name: str) -> None:
     st.session_state[TEXT_KEY] = (samples.SAMPLE_DIR / SAMPLES[name][1]).read_text(encoding="utf-8")
 
 
-def conversation_dataset(text: str):
-    """The pasted conversation as a dataset of one row (`conversation_id` "c1", `turns`)."""
-    from tempo_eval.io.conversation import parse_conversation
-    from tempo_eval.io.dataset import Dataset
-    from tempo_eval.store.runs import frame_content_hash
-
-    turns = parse_conversation(text)
-    records = [{"role": t.role, "content": t.content, "retrieval_context": list(t.retrieval_context)} for t in turns]
-    frame = pd.DataFrame({"conversation_id": ["c1"], "turns": [records]}, dtype=object)
-    first = next((t.content for t in turns if t.role == "user"), turns[0].content)
-    name = "Conversation: " + (first[:60] + "…" if len(first) > 60 else first)
-    return Dataset(frame=frame, name=name, mapping={}, content_hash=frame_content_hash(frame), source_format="conversation")
+FILE_KEY = "_conversation_file"  # (file name, bytes, the text put in the text area or None)
+PASTED = "pasted conversation"
 
 
-def _evaluate(text: str, window_size: int, threshold: float, penalize: bool) -> tuple[int, int]:
+def conversation_dataset(text: str, upload: tuple[str, bytes, str | None] | None = None):
+    """The conversations to evaluate, read by the command line's loader (`load_conversations`):
+    the uploaded file while the text area still holds what it put there (or it is Parquet), else
+    the pasted text (a transcript, JSON turns, DeepEval or RAGAS JSON / JSON Lines). A single pasted
+    conversation is named after its first user turn."""
+    from tempo_eval.io.conversation import load_conversations
+
+    if upload is not None and (upload[2] is None or upload[2] == text):
+        return load_conversations(upload[1], name=upload[0])
+    dataset = load_conversations(text.encode("utf-8"), name=PASTED)
+    if len(dataset.frame) == 1:
+        turns = dataset.frame["turns"].iloc[0]
+        first = next((t["content"] for t in turns if t["role"] == "user"), turns[0]["content"])
+        dataset.name = "Conversation: " + (first[:60] + "…" if len(first) > 60 else first)
+    return dataset
+
+
+def _evaluate(text: str, upload: tuple[str, bytes, str | None] | None, window_size: int, threshold: float, penalize: bool) -> tuple[int, int]:
     """Store the conversation and evaluate it with the verifier chosen on Evaluate: (dataset id,
     run id). The same conversation with the same settings resumes its stored run."""
     from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
@@ -63,7 +70,7 @@ def _evaluate(text: str, window_size: int, threshold: float, penalize: bool) -> 
     metric = TurnFaithfulness(threshold=threshold, window_size=window_size, penalize_ambiguous_claims=penalize,
                               verifier=verifier_choice.build_verifier(settings))
     with st.spinner("Checking every window's claims…"):
-        result = evaluate(conversation_dataset(text), [metric], store=store_reads.store())
+        result = evaluate(conversation_dataset(text, upload), [metric], store=store_reads.store())
     return result.dataset_id, result.run_id
 
 
@@ -149,15 +156,32 @@ with errors.page_guard("conversation"):
               icon=":material/museum:")
     b2.button(formatting.md_escape(SAMPLES["history"][0]), key="conv_sample_history", on_click=_load_sample, args=("history",),
               icon=":material/rocket_launch:")
-    upload = st.file_uploader("…or upload a conversation file", type=["json", "txt", "md"], key="conversation_upload")
-    if upload is not None:
-        digest = hashlib.sha256(upload.getvalue()).hexdigest()
+    upload = st.file_uploader(
+        "…or upload a conversation file", type=["json", "jsonl", "ndjson", "csv", "tsv", "parquet", "pq", "txt", "md", "gz"],
+        key="conversation_upload",
+        help="One conversation (JSON turns or a transcript), DeepEval conversational goldens or test cases "
+             "(JSON, JSON Lines, CSV), or RAGAS multi-turn samples (JSON Lines, CSV, Parquet): what "
+             "`tempo-eval evaluate --metrics turn_faithfulness` reads.",
+    )
+    if upload is None:
+        st.session_state.pop(FILE_KEY, None)
+    else:
+        data = upload.getvalue()
+        digest = hashlib.sha256(data).hexdigest()
         if st.session_state.get("_conversation_upload") != digest:
             st.session_state["_conversation_upload"] = digest
-            try:
-                st.session_state[TEXT_KEY] = upload.getvalue().decode("utf-8-sig")
-            except UnicodeDecodeError as exc:
-                st.error(formatting.md_escape(f"{upload.name}: the file is not UTF-8 text (byte {exc.start}); save it as UTF-8."))
+            shown = None
+            if not upload.name.lower().endswith((".parquet", ".pq", ".gz")):
+                try:
+                    shown = data.decode("utf-8-sig")
+                except UnicodeDecodeError as exc:
+                    st.error(formatting.md_escape(f"{upload.name}: the file is not UTF-8 text (byte {exc.start}); save it as UTF-8."))
+                    st.stop()
+                st.session_state[TEXT_KEY] = shown
+            st.session_state[FILE_KEY] = (upload.name, data, shown)
+        upload_file = st.session_state.get(FILE_KEY)
+        if upload_file is not None and upload_file[2] is None:
+            st.caption(f"**{formatting.md_escape(upload.name)}** is read as a file; the text below is not used.")
     text = st.text_area("Conversation", height=260, key=TEXT_KEY,
                         placeholder="User: When did the Berlin Wall fall?\nContext:\n- On 9 November 1989 ...\nAssistant: ...")
 
@@ -170,9 +194,9 @@ with errors.page_guard("conversation"):
     chosen_verifier = verifier_choice.chosen_settings()
     st.caption(f"Verifier: {formatting.md_escape(verifier_choice.describe(chosen_verifier))} — chosen on **Evaluate**.")
 
-    if st.button("Evaluate the conversation", type="primary", key="conv_run", disabled=not text.strip(),
+    if st.button("Evaluate the conversation", type="primary", key="conv_run", disabled=not (text.strip() or st.session_state.get(FILE_KEY)),
                  icon=":material/play_arrow:"):
-        dataset_id, run_id = _evaluate(text, window_size, threshold, penalize)
+        dataset_id, run_id = _evaluate(text, st.session_state.get(FILE_KEY), window_size, threshold, penalize)
         st.session_state.pop("conv_window_pick", None)
         selection.select_dataset(dataset_id, [run_id])  # reruns: the sidebar and the URL show it
 

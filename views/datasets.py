@@ -76,7 +76,15 @@ with errors.page_guard("datasets"):
                 dataset = load_dataset(data, mapping=mapping, name=upload.name)
             except Exception as exc:  # the loader's message, readable, never a traceback
                 errors.logger.info("upload %s: %s", upload.name, exc)
-                errors.show_error(exc)
+                conversations = uploads.conversation_count(data, upload.name)
+                if conversations:
+                    st.error(formatting.md_escape(
+                        f"{upload.name} holds {conversations:,} conversation{'s' if conversations != 1 else ''}, "
+                        "not dataset rows: open it on the Conversation page, which scores it with Turn Faithfulness."
+                    ), icon=":material/forum:")
+                    st.page_link("views/conversation.py", label="Open the Conversation page", icon=":material/forum:")
+                else:
+                    errors.show_error(exc)
             if dataset is not None:
                 for warning in dataset.warnings:
                     st.warning(formatting.md_escape(warning))
