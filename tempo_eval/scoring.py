@@ -125,6 +125,44 @@ def aggregate_frame(
 
 # ---- scoring one row ------------------------------------------------------------------------
 
+#: the built-in metrics by name, and the module each is declared in (imported when asked)
+BUILT_IN_METRICS = {
+    "temporal_faithfulness": "tempo_eval.metrics.temporal_faithfulness",
+    "temporal_ndcg": "tempo_eval.metrics.temporal_ndcg",
+    "factual_correctness": "tempo_eval.metrics.factual_correctness",
+    "turn_faithfulness": "tempo_eval.metrics.turn_faithfulness",
+}
+
+
+def missing_columns(metric: Metric, columns: Sequence[str]) -> list[str]:
+    """The columns `metric` needs (`required_columns`) that a dataset with `columns` lacks; [] when
+    the metric applies to it."""
+    present = set(columns)
+    return [c for c in metric.required_columns(list(columns)) if c not in present]
+
+
+def metric_needs(columns: Sequence[str], metrics: Sequence[Metric] | None = None) -> dict[str, list[str]]:
+    """Which metrics apply to a dataset with these columns: {metric name: the columns it lacks},
+    an empty list where it applies. `metrics` defaults to the built-in metrics with their default
+    settings (`BUILT_IN_METRICS`): Turn Faithfulness applies to conversations (a `turns` column),
+    Temporal Faithfulness to answers with contexts, and so on. The dashboard's Evaluate page
+    offers the metrics this says apply, and `check_columns` names them when it refuses one."""
+    if metrics is None:
+        import importlib
+
+        from tempo_eval.metrics.base import METRICS
+
+        for module in BUILT_IN_METRICS.values():
+            importlib.import_module(module)
+        metrics = [METRICS[name]() for name in BUILT_IN_METRICS]
+    return {metric.name: missing_columns(metric, columns) for metric in metrics}
+
+
+def _applicable_note(columns: Sequence[str]) -> str:
+    applicable = [name for name, lacking in metric_needs(columns).items() if not lacking]
+    return f"; the metrics that apply to these columns: {', '.join(applicable)}" if applicable else ""
+
+
 def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
     """Raise ValueError unless every metric's `required_columns` are among `columns`.
 
@@ -149,18 +187,19 @@ def check_columns(metrics: Sequence[Metric], columns: Sequence[str]) -> None:
                 f"{metric.name} needs {', '.join(not_columns)}, which no dataset column holds "
                 f"(dataset columns are {', '.join(sorted(canonical))})"
             )
-        missing = [c for c in required if c not in columns]
+        missing = missing_columns(metric, columns)
         if "turns" in missing:
             raise ValueError(
                 f"{metric.name} runs on conversations (a turns column: a list of user and assistant "
                 f"turns per row), but the dataset has only {found}; load a conversation file "
                 "(tempo_eval.io.load_conversations) or paste one on the dashboard's Conversation page"
+                f"{_applicable_note(columns)}"
             )
         if missing:
             raise ValueError(
                 f"{metric.name} needs the column(s) {', '.join(missing)} (it reads "
                 f"{', '.join(required)}), but the dataset has only {found}; map a source column "
-                "to each, or choose another metric"
+                f"to each, or choose another metric{_applicable_note(columns)}"
             )
 
 

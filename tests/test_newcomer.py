@@ -48,3 +48,22 @@ def test_a_csv_dataset_saved_with_its_index_keeps_no_index_column() -> None:
     frame = _ragas_frame().drop(columns="faithfulness")
     dataset = load_dataset(frame.to_csv().encode(), name="d.csv")
     assert [c for c in dataset.frame.columns if c not in ("query_id", "query", "contexts", "answer")] == []
+
+
+def test_the_metrics_that_apply_follow_the_columns() -> None:
+    from tempo_eval.scoring import metric_needs
+
+    conversation = metric_needs(["conversation_id", "turns"])
+    assert conversation["turn_faithfulness"] == []
+    assert conversation["temporal_faithfulness"] == ["answer", "contexts"]
+    rows = metric_needs(["query_id", "query", "answer", "contexts"])
+    assert rows["temporal_faithfulness"] == [] and rows["factual_correctness"] == ["reference"]
+    assert rows["turn_faithfulness"] == ["turns"]
+
+
+def test_a_refused_metric_names_the_metrics_that_apply() -> None:
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.scoring import check_columns
+
+    with pytest.raises(ValueError, match="metrics that apply to these columns: turn_faithfulness"):
+        check_columns([TemporalFaithfulness()], ["conversation_id", "turns"])

@@ -55,3 +55,28 @@ def test_a_near_miss_column_is_suggested_in_the_screens_words() -> None:
     at.file_uploader(key="dataset_upload").set_value(("d.csv", b"querry,answer\nWhen?,1990\n", "text/csv")).run()
     message = " ".join(e.value for e in at.error)
     assert "Column mapping" in message and "mapping=" not in message
+
+
+def test_evaluate_offers_turn_faithfulness_on_conversations_and_says_what_the_others_need() -> None:
+    at = goto(open_app(), "conversation")
+    at.button(key="conv_sample_museum").click().run()
+    at.button(key="conv_run").click().run()
+    goto(at, "evaluate")
+    assert_clean(at)
+    keys = {c.key for c in at.checkbox}
+    assert "keep_ev_turn" in keys and "keep_ev_tf" not in keys and "keep_ev_fc" not in keys
+    captions = " ".join(c.value for c in at.caption)
+    assert "Temporal Faithfulness** needs an answer column and a contexts column" in captions
+    at.radio(key="keep_ev_verifier").set_value("lexical").run()
+    at.button(key="run_evaluation").click().run()
+    from tempo_eval_app import jobs
+
+    job = jobs.get(at.session_state["eval_job_id"])
+    assert job.wait(180) and job.status == "finished", job.error
+
+
+def test_evaluate_on_the_sample_offers_the_row_metrics_not_turn_faithfulness() -> None:
+    at = goto(open_app(), "evaluate")
+    keys = {c.key for c in at.checkbox}
+    assert {"keep_ev_tf", "keep_ev_ndcg", "keep_ev_fc"} <= keys and "keep_ev_turn" not in keys
+    assert "Turn Faithfulness** needs a turns column" in " ".join(c.value for c in at.caption)

@@ -12,6 +12,7 @@ import os
 
 import streamlit as st
 
+from tempo_eval.scoring import metric_needs
 from tempo_eval.store.jobs import default_limit
 from tempo_eval.verify.lexical import SUMMARY as LEXICAL_SUMMARY
 from tempo_eval_app import (
@@ -24,6 +25,7 @@ from tempo_eval_app import (
     selection,
     store_reads,
     verifier_choice,
+    words,
     worker_jobs,
 )
 
@@ -165,13 +167,28 @@ with errors.page_guard("evaluate"):
     source, file_path, file_problem = _dataset_source()
 
     st.subheader("Metrics")
+    # exactly the metrics that apply to these columns (the engine's rule); the others say what they need
+    needs = metric_needs(list(frame.columns))
     c1, c2, c3 = st.columns(3)
-    use_tf = c1.checkbox("Temporal Faithfulness", value=True, key="keep_ev_tf")
-    tf_mode = c1.selectbox("Mode", list(TF_MODES), format_func=TF_MODES.get, key="keep_ev_tf_mode", disabled=not use_tf)
-    use_ndcg = c2.checkbox("Temporal NDCG@k", value="retrieved_ids" in frame.columns, key="keep_ev_ndcg")
-    ndcg_mode = c2.selectbox("Mode ", list(NDCG_MODES), format_func=NDCG_MODES.get, key="keep_ev_ndcg_mode", disabled=not use_ndcg)
-    use_fc = c3.checkbox("Factual Correctness", value=False, key="keep_ev_fc",
-                         help="Claims of the answer against the reference, and back (precision, recall, F1).")
+    use_tf = use_ndcg = use_fc = use_turn = False
+    tf_mode, ndcg_mode = "focus_time", "gold"
+    if not needs["temporal_faithfulness"]:
+        use_tf = c1.checkbox("Temporal Faithfulness", value=True, key="keep_ev_tf")
+        tf_mode = c1.selectbox("Mode", list(TF_MODES), format_func=TF_MODES.get, key="keep_ev_tf_mode", disabled=not use_tf)
+    if not needs["temporal_ndcg"]:
+        use_ndcg = c2.checkbox("Temporal NDCG@k", value="retrieved_ids" in frame.columns, key="keep_ev_ndcg")
+        ndcg_mode = c2.selectbox("Mode ", list(NDCG_MODES), format_func=NDCG_MODES.get, key="keep_ev_ndcg_mode", disabled=not use_ndcg)
+    if not needs["factual_correctness"]:
+        use_fc = c3.checkbox("Factual Correctness", value=False, key="keep_ev_fc",
+                             help="Claims of the answer against the reference, and back (precision, recall, F1).")
+    if not needs["turn_faithfulness"]:
+        use_turn = c1.checkbox("Turn Faithfulness", value=True, key="keep_ev_turn",
+                               help="Each assistant turn's claims against its retrieval context, per sliding window "
+                                    "(the window size is under Settings).")
+    unavailable = [f"**{words.metric_label(name)}** needs {words.columns_needed(lacking)}"
+                   for name, lacking in needs.items() if lacking]
+    if unavailable:
+        st.caption("Not offered for this dataset: " + "; ".join(unavailable) + ".")
 
     has_dates = "context_dates" in frame.columns
     asof_default = [name for name in ASOF_METRICS if name != "answer_currency"] if has_dates else []
@@ -244,12 +261,12 @@ with errors.page_guard("evaluate"):
 
     st.caption("  \n".join(f"**{formatting.md_escape(name)}** accuracy: {formatting.md_escape(accuracy_note(name))}" for name in names))
 
-    needs_verifier = (use_tf and tf_mode == "nli") or use_fc
+    needs_verifier = (use_tf and tf_mode == "nli") or use_fc or use_turn
     needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")
     problems = []
     if source != "stored" and file_path is None:
         problems.append(file_problem or "Give the dataset file to evaluate.")
-    if not (use_tf or use_ndcg or use_fc or use_asof):
+    if not (use_tf or use_ndcg or use_fc or use_turn or use_asof):
         problems.append("Pick at least one metric.")
     if needs_verifier and status[verifier][0] is False:
         problems.append(f"The {verifier} verifier is not available here: {status[verifier][1]}")
@@ -282,6 +299,7 @@ with errors.page_guard("evaluate"):
     if start:
         settings = {
             "tf": use_tf, "tf_mode": tf_mode, "ndcg": use_ndcg, "ndcg_mode": ndcg_mode, "fc": use_fc,
+            "turn": use_turn, "window_size": int(window),
             "k": int(k), "reference_date": reference_date.isoformat() if use_date else None,
             "asof": list(use_asof), "max_age": int(max_age), "half_life": int(half_life),
             "verifier": verifier,
@@ -289,7 +307,8 @@ with errors.page_guard("evaluate"):
             "run_name": run_name.strip(),
         }
         label = run_name.strip() or ", ".join(
-            [n for n, used in (("faithfulness", use_tf), ("ndcg", use_ndcg), ("factual correctness", use_fc)) if used]
+            [n for n, used in (("faithfulness", use_tf), ("ndcg", use_ndcg), ("factual correctness", use_fc),
+                               ("turn faithfulness", use_turn)) if used]
             + [ASOF_METRICS[name] for name in use_asof]
         )
         if file_path is not None:

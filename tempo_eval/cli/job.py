@@ -169,7 +169,7 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
         from tempo_eval.llm.provider import OpenAIProvider
 
         provider = OpenAIProvider(model=settings["judge_model"], base_url=judge_url, api_key=api_key)
-    if (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"]:
+    if (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"] or settings.get("turn"):
         name = settings["verifier"]
         if name == "nli":
             verifier = make_verifier("nli", model=settings["nli_model"] or None)
@@ -196,6 +196,10 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
 
         metrics.append(FactualCorrectness(verifier=verifier))
     metrics.extend(asof_metrics(settings))
+    if settings.get("turn"):
+        from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
+
+        metrics.append(TurnFaithfulness(window_size=int(settings.get("window_size") or 10), verifier=verifier))
     # a cached verifier wraps the LLM verifier, whose provider counts the tokens
     judges = {id(p): p for p in (provider, getattr(verifier, "provider", None),
                                  getattr(getattr(verifier, "verifier", None), "provider", None)) if p is not None}
