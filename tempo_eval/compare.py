@@ -44,7 +44,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tempo_eval.schema import DEFAULT_SIGNIFICANCE_TEST
+
 TESTS = ("fisher", "student")
+DEFAULT_TEST = DEFAULT_SIGNIFICANCE_TEST
 CORRECTIONS = ("holm", "none")
 #: what `compare_trec` does with a judged query that a run has no results for
 MISSING_POLICIES = ("zero", "drop")
@@ -304,12 +307,12 @@ class ComparisonReport:
         """The table's caption: for the exported tables (superscript letters, bold best) or, with
         `screen`, for `to_dataframe` shown as is (its "<metric> beats" columns hold the letters)."""
         correction = (
-            f", Holm-corrected over {_count_pairs(len(self.runs))} run pairs"
+            f", Holm-corrected over {_pairs_text(_count_pairs(len(self.runs)))}"
             if self.correction == "holm" else ", no multiple-comparison correction"
         )
         parts = []
         for m in self.metrics:
-            text = f"{m}: {self.n_queries[m]} queries"
+            text = f"{m}: {self.n_queries[m]} {'query' if self.n_queries[m] == 1 else 'queries'}"
             if self.n_dropped[m]:
                 text += f" ({self.n_dropped[m]} dropped: not scored in every run)"
             filled = sum(self.n_filled.get(m, {}).values())
@@ -393,6 +396,11 @@ class ComparisonReport:
 
 def _count_pairs(n: int) -> int:
     return n * (n - 1) // 2
+
+
+def _pairs_text(n: int) -> str:
+    """"1 pair of runs", "3 pairs of runs"."""
+    return f"{n} pair of runs" if n == 1 else f"{n} pairs of runs"
 
 
 def _format_p(p: float) -> str:

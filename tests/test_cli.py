@@ -14,7 +14,7 @@ import pytest
 from tempo_eval.cli import main
 from tempo_eval.io.export import neutralize_formulas
 from tempo_eval.store.db import DB_FILENAME
-from tests.support.cli import run_cli
+from tests.support.cli import run_cli, run_cli_streams
 from tests.support.openai_server import ScriptedOpenAIServer, json_reply
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,8 +58,9 @@ def test_evaluate_writes_one_result_per_row_and_metric_with_a_progress_bar(data_
     done = _run("evaluate", str(data_file), "--metrics", "temporal_faithfulness,temporal_ndcg", "--k", "5",
                 "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert "3/3 rows" in done.stderr and "6 results computed, 0 reused" in done.stderr
-    assert "temporal_faithfulness: 0.7500" in done.stderr  # mean of 0.5 and 1.0; q2 has no year
+    assert "3/3 rows" in done.stderr and "6 results computed, 0 reused" in done.stdout  # issue 24.13
+    assert "temporal_faithfulness: 0.7500" in done.stdout  # mean of 0.5 and 1.0; q2 has no year
+    assert "3/3 rows" not in done.stdout and "0.7500" not in done.stderr
     frame = pd.read_csv(out)
     assert len(frame) == 6
     faith = frame[frame["metric"] == "temporal_faithfulness"]
@@ -71,8 +72,8 @@ def test_running_the_same_evaluation_again_resumes_and_recomputes_nothing(data_f
     first = _run(*args, "--out", str(tmp_path / "a.csv"))
     second = _run(*args, "--out", str(tmp_path / "b.csv"))
     assert first.returncode == second.returncode == 0
-    assert "3 results computed, 0 reused" in first.stderr
-    assert "0 results computed, 3 reused" in second.stderr
+    assert "3 results computed, 0 reused" in first.stdout
+    assert "0 results computed, 3 reused" in second.stdout
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
     assert "rows/s" not in first.stderr  # --no-progress
 
@@ -198,12 +199,12 @@ def test_a_metric_failing_on_every_row_exits_1_and_a_later_run_retries_the_rows(
     )
     assert len(pd.read_csv(tmp_path / "r.csv")) == 3  # the failures are still written
 
-    code, err = run_cli([*args, "--no-retry-failed"], capsys)  # the judge is back, but failures are kept
-    assert code == 1 and "0 results computed, 3 reused" in err
+    code, out, err = run_cli_streams([*args, "--no-retry-failed"], capsys)  # the judge is back, but failures are kept
+    assert code == 1 and "0 results computed, 3 reused" in out
 
-    code, err = run_cli(args, capsys)
+    code, out, err = run_cli_streams(args, capsys)
     assert code == 0, err
-    assert "3 results computed, 0 reused" in err
+    assert "3 results computed, 0 reused" in out
     assert pd.read_csv(tmp_path / "r.csv")["score"].notna().all()
 
 

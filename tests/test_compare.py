@@ -140,7 +140,7 @@ def test_the_report_renders_as_dataframe_markdown_and_latex() -> None:
     assert frame["m beats"].tolist() == ["", "ac", ""]
     markdown = report.to_markdown()
     assert "| b | strong | **" in markdown and "ᵃᶜ" in markdown
-    assert "Holm-corrected over 3 run pairs" in markdown and "paired Student's t-test" in markdown
+    assert "Holm-corrected over 3 pairs of runs" in markdown and "paired Student's t-test" in markdown
     latex = report.to_latex()
     assert "\\textbf{" in latex and "$^{ac}$" in latex and "\\toprule" in latex
     assert str(report) == markdown

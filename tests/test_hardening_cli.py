@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from tempo_eval.store.db import DB_FILENAME
-from tests.support.cli import run_cli
+from tests.support.cli import run_cli, run_cli_streams
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, json_reply
 from tests.support.tiny_nli import tiny_nli_dir  # noqa: F401 - a fixture
 
@@ -114,9 +114,9 @@ def test_deadline_stores_the_rest_as_judge_error_and_the_run_resumes(
     assert "deadline" in frame["reason"].iloc[0]
 
     with ScriptedOpenAIServer(lambda request: SUPPORTED) as server:  # the judge is quick again
-        code, err = run_cli(_judge_args(data_csv, out, server, "--deadline", "60"), capsys)
+        code, stdout, err = run_cli_streams(_judge_args(data_csv, out, server, "--deadline", "60"), capsys)
     assert code == 0, err
-    assert "4 results computed, 0 reused" in err
+    assert "4 results computed, 0 reused" in stdout
     assert pd.read_csv(out)["score"].tolist() == [1.0] * 4
 
 
@@ -163,18 +163,23 @@ def test_ctrl_c_stops_a_run_of_one_metric_and_keeps_it_resumable(tmp_path: Path)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("verifier", ["nli", "lexical"])
-def test_no_progress_silences_the_transformers_loading_bar(tmp_path: Path, tiny_nli_dir: Path,  # noqa: F811
-                                                            verifier: str) -> None:
+@pytest.mark.parametrize("verifier", ["nli", "lexical", "turn"])
+def test_the_transformers_loading_bar_shows_only_with_verbose(tmp_path: Path, tiny_nli_dir: Path,  # noqa: F811
+                                                              verifier: str) -> None:
+    """Issue 24.15: transformers' "Loading weights" bar is hidden unless --verbose; ours stays."""
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps(ROWS[0]) + "\n", encoding="utf-8")
     model = ["--model", str(tiny_nli_dir)] if verifier == "nli" else []  # lexical: the shipped MiniLM
-    base = [sys.executable, "-m", "tempo_eval", "evaluate", str(data), "--metrics", "temporal_faithfulness",
-            "--verifier", verifier, *model, "--workspace", str(tmp_path / "home")]
-    loud = subprocess.run([*base, "--out", str(tmp_path / "a.csv")], cwd=REPO, capture_output=True,
+    if verifier == "turn":  # turn faithfulness on a conversation, with its default verifier
+        chosen = [str(REPO / "data" / "sample" / "conversation_museum.json"), "--metrics", "turn_faithfulness"]
+    else:
+        chosen = [str(data), "--metrics", "temporal_faithfulness", "--verifier", verifier, *model]
+    base = [sys.executable, "-m", "tempo_eval", "evaluate", *chosen, "--workspace", str(tmp_path / "home")]
+    loud = subprocess.run([*base, "--out", str(tmp_path / "a.csv"), "--verbose"], cwd=REPO, capture_output=True,
                           text=True, timeout=300)
-    quiet = subprocess.run([*base, "--out", str(tmp_path / "b.csv"), "--no-progress"], cwd=REPO,
+    quiet = subprocess.run([*base, "--out", str(tmp_path / "b.csv")], cwd=REPO,
                            capture_output=True, text=True, timeout=300)
     assert loud.returncode == 0 and quiet.returncode == 0, loud.stderr + quiet.stderr
     assert "Loading weights" in loud.stderr  # the bar this option must silence exists
-    assert "Loading weights" not in quiet.stderr and "rows/s" not in quiet.stderr
+    assert "Loading weights" not in quiet.stderr and "rows/s" in quiet.stderr
+    assert quiet.stdout.strip()  # the summary, on stdout (issue 24.13)

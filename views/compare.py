@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.compare import DEFAULT_TEST, TESTS
 from tempo_eval_app import (
     downloads,
     errors,
@@ -235,9 +236,8 @@ with errors.page_guard("compare"):
                            help="A judged query (one with a relevant document) that a run has no results for.")
     c1, c2, c3 = st.columns(3)
     links.init_from_param("compare_k", "k", int, lambda v: 1 <= v <= 100)
-    # the paired t-test is the default here (as in ranx): exact and instant; Fisher's randomisation
-    # test (10,000 sign flips per run pair) takes about 0.4 s per pair at 1,000 queries
-    test = c2.selectbox("Significance test", ["student", "fisher"], key="compare_test",
+    # the default test is the command line's (schema.DEFAULT_SIGNIFICANCE_TEST)
+    test = c2.selectbox("Significance test", [DEFAULT_TEST, *(t for t in TESTS if t != DEFAULT_TEST)], key="compare_test",
                         format_func={"fisher": "Fisher randomisation (paired)", "student": "paired t-test"}.get)
     alpha = c3.number_input("alpha", 0.001, 0.5, 0.05, 0.01, key="compare_alpha", format="%.3f")
 

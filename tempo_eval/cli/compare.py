@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempo_eval.cli.common import EXIT_OK, CLIError, check_out_is_not_an_input, max_input_bytes
+from tempo_eval.schema import DEFAULT_SIGNIFICANCE_TEST
 
 if TYPE_CHECKING:
     pass
@@ -117,8 +118,9 @@ def add_parser(commands: Any) -> None:
                       help="stale_evidence@K: a document older than this at the as-of date is stale (default 365)")
     cmp_.add_argument("--half-life", type=float, metavar="DAYS",
                       help="recency_ndcg@K: a document's gain halves every DAYS of age (default 365)")
-    cmp_.add_argument("--test", choices=("fisher", "student"), default="fisher",
-                      help="Fisher's randomisation test (default) or the paired t-test")
+    cmp_.add_argument("--test", choices=("fisher", "student"), default=DEFAULT_SIGNIFICANCE_TEST,
+                      help="the paired t-test (default, as on the dashboard's Compare page) or Fisher's "
+                           "randomisation test")
     cmp_.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     cmp_.add_argument("--correction", choices=("holm", "none"), default="holm",
                       help="multiple-comparison correction over run pairs (default holm)")

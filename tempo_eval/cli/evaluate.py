@@ -153,7 +153,7 @@ def _api_key(env_name: str | None) -> str | None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    with _library_progress_bars(not args.no_progress, args.verifier):
+    with _library_progress_bars(args.verbose, _loads_a_model(args)):
         return _evaluate(args)
 
 
@@ -285,16 +285,16 @@ def _evaluate(args: argparse.Namespace) -> int:
     else:  # results this call gives without storing them (see RunResult.unstored)
         frame = result.frame
         write_frame(frame, args.out)
+    # the summary is the command's answer: on stdout; progress, warnings and errors on stderr
     print(
         f"run {result.run_id}: {result.n_rows} rows, {result.computed} results computed, "
-        f"{result.reused} reused -> {args.out}",
-        file=sys.stderr,
+        f"{result.reused} reused -> {args.out}"
     )
     aggregate = aggregate_frame(frame, metrics=result.metrics)
-    print(_summary(aggregate), file=sys.stderr)
+    print(_summary(aggregate), flush=True)
     if "answer_currency" in names:
         # the rows as stored: a streamed dataset is not held in memory
-        print(_currency_summary(result.frame, store.dataset_frame(result.dataset_id)), file=sys.stderr)
+        print(_currency_summary(result.frame, store.dataset_frame(result.dataset_id)), flush=True)
     if result.deadline_rows:  # first: it explains the failures it caused
         print(
             f"error: the deadline of {args.deadline:g} s passed before {result.deadline_rows} of "
@@ -383,7 +383,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
         file=sys.stderr,
     )
     aggregate = run.aggregate()
-    print(_summary(aggregate), file=sys.stderr)
+    print(_summary(aggregate), flush=True)  # the answer, on stdout
     return _exit_code(run.frame, aggregate, thresholds)
 
 
@@ -423,15 +423,28 @@ def _all_rows_failed(frame: pd.DataFrame) -> str | None:
     return None
 
 
+def _loads_a_model(args: argparse.Namespace) -> bool:
+    """Whether this run may load a model through transformers: an NLI or lexical verifier, chosen
+    or the default of factual_correctness and turn_faithfulness."""
+    if args.verifier is not None:
+        return args.verifier in ("nli", "lexical")
+    chosen = args.metrics if isinstance(args.metrics, str) else ",".join(map(str, args.metrics or []))
+    return "factual_correctness" in chosen or "turn_faithfulness" in chosen
+
+
 @contextlib.contextmanager
-def _library_progress_bars(enabled: bool, verifier: str | None) -> Iterator[None]:
-    """With `enabled` False and a model-backed verifier (nli, or lexical with its MiniLM),
-    transformers draws no "Loading weights" bar either; its setting is put back afterwards (it is
-    process-wide)."""
-    if enabled or verifier not in ("nli", "lexical"):
+def _library_progress_bars(verbose: bool, loads_a_model: bool) -> Iterator[None]:
+    """Unless `verbose`, a run that loads a model (an NLI checkpoint, the lexical verifier's
+    MiniLM) draws none of transformers' own bars ("Loading weights"); our progress bar is the one
+    that says how far the run is. The setting is put back afterwards (it is process-wide)."""
+    if verbose or not loads_a_model:
         yield
         return
-    from transformers.utils import logging as transformers_logging  # nli imports it anyway
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:  # no model can be loaded without it: nothing to hide
+        yield
+        return
 
     was_enabled = transformers_logging.is_progress_bar_enabled()
     transformers_logging.disable_progress_bar()
@@ -541,8 +554,9 @@ def add_parser(commands: Any) -> None:
     ev.add_argument("--deadline", type=float, metavar="SECONDS",
                     help="overall time limit: rows not finished by then are stored as NaN "
                          "judge_error (exit 1); running the same command again resumes them")
-    ev.add_argument("--no-progress", action="store_true",
-                    help="do not draw progress bars (ours, and the model-loading ones of transformers)")
+    ev.add_argument("--no-progress", action="store_true", help="do not draw the progress bar")
+    ev.add_argument("--verbose", action="store_true",
+                    help="also show the libraries' own progress bars (transformers' \"Loading weights\")")
     ev.add_argument("--fail-under", metavar="METRIC=T,...",
                     help="exit 1 when a metric's mean is below its threshold, e.g. "
                          "temporal_faithfulness=0.8,factual_correctness=0.7 (one line per metric below)")

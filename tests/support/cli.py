@@ -15,3 +15,13 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     except SystemExit as exit_:
         code = exit_.code
     return code, capsys.readouterr().err
+
+
+def run_cli_streams(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of the CLI: `evaluate` prints its summary on stdout."""
+    try:
+        code = main(args)
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
