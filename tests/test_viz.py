@@ -96,8 +96,8 @@ def test_heatmap_counts_each_item_once_per_cell_and_keeps_its_keys() -> None:
     items = [("q1", {1989, 1990}, {1989}), ("q2", {1989}, {2001}), ("q3", set(), {1999}), ("q4", {1812}, {1815})]
     data = year_heatmap(items, width=10)
     assert data.n_items == 3 and data.n_without_years == 1
-    assert data.row_labels == ["1810s", "1980s", "1990s"]
-    assert data.col_labels == ["1810s", "1980s", "2000s"]
+    # the same bins on both axes (issue 24.12): the diagonal is a straight line
+    assert data.row_labels == data.col_labels == ["1810s", "1980s", "1990s", "2000s"]
     assert data.keys_for("1980s", "1980s") == ["q1"]
     assert data.keys_for("1990s", "1980s") == ["q1"]
     assert data.keys_for("1980s", "2000s") == ["q2"]
@@ -272,7 +272,30 @@ def test_heatmap_colour_bar_counts_whole_items() -> None:
 def test_heatmap_height_grows_with_its_rows() -> None:
     from tempo_eval.viz.heatmap import figure_height
 
-    many = year_heatmap([(i, [1000 + 10 * i], [2000]) for i in range(40)], width=10)
+    many = year_heatmap([(i, [1000 + 10 * i], [1000 + 10 * i]) for i in range(40)], width=10)
     fig = heatmap_figure(many, row_title="q", col_title="d")
     assert fig.layout.height == figure_height(40) >= 40 * 20
     assert heatmap_figure(_two_cells(), row_title="q", col_title="d").layout.height == 320
+
+
+def test_year_bins_are_capped_and_merged_into_decades() -> None:
+    """Issue 24.12: 200 one-year bins would make a page 4,800 px tall."""
+    from tempo_eval.viz.heatmap import MAX_BINS
+
+    data = year_heatmap([(i, [1800 + i], [1800 + i]) for i in range(200)], width=1)
+    assert data.width == 10 and data.requested_width == 1
+    assert len(data.row_bins) == 20 <= MAX_BINS
+    assert heatmap_figure(data, row_title="q", col_title="d").layout.height < 1200
+    assert data.diagonal_share == 1.0
+
+
+def test_the_threshold_label_has_a_readable_background() -> None:
+    import pandas as pd
+
+    from tempo_eval.viz.timeline import turn_timeline
+
+    frame = pd.DataFrame({"window": [1], "interactions": ["1"], "score": [0.4], "claims": [1], "yes": [0],
+                          "no": [1], "idk": [0]})
+    fig = turn_timeline(frame, threshold=0.5)
+    (note,) = [a for a in fig.layout.annotations if "threshold" in a.text]
+    assert note.bgcolor and note.font.size >= 12

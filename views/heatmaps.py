@@ -52,6 +52,17 @@ def _items(n: int) -> str:
     return f"{n} item" if n == 1 else f"{n} items"
 
 
+def _merged_note(data) -> str:
+    """" More than 40 years: merged into decades." when the bins asked for were too many."""
+    from tempo_eval.viz.heatmap import MAX_BINS
+
+    if data.requested_width is None:
+        return ""
+    names = {1: "years", 10: "decades", 100: "centuries"}
+    return (f" More than {MAX_BINS} {names[data.requested_width]} hold a year: merged into "
+            f"{names[data.width]} so every row stays readable.")
+
+
 def _snippet(text: object, limit: int = 160) -> str:
     text = str(text or "")
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -136,8 +147,8 @@ with errors.page_guard("heatmaps"):
                                     title=f"Query years × years of the top {top_k} documents · {run}")
             event = st.plotly_chart(figure, key="heat_qd_chart", on_select="rerun", selection_mode="points", width="stretch")
             st.caption(
-                f"{data.n_items:d} (query, document) pairs with years on both sides; {data.n_without_years:d} "
-                f"without. Same-bin share: {formatting.fmt_score(data.diagonal_share)}."
+                f"{data.n_items:,} (query, document) pairs with years on both sides; {data.n_without_years:,} "
+                f"without. Same-bin share: {formatting.fmt_score(data.diagonal_share)}.{_merged_note(data)}"
             )
             downloads.download_figure(figure, "heatmap_query_documents", key="heat_qd_fig")
             cell = _cell_picker(data, "heat_qd_cell", event)
@@ -172,8 +183,8 @@ with errors.page_guard("heatmaps"):
                                     title=f"Answer years × context years · {run}", colorscale="Oranges")
             event = st.plotly_chart(figure, key="heat_ac_chart", on_select="rerun", selection_mode="points", width="stretch")
             st.caption(
-                f"{data.n_items:d} answers with years on both sides; {data.n_without_years:d} without. "
-                "Answer years far from the diagonal are years the contexts do not mention."
+                f"{data.n_items:,} answers with years on both sides; {data.n_without_years:,} without. "
+                f"Answer years far from the diagonal are years the contexts do not mention.{_merged_note(data)}"
             )
             downloads.download_figure(figure, "heatmap_answer_contexts", key="heat_ac_fig")
             cell = _cell_picker(data, "heat_ac_cell", event)

@@ -6,8 +6,11 @@ the years, counts each item once in every (row bin, column bin) cell its years f
 remembers which keys are behind each cell, so a selected cell can list its rows.
 
 Bins: one year when the years span at most 40 years, a decade up to 400 years, otherwise a
-century. Only bins that hold a year are shown (a 1066-to-2022 span is some 40 occupied decades,
-not 96). An item with no year on either side is counted in `n_without_years` and not drawn.
+century. Rows and columns use the same bins (those that hold a year on either side), so the
+diagonal is a straight line, not a staircase. Only bins that hold a year are shown (a 1066-to-2022
+span is some 40 occupied decades, not 96), and at most `MAX_BINS` of them: with more, years are
+merged into decades (and decades into centuries), so a page is never thousands of pixels tall.
+An item with no year on either side is counted in `n_without_years` and not drawn.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 BIN_WIDTHS = {"year": 1, "decade": 10, "century": 100}
+#: the most bins an axis shows; beyond it bins are merged into the next wider ones
+MAX_BINS = 40
 
 
 def auto_bin_width(years: Iterable[int]) -> int:
@@ -65,6 +70,8 @@ class YearHeatmap:
     cells: dict[tuple[str, str], list[Hashable]] = field(default_factory=dict)
     n_items: int = 0
     n_without_years: int = 0
+    #: the width asked for, when more than MAX_BINS bins of it made the bins wider
+    requested_width: int | None = None
 
     @property
     def row_labels(self) -> list[str]:
@@ -102,10 +109,13 @@ def year_heatmap(
         width = auto_bin_width(y for _, rows, cols in counted for y in rows | cols)
     if width not in BIN_WIDTHS.values():
         raise ValueError(f"width must be 1, 10 or 100 (or None for automatic), got {width!r}")
-    row_bins = sorted({bin_start(y, width) for _, rows, _ in counted for y in rows})
-    col_bins = sorted({bin_start(y, width) for _, _, cols in counted for y in cols})
-    row_index = {b: i for i, b in enumerate(row_bins)}
-    col_index = {b: j for j, b in enumerate(col_bins)}
+    years = {y for _, rows, cols in counted for y in rows | cols}
+    requested = width
+    while len({bin_start(y, width) for y in years}) > MAX_BINS and width < max(BIN_WIDTHS.values()):
+        width *= 10  # years into decades, decades into centuries
+    # the same bins on both axes, so a year on both sides is on the diagonal
+    row_bins = col_bins = sorted({bin_start(y, width) for y in years})
+    row_index = col_index = {b: i for i, b in enumerate(row_bins)}
     counts = np.zeros((len(row_bins), len(col_bins)), dtype=int)
     cells: dict[tuple[str, str], list[Hashable]] = {}
     for key, rows, cols in counted:
@@ -116,6 +126,7 @@ def year_heatmap(
     return YearHeatmap(
         width=width, row_bins=row_bins, col_bins=col_bins, counts=counts, cells=cells,
         n_items=len(counted), n_without_years=len(materialised) - len(counted),
+        requested_width=requested if requested != width else None,
     )
 
 

@@ -66,7 +66,8 @@ def turn_timeline(frame: pd.DataFrame, *, threshold: float | None = None) -> go.
     ))
     if threshold is not None:
         fig.add_hline(y=threshold, line={"dash": "dash", "color": "#555"},
-                      annotation_text=f"threshold {threshold:g}")
+                      annotation_text=f"threshold {threshold:g}", annotation_position="top right",
+                      annotation_font={"size": 13, "color": "#222"}, annotation_bgcolor="rgba(255,255,255,0.85)")
     fig.update_layout(
         title="Turn faithfulness per window", xaxis={"title": "window (ends at interaction)", "dtick": 1},
         yaxis={"title": "score", "range": [0, 1.12]}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
