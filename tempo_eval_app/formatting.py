@@ -1,16 +1,89 @@
-"""Text formatting shared by the pages: scores, markdown escaping, failed-row summaries."""
+"""Text formatting shared by the pages: one number format, markdown escaping, failed-row summaries.
+
+Numbers read the same everywhere: scores with 3 decimals (`fmt_score`), p-values below 0.001 as
+"< 0.001" (`fmt_p`), counts with thousands separators (`fmt_count`), and a missing value as "—"
+(`MISSING`), never "None" or "nan"; the reason goes beside it or in the tooltip. `display_table`
+applies all of it to a table, with its columns named in the user's words (`words.column_labels`).
+"""
 
 from __future__ import annotations
 
-import math
 import re
 import string
 
 import pandas as pd
 
+#: what a missing value shows
+MISSING = "—"
+#: columns holding p-values
+P_COLUMNS = frozenset({"p_value", "p_holm", "p", "p-value", "p-value (Holm)", "p_corrected"})
 
-def fmt_score(value: float) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
+
+def is_missing(value: object) -> bool:
+    """None, NaN, pd.NA / NaT and the empty string: what shows as MISSING."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "None", "nan", "NaN")):
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or an array: not missing
+        return False
+
+
+def fmt_score(value: object) -> str:
+    """A score with 3 decimals ("0.750"); MISSING for none."""
+    return MISSING if is_missing(value) else f"{float(value):.3f}"
+
+
+def fmt_p(value: object) -> str:
+    """A p-value with 3 decimals, "< 0.001" below 0.001; MISSING for none."""
+    if is_missing(value):
+        return MISSING
+    return "< 0.001" if float(value) < 0.001 else f"{float(value):.3f}"
+
+
+def fmt_count(value: object) -> str:
+    """A count with thousands separators ("12,345"); MISSING for none."""
+    return MISSING if is_missing(value) else f"{int(value):,}"
+
+
+def fmt_value(value: object, column: str = "") -> str:
+    """Any table cell as the pages show it: p-values by `fmt_p`, other floats by `fmt_score`,
+    integers by `fmt_count`, a {reason: count} dict as "reason: n, ...", missing as MISSING."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {fmt_count(v)}" for k, v in value.items()) or MISSING
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or MISSING
+    if is_missing(value):
+        return MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if column in P_COLUMNS:
+        return fmt_p(value)
+    if isinstance(value, (int,)) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu"):
+        return fmt_count(value)
+    if isinstance(value, float) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f"):
+        return fmt_score(value)
+    return str(value)
+
+
+def display_table(frame: pd.DataFrame, *, keep: tuple[str, ...] = ()) -> pd.DataFrame:
+    """`frame` as the pages show it: every number in the one format (`fmt_value`), missing values
+    as MISSING, verifier ids as their label, columns named in the user's words. Columns in `keep`
+    stay as they are (ids a selection maps back)."""
+    from tempo_eval_app import words
+
+    shown = pd.DataFrame(index=frame.index)
+    for column in frame.columns:
+        values = frame[column]
+        if column in keep:
+            shown[column] = values
+        elif column == "verifier":
+            shown[column] = [words.verifier_label(v) for v in values]
+        elif column == "metric":
+            shown[column] = [words.metric_label(v) for v in values]
+        else:
+            shown[column] = [fmt_value(v, str(column)) for v in values]
+    return shown.rename(columns=words.column_labels([c for c in shown.columns if c not in keep]))
 
 
 _MD_SPECIAL = frozenset(string.punctuation)  # every ASCII punctuation character may be backslash-escaped

@@ -51,7 +51,7 @@ def open_page(page: str, dataset_id: int, run_ids: Sequence[int], **params: Any)
 
 
 def _dataset_label(datasets: pd.DataFrame) -> Callable[[int], str]:
-    names = {int(r.id): f"{r.name} ({r.n_rows} rows) · #{r.id}" for r in datasets.itertuples()}
+    names = {int(r.id): f"{r.name} ({r.n_rows:,} row{'' if r.n_rows == 1 else 's'}) · #{r.id}" for r in datasets.itertuples()}
     return lambda i: names.get(int(i), f"#{i}")
 
 

@@ -109,14 +109,14 @@ def evaluate_with_lexical(at: AppTest, *, fc: bool = False, run_name: str = "") 
 
 
 def pick_row(at: AppTest, query_id: str, run: str | None = None) -> AppTest:
-    """Select the overview row of `query_id` (of `run`): the picker's options are row positions,
-    labelled "run · query id · query"."""
-    box = at.selectbox(key="overview_row")
-    prefix = f"{run} · {query_id}" if run else query_id
-    position = next(
-        i for i, label in enumerate(box.options) if label == prefix or label.startswith(prefix + " · ")
-    )
-    return box.set_value(position).run()
+    """Open the overview row of `query_id` (of `run`) as a click on its table row does (AppTest
+    cannot click a table): the selected position goes to the row's session value."""
+    table = table_with(at, "query_id", "temporal_faithfulness")
+    match = table["query_id"].astype(str) == query_id
+    if run is not None:
+        match &= table["run"].astype(str) == run
+    at.session_state["overview_row"] = int(match.to_numpy().nonzero()[0][0])
+    return at.run()
 
 
 def upload_dataset(at: AppTest, name: str, data: bytes) -> AppTest:
@@ -278,7 +278,8 @@ def test_a_dataset_without_a_query_column_opens_on_the_overview() -> None:
     data = b'query_id,answer,contexts\nq1,The wall fell in 1989.,"[""It fell on 9 November 1989.""]"\n'
     at = upload_dataset(open_app(), "no_query.csv", data)
     assert_clean(at)
-    assert at.selectbox(key="overview_row").options == ["q1"]
+    assert not [b for b in at.selectbox if b.key == "overview_row"]  # rows open by a click on the table, no row-number box (issue 24.10)
+    assert any("q1" in m.value for m in at.markdown)
     assert "1989" in all_html(at)
 
 
@@ -831,7 +832,7 @@ def test_overview_shows_each_retrieval_system_not_one_pooled_mean() -> None:
     per_system = table_with(at, "system", "Temporal NDCG@10 (gold)").set_index("system")
     assert set(per_system.index) == {"bm25", "dense-minilm"}
     gold = per_system["Temporal NDCG@10 (gold)"]
-    assert gold["bm25"] == pytest.approx(0.774, abs=0.001) and gold["dense-minilm"] == pytest.approx(0.938, abs=0.001)
+    assert gold["bm25"] == "0.774" and gold["dense-minilm"] == "0.938"  # 3 decimals (issue 24.8)
     assert not [m for m in at.metric if "NDCG" in m.label]  # no pooled headline (was 0.856)
     rows = next(d for d in at.dataframe if "ndcg_gold" in d.value.columns)
     order = list(rows.proto.column_order)

@@ -125,18 +125,17 @@ with errors.page_guard("overview"):
                 record[label] = float(measurable.mean()) if len(measurable) else float("nan")
                 record[f"{label} measurable"] = f"{len(measurable)}/{len(part)}"
             per_system.append(record)
-        st.dataframe(
-            pd.DataFrame(per_system), hide_index=True, width="stretch", key="overview_systems",
-            column_config={label: st.column_config.NumberColumn(label, format="%.3f") for label in means},
-        )
+        st.dataframe(formatting.display_table(pd.DataFrame(per_system)), hide_index=True, width="stretch",
+                     key="overview_systems")
     else:
         columns = st.columns(len(means))
         for column, (label, name) in zip(columns, means.items(), strict=True):
             values = scores[name]
             measurable = values.dropna()
-            column.metric(label, formatting.fmt_score(float(measurable.mean())) if len(measurable) else "—",
-                          help="Mean over the rows where the metric is measurable.")
-            column.caption(f"{len(measurable)} of {len(values)} rows measurable")
+            column.metric(label, formatting.fmt_score(float(measurable.mean())) if len(measurable) else formatting.MISSING,
+                          help="Mean over the rows where the metric is measurable." if len(measurable)
+                          else "No row is measurable: the table below says why, row by row.")
+            column.caption(f"{formatting.fmt_count(len(measurable))} of {formatting.fmt_count(len(values))} rows measured")
 
     table = scores.copy()
     if "query" in frame.columns:
@@ -144,11 +143,21 @@ with errors.page_guard("overview"):
     if table["run"].isna().all():
         table = table.drop(columns=["run"])
     st.subheader("Per row")
-    st.dataframe(
+    st.caption("Click a row to see its answer's years against its contexts.")
+    for column in ("tf_reason", "ndcg_ft_reason", "ndcg_gold_reason"):
+        if column in table.columns:
+            table[column] = [r if isinstance(r, str) and r else formatting.MISSING for r in table[column]]
+    event = st.dataframe(
         table,
         hide_index=True,
         width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
         column_config={
+            "query_id": st.column_config.TextColumn("query id"),
+            "tf_reason": st.column_config.TextColumn("why not measured (TF)", help="Why the row has no Temporal Faithfulness score"),
+            "ndcg_ft_reason": st.column_config.TextColumn("why not measured (NDCG focus time)"),
+            "ndcg_gold_reason": st.column_config.TextColumn("why not measured (NDCG gold)"),
             "temporal_faithfulness": st.column_config.ProgressColumn("TF (focus time)", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
             "ndcg_focus_time": st.column_config.ProgressColumn(f"NDCG@{k} focus time", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
             "ndcg_gold": st.column_config.ProgressColumn(f"NDCG@{k} gold", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
@@ -168,11 +177,16 @@ with errors.page_guard("overview"):
         from tempo_eval.core.extract import extract_aft, extract_dft
         from tempo_eval.viz.highlight import legend_html, render_marks, year_marks
 
-        # options are row positions: a query id repeats across the runs of a dataset
-        positions = list(range(len(frame)))
+        # the row clicked in the table (a position: a query id repeats across the runs of a dataset),
+        # else the one the link names, else the first
         links.init_from_param("overview_row", "row", int, lambda v: 0 <= v < len(frame))
-        chosen = st.selectbox("Row", positions, key="overview_row", format_func=lambda i: _row_label(frame, i))
+        clicked = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+        if clicked:
+            st.session_state["overview_row"] = int(clicked[0])
+        chosen = int(st.session_state.get("overview_row", 0))
+        chosen = chosen if 0 <= chosen < len(frame) else 0
         links.set_params(row=chosen)
+        st.markdown(f"**{formatting.md_escape(_row_label(frame, chosen))}**")
         row = frame.iloc[chosen]
         answer = row.get("answer")
         contexts = row.get("contexts") if isinstance(row.get("contexts"), list) else []
@@ -195,5 +209,6 @@ with errors.page_guard("overview"):
     nan_reasons = pd.Series([r for r, s in zip(scores["tf_reason"], scores["temporal_faithfulness"], strict=True) if isinstance(s, float) and math.isnan(s)])
     if len(nan_reasons):
         with st.expander(f"Why {len(nan_reasons)} rows have no Temporal Faithfulness score"):
-            st.dataframe(nan_reasons.value_counts().rename_axis("reason").reset_index(), hide_index=True)
+            st.dataframe(formatting.display_table(nan_reasons.value_counts().rename_axis("why not measured").reset_index()),
+                         hide_index=True)
     links.view_link("k", "row")
