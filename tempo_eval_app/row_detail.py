@@ -69,9 +69,7 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
         st.markdown("**Query**")
         widgets.plain(query)
     scores = here[["metric", "score", "reason_code", "reason"]]
-    st.dataframe(scores, hide_index=True, width="stretch", key=f"{key}_detail_scores",
-                 column_config={"score": st.column_config.NumberColumn(format="%.3f"),
-                                "reason_code": st.column_config.TextColumn("reason code")})
+    st.dataframe(formatting.display_table(scores), hide_index=True, width="stretch", key=f"{key}_detail_scores")
     results = {m: s.get_result(run_id, row, m) for m in here["metric"]}
 
     answer = record.get("answer")
@@ -81,7 +79,7 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
         _answer(answer, claims, contexts, ref, key)
     if claims:
         table = pd.DataFrame([{k: c.get(k) for k in ("claim", "verdict", "evidence", "reason")} for c in claims])
-        st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_detail_claims")
+        st.dataframe(formatting.display_table(table), hide_index=True, width="stretch", key=f"{key}_detail_claims")
 
     if contexts:
         st.markdown("**Contexts** with their years")

@@ -13,7 +13,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import downloads, errors, formatting, links, row_detail, selection, store_reads
+from tempo_eval_app import (
+    downloads,
+    errors,
+    formatting,
+    links,
+    row_detail,
+    selection,
+    store_reads,
+    words,
+)
 
 selection.page_setup("Results")
 
@@ -94,7 +103,7 @@ with errors.page_guard("results"):
                           lambda v: len(v) == 2 and 0.0 <= v[0] <= v[1] <= 1.0)
     low, high = f1.slider("Score range", 0.0, 1.0, (0.0, 1.0), 0.05, key="results_range")
     links.init_from_param("results_reasons", "nan", _split, lambda v: all(x in all_reasons for x in v))
-    reasons = f2.multiselect("Reason code (NaN and others)", all_reasons, key="results_reasons", placeholder="any")
+    reasons = f2.multiselect("Why not measured", all_reasons, key="results_reasons", placeholder="any")
     links.init_from_param("results_systems", "system", _split, lambda v: all(x in systems for x in v))
     chosen_systems = f2.multiselect("System", systems, key="results_systems", placeholder="any",
                                     disabled=not systems, help="The dataset's run column (retrieval system).")
@@ -118,28 +127,43 @@ with errors.page_guard("results"):
         where = ""
     st.caption(
         f"{len(shown):,} of {len(grid):,} lines{formatting.md_escape(where)} · "
-        + " · ".join(f"{formatting.md_escape(m)}: {n:,} NaN" for m, n in nan_counts.items())
+        + " · ".join(f"{formatting.md_escape(words.metric_label(m))}: {n:,} not measured" for m, n in nan_counts.items())
     )
-    column_config = {m: st.column_config.NumberColumn(m, format="%.3f") for m in metrics}
+    # numbers stay numbers (the grid sorts by them); they show in the one format, missing as "—"
+    column_config = {m: st.column_config.Column(words.metric_label(m), help=f"{words.metric_label(m)} score; "
+                                                 "— where the row is not measured (the reason is beside it)")
+                     for m in metrics}
+    column_config.update({f"{m} reason": st.column_config.TextColumn(f"{words.metric_label(m)}: why not measured")
+                          for m in metrics})
     column_config["query"] = st.column_config.TextColumn("query", width="medium")
+    column_config["query_id"] = st.column_config.TextColumn("query id")
+    column_config["eval_run"] = st.column_config.TextColumn("run")
+    column_config["row"] = st.column_config.NumberColumn("row", help="The row's number in the dataset (from 0)")
     order = [c for c in ["eval_run", "row", "query_id", "system", *metrics, "query", *reason_columns] if c in display.columns]
-    st.dataframe(display, hide_index=True, width="stretch", column_config=column_config, column_order=order,
-                 key="results_grid")
+    styled = display.style.format({m: formatting.fmt_score for m in metrics}, na_rep=formatting.MISSING)
+    styled = styled.format({c: lambda v: formatting.MISSING if formatting.is_missing(v) else str(v)
+                            for c in reason_columns if c in display.columns})
+    st.caption("Click a line to open it in detail below.")
+    event = st.dataframe(styled, hide_index=True, width="stretch", column_config=column_config, column_order=order,
+                         on_select="rerun", selection_mode="single-row", key="results_grid")
     stem = f"results_runs_{'_'.join(map(str, run_ids))}"
     downloads.download_results(shown.reset_index(drop=True), stem, key="results_dl")
 
     st.subheader("One row in detail")
-    d1, d2 = st.columns([1, 3])
-    detail_run = run_ids[0]
-    if len(run_ids) > 1:
-        links.init_from_param("results_detail_run", "drun", int, lambda v: v in run_ids)
-        detail_run = d1.selectbox("Run", run_ids, key="results_detail_run", format_func=store_reads.run_label)
+    # the line clicked in the grid, else the one the link names, else the first line shown
+    clicked = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+    if clicked and clicked[0] < len(shown):
+        line = shown.iloc[int(clicked[0])]
+        st.session_state["results_detail_run"], st.session_state["results_row"] = int(line["run_id"]), int(line["row"])
+    links.init_from_param("results_detail_run", "drun", int, lambda v: v in run_ids)
+    detail_run = int(st.session_state.get("results_detail_run", run_ids[0]))
+    detail_run = detail_run if detail_run in run_ids else run_ids[0]
     rows = sorted(int(r) for r in grid.loc[grid["run_id"] == detail_run, "row"])
     first = int(shown["row"].iloc[0]) if len(shown) else (rows[0] if rows else 0)
     links.init_from_param("results_row", "row", int, lambda v: v in rows)
-    row = d2.number_input("Dataset row (as in the grid's row column)", min_value=0, max_value=max(rows or [0]),
-                          value=first, step=1, key="results_row")
+    row = int(st.session_state.get("results_row", first))
     links.set_params(row=row, drun=detail_run if len(run_ids) > 1 else None)
+    st.caption(f"Run **{formatting.md_escape(store_reads.run_label(detail_run))}** · dataset row {row:,}")
     row_detail.show_row(detail_run, int(row), key="results")
     links.view_link("metric", "range", "nan", "system", "q", "row", "drun", "page")
 
