@@ -30,3 +30,32 @@ def multiselect_default(key: str, options: Sequence[Any], default: Sequence[Any]
         st.session_state[key] = [v for v in st.session_state[key] if v in options]
         return None
     return list(options if default is None else default)
+
+
+#: the pages an empty page can send the user to, by the action that fills it
+PAGES = {
+    "evaluate": ("views/evaluate.py", "Run an evaluation", ":material/play_circle:"),
+    "datasets": ("views/datasets.py", "Upload or open a dataset", ":material/table_view:"),
+    "conversation": ("views/conversation.py", "Open the Conversation page", ":material/forum:"),
+}
+
+
+def empty_state(message: str, *actions: str) -> None:
+    """An empty page's note and the buttons that fill it (`PAGES`: "evaluate", "datasets", ...),
+    never a command to type. `message` is markdown written by the page, not user text."""
+    st.info(message)
+    columns = st.columns(max(len(actions), 1) + 1)
+    for column, action in zip(columns, actions, strict=False):
+        page_button(action, column)
+
+
+def page_button(action: str, container: Any = st) -> None:
+    """A link, drawn as a button, to the page that does `action` (`PAGES`). A page run on its own
+    (outside the app's navigation) has no other page to link to: it names the page instead."""
+    from streamlit.errors import StreamlitAPIException
+
+    path, label, icon = PAGES[action]
+    try:
+        container.page_link(path, label=label, icon=icon)
+    except StreamlitAPIException:
+        container.caption(f"{label}: the page is in the app's menu.")

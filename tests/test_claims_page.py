@@ -68,7 +68,7 @@ def counters(at: AppTest) -> dict[str, str]:
 def test_claims_page_counters_columns_errors_and_confidence() -> None:
     run_id = stored_run()
     at = open_claims(run_id)
-    assert counters(at) == {"Claims": "4 of 4", "Supported": "1", "Not supported": "0", "Contradicted": "1"}
+    assert counters(at) == {"Claims": "4 of 4", "Supported": "1", "Neutral": "1", "Not supported": "0", "Contradicted": "1"}
     table = at.dataframe(key="claims_table").value
     assert table.columns[:4].tolist() == ["verdict", "claim", "evidence", "reason"]
     assert table["confidence"].round(2).tolist()[:3] == [0.9, 0.55, 0.97]
@@ -77,7 +77,7 @@ def test_claims_page_counters_columns_errors_and_confidence() -> None:
 
     # the counters follow the filters
     at.multiselect(key="claims_verdicts").set_value(["CONTRADICTED"]).run()
-    assert counters(at) == {"Claims": "1 of 4", "Supported": "0", "Not supported": "0", "Contradicted": "1"}
+    assert counters(at) == {"Claims": "1 of 4", "Supported": "0", "Neutral": "0", "Not supported": "0", "Contradicted": "1"}
     at.multiselect(key="claims_verdicts").set_value(["SUPPORTED", "NEUTRAL", "CONTRADICTED", "ERROR"]).run()
     at.slider(key="claims_confidence").set_value(0.6).run()
     assert counters(at)["Claims"] == "2 of 4" and counters(at)["Supported"] == "1"

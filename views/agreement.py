@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import downloads, errors, formatting, selection, store_reads
+from tempo_eval_app import downloads, errors, formatting, selection, store_reads, widgets
 
 selection.page_setup("Agreement")
 
@@ -54,11 +54,11 @@ with errors.page_guard("agreement"):
     foreign = [o for o in options if ":" in o[1]]
     ours = [o for o in options if ":" not in o[1]]
     if not foreign or not ours:
-        st.info(
+        widgets.empty_state(
             "This view sets a foreign metric against one of ours. It needs, on the active dataset, "
-            "a run imported from RAGAS or DeepEval (`tempo-eval import ragas_results.csv` or a "
-            "DeepEval test run JSON) and a run of our metrics (Evaluate, or `tempo-eval evaluate` "
-            f"on the same file). This dataset has {len(foreign)} foreign and {len(ours)} of our metrics."
+            "a run imported from RAGAS or DeepEval (a RAGAS results file or a DeepEval test run, in the "
+            "import box above) and a run of our metrics on the same file. This dataset has "
+            f"{len(foreign)} foreign and {len(ours)} of our metrics.", "evaluate"
         )
         st.stop()
     left, right = st.columns(2)

@@ -7,7 +7,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import downloads, errors, formatting, links, selection, store_reads, widgets
+from tempo_eval_app import (
+    downloads,
+    errors,
+    formatting,
+    links,
+    selection,
+    store_reads,
+    widgets,
+    words,
+)
 from tempo_eval_app import verifier_notes as notes
 
 selection.page_setup("Claims")
@@ -18,7 +27,7 @@ HALLUCINATED = ("NOT_SUPPORTED", "CONTRADICTED")
 def _probabilities_text(probabilities: object) -> str:
     if not isinstance(probabilities, dict):
         return ""
-    return " · ".join(f"{label} {value:.2f}" for label, value in probabilities.items())
+    return " · ".join(f"{label} {formatting.fmt_score(value)}" for label, value in probabilities.items())
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -37,13 +46,13 @@ with errors.page_guard("claims"):
     dataset_id = selection.active_dataset_id()
     run_ids = selection.active_run_ids()
     if dataset_id is None or not run_ids:
-        st.info("Select one or more evaluation runs in the sidebar (or run one on **Evaluate**) to see their claims.")
+        widgets.empty_state("Select one or more evaluation runs in the sidebar, or run one, to see their claims.", "evaluate")
         st.stop()
     claims = _claims_table(store_reads.db_path(), tuple(run_ids), tuple(store_reads._n_results(r) for r in run_ids))
     if claims.empty:
-        st.info(
+        widgets.empty_state(
             "The selected runs have no claim-level verdicts. Focus-time scores compare years, not "
-            "claims: evaluate with Temporal Faithfulness in claims or LLM mode, or Factual Correctness."
+            "claims: evaluate with Temporal Faithfulness in claims or LLM mode, or Factual Correctness.", "evaluate"
         )
         st.stop()
     claims = notes.with_human_labels(notes.with_premises(claims))
@@ -54,7 +63,7 @@ with errors.page_guard("claims"):
     hallucinated = f1.toggle("Hallucinated only", key="claims_hallucinated",
                              help="NOT_SUPPORTED and CONTRADICTED claims.")
     metrics = sorted(claims["metric"].unique())
-    chosen_metrics = f2.multiselect("Metric", metrics, default=widgets.multiselect_default("claims_metrics", metrics), key="claims_metrics")
+    chosen_metrics = f2.multiselect("Metric", metrics, format_func=words.metric_label, default=widgets.multiselect_default("claims_metrics", metrics), key="claims_metrics")
     eval_runs = list(dict.fromkeys(claims["eval_run"]))
     chosen_runs = f3.multiselect("Evaluation run", eval_runs, default=widgets.multiselect_default("claims_runs", eval_runs), key="claims_runs")
     g1, g2, g3 = st.columns([2, 2, 1])
@@ -88,11 +97,12 @@ with errors.page_guard("claims"):
             + (f", with confidence ≥ {min_confidence:.2f}." if min_confidence > 0 else ", at any confidence.")
         )
     counts = shown["verdict"].value_counts()  # the counters follow the filters
-    cols = st.columns(4)
-    cols[0].metric("Claims", f"{len(shown)} of {len(claims)}")
-    cols[1].metric("Supported", int(counts.get("SUPPORTED", 0)))
-    cols[2].metric("Not supported", int(counts.get("NOT_SUPPORTED", 0)))
-    cols[3].metric("Contradicted", int(counts.get("CONTRADICTED", 0)))
+    cols = st.columns(5)
+    cols[0].metric("Claims", f"{formatting.fmt_count(len(shown))} of {formatting.fmt_count(len(claims))}")
+    for column, (label, verdict) in zip(cols[1:], (("Supported", "SUPPORTED"), ("Neutral", "NEUTRAL"),
+                                                   ("Not supported", "NOT_SUPPORTED"), ("Contradicted", "CONTRADICTED")),
+                                        strict=True):
+        column.metric(label, formatting.fmt_count(int(counts.get(verdict, 0))), help=f"Claims with the verdict {verdict}")
 
     # the columns an analyst reads first, then the narrow identifiers
     shown["reason"] = [
@@ -103,20 +113,22 @@ with errors.page_guard("claims"):
                      "eval_run", "probabilities"]
     if not systems:
         table_columns.remove("run")
+    table = shown[table_columns].copy()
+    table["metric"] = [words.metric_label(m) for m in table["metric"]]
     event = st.dataframe(
-        shown[table_columns], hide_index=True, width="stretch", height=min(360, 40 + 35 * max(len(shown), 1)),
+        table, hide_index=True, width="stretch", height=min(360, 40 + 35 * max(len(shown), 1)),
         key="claims_table",
         on_select="rerun", selection_mode="single-row",
         column_config={
-            "verdict": st.column_config.TextColumn("verdict", width="small"),
+            "verdict": st.column_config.TextColumn("verdict", width=130),  # CONTRADICTED in full
             "claim": st.column_config.TextColumn("claim", width="medium"),
             "evidence": st.column_config.TextColumn("evidence", width="medium"),
             "reason": st.column_config.TextColumn("reason", width="medium"),
-            "confidence": st.column_config.NumberColumn("confidence", format="%.2f", width="small"),
+            "confidence": st.column_config.NumberColumn("confidence", format="%.3f", width="small"),
             "human": st.column_config.TextColumn("human label", width="small"),
             "query_id": st.column_config.TextColumn("query", width="small"),
             "run": st.column_config.TextColumn("system", width="small"),
-            "metric": st.column_config.TextColumn("metric", width="small"),
+            "metric": st.column_config.TextColumn("metric", width="medium"),
             "eval_run": st.column_config.TextColumn("evaluation run", width="small"),
             "probabilities": st.column_config.TextColumn("probabilities", width="small"),
         },
@@ -170,14 +182,15 @@ with errors.page_guard("claims"):
             st.markdown("**Error**")
             st.text(claim["error"])
         if claim["confidence"] == claim["confidence"]:  # not NaN
-            st.markdown(f"**Confidence**: {claim['confidence']:.2f}")
+            st.markdown(f"**Confidence**: {formatting.fmt_score(claim['confidence'])}")
         if claim["probabilities"]:
             st.markdown(f"**Probabilities**: {formatting.md_escape(claim['probabilities'])}")
         if isinstance(claim["reason"], str) and claim["reason"]:
             st.markdown("**Reason**")
             st.text(claim["reason"])
         verifier = notes.verifier_of(int(claim["run_id"]), claim["metric"])
-        st.caption(f"Verifier {formatting.md_escape(verifier)}: {formatting.md_escape(notes.accuracy_caption(verifier))}")
+        st.caption(f"Verifier {formatting.md_escape(words.verifier_label(verifier))}: "
+                   f"{formatting.md_escape(notes.accuracy_caption(verifier))}", help=words.verifier_help(verifier))
 
     with st.container(border=True):
         st.markdown("**Your verdict** — confirm or correct it; the label is kept for this claim and its premises in every run")

@@ -9,7 +9,16 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import downloads, errors, formatting, samples, selection, store_reads, uploads
+from tempo_eval_app import (
+    downloads,
+    errors,
+    formatting,
+    samples,
+    selection,
+    store_reads,
+    uploads,
+    widgets,
+)
 
 selection.page_setup("Datasets")
 
@@ -82,7 +91,7 @@ with errors.page_guard("datasets"):
                         f"{upload.name} holds {conversations:,} conversation{'s' if conversations != 1 else ''}, "
                         "not dataset rows: open it on the Conversation page, which scores it with Turn Faithfulness."
                     ), icon=":material/forum:")
-                    st.page_link("views/conversation.py", label="Open the Conversation page", icon=":material/forum:")
+                    widgets.page_button("conversation")
                 else:
                     errors.show_error(exc)
             if dataset is not None:

@@ -71,7 +71,8 @@ with errors.page_guard("results"):
     dataset_id = selection.require_dataset_id()
     run_ids = selection.active_run_ids()
     if not run_ids:
-        st.info("No evaluation run selected: choose one in the sidebar, open one from **Runs**, or start one on **Evaluate**.")
+        widgets.empty_state("No evaluation run selected: choose one in the sidebar, open one from **Runs**, or start one.",
+                            "evaluate")
         st.stop()
     # a run of 400,000 results is read a page at a time (one key range per run), never whole
     paged = store_reads.total_results(run_ids) > store_reads.PAGED_OVER

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.review import LABELS, agreement, rescore
-from tempo_eval_app import errors, formatting, selection, store_reads
+from tempo_eval_app import errors, formatting, selection, store_reads, widgets
 from tempo_eval_app import verifier_notes as notes
 
 selection.page_setup("Review verdicts")
@@ -41,7 +41,8 @@ with errors.page_guard("review"):
     dataset_id = selection.active_dataset_id()
     run_ids = selection.active_run_ids()
     if dataset_id is None or not run_ids:
-        st.info("Select one or more evaluation runs in the sidebar to review their verdicts.")
+        widgets.empty_state("Select one or more evaluation runs in the sidebar, or run one, to review their verdicts.",
+                            "evaluate")
         st.stop()
     claims = store_reads.claims_of_runs(run_ids)
     if claims.empty:

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.store.runs import RunInUse
-from tempo_eval_app import errors, formatting, links, run_trends, selection, store_reads
+from tempo_eval_app import errors, formatting, links, run_trends, selection, store_reads, widgets
 
 selection.page_setup("Runs")
 
@@ -225,7 +225,7 @@ with errors.page_guard("runs"):
     all_datasets = st.toggle("All datasets", key="runs_all", help="List the runs of every stored dataset.")
     runs = store_reads.runs_table(None if all_datasets else dataset_id)
     if runs.empty:
-        st.info("No run stored for this dataset yet: open **Evaluate** to start one.")
+        widgets.empty_state("No run stored for this dataset yet.", "evaluate")
     else:
         table, metrics = leaderboard_table(runs)
 
