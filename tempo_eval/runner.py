@@ -77,6 +77,7 @@ from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re
     as_dataset,
     check_columns,
     check_metrics,
+    default_run_name,
     measure_batch,
     measure_row,
     metric_config,
@@ -256,7 +257,10 @@ async def aevaluate(
         check_free_space(store.connection, _store_bytes(stream, len(metrics), store_rows),
                          f"storing {stream.name} and one result per row and metric")
     config = run_config(metrics, reference_date=reference_date)
-    run_id, resumed = store.create_or_resume_run(dataset_id, config, name=run_name, resume=resume)
+    run_id, resumed = store.create_or_resume_run(
+        dataset_id, config, name=run_name or default_run_name(stream.name or "dataset", metrics),
+        resume=resume,
+    )
     if run_name is not None:
         store.rename_run(run_id, run_name)
     names = [m.name for m in metrics]

@@ -83,6 +83,47 @@ def _setting(value: Any) -> Any:
     return identity
 
 
+#: how a run name says each metric and its mode
+_TF_MODES = {"focus_time": "focus-time TF", "nli": "claims TF", "llm": "LLM TF"}
+_SHORT = {"factual_correctness": "FC", "turn_faithfulness": "turn TF"}
+
+
+def _metric_words(config: Mapping[str, Any]) -> str:
+    settings = config.get("settings") or {}
+    if config["name"] == "temporal_faithfulness":
+        mode = settings.get("mode")
+        if mode == "auto":
+            mode = "llm" if settings.get("llm") else "focus_time"
+        return _TF_MODES.get(str(mode), "TF")
+    if config["name"] == "temporal_ndcg":
+        mode = settings.get("mode")
+        return f"NDCG@{settings.get('k', 10)}" + (f" {str(mode).replace('_', '-')}" if mode not in (None, "auto") else "")
+    return _SHORT.get(config["name"], str(config["name"]))
+
+
+def default_run_name(dataset_name: str, metrics: Sequence[Metric], when: datetime | None = None) -> str:
+    """What ran, as a run's name when none is given: "temporal_qa · claims TF · lexical · 24 Nov 14:05"
+    (the dataset's name without its extension, each metric with its mode, the verifier, the time)."""
+    from pathlib import PurePath
+
+    stem = PurePath(str(dataset_name)).stem if "." in str(dataset_name) else str(dataset_name)
+    stem = stem if len(stem) <= 40 else stem[:39] + "…"
+    configs = [metric_config(m) for m in metrics]
+    parts = [stem, " + ".join(_metric_words(c) for c in configs)]
+    verifiers = []
+    for config in configs:
+        settings = config.get("settings") or {}
+        verifier = settings.get("verifier")
+        if isinstance(verifier, dict) and verifier.get("name"):
+            verifiers.append(str(verifier["name"]))
+        elif settings.get("llm"):
+            verifiers.append("llm")
+    parts.extend(dict.fromkeys(verifiers))
+    when = when or datetime.now()
+    parts.append(f"{when.day} {when:%b %H:%M}")
+    return " · ".join(p for p in parts if p)
+
+
 def run_config(metrics: Sequence[Metric], *, reference_date: Any = None) -> dict[str, Any]:
     """The configuration a run is identified by (see the module docstring)."""
     return {

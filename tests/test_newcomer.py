@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -67,3 +69,52 @@ def test_a_refused_metric_names_the_metrics_that_apply() -> None:
 
     with pytest.raises(ValueError, match="metrics that apply to these columns: turn_faithfulness"):
         check_columns([TemporalFaithfulness()], ["conversation_id", "turns"])
+
+
+def test_a_run_is_named_after_what_ran() -> None:
+    import datetime
+
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.scoring import default_run_name
+    from tempo_eval.verify import make_verifier
+
+    metric = TemporalFaithfulness(mode="nli", verifier=make_verifier("lexical"))
+    name = default_run_name("temporal_qa.csv", [metric], datetime.datetime(2026, 11, 24, 14, 5))
+    assert name == "temporal_qa · claims TF · lexical · 24 Nov 14:05"
+
+
+def test_the_runner_names_an_unnamed_run_by_what_ran(tmp_path) -> None:
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.runs import RunStore
+
+    dataset = load_dataset(b"query,answer,contexts\nWhen?,In 1990.,\"[\"\"In 1990.\"\"]\"\n", name="temporal_qa.csv")
+    store = RunStore(tmp_path / "w.db")
+    result = evaluate(dataset, [TemporalFaithfulness(mode="focus_time")], store=store)
+    assert store.run_info(result.run_id)["name"].startswith("temporal_qa · focus-time TF · ")
+
+
+def test_compare_says_one_pair_of_runs_and_uses_the_pages_default_test() -> None:
+    from tempo_eval.cli.parser import build_parser
+    from tempo_eval.compare import DEFAULT_TEST, _pairs_text
+
+    assert _pairs_text(1) == "1 pair of runs" and _pairs_text(3) == "3 pairs of runs"
+    args = build_parser().parse_args(["compare", "a.trec", "b.trec", "--qrels", "q.txt"])
+    assert args.test == DEFAULT_TEST
+    source = (Path(__file__).resolve().parent.parent / "views" / "compare.py").read_text(encoding="utf-8")
+    assert "[DEFAULT_TEST, *(t for t in TESTS if t != DEFAULT_TEST)]" in source  # the page's first option
+
+
+def test_numbers_read_the_same_everywhere() -> None:
+    from tempo_eval_app.formatting import display_table, fmt_count, fmt_p, fmt_score
+
+    assert fmt_score(0.12345) == "0.123" and fmt_score(float("nan")) == "—" and fmt_score(None) == "—"
+    assert fmt_p(0.0004) == "< 0.001" and fmt_p(0.0123) == "0.012"
+    assert fmt_count(12345) == "12,345"
+    shown = display_table(pd.DataFrame({"ci_low": [0.5, None], "n_measurable": [1200, 3],
+                                        "nan_reasons": [{}, {"missing_input": 2}],
+                                        "verifier": ["lexical:minilm-l6-v2+calibrated-v2", None]}))
+    assert list(shown.columns) == ["95% CI low", "rows measured", "why not measured", "verifier"]
+    text = shown.to_string()
+    assert "None" not in text and "nan" not in text
+    assert shown["verifier"].tolist() == ["Lexical (offline), calibrated", "—"]

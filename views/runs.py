@@ -15,7 +15,16 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.store.runs import RunInUse
-from tempo_eval_app import errors, formatting, links, run_trends, selection, store_reads, widgets
+from tempo_eval_app import (
+    errors,
+    formatting,
+    links,
+    run_trends,
+    selection,
+    store_reads,
+    widgets,
+    words,
+)
 
 selection.page_setup("Runs")
 
@@ -247,8 +256,8 @@ with errors.page_guard("runs"):
         shown = shown.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
         failed = int((table["status"] == "failed").sum())
         st.caption(
-            f"{len(shown)} of {len(table)} runs shown. Metric columns: mean, 95% bootstrap CI, measurable/total "
-            "rows and NaN counts by reason."
+            f"{len(shown):,} of {words.plural(len(table), 'run')} shown. Metric columns: mean, 95% bootstrap CI, "
+            "rows measured of all rows, and why the others were not measured."
             + (f" {failed:d} run(s) failed: every result is an error, nothing was measured." if failed else "")
         )
         column_config = {
@@ -256,7 +265,14 @@ with errors.page_guard("runs"):
             "status": st.column_config.TextColumn("status", width="small"),
         }
         for metric in metrics:
-            column_config[metric] = st.column_config.NumberColumn(metric, format="%.3f", help="Mean over measurable rows")
+            label = words.metric_label(metric)
+            column_config[metric] = st.column_config.NumberColumn(label, format="%.3f", help="Mean over the rows measured")
+            column_config[f"{metric} 95% CI"] = st.column_config.TextColumn(f"{label} 95% CI")
+            column_config[f"{metric} measurable"] = st.column_config.TextColumn(f"{label} rows measured")
+            column_config[f"{metric} NaN"] = st.column_config.TextColumn(f"{label} why not measured")
+        if "verifier" in shown.columns:
+            shown = shown.assign(verifier=[words.verifier_label(v) if isinstance(v, str) and ":" in v else v
+                                           for v in shown["verifier"]])
         for column in deltas:
             column_config[column] = st.column_config.NumberColumn(column, format="%+.3f", help="Mean minus the baseline's mean")
         # name, status and every metric's mean first: the scores are visible without scrolling
