@@ -155,11 +155,11 @@ def test_hostile_run_names_are_escaped_in_the_legend_and_hover_text() -> None:
 
 def test_scatter_keeps_raw_query_ids_for_selection_and_escapes_the_hover_text() -> None:
     ids = ['a&b', '<q>', 'say "hi"', "it's"]
-    pairs = paired_scores(pd.Series(dict.fromkeys(ids, 0.4)), pd.Series(dict.fromkeys(ids, 0.6)))
+    pairs = paired_scores(pd.Series({q: 0.1 * i for i, q in enumerate(ids)}), pd.Series(dict.fromkeys(ids, 0.6)))
     fig = paired_scatter(pairs, name_a="A", name_b="B", metric="ndcg@10")
     trace = next(t for t in fig.data if len(t.x))
     assert sorted(trace.customdata) == sorted(ids)
-    assert "&lt;q&gt;" in list(trace.text) and "a&amp;b" in list(trace.text)
+    assert "query &lt;q&gt;" in list(trace.text) and "query a&amp;b" in list(trace.text)
     assert "%{text}" in trace.hovertemplate and "%{customdata}" not in trace.hovertemplate
 
 
@@ -299,3 +299,14 @@ def test_the_threshold_label_has_a_readable_background() -> None:
     fig = turn_timeline(frame, threshold=0.5)
     (note,) = [a for a in fig.layout.annotations if "threshold" in a.text]
     assert note.bgcolor and note.font.size >= 12
+
+
+def test_identical_scatter_points_are_one_bigger_point() -> None:
+    """Issue 24.5: queries with the same two scores were drawn on top of each other."""
+    ids = ["q1", "q2", "q3", "q4"]
+    pairs = paired_scores(pd.Series({"q1": 1.0, "q2": 1.0, "q3": 1.0, "q4": 0.2}), pd.Series(dict.fromkeys(ids, 1.0)))
+    fig = paired_scatter(pairs, name_a="A", name_b="B", metric="ndcg@10")
+    tie = next(t for t in fig.data if t.name.startswith("tie"))
+    assert len(tie.x) == 1 and "3 queries" in tie.text[0] and tie.name == "tie (3)"
+    lone = next(t for t in fig.data if t.name.startswith("B better"))
+    assert tie.marker.size[0] > lone.marker.size[0]

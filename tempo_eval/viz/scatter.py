@@ -31,18 +31,24 @@ def paired_scores(a: pd.Series, b: pd.Series) -> pd.DataFrame:
 def paired_scatter(pairs: pd.DataFrame, *, name_a: str, name_b: str, metric: str) -> go.Figure:
     """Scatter of `paired_scores` output: x = run A, y = run B, coloured by which run is better.
 
-    Each point carries its raw query id as customdata (for selection and drill-down) and the
-    HTML-escaped id as its text (plotly renders hover text as HTML).
+    Queries with the same pair of scores share one point, whose size grows with their number (so
+    identical points never hide each other); it carries its first query id as customdata (for
+    selection and drill-down) and the HTML-escaped ids as its hover text (plotly renders hover
+    text as HTML).
     """
     fig = go.Figure()
     fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line={"dash": "dot", "color": "#999"})
     for outcome, colour in WIN_COLOURS.items():
         part = pairs[pairs["outcome"] == outcome]
+        points = part.groupby(["a", "b"], sort=False)["query_id"].agg(list).reset_index()
+        counts = points["query_id"].map(len)
         fig.add_trace(go.Scatter(
-            x=part["a"], y=part["b"], mode="markers", name=f"{outcome} ({len(part)})",
-            marker={"color": colour, "size": 8, "opacity": 0.75},
-            customdata=part["query_id"].tolist(), text=part["query_id"].map(_escape).tolist(),
-            hovertemplate="query %{text}<br>A %{x:.3f}<br>B %{y:.3f}<extra></extra>",
+            x=points["a"], y=points["b"], mode="markers", name=f"{outcome} ({len(part)})",
+            marker={"color": colour, "size": [point_size(n) for n in counts], "opacity": 0.75,
+                    "line": {"width": 1, "color": "#fff"}},
+            customdata=[ids[0] for ids in points["query_id"]],
+            text=[_ids_text(ids) for ids in points["query_id"]],
+            hovertemplate="%{text}<br>A %{x:.3f}<br>B %{y:.3f}<extra></extra>",
         ))
     label_a, label_b = _escape(name_a), _escape(name_b)
     fig.update_layout(
@@ -52,6 +58,19 @@ def paired_scatter(pairs: pd.DataFrame, *, name_a: str, name_b: str, metric: str
         legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
     )
     return fig
+
+
+def point_size(count: int) -> float:
+    """The marker size of a point standing for `count` queries: 8 px for one, growing with the
+    square root of the count (the area grows with it)."""
+    return 8 * max(1, count) ** 0.5
+
+
+def _ids_text(ids: list[str]) -> str:
+    if len(ids) == 1:
+        return f"query {_escape(ids[0])}"
+    shown = ", ".join(_escape(i) for i in ids[:5]) + (", …" if len(ids) > 5 else "")
+    return f"{len(ids)} queries with these scores: {shown}"
 
 
 def _escape(text: object) -> str:
