@@ -72,7 +72,7 @@ def test_agreement_page_sets_imported_ragas_scores_against_ours() -> None:
     assert metrics["Spearman ρ"] == f"{stats.spearmanr([1.0, 0.5, 1.0], [1.0, 0.63, 1.0]).statistic:.3f}"
     assert len(at.get("plotly_chart")) == 1
     table = at.dataframe[0].value
-    assert table["row"].tolist()[0] in (0, 1, 2) and "ragas:faithfulness" in table.columns
+    assert table["row"].tolist()[0] in ("0", "1", "2") and "RAGAS faithfulness" in table.columns  # issue 24.8, 24.9
 
 
 def test_agreement_page_imports_a_deepeval_test_run_and_makes_its_dataset_active() -> None:

@@ -11,9 +11,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import downloads, errors, formatting, selection, store_reads, widgets
+from tempo_eval_app import downloads, errors, formatting, selection, store_reads, widgets, words
 
 selection.page_setup("Agreement")
+
+
+def _p_text(p: float) -> str:
+    """"< 0.001" or "= 0.042"."""
+    text = formatting.fmt_p(p)
+    return text if text.startswith("<") else f"= {text}"
 
 
 def _metric_options(dataset_id: int) -> list[tuple[int, str]]:
@@ -26,7 +32,7 @@ def _metric_options(dataset_id: int) -> list[tuple[int, str]]:
 
 
 def _label(option: tuple[int, str]) -> str:
-    return f"{option[1]} · {store_reads.run_label(option[0])}"
+    return f"{words.metric_label(option[1])} · {store_reads.run_label(option[0])}"
 
 
 with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEval scores"):
@@ -76,19 +82,20 @@ with errors.page_guard("agreement"):
         pairs.insert(2, "query", queries.reindex(pairs["row"].to_numpy()).to_numpy(dtype=object))
 
     columns = st.columns(3)
-    columns[0].metric("Rows scored by both", int(stats["n"]))
+    columns[0].metric("Rows scored by both", formatting.fmt_count(stats["n"]))
     columns[1].metric("Spearman ρ", formatting.fmt_score(stats["spearman"]),
-                      help="Rank correlation of the two scores over the rows both scored (NaN: fewer than 3 rows, "
-                           f"or one side constant). p = {stats['spearman_p']:.3g}")
+                      help="Rank correlation of the two scores over the rows both scored (— when fewer than 3 rows, "
+                           f"or one side constant). p {_p_text(stats['spearman_p'])}")
     columns[2].metric("Kendall τ-b", formatting.fmt_score(stats["kendall"]),
                       help=f"Share of row pairs ordered alike minus ordered oppositely, ties corrected. "
-                           f"p = {stats['kendall_p']:.3g}")
+                           f"p {_p_text(stats['kendall_p'])}")
 
     fig = agreement_scatter(pairs, ours=ours_choice[1], theirs=theirs_choice[1])
     st.plotly_chart(fig, key="agreement_scatter")
 
     st.subheader("Rows where they disagree most")
     st.caption("Ordered by the gap between the two percentile ranks (the scales of two tools differ; their orders can be compared).")
-    shown = pairs.head(20).rename(columns={"ours": ours_choice[1], "theirs": theirs_choice[1]})
-    st.dataframe(pd.DataFrame(shown), hide_index=True, width="stretch", key="agreement_table")
+    shown = pairs.head(20).rename(columns={"ours": words.metric_label(ours_choice[1]),
+                                           "theirs": words.metric_label(theirs_choice[1])})
+    st.dataframe(formatting.display_table(pd.DataFrame(shown)), hide_index=True, width="stretch", key="agreement_table")
     downloads.download_results(pairs, f"agreement_{dataset_id}", key="agreement_dl")

@@ -23,6 +23,7 @@ from tempo_eval_app import (
     store_reads,
     verifier_choice,
     widgets,
+    words,
 )
 
 selection.page_setup("Conversation")
@@ -102,7 +103,9 @@ def _show(dataset_id: int, run_id: int) -> None:
 
     turns = [{"role": t.role, "content": t.content, "retrieval_context": t.retrieval_context} for t in as_turns(turns)]
     details = result.details
-    st.caption(f"Run **{formatting.md_escape(store_reads.run_label(run_id))}** · verifier {formatting.md_escape(details.get('verifier', '—'))}")
+    verifier = details.get("verifier")
+    st.caption(f"Run **{formatting.md_escape(store_reads.run_label(run_id))}** · verifier "
+               f"{formatting.md_escape(words.verifier_label(verifier))}", help=words.verifier_help(verifier))
     st.metric("Turn faithfulness", formatting.fmt_score(result.score))
     if result.reason:
         widgets.plain(result.reason, muted=True)
@@ -114,7 +117,7 @@ def _show(dataset_id: int, run_id: int) -> None:
     figure = turn_timeline(table, threshold=details.get("settings", {}).get("threshold"))
     st.plotly_chart(figure, key="conv_timeline", width="stretch")
     downloads.download_figure(figure, "turn_faithfulness", key="conv_fig")
-    st.dataframe(table, hide_index=True, width="stretch", key="conv_windows")
+    st.dataframe(formatting.display_table(table), hide_index=True, width="stretch", key="conv_windows")
     claims = pd.DataFrame(details.get("claims", []))
     if not claims.empty:
         st.caption("Downloads of the claims: windows numbered from 1, as in the table and the chart.")

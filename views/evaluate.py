@@ -153,8 +153,7 @@ def _show_job(job: dict, api_key: str) -> None:
 
         if not frame.empty:
             summary = aggregate_frame(frame).reset_index()
-            summary["nan_reasons"] = summary["nan_reasons"].map(lambda d: ", ".join(f"{k}: {v}" for k, v in d.items()))
-            st.dataframe(summary, hide_index=True, width="stretch", key=f"summary_{job['id']}")
+            st.dataframe(formatting.display_table(summary), hide_index=True, width="stretch", key=f"summary_{job['id']}")
             downloads.download_results(frame, f"run_{job['run_id']}_results", key=f"dl_{job['id']}")
 
 
@@ -347,4 +346,5 @@ with errors.page_guard("evaluate"):
     if runs.empty:
         st.caption("None yet.")
     else:
-        st.dataframe(runs.drop(columns=["config_hash"]), hide_index=True, width="stretch", key="runs_table")
+        st.dataframe(formatting.display_table(runs.drop(columns=["config_hash"]), keep=("id",)), hide_index=True,
+                     width="stretch", key="runs_table")
