@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval_app import errors, selection
+from tempo_eval_app import errors, selection, widgets
 
 st.set_page_config(page_title="tempo-eval", page_icon=":material/schedule:", layout="wide")
 errors.configure_logging()
@@ -35,6 +35,7 @@ PAGES = [
 ]
 
 navigation = st.navigation(PAGES)
+widgets.readable_css()
 selection.keep_page_settings()
 with selection.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages
     navigation.run()

@@ -59,3 +59,22 @@ def page_button(action: str, container: Any = st) -> None:
         container.page_link(path, label=label, icon=icon)
     except StreamlitAPIException:
         container.caption(f"{label}: the page is in the app's menu.")
+
+
+#: nothing cut off at 1280 px: dropdown entries, chosen tags, metric labels and values wrap onto a
+#: second line instead of ending in an ellipsis (the tables' headers have their text on hover)
+READABLE_CSS = """<style>
+[data-baseweb="popover"] li, [data-baseweb="popover"] li * {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; height: auto !important;
+}
+[data-baseweb="tag"], [data-baseweb="tag"] span { max-width: none !important; overflow: visible !important;
+  text-overflow: clip !important; white-space: normal !important; height: auto !important; }
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *, [data-testid="stMetricValue"],
+[data-testid="stMetricValue"] * { white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important; }
+</style>"""
+
+
+def readable_css() -> None:
+    """Draw READABLE_CSS once per script run (app.py, before the page)."""
+    st.html(READABLE_CSS)
