@@ -218,7 +218,8 @@ with errors.page_guard("compare"):
         sources.append(SYSTEMS)
     if selection.active_run_ids():
         sources.append(EVAL_RUNS)
-    if not sources:  # evaluation runs selected: those are compared, no retrieval systems needed
+    # two evaluation runs are compared without retrieval systems: no notice about them then
+    if SYSTEMS not in sources and len(selection.active_run_ids()) < 2:
         st.info(
             ("This dataset holds a single retrieval system. " if dataset_id is not None else "")
             + "Compare the runs of a dataset with a `run` column (TREC runs + qrels on **Datasets**), "
