@@ -64,8 +64,10 @@ def page_button(action: str, container: Any = st) -> None:
 #: nothing cut off at 1280 px: dropdown entries, chosen tags, metric labels and values wrap onto a
 #: second line instead of ending in an ellipsis (the tables' headers have their text on hover)
 READABLE_CSS = """<style>
-[data-baseweb="popover"] li, [data-baseweb="popover"] li * {
-  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; height: auto !important;
+[data-baseweb="popover"] li, [data-baseweb="popover"] li *, [role="option"], [role="option"] *,
+[data-baseweb="select"] [title], [data-baseweb="select"] div {
+  white-space: normal !important; overflow-wrap: anywhere; overflow: visible !important;
+  text-overflow: clip !important; height: auto !important;
 }
 [data-baseweb="tag"], [data-baseweb="tag"] span { max-width: none !important; overflow: visible !important;
   text-overflow: clip !important; white-space: normal !important; height: auto !important; }

@@ -115,6 +115,7 @@ def test_04_evaluate_offers_turn_faithfulness_for_a_conversation(app) -> None:
 def _evaluate_sample(page, mode: str) -> None:
     nav(page, "Datasets")
     page.get_by_role("button", name="Open the temporal QA sample").click()
+    expect(page.get_by_role("combobox", name="Dataset")).to_have_value(re.compile("temporal QA"), timeout=60_000)
     wait_idle(page)
     nav(page, "Evaluate")
     choose(page, "Mode", mode)
@@ -127,11 +128,14 @@ def _evaluate_sample(page, mode: str) -> None:
 def test_07_09_a_run_is_named_after_what_ran_and_its_summary_speaks_plainly(app) -> None:
     page, _server, _dialogs = app
     _evaluate_sample(page, "Claims: each temporal sentence checked by the verifier")
+    expect(page.locator('[role="columnheader"]').filter(has_text="95% CI low").first).to_be_attached(timeout=60_000)
     texts = " ".join(grid_texts(page))
     for words in ("95% CI low", "rows measured", "why not measured"):
         assert words in texts
     assert "ci_low" not in texts and "n_measurable" not in texts and "None" not in texts
-    runs = " ".join(grid_texts(page, 1))  # "Runs of this dataset"
+    named = page.locator('[role="gridcell"]').filter(has_text=re.compile("claims TF"))
+    expect(named.first).to_be_attached(timeout=60_000)  # "Runs of this dataset"
+    runs = " ".join(named.all_inner_texts())
     assert re.search(r"temporal QA.* · claims TF.* · lexical · \d+ \w{3} \d\d:\d\d", runs), runs
 
 
@@ -179,6 +183,12 @@ def test_05_compare_two_evaluation_runs_without_the_single_system_notice(app) ->
     page, _server, _dialogs = app
     _evaluate_sample(page, "Focus time: answer years found in the contexts (no model)")
     nav(page, "Compare runs")
+    sidebar_runs = page.get_by_role("combobox", name=re.compile("Evaluation runs"))
+    sidebar_runs.click()
+    page.get_by_role("option").first.click()  # the first run beside the new one
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    expect(page.get_by_text("Choose at least two runs")).to_have_count(0)
     expect(page.get_by_text(re.compile("single retrieval system"))).to_have_count(0)
 
 
@@ -200,6 +210,9 @@ def test_11_nothing_is_cut_off_at_1280_px(app) -> None:
         ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"
     )
     page.keyboard.press("Escape")
+    assert cut == []
+    headers = page.locator('[data-testid="stDataFrame"]').first.locator('[role="columnheader"]')
+    cut = headers.evaluate_all("hs => hs.filter(h => h.scrollWidth > h.clientWidth + 1).map(h => h.textContent)")
     assert cut == []
     nav(page, "Claims")
     cut = page.evaluate(

@@ -158,9 +158,9 @@ with errors.page_guard("overview"):
             "tf_reason": st.column_config.TextColumn("why not measured (TF)", help="Why the row has no Temporal Faithfulness score"),
             "ndcg_ft_reason": st.column_config.TextColumn("why not measured (NDCG focus time)"),
             "ndcg_gold_reason": st.column_config.TextColumn("why not measured (NDCG gold)"),
-            "temporal_faithfulness": st.column_config.ProgressColumn("TF (focus time)", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
-            "ndcg_focus_time": st.column_config.ProgressColumn(f"NDCG@{k} focus time", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
-            "ndcg_gold": st.column_config.ProgressColumn(f"NDCG@{k} gold", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
+            "temporal_faithfulness": st.column_config.ProgressColumn("TF (focus time)", min_value=0.0, max_value=1.0, format="%.3f", width="medium"),
+            "ndcg_focus_time": st.column_config.ProgressColumn(f"NDCG@{k} focus time", min_value=0.0, max_value=1.0, format="%.3f", width="medium"),
+            "ndcg_gold": st.column_config.ProgressColumn(f"NDCG@{k} gold", min_value=0.0, max_value=1.0, format="%.3f", width="medium"),
             "query": st.column_config.TextColumn("query", width="medium"),
         },
         # the scores right after the ids, the long texts after them: no scrolling to see a score
