@@ -21,6 +21,7 @@ from tempo_eval_app import (
     row_detail,
     selection,
     store_reads,
+    widgets,
     words,
 )
 
