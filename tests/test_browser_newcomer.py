@@ -19,7 +19,16 @@ import pandas as pd
 import pytest
 
 from tests.support.app_server import ROOT, AppServer
-from tests.test_browser import app_page, choose, expect, nav, require_browser, upload, wait_idle
+from tests.test_browser import (
+    app_page,
+    choose,
+    click_grid_row,
+    expect,
+    nav,
+    require_browser,
+    upload,
+    wait_idle,
+)
 
 INTEROP = ROOT / "tests" / "data" / "interop"
 VIEWPORT = {"width": 1280, "height": 800}
@@ -45,15 +54,6 @@ def grid_texts(page, index: int = 0) -> list[str]:
     grid = page.locator('[data-testid="stDataFrame"]:visible').nth(index)
     grid.wait_for()
     return grid.locator('[role="columnheader"], [role="gridcell"]').all_inner_texts()
-
-
-def click_grid_row(page, index: int, row: int) -> None:
-    """Click the row-selection box of line `row` (0-based) of the visible table `index`."""
-    grid = page.locator('[data-testid="stDataFrame"]:visible').nth(index)
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 14, box["y"] + 35 * (row + 1) + 17)
-    wait_idle(page)
 
 
 def assert_no_internal_names(page) -> None:
