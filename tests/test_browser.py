@@ -334,7 +334,7 @@ def test_the_runs_page_lists_the_run_with_its_means(browser_page) -> None:
     open_runs_of_the_sample(page, server)
     expect(grid_cells(page).filter(has_text="browser-run").first).to_be_attached(timeout=30_000)
     headers = page.locator('[data-testid="stDataFrame"]').first.locator('[role="columnheader"]').all_inner_texts()
-    assert any(h.strip() == "temporal_faithfulness" for h in headers), headers
+    assert any(h.strip() == "Temporal Faithfulness" for h in headers), headers  # user words (issue 24.9)
     texts = [t.strip() for t in grid_cells(page).all_inner_texts()]
     # the grid's accessible cells hold the raw values: a mean, its CI and measurable/total
     assert any(re.fullmatch(r"0\.\d+", t) for t in texts), texts[:40]
