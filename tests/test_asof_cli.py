@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from tempo_eval.core.pubdates import parse_date
-from tests.support.cli import run_cli
+from tests.support.cli import run_cli, run_cli_streams
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "asof"
 METRICS = "future_leak,stale_evidence,median_evidence_age,recency_ndcg,answer_currency"
@@ -22,8 +22,9 @@ def rows() -> list[dict]:
 
 def test_evaluate_scores_the_news_fixture_by_name(tmp_path, capsys, rows):
     out = tmp_path / "out.csv"
-    code, err = run_cli(["evaluate", str(FIXTURE / "news_asof.jsonl"), "--metrics", METRICS, "--k", "5",
-                         "--max-age", "30", "--half-life", "90", "--out", str(out), "--no-progress"], capsys)
+    code, stdout, err = run_cli_streams(["evaluate", str(FIXTURE / "news_asof.jsonl"), "--metrics", METRICS, "--k", "5",
+                                         "--max-age", "30", "--half-life", "90", "--out", str(out), "--no-progress"],
+                                        capsys)
     assert code == 0, err
     frame = pd.read_csv(out)
     assert set(frame["metric"]) == set(METRICS.split(","))
@@ -44,7 +45,7 @@ def test_evaluate_scores_the_news_fixture_by_name(tmp_path, capsys, rows):
     # the label leads each answer-currency reason; the summary gives the counts and the rate
     labels = frame[frame["metric"] == "answer_currency"]["reason"].str.split(":").str[0]
     assert set(labels) <= {"current", "outdated", "other"} and (labels == "outdated").any()
-    line = next(line for line in err.splitlines() if line.startswith("answer_currency labels"))
+    line = next(line for line in stdout.splitlines() if line.startswith("answer_currency labels"))  # the summary: stdout
     n_outdated = int((labels == "outdated").sum())
     assert f"outdated {n_outdated}," in line and "outdated-answer rate" in line
 
@@ -55,11 +56,11 @@ def test_a_row_without_a_question_date_is_nan_no_as_of(tmp_path, capsys, rows):
     del row["question_date"]
     data.write_text(json.dumps(row) + "\n")
     out = tmp_path / "out.csv"
-    code, err = run_cli(["evaluate", str(data), "--metrics", "future_leak,recency_ndcg", "--out", str(out),
+    code, stdout, err = run_cli_streams(["evaluate", str(data), "--metrics", "future_leak,recency_ndcg", "--out", str(out),
                          "--no-progress"], capsys)
     frame = pd.read_csv(out)
     assert frame["score"].isna().all() and set(frame["reason_code"]) == {"no_as_of"}
-    assert "no_as_of: 1" in err and code == 0  # not measurable is no failure
+    assert "no_as_of: 1" in stdout and code == 0  # not measurable is no failure
 
 
 def test_an_unreadable_publication_date_names_the_row_column_and_value(tmp_path, capsys, rows):
