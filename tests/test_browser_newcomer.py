@@ -33,7 +33,7 @@ from tests.test_browser import (
 INTEROP = ROOT / "tests" / "data" / "interop"
 VIEWPORT = {"width": 1280, "height": 800}
 #: engine names a user must not meet on the way from an upload to a hallucinated claim
-INTERNAL = ("ci_low", "n_measurable", "nan_reasons", "tf_reason", "mapping={", "lexical:minilm", "None", "nan")
+INTERNAL = ("temporal_faithfulness", "ci_low", "n_measurable", "nan_reasons", "tf_reason", "mapping={", "lexical:minilm", "None", "nan")
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

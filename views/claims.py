@@ -146,7 +146,7 @@ with errors.page_guard("claims"):
         focus = shown.loc[0, "key"]
     claim = shown[shown["key"] == focus].iloc[0]
 
-    st.subheader(formatting.md_escape(f"Query {claim['query_id']} · {claim['metric']} · {claim['eval_run']}"))
+    st.subheader(formatting.md_escape(f"Query {claim['query_id']} · {words.metric_label(claim['metric'])} · {claim['eval_run']}"))
     from tempo_eval.viz.highlight import VERDICT_LABELS, claim_marks, legend_html, render_marks
 
     frame = store_reads.dataset_frame(store_reads.store().run_info(int(claim["run_id"]))["dataset_id"])
