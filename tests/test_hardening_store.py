@@ -177,17 +177,19 @@ def test_two_processes_evaluating_the_same_dataset_share_one_run_and_compute_eac
                 [sys.executable, "-m", "tempo_eval", "evaluate", str(data), "--metrics", "temporal_faithfulness",
                  "--verifier", "llm", "--model", "judge", "--base-url", server.base_url, "--concurrency", "2",
                  "--workspace", str(home), "--out", str(tmp_path / f"{name}.csv"), "--no-progress"],
-                cwd=repo, stderr=subprocess.PIPE, text=True,
+                cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             ))
             time.sleep(stagger)
-        errors = [p.communicate(timeout=240)[1] for p in processes]
+        outputs = [p.communicate(timeout=240) for p in processes]
+        errors = [err for _, err in outputs]
+        summaries = [out for out, _ in outputs]  # evaluate prints its summary on stdout (issue 24.13)
         assert [p.returncode for p in processes] == [0, 0], errors
         assert len(server.requests) == n  # one claim per row, each judged once
     with sqlite3.connect(home / DB_FILENAME) as conn:
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
         assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == n
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
-    assert sum(f"0 results computed, {n} reused" in e for e in errors) == 1, errors
+    assert sum(f"0 results computed, {n} reused" in out for out in summaries) == 1, summaries
 
 
 def test_a_run_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
