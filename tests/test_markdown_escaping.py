@@ -34,7 +34,7 @@ TEXT_KEYWORDS = ("body", "label", "text", "help")
 #: receivers that are not Streamlit (a logger's .error / .warning / .info)
 NOT_STREAMLIT = {"logger", "logging", "log", "handle", "file", "sys"}
 #: calls whose value is a number or a fixed string, never user text: the score formatters and len
-SAFE_CALLS = {"md_escape", "fmt_score", "_fmt", "len", "int"}
+SAFE_CALLS = {"md_escape", "fmt_score", "fmt_count", "fmt_p", "plural", "_fmt", "len", "int"}
 #: f-string format specs that only a number accepts (".3f", "+.2f", "d", ",")
 NUMERIC_SPEC = re.compile(r"^[+\- ]?,?(\.\d+)?[dfeg%]?$")
 #: names proven to hold app-made text, with why (keep this short; anything else goes through md_escape)
@@ -47,6 +47,13 @@ ALLOWED_NAMES = {
     ("selection.py", "hint"): "a constant sentence or empty",
     ("overview.py", "label"): "a key of the page's constant dict of metric titles",
     ("datasets.py", "canonical"): "a name from the constant CANONICAL_COLUMNS",
+    ("widgets.py", "message"): "empty_state's note, written by the calling page (constant sentences and counts)",
+    ("widgets.py", "label"): "a label of the constant PAGES",
+    ("agreement.py", "_p_text"): "a p-value formatted by fmt_p (digits or '< 0.001')",
+    ("heatmaps.py", "_merged_note"): "a constant sentence naming bin widths (years, decades, centuries)",
+    ("claims.py", "label"): "a counter title from the page's constant tuple",
+    ("claims.py", "verdict"): "a verdict name from the page's constant tuple",
+    ("evaluate.py", "unavailable"): "metric labels (words.METRIC_LABELS) and the column names they need (constants)",
 }
 
 

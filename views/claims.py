@@ -190,7 +190,7 @@ with errors.page_guard("claims"):
             st.text(claim["reason"])
         verifier = notes.verifier_of(int(claim["run_id"]), claim["metric"])
         st.caption(f"Verifier {formatting.md_escape(words.verifier_label(verifier))}: "
-                   f"{formatting.md_escape(notes.accuracy_caption(verifier))}", help=words.verifier_help(verifier))
+                   f"{formatting.md_escape(notes.accuracy_caption(verifier))}", help=formatting.md_escape(words.verifier_help(verifier)))
 
     with st.container(border=True):
         st.markdown("**Your verdict** — confirm or correct it; the label is kept for this claim and its premises in every run")

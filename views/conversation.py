@@ -105,7 +105,7 @@ def _show(dataset_id: int, run_id: int) -> None:
     details = result.details
     verifier = details.get("verifier")
     st.caption(f"Run **{formatting.md_escape(store_reads.run_label(run_id))}** · verifier "
-               f"{formatting.md_escape(words.verifier_label(verifier))}", help=words.verifier_help(verifier))
+               f"{formatting.md_escape(words.verifier_label(verifier))}", help=formatting.md_escape(words.verifier_help(verifier)))
     st.metric("Turn faithfulness", formatting.fmt_score(result.score))
     if result.reason:
         widgets.plain(result.reason, muted=True)

@@ -132,7 +132,7 @@ with errors.page_guard("results"):
         + " · ".join(f"{formatting.md_escape(words.metric_label(m))}: {n:,} not measured" for m, n in nan_counts.items())
     )
     # numbers stay numbers (the grid sorts by them); they show in the one format, missing as "—"
-    column_config = {m: st.column_config.Column(words.metric_label(m), help=f"{words.metric_label(m)} score; "
+    column_config = {m: st.column_config.Column(words.metric_label(m), help=f"{formatting.md_escape(words.metric_label(m))} score; "
                                                  "— where the row is not measured (the reason is beside it)")
                      for m in metrics}
     column_config.update({f"{m} reason": st.column_config.TextColumn(f"{words.metric_label(m)}: why not measured")
