@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_app_pages import assert_clean, goto, open_app, table_with
+from tests.test_app_pages import assert_clean, goto, open_app, table_with, wait_job
 
 INTEROP = Path(__file__).resolve().parent / "data" / "interop"
 CONVERSATION_FILES = [
@@ -69,10 +69,8 @@ def test_evaluate_offers_turn_faithfulness_on_conversations_and_says_what_the_ot
     assert "Temporal Faithfulness** needs an answer column and a contexts column" in captions
     at.radio(key="keep_ev_verifier").set_value("lexical").run()
     at.button(key="run_evaluation").click().run()
-    from tempo_eval_app import jobs
-
-    job = jobs.get(at.session_state["eval_job_id"])
-    assert job.wait(180) and job.status == "finished", job.error
+    job = wait_job(at)
+    assert job["status"] == "finished", job["error"]
 
 
 def test_evaluate_on_the_sample_offers_the_row_metrics_not_turn_faithfulness() -> None:
