@@ -7,20 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tempo_eval.cli import main
 from tempo_eval.io.export import read_csv_export
 from tempo_eval.store.runs import RunStore
+from tests.support.cli import run_cli_streams as run_cli
 from tests.support.sample_runs import make_sample_runs
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of the CLI run in-process."""
-    try:
-        code = main(args)
-    except SystemExit as exit_:
-        code = exit_.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

@@ -20,8 +20,7 @@ import pandas as pd
 from tempo_eval.io.cells import comma_separated_ids_warning
 from tempo_eval.io.errors import InputError, quote
 from tempo_eval.io.mapping import _resolve_mapping
-from tempo_eval.io.table import _convert_cells, _Table, list_style_warning
-from tempo_eval.schema import CANONICAL_COLUMNS
+from tempo_eval.io.table import _convert_cells, _Table, frame_columns, list_style_warning
 
 
 @dataclass
@@ -160,24 +159,9 @@ class Canonical:
 
     def _frame(self, table: BatchTable, data: dict[str, Any]) -> pd.DataFrame:
         mapping = self.mapping or {}
-        columns: dict[str, Any] = {
-            name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data
-        }
-        mapped_sources = set(mapping.values())
-        positions = {column: position for position, column in enumerate(table.columns)}
-        for column in table.columns:
-            if column in mapped_sources:
-                continue
-            if column in columns:
-                self._ignored.setdefault(column, (
-                    f"{self.source}: column {column!r} ignored: {column!r} comes from "
-                    f"{mapping.get(column, 'generated ids')!r}"
-                ))
-                continue
-            if table.arrow is not None:
-                columns[column] = table.arrow.column(positions[column]).to_pandas(use_threads=False).to_numpy()
-            else:
-                columns[column] = pd.Series(list(table.values[column]), dtype=object)
+        columns = frame_columns(
+            table, data, mapping, lambda column, message: self._ignored.setdefault(column, f"{self.source}: {message}")
+        )
         frame = pd.DataFrame(columns)
         frame.index = pd.RangeIndex(table.offset, table.offset + len(frame))
         return frame

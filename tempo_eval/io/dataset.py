@@ -49,8 +49,8 @@ from tempo_eval.io.delimited import _read_delimited
 from tempo_eval.io.errors import InputError, quote
 from tempo_eval.io.jsonfiles import _read_json, _read_jsonl, _read_parquet
 from tempo_eval.io.mapping import ALIASES, _resolve_mapping, detect_mapping  # noqa: F401 - re-exported
-from tempo_eval.io.table import _convert, _Table
-from tempo_eval.schema import CANONICAL_COLUMNS, is_index_column
+from tempo_eval.io.table import _convert, _Table, frame_columns
+from tempo_eval.schema import CANONICAL_COLUMNS, is_index_column  # noqa: F401  (CANONICAL_COLUMNS re-exported)
 
 FORMATS: tuple[str, ...] = ("csv", "tsv", "jsonl", "json", "parquet")
 _EXTENSIONS = {
@@ -175,7 +175,6 @@ def _gc_paused() -> Iterator[None]:
 def _canonical_frame(
     table: _Table, explicit: Mapping[str, str] | None, source: str, warnings: list[str]
 ) -> tuple[pd.DataFrame, dict[str, str]]:
-    positions = {column: position for position, column in enumerate(table.columns)}  # in the arrow table
     index_columns = [c for c in table.columns if is_index_column(c)]
     if index_columns:
         # a row index pandas saved with the file (to_csv without index=False) is no data
@@ -211,23 +210,7 @@ def _canonical_frame(
         data["query_id"] = _generated_ids(data, table.n_rows)
     _check_unique_ids(data, mapping, table, source)
 
-    columns: dict[str, Any] = {
-        name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data
-    }
-    mapped_sources = set(mapping.values())
-    for column in table.columns:
-        if column in mapped_sources:
-            continue
-        if column in columns:
-            warnings.append(
-                f"{source}: column {column!r} ignored: {column!r} comes from "
-                f"{mapping.get(column, 'generated ids')!r}"
-            )
-            continue
-        if table.arrow is not None:
-            columns[column] = table.arrow.column(positions[column]).to_pandas(use_threads=False).to_numpy()
-        else:
-            columns[column] = pd.Series(list(table.values[column]), dtype=object)
+    columns = frame_columns(table, data, mapping, lambda _, message: warnings.append(f"{source}: {message}"))
     # One frame built at once: adding thousands of columns one by one is quadratic (and pandas
     # warns about fragmentation once per column).
     frame = pd.DataFrame(columns)

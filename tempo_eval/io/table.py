@@ -9,7 +9,7 @@ rest, raising InputError naming the row and column of a bad cell.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,3 +158,32 @@ def _fast_texts(values: Sequence[Any]) -> list[Any]:
         else _SLOW
         for value in values
     ]
+
+
+def frame_columns(
+    table: _Table, data: Mapping[str, Any], mapping: Mapping[str, str], ignored: Callable[[str, str], None]
+) -> dict[str, Any]:
+    """The columns of a dataset frame: the converted canonical ones (`data`), then every unmapped
+    source column as it is (a Parquet column keeps its Arrow type through pandas). A source column
+    named like a canonical one that comes from elsewhere is left out: `ignored(column, message)`."""
+    import pandas as pd
+
+    from tempo_eval.schema import CANONICAL_COLUMNS
+
+    columns: dict[str, Any] = {
+        name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data
+    }
+    mapped_sources = set(mapping.values())
+    for column in table.columns:
+        if column in mapped_sources:
+            continue
+        if column in columns:
+            ignored(column, f"column {column!r} ignored: {column!r} comes from "
+                            f"{mapping.get(column, 'generated ids')!r}")
+            continue
+        if table.arrow is not None:
+            # by name: a saved row index may have been dropped from `table.columns`, not from the arrow table
+            columns[column] = table.arrow.column(column).to_pandas(use_threads=False).to_numpy()
+        else:
+            columns[column] = pd.Series(list(table.values[column]), dtype=object)
+    return columns
