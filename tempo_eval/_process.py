@@ -26,7 +26,7 @@ def process_start_time(pid: int) -> float | None:
         return None
     try:
         return float(psutil.Process(pid).create_time())
-    except Exception:  # psutil.NoSuchProcess, AccessDenied
+    except psutil.Error:  # NoSuchProcess, AccessDenied: the platform cannot tell
         return None
 
 

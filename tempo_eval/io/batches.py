@@ -18,9 +18,15 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.io.cells import comma_separated_ids_warning
-from tempo_eval.io.errors import InputError, quote
+from tempo_eval.io.errors import InputError
 from tempo_eval.io.mapping import _resolve_mapping
-from tempo_eval.io.table import _convert_cells, _Table, frame_columns, list_style_warning
+from tempo_eval.io.table import (
+    _convert_cells,
+    _Table,
+    duplicate_query_error,
+    frame_columns,
+    list_style_warning,
+)
 
 
 @dataclass
@@ -146,16 +152,7 @@ class Canonical:
             if first_line is None and self._line_of is not None:
                 first_line = self._line_of(first_row)
             first_at = f"row {first_row + 1}" + (f" (line {first_line})" if first_line is not None else "")
-            if "query_id" in mapping:
-                what, column = f"query id {data['query_id'][index]!r}", mapping["query_id"]
-            else:
-                what, column = f"query {quote(data['query'][index])}", mapping.get("query")
-            scope = f" in run {runs[index]!r}" if runs is not None else ""
-            raise InputError(
-                f"{what} appears twice{scope}: first in {first_at}, again here; expected each query once"
-                + (" per run" if runs is not None else " (several runs in one file need a 'run' column)"),
-                source=self.source, column=column, **table.place(index),
-            )
+            raise duplicate_query_error(data, index, mapping, runs, first_at, self.source, table.place(index))
 
     def _frame(self, table: BatchTable, data: dict[str, Any]) -> pd.DataFrame:
         mapping = self.mapping or {}

@@ -46,10 +46,10 @@ import pandas as pd
 from tempo_eval.io._source import RawInput, decode_text, gunzip_if_needed, read_input
 from tempo_eval.io.cells import comma_separated_ids_warning
 from tempo_eval.io.delimited import _read_delimited
-from tempo_eval.io.errors import InputError, quote
+from tempo_eval.io.errors import InputError
 from tempo_eval.io.jsonfiles import _read_json, _read_jsonl, _read_parquet
 from tempo_eval.io.mapping import ALIASES, _resolve_mapping, detect_mapping  # noqa: F401 - re-exported
-from tempo_eval.io.table import _convert, _Table, frame_columns
+from tempo_eval.io.table import _convert, _Table, duplicate_query_error, frame_columns
 from tempo_eval.schema import CANONICAL_COLUMNS, is_index_column  # noqa: F401  (CANONICAL_COLUMNS re-exported)
 
 FORMATS: tuple[str, ...] = ("csv", "tsv", "jsonl", "json", "parquet")
@@ -268,15 +268,4 @@ def _check_unique_ids(
         first_at = f"row {first_place['row']}" + (
             f" (line {first_place['line']})" if first_place["line"] is not None else ""
         )
-        if "query_id" in mapping:
-            what, column = f"query id {data['query_id'][index]!r}", mapping["query_id"]
-        else:
-            what, column = f"query {quote(data['query'][index])}", mapping.get("query")
-        scope = f" in run {runs[index]!r}" if runs is not None else ""
-        raise InputError(
-            f"{what} appears twice{scope}: first in {first_at}, again here; expected each query once"
-            + (" per run" if runs is not None else " (several runs in one file need a 'run' column)"),
-            source=source,
-            column=column,
-            **table.place(index),
-        )
+        raise duplicate_query_error(data, index, mapping, runs, first_at, source, table.place(index))

@@ -83,14 +83,20 @@ def read_csv_export(path_or_buffer: Any, **read_csv_options: Any) -> pd.DataFram
     return restore_formulas(pd.read_csv(path_or_buffer, **options))
 
 
-def write_frame(frame: pd.DataFrame, path: str | os.PathLike[str]) -> str:
-    """Write `frame` as CSV (formula-safe), JSONL or Parquet, chosen by the extension; returns the
-    format ("csv", "jsonl" or "parquet"). Raises ValueError for another extension, and OutputError
-    (an OSError) naming the file and the reason when it cannot be written (a full disk)."""
+def _output_target(path: str | os.PathLike[str]) -> tuple[Path, str]:
+    """The output file and its format, chosen by the extension; ValueError for another one."""
     target = Path(path)
     kind = OUTPUT_FORMATS.get(target.suffix.lower())
     if kind is None:
         raise ValueError(f"{str(path)!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
+    return target, kind
+
+
+def write_frame(frame: pd.DataFrame, path: str | os.PathLike[str]) -> str:
+    """Write `frame` as CSV (formula-safe), JSONL or Parquet, chosen by the extension; returns the
+    format ("csv", "jsonl" or "parquet"). Raises ValueError for another extension, and OutputError
+    (an OSError) naming the file and the reason when it cannot be written (a full disk)."""
+    target, kind = _output_target(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if kind == "csv":
@@ -109,10 +115,7 @@ def write_frames(frames: Iterable[pd.DataFrame], path: str | os.PathLike[str]) -
     the file is the one `write_frame` writes for the parts put together. The parts have the same
     columns; text columns are written as text whatever a part holds (a part whose `run` column is
     empty in every row included)."""
-    target = Path(path)
-    kind = OUTPUT_FORMATS.get(target.suffix.lower())
-    if kind is None:
-        raise ValueError(f"{str(path)!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
+    target, kind = _output_target(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if kind == "parquet":

@@ -401,14 +401,15 @@ def _jsonl_tables(path: Any, label: str, compression: str | None, batch_rows: in
 
 
 def _parquet_rows(path: Any, label: str) -> int:
-    """The row count in a Parquet file's footer (0 when unreadable: the reader says why)."""
+    """The row count in a Parquet file's footer, an estimate for progress only: 0 (no estimate, as
+    `_prepass.Scan` starts) when the footer cannot be read; the reader then says why."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     with open_regular_file(path, label) as raw:
         try:
             return int(pq.ParquetFile(pa.PythonFile(raw, mode="r")).metadata.num_rows)
-        except Exception:
+        except (pa.ArrowException, OSError):
             return 0
 
 

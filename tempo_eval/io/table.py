@@ -187,3 +187,23 @@ def frame_columns(
         else:
             columns[column] = pd.Series(list(table.values[column]), dtype=object)
     return columns
+
+
+def duplicate_query_error(
+    data: Mapping[str, Any], index: int, mapping: Mapping[str, str], runs: Sequence[Any] | None,
+    first_at: str, source: str, place: Mapping[str, int | None],
+) -> InputError:
+    """The error for a query (by id, else by text) seen a second time at row `index`; `first_at`
+    says where it was first ("row 3 (line 4)")."""
+    from tempo_eval.io.errors import quote
+
+    if "query_id" in mapping:
+        what, column = f"query id {data['query_id'][index]!r}", mapping["query_id"]
+    else:
+        what, column = f"query {quote(data['query'][index])}", mapping.get("query")
+    scope = f" in run {runs[index]!r}" if runs is not None else ""
+    return InputError(
+        f"{what} appears twice{scope}: first in {first_at}, again here; expected each query once"
+        + (" per run" if runs is not None else " (several runs in one file need a 'run' column)"),
+        source=source, column=column, **place,
+    )
