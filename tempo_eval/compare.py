@@ -522,6 +522,42 @@ def compare(
     )
 
 
+def mean_cis(
+    per_query: Mapping[str, Mapping[str, Mapping[str, float]]],
+    metrics: Sequence[str],
+    *,
+    confidence: float = 0.95,
+    seed: int = 42,
+) -> dict[str, dict[str, tuple[float, float]]]:
+    """cis[run][metric] = the `bootstrap_ci` of the mean `compare` reports: over the queries
+    scored (not NaN) in every run, so each interval is around the mean shown beside it."""
+    out: dict[str, dict[str, tuple[float, float]]] = {str(run): {} for run in per_query}
+    for metric in metrics:
+        scores = {str(run): {str(q): float(v) for q, v in by_metric[metric].items()}
+                  for run, by_metric in per_query.items()}
+        common = sorted(set.intersection(*(
+            {q for q, v in s.items() if not math.isnan(v)} for s in scores.values()
+        ))) if scores else []
+        for run, values in scores.items():
+            column = np.array([values[q] for q in common], dtype=float)
+            out[run][metric] = bootstrap_ci(column, confidence=confidence, seed=seed) if len(column) else (math.nan, math.nan)
+    return out
+
+
+def cis_columns(table: pd.DataFrame, cis: dict[str, dict[str, tuple[float, float]]],
+                metrics: Sequence[str]) -> pd.DataFrame:
+    """The report's table (`ComparisonReport.to_dataframe`) with "<metric> CI low" and
+    "<metric> CI high" after each metric's mean."""
+    out = table.copy()
+    for metric in metrics:
+        where = list(out.columns).index(metric) + 1
+        low = [cis.get(run, {}).get(metric, (math.nan, math.nan))[0] for run in out["run"]]
+        high = [cis.get(run, {}).get(metric, (math.nan, math.nan))[1] for run in out["run"]]
+        out.insert(where, f"{metric} CI low", low)
+        out.insert(where + 1, f"{metric} CI high", high)
+    return out
+
+
 def parse_trec_metric(name: str) -> int:
     """The cutoff k of a run-file metric name; only "ndcg@k" is supported (case-insensitive)."""
     head, _, cutoff = name.strip().lower().partition("@")

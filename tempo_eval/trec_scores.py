@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from tempo_eval.compare import MISSING_POLICIES, missing_summary, parse_trec_metric
 
@@ -57,6 +58,8 @@ class TrecScores:
     _top: dict[str, Any] = field(default_factory=dict, repr=False)
     _qrels: Any = field(default=None, repr=False)
     _codes: Any = field(default=None, repr=False)
+    #: the doc-dates and query-dates files the as-of metrics read, for `documents`
+    _dates: tuple[Any, Any] | None = field(default=None, repr=False)
 
     def ranked_documents(self, run: str, query_id: str, k: int) -> list[tuple[str, int]]:
         """(document id, grade) of the run's first k documents for a query (trec_eval's order)."""
@@ -69,6 +72,39 @@ class TrecScores:
         judged = np.flatnonzero(self._qrels.codes == code)
         grades = dict(zip(self._qrels.docids.take(judged).to_pylist(), self._qrels.grades[judged].tolist(), strict=True))
         return [(doc, int(grades.get(doc, 0))) for doc in docs]
+
+    def documents(self, depth: int, *, dated_k: int = 0, max_age: float | None = None) -> pd.DataFrame:
+        """Every run's first `depth` documents per query, one line each: run, query_id, rank,
+        doc_id, grade (0 when unjudged); with the date files of the as-of metrics, also for ranks
+        up to `dated_k`: date (as the doc-dates file writes it), as_of, age (days; NaN when a
+        date is unknown) and flag ("future", "stale" past `max_age` days (365 by default),
+        "undated", or "" for a document counted as neither). The queries are those the run
+        ranked, in trec_eval's order within each query."""
+        from tempo_eval.metrics.asof import DEFAULT_MAX_AGE
+        from tempo_eval.metrics.asof_columns import top_rows
+
+        ids = np.asarray(self._codes.ids if self._codes is not None else [], dtype=object)
+        parts = []
+        for name, run in self._top.items():
+            index, _, ranks = top_rows(run.codes, run.query_codes(), depth)
+            parts.append(pd.DataFrame({
+                "run": name, "query_id": ids[run.codes[index]] if len(index) else np.array([], dtype=object),
+                "rank": ranks + 1, "doc_id": run.docids.take(index).to_numpy(zero_copy_only=False),
+            }))
+        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["run", "query_id", "rank", "doc_id"])
+        qrels = self._qrels
+        if qrels is not None and len(qrels.codes):
+            grades = pd.DataFrame({"query_id": ids[qrels.codes], "doc_id": qrels.docids.to_numpy(zero_copy_only=False),
+                                   "grade": qrels.grades.astype(np.int64)})
+            frame = frame.merge(grades.drop_duplicates(["query_id", "doc_id"]), on=["query_id", "doc_id"], how="left")
+        else:
+            frame["grade"] = np.nan
+        frame["grade"] = frame["grade"].fillna(0).astype(np.int64)
+        if self._dates is not None and dated_k > 0:
+            dated = _dated_documents(self, dated_k, DEFAULT_MAX_AGE if max_age is None else max_age)
+            frame = frame.merge(dated, on=["run", "query_id", "rank"], how="left")
+        return frame.sort_values(["run", "query_id", "rank"], key=_run_order(self.runs), kind="stable",
+                                 ignore_index=True)
 
     def missing_summary(self) -> str:
         """One sentence: how many judged queries each run has no results for, and what was done."""
@@ -161,6 +197,53 @@ def _add_as_of(scores, loaded, judgments, codes, as_of_metrics, asked, **dated) 
         scores.notes.append(f"{len(undated)} queries of the runs have no as-of date in the query-dates file: "
                             "left out of the as-of metrics (e.g. {})".format(", ".join(sorted(undated)[:3])))
     scores.metrics = list(dict.fromkeys(asked))
+    scores._dates = (dated["doc_dates"], dated["query_dates"])
+
+
+def _dated_documents(scores: TrecScores, k: int, max_age: float) -> pd.DataFrame:
+    """run, query_id, rank, date, as_of, age, flag of every run's top-k documents (see
+    `TrecScores.documents`); one read of each date file, for the documents shown only."""
+    import pyarrow as pa
+
+    from tempo_eval.core.pubdates import read_id_dates
+    from tempo_eval.metrics.asof_columns import top_docids, top_documents
+
+    doc_dates, query_dates = scores._dates
+    ids = scores._codes.ids
+    queries = {name: run.query_codes() for name, run in scores._top.items()}
+    wanted = [top_docids(run.codes, run.docids, queries[name], k) for name, run in scores._top.items()]
+    docs = read_id_dates(doc_dates, wanted=pa.concat_arrays(wanted) if wanted else [])
+    asked = read_id_dates(query_dates, kind="query", wanted=sorted({ids[c] for q in queries.values() for c in q.tolist()}))
+    records = []
+    for name, run in scores._top.items():
+        for record in top_documents(run.codes, run.docids, queries[name], [ids[c] for c in queries[name].tolist()], k,
+                                    doc_dates=docs, query_dates=asked):
+            record["run"] = name
+            record["flag"] = document_flag(record["date"], math.nan if record["age"] is None else record["age"], max_age)
+            records.append(record)
+    frame = pd.DataFrame(records, columns=["run", "query_id", "rank", "date", "as_of", "age", "flag"])
+    frame["age"] = pd.to_numeric(frame["age"], errors="coerce").astype(float)
+    return frame
+
+
+def document_flag(date: str | None, age: float, max_age: float) -> str:
+    """How a document counts in the as-of metrics: "future" (published after the as-of date),
+    "stale" (older than `max_age` days), "undated" (no publication date), else ""."""
+    if date is None:
+        return "undated"
+    if math.isnan(age):
+        return ""  # dated, but its query has no as-of date
+    return "future" if age < 0 else "stale" if age > max_age else ""
+
+
+def _run_order(runs: list[str]) -> Callable[[pd.Series], pd.Series]:
+    """A sort key putting the runs in their input order (other columns as they are)."""
+    order = {name: i for i, name in enumerate(runs)}
+
+    def key(column: pd.Series) -> pd.Series:
+        return column.map(order) if column.name == "run" else column
+
+    return key
 
 
 def _check_regular_files(sources: Sequence[Any]) -> None:

@@ -1,106 +1,118 @@
-"""TREC run files named on the Compare page (paths, folders, uploads), scored in the background.
+"""TREC run files named on the Compare page (paths, folders, uploads), scored by a worker process.
 
-Reading two full-size runs takes seconds, so the page starts a `tempo_eval_app.jobs` job (a
-thread calling `tempo_eval.trec_scores.score_trec_files` with a progress callback) and shows its
-progress. Results are kept per content: the job hashes the files' bytes first (SHA-256) and a
-finished result for the same bytes and settings is reused, whatever the files are called. Each
-result keeps NDCG@1..100 per run and query, so every k is a slice, never a new read.
+The page never reads the runs itself: it queues a `compare_runs` job in the workspace
+(`tempo_eval.store.jobs`, through `tempo_eval_app.worker_jobs`) with the files' paths (uploads
+are first saved to the workspace's uploads/ folder, as data) and the settings, and starts a
+worker (`python -m tempo_eval job run`). The worker writes the per-query values to a folder of
+the workspace keyed by the SHA-256 of the files and settings (`tempo_eval.comparison_store`);
+the page reads that folder. A job is found again by its arguments (paths, each file's size and
+modification time, settings), so a rerun, a reload (the job id is in the address), another
+browser session or another app process shows the same comparison without scoring again.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from tempo_eval_app import jobs
+import streamlit as st
 
-#: the largest k the page offers: every result holds the curves up to it
-MAX_K = 100
-#: finished results kept in memory
-CACHE_ENTRIES = 8
-_results: OrderedDict[str, Any] = OrderedDict()
-_lock = threading.Lock()
+from tempo_eval import comparison_store
+from tempo_eval_app import worker_jobs
 
-
-def upload(name: str, data: bytes) -> io.BytesIO:
-    """Uploaded bytes with their file name, as the readers take them."""
-    buffer = io.BytesIO(data)
-    buffer.name = name
-    return buffer
+KIND = "compare_runs"
+#: the largest k the page offers: every saved comparison holds NDCG up to it
+MAX_K = comparison_store.MAX_K
 
 
-def signature(sources: list[Any]) -> tuple:
-    """What identifies a request cheaply (the page reruns often): a path's name, size and
-    modification time; an upload's name, size and Streamlit file id (else the hash of its bytes)."""
-    parts = []
-    for source in sources:
-        if isinstance(source, Path):
-            info = source.stat()
-            parts.append((str(source), info.st_size, info.st_mtime_ns))
-        elif getattr(source, "file_id", None):
-            parts.append((source.name, getattr(source, "size", None), source.file_id))
-        else:
-            data = source.getvalue()
-            parts.append((source.name, len(data), hashlib.sha256(data).hexdigest()))
-    return tuple(parts)
+def saved(source: Any) -> Path:
+    """A path as it is; an upload written to the workspace's uploads/ folder (once)."""
+    return source if isinstance(source, Path) else worker_jobs.save_upload(source)
 
 
-def content_key(sources: list[Any], settings: tuple) -> str:
-    """SHA-256 of every file's bytes, in order, and of the settings."""
-    digest = hashlib.sha256(repr(settings).encode())
-    for source in sources:
-        if isinstance(source, Path):
-            file_digest = hashlib.sha256()
-            with open(source, "rb") as handle:
-                while chunk := handle.read(1 << 22):
-                    file_digest.update(chunk)
-            digest.update(file_digest.digest())
-        else:
-            digest.update(hashlib.sha256(source.getvalue()).digest())
-    return digest.hexdigest()
+def _stamp(path: Path) -> list[int]:
+    info = path.stat()
+    return [info.st_size, info.st_mtime_ns]
 
 
-def start(runs: list[Any], qrels: Any, *, missing: str, precision: str = "float32") -> jobs.Job:
-    """A background job scoring `runs` (paths or uploads) against `qrels`; its result is a
-    `tempo_eval.trec_scores.TrecScores` with curves up to MAX_K."""
-
-    def work(job: jobs.Job) -> Any:
-        from tempo_eval.trec_scores import score_trec_files
-
-        job.progress(0, 1000)
-        key = content_key([*runs, qrels], (missing, precision, MAX_K))
-        with _lock:
-            cached = _results.get(key)
-        if cached is not None:
-            return cached
-        scores = score_trec_files(
-            runs, qrels, metrics=[f"ndcg@{MAX_K}"], missing=missing, precision=precision, curve_k=MAX_K,
-            progress=lambda fraction: job.progress(int(fraction * 1000), 1000),
-        )
-        with _lock:
-            _results[key] = scores
-            while len(_results) > CACHE_ENTRIES:
-                _results.popitem(last=False)
-        return scores
-
-    return jobs.start("compare run files", -1, work)
-
-
-def per_query(scores: Any, k: int) -> dict[str, dict[str, dict[str, float]]]:
-    """`tempo_eval.compare.compare`'s input at cutoff k from a result's curves."""
-    out = {}
-    for run, (query_ids, matrix) in scores.curves.items():
-        out[run] = {f"ndcg@{k}": dict(zip(query_ids, matrix[:, k - 1].tolist(), strict=True))}
+def arguments(runs: list[Path], qrels: Path, *, doc_dates: Path | None = None, query_dates: Path | None = None,
+              missing: str = "zero", k: int = 10, max_age: float = 365, half_life: float = 365,
+              precision: str = "float32") -> dict[str, Any]:
+    """The job's arguments: the paths, each file's size and modification time (an edited file
+    is a new job), and the settings that decide the result (k, max_age and half_life only with
+    both date files: without them every k is a slice of the saved curves)."""
+    files = [*runs, qrels]
+    out: dict[str, Any] = {"runs": [str(p) for p in runs], "qrels": str(qrels), "missing": missing,
+                           "precision": precision}
+    if doc_dates is not None and query_dates is not None:
+        files += [doc_dates, query_dates]
+        out.update(doc_dates=str(doc_dates), query_dates=str(query_dates), k=int(k), max_age=float(max_age),
+                   half_life=float(half_life))
+    out["stamps"] = [_stamp(p) for p in files]
     return out
 
 
-def curves_at(scores: Any, k: int) -> dict[str, dict[str, list[float]]]:
-    """{run: {query_id: NDCG@1..k}} for the curve chart."""
-    return {
-        run: dict(zip(query_ids, matrix[:, :k].tolist(), strict=True))
-        for run, (query_ids, matrix) in scores.curves.items()
-    }
+def request(args: dict[str, Any], *, again: bool = False) -> dict[str, Any]:
+    """The job for these arguments: the newest one asked before (running, queued, finished with
+    its folder still there, or failed: a bad file fails the same way again), else a new one,
+    with a worker started for it. `again` queues a new one whatever was found."""
+    queue = worker_jobs.queue()
+    found = queue.latest(KIND, args)
+    if found is not None and not again:
+        found = worker_jobs.job(found["id"])
+        usable = found["active"] or found["status"] == "failed" or (
+            found["status"] == "finished" and stored(found) is not None)
+        if usable:
+            return found
+    job_id = queue.submit(KIND, args, label="compare run files")
+    worker_jobs.spawn_worker()
+    return worker_jobs.job(job_id)
+
+
+def stored(job: dict[str, Any]) -> comparison_store.StoredComparison | None:
+    """The saved comparison a finished job wrote (None when its folder is gone)."""
+    key = (job.get("result") or {}).get("key")
+    return _load(str(key)) if key else None
+
+
+@st.cache_resource(show_spinner="Reading the saved comparison…", max_entries=8)
+def _load(key: str) -> comparison_store.StoredComparison | None:
+    return comparison_store.load(key)
+
+
+def reopened(job_id: int | None) -> dict[str, Any] | None:
+    """The arguments of job `job_id` (from the address) or, without one, of the newest run-file
+    comparison of the workspace, when all its files are still there: what a new session shows."""
+    queue = worker_jobs.queue()
+    found = queue.get(int(job_id)) if job_id is not None else None
+    if found is None:
+        newest = queue.jobs(kind=KIND, limit=1)
+        found = newest[0] if newest else None
+    if found is None or found["kind"] != KIND:
+        return None
+    args = found["arguments"]
+    paths = [*args.get("runs", []), args.get("qrels"), args.get("doc_dates"), args.get("query_dates")]
+    if not all(Path(p).is_file() for p in paths if p):
+        return None
+    return {**args, "job": found["id"]}
+
+
+def error_text(job: dict[str, Any], names: dict[str, str]) -> str:
+    """The job's error in the page's words: the reader's message (file, line, value) without the
+    exception's name, uploads called by their names rather than their saved paths."""
+    message = job.get("error") or "the run files could not be read"
+    head, sep, rest = message.partition(": ")
+    if sep and head.isidentifier():
+        message = rest
+    for path, name in names.items():
+        message = message.replace(path, name)
+    return message
+
+
+def progress_text(job: dict[str, Any]) -> str:
+    """'Scoring the run files in a worker… 40%', or its place in the queue."""
+    if job["status"] == "queued":
+        place = worker_jobs.queue().place(job["id"])
+        return "Waiting for a free worker" + (f" (place {place} in the queue)" if place else "") + "…"
+    fraction = job["done"] / job["total"] if job["total"] else 0.0
+    return f"Scoring the run files in a worker… {fraction:.0%}"

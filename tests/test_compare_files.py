@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from tempo_eval.cli import main
 from tempo_eval_app import paths
+from tests.test_app_pages import worker_in_this_process  # noqa: F401 - the page's jobs run in this process
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120

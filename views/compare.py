@@ -5,8 +5,9 @@ the query's years.
 Three sources of runs: the retrieval systems of the active dataset (its `run` column, scored in
 gold mode from retrieved_ids and gold_ids), the evaluation runs selected in the sidebar (any
 stored metric, per query), or TREC run files named by a path on this machine, a folder of runs,
-or uploads (read in the background by `tempo_eval_app.run_files`, paths confined by
-`tempo_eval_app.paths`).
+or uploads (scored by a worker process, `tempo_eval_app.run_files`; paths confined by
+`tempo_eval_app.paths`), with a doc-dates and a query-dates file for the as-of metrics
+(`tempo_eval_app.compare_asof`).
 
 Judged queries without results: one switch (`compare_missing`) for every source, the rule of
 `tempo_eval.trec_scores`: scored 0 as trec_eval -c (default), or left out; the caption counts them.
@@ -15,7 +16,6 @@ Judged queries without results: one switch (`compare_missing`) for every source,
 from __future__ import annotations
 
 import html
-import time
 
 import numpy as np
 import pandas as pd
@@ -23,12 +23,12 @@ import streamlit as st
 
 from tempo_eval.compare import DEFAULT_TEST, TESTS
 from tempo_eval_app import (
+    compare_asof,
+    compare_files,
     downloads,
     errors,
     formatting,
-    jobs,
     links,
-    paths,
     retrieval,
     run_files,
     samples,
@@ -116,66 +116,29 @@ def _corpus_texts(corpus: str, modified: int, doc_ids: tuple[str, ...]) -> dict[
 
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
-def _files_report(job_id: int, k: int, test: str, alpha: float):
-    """The comparison of the run files a finished job scored, at cutoff k, with its missing-query
-    counts in the caption (as the command line prints them)."""
-    from dataclasses import replace
+def _files_report(key: str, k: int, test: str, alpha: float):
+    """The comparison of the run files a worker saved (`key`), at cutoff k: NDCG@k and the
+    as-of metrics, with each mean's confidence interval and the missing-query counts in the
+    caption (as the command line prints them); also the HTML and CSV exports."""
+    from tempo_eval.compare import cis_columns
+    from tempo_eval.io.export import to_csv_text
+    from tempo_eval.report_html import comparison_html
 
-    from tempo_eval.compare import compare
+    found = run_files.stored({"result": {"key": key}})
+    report = found.report(k, test=test, alpha=alpha)
+    cis = found.cis(k)
+    table, pairs, caption, markdown, latex = _tables(report)
+    exports = (comparison_html(report, cis=cis), to_csv_text(cis_columns(table, cis, report.metrics)))
+    return _with_cis(table, cis, report.metrics), pairs, caption, markdown, latex, exports
 
-    scores = jobs.get(job_id).result
-    report = compare(run_files.per_query(scores, k), test=test, alpha=alpha)
-    return _tables(replace(report, missing_note=scores.missing_summary()))
 
-
-def _files_scores(missing: str):
-    """The run-file inputs, then the finished scores of a background job (the page shows its
-    progress and reruns until it ends; a refused path or a bad file is said and stops the page)."""
-    roots = ", ".join(str(root) for root in paths.allowed_roots())
-    st.caption(formatting.md_escape(
-        f"Paths are read on the machine that runs the app, inside {roots} (more with the environment "
-        f"variable {paths.ALLOWED_ENV}). Compressed runs (.gz, .bz2, .zst) are welcome."
-    ))
-    p1, p2 = st.columns(2)
-    typed = p1.text_area("Run files or folders of runs (one path per line)", key="compare_run_paths", height=100)
-    qrels_typed = p2.text_input("Qrels file (path)", key="compare_qrels_path")
-    corpus_typed = st.text_input(
-        "Corpus (path, optional: JSONL or doc_id<TAB>text)", key="compare_corpus_path",
-        help="Only the documents of the query you open are read from it.",
-    )
-    u1, u2 = st.columns(2)
-    uploads = u1.file_uploader("…or upload run files", accept_multiple_files=True, key="compare_run_uploads")
-    qrels_upload = u2.file_uploader("…or upload the qrels", key="compare_qrels_upload")
-    try:
-        runs = [f for line in typed.splitlines() if line.strip() for f in paths.files_named(line)]
-        qrels = paths.files_named(qrels_typed)[0] if qrels_typed.strip() else None
-        st.session_state["compare_corpus_file"] = (
-            str(paths.files_named(corpus_typed)[0]) if corpus_typed.strip() else None
-        )
-    except paths.PathRefused as refused:
-        st.error(formatting.md_escape(str(refused)))
-        st.stop()
-    runs += list(uploads or [])  # read by the job (getvalue), not copied on every rerun
-    if qrels is None and qrels_upload is not None:
-        qrels = qrels_upload
-    if not runs or qrels is None:
-        st.info("Name two or more run files (or a folder of runs) and the qrels, by path or by upload.")
-        st.stop()
-    wanted = (run_files.signature(runs), run_files.signature([qrels]), missing)
-    state = st.session_state.get("compare_files_job") or {}
-    job = jobs.get(state.get("job")) if state.get("signature") == wanted else None
-    if job is None:
-        job = run_files.start(runs, qrels, missing=missing)
-        st.session_state["compare_files_job"] = {"signature": wanted, "job": job.id}
-    if job.active:
-        st.progress(job.fraction, text=f"Reading the run files… {job.fraction:.0%}")
-        time.sleep(0.5)
-        st.rerun()
-    if job.status != "finished":
-        message = (job.error or "the run files could not be read").split(": ", 1)[-1]
-        st.error(formatting.md_escape(f"The run files could not be compared: {message}"))
-        st.stop()
-    return job
+def _with_cis(table: pd.DataFrame, cis: dict, metrics: list[str]) -> pd.DataFrame:
+    """The run table with a "<metric> 95% CI" text column after each mean."""
+    out = table.copy()
+    for metric in metrics:
+        text = [f"{lo:.4f} – {hi:.4f}" if lo == lo else "—" for lo, hi in (cis[run][metric] for run in out["run"])]
+        out.insert(list(out.columns).index(metric) + 1, f"{metric} 95% CI", text)
+    return out
 
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
@@ -228,6 +191,7 @@ with errors.page_guard("compare"):
         if st.button("Open the BM25 vs dense sample runs", key="compare_load_sample", type="primary"):
             selection.select_dataset(samples.load_sample_runs())
     sources.append(FILES)
+    compare_files.reopen(FILES)  # a reload or another session finds its run-file comparison again
 
     source = st.radio("Compare", sources, key="compare_source", horizontal=True)
     missing = "zero"
@@ -243,15 +207,16 @@ with errors.page_guard("compare"):
     alpha = c3.number_input("alpha", 0.001, 0.5, 0.05, 0.01, key="compare_alpha", format="%.3f")
 
     curves: dict[str, dict[str, list[float]]] = {}
-    files_job = None
+    found = None
     if source == FILES:
-        files_job = _files_scores(missing)
         k = int(c1.number_input("k", 1, run_files.MAX_K, 10, key="compare_k"))
-        curves = run_files.curves_at(files_job.result, k)
+        found = compare_files.scores(missing, k)
+        curves = found.curves_at(k)
         metric = f"ndcg@{k}"
         series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
-        for note in files_job.result.notes:
-            st.caption(formatting.md_escape(f"Note: {note}"))
+        if not found.as_of:
+            for note in found.notes:
+                st.caption(formatting.md_escape(f"Note: {note}"))
     elif source == SYSTEMS:
         k = int(c1.number_input("k", 1, 100, 10, key="compare_k"))
         chosen = st.multiselect("Runs", names, default=widgets.multiselect_default("compare_runs", names), key="compare_runs")
@@ -296,8 +261,9 @@ with errors.page_guard("compare"):
         downloads.download_figure(figure, "ndcg_curves", key="curves_fig")
 
     st.subheader("Significance")
-    if files_job is not None:
-        table, pairs, caption, markdown, latex = _files_report(files_job.id, k, test, float(alpha))
+    exports = None
+    if found is not None:
+        table, pairs, caption, markdown, latex, exports = _files_report(found.key, k, test, float(alpha))
     elif curves:
         table, pairs, caption, markdown, latex = _system_report(
             store_reads.db_path(), dataset_id, k, tuple(curves), test, float(alpha), missing
@@ -312,9 +278,15 @@ with errors.page_guard("compare"):
     st.dataframe(_bold_best(table), hide_index=True, width="stretch", key="compare_table")
     st.caption(formatting.md_escape(caption))
     st.dataframe(pairs, hide_index=True, width="stretch", key="compare_pairs")
-    d1, d2 = st.columns(2)
+    d1, d2, d3, d4 = st.columns(4)
     d1.download_button("Table (Markdown)", markdown, "comparison.md", key="compare_md", icon=":material/download:")
     d2.download_button("Table (LaTeX)", latex, "comparison.tex", key="compare_tex", icon=":material/download:")
+    if exports is not None:  # run files: the comparison as one HTML file and the table with CIs as CSV
+        d3.download_button("Comparison (HTML)", exports[0], "comparison.html", mime="text/html", key="compare_html",
+                           icon=":material/download:")
+        d4.download_button("Table (CSV)", exports[1], "comparison.csv", mime="text/csv", key="compare_csv",
+                           icon=":material/download:")
+        compare_asof.show(found)
 
     st.subheader("Per query: run A against run B")
     from tempo_eval.viz.scatter import paired_scatter, paired_scores
@@ -341,18 +313,19 @@ with errors.page_guard("compare"):
     query_id = st.selectbox("Query", query_ids, key="compare_query",
                             help="Or click a point of the scatter plot.")
     links.set_params(q=query_id)
-    if files_job is not None:  # run files: each run's first k documents with their grades
+    if found is not None:  # run files: each run's first k documents with their grades (and dates)
         columns = st.columns(min(len(curves), 3))
         for i, name in enumerate(curves):
             with columns[i % len(columns)]:
                 value = series[name].get(query_id)
                 st.markdown(f"**{formatting.md_escape(name)}** · {formatting.md_escape(metric)} {formatting.fmt_score(value)}")
-                ranked = files_job.result.ranked_documents(name, str(query_id), k)
-                if not ranked:
+                listing = found.ranked(name, str(query_id), k)
+                if listing.empty:
                     st.caption("No results for this query.")
                     continue
-                listing = [{"rank": r, "doc_id": doc, "grade": grade} for r, (doc, grade) in enumerate(ranked, start=1)]
-                st.dataframe(pd.DataFrame(listing), hide_index=True, key=f"drill_file_{i}")
+                shown = ["rank", "doc_id", "grade", *(c for c in ("date", "age", "flag") if c in listing.columns)]
+                st.dataframe(listing[shown], hide_index=True, key=f"drill_file_{i}")
+                ranked = list(zip(listing["doc_id"], listing["grade"], strict=True))
                 corpus = st.session_state.get("compare_corpus_file")
                 if corpus:
                     from pathlib import Path

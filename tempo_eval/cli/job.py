@@ -12,7 +12,8 @@ it in its environment (`TEMPO_EVAL_JOB_KEY`, with `--key-for JOB`), and only tha
 take the job.
 
 Kinds: `evaluate` (the Evaluate page's settings, see `evaluation_metrics`, with the stored
-`dataset_id` or a file's `path`) and `nli_check`
+`dataset_id` or a file's `path`), `compare_runs` (the Compare page's run files, see
+`tempo_eval.comparison_store.compute`) and `nli_check`
 (whether an NLI checkpoint loads here; the page shows what the last check found, so the app
 process never loads torch).
 """
@@ -91,6 +92,12 @@ def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[s
                 result = run_evaluation(job["arguments"], api_key, watch.progress, watch.cancel)
             status = result.status if result.status in ("finished", "cancelled", "failed") else "finished"
             return {"id": job["id"], "status": status, "run_id": result.run_id, "dataset_id": result.dataset_id}
+        if job["kind"] == "compare_runs":  # run files of the Compare page, saved in the workspace
+            from tempo_eval.comparison_store import compute
+
+            with _Watch(queue, job["id"]) as watch:
+                result = compute(job["arguments"], lambda fraction: watch.progress(round(fraction * 1000), 1000))
+            return {"id": job["id"], "status": "finished", "result": result}
         raise ValueError(f"unknown job kind {job['kind']!r}")
     except Exception as exc:  # the job fails with a one-line error; the traceback goes to the log
         logger.exception("job %d failed", job["id"])
