@@ -140,10 +140,13 @@ def scores(missing: str, k: int) -> comparison_store.StoredComparison:
         st.rerun()
     found = run_files.stored(job) if job["status"] == "finished" else None
     if found is None:
-        what = "dates" if "date" in (job.get("error") or "").split(":", 1)[0].lower() else "run files"
-        st.error(formatting.md_escape(
-            f"The {what} could not be compared: {run_files.error_text(job, names)}"
-            if job["status"] == "failed" else f"The comparison ended without a result ({job['status']})."))
+        if job["status"] != "failed":
+            message = f"The comparison ended without a result ({job['status']})."
+        elif (job.get("error") or "").startswith("DateError:"):
+            message = f"A date file could not be read: {run_files.error_text(job, names)}"
+        else:
+            message = f"The run files could not be compared: {run_files.error_text(job, names)}"
+        st.error(formatting.md_escape(message))
         if st.button("Compare again", key="compare_again_button"):
             st.session_state["compare_again"] = True
             st.rerun()
