@@ -82,17 +82,14 @@ def diff_html(report: Any, *, top: int = 50) -> str:
     return standalone_html(title, blocks, figures=bool(report.metrics))
 
 
-def comparison_html(report: Any, *, cis: dict[str, dict[str, tuple[float, float]]] | None = None) -> str:
+def comparison_html(report: Any, *, board: pd.DataFrame | None = None) -> str:
     """A comparison of runs (`tempo_eval.compare.ComparisonReport`) as one file: a chart of each
-    run's mean per metric, the table with its caption (with `cis`, cis[run][metric] = (low,
-    high), each mean's confidence interval beside it), the run pairs with p-values and W / T / L."""
+    run's mean per metric, the table with its caption (`board`, e.g. with each mean's CI
+    beside it, `tempo_eval.compare.cis_columns`; by default `report.to_dataframe()`), the run
+    pairs with p-values and W / T / L."""
     from tempo_eval.viz.means import means_figure
 
-    board = report.to_dataframe()
-    if cis:
-        from tempo_eval.compare import cis_columns
-
-        board = cis_columns(board, cis, report.metrics)
+    board = report.to_dataframe() if board is None else board
     board = board.rename(columns={"label": "#"})
     pairs = report.pairs_frame().rename(columns={
         "run_a": "run A", "run_b": "run B", "mean_a": "mean A", "mean_b": "mean B", "p_value": "p-value",

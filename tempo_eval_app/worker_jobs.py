@@ -7,10 +7,10 @@ done, rows per second, its place in the queue, the error, the run it wrote. Canc
 the row that the worker reads. Because everything is in the workspace, the job outlives the app
 process, and every app process on the same workspace shows it.
 
-What runs here: evaluations (Evaluate) and the NLI model check (Evaluate's verifier list), so the
-app process never imports torch or transformers. What still runs in the app process: scoring
-run files on Compare (`jobs.py`, a thread), reading an uploaded dataset (Datasets, Evaluate) and
-importing foreign scores; they are bounded by the upload limit and hold no model.
+What runs here: evaluations (Evaluate), the NLI model check (Evaluate's verifier list), so the
+app process never imports torch or transformers, and Compare's run files (`run_files.py`). What
+still runs in the app process: reading an uploaded dataset (Datasets, Evaluate) and importing
+foreign scores; they are bounded by the upload limit and hold no model.
 """
 
 from __future__ import annotations

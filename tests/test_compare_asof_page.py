@@ -171,7 +171,7 @@ def test_downloads_hold_the_as_of_columns() -> None:
     from tempo_eval.report_html import comparison_html
 
     cis = found.cis(10)
-    html = comparison_html(report, cis=cis)
+    html = comparison_html(report, board=cis_columns(report.to_dataframe(), cis, report.metrics))
     assert all(m in html for m in AS_OF) and "future_leak@10 CI low" in html
     frame = pd.read_csv(io.StringIO(cis_columns(report.to_dataframe(), cis, report.metrics).to_csv(index=False)))
     assert {"future_leak@10", "future_leak@10 CI low", "recency_ndcg@10 CI high"} <= set(frame.columns)

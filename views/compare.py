@@ -128,7 +128,8 @@ def _files_report(key: str, k: int, test: str, alpha: float):
     report = found.report(k, test=test, alpha=alpha)
     cis = found.cis(k)
     table, pairs, caption, markdown, latex = _tables(report)
-    exports = (comparison_html(report, cis=cis), to_csv_text(cis_columns(table, cis, report.metrics)))
+    board = cis_columns(table, cis, report.metrics)
+    exports = (comparison_html(report, board=board), to_csv_text(board))
     return _with_cis(table, cis, report.metrics), pairs, caption, markdown, latex, exports
 
 
