@@ -294,10 +294,12 @@ class StoredComparison:
         return wide.reindex(columns=self.metrics(k)).reset_index()
 
 
+def is_saved(key: str) -> bool:
+    """Whether the comparison `key` (a folder name, nothing else) is saved in this workspace."""
+    return Path(key).name == key and key not in ("", ".", "..") and (cache_root() / key / "meta.json").is_file()
+
+
 def load(key: str) -> StoredComparison | None:
     """The saved comparison `key` of the current workspace, or None when it is not there."""
-    folder = cache_root() / key
-    if not (folder / "meta.json").is_file() or Path(key).name != key:
-        return None
-    return StoredComparison.load(folder)
+    return StoredComparison.load(cache_root() / key) if is_saved(key) else None
 

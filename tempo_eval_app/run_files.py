@@ -61,7 +61,7 @@ def request(args: dict[str, Any], *, again: bool = False) -> dict[str, Any]:
     if found is not None and not again:
         found = worker_jobs.job(found["id"])
         usable = found["active"] or found["status"] == "failed" or (
-            found["status"] == "finished" and stored(found) is not None)
+            found["status"] == "finished" and comparison_store.is_saved(str((found["result"] or {}).get("key"))))
         if usable:
             return found
     job_id = queue.submit(KIND, args, label="compare run files")
@@ -72,12 +72,16 @@ def request(args: dict[str, Any], *, again: bool = False) -> dict[str, Any]:
 def stored(job: dict[str, Any]) -> comparison_store.StoredComparison | None:
     """The saved comparison a finished job wrote (None when its folder is gone)."""
     key = (job.get("result") or {}).get("key")
-    return _load(str(key)) if key else None
+    return load(str(key)) if key and comparison_store.is_saved(str(key)) else None
 
 
 @st.cache_resource(show_spinner="Reading the saved comparison…", max_entries=8)
-def _load(key: str) -> comparison_store.StoredComparison | None:
-    return comparison_store.load(key)
+def load(key: str) -> comparison_store.StoredComparison:
+    """The saved comparison `key` (`comparison_store.is_saved(key)`), read once per app process."""
+    found = comparison_store.load(key)
+    if found is None:
+        raise FileNotFoundError(f"no saved comparison {key!r} in this workspace")
+    return found
 
 
 def reopened(job_id: int | None) -> dict[str, Any] | None:

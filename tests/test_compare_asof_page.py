@@ -158,6 +158,19 @@ def test_the_scoring_runs_as_a_workspace_job_and_a_new_session_finds_it_again() 
     assert len(queue.jobs(kind="compare_runs")) == 1
 
 
+def test_a_comparison_whose_folder_was_removed_is_scored_again() -> None:
+    import os
+    import shutil
+
+    first = _table(_dated_page())
+    cache = Path(os.environ["TEMPO_EVAL_HOME"]) / "cache" / "compare"
+    for folder in cache.iterdir():
+        shutil.rmtree(folder)
+    again = _dated_page()
+    assert len(JobQueue().jobs(kind="compare_runs")) == 2
+    pd.testing.assert_frame_equal(_table(again), first)
+
+
 def test_downloads_hold_the_as_of_columns() -> None:
     at = _dated_page()
     buttons = {b.proto.label: b for b in at.get("download_button")}

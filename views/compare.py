@@ -124,7 +124,7 @@ def _files_report(key: str, k: int, test: str, alpha: float):
     from tempo_eval.io.export import to_csv_text
     from tempo_eval.report_html import comparison_html
 
-    found = run_files.stored({"result": {"key": key}})
+    found = run_files.load(key)
     report = found.report(k, test=test, alpha=alpha)
     cis = found.cis(k)
     table, pairs, caption, markdown, latex = _tables(report)
