@@ -78,33 +78,39 @@ class TrecScores:
         doc_id, grade (0 when unjudged); with the date files of the as-of metrics, also for ranks
         up to `dated_k`: date (as the doc-dates file writes it), as_of, age (days; NaN when a
         date is unknown) and flag ("future", "stale" past `max_age` days (365 by default),
-        "undated", or "" for a document counted as neither). The queries are those the run
-        ranked, in trec_eval's order within each query."""
+        "undated", or "" for a document counted as neither). Runs in their order, each query's
+        documents in trec_eval's order. Columnar: one join for the grades, one lookup per date
+        file (`_dated_columns`)."""
+        import pyarrow as pa
+
         from tempo_eval.metrics.asof import DEFAULT_MAX_AGE
         from tempo_eval.metrics.asof_columns import top_rows
 
-        ids = np.asarray(self._codes.ids if self._codes is not None else [], dtype=object)
-        parts = []
+        ids = pa.array(self._codes.ids if self._codes is not None else [], type=pa.string())
+        codes, docids, ranks, names = [], [], [], []
         for name, run in self._top.items():
-            index, _, ranks = top_rows(run.codes, run.query_codes(), depth)
-            parts.append(pd.DataFrame({
-                "run": name, "query_id": ids[run.codes[index]] if len(index) else np.array([], dtype=object),
-                "rank": ranks + 1, "doc_id": run.docids.take(index).to_numpy(zero_copy_only=False),
-            }))
-        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["run", "query_id", "rank", "doc_id"])
-        qrels = self._qrels
-        if qrels is not None and len(qrels.codes):
-            grades = pd.DataFrame({"query_id": ids[qrels.codes], "doc_id": qrels.docids.to_numpy(zero_copy_only=False),
-                                   "grade": qrels.grades.astype(np.int64)})
-            frame = frame.merge(grades.drop_duplicates(["query_id", "doc_id"]), on=["query_id", "doc_id"], how="left")
-        else:
-            frame["grade"] = np.nan
-        frame["grade"] = frame["grade"].fillna(0).astype(np.int64)
+            index, _, rank = top_rows(run.codes, run.query_codes(), depth)
+            codes.append(np.asarray(run.codes, dtype=np.int64)[index])
+            docids.append(run.docids.take(pa.array(index, type=pa.int64())))
+            ranks.append(rank + 1)
+            names.append(pa.DictionaryArray.from_arrays(np.zeros(len(index), np.int32), pa.array([name])))
+        code = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+        doc = pa.concat_arrays(docids) if docids else pa.array([], pa.string())
+        rank = np.concatenate(ranks) if ranks else np.zeros(0, np.int64)
+        columns = {
+            "run": pa.chunked_array(names, pa.dictionary(pa.int32(), pa.string())).cast(pa.string()),
+            "query_id": ids.take(pa.array(code)), "rank": rank, "doc_id": doc, "grade": _grades(code, doc, self._qrels),
+        }
         if self._dates is not None and dated_k > 0:
-            dated = _dated_documents(self, dated_k, DEFAULT_MAX_AGE if max_age is None else max_age)
-            frame = frame.merge(dated, on=["run", "query_id", "rank"], how="left")
-        return frame.sort_values(["run", "query_id", "rank"], key=_run_order(self.runs), kind="stable",
-                                 ignore_index=True)
+            shown = np.flatnonzero(rank <= dated_k)
+            dated = _dated_columns(code[shown], doc.take(pa.array(shown)), ids, *self._dates,
+                                   DEFAULT_MAX_AGE if max_age is None else max_age)
+            # each dated column back in the frame's rows: null where the rank is past dated_k
+            where = np.full(len(rank), -1, dtype=np.int64)
+            where[shown] = np.arange(len(shown))
+            spread = pa.array(where, mask=where < 0)
+            columns.update({name: values.take(spread) for name, values in dated.items()})
+        return pa.table(columns).to_pandas()
 
     def missing_summary(self) -> str:
         """One sentence: how many judged queries each run has no results for, and what was done."""
@@ -200,30 +206,49 @@ def _add_as_of(scores, loaded, judgments, codes, as_of_metrics, asked, **dated) 
     scores._dates = (dated["doc_dates"], dated["query_dates"])
 
 
-def _dated_documents(scores: TrecScores, k: int, max_age: float) -> pd.DataFrame:
-    """run, query_id, rank, date, as_of, age, flag of every run's top-k documents (see
-    `TrecScores.documents`); one read of each date file, for the documents shown only."""
+def _grades(codes: np.ndarray, docids: Any, qrels: Any) -> np.ndarray:
+    """The grade of each (query code, document id) in the qrels, 0 when unjudged (one Arrow join)."""
     import pyarrow as pa
 
-    from tempo_eval.core.pubdates import read_id_dates
-    from tempo_eval.metrics.asof_columns import top_docids, top_documents
+    grade = np.zeros(len(codes), dtype=np.int64)
+    if qrels is None or not len(qrels.codes) or not len(codes):
+        return grade
+    left = pa.table({"code": np.asarray(codes, dtype=np.int64), "docid": docids, "cell": np.arange(len(codes))})
+    right = pa.table({"code": np.asarray(qrels.codes, dtype=np.int64), "docid": qrels.docids,
+                      "grade": np.asarray(qrels.grades, dtype=np.int64)})
+    joined = left.join(right.group_by(["code", "docid"]).aggregate([("grade", "max")]), keys=["code", "docid"],
+                       join_type="inner")
+    grade[joined.column("cell").to_numpy()] = joined.column("grade_max").to_numpy()
+    return grade
 
-    doc_dates, query_dates = scores._dates
-    ids = scores._codes.ids
-    queries = {name: run.query_codes() for name, run in scores._top.items()}
-    wanted = [top_docids(run.codes, run.docids, queries[name], k) for name, run in scores._top.items()]
-    docs = read_id_dates(doc_dates, wanted=pa.concat_arrays(wanted) if wanted else [])
-    asked = read_id_dates(query_dates, kind="query", wanted=sorted({ids[c] for q in queries.values() for c in q.tolist()}))
-    records = []
-    for name, run in scores._top.items():
-        for record in top_documents(run.codes, run.docids, queries[name], [ids[c] for c in queries[name].tolist()], k,
-                                    doc_dates=docs, query_dates=asked):
-            record["run"] = name
-            record["flag"] = document_flag(record["date"], math.nan if record["age"] is None else record["age"], max_age)
-            records.append(record)
-    frame = pd.DataFrame(records, columns=["run", "query_id", "rank", "date", "as_of", "age", "flag"])
-    frame["age"] = pd.to_numeric(frame["age"], errors="coerce").astype(float)
-    return frame
+
+def _dated_columns(codes: np.ndarray, docids: Any, ids: Any, doc_dates: Any, query_dates: Any,
+                   max_age: float) -> dict[str, Any]:
+    """date, as_of, age and flag (Arrow arrays) of documents (query codes, document ids): one
+    streamed read of each date file for the ids shown; a date that cannot be read raises
+    DateError naming its line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tempo_eval.core.pubdates import read_id_dates
+
+    docs = read_id_dates(doc_dates, wanted=docids)
+    published = docs.days_of(docids)
+    texts = pc.utf8_trim_whitespace(docs.dates.take(pc.index_in(docids, value_set=docs.ids)))
+    texts = pc.if_else(pc.equal(texts, ""), pa.scalar(None, pa.string()), texts)
+    unique, inverse = np.unique(codes, return_inverse=True)
+    query_ids = ids.take(pa.array(unique, type=pa.int64()))
+    asked = read_id_dates(query_dates, kind="query", wanted=query_ids)
+    as_of = asked.days_of(query_ids)[inverse] if len(unique) else np.zeros(0)
+    age = np.floor(as_of) - np.floor(published)
+    undated = pc.is_null(texts).to_numpy(zero_copy_only=False)
+    known = ~np.isnan(age)
+    flag = np.select([undated, known & (age < 0), known & (age > max_age)], [1, 2, 3], 0).astype(np.int8)
+    labels = pa.array(np.where(np.isnan(as_of), 0, as_of).astype(np.int32), type=pa.date32(), mask=np.isnan(as_of))
+    return {
+        "date": texts, "as_of": labels.cast(pa.string()), "age": pa.array(age, from_pandas=True).cast(pa.float64()),
+        "flag": pa.array(np.array(["", "undated", "future", "stale"], dtype=object)).take(pa.array(flag)),
+    }
 
 
 def document_flag(date: str | None, age: float, max_age: float) -> str:
@@ -234,16 +259,6 @@ def document_flag(date: str | None, age: float, max_age: float) -> str:
     if math.isnan(age):
         return ""  # dated, but its query has no as-of date
     return "future" if age < 0 else "stale" if age > max_age else ""
-
-
-def _run_order(runs: list[str]) -> Callable[[pd.Series], pd.Series]:
-    """A sort key putting the runs in their input order (other columns as they are)."""
-    order = {name: i for i, name in enumerate(runs)}
-
-    def key(column: pd.Series) -> pd.Series:
-        return column.map(order) if column.name == "run" else column
-
-    return key
 
 
 def _check_regular_files(sources: Sequence[Any]) -> None:
