@@ -251,16 +251,6 @@ def _dated_columns(codes: np.ndarray, docids: Any, ids: Any, doc_dates: Any, que
     }
 
 
-def document_flag(date: str | None, age: float, max_age: float) -> str:
-    """How a document counts in the as-of metrics: "future" (published after the as-of date),
-    "stale" (older than `max_age` days), "undated" (no publication date), else ""."""
-    if date is None:
-        return "undated"
-    if math.isnan(age):
-        return ""  # dated, but its query has no as-of date
-    return "future" if age < 0 else "stale" if age > max_age else ""
-
-
 def _check_regular_files(sources: Sequence[Any]) -> None:
     """Every named file is a regular file (no FIFO, device or link loop), before any is read."""
     import os

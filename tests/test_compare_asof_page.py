@@ -37,9 +37,9 @@ def _page(**state) -> AppTest:
 
 
 def _dated_page(**state) -> AppTest:
-    at = _page(compare_run_paths="\n".join(map(str, RUNS)), compare_qrels_path=str(FIXTURE / "qrels.txt"),
-               compare_doc_dates_path=str(FIXTURE / "doc-dates.tsv"),
-               compare_query_dates_path=str(FIXTURE / "query-dates.tsv"), **state)
+    at = _page(**{"compare_run_paths": "\n".join(map(str, RUNS)), "compare_qrels_path": str(FIXTURE / "qrels.txt"),
+                  "compare_doc_dates_path": str(FIXTURE / "doc-dates.tsv"),
+                  "compare_query_dates_path": str(FIXTURE / "query-dates.tsv"), **state})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -88,6 +88,19 @@ def test_the_run_table_has_the_as_of_columns_with_cis_and_tests_as_the_command_l
     caption = " ".join(c.value for c in at.caption).replace("\\", "").replace("\u2060", "")
     assert "Lower is better for future_leak@10, stale_evidence@10" in caption
     assert "median_age@10: no better direction" in caption
+
+
+def test_leak_stale_and_age_cover_unjudged_queries_recency_ndcg_the_judged_ones() -> None:
+    import os
+
+    qrels = Path(os.environ["TEMPO_EVAL_HOME"]) / "qrels.txt"
+    qrels.write_text("".join(line + "\n" for line in (FIXTURE / "qrels.txt").read_text().splitlines()
+                             if not line.startswith("w01-fed ")))
+    at = _dated_page(compare_qrels_path=str(qrels))
+    caption = " ".join(c.value for c in at.caption).replace("\\", "").replace("\u2060", "")
+    for metric in ("future_leak@10", "stale_evidence@10", "median_age@10"):
+        assert f"{metric}: 26 queries" in caption
+    assert "recency_ndcg@10: 25 queries" in caption and "ndcg@10: 25 queries" in caption
 
 
 def test_the_age_chart_overlays_one_trace_per_run() -> None:
@@ -212,13 +225,3 @@ def test_mean_cis_are_over_the_queries_every_run_scored() -> None:
 
     cis = mean_cis({"a": {"m": {"q1": 1.0, "q2": math.nan, "q3": 0.5}}, "b": {"m": {"q1": 0.0, "q2": 1.0}}}, ["m"])
     assert cis["a"]["m"] == (1.0, 1.0) and cis["b"]["m"] == (0.0, 0.0)  # q1 alone is in both
-
-
-@pytest.mark.parametrize(("date", "age", "flag"), [
-    (None, math.nan, "undated"), ("2023-01-07", -1.0, "future"), ("2020-01-01", 366.0, "stale"),
-    ("2022-01-06", 365.0, ""), ("2023", math.nan, ""),
-])
-def test_document_flag(date, age, flag) -> None:
-    from tempo_eval.trec_scores import document_flag
-
-    assert document_flag(date, age, 365) == flag

@@ -96,3 +96,37 @@ def test_a_bad_file_fails_the_job_with_the_readers_message() -> None:
     assert job["status"] == "failed"
     assert job["error"].startswith("DateError: ") and f"{bad}, line 1" in job["error"] and "'yesterday'" in job["error"]
     assert not list((Path(os.environ["TEMPO_EVAL_HOME"]) / "cache" / "compare").glob("*"))  # nothing half-written
+
+
+def test_documents_hand_computed_flags_and_ages(tmp_path: Path) -> None:
+    """A query asked on 2023-01-10 (max_age 30): a document from the day after is future (-1), one
+    of 2022-12-01 is stale (40 days > 30), a year "2023" counts from its first day (9 days), a
+    blank date and a document missing from the file are undated; a query without an as-of date
+    gets dates but no age and no flag; ranks past dated_k have no date columns."""
+    import math
+
+    import pandas as pd
+
+    from tempo_eval.trec_scores import score_trec_files
+
+    (tmp_path / "a.run").write_text("".join(f"q1 Q0 {d} {r} {10 - r} a\n" for r, d in
+                                            enumerate(["fut", "old", "year", "blank", "absent", "late"], 1))
+                                    + "q2 Q0 fut 1 1 a\n")
+    (tmp_path / "b.run").write_text("q1 Q0 old 1 1 b\n")
+    (tmp_path / "qrels").write_text("q1 0 year 2\nq2 0 fut 1\n")
+    (tmp_path / "docs.tsv").write_text("fut\t2023-01-11\nold\t2022-12-01\nyear\t2023\nblank\t \nlate\t2023-01-10\n")
+    (tmp_path / "queries.tsv").write_text("q1\t2023-01-10\n")
+    scores = score_trec_files([tmp_path / "a.run", tmp_path / "b.run"], tmp_path / "qrels",
+                              metrics=["future_leak@5", "ndcg@10"], doc_dates=tmp_path / "docs.tsv",
+                              query_dates=tmp_path / "queries.tsv", max_age=30)
+    frame = scores.documents(10, dated_k=5, max_age=30)
+    a = frame[(frame["run"] == "a") & (frame["query_id"] == "q1")].set_index("doc_id")
+    assert a["rank"].tolist() == [1, 2, 3, 4, 5, 6] and a["grade"].tolist() == [0, 0, 2, 0, 0, 0]
+    assert a["flag"].tolist()[:5] == ["future", "stale", "", "undated", "undated"]
+    assert a.loc["fut", "age"] == -1 and a.loc["old", "age"] == 40 and a.loc["year", "age"] == 9
+    assert a.loc["year", "date"] == "2023" and a.loc["fut", "as_of"] == "2023-01-10"
+    assert math.isnan(a.loc["blank", "age"]) and a["date"].isna()["absent"]
+    assert a["flag"].isna()["late"] and a["date"].isna()["late"]  # rank 6 > dated_k
+    q2 = frame[frame["query_id"] == "q2"].iloc[0]
+    assert q2["date"] == "2023-01-11" and q2["flag"] == "" and math.isnan(q2["age"]) and pd.isna(q2["as_of"])
+    assert frame[frame["run"] == "b"]["flag"].tolist() == ["stale"]
