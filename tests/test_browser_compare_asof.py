@@ -14,6 +14,7 @@ from tests.test_browser import (
     ARTIFACTS,
     app_page,
     choose,
+    download_by_clicking,
     expect,
     grid_cells,
     nav,
@@ -69,6 +70,10 @@ def test_dated_run_files_leaks_ages_and_a_reload(tmp_path: Path) -> None:
         _as_of_columns_for_both_runs(page)
         expect(page).to_have_url(re.compile(r"cmp=\d+"))
         shot(page, "compare_asof_01_table_and_ages")
+        header = Path(download_by_clicking(page, "Table (CSV)").path()).read_text(encoding="utf-8").splitlines()[0]
+        assert "future_leak@10,future_leak@10 CI low,future_leak@10 CI high" in header, header
+        html = Path(download_by_clicking(page, "Comparison (HTML)").path()).read_text(encoding="utf-8")
+        assert "median_age@10 CI high" in html and "snapshot" in html and "<script" in html
 
         page.get_by_role("combobox", name="Open a leaking query", exact=True).first.scroll_into_view_if_needed()
         choose(page, "Open a leaking query", "w03-uk_pm")

@@ -119,18 +119,21 @@ def _corpus_texts(corpus: str, modified: int, doc_ids: tuple[str, ...]) -> dict[
 def _files_report(key: str, k: int, test: str, alpha: float):
     """The comparison of the run files a worker saved (`key`), at cutoff k: NDCG@k and the
     as-of metrics, with each mean's confidence interval and the missing-query counts in the
-    caption (as the command line prints them); also the HTML and CSV exports."""
+    caption (as the command line prints them); last, the table with the CIs as numbers (CSV)."""
     from tempo_eval.compare import cis_columns
-    from tempo_eval.io.export import to_csv_text
-    from tempo_eval.report_html import comparison_html
 
     found = run_files.load(key)
     report = found.report(k, test=test, alpha=alpha)
     cis = found.cis(k)
     table, pairs, caption, markdown, latex = _tables(report)
-    board = cis_columns(table, cis, report.metrics)
-    exports = (comparison_html(report, board=board), to_csv_text(board))
-    return _with_cis(table, cis, report.metrics), pairs, caption, markdown, latex, exports
+    return _with_cis(table, cis, report.metrics), pairs, caption, markdown, latex, cis_columns(table, cis, report.metrics)
+
+
+def _files_html(key: str, k: int, test: str, alpha: float, board: pd.DataFrame) -> str:
+    """The comparison as one standalone HTML file (built when its button is clicked)."""
+    from tempo_eval.report_html import comparison_html
+
+    return comparison_html(run_files.load(key).report(k, test=test, alpha=alpha), board=board)
 
 
 def _with_cis(table: pd.DataFrame, cis: dict, metrics: list[str]) -> pd.DataFrame:
@@ -262,9 +265,9 @@ with errors.page_guard("compare"):
         downloads.download_figure(figure, "ndcg_curves", key="curves_fig")
 
     st.subheader("Significance")
-    exports = None
+    board = None
     if found is not None:
-        table, pairs, caption, markdown, latex, exports = _files_report(found.key, k, test, float(alpha))
+        table, pairs, caption, markdown, latex, board = _files_report(found.key, k, test, float(alpha))
     elif curves:
         table, pairs, caption, markdown, latex = _system_report(
             store_reads.db_path(), dataset_id, k, tuple(curves), test, float(alpha), missing
@@ -282,11 +285,11 @@ with errors.page_guard("compare"):
     d1, d2, d3, d4 = st.columns(4)
     d1.download_button("Table (Markdown)", markdown, "comparison.md", key="compare_md", icon=":material/download:")
     d2.download_button("Table (LaTeX)", latex, "comparison.tex", key="compare_tex", icon=":material/download:")
-    if exports is not None:  # run files: the comparison as one HTML file and the table with CIs as CSV
-        d3.download_button("Comparison (HTML)", exports[0], "comparison.html", mime="text/html", key="compare_html",
-                           icon=":material/download:")
-        d4.download_button("Table (CSV)", exports[1], "comparison.csv", mime="text/csv", key="compare_csv",
-                           icon=":material/download:")
+    if board is not None:  # run files: the comparison as one HTML file and the table with CIs as CSV
+        d3.download_button("Comparison (HTML)", lambda: _files_html(found.key, k, test, float(alpha), board),
+                           "comparison.html", mime="text/html", key="compare_html", icon=":material/download:")
+        d4.download_button("Table (CSV)", lambda: downloads.csv_bytes(board), "comparison.csv", mime="text/csv",
+                           key="compare_csv", icon=":material/download:")
         compare_asof.show(found)
 
     st.subheader("Per query: run A against run B")
