@@ -86,14 +86,31 @@ def content_key(arguments: dict[str, Any]) -> str:
     return digest.hexdigest()
 
 
-def compute(arguments: dict[str, Any], progress: Callable[[float], None] | None = None) -> dict[str, Any]:
+class Cancelled(Exception):
+    """The job's cancel event was set while the files were read."""
+
+
+def compute(arguments: dict[str, Any], progress: Callable[[float], None] | None = None,
+            cancel: Any = None) -> dict[str, Any] | None:
     """The worker's job: score the files of `arguments` (runs: paths, qrels: a path; doc_dates
     and query_dates: paths or None; missing, precision, k, max_age, half_life) unless a folder
-    for the same bytes and settings exists, and return {"key": folder name}. Bad input raises
-    the readers' errors (InputError, DateError), which name the file, the line and the value."""
+    for the same bytes and settings exists, and return {"key": folder name}; None when `cancel`
+    (a threading.Event) is set before the comparison is saved. Bad input raises the readers'
+    errors (InputError, DateError), which name the file, the line and the value."""
+    try:
+        return _compute(arguments, progress or (lambda fraction: None), cancel)
+    except Cancelled:
+        return None
+
+
+def _compute(arguments: dict[str, Any], progress: Callable[[float], None], cancel: Any) -> dict[str, Any]:
     from tempo_eval.trec_scores import score_trec_files
 
-    report = progress or (lambda fraction: None)
+    def report(fraction: float) -> None:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled
+        progress(fraction)
+
     report(0.0)
     key = content_key(arguments)
     folder = cache_root() / key

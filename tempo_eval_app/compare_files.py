@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from tempo_eval import comparison_store
-from tempo_eval_app import formatting, links, paths, run_files
+from tempo_eval_app import formatting, links, paths, run_files, worker_jobs
 
 #: session keys of the inputs a reopened comparison fills in
 _PATH_KEYS = {"runs": "compare_run_paths", "qrels": "compare_qrels_path", "doc_dates": "compare_doc_dates_path",
@@ -136,6 +136,8 @@ def scores(missing: str, k: int) -> comparison_store.StoredComparison:
     if job["active"]:
         fraction = job["done"] / job["total"] if job["total"] else 0.0
         st.progress(min(1.0, fraction), text=formatting.md_escape(run_files.progress_text(job)))
+        if st.button("Cancel", key="compare_cancel"):  # the worker reads it within a second
+            worker_jobs.queue().request_cancel(job["id"])
         time.sleep(0.5)
         st.rerun()
     found = run_files.stored(job) if job["status"] == "finished" else None

@@ -130,3 +130,19 @@ def test_documents_hand_computed_flags_and_ages(tmp_path: Path) -> None:
     q2 = frame[frame["query_id"] == "q2"].iloc[0]
     assert q2["date"] == "2023-01-11" and q2["flag"] == "" and math.isnan(q2["age"]) and pd.isna(q2["as_of"])
     assert frame[frame["run"] == "b"]["flag"].tolist() == ["stale"]
+
+
+def test_a_cancelled_comparison_saves_nothing() -> None:
+    import threading
+
+    cancel = threading.Event()
+    seen: list[float] = []
+
+    def progress(fraction: float) -> None:
+        seen.append(fraction)
+        if fraction > 0:
+            cancel.set()  # as the worker's watch does when the page asks
+
+    assert comparison_store.compute(_arguments(), progress, cancel) is None
+    assert seen
+    assert not comparison_store.cache_root().exists() or not any(comparison_store.cache_root().iterdir())

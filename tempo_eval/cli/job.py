@@ -96,8 +96,8 @@ def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[s
             from tempo_eval.comparison_store import compute
 
             with _Watch(queue, job["id"]) as watch:
-                result = compute(job["arguments"], lambda fraction: watch.progress(round(fraction * 1000), 1000))
-            return {"id": job["id"], "status": "finished", "result": result}
+                result = compute(job["arguments"], lambda f: watch.progress(round(f * 1000), 1000), watch.cancel)
+            return {"id": job["id"], "status": "cancelled" if result is None else "finished", "result": result}
         raise ValueError(f"unknown job kind {job['kind']!r}")
     except Exception as exc:  # the job fails with a one-line error; the traceback goes to the log
         logger.exception("job %d failed", job["id"])
