@@ -8,9 +8,12 @@ the row that the worker reads. Because everything is in the workspace, the job o
 process, and every app process on the same workspace shows it.
 
 What runs here: evaluations (Evaluate), the NLI model check (Evaluate's verifier list), so the
-app process never imports torch or transformers, and Compare's run files (`run_files.py`). What
-still runs in the app process: reading an uploaded dataset (Datasets, Evaluate) and importing
-foreign scores; they are bounded by the upload limit and hold no model.
+app process never imports torch or transformers, Compare's run files (`run_files.py`), and reading
+what was uploaded on a page
+(`tempo_eval_app.upload_jobs`: a dataset file or TREC runs on Datasets, foreign scores on
+Agreement): the page saves the bytes to the workspace, queues the job (`page_job`), waits for it
+a moment (`PAGE_WAIT_S`, enough for a small file) and otherwise shows it waiting or reading
+(`show_pending`) until it ends.
 """
 
 from __future__ import annotations
@@ -83,6 +86,66 @@ def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: st
                             needs_key=typed is not None)
     spawn_worker(key_for=job_id if typed else None, api_key=typed)
     return job_id
+
+
+#: how long a page waits for an upload's job before it shows the job reading instead (s);
+#: TEMPO_EVAL_PAGE_WAIT_S sets another (the tests wait until the job ends)
+PAGE_WAIT_S = 3.0
+#: the job kinds of the upload boxes (see `tempo_eval_app.upload_jobs`)
+UPLOAD_KINDS = ("dataset_upload", "trec_runs", "foreign_import")
+
+
+def page_job(kind: str, arguments: dict[str, Any], label: str, *, again: bool = False) -> dict[str, Any]:
+    """The job of `kind` with exactly these arguments: the newest one (a rerun, a reload or another
+    session finds it; one that was interrupted or cancelled is queued anew), or with `again` always
+    a new one; a new job starts a worker. Waits up to PAGE_WAIT_S for it to end."""
+    found = None if again else queue().latest(kind, arguments)
+    if found is not None and found["status"] == "running":
+        found = job(found["id"])
+    if found is None or found["status"] in ("interrupted", "cancelled"):
+        found = queue().get(queue().submit(kind, arguments, label=label))
+        spawn_worker()
+    return wait(found)
+
+
+def wait(found: dict[str, Any], seconds: float | None = None) -> dict[str, Any]:
+    """The job once it has ended, or as it is after `seconds` (default PAGE_WAIT_S)."""
+    if seconds is None:
+        seconds = float(os.environ.get("TEMPO_EVAL_PAGE_WAIT_S") or PAGE_WAIT_S)
+    deadline = time.monotonic() + seconds
+    while found["active"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+        found = job(found["id"]) or found
+    return found
+
+
+def show_pending(found: dict[str, Any]) -> None:
+    """An active job's state (its place in the queue, or reading for N s) and a watch that reruns
+    the page once a second until the job has ended."""
+    job_id = found["id"]
+
+    @st.fragment(run_every=1.0)
+    def watch() -> None:
+        current = job(job_id) or found
+        if not current["active"]:
+            st.rerun()
+        if current["status"] == "queued":
+            place = queue().place(job_id)
+            st.info(f"{current['label']}: waiting in the queue, place {place or '…'} (at most "
+                    f"{default_limit()} jobs run at once).", icon=":material/hourglass_top:")
+        else:
+            st.info(f"{current['label']}: a worker is reading it ({elapsed(current):.0f} s so far).",
+                    icon=":material/hourglass_top:")
+        if current["status"] == "queued" and st.button("Cancel", key=f"cancel_upload_{job_id}",
+                                                       icon=":material/stop_circle:"):
+            queue().request_cancel(job_id)
+
+    watch()
+
+
+def save_uploads(uploads: list[Any]) -> list[list[str]]:
+    """Several uploads saved as `save_upload` does: [[file name, saved path], ...]."""
+    return [[upload.name, str(save_upload(upload))] for upload in uploads]
 
 
 def resume(job: dict[str, Any], api_key: str | None) -> bool:

@@ -18,5 +18,7 @@ def _offline_and_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     # Every test gets its own workspace so stores and caches never leak between tests.
     monkeypatch.setenv("TEMPO_EVAL_HOME", str(tmp_path_factory.mktemp("tempo_eval_home")))
+    # a page waits for its upload's job to end (a worker process starts slowly on a loaded machine)
+    monkeypatch.setenv("TEMPO_EVAL_PAGE_WAIT_S", "120")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

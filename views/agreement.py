@@ -11,7 +11,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import downloads, errors, formatting, selection, store_reads, widgets, words
+from tempo_eval_app import (
+    downloads,
+    errors,
+    formatting,
+    selection,
+    store_reads,
+    widgets,
+    words,
+    worker_jobs,
+)
 
 selection.page_setup("Agreement")
 
@@ -43,13 +52,22 @@ with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEva
     upload = st.file_uploader("Results file", key="agreement_upload",
                               type=["csv", "tsv", "jsonl", "json", "parquet", "gz"])
     if upload is not None and st.button("Import", key="agreement_import"):
-        from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
-
-        foreign = load_foreign_results(upload)
-        for warning in foreign.dataset.warnings:
-            st.warning(formatting.md_escape(warning))
-        run_id = import_foreign_results(foreign, store_reads.store())
-        selection.select_dataset(store_reads.store().run_info(run_id)["dataset_id"], [run_id])
+        # a worker reads and stores the file (`tempo_eval_app.upload_jobs`), not the app process
+        arguments = {"path": str(worker_jobs.save_upload(upload)), "name": upload.name}
+        st.session_state["agreement_import_job"] = worker_jobs.page_job(
+            "foreign_import", arguments, f"Import {upload.name}", again=True)["id"]
+    imported = worker_jobs.job(st.session_state.get("agreement_import_job"))
+    if imported is not None and imported["active"]:
+        worker_jobs.show_pending(imported)
+    elif imported is not None:
+        del st.session_state["agreement_import_job"]
+        if imported["status"] == "finished":
+            for warning in imported["result"]["warnings"]:
+                st.warning(formatting.md_escape(warning))
+            selection.select_dataset(imported["dataset_id"], [imported["run_id"]])
+        else:
+            st.error(formatting.md_escape(errors.in_app_terms(imported["error"] or imported["status"])),
+                     icon=":material/error:")
 
 with errors.page_guard("agreement"):
     from tempo_eval.agreement import agreement_pairs, rank_correlations

@@ -1,10 +1,12 @@
 """Datasets: upload a file (CSV, TSV, JSONL, JSON, Parquet) or TREC runs with qrels, check and fix
 the column mapping, preview, and make it the active dataset. The bundled samples are one click away.
+
+Reading a file (and storing it) is a worker's job, not the app process's
+(`tempo_eval_app.upload_jobs`): the page saves the upload to the workspace, queues the read and
+shows what the worker found; the reads of every session show under "Uploads read by workers".
 """
 
 from __future__ import annotations
-
-import hashlib
 
 import pandas as pd
 import streamlit as st
@@ -18,6 +20,7 @@ from tempo_eval_app import (
     store_reads,
     uploads,
     widgets,
+    worker_jobs,
 )
 
 selection.page_setup("Datasets")
@@ -30,7 +33,87 @@ def _preview(frame: pd.DataFrame, key: str) -> None:
     st.dataframe(downloads.jsonify_cells(frame.head(50)), hide_index=True, width="stretch", key=key)
 
 
+def _preview_read(result: dict, key: str) -> None:
+    """The preview a worker read (`upload_jobs`): its first rows, the row count and the columns."""
+    st.caption(f"{result['rows']} rows · columns: {formatting.md_escape(', '.join(result['columns']))}")
+    frame = pd.DataFrame(result["preview"], columns=result["columns"])
+    st.dataframe(frame, hide_index=True, width="stretch", key=key)
+
+
+def _refused(found: dict, name: str) -> None:
+    """A read that failed: the loader's message in the page's words (it names the file, row and
+    field), or, for a conversation file, where it opens."""
+    conversations = (found["result"] or {}).get("conversations") or 0
+    if conversations:
+        st.error(formatting.md_escape(
+            f"{name} holds {conversations:,} conversation{'s' if conversations != 1 else ''}, "
+            "not dataset rows: open it on the Conversation page, which scores it with Turn Faithfulness."
+        ), icon=":material/forum:")
+        widgets.page_button("conversation")
+    else:
+        st.error(formatting.md_escape(errors.in_app_terms(found["error"] or "the worker gave no reason")),
+                 icon=":material/error:")
+
+
+def _ended(found: dict | None, name: str) -> dict | None:
+    """The result of an ended read; None (after saying why) while it runs, or when it failed."""
+    if found is None:
+        return None
+    if found["active"]:
+        worker_jobs.show_pending(found)
+        return None
+    if found["status"] != "finished":
+        if found["status"] == "failed":
+            _refused(found, name)
+        else:
+            st.warning(formatting.md_escape(f"{found['label']}: {found['status']}."))
+        return None
+    return found["result"]
+
+
+def _store(kind: str, arguments: dict, label: str, session_key: str) -> None:
+    """Queue the read that also stores the dataset (the "Use" buttons), remembered in the session."""
+    st.session_state[session_key] = worker_jobs.page_job(kind, {**arguments, "store": True}, label, again=True)["id"]
+
+
+def _adopt_stored(session_key: str, name: str) -> None:
+    """Once the storing job of this session has ended: select its dataset (or say why not)."""
+    found = worker_jobs.job(st.session_state.get(session_key))
+    if found is None:
+        return
+    if found["status"] == "finished" and found["dataset_id"] is not None:
+        del st.session_state[session_key]
+        selection.select_dataset(found["dataset_id"])
+    _ended(found, name)
+    if not found["active"]:
+        st.session_state.pop(session_key, None)
+
+
+def _column_peek(upload) -> list[str]:
+    """The file's columns for the mapping editor, from its first megabyte when the header is
+    there (CSV, TSV, JSONL), so a big upload is not decoded whole on every rerun."""
+    name = upload.name.lower()
+    whole = name.endswith((".json", ".parquet", ".pq", ".gz", ".zst"))
+    data = upload.getvalue() if whole else upload.getvalue()[: 1 << 20]
+    return uploads.peek_columns(data, upload.name)
+
+
+def _recent_reads() -> None:
+    """The latest reads of uploads in this workspace, from any session or app process."""
+    found = sorted((j for kind in worker_jobs.UPLOAD_KINDS for j in worker_jobs.queue().jobs(kind=kind, limit=5)),
+                   key=lambda j: -j["id"])[:5]
+    if not found:
+        return
+    with st.expander("Uploads read by workers", expanded=any(j["active"] for j in found)):
+        st.dataframe(pd.DataFrame([{
+            "job": j["id"], "what": j["label"], "status": j["status"],
+            "rows": (j["result"] or {}).get("rows"), "dataset": j["dataset_id"],
+            "error": errors.in_app_terms(j["error"] or ""),
+        } for j in found]), hide_index=True, width="stretch", key="upload_jobs_table")
+
+
 with errors.page_guard("datasets"):
+    _recent_reads()
     sample_tab, file_tab, trec_tab, stored_tab = st.tabs(
         ["Sample data", "Upload a dataset", "TREC runs + qrels", "Stored datasets"]
     )
@@ -48,20 +131,19 @@ with errors.page_guard("datasets"):
             selection.select_dataset(samples.load_sample_runs())
 
     with file_tab:
-        from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping, load_dataset
+        from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping
 
         # no `type=` filter: the loader's message for a wrong file ("save as CSV UTF-8") is clearer
         upload = st.file_uploader(
             "Dataset file", key="dataset_upload",
             help="CSV, TSV, JSONL, JSON or Parquet (optionally gzipped). List cells in CSV are JSON "
-                 "lists; gold_ids may be a JSON object of graded relevance.",
+                 "lists; gold_ids may be a JSON object of graded relevance. A worker process reads it.",
         )
         if upload is not None:
-            data = upload.getvalue()
-            digest = hashlib.sha256(data).hexdigest()
+            saved = worker_jobs.save_upload(upload)
             overrides = st.session_state.setdefault("mapping_overrides", {})
-            columns = uploads.peek_columns(data, upload.name)
-            mapping = overrides.get(digest)
+            columns = _column_peek(upload)
+            mapping = overrides.get(saved.name)
             st.subheader("Column mapping")
             if columns:
                 current = dict(mapping) if mapping is not None else detect_mapping(columns)
@@ -77,37 +159,28 @@ with errors.page_guard("datasets"):
                             key=f"map_{canonical}",
                         )
                     if st.form_submit_button("Apply mapping"):
-                        mapping = overrides[digest] = {k: v for k, v in chosen.items() if v != NONE}
+                        mapping = overrides[saved.name] = {k: v for k, v in chosen.items() if v != NONE}
             else:
                 st.caption("The file's columns could not be read; the message below says why.")
-            dataset = None
-            try:
-                dataset = load_dataset(data, mapping=mapping, name=upload.name)
-            except Exception as exc:  # the loader's message, readable, never a traceback
-                errors.logger.info("upload %s: %s", upload.name, exc)
-                conversations = uploads.conversation_count(data, upload.name)
-                if conversations:
-                    st.error(formatting.md_escape(
-                        f"{upload.name} holds {conversations:,} conversation{'s' if conversations != 1 else ''}, "
-                        "not dataset rows: open it on the Conversation page, which scores it with Turn Faithfulness."
-                    ), icon=":material/forum:")
-                    widgets.page_button("conversation")
-                else:
-                    errors.show_error(exc)
-            if dataset is not None:
-                for warning in dataset.warnings:
+            arguments = {"path": str(saved), "name": upload.name, "mapping": mapping}
+            read = _ended(worker_jobs.page_job("dataset_upload", {**arguments, "store": False}, f"Read {upload.name}"),
+                          upload.name)
+            if read is not None:
+                for warning in read["warnings"]:
                     st.warning(formatting.md_escape(warning))
-                st.success(f"Read {len(dataset.frame)} rows from **{formatting.md_escape(upload.name)}** ({formatting.md_escape(dataset.source_format)}).")
+                st.success(f"Read {read['rows']} rows from **{formatting.md_escape(upload.name)}** "
+                           f"({formatting.md_escape(read['source_format'])}).")
                 st.dataframe(
                     pd.DataFrame(
-                        [{"canonical column": c, "from file column": dataset.mapping.get(c, "—")} for c in CANONICAL_COLUMNS]
+                        [{"canonical column": c, "from file column": read["mapping"].get(c, "—")} for c in CANONICAL_COLUMNS]
                     ),
                     hide_index=True, key="mapping_table",
                 )
                 st.subheader("Preview")
-                _preview(dataset.frame, "upload_preview")
+                _preview_read(read, "upload_preview")
                 if st.button("Use this dataset", key="use_upload", type="primary", icon=":material/check:"):
-                    selection.select_dataset(store_reads.save_dataset(dataset))
+                    _store("dataset_upload", arguments, f"Store {upload.name}", "upload_store_job")
+            _adopt_stored("upload_store_job", upload.name)
 
     with trec_tab:
         st.caption(
@@ -122,27 +195,25 @@ with errors.page_guard("datasets"):
         corpus_file = st.file_uploader("Corpus (JSONL doc_id/text or TSV), optional",
                                        type=["jsonl", "tsv", "txt"], key="trec_corpus")
         if st.button("Read the runs", key="read_runs", disabled=not (run_files and qrels_file)):
-            from tempo_eval_app.retrieval import load_runs_dataset
-
-            try:
-                st.session_state["runs_dataset"] = load_runs_dataset(
-                    [(f.name, f.getvalue()) for f in run_files],
-                    (qrels_file.name, qrels_file.getvalue()),
-                    queries=(queries_file.name, queries_file.getvalue()) if queries_file else None,
-                    corpus=(corpus_file.name, corpus_file.getvalue()) if corpus_file else None,
-                )
-            except Exception as exc:
-                st.session_state.pop("runs_dataset", None)
-                errors.logger.info("runs upload: %s", exc)
-                errors.show_error(exc)
-        runs_dataset = st.session_state.get("runs_dataset")
-        if runs_dataset is not None:
-            for warning in runs_dataset.warnings:
+            arguments = {
+                "runs": worker_jobs.save_uploads(run_files), "qrels": worker_jobs.save_uploads([qrels_file])[0],
+                "queries": worker_jobs.save_uploads([queries_file])[0] if queries_file else None,
+                "corpus": worker_jobs.save_uploads([corpus_file])[0] if corpus_file else None,
+            }
+            label = f"Read the runs {', '.join(f.name for f in run_files)}"
+            st.session_state["runs_read"] = (arguments, label)
+            st.session_state["runs_read_job"] = worker_jobs.page_job("trec_runs", {**arguments, "store": False},
+                                                                     label, again=True)["id"]
+        runs_read = _ended(worker_jobs.job(st.session_state.get("runs_read_job")), "the runs")
+        if runs_read is not None:
+            for warning in runs_read["warnings"]:
                 st.warning(formatting.md_escape(warning))
-            _preview(runs_dataset.frame, "runs_preview")
+            _preview_read(runs_read, "runs_preview")
             if st.button("Use these runs", key="use_runs", type="primary", icon=":material/check:"):
-                st.session_state.pop("runs_dataset", None)
-                selection.select_dataset(store_reads.save_dataset(runs_dataset))
+                arguments, label = st.session_state["runs_read"]
+                st.session_state.pop("runs_read_job", None)
+                _store("trec_runs", arguments, label.replace("Read", "Store", 1), "runs_store_job")
+        _adopt_stored("runs_store_job", "the runs")
 
     with stored_tab:
         stored = store_reads.store().list_datasets()

@@ -13,9 +13,10 @@ take the job.
 
 Kinds: `evaluate` (the Evaluate page's settings, see `evaluation_metrics`, with the stored
 `dataset_id` or a file's `path`), `compare_runs` (the Compare page's run files, see
-`tempo_eval.comparison_store.compute`) and `nli_check`
+`tempo_eval.comparison_store.compute`), `nli_check`
 (whether an NLI checkpoint loads here; the page shows what the last check found, so the app
-process never loads torch).
+process never loads torch), and the uploads read for a page (`PAGE_KINDS`: `dataset_upload`,
+`trec_runs`, `foreign_import`, see `tempo_eval_app.upload_jobs`).
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[s
             with _Watch(queue, job["id"]) as watch:
                 result = compute(job["arguments"], lambda f: watch.progress(round(f * 1000), 1000), watch.cancel)
             return {"id": job["id"], "status": "cancelled" if result is None else "finished", "result": result}
+        if job["kind"] in PAGE_KINDS:
+            return {"id": job["id"], **page_job(job["kind"], job["arguments"])}
         raise ValueError(f"unknown job kind {job['kind']!r}")
     except Exception as exc:  # the job fails with a one-line error; the traceback goes to the log
         logger.exception("job %d failed", job["id"])
@@ -105,6 +108,18 @@ def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[s
         return {"id": job["id"], "status": "failed", "error": f"{type(exc).__name__}: {first}"}
     finally:
         logger.info("job %d ended", job["id"])
+
+
+#: kinds whose work is the dashboard's own (reading what was uploaded on a page); their handlers
+#: are in `tempo_eval_app.upload_jobs` (no Streamlit there), imported only when such a job runs
+PAGE_KINDS = ("dataset_upload", "trec_runs", "foreign_import")
+
+
+def page_job(kind: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Run a `PAGE_KINDS` job; returns how it ended ({status, error?, result?, dataset_id?, run_id?})."""
+    from tempo_eval_app.upload_jobs import HANDLERS
+
+    return HANDLERS[kind](arguments)
 
 
 def nli_check(model: str) -> dict[str, Any]:
