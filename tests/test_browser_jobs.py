@@ -18,6 +18,8 @@ from tests.test_browser import (
     expect,
     nav,
     require_browser,
+    upload,
+    use_uploaded_dataset,
     wait_idle,
 )
 
@@ -171,3 +173,25 @@ def test_paths_outside_the_allowed_folders_are_refused_on_evaluate(tmp_path) -> 
             _use_path(page, typed)
             expect(page.get_by_text(re.compile(r"^Refused:")).first).to_contain_text(why)
             expect(page.get_by_role("button", name="Run evaluation")).to_be_disabled()
+
+
+def test_a_dataset_uploaded_on_datasets_is_read_by_a_worker_and_listed_after_a_reload(tmp_path) -> None:
+    require_browser()
+    rows = "\n".join(f"q{i},When did the bridge open?,It opened in {1900 + i}." for i in range(12))
+    with app_page(tmp_path / "home") as (page, server, _):
+        nav(page, "Datasets")
+        page.get_by_role("tab", name="Upload a dataset").click()
+        upload(page, "Dataset file", "bridges.csv", f"query_id,query,answer\n{rows}\n".encode())
+        expect(page.get_by_text("Read 12 rows from").first).to_be_visible(timeout=120_000)
+        use_uploaded_dataset(page, "bridges.csv")
+        page.reload()
+        wait_idle(page)
+        nav(page, "Datasets")
+        page.get_by_role("tab", name="Stored datasets").click()
+        # the tables draw on a canvas; their cells are in the page for assistive technology
+        stored = page.locator('[data-testid="stDataFrame"]:visible [role="gridcell"]')
+        expect(stored.filter(has_text=re.compile(r"^bridges\.csv$")).first).to_be_attached(timeout=30_000)
+        expect(page.get_by_role("combobox", name="Dataset")).to_have_value(re.compile("bridges.csv"))
+        page.get_by_text("Uploads read by workers").first.click()
+        expect(stored.filter(has_text="Store bridges.csv").first).to_be_attached(timeout=30_000)
+        assert "Traceback" not in server.log()
