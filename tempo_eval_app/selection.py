@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -50,6 +51,31 @@ def open_page(page: str, dataset_id: int, run_ids: Sequence[int], **params: Any)
     st.switch_page(page, query_params=query)
 
 
+def store_version(db: str) -> tuple[int, ...]:
+    """Changes whenever any process commits to the workspace database `db`: the modification
+    time and size of the file and of its write-ahead log (WAL mode: every commit appends to the
+    log), read with two stat calls. Part of the key of cached store reads, so a new run, dataset
+    or result written by a worker or another app process is read again at the next rerun."""
+    version: list[int] = []
+    for suffix in ("", "-wal"):
+        try:
+            stat = os.stat(db + suffix)
+            version += [stat.st_mtime_ns, stat.st_size]
+        except OSError:
+            version += [0, 0]
+    return tuple(version)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _datasets(db: str, version: tuple[int, ...]) -> pd.DataFrame:
+    return store().list_datasets()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _runs(db: str, dataset_id: int, version: tuple[int, ...]) -> pd.DataFrame:
+    return store().list_runs(dataset_id)
+
+
 def _dataset_label(datasets: pd.DataFrame) -> Callable[[int], str]:
     names = {int(r.id): f"{r.name} ({r.n_rows:,} row{'' if r.n_rows == 1 else 's'}) · #{r.id}" for r in datasets.itertuples()}
     return lambda i: names.get(int(i), f"#{i}")
@@ -62,11 +88,11 @@ def sidebar() -> None:
     The choice is mirrored in the query parameters (`?dataset=3&runs=5,6`), so a link reopens
     the same view.
     """
-    s = store()
-    datasets = s.list_datasets()
+    db = db_path()
+    datasets = _datasets(db, store_version(db))
     if datasets.empty:
         load_sample_qa()
-        datasets = s.list_datasets()
+        datasets = _datasets(db, store_version(db))
     ids = [int(i) for i in datasets["id"]]
     state = st.session_state
     if _PENDING_DATASET in state:
@@ -77,7 +103,7 @@ def sidebar() -> None:
     with st.sidebar:
         st.markdown("### Data")
         dataset_id = st.selectbox("Dataset", ids, key=DATASET_KEY, format_func=_dataset_label(datasets))
-        runs = s.list_runs(dataset_id)
+        runs = _runs(db, int(dataset_id), store_version(db))
         run_ids = [int(i) for i in runs["id"]]
         if _PENDING_RUNS in state:
             state[RUNS_KEY] = [r for r in state.pop(_PENDING_RUNS) if r in run_ids]
@@ -101,7 +127,7 @@ def sidebar() -> None:
         # always the same number of elements: a sidebar that changes length leaves stale copies
         # on screen while a fragment reruns
         hint = "" if run_ids else "No evaluation run yet for this dataset: open **Evaluate**. "
-        st.caption(hint + f"Workspace: {md_escape(Path(db_path()).parent)}")
+        st.caption(hint + f"Workspace: {md_escape(Path(db).parent)}")
     st.query_params["dataset"] = str(dataset_id)
     if state[RUNS_KEY]:
         st.query_params["runs"] = ",".join(str(r) for r in state[RUNS_KEY])

@@ -120,3 +120,23 @@ def test_a_read_still_running_shows_its_place_in_the_queue(monkeypatch) -> None:
     assert not at.exception
     assert any("waiting in the queue, place 1" in i.value for i in at.info)
     assert len(JobQueue().jobs(kind="dataset_upload")) == 1
+
+
+def test_the_sidebar_reads_the_store_again_once_another_process_wrote_to_it() -> None:
+    """The sidebar's dataset and run lists are cached by the store's version: a dataset or run
+    written by another connection (a worker) shows at the next rerun."""
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.runner import evaluate
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    before = list(at.sidebar.selectbox(key="dataset_id").options)
+    other = RunStore()  # another connection, as a worker's
+    dataset_id = other.save_dataset(load_dataset(SAMPLE / "temporal_qa.jsonl"))
+    at.run()
+    assert len(at.sidebar.selectbox(key="dataset_id").options) == len(before) + 1
+    at.sidebar.selectbox(key="dataset_id").set_value(dataset_id).run()
+    assert at.sidebar.multiselect(key="run_ids").options == []
+    evaluate(other.get_dataset(dataset_id), [TemporalFaithfulness(mode="focus_time")], store=other, run_name="fresh")
+    at.run()
+    assert [o for o in at.sidebar.multiselect(key="run_ids").options if "fresh" in o]
