@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,18 +67,22 @@ def store_version(db: str) -> tuple[int, ...]:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _datasets(db: str, version: tuple[int, ...]) -> pd.DataFrame:
-    return store().list_datasets()
+def _dataset_choices(db: str, version: tuple[int, ...]) -> tuple[list[int], dict[int, str], int | None]:
+    """The stored datasets' ids (newest first), their labels and the default one (None: none stored)."""
+    datasets = store().list_datasets()
+    labels = {int(r.id): f"{r.name} ({r.n_rows:,} row{'' if r.n_rows == 1 else 's'}) · #{r.id}"
+              for r in datasets.itertuples()}
+    return list(labels), labels, None if datasets.empty else _default_dataset(datasets)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _runs(db: str, dataset_id: int, version: tuple[int, ...]) -> pd.DataFrame:
-    return store().list_runs(dataset_id)
-
-
-def _dataset_label(datasets: pd.DataFrame) -> Callable[[int], str]:
-    names = {int(r.id): f"{r.name} ({r.n_rows:,} row{'' if r.n_rows == 1 else 's'}) · #{r.id}" for r in datasets.itertuples()}
-    return lambda i: names.get(int(i), f"#{i}")
+def _run_choices(db: str, dataset_id: int, version: tuple[int, ...]) -> tuple[list[int], dict[int, str], list[int]]:
+    """A dataset's runs: ids (newest first), labels, and the default choice: the newest run that
+    has results and is not failed (a run whose rows all failed is never what a page opens on)."""
+    runs = store().list_runs(dataset_id)
+    labels = {int(r.id): f"{r.name} · #{r.id} ({r.status}, {r.n_results} results)" for r in runs.itertuples()}
+    usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
+    return list(labels), labels, [int(usable["id"].iloc[0])] if not usable.empty else []
 
 
 def sidebar() -> None:
@@ -89,28 +93,22 @@ def sidebar() -> None:
     the same view.
     """
     db = db_path()
-    datasets = _datasets(db, store_version(db))
-    if datasets.empty:
+    ids, names, first = _dataset_choices(db, store_version(db))
+    if not ids:
         load_sample_qa()
-        datasets = _datasets(db, store_version(db))
-    ids = [int(i) for i in datasets["id"]]
+        ids, names, first = _dataset_choices(db, store_version(db))
     state = st.session_state
     if _PENDING_DATASET in state:
         state[DATASET_KEY] = state.pop(_PENDING_DATASET)
     if state.get(DATASET_KEY) not in ids:
         wanted = _param_ints("dataset")
-        state[DATASET_KEY] = wanted[0] if wanted and wanted[0] in ids else _default_dataset(datasets)
+        state[DATASET_KEY] = wanted[0] if wanted and wanted[0] in ids else first
     with st.sidebar:
         st.markdown("### Data")
-        dataset_id = st.selectbox("Dataset", ids, key=DATASET_KEY, format_func=_dataset_label(datasets))
-        runs = _runs(db, int(dataset_id), store_version(db))
-        run_ids = [int(i) for i in runs["id"]]
+        dataset_id = st.selectbox("Dataset", ids, key=DATASET_KEY, format_func=lambda i: names.get(int(i), f"#{i}"))
+        run_ids, labels, default = _run_choices(db, int(dataset_id), store_version(db))
         if _PENDING_RUNS in state:
             state[RUNS_KEY] = [r for r in state.pop(_PENDING_RUNS) if r in run_ids]
-        # the newest run that has results and is not failed: a run whose rows all failed is
-        # never what a page opens on
-        usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
-        default = [int(usable["id"].iloc[0])] if not usable.empty else []
         if RUNS_KEY not in state:
             wanted = [r for r in _param_ints("runs") if r in run_ids]
             state[RUNS_KEY] = wanted or default
@@ -119,7 +117,6 @@ def sidebar() -> None:
                 default if state.get("_runs_for") != dataset_id else []
             )
         state["_runs_for"] = dataset_id
-        labels = {int(r.id): f"{r.name} · #{r.id} ({r.status}, {r.n_results} results)" for r in runs.itertuples()}
         st.multiselect(
             "Evaluation runs", run_ids, key=RUNS_KEY, format_func=lambda i: labels.get(int(i), f"#{i}"),
             help="Runs of this dataset stored in the workspace. Evaluate the dataset to add one.",
