@@ -42,20 +42,29 @@ def pin_baseline(table: pd.DataFrame, runs: pd.DataFrame, metrics: list[str], wh
     return table, added
 
 
-def show_trends(runs: pd.DataFrame, dataset_id: int) -> None:
-    """The trend chart of the runs of `dataset_id` among `runs`; a clicked point opens its run."""
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _trend_figure(db: str, dataset_id: int, version: tuple[int, ...]):
+    """The trend chart of a dataset's runs (None: no stored mean), built once per version of the
+    workspace database and shared (Streamlit draws a copy; never modify it)."""
     from tempo_eval.leaderboard import metric_trends
     from tempo_eval.viz.trends import trend_chart
 
+    runs = selection.runs_of(dataset_id)
+    trends = metric_trends(runs, store_reads.runs_board(runs))
+    return None if trends.empty else trend_chart(trends)
+
+
+def show_trends(runs: pd.DataFrame, dataset_id: int) -> None:
+    """The trend chart of the runs of `dataset_id` among `runs`; a clicked point opens its run."""
     mine = runs[runs["dataset_id"] == dataset_id]
     if len(mine) < 2:
         st.caption("Trends need two runs of the active dataset.")
         return
-    trends = metric_trends(mine, store_reads.runs_board(mine))
-    if trends.empty:
+    figure = _trend_figure(store_reads.db_path(), int(dataset_id), selection.store_version(store_reads.db_path()))
+    if figure is None:
         st.caption("No metric has a stored mean yet.")
         return
-    event = st.plotly_chart(trend_chart(trends), key="runs_trends", on_select="rerun", selection_mode="points",
+    event = st.plotly_chart(figure, key="runs_trends", on_select="rerun", selection_mode="points",
                             width="stretch")
     selection_ = getattr(event, "selection", None) or (event.get("selection") if isinstance(event, dict) else None)
     points = (getattr(selection_, "points", None) or (selection_.get("points", []) if isinstance(selection_, dict) else []))

@@ -85,6 +85,18 @@ def _run_choices(db: str, dataset_id: int, version: tuple[int, ...]) -> tuple[li
     return list(labels), labels, [int(usable["id"].iloc[0])] if not usable.empty else []
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _runs_of(db: str, dataset_id: int | None, version: tuple[int, ...]) -> pd.DataFrame:
+    return store().list_runs(dataset_id)
+
+
+def runs_of(dataset_id: int | None) -> pd.DataFrame:
+    """`RunStore.list_runs` of one dataset (None: of every dataset), cached until the workspace
+    database changes (`store_version`): a rename, a deletion or a new result shows at once."""
+    db = db_path()
+    return _runs_of(db, None if dataset_id is None else int(dataset_id), store_version(db))
+
+
 def sidebar() -> None:
     """Which dataset and which evaluation runs every page works on.
 

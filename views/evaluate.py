@@ -342,7 +342,7 @@ with errors.page_guard("evaluate"):
         progress_panel()
 
     st.subheader("Runs of this dataset")
-    runs = store_reads.store().list_runs(dataset_id)
+    runs = selection.runs_of(dataset_id)
     if runs.empty:
         st.caption("None yet.")
     else:

@@ -86,6 +86,13 @@ def leaderboard_table(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return pd.DataFrame.from_records(records), metrics
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _leaderboard(db: str, scope: int | None, version: tuple[int, ...]) -> tuple[pd.DataFrame, list[str]]:
+    """`leaderboard_table` of the runs of `scope` (a dataset id, None: all), cached until the
+    workspace database changes."""
+    return leaderboard_table(selection.runs_of(scope))
+
+
 def _matches(table: pd.DataFrame, text: str) -> pd.Series:
     needle = text.strip().lower()
     if not needle:
@@ -102,7 +109,7 @@ def _run_choice_label(table: pd.DataFrame):
 def _diff(table: pd.DataFrame, a: int, b: int) -> None:
     from tempo_eval.leaderboard import config_diff, mean_changes
 
-    runs = store_reads.runs_table(None).set_index("id")
+    runs = selection.runs_of(None).set_index("id")
     info_a, info_b = store_reads.store().run_info(a), store_reads.store().run_info(b)
     st.markdown(f"**A** = {formatting.md_escape(info_a['name'])} #{formatting.md_escape(a)} · **B** = {formatting.md_escape(info_b['name'])} #{formatting.md_escape(b)}")
     diff = config_diff(info_a["config"], info_b["config"])
@@ -232,11 +239,12 @@ with errors.page_guard("runs"):
     dataset_id = selection.require_dataset_id()
     links.init_from_param("runs_all", "all", lambda v: v == "1")
     all_datasets = st.toggle("All datasets", key="runs_all", help="List the runs of every stored dataset.")
-    runs = store_reads.runs_table(None if all_datasets else dataset_id)
+    scope = None if all_datasets else dataset_id
+    runs = selection.runs_of(scope)
     if runs.empty:
         widgets.empty_state("No run stored for this dataset yet.", "evaluate")
     else:
-        table, metrics = leaderboard_table(runs)
+        table, metrics = _leaderboard(store_reads.db_path(), scope, selection.store_version(store_reads.db_path()))
 
         f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
         table, deltas = run_trends.pin_baseline(table, runs, metrics, f4)
