@@ -89,13 +89,19 @@ def _adopt_stored(session_key: str, name: str) -> None:
         st.session_state.pop(session_key, None)
 
 
-def _column_peek(upload) -> list[str]:
-    """The file's columns for the mapping editor, from its first megabyte when the header is
-    there (CSV, TSV, JSONL), so a big upload is not decoded whole on every rerun."""
-    name = upload.name.lower()
-    whole = name.endswith((".json", ".parquet", ".pq", ".gz", ".zst"))
-    data = upload.getvalue() if whole else upload.getvalue()[: 1 << 20]
-    return uploads.peek_columns(data, upload.name)
+def _column_peek(upload, saved_name: str) -> list[str]:
+    """The file's columns for the mapping editor, read once per upload (kept in the session):
+    from its first megabyte when the header is there (CSV, TSV, JSONL), so a big upload is not
+    copied or decoded whole."""
+    key = f"_columns_{saved_name}"
+    if key not in st.session_state:
+        name = upload.name.lower()
+        upload.seek(0)
+        whole = name.endswith((".json", ".parquet", ".pq", ".gz", ".zst"))
+        data = upload.getvalue() if whole else upload.read(1 << 20)
+        upload.seek(0)
+        st.session_state[key] = uploads.peek_columns(data, upload.name)
+    return st.session_state[key]
 
 
 def _recent_reads() -> None:
@@ -142,7 +148,7 @@ with errors.page_guard("datasets"):
         if upload is not None:
             saved = worker_jobs.save_upload(upload)
             overrides = st.session_state.setdefault("mapping_overrides", {})
-            columns = _column_peek(upload)
+            columns = _column_peek(upload, saved.name)
             mapping = overrides.get(saved.name)
             st.subheader("Column mapping")
             if columns:
