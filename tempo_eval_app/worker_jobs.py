@@ -13,7 +13,8 @@ what was uploaded on a page
 (`tempo_eval_app.upload_jobs`: a dataset file or TREC runs on Datasets, foreign scores on
 Agreement): the page saves the bytes to the workspace, queues the job (`page_job`), waits for it
 a moment (`PAGE_WAIT_S`, enough for a small file) and otherwise shows it waiting or reading
-(`show_pending`) until it ends.
+(`show_pending`) until it ends. Still in the app process: scoring run files on Compare
+(`jobs.py`, a thread), which loads no model.
 """
 
 from __future__ import annotations
