@@ -32,6 +32,7 @@ import streamlit as st
 from tempo_eval.cli.job import KEY_ENV, PLACEHOLDER
 from tempo_eval.store.db import default_db_path, workspace_dir
 from tempo_eval.store.jobs import JobQueue, default_limit
+from tempo_eval_app.formatting import md_escape
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKING = "Checking whether the model loads here…"
@@ -132,10 +133,10 @@ def show_pending(found: dict[str, Any]) -> None:
             st.rerun()
         if current["status"] == "queued":
             place = queue().place(job_id)
-            st.info(f"{current['label']}: waiting in the queue, place {place or '…'} (at most "
-                    f"{default_limit()} jobs run at once).", icon=":material/hourglass_top:")
+            st.info(md_escape(f"{current['label']}: waiting in the queue, place {place or '…'} (at most "
+                              f"{default_limit()} jobs run at once)."), icon=":material/hourglass_top:")
         else:
-            st.info(f"{current['label']}: a worker is reading it ({elapsed(current):.0f} s so far).",
+            st.info(md_escape(f"{current['label']}: a worker is reading it ({elapsed(current):.0f} s so far)."),
                     icon=":material/hourglass_top:")
         if current["status"] == "queued" and st.button("Cancel", key=f"cancel_upload_{job_id}",
                                                        icon=":material/stop_circle:"):
