@@ -35,7 +35,7 @@ def _preview(frame: pd.DataFrame, key: str) -> None:
 
 def _preview_read(result: dict, key: str) -> None:
     """The preview a worker read (`upload_jobs`): its first rows, the row count and the columns."""
-    st.caption(f"{result['rows']} rows · columns: {formatting.md_escape(', '.join(result['columns']))}")
+    st.caption(f"{formatting.md_escape(result['rows'])} rows · columns: {formatting.md_escape(', '.join(result['columns']))}")
     frame = pd.DataFrame(result["preview"], columns=result["columns"])
     st.dataframe(frame, hide_index=True, width="stretch", key=key)
 
@@ -105,12 +105,14 @@ def _column_peek(upload, saved_name: str) -> list[str]:
 
 
 def _recent_reads() -> None:
-    """The latest reads of uploads in this workspace, from any session or app process."""
+    """The latest reads of uploads in this workspace, from any session or app process. Drawn
+    below the tabs: an element appearing above them would reopen the first tab."""
     found = sorted((j for kind in worker_jobs.UPLOAD_KINDS for j in worker_jobs.queue().jobs(kind=kind, limit=5)),
                    key=lambda j: -j["id"])[:5]
-    if not found:
-        return
-    with st.expander("Uploads read by workers", expanded=any(j["active"] for j in found)):
+    with st.expander("Uploads read by workers"):
+        if not found:
+            st.caption("None yet.")
+            return
         st.dataframe(pd.DataFrame([{
             "job": j["id"], "what": j["label"], "status": j["status"],
             "rows": (j["result"] or {}).get("rows"), "dataset": j["dataset_id"],
@@ -119,7 +121,6 @@ def _recent_reads() -> None:
 
 
 with errors.page_guard("datasets"):
-    _recent_reads()
     sample_tab, file_tab, trec_tab, stored_tab = st.tabs(
         ["Sample data", "Upload a dataset", "TREC runs + qrels", "Stored datasets"]
     )
@@ -174,7 +175,7 @@ with errors.page_guard("datasets"):
             if read is not None:
                 for warning in read["warnings"]:
                     st.warning(formatting.md_escape(warning))
-                st.success(f"Read {read['rows']} rows from **{formatting.md_escape(upload.name)}** "
+                st.success(f"Read {formatting.md_escape(read['rows'])} rows from **{formatting.md_escape(upload.name)}** "
                            f"({formatting.md_escape(read['source_format'])}).")
                 st.dataframe(
                     pd.DataFrame(
@@ -231,3 +232,4 @@ with errors.page_guard("datasets"):
             if active is not None:
                 st.subheader("Active dataset")
                 _preview(store_reads.dataset_frame(active), "active_preview")
+    _recent_reads()
