@@ -187,6 +187,9 @@ def test_05_compare_two_evaluation_runs_without_the_single_system_notice(app) ->
     for _ in range(2):  # every run of the dataset (the new one may or may not be selected already)
         sidebar_runs.click()
         options = page.get_by_role("option")
+        # the list opens after the click: wait for an option or the empty list's text, since
+        # count() does not wait and a slow machine otherwise reads an unopened list as empty
+        options.or_(page.get_by_text("No results")).first.wait_for(timeout=30_000)
         if not options.count():
             page.keyboard.press("Escape")
             break
