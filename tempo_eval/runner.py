@@ -48,12 +48,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import inspect
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -416,8 +417,9 @@ class _Run:
                     self.total if stream.n_rows else f"about {self.total}", " (resumed)" if resumed else "")
         n_rows = 0
         try:
-            with extraction_memo():  # a text repeated across batches (a context, a query) is extracted once
-                n_rows = await self._batches(stream, resumed, store_rows, cancel, max_concurrency)
+            with extraction_memo(), _heap_settled_per_batch() as settle:
+                # a text repeated across batches (a context, a query) is extracted once
+                n_rows = await self._batches(stream, resumed, store_rows, cancel, max_concurrency, settle)
         except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
             failed = isinstance(exc, Exception)
             try:
@@ -438,7 +440,7 @@ class _Run:
 
     async def _batches(
         self, stream: DatasetStream, resumed: bool, store_rows: bool, cancel: threading.Event | None,
-        max_concurrency: int,
+        max_concurrency: int, settle: Callable[[], None],
     ) -> int:
         """Score and store every batch; the number of rows read."""
         n_rows = 0
@@ -461,6 +463,8 @@ class _Run:
             if self.status == "cancelled":
                 return n_rows
             self._report()
+            del frame, pending
+            settle()
             await asyncio.sleep(0)  # Ctrl-C (a cancellation) is seen between batches
         if store_rows and stream.n_rows is not None:
             self.store.finish_dataset(self.dataset_id, stream.n_rows, stream.warnings)
@@ -497,12 +501,16 @@ class _Run:
             self.deadline_rows += len(pending)
             self._record([(i, rows[i], results[i]) for i, _ in pending], id_column)
             return
-        offline = await measure_batch([(i, rows[i], [m for m in todo if m.name in batched]) for i, todo in pending])
-        first = {i: found for (i, _), found in zip(pending, offline, strict=True)}
         online = [(i, [m for m in todo if m.name not in batched]) for i, todo in pending]
-        if not any(todo for _, todo in online):
-            self._record([(i, rows[i], first[i]) for i, _ in pending], id_column)  # one transaction
-            return
+        offline_only = not any(todo for _, todo in online)
+        with _gc_paused():  # the batch's cycles are collected after it (`_heap_settled_per_batch`)
+            offline = await measure_batch(
+                [(i, rows[i], [m for m in todo if m.name in batched]) for i, todo in pending]
+            )
+            first = {i: found for (i, _), found in zip(pending, offline, strict=True)}
+            if offline_only:
+                self._record([(i, rows[i], first[i]) for i, _ in pending], id_column)  # one transaction
+                return
         queue = iter(online)
 
         async def worker() -> None:
@@ -528,6 +536,52 @@ class _Run:
         )
         self.done += len(scored)
         self.computed += sum(len(results) for _, _, results in scored)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic collector off for an offline batch: its objects are young and mostly die with
+    it, and what they leave is collected once after the batch. (The collections the allocations
+    of 1,000 rows set off cost a fifth of the scoring time, measured on 20,000 rows.)"""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+#: batches between two full collections of the whole heap while the run's heap is frozen
+_FULL_COLLECT_BATCHES = 50
+
+
+@contextlib.contextmanager
+def _heap_settled_per_batch() -> Iterator[Callable[[], None]]:
+    """A `settle()` to call after each batch: the batch's garbage cycles are collected and what
+    survives (the extraction memo's focus times, the store's caches) is frozen (`gc.freeze`),
+    so the cyclic collector does not rescan the run's growing heap again and again: it cost
+    half the scoring time of the focus-time metrics (measured on 20,000 rows). Every
+    `_FULL_COLLECT_BATCHES` batches, and at the end, the heap is unfrozen and fully collected,
+    so cycles that became garbage after being frozen are freed too. When something else
+    froze objects before (a Ray actor does), the heap is left as it is."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield lambda: None
+        return
+    batches = 0
+
+    def settle() -> None:
+        nonlocal batches
+        batches += 1
+        if batches % _FULL_COLLECT_BATCHES == 0:
+            gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+
+    try:
+        yield settle
+    finally:
+        gc.unfreeze()
 
 
 async def _run_workers(coroutines: Sequence[Any]) -> None:
