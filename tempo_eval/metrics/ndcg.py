@@ -164,8 +164,11 @@ def ndcg_curve(gains: Sequence[float], ideal_gains: Iterable[float], k: int) -> 
     any gain) the value is NaN: the caller decides whether that means "not measurable" (gold mode)
     or 0.0 (focus-time / LLM modes, where the candidates are the retrieved documents themselves).
     """
-    dcg = dcg_curve(gains, k)
-    idcg = dcg_curve(sorted(ideal_gains, reverse=True), k)
+    return ndcg_of_curves(dcg_curve(gains, k), dcg_curve(sorted(ideal_gains, reverse=True), k))
+
+
+def ndcg_of_curves(dcg: Sequence[float], idcg: Sequence[float]) -> list[float]:
+    """NDCG@1..k from DCG@1..k and IDCG@1..k (`ndcg_curve` when both are at hand already)."""
     return [d / i if i > 0 else NAN for d, i in zip(dcg, idcg, strict=True)]
 
 

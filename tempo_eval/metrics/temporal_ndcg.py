@@ -63,7 +63,7 @@ from tempo_eval.metrics.ndcg import (
     gain,
     gold_gains,
     gold_relevance,
-    ndcg_curve,
+    ndcg_of_curves,
     rank_by_trec_eval,
     year_set_relevance,
 )
@@ -538,7 +538,9 @@ def _details(
     k costs no memory) and repeated flat up to k, or up to MAX_CURVE_RANKS when k is larger;
     its last value is NDCG@k either way."""
     depth = curve_depth(k, len(gains), len(ideal_gains))
-    curve = ndcg_curve(gains, ideal_gains, depth)
+    dcg = dcg_curve(gains, depth)
+    idcg = dcg_curve(sorted(ideal_gains, reverse=True), depth)
+    curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
     curve += curve[-1:] * (min(k, max(depth, MAX_CURVE_RANKS)) - depth)
     ranks = [
         {
@@ -558,8 +560,8 @@ def _details(
         "gain": gain_kind,
         "curve": curve,
         "ranks": ranks,
-        "dcg": dcg_curve(gains, depth)[-1],
-        "idcg": dcg_curve(sorted(ideal_gains, reverse=True), depth)[-1],
+        "dcg": dcg[-1],
+        "idcg": idcg[-1],
     }
 
 
