@@ -406,6 +406,8 @@ class _Run:
         self.total = 0
         self._reported: tuple[int, int] | None = None
         self.status = "finished"
+        #: whether the last batch had rows scored one by one (see `_heap_settled_per_batch`)
+        self.online_batch = False
 
     async def evaluate(
         self, stream: DatasetStream, resumed: bool, store_rows: bool, cancel: threading.Event | None,
@@ -440,7 +442,7 @@ class _Run:
 
     async def _batches(
         self, stream: DatasetStream, resumed: bool, store_rows: bool, cancel: threading.Event | None,
-        max_concurrency: int, settle: Callable[[], None],
+        max_concurrency: int, settle: Callable[[bool], None],
     ) -> int:
         """Score and store every batch; the number of rows read."""
         n_rows = 0
@@ -464,7 +466,7 @@ class _Run:
                 return n_rows
             self._report()
             del frame, pending
-            settle()
+            settle(self.online_batch)
             await asyncio.sleep(0)  # Ctrl-C (a cancellation) is seen between batches
         if store_rows and stream.n_rows is not None:
             self.store.finish_dataset(self.dataset_id, stream.n_rows, stream.warnings)
@@ -503,6 +505,7 @@ class _Run:
             return
         online = [(i, [m for m in todo if m.name not in batched]) for i, todo in pending]
         offline_only = not any(todo for _, todo in online)
+        self.online_batch = not offline_only
         with _gc_paused():  # the batch's cycles are collected after it (`_heap_settled_per_batch`)
             offline = await measure_batch(
                 [(i, rows[i], [m for m in todo if m.name in batched]) for i, todo in pending]
@@ -552,29 +555,31 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-#: batches between two full collections of the whole heap while the run's heap is frozen
+#: batches scored row by row (online metrics) between two full collections of the frozen heap
 _FULL_COLLECT_BATCHES = 50
 
 
 @contextlib.contextmanager
-def _heap_settled_per_batch() -> Iterator[Callable[[], None]]:
-    """A `settle()` to call after each batch: what the batch left alive (the extraction memo's
-    new focus times, the store's caches) is frozen (`gc.freeze`), so the cyclic collector does
-    not rescan the run's growing heap again and again (that cost half the scoring time of the
-    focus-time metrics, measured on 20,000 rows). Every `_FULL_COLLECT_BATCHES` batches the
-    heap is unfrozen and fully collected, so cycles left by the batches are freed too, and at
-    the end it is unfrozen (scoring a batch leaves none, measured: the per-batch collection found nothing
-    and cost 10-25 ms a batch). When something else froze objects before (a Ray actor does),
-    or the collector is off, the heap is left as it is."""
+def _heap_settled_per_batch() -> Iterator[Callable[[bool], None]]:
+    """A `settle(online)` to call after each batch (`online`: rows were scored one by one, by a
+    judge or a model): what the batch left alive (the extraction memo's new focus times, the
+    store's caches) is frozen (`gc.freeze`), so the cyclic collector does not rescan the run's
+    growing heap again and again (that cost half the scoring time of the focus-time metrics,
+    measured on 20,000 rows). Offline batches leave no cycles (measured: a collection after
+    each found nothing, and cost 10-25 ms a batch, a full one over the memo 1 s), so the heap is
+    unfrozen and fully collected only after `_FULL_COLLECT_BATCHES` online batches (requests,
+    tasks and errors do leave cycles), and unfrozen at the end. When something else froze
+    objects before (a Ray actor does), or the collector is off, the heap is left as it is."""
     if gc.get_freeze_count() or not gc.isenabled():
-        yield lambda: None
+        yield lambda online: None
         return
-    batches = 0
+    online_batches = 0
 
-    def settle() -> None:
-        nonlocal batches
-        batches += 1
-        if batches % _FULL_COLLECT_BATCHES == 0:
+    def settle(online: bool) -> None:
+        nonlocal online_batches
+        online_batches += bool(online)
+        if online_batches >= _FULL_COLLECT_BATCHES:
+            online_batches = 0
             gc.unfreeze()
             gc.collect()
         gc.freeze()

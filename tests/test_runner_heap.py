@@ -45,8 +45,9 @@ def test_the_heap_is_frozen_between_batches_and_unfrozen_after_the_run(tmp_path,
             def __enter__(self):
                 settle = context.__enter__()
 
-                def watched():
-                    settle()
+                def watched(online):
+                    assert online is False  # focus-time metrics: every batch scored together
+                    settle(online)
                     frozen_during.append(gc.get_freeze_count())
 
                 return watched
