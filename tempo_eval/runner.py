@@ -48,12 +48,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import inspect
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -405,6 +406,8 @@ class _Run:
         self.total = 0
         self._reported: tuple[int, int] | None = None
         self.status = "finished"
+        #: whether the last batch had rows scored one by one (see `_heap_settled_per_batch`)
+        self.online_batch = False
 
     async def evaluate(
         self, stream: DatasetStream, resumed: bool, store_rows: bool, cancel: threading.Event | None,
@@ -416,8 +419,9 @@ class _Run:
                     self.total if stream.n_rows else f"about {self.total}", " (resumed)" if resumed else "")
         n_rows = 0
         try:
-            with extraction_memo():  # a text repeated across batches (a context, a query) is extracted once
-                n_rows = await self._batches(stream, resumed, store_rows, cancel, max_concurrency)
+            with extraction_memo(), _heap_settled_per_batch() as settle:
+                # a text repeated across batches (a context, a query) is extracted once
+                n_rows = await self._batches(stream, resumed, store_rows, cancel, max_concurrency, settle)
         except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
             failed = isinstance(exc, Exception)
             try:
@@ -438,7 +442,7 @@ class _Run:
 
     async def _batches(
         self, stream: DatasetStream, resumed: bool, store_rows: bool, cancel: threading.Event | None,
-        max_concurrency: int,
+        max_concurrency: int, settle: Callable[[bool], None],
     ) -> int:
         """Score and store every batch; the number of rows read."""
         n_rows = 0
@@ -461,6 +465,8 @@ class _Run:
             if self.status == "cancelled":
                 return n_rows
             self._report()
+            del frame, pending
+            settle(self.online_batch)
             await asyncio.sleep(0)  # Ctrl-C (a cancellation) is seen between batches
         if store_rows and stream.n_rows is not None:
             self.store.finish_dataset(self.dataset_id, stream.n_rows, stream.warnings)
@@ -497,12 +503,17 @@ class _Run:
             self.deadline_rows += len(pending)
             self._record([(i, rows[i], results[i]) for i, _ in pending], id_column)
             return
-        offline = await measure_batch([(i, rows[i], [m for m in todo if m.name in batched]) for i, todo in pending])
-        first = {i: found for (i, _), found in zip(pending, offline, strict=True)}
         online = [(i, [m for m in todo if m.name not in batched]) for i, todo in pending]
-        if not any(todo for _, todo in online):
-            self._record([(i, rows[i], first[i]) for i, _ in pending], id_column)  # one transaction
-            return
+        offline_only = not any(todo for _, todo in online)
+        self.online_batch = not offline_only
+        with _gc_paused():  # the batch's cycles are collected after it (`_heap_settled_per_batch`)
+            offline = await measure_batch(
+                [(i, rows[i], [m for m in todo if m.name in batched]) for i, todo in pending]
+            )
+            first = {i: found for (i, _), found in zip(pending, offline, strict=True)}
+            if offline_only:
+                self._record([(i, rows[i], first[i]) for i, _ in pending], id_column)  # one transaction
+                return
         queue = iter(online)
 
         async def worker() -> None:
@@ -528,6 +539,55 @@ class _Run:
         )
         self.done += len(scored)
         self.computed += sum(len(results) for _, _, results in scored)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic collector off for an offline batch: its objects are young and mostly die with
+    it, and what they leave is collected once after the batch. (The collections the allocations
+    of 1,000 rows set off cost a fifth of the scoring time, measured on 20,000 rows.)"""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+#: batches scored row by row (online metrics) between two full collections of the frozen heap
+_FULL_COLLECT_BATCHES = 50
+
+
+@contextlib.contextmanager
+def _heap_settled_per_batch() -> Iterator[Callable[[bool], None]]:
+    """A `settle(online)` to call after each batch (`online`: rows were scored one by one, by a
+    judge or a model): what the batch left alive (the extraction memo's new focus times, the
+    store's caches) is frozen (`gc.freeze`), so the cyclic collector does not rescan the run's
+    growing heap again and again (that cost half the scoring time of the focus-time metrics,
+    measured on 20,000 rows). Offline batches leave no cycles (measured: a collection after
+    each found nothing, and cost 10-25 ms a batch, a full one over the memo 1 s), so the heap is
+    unfrozen and fully collected only after `_FULL_COLLECT_BATCHES` online batches (requests,
+    tasks and errors do leave cycles), and unfrozen at the end. When something else froze
+    objects before (a Ray actor does), or the collector is off, the heap is left as it is."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield lambda online: None
+        return
+    online_batches = 0
+
+    def settle(online: bool) -> None:
+        nonlocal online_batches
+        online_batches += bool(online)
+        if online_batches >= _FULL_COLLECT_BATCHES:
+            online_batches = 0
+            gc.unfreeze()
+            gc.collect()
+        gc.freeze()
+
+    try:
+        yield settle
+    finally:
+        gc.unfreeze()
 
 
 async def _run_workers(coroutines: Sequence[Any]) -> None:

@@ -164,8 +164,11 @@ def ndcg_curve(gains: Sequence[float], ideal_gains: Iterable[float], k: int) -> 
     any gain) the value is NaN: the caller decides whether that means "not measurable" (gold mode)
     or 0.0 (focus-time / LLM modes, where the candidates are the retrieved documents themselves).
     """
-    dcg = dcg_curve(gains, k)
-    idcg = dcg_curve(sorted(ideal_gains, reverse=True), k)
+    return ndcg_of_curves(dcg_curve(gains, k), dcg_curve(sorted(ideal_gains, reverse=True), k))
+
+
+def ndcg_of_curves(dcg: Sequence[float], idcg: Sequence[float]) -> list[float]:
+    """NDCG@1..k from DCG@1..k and IDCG@1..k (`ndcg_curve` when both are at hand already)."""
     return [d / i if i > 0 else NAN for d, i in zip(dcg, idcg, strict=True)]
 
 
@@ -442,4 +445,9 @@ def focus_time_relevance(qft: Any, dft: Any) -> float:
     Both accept a FocusTime or a set of integer years. An empty DFT against a non-empty QFT is 0;
     an empty QFT is the caller's "not measurable" case (NaN here when the DFT is empty too).
     """
-    return 4.0 * jaccard(as_year_set(qft, name="qft"), as_year_set(dft, name="dft"))
+    return year_set_relevance(as_year_set(qft, name="qft"), as_year_set(dft, name="dft"))
+
+
+def year_set_relevance(qft: set[int] | frozenset[int], dft: set[int] | frozenset[int]) -> float:
+    """`focus_time_relevance` of two sets of integer years already checked (`as_year_set`)."""
+    return 4.0 * jaccard(qft, dft)

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tempo_eval.core.decompose import TOO_MANY_CLAIMS, claim_limit, too_many_claims_reason
-from tempo_eval.core.focus import FocusTime, as_year_set
+from tempo_eval.core.focus import FocusTime, years_of
 from tempo_eval.metrics.base import (
     MISSING_INPUT,
     NAN,
@@ -203,8 +203,9 @@ class TemporalFaithfulness(Metric):
         elif isinstance(dfts, (set, frozenset, FocusTime)) or not isinstance(dfts, (list, tuple)):
             raise TypeError("dfts must be a list with one focus time per document, not a single set")
 
-        answer_years = as_year_set(aft, name="aft")
-        context_years = [as_year_set(d, name=f"dfts[{i}]") for i, d in enumerate(dfts)]
+        # read only (`years_of`): the memo shares focus times between rows
+        answer_years = years_of(aft, "aft")
+        context_years = [d.years if type(d) is FocusTime else years_of(d, f"dfts[{i}]") for i, d in enumerate(dfts)]
         details: dict[str, Any] = {
             "mode": "focus_time",
             "reference_date": ref.isoformat() if ref else None,

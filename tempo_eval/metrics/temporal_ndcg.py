@@ -44,7 +44,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tempo_eval.core.focus import FocusTime, as_year_set
+from tempo_eval.core.focus import FocusTime, years_of
 from tempo_eval.metrics.base import (
     Metric,
     MetricResult,
@@ -60,12 +60,12 @@ from tempo_eval.metrics.ndcg import (
     dcg_curve,
     dedupe,
     discount,
-    focus_time_relevance,
     gain,
     gold_gains,
     gold_relevance,
-    ndcg_curve,
+    ndcg_of_curves,
     rank_by_trec_eval,
+    year_set_relevance,
 )
 
 logger = logging.getLogger(__name__)
@@ -401,7 +401,7 @@ class TemporalNDCG(Metric):
         details["qft_source"] = "given" if query is None else "extracted from query"
         details["dfts_source"] = "given" if docs is None else f"extracted from {docs_name}"
 
-        query_years = as_year_set(qft, name="qft")
+        query_years = years_of(qft, "qft")  # read only: the memo shares focus times between rows
         doc_years = _year_sets(dfts, "dfts")
         pool_years = None if candidate_pool is None else _year_sets(candidate_pool, "candidate_pool")
         if pool_years is not None:
@@ -410,7 +410,7 @@ class TemporalNDCG(Metric):
         relevances = [_relevance(query_years, years) for years in doc_years]
         gains = [gain(rel, self.gain) for rel in relevances]
         ideal_years = doc_years if pool_years is None else pool_years
-        ideal = [gain(_relevance(query_years, years), self.gain) for years in ideal_years]
+        ideal = gains if pool_years is None else [gain(_relevance(query_years, years), self.gain) for years in ideal_years]
         details.update(_details("focus_time", k, range(len(doc_years)), relevances, gains, ideal, self.gain))
         details.update(
             qft=sorted(query_years),
@@ -538,7 +538,9 @@ def _details(
     k costs no memory) and repeated flat up to k, or up to MAX_CURVE_RANKS when k is larger;
     its last value is NDCG@k either way."""
     depth = curve_depth(k, len(gains), len(ideal_gains))
-    curve = ndcg_curve(gains, ideal_gains, depth)
+    dcg = dcg_curve(gains, depth)
+    idcg = dcg_curve(sorted(ideal_gains, reverse=True), depth)
+    curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
     curve += curve[-1:] * (min(k, max(depth, MAX_CURVE_RANKS)) - depth)
     ranks = [
         {
@@ -558,24 +560,25 @@ def _details(
         "gain": gain_kind,
         "curve": curve,
         "ranks": ranks,
-        "dcg": dcg_curve(gains, depth)[-1],
-        "idcg": dcg_curve(sorted(ideal_gains, reverse=True), depth)[-1],
+        "dcg": dcg[-1],
+        "idcg": idcg[-1],
     }
 
 
-def _year_sets(value: Any, name: str) -> list[set[int]]:
-    """A list of focus times (FocusTime or sets of years) as sets; a set of sets is refused."""
+def _year_sets(value: Any, name: str) -> list[set[int] | frozenset[int]]:
+    """A list of focus times (FocusTime or sets of years) as sets, to read only (`years_of`); a
+    set of sets is refused."""
     if isinstance(value, (set, frozenset, FocusTime)) or not isinstance(value, (list, tuple)):
         raise TypeError(
             f"{name} must be a list with one focus time per document (order matters), "
             f"got {type(value).__name__}"
         )
-    return [as_year_set(item, name=f"{name}[{i}]") for i, item in enumerate(value)]
+    return [item.years if type(item) is FocusTime else years_of(item, f"{name}[{i}]") for i, item in enumerate(value)]
 
 
-def _relevance(query_years: set[int], doc_years: set[int]) -> float:
+def _relevance(query_years: set[int] | frozenset[int], doc_years: set[int] | frozenset[int]) -> float:
     # An empty QFT is reported as not measurable by the caller; 0 keeps the table well-formed.
-    return focus_time_relevance(query_years, doc_years) if query_years else 0.0
+    return year_set_relevance(query_years, doc_years) if query_years else 0.0
 
 
 def _check_pool(doc_years: list[set[int]], pool_years: list[set[int]]) -> None:
