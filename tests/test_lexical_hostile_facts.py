@@ -203,3 +203,24 @@ def test_an_acronym_matches_the_name_whose_linking_words_it_skips(lexical: Lexic
                "to vulnerable in June 2024.")
     assert verdict(lexical, "The IUCN moved the lynx from endangered to vulnerable in June 2024.", [premise]).verdict is S
     assert verdict(lexical, "The WWF moved the lynx from endangered to vulnerable in June 2024.", [premise]).verdict is not S
+
+
+KENNEDY = "President John F. Kennedy gave his speech in Berlin on 26 June 1963."
+ABBEY_ROAD = "The Beatles released the album Abbey Road on 26 September 1969."
+
+
+@pytest.mark.parametrize(("claim", "premise"), [
+    ("Kennedy's speech in Berlin took place on 26 June 1963.", KENNEDY),  # a possessive, a partial name
+    ("J. F. Kennedy gave a speech in Berlin on 26 June 1963.", KENNEDY),  # initials
+    ("JOHN F. KENNEDY gave a speech in Berlin on 26 June 1963.", KENNEDY),  # case
+    ("Beatles released Abbey Road on 26 September 1969.", ABBEY_ROAD),  # without "the"
+    ("The Beatles released Abbey Road on September 26, 1969.", ABBEY_ROAD),  # a date written the other way
+])
+def test_names_and_dates_match_however_they_are_written(lexical: LexicalVerifier, claim: str, premise: str) -> None:
+    found = verdict(lexical, claim, [premise])
+    assert found.verdict is S, found.reason
+
+
+def test_another_name_in_the_same_role_contradicts(lexical: LexicalVerifier) -> None:
+    found = verdict(lexical, "The Rolling Stones released Abbey Road on 26 September 1969.", [ABBEY_ROAD])
+    assert found.verdict is C and "Beatles" in found.reason, found.reason
