@@ -182,29 +182,33 @@ def main() -> None:
 
 def _by_data_kind(verifier) -> dict:
     """The verifier's figures per kind of data: QA answers (tests/data/qa_invented.jsonl, held-out
-    topics, answer flagged when a sentence is not SUPPORTED) and the bundled sample (Factual
-    Correctness of its correct answers; its wrong-year answers caught). Summaries: no labelled
-    summary set ships with the repository, so none is claimed."""
+    topics, answer flagged when a sentence is not SUPPORTED), news summaries
+    (tests/data/summaries_labelled.jsonl, held-out passages, flagged the same way) and the bundled
+    sample (Factual Correctness of its correct answers; its wrong-year answers caught)."""
     import csv
 
     sys.path.insert(0, str(ROOT / "bench"))
     from qa_invented import load_items as load_qa
     from qa_invented import measure as measure_qa
+    from summaries import load_items as load_summaries
+    from summaries import measure as measure_summaries
 
     from tempo_eval.metrics.factual_correctness import FactualCorrectness
 
     qa = measure_qa(load_qa(), verifier)["heldout"]
+    summaries = measure_summaries(load_summaries(), verifier)["heldout"]
     metric = FactualCorrectness(verifier=verifier)
     correct, caught, wrong = [], 0, 0
     for row in csv.DictReader((ROOT / "data" / "sample" / "temporal_qa.csv").open(encoding="utf-8")):
         result = metric.measure(answer=row["answer"], reference=row["reference"])
         if row["query_id"] in SAMPLE_WRONG_YEARS:
             wrong += 1
-            caught += any(c["side"] == "response" and c["verdict"] == "CONTRADICTED" for c in result.details["claims"])
+            caught += wrong_year_caught(result.details["claims"], *SAMPLE_WRONG_YEARS[row["query_id"]])
         else:
             correct.append(result.score)
     print(f"QA answers (held-out): balanced accuracy {qa['verifier']['balanced_accuracy']:.3f}, "
           f"novel-name rule {qa['rule']['balanced_accuracy']:.3f}")
+    print(f"summaries (held-out): flag rate {summaries['flag_rate']:.3f}, balanced accuracy {summaries['balanced_accuracy']:.3f}")
     print(f"sample: Factual Correctness of correct answers {sum(correct) / len(correct):.3f}; wrong years caught {caught}/{wrong}")
     return {
         "qa_answers": {
@@ -216,12 +220,29 @@ def _by_data_kind(verifier) -> dict:
             "data": "data/sample/temporal_qa.csv", "correct_answers_fc": round(sum(correct) / len(correct), 3),
             "wrong_years_caught": caught, "wrong_years": wrong,
         },
-        "summaries": None,
+        "summaries": {
+            "data": "tests/data/summaries_labelled.jsonl (heldout)", "n": summaries["n"],
+            "flag_rate": round(summaries["flag_rate"], 3),
+            "balanced_accuracy": round(summaries["balanced_accuracy"], 3),
+        },
     }
 
 
-#: the bundled sample's answers with a deliberately wrong year (data/sample/README.md)
-SAMPLE_WRONG_YEARS = frozenset({"q2", "q4", "q5", "q7", "q12", "q15", "q22", "q26"})
+#: the bundled sample's answers with a deliberately wrong year: (year in the answer, right year)
+#: (data/sample/README.md)
+SAMPLE_WRONG_YEARS = {
+    "q2": (1987, 1989), "q4": (2006, 2008), "q5": (1968, 1969), "q7": (1251, 1215),
+    "q12": (1942, 1492), "q15": (1813, 1815), "q22": (1984, 1986), "q26": (2009, 2007),
+}
+
+
+def wrong_year_caught(claims: list[dict], wrong: int, right: int) -> bool:
+    """True when an answer claim with the wrong year is CONTRADICTED on evidence with the right one."""
+    return any(
+        c["side"] == "response" and str(wrong) in c["claim"] and c["verdict"] == "CONTRADICTED"
+        and str(right) in (c["evidence"] or "")
+        for c in claims
+    )
 
 
 def _summary(result: dict) -> dict:

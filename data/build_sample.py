@@ -26,6 +26,10 @@ OUT = Path(__file__).resolve().parent / "sample"
 # Each topic: key, query, passages a/b/c with graded relevance (2 = answers it, 1 = related,
 # 0 = a topical distractor from another time), answer, reference, and which passages the
 # answering system retrieved (in rank order). `graded` topics keep their grades in `gold_ids`.
+# A reference is a complete ground-truth answer: every fact a correct answer to the question
+# states, taken only from the topic's retrieved passages, in the question's own terms (what the
+# question names is not repeated). Factual Correctness counts a fact the reference lacks as not
+# supported, so a one-line reference would mark a correct, fuller answer down.
 TOPICS: list[dict] = [
     {
         "key": "greatfire",
@@ -42,7 +46,8 @@ TOPICS: list[dict] = [
         "retrieved": "abc",
         "answer": "The fire broke out on 2 September 1666 in a bakery on Pudding Lane and burned "
                   "for about four days, until 6 September 1666.",
-        "reference": "It started on 2 September 1666 and burned until 6 September 1666.",
+        "reference": "It broke out on 2 September 1666 in a bakery on Pudding Lane and burned "
+                     "until 6 September 1666.",
     },
     {
         "key": "berlinwall",
@@ -58,7 +63,9 @@ TOPICS: list[dict] = [
         "retrieved": "bac",
         "answer": "The Berlin Wall fell in November 1987, when East Germany opened its border "
                   "crossings and crowds began to tear it down.",
-        "reference": "The Berlin Wall fell on 9 November 1989.",
+        "reference": "The Berlin Wall fell on 9 November 1989, when East German authorities opened "
+                     "the border crossings in Berlin and crowds began to tear down sections of the "
+                     "Wall.",
     },
     {
         "key": "covidvaccine",
@@ -76,8 +83,9 @@ TOPICS: list[dict] = [
         "answer": "The UK authorised the Pfizer-BioNTech vaccine on 2 December 2020 and began "
                   "vaccinating on 8 December 2020; the US followed with an emergency "
                   "authorization on 11 December 2020.",
-        "reference": "The first approval came in the UK on 2 December 2020, with vaccinations "
-                     "starting on 8 December 2020.",
+        "reference": "The UK authorised the Pfizer-BioNTech vaccine on 2 December 2020, and "
+                     "vaccinations began on 8 December 2020; the US followed with an emergency use "
+                     "authorization on 11 December 2020.",
     },
     {
         "key": "crisis2008",
@@ -94,7 +102,8 @@ TOPICS: list[dict] = [
         "graded": True,
         "answer": "Lehman Brothers filed for bankruptcy on 15 September 2006, which led to the bank "
                   "rescue programme signed into law in October 2008.",
-        "reference": "Lehman Brothers filed for bankruptcy on 15 September 2008.",
+        "reference": "Lehman Brothers filed for bankruptcy on 15 September 2008, and the Troubled "
+                     "Asset Relief Program was signed into law on 3 October 2008.",
     },
     {
         "key": "apollo11",
@@ -111,7 +120,8 @@ TOPICS: list[dict] = [
         "retrieved": "acb",
         "answer": "Apollo 11 landed on the Moon on 20 July 1968, and the crew returned to Earth "
                   "four days later.",
-        "reference": "Apollo 11 landed on the Moon on 20 July 1969.",
+        "reference": "Apollo 11 landed on the Moon on 20 July 1969, and its crew splashed down on "
+                     "24 July 1969.",
     },
     {
         "key": "dotcom",
@@ -128,7 +138,8 @@ TOPICS: list[dict] = [
         "graded": True,
         "answer": "The bubble peaked on 10 March 2000, when the Nasdaq closed above 5,000, and by "
                   "October 2002 the index had lost about 78 percent of its value.",
-        "reference": "It peaked in March 2000 and bottomed out in October 2002.",
+        "reference": "It peaked on 10 March 2000, when the Nasdaq closed at a record 5,048.62, and "
+                     "by October 2002 the Nasdaq had lost about 78 percent of its value.",
     },
     {
         "key": "magnacarta",
@@ -144,7 +155,8 @@ TOPICS: list[dict] = [
         "retrieved": "ab",
         "answer": "King John sealed Magna Carta at Runnymede in June 1251 to make peace with his "
                   "barons.",
-        "reference": "He sealed it at Runnymede on 15 June 1215.",
+        "reference": "King John sealed Magna Carta at Runnymede on 15 June 1215 to make peace with "
+                     "his barons.",
     },
     {
         "key": "hastings",
@@ -159,7 +171,8 @@ TOPICS: list[dict] = [
         "retrieved": "cab",
         "answer": "On 14 October 1066 William of Normandy defeated the English army and King "
                   "Harold II was killed; William was crowned on Christmas Day 1066.",
-        "reference": "William of Normandy defeated and killed King Harold II on 14 October 1066.",
+        "reference": "On 14 October 1066 William of Normandy defeated the English army and King "
+                     "Harold II was killed; William was crowned on Christmas Day 1066.",
     },
     {
         "key": "rome",
@@ -176,7 +189,8 @@ TOPICS: list[dict] = [
         "retrieved": "abc",
         "answer": "The Western Roman Empire is usually said to have ended in 476 AD, when Odoacer "
                   "deposed the emperor Romulus Augustulus.",
-        "reference": "It ended in 476 AD when Odoacer deposed Romulus Augustulus.",
+        "reference": "It ended in 476 AD, when Odoacer deposed Romulus Augustulus, the last "
+                     "emperor in the West.",
     },
     {
         "key": "blackdeath",
@@ -192,8 +206,9 @@ TOPICS: list[dict] = [
         "retrieved": "bac",
         "answer": "It arrived in October 1347 on ships that docked at Messina in Sicily, and by "
                   "1351 it had killed a large part of Europe's population.",
-        "reference": "The Black Death reached Europe in October 1347, arriving at Messina in "
-                     "Sicily.",
+        "reference": "It reached Europe in October 1347, when ships arrived at Messina in Sicily, "
+                     "and by 1351 it had killed an estimated 30 to 60 percent of Europe's "
+                     "population.",
     },
     {
         "key": "gutenberg",
@@ -210,7 +225,8 @@ TOPICS: list[dict] = [
         "graded": True,
         "answer": "Gutenberg completed his Bible in Mainz around 1454 or 1455, using the "
                   "movable-type press he had developed in the 1440s.",
-        "reference": "The Gutenberg Bible was printed in Mainz around 1454-1455.",
+        "reference": "Gutenberg completed his Bible in Mainz around 1454 or 1455, with the "
+                     "movable-type press he had developed in the 1440s.",
     },
     {
         "key": "columbus",
@@ -225,7 +241,8 @@ TOPICS: list[dict] = [
         "retrieved": "bac",
         "answer": "Columbus made landfall in the Bahamas on 12 October 1942, after sailing from "
                   "Spain in August.",
-        "reference": "He reached the Bahamas on 12 October 1492.",
+        "reference": "Columbus made landfall in the Bahamas on 12 October 1492, after sailing from "
+                     "Palos de la Frontera on 3 August 1492.",
     },
     {
         "key": "independence",
@@ -240,7 +257,7 @@ TOPICS: list[dict] = [
         ],
         "retrieved": "acb",
         "answer": "The Continental Congress adopted it in Philadelphia on 4 July 1776.",
-        "reference": "It was adopted on 4 July 1776.",
+        "reference": "The Second Continental Congress adopted it in Philadelphia on 4 July 1776.",
     },
     {
         "key": "bastille",
@@ -255,7 +272,8 @@ TOPICS: list[dict] = [
         "retrieved": "abc",
         "answer": "A crowd stormed the Bastille, a royal fortress and prison, on 14 July 1789; the "
                   "king himself was executed in January 1793.",
-        "reference": "The storming of the Bastille took place on 14 July 1789.",
+        "reference": "On 14 July 1789 a crowd stormed the Bastille, a royal fortress and prison; "
+                     "King Louis XVI was executed on 21 January 1793.",
     },
     {
         "key": "waterloo",
@@ -271,7 +289,8 @@ TOPICS: list[dict] = [
         "retrieved": "acb",
         "answer": "Napoleon was defeated at Waterloo on 18 June 1813 by Wellington and Blücher, "
                   "and was then exiled to Saint Helena.",
-        "reference": "He was defeated at Waterloo on 18 June 1815.",
+        "reference": "Napoleon was defeated at Waterloo on 18 June 1815 by Wellington's army and "
+                     "Blücher's Prussians, and was then exiled to Saint Helena.",
     },
     {
         "key": "titanic",
@@ -287,7 +306,8 @@ TOPICS: list[dict] = [
         "retrieved": "abc",
         "answer": "The Titanic sank in the early hours of 15 April 1912 after hitting an iceberg, "
                   "and more than 1,500 people died.",
-        "reference": "It sank on 15 April 1912; more than 1,500 people died.",
+        "reference": "The Titanic sank in the early hours of 15 April 1912 after striking an "
+                     "iceberg, and more than 1,500 people died.",
     },
     {
         "key": "ww1",
@@ -304,8 +324,9 @@ TOPICS: list[dict] = [
         "answer": "The assassination of Archduke Franz Ferdinand on 28 June 1914 led "
                   "Austria-Hungary to declare war on Serbia on 28 July 1914, and the other great "
                   "powers joined within days.",
-        "reference": "Franz Ferdinand was assassinated on 28 June 1914 and Austria-Hungary "
-                     "declared war on Serbia on 28 July 1914.",
+        "reference": "Archduke Franz Ferdinand was assassinated on 28 June 1914, and "
+                     "Austria-Hungary declared war on Serbia on 28 July 1914; within days Germany, "
+                     "Russia, France and Britain were drawn in.",
     },
     {
         "key": "crash1929",
@@ -321,8 +342,8 @@ TOPICS: list[dict] = [
         "retrieved": "acb",
         "answer": "The crash came in late October 1929, with Black Thursday on 24 October and "
                   "Black Tuesday on 29 October.",
-        "reference": "It happened in October 1929, on Black Thursday (24 October) and Black "
-                     "Tuesday (29 October).",
+        "reference": "Share prices collapsed in October 1929, on Black Thursday, 24 October 1929, "
+                     "and again on Black Tuesday, 29 October 1929.",
     },
     {
         "key": "dday",
@@ -337,7 +358,7 @@ TOPICS: list[dict] = [
         ],
         "retrieved": "cab",
         "answer": "The Allied landings in Normandy took place on 6 June 1944.",
-        "reference": "D-Day was 6 June 1944.",
+        "reference": "Allied forces landed in Normandy on 6 June 1944.",
     },
     {
         "key": "sputnik",
@@ -352,7 +373,8 @@ TOPICS: list[dict] = [
         "retrieved": "abc",
         "answer": "Sputnik 1 was launched on 4 October 1957, and the United States created NASA "
                   "in 1958 in response.",
-        "reference": "Sputnik 1 was launched on 4 October 1957.",
+        "reference": "Sputnik 1 was launched on 4 October 1957; in response, the United States "
+                     "created NASA, which began operating on 1 October 1958.",
     },
     {
         "key": "cuba",
@@ -367,7 +389,7 @@ TOPICS: list[dict] = [
         "retrieved": "abc",
         "graded": True,
         "answer": "It lasted thirteen days, from 16 October to 28 October 1962.",
-        "reference": "Thirteen days: from 16 to 28 October 1962.",
+        "reference": "It lasted thirteen days, from 16 October 1962 to 28 October 1962.",
     },
     {
         "key": "chernobyl",
@@ -383,7 +405,8 @@ TOPICS: list[dict] = [
         "retrieved": "abc",
         "answer": "Reactor No. 4 exploded on 26 April 1984 during a safety test, and the city of "
                   "Pripyat was evacuated the next day.",
-        "reference": "Reactor No. 4 exploded on 26 April 1986 during a safety test.",
+        "reference": "Reactor No. 4 exploded on 26 April 1986 during a safety test, and the city "
+                     "of Pripyat was evacuated the next day, 27 April 1986.",
     },
     {
         "key": "www",
@@ -401,7 +424,8 @@ TOPICS: list[dict] = [
         "graded": True,
         "answer": "Berners-Lee proposed the Web at CERN in March 1989, and it was opened to the "
                   "public in August 1991.",
-        "reference": "He proposed it in March 1989; it was opened to the public in 1991.",
+        "reference": "Tim Berners-Lee submitted his proposal at CERN in March 1989, and the Web "
+                     "was opened to the public in August 1991.",
     },
     {
         "key": "euro",
@@ -417,7 +441,8 @@ TOPICS: list[dict] = [
         "retrieved": "ba",
         "answer": "Euro notes and coins went into circulation on 1 January 2002, three years after "
                   "the currency was introduced for electronic payments in 1999.",
-        "reference": "On 1 January 2002.",
+        "reference": "Euro notes and coins entered circulation on 1 January 2002; the euro had "
+                     "been launched on 1 January 1999 for electronic payments.",
     },
     {
         "key": "tsunami",
@@ -432,7 +457,8 @@ TOPICS: list[dict] = [
         "retrieved": "abc",
         "answer": "The tsunami struck on 26 December 2004, after a magnitude 9.1 earthquake off "
                   "Sumatra.",
-        "reference": "On 26 December 2004.",
+        "reference": "It struck on 26 December 2004, triggered by a magnitude 9.1 earthquake off "
+                     "the west coast of Sumatra.",
     },
     {
         "key": "iphone",
@@ -446,7 +472,8 @@ TOPICS: list[dict] = [
         "retrieved": "acb",
         "answer": "Steve Jobs introduced the iPhone in January 2007, and it went on sale in the "
                   "United States on 29 June 2009.",
-        "reference": "It went on sale in the United States on 29 June 2007.",
+        "reference": "Steve Jobs introduced the iPhone on 9 January 2007, and it went on sale in "
+                     "the United States on 29 June 2007.",
     },
     {
         "key": "paris",
@@ -463,7 +490,8 @@ TOPICS: list[dict] = [
         "graded": True,
         "answer": "It was adopted at COP21 on 12 December 2015 and entered into force on "
                   "4 November 2016.",
-        "reference": "Adopted on 12 December 2015; in force from 4 November 2016.",
+        "reference": "The Paris Agreement was adopted at COP21 on 12 December 2015 and entered "
+                     "into force on 4 November 2016.",
     },
     {
         "key": "brexit",
@@ -478,7 +506,8 @@ TOPICS: list[dict] = [
         "retrieved": "cab",
         "graded": True,
         "answer": "The UK voted to leave in June 2016 and formally left the EU on 31 January 2020.",
-        "reference": "It left on 31 January 2020, after the 2016 referendum.",
+        "reference": "The United Kingdom voted to leave in a referendum on 23 June 2016 and "
+                     "formally left the EU on 31 January 2020.",
     },
     {
         "key": "genome",
@@ -493,7 +522,8 @@ TOPICS: list[dict] = [
         "retrieved": "bac",
         "answer": "The project began in 1990 and was declared complete in April 2003, after a "
                   "working draft in 2000.",
-        "reference": "It was declared complete in April 2003.",
+        "reference": "The project was launched in 1990 and declared complete in April 2003, after "
+                     "a working draft was announced in June 2000.",
     },
     {
         "key": "chatgpt",
@@ -507,7 +537,7 @@ TOPICS: list[dict] = [
         ],
         "retrieved": "ab",
         "answer": "OpenAI released ChatGPT on 30 November 2022 as a free research preview.",
-        "reference": "ChatGPT, released on 30 November 2022.",
+        "reference": "OpenAI released ChatGPT as a free research preview on 30 November 2022.",
     },
 ]
 
@@ -775,6 +805,8 @@ Written for tempo-eval and generated by `python data/build_sample.py` (edit the 
   Roman Empire to ChatGPT, in the canonical columns (`query_id`, `query`, `contexts`, `answer`,
   `reference`, `retrieved_ids`, `gold_ids`, `reference_date`). In the CSV, list and object cells are
   JSON. `gold_ids` is a list (binary relevance) or, for some rows, an object of graded relevance.
+  Each `reference` is a complete ground-truth answer for Factual Correctness: the facts a correct
+  answer states, written only from that row's own contexts (what the question names is not repeated).
 - `corpus.jsonl`: the {3 * len(TOPICS)} passages by `doc_id`; each passage's years are read from its text.
 - `run_bm25.trec`, `run_dense.trec`: two real retriever runs over the corpus (BM25 k1=0.9 b=0.4; cosine
   similarity of MiniLM embeddings), `qid Q0 docid rank score tag`, top 10.

@@ -136,3 +136,6 @@ def test_evaluate_shows_each_verifiers_measured_accuracy_from_the_bench_output()
     captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes
     assert "**lexical** accuracy: Measured on" in captions and f"macro-F1 {macro_f1:.2f}" in captions
     assert "**nli** accuracy: Accuracy not measured" in captions
+    # per kind of data: QA answers, news summaries and the bundled sample
+    assert "QA answers with one invented name" in captions and "News summaries, FaithBench-style" in captions
+    assert "Bundled sample: Factual Correctness" in captions

@@ -98,6 +98,43 @@ def test_parts_stated_in_different_premise_sentences_are_judged_together(lexical
     assert found.verdict is S, found.reason
 
 
+#: the bundled sample's two contexts for q21 (data/sample/temporal_qa.csv): neither states the 13 days
+SAMPLE_CUBA = ["The Cuban Missile Crisis began on 16 October 1962, when President Kennedy was shown photographs of "
+               "Soviet missile sites in Cuba.",
+               "The crisis ended on 28 October 1962, when Khrushchev announced that the missiles would be dismantled."]
+
+
+def test_the_sample_s_thirteen_days_are_judged_against_both_of_its_contexts(lexical: LexicalVerifier) -> None:
+    found = verdict(lexical, "It lasted thirteen days, from 16 October to 28 October 1962.", SAMPLE_CUBA)
+    # both dates are stated (one per context); only the count of 13 days is not
+    assert found.verdict is N, found.reason
+    assert "numbers not in the premises: 13" in found.reason and "date" not in found.reason
+
+
+@pytest.mark.parametrize(("claim", "premise"), [
+    ("The crisis lasted from 16 October 1962 to 28 October 1962.", "It lasted thirteen days, from 16 October to 28 October 1962."),
+    ("The talks ran from 3 March 2004 to 9 March 2004.", "The talks ran from 3 to 9 March 2004 in Geneva."),
+    ("The strike began on 4 May 1926.", "The general strike lasted from May 4 to May 12, 1926."),
+])
+def test_the_first_day_of_a_range_takes_the_year_written_after_the_second(lexical: LexicalVerifier, claim: str, premise: str) -> None:
+    found = verdict(lexical, claim, [premise])
+    assert found.verdict is S, found.reason
+
+
+def test_a_day_without_its_year_takes_the_year_its_sentence_gives_the_month(lexical: LexicalVerifier) -> None:
+    premise = "The crash came in late October 1929, with Black Thursday on 24 October and Black Tuesday on 29 October."
+    found = verdict(lexical, "Share prices collapsed on Black Thursday, 24 October 1929.", [premise])
+    assert found.verdict is S, found.reason
+
+
+def test_a_name_written_out_matches_the_initials_the_premises_write(lexical: LexicalVerifier) -> None:
+    premise = "The UK formally left the EU on 31 January 2020, after the referendum of June 2016."
+    found = verdict(lexical, "The United Kingdom formally left the European Union on 31 January 2020.", [premise])
+    assert found.verdict is S, found.reason
+    other = verdict(lexical, "The United States formally left the European Union on 31 January 2020.", [premise])
+    assert other.verdict is not S, other.reason
+
+
 def test_the_evidence_is_the_sentence_that_decided_the_verdict(lexical: LexicalVerifier) -> None:
     found = verdict(lexical, "Old St Paul's Cathedral was lost in the fire of 1666.", FIRE)
     assert found.verdict is S and "St Paul's" in found.evidence and "Pudding Lane" not in found.evidence
@@ -144,3 +181,46 @@ def test_on_hand_written_qa_answers_the_verifier_beats_the_novel_name_rule(lexic
     for part in ("dev", "heldout"):
         ours, rule = result[part]["verifier"]["balanced_accuracy"], result[part]["rule"]["balanced_accuracy"]
         assert ours >= rule + 0.2 and ours >= 0.9, (part, ours, rule)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Thirteen days: from 16 to 28 October 1962.", {(1962, 10, 16), (1962, 10, 28)}),
+    ("The strike lasted from May 4 to May 12, 1926.", {(1926, 5, 4), (1926, 5, 12)}),
+    ("Fighting raged on October 16-28, 1962.", {(1962, 10, 16), (1962, 10, 28)}),
+    ("He was born on 3 May. In May 1990 he left.", set()),  # another sentence gives no year
+    ("On 3 May he arrived; he left in May 1990 and came back in May 1991.", set()),  # two years: none
+    ("The battle of 14 October 1066 was followed on 25 December by a coronation.", {(1066, 10, 14)}),
+])
+def test_dates_without_their_year_take_one_only_from_their_own_sentence(text: str, expected: set) -> None:
+    from tempo_eval.verify.facts import mentioned_numbers, stated_dates
+
+    assert stated_dates(text) == expected
+    assert not mentioned_numbers(text) - {13.0}  # the days are no quantities
+
+
+def test_an_acronym_matches_the_name_whose_linking_words_it_skips(lexical: LexicalVerifier) -> None:
+    premise = ("The International Union for Conservation of Nature downgraded the Iberian lynx from endangered "
+               "to vulnerable in June 2024.")
+    assert verdict(lexical, "The IUCN moved the lynx from endangered to vulnerable in June 2024.", [premise]).verdict is S
+    assert verdict(lexical, "The WWF moved the lynx from endangered to vulnerable in June 2024.", [premise]).verdict is not S
+
+
+KENNEDY = "President John F. Kennedy gave his speech in Berlin on 26 June 1963."
+ABBEY_ROAD = "The Beatles released the album Abbey Road on 26 September 1969."
+
+
+@pytest.mark.parametrize(("claim", "premise"), [
+    ("Kennedy's speech in Berlin took place on 26 June 1963.", KENNEDY),  # a possessive, a partial name
+    ("J. F. Kennedy gave a speech in Berlin on 26 June 1963.", KENNEDY),  # initials
+    ("JOHN F. KENNEDY gave a speech in Berlin on 26 June 1963.", KENNEDY),  # case
+    ("Beatles released Abbey Road on 26 September 1969.", ABBEY_ROAD),  # without "the"
+    ("The Beatles released Abbey Road on September 26, 1969.", ABBEY_ROAD),  # a date written the other way
+])
+def test_names_and_dates_match_however_they_are_written(lexical: LexicalVerifier, claim: str, premise: str) -> None:
+    found = verdict(lexical, claim, [premise])
+    assert found.verdict is S, found.reason
+
+
+def test_another_name_in_the_same_role_contradicts(lexical: LexicalVerifier) -> None:
+    found = verdict(lexical, "The Rolling Stones released Abbey Road on 26 September 1969.", [ABBEY_ROAD])
+    assert found.verdict is C and "Beatles" in found.reason, found.reason

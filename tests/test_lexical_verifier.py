@@ -414,9 +414,37 @@ def test_factual_correctness_on_the_bundled_sample_meets_the_targets() -> None:
         flagged = [c for c in wrong_year if c["verdict"] == "CONTRADICTED" and right in (c["evidence"] or "")]
         assert flagged, (row["query_id"], answer_claims)
     assert len(correct) == 22
-    # Issue 25 makes every name, number, year or date the reference does not state NEUTRAL. The
-    # sample's correct answers add such details to their one-line references ("in Philadelphia",
-    # "NASA in 1958", "a magnitude 9.1 earthquake"), so their Factual Correctness fell from the
-    # issue-9 floor of 0.8 (reached while those details passed as supported) to 0.621, measured
-    # by bench/verifier_accuracy.py --write. The floor is that measured figure.
-    assert sum(correct) / len(correct) >= 0.62, sorted(correct)
+    # Issue 25 makes every name, number, year or date the reference does not state NEUTRAL, so the
+    # references are complete ground-truth answers written from each row's own contexts
+    # (data/build_sample.py); the issue-9 floor of 0.8 holds against them.
+    assert sum(correct) / len(correct) >= 0.8, sorted(correct)
+
+
+def _bench(name: str):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_on_faithbench_style_summaries_the_held_figure_holds_and_is_the_published_one(lexical: LexicalVerifier) -> None:
+    from tempo_eval.verify.accuracy import verifier_accuracy
+
+    bench = _bench("summaries")
+    items = bench.load_items()
+    assert len(items) >= 80 and {item["label"] for item in items} == {"consistent", "hallucinated"}
+    held = bench.measure(items, lexical)["heldout"]
+    # the issue's held figure for summaries: flag at most 60% of them at balanced accuracy >= .55
+    assert held["flag_rate"] <= 0.60 and held["balanced_accuracy"] >= 0.55, held
+    published = verifier_accuracy("lexical")["by_data_kind"]["summaries"]
+    assert published["n"] == held["n"]
+    assert published["flag_rate"] == pytest.approx(held["flag_rate"], abs=0.001)
+    assert published["balanced_accuracy"] == pytest.approx(held["balanced_accuracy"], abs=0.001)

@@ -55,3 +55,29 @@ def test_the_accuracy_note_reports_each_data_kind(tmp_path) -> None:
     assert "balanced accuracy 0.91, against 0.63" in note
     assert "Factual Correctness 0.67 on its correct answers, 8 of 8 wrong years" in note
     assert "Summaries: not measured" in note
+    data = json.loads(fake.read_text())
+    data["verifiers"]["lexical"]["by_data_kind"]["summaries"] = {"n": 44, "flag_rate": 0.5, "balanced_accuracy": 0.796}
+    fake.write_text(json.dumps(data))
+    note = accuracy_note("lexical", fake)
+    assert "News summaries, FaithBench-style (44 held-out summaries" in note
+    assert "flags 50% of summaries at balanced accuracy 0.80" in note and "not measured" not in note
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/metrics.md"])
+def test_the_accuracy_the_docs_quote_is_the_published_one(doc: str) -> None:
+    import re
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parents[1] / doc).read_text(encoding="utf-8").split())
+    lexical = verifier_accuracy("lexical")
+    kinds = lexical["by_data_kind"]
+    quoted = {
+        r"held-out macro-F1 (\d\.\d{3})": f"{lexical['heldout']['macro_f1']:.3f}",
+        r"held-out balanced accuracy (\d\.\d{3})": f"{kinds['qa_answers']['balanced_accuracy']:.3f}",
+        r"held-out news summaries: flags (\d+%)": f"{kinds['summaries']['flag_rate']:.0%}",
+        r"held-out news summaries: flags \d+% at balanced accuracy (\d\.\d{3})": f"{kinds['summaries']['balanced_accuracy']:.3f}",
+        r"Factual Correctness (\d\.\d{3}) on (?:the sample's|its) correct answers": f"{kinds['sample']['correct_answers_fc']:.3f}",
+    }
+    for pattern, published in quoted.items():
+        found = re.findall(pattern, text)
+        assert found and set(found) == {published}, (doc, pattern, found, published)

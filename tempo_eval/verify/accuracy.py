@@ -71,6 +71,13 @@ def by_data_kind_note(kinds: dict[str, Any] | None) -> str:
             f"Bundled sample: Factual Correctness {sample['correct_answers_fc']:.2f} on its correct answers, "
             f"{sample['wrong_years_caught']} of {sample['wrong_years']} wrong years contradicted."
         )
-    if "summaries" in kinds and not kinds["summaries"]:
+    summaries = kinds.get("summaries")
+    if summaries:
+        parts.append(
+            f"News summaries, FaithBench-style ({summaries['n']} held-out summaries, half with one "
+            f"hallucination): flags {summaries['flag_rate']:.0%} of summaries at balanced accuracy "
+            f"{summaries['balanced_accuracy']:.2f}."
+        )
+    elif "summaries" in kinds:
         parts.append("Summaries: not measured (no labelled summary set).")
     return (" " + " ".join(parts)) if parts else ""

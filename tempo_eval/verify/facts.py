@@ -59,15 +59,65 @@ _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_RE}\s+(\
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_RE}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{3,4}})\b", re.IGNORECASE)
 
 
+_LINK = r"(?:\s*[-–]\s*|\s+(?:to|until|till|through|and|or)\s+)"
+#: the first day of a range or pair whose month and year are written once, after the second day:
+#: "16 to 28 October 1962", "16 October to 28 October 1962", "24 and 29 October 1929"
+_DAY_RANGE = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+{_MONTH_RE})?{_LINK}(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_RE}\s+(\d{{3,4}})\b",
+    re.IGNORECASE,
+)
+#: the same written month first: "October 16-28, 1962", "October 16 to October 28, 1962"
+_MONTH_DAY_RANGE = re.compile(
+    rf"\b{_MONTH_RE}\s+(\d{{1,2}})(?:st|nd|rd|th)?{_LINK}(?:{_MONTH_RE}\s+)?(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{3,4}})\b",
+    re.IGNORECASE,
+)
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}(?![a-z])(?!\.?\s*\d)", re.IGNORECASE)
+_MONTH_DAY = re.compile(rf"\b{_MONTH_RE}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d)", re.IGNORECASE)
+_MONTH_YEAR = re.compile(rf"\b{_MONTH_RE}\s+(\d{{3,4}})\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
 @lru_cache(maxsize=65536)
 def stated_dates(text: str) -> frozenset[tuple[int, int, int]]:
-    """Full dates (year, month, day) written as "26 April 1986" or "April 26, 1986"."""
+    """Full dates (year, month, day) written as "26 April 1986" or "April 26, 1986".
+
+    A day written without its year takes the year the sentence gives it: the first day of a range
+    or pair written once ("from 16 October to 28 October 1962", "16 to 28 October 1962",
+    "October 16-28, 1962"), and a day of a month the same sentence writes with one year ("in late
+    October 1929, with Black Thursday on 24 October")."""
     dates = set()
     for match in _DAY_MONTH_YEAR.finditer(text):
         dates.add((int(match.group(3)), _MONTH[match.group(2).lower()], int(match.group(1))))
     for match in _MONTH_DAY_YEAR.finditer(text):
         dates.add((int(match.group(3)), _MONTH[match.group(1).lower()], int(match.group(2))))
+    for match in _DAY_RANGE.finditer(text):
+        month = match.group(2) or match.group(4)
+        dates.add((int(match.group(5)), _MONTH[month.lower()], int(match.group(1))))
+    for match in _MONTH_DAY_RANGE.finditer(text):
+        second_month = match.group(3) or match.group(1)
+        dates.add((int(match.group(5)), _MONTH[match.group(1).lower()], int(match.group(2))))
+        dates.add((int(match.group(5)), _MONTH[second_month.lower()], int(match.group(4))))
+    for sentence in _SENTENCE_END.split(text):
+        dates |= _anchored_days(sentence)
     return frozenset(d for d in dates if 1 <= d[2] <= 31)
+
+
+def _anchored_days(sentence: str) -> set[tuple[int, int, int]]:
+    """Days written without a year ("24 October", "October 24") of a month that the sentence
+    writes with exactly one year ("October 1929"); a month written with several years, or none,
+    anchors nothing."""
+    years_of: dict[int, set[int]] = {}
+    for match in _MONTH_YEAR.finditer(sentence):
+        years_of.setdefault(_MONTH[match.group(1).lower()], set()).add(int(match.group(2)))
+    for match in _DAY_MONTH_YEAR.finditer(sentence):
+        years_of.setdefault(_MONTH[match.group(2).lower()], set()).add(int(match.group(3)))
+    for match in _MONTH_DAY_YEAR.finditer(sentence):
+        years_of.setdefault(_MONTH[match.group(1).lower()], set()).add(int(match.group(3)))
+    if not years_of:
+        return set()
+    days = [(_MONTH[m.group(2).lower()], int(m.group(1))) for m in _DAY_MONTH.finditer(sentence)]
+    days += [(_MONTH[m.group(1).lower()], int(m.group(2))) for m in _MONTH_DAY.finditer(sentence)]
+    return {(next(iter(years_of[month])), month, day) for month, day in days if len(years_of.get(month, ())) == 1}
 
 
 def date_conflict(
@@ -169,16 +219,26 @@ def _is_identifier(before: str) -> bool:
     return word not in _QUANTIFIERS and word not in _NOT_NAMES and not word.endswith("ly")
 
 
-_MONTH_AFTER = re.compile(rf"(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}(?![a-z])", re.IGNORECASE)
+_MONTH_AFTER = re.compile(
+    rf"(?:st|nd|rd|th)?(?:{_LINK}\d{{1,2}}(?:st|nd|rd|th)?)?\s+(?:of\s+)?{_MONTH_RE}(?![a-z])", re.IGNORECASE
+)
 _MONTH_BEFORE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
                            r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?\s+(?:the\s+)?$")
 
+#: "October 16-" before the 28 of "October 16-28, 1962"
+_MONTH_DAY_BEFORE = re.compile(rf"\b{_MONTH_RE}\s+\d{{1,2}}(?:st|nd|rd|th)?{_LINK}$", re.IGNORECASE)
+
 
 def _is_day_of_month(text: str, start: int, end: int) -> bool:
-    """A number of 1-31 written as a day of a month: "16 October", "the 4th of July", "April 17"."""
+    """A number of 1-31 written as a day of a month: "16 October", "the 4th of July", "April 17",
+    the 16 of "16 to 28 October"."""
     if not 1 <= int(text[start:end].replace(",", "") or 0) <= 31:
         return False
-    return bool(_MONTH_AFTER.match(text, end) or _MONTH_BEFORE.search(text[max(0, start - 14) : start]))
+    return bool(
+        _MONTH_AFTER.match(text, end)
+        or _MONTH_BEFORE.search(text[max(0, start - 14) : start])
+        or _MONTH_DAY_BEFORE.search(text[max(0, start - 24) : start])
+    )
 
 
 @lru_cache(maxsize=65536)
@@ -371,6 +431,10 @@ def content_words(text: str) -> list[str]:
     ]
 
 
+#: words an acronym leaves out ("Union for Conservation of Nature": UCN)
+_ACRONYM_GLUE = frozenset({"of", "for", "and", "the", "on", "in", "de", "&"})
+
+
 class WordIndex:
     """The normalised words of a text, matched with word forms: equal, or one a prefix of the
     other sharing at least max(4, shorter length - 1) letters ("west" ~ "western", "australia" ~
@@ -385,7 +449,11 @@ class WordIndex:
         self._by_head: dict[str, list[str]] = {}
         for word in self.words:
             self._by_head.setdefault(word[:4], []).append(word)
-        self._initials = "".join(token[0].lower() for token in _TOKEN.findall(text) if not token[0].isdigit())
+        words = [token for token in _TOKEN.findall(text) if not token[0].isdigit()]
+        self._initials = "".join(token[0].lower() for token in words)
+        # "International Union for Conservation of Nature" is "IUCN": the linking words are skipped
+        self._name_initials = "".join(token[0].lower() for token in words if token.lower() not in _ACRONYM_GLUE)
+        self.acronyms = {match.group(0).lower() for match in _ACRONYM.finditer(text)}
 
     def has(self, word: str) -> bool:
         word = normal_word(word)
@@ -401,8 +469,10 @@ class WordIndex:
         return False
 
     def has_acronym(self, acronym: str) -> bool:
-        """"FC" is stated by "Football Club" (initials of consecutive words)."""
-        return acronym.lower() in self.words or acronym.lower() in self._initials
+        """"FC" is stated by "Football Club" (initials of consecutive words), "IUCN" by
+        "International Union for Conservation of Nature" (linking words skipped)."""
+        low = acronym.lower()
+        return low in self.words or low in self._initials or low in self._name_initials
 
 
 def _common_prefix(a: str, b: str) -> str:
@@ -466,10 +536,25 @@ def acronyms(text: str) -> set[str]:
     return {match.group(0) for match in _ACRONYM.finditer(text) if match.group(0) not in ("AD", "BC", "CE", "BCE", "US", "UK", "EU", "GB")}
 
 
+def spelled_acronyms(claim: str, index: WordIndex) -> set[str]:
+    """Words of the claim's names written out where the premises write their initials: "United
+    Kingdom" when the premises write "UK", "European Union" for "EU"."""
+    found = set()
+    for match in _NAME_RUN.finditer(fold(claim)):
+        words = [word for word in match.group(0).split() if word.lower() not in ("of", "the")]
+        if len(words) >= 2 and "".join(word[0] for word in words).lower() in index.acronyms:
+            found.update(words)
+    return found
+
+
 def missing_names(claim: str, index: WordIndex) -> set[str]:
-    """The claim's names (and acronyms) the premises do not state in any word form."""
+    """The claim's names (and acronyms) the premises do not state in any word form, nor as
+    initials ("United Kingdom" against "UK")."""
     missing = set()
+    spelled = spelled_acronyms(claim, index)
     for name in names(claim):
+        if name in spelled:
+            continue
         parts = name.split("-")
         if not all(index.has(part) for part in parts):
             missing.add(name)
