@@ -102,3 +102,43 @@ def test_answer_currency_shows_its_label_and_the_reference_that_matched(asof_run
     assert list(line["reference"]) == [matched] and list(line["kind"]) == ["outdated"]
     heading = " ".join(m.value for m in at.markdown if "Answer currency" in m.value).replace("\\", "")
     assert "outdated" in heading and matched in heading and "word match" in heading
+
+
+def test_score_scale_is_0_to_1_for_shares_and_the_real_range_in_days_for_median_age() -> None:
+    from tempo_eval_app.score_scale import UNIT_INTERVAL, score_scale
+
+    assert score_scale("future_leak", [0.0, 0.25, float("nan")]) == UNIT_INTERVAL
+    days = score_scale("median_evidence_age", [3.5, 412.0, float("nan")])
+    assert (days.low, days.high, days.step, days.unit) == (3.0, 412.0, 1.0, "days")
+    assert score_scale("median_evidence_age", [0.5]).unit == "days"  # in days, even below 1
+    assert score_scale("median_evidence_age", [7.0]).high == 8.0  # a slider needs low < high
+    foreign = score_scale("ragas:answer_length", [12.0, 40.0])  # any score outside 0..1: its own range
+    assert (foreign.low, foreign.high, foreign.unit) == (12.0, 40.0, None)
+
+
+def test_the_results_filter_takes_median_evidence_age_in_days(asof_run) -> None:
+    dataset_id, run_id = asof_run
+    at = results_page(dataset_id, run_id)
+    at.selectbox(key="results_metric").set_value("median_evidence_age").run()
+    assert_clean(at)
+    grid = table_with(at, "query_id", "median_evidence_age")
+    ages = grid["median_evidence_age"].dropna()
+    slider = at.slider(key="results_range_median_evidence_age")
+    assert (slider.min, slider.max) == (math.floor(ages.min()), math.ceil(ages.max())) and slider.max > 100
+    assert "days" in slider.label
+    slider.set_value((100.0, float(slider.max))).run()
+    assert_clean(at)
+    old = table_with(at, "query_id", "median_evidence_age")
+    assert len(old) == (ages >= 100).sum() and 0 < len(old) < len(grid)
+    assert at.query_params["range"] in (f"100.0,{float(slider.max)}", [f"100.0,{float(slider.max)}"])
+    # the link reopens the same view
+    again = results_page(dataset_id, run_id, metric="median_evidence_age", range=f"100.0,{float(slider.max)}")
+    assert len(table_with(again, "query_id", "median_evidence_age")) == len(old)
+    # "any metric" filters on 0..1 over the metrics scored 0..1 only: a low range keeps no line for
+    # its median age alone
+    at.selectbox(key="results_metric").set_value("(any metric)").run()
+    at.slider(key="results_range").set_value((0.95, 1.0)).run()
+    assert_clean(at)
+    shown = table_with(at, "query_id", "future_leak")
+    shares = shown[["future_leak", "stale_evidence", "recency_ndcg", "answer_currency"]]
+    assert len(shown) and (shares.ge(0.95) & shares.le(1.0)).any(axis=1).all()
