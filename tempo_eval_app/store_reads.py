@@ -153,10 +153,21 @@ def dataset_row(dataset_id: int, row: int) -> dict[str, Any]:
     return _dataset_row(db_path(), int(dataset_id), int(row))
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _system_summary(db: str, run_id: int, n_results: int) -> pd.DataFrame:
+    return _store_for(db).system_summary(run_id)
+
+
+def system_summary(run_id: int) -> pd.DataFrame:
+    """`RunStore.system_summary` (per system and metric: n, n_scored, mean, answer-currency label
+    counts; aggregated by SQLite), cached per run and size."""
+    return _system_summary(db_path(), int(run_id), _n_results(run_id))
+
+
 def forget_cached_reads() -> None:
     """Drop the cached frames after a delete or rename, so no page shows what is gone."""
     for cached in (_dataset_frame, _dataset_row, _results, _claims, _run_board, _runs_board, _run_setups,
-                   _results_grid, _results_page, _metric_counts):
+                   _results_grid, _results_page, _metric_counts, _system_summary):
         cached.clear()
 
 

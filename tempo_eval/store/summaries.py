@@ -1,0 +1,35 @@
+"""Summaries of a run's results computed by SQLite, whatever the run's size: per system (the
+dataset's run column) and metric, how many results, how many scored, their mean, and answer
+currency's label counts (the label leads the stored reason: `current: ...`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+SUMMARY_COLUMNS = ["system", "metric", "n", "n_scored", "mean", "current", "outdated", "other"]
+
+
+class SummaryRecords:
+    """The part of `RunStore` that aggregates results in SQL (the connection and lock are the
+    store's)."""
+
+    _conn: object
+    _lock: object
+
+    def system_summary(self, run_id: int) -> pd.DataFrame:
+        """One line per (system, metric) of a run: system (None when the dataset has no run
+        column), metric, n (results), n_scored (with a score; NaN results are stored as NULL),
+        mean (of the scores; NaN when none), and the answer-currency label counts current,
+        outdated and other (0 for other metrics). One aggregate query: nothing is loaded."""
+        with self._lock:  # type: ignore[attr-defined]
+            rows = self._conn.execute(  # type: ignore[attr-defined]
+                "SELECT system, metric, COUNT(*), COUNT(score), AVG(score),"
+                " SUM(metric = 'answer_currency' AND reason LIKE 'current:%'),"
+                " SUM(metric = 'answer_currency' AND reason LIKE 'outdated:%'),"
+                " SUM(metric = 'answer_currency' AND reason LIKE 'other:%')"
+                " FROM results WHERE run_id = ? GROUP BY system, metric ORDER BY system, metric",
+                (int(run_id),),
+            ).fetchall()
+        frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+        frame["mean"] = pd.to_numeric(frame["mean"], errors="coerce").astype(float)
+        return frame
