@@ -130,7 +130,8 @@ def show(results: Mapping[str, Any], *, key: str) -> None:
     if not table.empty:
         as_of = next((r.details.get("as_of") for m, r in results.items() if m in RANKED), None)
         st.markdown(f"**Dated documents** at the as-of date {formatting.md_escape(as_of or '(none)')}")
-        st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_dated_documents",
+        shown = table.assign(published=table["published"].fillna(formatting.MISSING))
+        st.dataframe(shown, hide_index=True, width="stretch", key=f"{key}_dated_documents",
                      column_config={"age (days)": st.column_config.NumberColumn(
                          help="As-of date minus publication date; negative: published after the question")})
         for line in explanations(results, table):
