@@ -94,6 +94,11 @@ def test_a_large_dataset_shows_its_runs_stored_scores_per_system(dated_run, too_
     assert live[f"{metric_label('future_leak')} measured"] == "26/26"
     rows = table_with(at, "row", "query_id", "future_leak")
     assert len(rows) == 52
+    # the age distribution reads the whole dataset: only on request
+    assert not at.get("plotly_chart")
+    at.toggle(key="overview_stored_ages").set_value(True).run()
+    assert_clean(at)
+    assert at.get("plotly_chart")
     assert "were published after their question's as-of date" in " ".join(c.value for c in at.caption).replace("\\", "")
 
 

@@ -2,7 +2,7 @@
 
 A dataset of more than `overview_runs.ON_THE_FLY_ROWS` rows is not scored here (focus-time
 extraction of every row takes minutes): the page shows the selected runs' stored scores instead,
-aggregated by SQLite, their first page of rows and the age distribution.
+aggregated by SQLite, their first page of rows and, on request, the age distribution.
 
 Temporal Faithfulness (focus-time mode) per row and its mean; Temporal NDCG@k in focus-time mode
 (query years against context years) and in gold mode (retrieved_ids against gold_ids). A dataset
@@ -93,7 +93,7 @@ def _asof_section(dataset_id: int, k: int) -> None:
 
 def _stored_runs(dataset_id: int, n_rows: int, k: int) -> None:
     """A dataset too large to score here: the selected runs' stored scores, aggregated by SQLite,
-    the first page of rows, and the age distribution (read column-wise)."""
+    the first page of rows, and on request the age distribution (read column-wise)."""
     st.info(f"This dataset has {n_rows:,} rows, more than the {overview_runs.ON_THE_FLY_ROWS:,} the Overview scores "
             "on the fly (that would take minutes): it shows the scores of the selected runs, as stored.")
     run_ids = overview_runs.runs_of(dataset_id, selection.active_run_ids())
@@ -112,8 +112,13 @@ def _stored_runs(dataset_id: int, n_rows: int, k: int) -> None:
     st.dataframe(page.drop(columns=["run_id"]), hide_index=True, width="stretch", key="overview_stored_rows",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in scores
                                 if not str(c).endswith(" reason")})
-    if "context_dates" in store_reads.dataset_frame(dataset_id).columns:
-        _age_chart(dataset_id, k)
+    # the ages are read from every row of the dataset (seconds at this size): on request
+    if st.toggle(f"Age distribution of the top {k} documents (reads all {n_rows:,} rows of the dataset)",
+                 key="overview_stored_ages"):
+        if "context_dates" in store_reads.dataset_frame(dataset_id).columns:
+            _age_chart(dataset_id, k)
+        else:
+            st.caption("The dataset has no publication dates (context_dates).")
 
 
 def _age_chart(dataset_id: int, k: int) -> None:
