@@ -114,3 +114,19 @@ def test_a_large_dataset_without_a_selected_run_says_how_to_get_one(dated_run, t
         at.session_state[selection.RUNS_KEY] = []
         at.run()
     assert any("No run of this dataset is selected" in i.value for i in at.info)
+
+
+def test_a_runs_version_is_its_status_and_last_row_and_follows_new_results(dated_run) -> None:
+    from tempo_eval.schema import MetricResult
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app import store_reads
+
+    _, run_id = dated_run
+    store = RunStore()
+    assert store.last_row(run_id) == 51 and store_reads.run_version(run_id) == ("finished", 51)
+    before = store_reads.system_summary(run_id)
+    store.set_status(run_id, "running")
+    store.record_row(run_id, 52, "extra", [MetricResult("future_leak", 1.0, "", None, {})], system="live")
+    assert store_reads.run_version(run_id)[0] == "running"
+    after = store_reads.system_summary(run_id)  # read again: the run grew
+    assert after["n"].sum() == before["n"].sum() + 1

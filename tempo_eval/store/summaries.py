@@ -33,3 +33,11 @@ class SummaryRecords:
         frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
         frame["mean"] = pd.to_numeric(frame["mean"], errors="coerce").astype(float)
         return frame
+
+    def last_row(self, run_id: int) -> int | None:
+        """The highest dataset row with a result in the run (None: no result): one seek of the
+        primary key, whatever the run's size (a COUNT reads every result of the run)."""
+        with self._lock:  # type: ignore[attr-defined]
+            (last,) = self._conn.execute(  # type: ignore[attr-defined]
+                "SELECT MAX(row_idx) FROM results WHERE run_id = ?", (int(run_id),)).fetchone()
+        return None if last is None else int(last)
