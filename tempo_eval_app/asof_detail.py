@@ -143,5 +143,5 @@ def show(results: Mapping[str, Any], *, key: str) -> None:
         how = "verifier verdicts" if currency.details.get("verdicts") is not None else "word match"
         st.markdown(f"**Answer currency**: {formatting.md_escape(label or 'not measured')}"
                     + (f", matching {formatting.md_escape(repr(matched))}" if matched else "")
-                    + f" ({how})")
+                    + f" ({formatting.md_escape(how)})")
         st.dataframe(currency_table(currency), hide_index=True, width="stretch", key=f"{key}_currency")

@@ -113,7 +113,7 @@ def _stored_runs(dataset_id: int, n_rows: int, k: int) -> None:
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in scores
                                 if not str(c).endswith(" reason")})
     # the ages are read from every row of the dataset (seconds at this size): on request
-    if st.toggle(f"Age distribution of the top {k} documents (reads all {n_rows:,} rows of the dataset)",
+    if st.toggle(f"Age distribution of the top {k:d} documents (reads all {n_rows:,} rows of the dataset)",
                  key="overview_stored_ages"):
         if "context_dates" in store_reads.dataset_frame(dataset_id).columns:
             _age_chart(dataset_id, k)

@@ -115,7 +115,8 @@ with errors.page_guard("results"):
     links.init_from_param(range_key, "range", lambda v: tuple(float(x) for x in v.split(",")),
                           lambda v: len(v) == 2 and scale.holds(*v))
     low, high = f1.slider(
-        "Score range" if scale.unit is None else f"{words.metric_label(metric)} range ({scale.unit})",
+        "Score range" if scale.unit is None
+        else f"{formatting.md_escape(words.metric_label(metric))} range ({formatting.md_escape(scale.unit)})",
         scale.low, scale.high, (scale.low, scale.high), scale.step, key=range_key,
         help="Applies to the metrics scored 0 to 1; pick a metric to filter it on its own scale."
         if metric == ANY and len(ranged) < len(metrics) else None)
