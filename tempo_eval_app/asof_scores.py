@@ -4,13 +4,13 @@ document (the Overview's table and age distribution, the Heatmaps' as-of × publ
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app.focus_scores import _measure_or_nan
 from tempo_eval_app.store_reads import _dataset_frame, db_path
 
 #: the score columns, each a metric's name (its reason goes in "<name> reason")
@@ -31,6 +31,7 @@ def _asof_scores(db: str, dataset_id: int, k: int, max_age: float, half_life: fl
         RecencyNDCG,
         StaleEvidence,
     )
+    from tempo_eval.scoring import measure_batch
 
     frame = _dataset_frame(db, dataset_id)
     metrics = {
@@ -40,18 +41,28 @@ def _asof_scores(db: str, dataset_id: int, k: int, max_age: float, half_life: fl
         "recency_ndcg": RecencyNDCG(k=k, half_life=half_life),
         "answer_currency": AnswerCurrency(),
     }
+    lacking = {name: metric.required_columns(frame.columns) for name, metric in metrics.items()}
+    lacking = {name: needs for name, needs in lacking.items() if any(c not in frame.columns for c in needs)}
+    measured = [metric for name, metric in metrics.items() if name not in lacking]
+    rows = frame.to_dict(orient="records")
+    # every row in one event loop (not one per metric and row: that cost most of the time)
+    results = asyncio.run(measure_batch([(i, row, measured) for i, row in enumerate(rows)]))
     records = []
-    for row in frame.to_dict(orient="records"):
+    for row, row_results in zip(rows, results, strict=True):
         record: dict[str, Any] = {"query_id": row.get("query_id"), "run": row.get("run")}
-        for column, metric in metrics.items():
-            needs = metric.required_columns(row.keys())
-            if any(name not in row for name in needs):
-                record[column], record[f"{column} reason"] = math.nan, f"no {', '.join(needs)} column"
-                continue
-            record[column], record[f"{column} reason"] = _measure_or_nan(metric, row)
+        for name, needs in lacking.items():
+            record[name], record[f"{name} reason"] = math.nan, f"no {', '.join(needs)} column"
+        for result in row_results:
+            record[result.metric], record[f"{result.metric} reason"] = result.score, _reason(result)
         records.append(record)
     columns = ["query_id", "run", *[c for name in ASOF_COLUMNS for c in (name, f"{name} reason")]]
     return pd.DataFrame.from_records(records, columns=columns)
+
+
+def _reason(result: Any) -> str:
+    """The reason shown beside a score: "[code] reason" when not measurable."""
+    reason = result.reason or ""
+    return f"[{result.reason_code}] {reason}" if result.reason_code and math.isnan(result.score) else reason
 
 
 def asof_scores(dataset_id: int, k: int, max_age: float, half_life: float) -> pd.DataFrame:

@@ -4,7 +4,8 @@ detail" and of the Run diff page's side-by-side versions.
 Query; scores with their reason codes; the answer with its claims coloured by verdict (or, for a
 run that checked years rather than claims, its years marked grounded or not in the contexts);
 the claims; the contexts with their years; per-year grounding; the ranked documents with the
-relevant ones marked.
+relevant ones marked; for as-of metrics, the dated documents and the answer's currency
+(`asof_detail`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import formatting, store_reads, widgets
+from tempo_eval_app import asof_detail, formatting, store_reads, widgets
 
 
 def rank_table(ranks: list) -> pd.DataFrame:
@@ -92,6 +93,7 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
                 st.caption(f"Context {i:d} · years: {formatting.md_escape(years)}")
                 widgets.safe_html(render_marks(text, year_marks(dft.spans)))
 
+    asof_detail.show(results, key=key)
     for metric, result in results.items():
         years = result.details.get("years")
         if isinstance(years, list) and years:
@@ -103,6 +105,6 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
                 for y in years
             ]), hide_index=True, width="stretch", key=f"{key}_years_{metric}")
         ranks = result.details.get("ranks")
-        if isinstance(ranks, list) and ranks:
+        if isinstance(ranks, list) and ranks and metric not in asof_detail.RANKED:
             st.markdown(f"**Ranked documents** ({formatting.md_escape(metric)}), relevant ones marked")
             st.dataframe(rank_table(ranks), hide_index=True, width="stretch", key=f"{key}_ranks_{metric}")

@@ -153,10 +153,31 @@ def dataset_row(dataset_id: int, row: int) -> dict[str, Any]:
     return _dataset_row(db_path(), int(dataset_id), int(row))
 
 
+def run_version(run_id: int) -> tuple[Any, ...]:
+    """What changes when a run's results change, cheap at any size: a run being written, its
+    result count; any other, its status and last row (one seek, where a count reads every
+    result of a 200,000-row run)."""
+    status = store().run_info(int(run_id))["status"]
+    if status == "running":
+        return (status, _n_results(run_id))
+    return (status, store().last_row(int(run_id)))
+
+
+@st.cache_data(show_spinner="Aggregating the run…", max_entries=64)
+def _system_summary(db: str, run_id: int, version: tuple[Any, ...]) -> pd.DataFrame:
+    return _store_for(db).system_summary(run_id)
+
+
+def system_summary(run_id: int) -> pd.DataFrame:
+    """`RunStore.system_summary` (per system and metric: n, n_scored, mean, answer-currency label
+    counts; aggregated by SQLite), cached per run and `run_version`."""
+    return _system_summary(db_path(), int(run_id), run_version(run_id))
+
+
 def forget_cached_reads() -> None:
     """Drop the cached frames after a delete or rename, so no page shows what is gone."""
     for cached in (_dataset_frame, _dataset_row, _results, _claims, _run_board, _runs_board, _run_setups,
-                   _results_grid, _results_page, _metric_counts):
+                   _results_grid, _results_page, _metric_counts, _system_summary):
         cached.clear()
 
 
@@ -216,16 +237,17 @@ def metric_counts(run_id: int) -> pd.DataFrame:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _results_page(db: str, run_ids: tuple[int, ...], sizes: tuple[int, ...], first: int, last: int) -> pd.DataFrame:
+def _results_page(db: str, run_ids: tuple[int, ...], versions: tuple[Any, ...], first: int, last: int) -> pd.DataFrame:
     return _joined([_wide(db, run_id, _store_for(db).results_rows(run_id, first, last), queries=False)
                     for run_id in run_ids])
 
 
 def results_page(run_ids: list[int], first: int, last: int) -> pd.DataFrame:
     """`results_grid` of the dataset rows `first` to `last` only (without the query column): read
-    with one key range per run, so a page costs what it shows, whatever the run's size."""
+    with one key range per run, so a page costs what it shows, whatever the run's size; cached
+    per runs and their `run_version`."""
     ids = tuple(int(r) for r in run_ids)
-    return _results_page(db_path(), ids, tuple(_n_results(r) for r in ids), int(first), int(last))
+    return _results_page(db_path(), ids, tuple(run_version(r) for r in ids), int(first), int(last))
 
 
 def row_results(run_id: int, row: int) -> pd.DataFrame:

@@ -1,5 +1,6 @@
 """As-of metrics in headless Chromium: upload the dated news fixture, see the as-of section of the
-Overview with its age distribution, evaluate the as-of metrics, and open a row's dated documents."""
+Overview with its age distribution, evaluate the as-of metrics, and open a row's dated documents on
+Results."""
 
 from __future__ import annotations
 
@@ -53,5 +54,19 @@ def test_upload_the_dated_fixture_see_its_ages_and_evaluate_the_as_of_metrics(tm
         click_until(page, "Run evaluation", page.get_by_text(re.compile(r"Finished: 52 rows evaluated")),
                     timeout_s=240)
         shot(page, "asof_02_evaluated")
+
+        # one row in detail: its dated documents, each counted as future, stale, undated or dated
+        nav(page, "Results")
+        page.get_by_text(re.compile(r"Dated documents")).first.wait_for(timeout=120_000)
+        documents = page.locator('[data-testid="stDataFrame"]').filter(
+            has=page.locator('[role="columnheader"]', has_text="counted as")).first
+        documents.scroll_into_view_if_needed()
+        headers = documents.locator('[role="columnheader"]').all_inner_texts()
+        assert {"rank", "doc", "published", "age (days)", "counted as"} <= {h.strip() for h in headers}, headers
+        cells = {c.strip() for c in documents.locator('[role="gridcell"]').all_inner_texts()}
+        assert cells & {"future", "stale", "dated", "undated"}, cells
+        # each score's arithmetic below it (escaped text: a word joiner follows "@")
+        page.get_by_text(re.compile(r"Future leak@\u2060?10 = \d+ future of \d+ dated")).first.wait_for()
+        shot(page, "asof_03_results_row")
 
         assert not dialogs

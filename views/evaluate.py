@@ -260,7 +260,7 @@ with errors.page_guard("evaluate"):
 
     st.caption("  \n".join(f"**{formatting.md_escape(name)}** accuracy: {formatting.md_escape(accuracy_note(name))}" for name in names))
 
-    needs_verifier = (use_tf and tf_mode == "nli") or use_fc or use_turn
+    needs_verifier = (use_tf and tf_mode == "nli") or use_fc or use_turn or "answer_currency" in use_asof
     needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")
     problems = []
     if source != "stored" and file_path is None:

@@ -1,5 +1,9 @@
 """Overview: the active dataset's focus-time metrics, computed without any model.
 
+A dataset of more than `overview_runs.ON_THE_FLY_ROWS` rows is not scored here (focus-time
+extraction of every row takes minutes): the page shows the selected runs' stored scores instead,
+aggregated by SQLite, their first page of rows and, on request, the age distribution.
+
 Temporal Faithfulness (focus-time mode) per row and its mean; Temporal NDCG@k in focus-time mode
 (query years against context years) and in gold mode (retrieved_ids against gold_ids). A dataset
 with publication dates or outdated answers also gets the as-of metrics per row and per system,
@@ -20,6 +24,7 @@ from tempo_eval_app import (
     focus_scores,
     formatting,
     links,
+    overview_runs,
     selection,
     store_reads,
     widgets,
@@ -53,7 +58,6 @@ ASOF_LABELS = {
 def _asof_section(dataset_id: int, k: int) -> None:
     """As-of metrics per row (publication dates against the as-of date) and the age distribution."""
     from tempo_eval.metrics.answer_currency import label_from_reason
-    from tempo_eval.viz.evidence_age import age_histogram
 
     st.subheader("As-of: when the evidence was published")
     a1, a2, _ = st.columns(3)
@@ -84,6 +88,43 @@ def _asof_section(dataset_id: int, k: int) -> None:
                  column_order=[c for c in ("query_id", "run", *ASOF_LABELS, *(f"{n} reason" for n in ASOF_LABELS))
                                if c in table.columns])
     downloads.download_results(table, f"asof_{dataset_id}", key="overview_asof_dl")
+    _age_chart(dataset_id, k)
+
+
+def _stored_runs(dataset_id: int, n_rows: int, k: int) -> None:
+    """A dataset too large to score here: the selected runs' stored scores, aggregated by SQLite,
+    the first page of rows, and on request the age distribution (read column-wise)."""
+    st.info(f"This dataset has {n_rows:,} rows, more than the {overview_runs.ON_THE_FLY_ROWS:,} the Overview scores "
+            "on the fly (that would take minutes): it shows the scores of the selected runs, as stored.")
+    run_ids = overview_runs.runs_of(dataset_id, selection.active_run_ids())
+    if not run_ids:
+        widgets.empty_state("No run of this dataset is selected: evaluate it (the evaluation runs beside the app), "
+                            "then select its run in the sidebar.", "evaluate")
+        return
+    st.markdown("**Mean per run and system** (over the rows where the metric is measurable)")
+    summary = overview_runs.summary_table(run_ids)
+    st.dataframe(formatting.display_table(summary), hide_index=True, width="stretch", key="overview_stored_summary")
+    page = store_reads.results_page(run_ids, 0, store_reads.PAGE_ROWS - 1)
+    st.subheader("Per row")
+    st.caption(f"The first {store_reads.PAGE_ROWS:,} dataset rows; every row, with filters and each row in detail, "
+               "on **Results**.")
+    scores = [c for c in page.columns if c not in ("eval_run", "run_id", "row", "query_id", "system")]
+    st.dataframe(page.drop(columns=["run_id"]), hide_index=True, width="stretch", key="overview_stored_rows",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in scores
+                                if not str(c).endswith(" reason")})
+    # the ages are read from every row of the dataset (seconds at this size): on request
+    if st.toggle(f"Age distribution of the top {k:d} documents (reads all {n_rows:,} rows of the dataset)",
+                 key="overview_stored_ages"):
+        if "context_dates" in store_reads.dataset_frame(dataset_id).columns:
+            _age_chart(dataset_id, k)
+        else:
+            st.caption("The dataset has no publication dates (context_dates).")
+
+
+def _age_chart(dataset_id: int, k: int) -> None:
+    """The age at the as-of date of every row's top-k documents, one distribution per system."""
+    from tempo_eval.viz.evidence_age import age_histogram
+
     ages = asof_scores.document_ages(dataset_id, k)
     if len(ages):
         by_run = {str(name): part["age"].to_numpy() for name, part in ages.groupby(ages["run"].fillna("(all rows)"))}
@@ -97,7 +138,6 @@ def _asof_section(dataset_id: int, k: int) -> None:
 with errors.page_guard("overview"):
     dataset_id = selection.require_dataset_id()
     info = store_reads.dataset_info(dataset_id)
-    frame = store_reads.dataset_frame(dataset_id)
     st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {formatting.md_escape(info['n_rows'])} rows · format {formatting.md_escape(info['format'] or '—')}")
     for warning in info.get("warnings") or []:
         st.warning(formatting.md_escape(warning))
@@ -105,6 +145,11 @@ with errors.page_guard("overview"):
     links.init_from_param("overview_k", "k", int, lambda v: 1 <= v <= 100)
     k = st.number_input("Cutoff k for Temporal NDCG@k", 1, 100, value=10, key="overview_k")
     links.set_params(k=k)
+    if int(info["n_rows"] or 0) > overview_runs.ON_THE_FLY_ROWS:
+        _stored_runs(dataset_id, int(info["n_rows"]), int(k))
+        links.view_link("k")
+        st.stop()
+    frame = store_reads.dataset_frame(dataset_id)
     scores = focus_scores.focus_time_scores(dataset_id, int(k))
 
     means = {

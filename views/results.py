@@ -3,7 +3,8 @@ after a refresh and after a server restart; the address (`?dataset=3&runs=5&metr
 reopens the same view.
 
 One line per dataset row and evaluation run: a score column per metric, its reason code, and the
-system (the dataset's run column). Filters: metric and score range, NaN reason, system, free text.
+system (the dataset's run column). Filters: metric and score range (0 to 1, or the metric's own
+range and unit: Median evidence age in days), NaN reason, system, free text.
 One row opens in detail: query, answer with its claims coloured by verdict, contexts with their
 years, per-year grounding and per-rank gains. Downloads: CSV, JSONL, Parquet.
 """
@@ -19,6 +20,7 @@ from tempo_eval_app import (
     formatting,
     links,
     row_detail,
+    score_scale,
     selection,
     store_reads,
     widgets,
@@ -39,17 +41,17 @@ def _split(raw: str | None) -> list[str]:
     return [part for part in (raw or "").split(",") if part]
 
 
-def filter_grid(grid: pd.DataFrame, *, metric: str, low: float, high: float, reasons: list[str],
-                systems: list[str], text: str) -> pd.DataFrame:
-    """The lines of the grid that pass the filters (metric ANY: the score range and reasons apply
-    to any metric)."""
+def filter_grid(grid: pd.DataFrame, *, metric: str, score_range: tuple[float, float] | None,
+                ranged: list[str], reasons: list[str], systems: list[str], text: str) -> pd.DataFrame:
+    """The lines of the grid that pass the filters: a score of one of the `ranged` metrics within
+    `score_range` (None: no range filter), a reason of the metric (ANY: of any metric), ..."""
     metrics = _metrics(grid)
     chosen = metrics if metric == ANY else [metric]
     keep = pd.Series(True, index=grid.index)
-    if (low, high) != (0.0, 1.0):
+    if score_range is not None:
         in_range = pd.Series(False, index=grid.index)
-        for name in chosen:
-            in_range |= grid[name].between(low, high)
+        for name in ranged:
+            in_range |= grid[name].between(*score_range)
         keep &= in_range
     if reasons:
         has_reason = pd.Series(False, index=grid.index)
@@ -101,9 +103,24 @@ with errors.page_guard("results"):
     f1, f2, f3 = st.columns(3)
     links.init_from_param("results_metric", "metric", str, lambda v: v in metrics)
     metric = f1.selectbox("Metric", [ANY, *metrics], key="results_metric")
-    links.init_from_param("results_range", "range", lambda v: tuple(float(x) for x in v.split(",")),
-                          lambda v: len(v) == 2 and 0.0 <= v[0] <= v[1] <= 1.0)
-    low, high = f1.slider("Score range", 0.0, 1.0, (0.0, 1.0), 0.05, key="results_range")
+    # a share or score filters on 0..1; Median evidence age on its own range, in days; "any
+    # metric" on 0..1, over the metrics scored 0..1
+    scales = {m: score_scale.score_scale(m, grid[m]) for m in metrics}
+    scale = score_scale.UNIT_INTERVAL if metric == ANY else scales[metric]
+    ranged = [m for m in metrics if scales[m].is_unit_interval] if metric == ANY else [metric]
+    range_key = "results_range" if scale.is_unit_interval else f"results_range_{metric}"
+    kept = st.session_state.get(range_key)
+    if kept is not None and not scale.holds(*kept):  # another page of a paged run: another range
+        del st.session_state[range_key]
+    links.init_from_param(range_key, "range", lambda v: tuple(float(x) for x in v.split(",")),
+                          lambda v: len(v) == 2 and scale.holds(*v))
+    low, high = f1.slider(
+        "Score range" if scale.unit is None
+        else f"{formatting.md_escape(words.metric_label(metric))} range ({formatting.md_escape(scale.unit)})",
+        scale.low, scale.high, (scale.low, scale.high), scale.step, key=range_key,
+        help="Applies to the metrics scored 0 to 1; pick a metric to filter it on its own scale."
+        if metric == ANY and len(ranged) < len(metrics) else None)
+    full_range = (low, high) == (scale.low, scale.high)
     links.init_from_param("results_reasons", "nan", _split, lambda v: all(x in all_reasons for x in v))
     reasons = f2.multiselect("Why not measured", all_reasons, key="results_reasons", placeholder="any")
     links.init_from_param("results_systems", "system", _split, lambda v: all(x in systems for x in v))
@@ -111,10 +128,11 @@ with errors.page_guard("results"):
                                     disabled=not systems, help="The dataset's run column (retrieval system).")
     links.init_from_param("results_text", "q")
     text = f3.text_input("Search", key="results_text", placeholder="query id or query text…")
-    links.set_params(metric=None if metric == ANY else metric, range=None if (low, high) == (0.0, 1.0) else f"{low},{high}",
+    links.set_params(metric=None if metric == ANY else metric, range=None if full_range else f"{low},{high}",
                      nan=reasons or None, system=chosen_systems or None, q=text or None)
 
-    shown = filter_grid(grid, metric=metric, low=low, high=high, reasons=reasons, systems=chosen_systems, text=text)
+    shown = filter_grid(grid, metric=metric, score_range=None if full_range else (low, high), ranged=ranged,
+                        reasons=reasons, systems=chosen_systems, text=text)
     display = shown.drop(columns=["run_id"])
     if len(run_ids) == 1:
         display = display.drop(columns=["eval_run"])

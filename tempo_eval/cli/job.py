@@ -191,7 +191,10 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
         from tempo_eval.llm.provider import OpenAIProvider
 
         provider = OpenAIProvider(model=settings["judge_model"], base_url=judge_url, api_key=api_key)
-    if (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"] or settings.get("turn"):
+    # answer currency takes the chosen verifier too: the spec's "with a verifier chosen, when the
+    # verifier says SUPPORTED" (without one, the word match)
+    currency = "answer_currency" in (settings.get("asof") or [])
+    if (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"] or settings.get("turn") or currency:
         name = settings["verifier"]
         if name == "nli":
             verifier = make_verifier("nli", model=settings["nli_model"] or None)
@@ -217,7 +220,7 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
         from tempo_eval.metrics.factual_correctness import FactualCorrectness
 
         metrics.append(FactualCorrectness(verifier=verifier))
-    metrics.extend(asof_metrics(settings))
+    metrics.extend(asof_metrics(settings, verifier))
     if settings.get("turn"):
         from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
 
@@ -228,8 +231,9 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
     return metrics, list(judges.values())
 
 
-def asof_metrics(settings: dict[str, Any]) -> list[Any]:
-    """The as-of metrics the Evaluate page chose (settings "asof"), with k, max_age and half_life."""
+def asof_metrics(settings: dict[str, Any], verifier: Any = None) -> list[Any]:
+    """The as-of metrics the Evaluate page chose (settings "asof"), with k, max_age and half_life;
+    answer currency with `verifier` (None: the word match)."""
     names = settings.get("asof") or []
     if not names:
         return []
@@ -246,7 +250,7 @@ def asof_metrics(settings: dict[str, Any]) -> list[Any]:
         "stale_evidence": lambda: StaleEvidence(k=settings["k"], max_age=settings["max_age"]),
         "median_evidence_age": lambda: MedianEvidenceAge(k=settings["k"]),
         "recency_ndcg": lambda: RecencyNDCG(k=settings["k"], half_life=settings["half_life"]),
-        "answer_currency": AnswerCurrency,
+        "answer_currency": lambda: AnswerCurrency(verifier=verifier),
     }
     return [build[name]() for name in names]
 

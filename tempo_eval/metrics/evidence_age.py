@@ -33,6 +33,7 @@ from tempo_eval.metrics.base import (
     not_measurable,
     require_k,
 )
+from tempo_eval.metrics.evidence_rows import evidence_table  # noqa: F401 - its home before
 from tempo_eval.metrics.ndcg import gold_relevance
 
 
@@ -279,39 +280,3 @@ def _code(evidence: _Evidence, top: np.ndarray, *, relevant: int | None = None) 
     as_of = np.array([math.nan if evidence.as_of is None else 0.0])
     counts = None if relevant is None else np.array([relevant])
     return asof.reason_codes(as_of, top, relevant=counts)[0]
-
-
-def evidence_table(frame: Any, k: int) -> Any:
-    """One line per top-k document of every row of a dataset frame that has `context_dates`:
-    row, query_id, run, rank, doc, date, as_of, age (days, NaN when either date is unknown),
-    future, as_of_year and year (of the publication date's first day). A row whose dates cannot
-    be read or are not aligned with its documents is left out (its metrics say why)."""
-    import pandas as pd
-
-    lines: list[dict[str, Any]] = []
-    columns = ["row", "query_id", "run", "rank", "doc", "date", "as_of", "age", "future", "as_of_year", "year"]
-    if "context_dates" not in frame.columns:
-        return pd.DataFrame(lines, columns=columns)
-    for position, row in enumerate(frame.to_dict(orient="records")):
-        dates = row.get("context_dates")
-        if not isinstance(dates, list):
-            continue
-        ids = row.get("retrieved_ids")
-        contexts = row.get("contexts")
-        try:
-            evidence = _Evidence(
-                None if is_na(ids) else ids, None if is_na(contexts) else contexts, dates,
-                None if is_na(row.get("reference_date")) else row.get("reference_date"),
-            )
-        except ValueError:
-            continue
-        for entry, when in zip(evidence.ranks(k), evidence.dates[:k], strict=True):
-            lines.append({
-                "row": position, "query_id": row.get("query_id"), "run": row.get("run"),
-                "rank": entry["rank"], "doc": entry["doc"], "date": entry["date"],
-                "as_of": None if evidence.as_of is None else evidence.as_of.label,
-                "age": math.nan if entry["age"] is None else float(entry["age"]), "future": entry["future"],
-                "as_of_year": None if evidence.as_of is None else evidence.as_of.first.year,
-                "year": None if when is None else when.first.year,
-            })
-    return pd.DataFrame(lines, columns=columns)

@@ -40,6 +40,7 @@ from tempo_eval.store.run_records import (
     RunRecords,
     config_hash,
 )
+from tempo_eval.store.summaries import SummaryRecords
 
 #: what the other store modules' users import from here
 __all__ = [
@@ -58,12 +59,12 @@ __all__ = [
 ]
 
 
-class RunStore(DatasetRecords, RunRecords, ResultRecords, ClaimRecords):
+class RunStore(DatasetRecords, RunRecords, ResultRecords, ClaimRecords, SummaryRecords):
     """Datasets, runs, results and claims in the workspace database (or the file at `path`).
 
     Each concern is a part in its own module (`datasets`, `run_records` with the run locks,
-    `results`, `claims`); this class holds what they share: the connection, the lock that
-    serialises this store's use of it, and the run locks this store holds.
+    `results`, `claims`, `summaries`); this class holds what they share: the connection, the
+    lock that serialises this store's use of it, and the run locks this store holds.
     """
 
     def __init__(
