@@ -73,7 +73,10 @@ def test_evaluate_with_a_verifier_labels_answer_currency_by_its_verdicts(tmp_pat
     assert labels[True] == [case[4] for case in CASES]
 
 
-def test_the_evaluate_page_gives_answer_currency_the_chosen_verifier() -> None:
+@pytest.mark.parametrize("match", ["verifier", "words"])
+def test_the_evaluate_page_gives_answer_currency_the_chosen_match(match: str) -> None:
+    """The page's "matches by" choice: the verifier chosen below, or the word match (the default,
+    as `evaluate` without --verifier), which loads no model."""
     from tempo_eval.io.dataset import Dataset
     from tempo_eval.store.runs import RunStore, frame_content_hash
 
@@ -88,13 +91,20 @@ def test_the_evaluate_page_gives_answer_currency_the_chosen_verifier() -> None:
             at.checkbox(key=key).uncheck()
     at.multiselect(key="keep_ev_asof").set_value(["answer_currency"])
     at.radio(key="keep_ev_verifier").set_value("lexical")
+    assert at.radio(key="keep_ev_currency_match").value == "words"  # the default
+    at.radio(key="keep_ev_currency_match").set_value(match)
     at.run()
     at.button(key="run_evaluation").click().run()
     job = wait_job(at)
     assert job["status"] == "finished", job["error"]
     store = RunStore()
     results = [store.get_result(int(job["run_id"]), row, "answer_currency") for row in range(len(CASES))]
+    setting = store.run_configs([int(job["run_id"])])[int(job["run_id"])]["metrics"][0]["settings"]
+    if match == "words":
+        assert [r.details["label"] for r in results] == [case[3] for case in CASES]
+        assert not any("verdicts" in r.details for r in results)
+        assert not setting.get("verifier")
+        return
     assert [r.details["label"] for r in results] == [case[4] for case in CASES]
     assert all("verdicts" in r.details for r in results)
-    setting = store.run_configs([int(job["run_id"])])[int(job["run_id"])]["metrics"][0]["settings"]
     assert setting["verifier"]["name"] == "lexical"

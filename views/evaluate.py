@@ -49,6 +49,8 @@ ASOF_METRICS = {
     "recency_ndcg": "Recency NDCG@k",
     "answer_currency": "Answer currency",
 }
+#: how answer currency decides that an answer matches a reference (asof-spec)
+CURRENCY_MATCH = {"words": "Word match (no model)", "verifier": "The verifier below"}
 NDCG_MODES = {
     "gold": "Gold: retrieved_ids against gold_ids (trec_eval's ndcg_cut)",
     "focus_time": "Focus time: query years against context years",
@@ -199,11 +201,20 @@ with errors.page_guard("evaluate"):
         help="Read the row's reference_date (the as-of date) and context_dates (publication dates); answer "
              "currency reads reference and outdated_references. docs/metrics.md, 'As-of evaluation'.",
     )
-    a1, a2, _ = st.columns(3)
+    a1, a2, a3 = st.columns(3)
     max_age = a1.number_input("Stale after (days, max_age)", 0, 36500, 365, key="keep_ev_max_age",
                               disabled="stale_evidence" not in use_asof)
     half_life = a2.number_input("Recency half-life (days)", 1, 36500, 365, key="keep_ev_half_life",
                                 disabled="recency_ndcg" not in use_asof)
+    # the spec's two ways to match an answer to a reference; the word match needs no model, as
+    # `evaluate` without --verifier
+    currency_match = a3.radio(
+        "Answer currency matches by", list(CURRENCY_MATCH), format_func=CURRENCY_MATCH.get,
+        key="keep_ev_currency_match", disabled="answer_currency" not in use_asof,
+        help="Word match: the normalised reference occurs in the normalised answer (SQuAD-style). "
+             "Verifier: the verifier chosen below says the answer supports the reference.",
+    )
+    currency_by_verifier = "answer_currency" in use_asof and currency_match == "verifier"
 
     st.subheader("Settings")
     s1, s2, s3 = st.columns(3)
@@ -260,7 +271,7 @@ with errors.page_guard("evaluate"):
 
     st.caption("  \n".join(f"**{formatting.md_escape(name)}** accuracy: {formatting.md_escape(accuracy_note(name))}" for name in names))
 
-    needs_verifier = (use_tf and tf_mode == "nli") or use_fc or use_turn or "answer_currency" in use_asof
+    needs_verifier = (use_tf and tf_mode == "nli") or use_fc or use_turn or currency_by_verifier
     needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")
     problems = []
     if source != "stored" and file_path is None:
@@ -303,7 +314,7 @@ with errors.page_guard("evaluate"):
             "turn": use_turn, "window_size": int(window),
             "k": int(k), "reference_date": reference_date.isoformat() if use_date else None,
             "asof": list(use_asof), "max_age": int(max_age), "half_life": int(half_life),
-            "verifier": verifier,
+            "currency_by_verifier": currency_by_verifier, "verifier": verifier,
             "nli_model": nli_model.strip(), "judge_url": judge_url.strip(), "judge_model": judge_model.strip(),
             "run_name": run_name.strip(),
         }

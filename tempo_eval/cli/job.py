@@ -191,9 +191,9 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
         from tempo_eval.llm.provider import OpenAIProvider
 
         provider = OpenAIProvider(model=settings["judge_model"], base_url=judge_url, api_key=api_key)
-    # answer currency takes the chosen verifier too: the spec's "with a verifier chosen, when the
-    # verifier says SUPPORTED" (without one, the word match)
-    currency = "answer_currency" in (settings.get("asof") or [])
+    # answer currency takes the chosen verifier when the page asked for it: the spec's "with a
+    # verifier chosen, when the verifier says SUPPORTED" (otherwise the word match)
+    currency = "answer_currency" in (settings.get("asof") or []) and bool(settings.get("currency_by_verifier"))
     if (settings["tf"] and settings["tf_mode"] == "nli") or settings["fc"] or settings.get("turn") or currency:
         name = settings["verifier"]
         if name == "nli":
@@ -220,7 +220,7 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
         from tempo_eval.metrics.factual_correctness import FactualCorrectness
 
         metrics.append(FactualCorrectness(verifier=verifier))
-    metrics.extend(asof_metrics(settings, verifier))
+    metrics.extend(asof_metrics(settings, verifier if currency else None))
     if settings.get("turn"):
         from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
 
