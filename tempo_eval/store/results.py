@@ -9,6 +9,7 @@ import math
 import time
 from array import array
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,60 @@ RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "r
 
 #: result rows `scores_frame` reads at a time
 _SCORES_PART = 20_000
+
+
+#: the columns of a row of the results table, in the order `encode_rows` gives them
+RESULT_ROW_FIELDS = ("run_id", "row_idx", "query_id", "system", "metric", "score", "reason", "reason_code",
+                     "success", "details")
+
+
+@dataclass
+class EncodedRows:
+    """Rows for the results and claims tables (`encode_rows`), ready for `write_encoded`."""
+
+    run_id: int
+    results: list[tuple[Any, ...]] = field(default_factory=list)
+    claims: list[tuple[Any, ...]] = field(default_factory=list)
+
+
+def encode_rows(
+    run_id: int, rows: Iterable[tuple[int, str, Iterable[MetricResult], str | None]], secrets: Iterable[str],
+) -> EncodedRows:
+    """The database rows of (row, query_id, results, system) items, as `record_rows` stores them:
+    `details["claims"]` goes to the claims table, the rest of `details` is JSON packed with the
+    result, NaN scores are NULL, and `secrets` are masked in every text. Needs no connection, so
+    the process that scored the rows can encode them (a Ray actor) and another write them."""
+    secrets = list(secrets)
+    encoded = EncodedRows(run_id)
+    result_rows, claim_rows = encoded.results, encoded.claims
+    for row, query_id, results, system in rows:
+        for result in results:
+            details = dict(result.details or {})
+            claims = details.pop("claims", None) or []
+            score = None if result.score is None or math.isnan(result.score) else float(result.score)
+            result_rows.append((
+                run_id, row, str(query_id), system, result.metric, score,
+                redact(result.reason or "", secrets), result.reason_code,
+                None if result.success is None else int(bool(result.success)),
+                _pack(redact(_details_json(details), secrets), details=True),
+            ))
+            for idx, claim in enumerate(claims):
+                record = _claim_record(claim)
+                probabilities = record.pop("probabilities", None)
+                verdict = record.pop("verdict", None)
+                confidence = record.pop("confidence", None)
+                extra = {k: v for k, v in record.items() if k not in ("claim", "evidence", "reason")}
+                evidence = record.get("evidence")
+                claim_rows.append((
+                    run_id, row, result.metric, idx, redact(str(record.get("claim", "")), secrets),
+                    None if verdict is None else str(getattr(verdict, "value", verdict)),
+                    redact(evidence, secrets) if isinstance(evidence, str) else evidence,
+                    None if probabilities is None else dumps(probabilities),
+                    redact(record.get("reason"), secrets),
+                    redact(dumps(extra), secrets) if extra else None,
+                    None if is_na(confidence) else float(confidence),
+                ))
+    return encoded
 
 
 class ResultRecords:
@@ -52,28 +107,28 @@ class ResultRecords:
     ) -> None:
         """`record_row` for many rows, (row, query_id, results, system) each, in one transaction
         (a batch of rows scored together is committed together)."""
-        result_rows: list[tuple[Any, ...]] = []
-        claim_rows: list[tuple[Any, ...]] = []
-        cleared: list[tuple[Any, ...]] = []
-        for row, query_id, results, system in rows:
-            before = len(result_rows)
-            self._result_rows(run_id, row, query_id, results, system, result_rows, claim_rows)
-            cleared += [(run_id, row, r[4]) for r in result_rows[before:]]
-        if not result_rows:
+        self.write_encoded(encode_rows(run_id, rows, self._secrets))
+
+    def write_encoded(self, encoded: EncodedRows) -> None:
+        """Write rows made by `encode_rows` (here or in another process) in one transaction: the
+        results replace any stored for the same (row, metric), and so do their claims."""
+        if not encoded.results:
             return
+        run_id = encoded.run_id
         with self._lock, self._conn:
             # claims of an earlier recording of these results (a re-run of the row) go first
-            self._conn.executemany("DELETE FROM claims WHERE run_id = ? AND row_idx = ? AND metric = ?", cleared)
+            self._conn.executemany("DELETE FROM claims WHERE run_id = ? AND row_idx = ? AND metric = ?",
+                                   [(run_id, r[1], r[4]) for r in encoded.results])
             self._conn.executemany(
-                "INSERT OR REPLACE INTO results (run_id, row_idx, query_id, system, metric, score, reason,"
-                " reason_code, success, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                result_rows,
+                f"INSERT OR REPLACE INTO results ({', '.join(RESULT_ROW_FIELDS)})"
+                f" VALUES ({', '.join('?' * len(RESULT_ROW_FIELDS))})",
+                encoded.results,
             )
-            if claim_rows:
+            if encoded.claims:
                 self._conn.executemany(
                     "INSERT INTO claims (run_id, row_idx, metric, idx, claim, verdict, evidence,"
                     " probabilities, reason, extra, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    claim_rows,
+                    encoded.claims,
                 )
             beat = self._held.get(run_id)
             now = time.time()
@@ -83,38 +138,6 @@ class ResultRecords:
                     "UPDATE run_locks SET heartbeat = ? WHERE run_id = ? AND token = ?",
                     (now, run_id, self._lock_token),
                 )
-
-    def _result_rows(
-        self, run_id: int, row: int, query_id: str, results: Iterable[MetricResult], system: str | None,
-        result_rows: list[tuple[Any, ...]], claim_rows: list[tuple[Any, ...]],
-    ) -> None:
-        secrets = self._secrets
-        for result in results:
-            details = dict(result.details or {})
-            claims = details.pop("claims", None) or []
-            score = None if result.score is None or math.isnan(result.score) else float(result.score)
-            result_rows.append((
-                run_id, row, str(query_id), system, result.metric, score,
-                redact(result.reason or "", secrets), result.reason_code,
-                None if result.success is None else int(bool(result.success)),
-                _pack(redact(_details_json(details), secrets), details=True),
-            ))
-            for idx, claim in enumerate(claims):
-                record = _claim_record(claim)
-                probabilities = record.pop("probabilities", None)
-                verdict = record.pop("verdict", None)
-                confidence = record.pop("confidence", None)
-                extra = {k: v for k, v in record.items() if k not in ("claim", "evidence", "reason")}
-                evidence = record.get("evidence")
-                claim_rows.append((
-                    run_id, row, result.metric, idx, redact(str(record.get("claim", "")), secrets),
-                    None if verdict is None else str(getattr(verdict, "value", verdict)),
-                    redact(evidence, secrets) if isinstance(evidence, str) else evidence,
-                    None if probabilities is None else dumps(probabilities),
-                    redact(record.get("reason"), secrets),
-                    redact(dumps(extra), secrets) if extra else None,
-                    None if is_na(confidence) else float(confidence),
-                ))
 
     def completed_between(
         self, run_id: int, first: int, end: int, *, retry_failed: bool = False
