@@ -184,22 +184,22 @@ def evaluate(
 
     `engine="ray"` runs on a Ray cluster instead and returns a `tempo_eval.distributed.engine.
     RayRun`: `dataset` may then also be a path or URI read by Ray Data, `out=DIR` (required) gets
-    the per-row results as Parquet, and `address`, `num_workers`, `gpus_per_worker`, `block_size`,
-    `mapping`, `format` are passed on (see `evaluate_ray`); `tempo_eval.distributed.import_results`
-    brings the output into the workspace. `store`, `run_name`, `cancel`, `resume` and `deadline`
-    are for the local engine: given with `engine="ray"` they raise TypeError.
+    the per-row results as Parquet, each block also written into `store` (default: the workspace)
+    as it finishes, and `address`, `num_workers`, `gpus_per_worker`, `block_size`, `mapping`,
+    `format` are passed on (see `evaluate_ray`). `cancel`, `resume` and `deadline` are for the
+    local engine: given with `engine="ray"` they raise TypeError.
     """
     if engine == "ray":
         from tempo_eval.distributed.engine import evaluate_ray
 
-        local_only = {"store": store is not None, "run_name": run_name is not None, "cancel": cancel is not None,
-                      "resume": resume is not True, "deadline": deadline is not None}
+        local_only = {"cancel": cancel is not None, "resume": resume is not True, "deadline": deadline is not None}
         given = [name for name, set_ in local_only.items() if set_]
         if given:  # the Ray engine writes to `out` and resumes by blocks: these would be ignored
             raise TypeError(f"{', '.join(given)}: only for engine='local'")
 
-        return evaluate_ray(dataset, metrics, reference_date=reference_date, progress=progress,
-                            max_concurrency=max_concurrency, retry_failed=retry_failed, **engine_options)
+        return evaluate_ray(dataset, metrics, reference_date=reference_date, progress=progress, store=store,
+                            run_name=run_name, max_concurrency=max_concurrency, retry_failed=retry_failed,
+                            **engine_options)
     if engine != "local":
         raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
     if engine_options:

@@ -3,6 +3,7 @@ the local runner, failures, resume after killing the driver, the verdict cache, 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -105,6 +106,39 @@ open({str(tmp_path / "results.parquet")!r}, "wb").write(results)
     assert key not in reason and "Bearer ***" in reason
 
 
+def test_the_driver_masks_its_own_secrets_in_the_rows_an_actor_encoded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an actor masks the secrets of its own environment; one only the driver knows is masked
+    # when the driver writes the block into the workspace
+    from tempo_eval.distributed.workspace import WorkspaceRun
+    from tempo_eval.metrics.base import MetricResult
+    from tempo_eval.runner import run_config
+
+    secret = "sk-only-the-driver-knows-this"
+    config = run_config(build_metrics(["temporal_ndcg"]))
+    manifest = {"dataset_name": "d", "content_hash": "h", "mapping": {}, "source_format": "csv", "warnings": [],
+                "n_rows": 2, "block_size": 2, "metrics": ["temporal_ndcg"], "config": config, "output_id": "o1"}
+    failed = MetricResult(metric="temporal_ndcg", score=float("nan"), reason=f"request with {secret} failed",
+                          reason_code="row_error", details={"request": f"Bearer {secret}",
+                                                            "claims": [{"claim": f"{secret} said so"}]})
+    fine = MetricResult(metric="temporal_ndcg", score=0.5, reason="ok", details={"k": 10})
+    _, _, encoded = output.encode_block_rows([(0, "q1", None, [failed]), (1, "q2", None, [fine])], [], 1)
+    assert secret in str(encoded.results)  # the actor did not know it
+
+    monkeypatch.setenv("DRIVER_API_KEY", secret)
+    store = RunStore(tmp_path / "ws.sqlite")
+    workspace = WorkspaceRun.open(store, manifest, name=None, default_name="ray")
+    assert workspace.run_id == 1
+    workspace.record(encoded)
+    frame = store.results_frame(1)
+    assert frame["reason"].tolist() == ["request with *** failed", "ok"]
+    assert store.get_result(1, 0, "temporal_ndcg").details["request"] == "Bearer ***"
+    assert store.claims_frame(1)["claim"].tolist() == ["*** said so"]
+    assert store.get_result(1, 1, "temporal_ndcg").details == {"k": 10}
+    with pytest.raises(ValueError, match="rows encoded for run 7, not run 1"):
+        workspace.record(output.encode_block_rows([(0, "q1", None, [fine])], [], 7)[2])
+
+
 def test_import_results_holds_the_run_lock_while_it_writes(tmp_path: Path) -> None:
     # a local evaluation of the same dataset and configuration started meanwhile would resume the
     # half-imported run; with the lock held it waits, then reuses the imported rows
@@ -185,8 +219,7 @@ def test_evaluate_names_its_engines_and_refuses_ray_options_for_the_local_one() 
         evaluate(dataset, build_metrics(["temporal_ndcg"]), out="x", num_workers=2)
 
 
-@pytest.mark.parametrize("option", [{"deadline": 5}, {"run_name": "x"}, {"resume": False},
-                                    {"store": object()}, {"cancel": object()}])
+@pytest.mark.parametrize("option", [{"deadline": 5}, {"resume": False}, {"cancel": object()}])
 def test_evaluate_refuses_local_engine_options_with_the_ray_engine(option: dict, tmp_path: Path) -> None:
     # refused before Ray starts, instead of silently ignored
     with pytest.raises(TypeError, match=f"{next(iter(option))}: only for engine='local'"):
@@ -266,15 +299,20 @@ def test_sample_scores_claims_and_verdict_cache_match_the_local_runner(ray_clust
     assert again.verdicts_added == 0 and len(cache) == run.verdicts_added
 
     store = RunStore()
-    local = evaluate(load_dataset(SAMPLE), build_metrics(names), store=store)
+    # not resumed from the Ray runs of the same configuration, which are in this workspace already
+    local = evaluate(load_dataset(SAMPLE), build_metrics(names), store=store, resume=False)
+    assert local.computed == len(local.frame) and local.run_id not in (run.run_id, again.run_id)
     assert len(cache) == run.verdicts_added  # the local run found every verdict in the cache
     pd.testing.assert_frame_equal(run.frame, local.frame)
     pd.testing.assert_frame_equal(again.frame, local.frame)
 
-    # back to the dashboard: a normal run beside the local one, on the same dataset
+    # back to the dashboard: a normal run beside the local one, on the same dataset; importing
+    # the output adds nothing (its blocks went in as they finished), --name renames its run
     assert main(["import-results", str(tmp_path / "out"), "--name", "from ray"]) == 0
     runs = store.list_runs()
+    assert len(runs) == 3
     imported = int(runs.loc[runs["name"] == "from ray", "id"].iloc[0])
+    assert imported == run.run_id
     assert store.run_info(imported)["dataset_id"] == local.dataset_id
     assert store.run_info(imported)["status"] == "finished"
     assert store.run_info(imported)["config_hash"] == store.run_info(local.run_id)["config_hash"]
@@ -322,6 +360,51 @@ def test_5000_generated_rows_match_the_local_runner(ray_cluster: str, tmp_path: 
     assert pd.read_parquet(tmp_path / "out" / "results").columns.tolist() == list(local_5000.columns)
 
 
+# ---- into the workspace, no import step ---------------------------------------------------------
+
+def test_a_ray_evaluation_is_a_run_of_the_workspace_without_an_import_step(
+        ray_cluster: str, tmp_path: Path, rows_5000: Path, local_5000: pd.DataFrame,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.support.cli import run_cli_streams
+
+    code, _, err = run_cli_streams(["evaluate", str(rows_5000), "--metrics", ",".join(FOCUS), "--engine", "ray",
+                                    "--out", str(tmp_path / "out"), "--block-size", "1000", "--run-name", "nightly",
+                                    "--no-progress"], capsys)
+    assert code == 0, err
+    assert "import-results" not in err and "run 1 in the workspace" in err
+    code, listed, err = run_cli_streams(["runs", "--format", "json"], capsys)
+    assert code == 0, err
+    runs = json.loads(listed)
+    assert [(r["id"], r["name"], r["status"]) for r in runs] == [(1, "nightly", "finished")]
+    store = RunStore()
+    expected = local_5000[local_5000["metric"].isin(FOCUS)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(store.results_frame(1), expected)
+    # the same dataset as a local run of the file: the local run sits beside the Ray one
+    local = evaluate(str(rows_5000), build_metrics(FOCUS), store=store, resume=False)
+    assert local.dataset_id == store.run_info(1)["dataset_id"]
+    pd.testing.assert_frame_equal(local.frame, store.results_frame(1))
+
+
+def test_finished_blocks_missing_from_the_workspace_are_written_from_their_files(
+        ray_cluster: str, tmp_path: Path) -> None:
+    # as if the driver was killed between a block's files and its transaction, or the output was
+    # written without a workspace: the next call writes those blocks from their files
+    data = write_jsonl(generated_rows(300), tmp_path / "rows.jsonl")
+    out = tmp_path / "out"
+    first = evaluate_ray(str(data), build_metrics(FOCUS), out=out, block_size=100, store=False)
+    assert first.run_id is None and RunStore().list_runs().empty
+    resumed = evaluate_ray(str(data), build_metrics(FOCUS), out=out, block_size=100)
+    assert resumed.computed_blocks == 0
+    store = RunStore()
+    pd.testing.assert_frame_equal(store.results_frame(resumed.run_id), first.frame)
+
+    store.connection.execute("DELETE FROM results WHERE run_id = ? AND row_idx >= 200", (resumed.run_id,))
+    store.connection.commit()
+    again = evaluate_ray(str(data), build_metrics(FOCUS), out=out, block_size=100)
+    assert (again.run_id, again.computed_blocks) == (resumed.run_id, 0)
+    pd.testing.assert_frame_equal(store.results_frame(resumed.run_id), first.frame)
+
+
 # ---- resume -----------------------------------------------------------------------------------
 
 def test_a_killed_driver_resumes_without_writing_a_row_twice(ray_cluster: str, tmp_path: Path, rows_5000: Path,
@@ -350,6 +433,16 @@ def test_a_killed_driver_resumes_without_writing_a_row_twice(ray_cluster: str, t
     expected = local_5000[local_5000["metric"].isin(FOCUS)].reset_index(drop=True)
     pd.testing.assert_frame_equal(frame, expected)
     assert not list(out.glob("*/*.tmp"))
+
+    # the workspace holds one run with every row, written block by block by the two drivers
+    # (a block the killed one had written to `out` but not yet to the workspace is written from
+    # its file by the resume)
+    store = RunStore()
+    assert store.list_runs()["id"].tolist() == [resumed.run_id]
+    assert store.run_info(resumed.run_id)["status"] == "finished"
+    pd.testing.assert_frame_equal(store.results_frame(resumed.run_id), expected)
+    dataset_id = store.run_info(resumed.run_id)["dataset_id"]
+    pd.testing.assert_frame_equal(store.dataset_frame(dataset_id), load_dataset(rows_5000).frame)
 
     # finished: the same call computes nothing; another configuration is refused, not mixed in
     assert evaluate_ray(str(rows_5000), build_metrics(FOCUS), out=out, block_size=100).computed_blocks == 0

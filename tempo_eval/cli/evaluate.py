@@ -325,9 +325,6 @@ def _check_engine_options(args: argparse.Namespace) -> None:
         if Path(args.out).suffix.lower() in OUTPUT_FORMATS:
             raise CLIError(f"--out {args.out!r}: with --engine ray, --out is a directory (one Parquet file "
                            "per block of rows), not a file")
-        if args.run_name:
-            raise CLIError("--run-name: with --engine ray, name the run when importing it: "
-                           "import-results DIR --name NAME")
         if args.num_workers < 1:
             raise CLIError(f"--num-workers must be a positive integer, got {args.num_workers}")
         if not args.gpus_per_worker >= 0:
@@ -354,6 +351,7 @@ RAY_DEFAULTS = {"address": None, "num_workers": 2, "gpus_per_worker": 0.0, "bloc
 
 def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: dict[str, float]) -> int:
     from tempo_eval.distributed.engine import evaluate_ray
+    from tempo_eval.store.db import default_db_path
 
     bar = None if args.no_progress else ProgressBar(sys.stderr)
     try:
@@ -362,12 +360,13 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
             reference_date=args.reference_date, address=args.address, num_workers=args.num_workers,
             gpus_per_worker=args.gpus_per_worker, block_size=args.block_size,
             max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed, progress=bar,
+            run_name=args.run_name,
         )
     except KeyboardInterrupt:
         if bar is not None:
             bar.close()
-        print(f"interrupted: finished blocks are in {args.out}; run the same command again to resume",
-              file=sys.stderr)
+        print(f"interrupted: finished blocks are in {args.out} and in the workspace; run the same command "
+              "again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         if bar is not None:
@@ -378,8 +377,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
         f"{run.n_rows} rows in {run.n_blocks} blocks: {run.computed_blocks} computed, "
         f"{run.skipped_blocks} already done"
         f"{f' ({run.retried_rows} rows with failed results computed again)' if run.retried_rows else ''}"
-        f" -> {args.out}\n"
-        f"load it into the workspace with: python -m tempo_eval import-results {args.out}",
+        f" -> {args.out}, and run {run.run_id} in the workspace {default_db_path()}",
         file=sys.stderr,
     )
     aggregate = run.aggregate()
@@ -564,7 +562,8 @@ def add_parser(commands: Any) -> None:
         "distributed (--engine ray)",
         "Score on a Ray cluster: DATA may be a file, a directory of part files or an object-store "
         "URI (s3://...), --out is a directory (one Parquet file per block of rows; the same command "
-        "resumes into it); bring the results into the workspace with import-results.",
+        "resumes into it); each block also goes into the workspace as it finishes, as a run beside "
+        "local runs (--run-name names it): no import step.",
     )
     ray_.add_argument("--engine", choices=("local", "ray"), default="local",
                       help="where rows are scored (default local)")

@@ -1,4 +1,8 @@
 """`tempo-eval import-results`: load the output of an --engine ray run into the workspace.
+
+An --engine ray run writes its blocks into the driver's workspace as they finish; this command
+is for an output directory brought from elsewhere (another machine's driver, a copy), or made
+with `evaluate_ray(..., store=False)`.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ def add_parser(commands: Any) -> None:
         description=(
             "Store a Ray run's dataset and per-row results (scores, reasons, claims) in the "
             "workspace, as a new run: it shows on the dashboard's Runs, Results, Compare and Claims "
-            "pages. An unfinished output is imported as a cancelled run."
+            "pages. An unfinished output is imported as a cancelled run. An --engine ray run is in "
+            "its driver's workspace already; this is for an output directory from elsewhere."
         ),
     )
     imp.add_argument("dir", help="the --out directory of the Ray run")

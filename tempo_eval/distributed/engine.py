@@ -1,13 +1,17 @@
-"""`evaluate_ray`: score a dataset in a Ray actor pool, one Parquet file per block of rows.
+"""`evaluate_ray`: score a dataset in a Ray actor pool, one Parquet file per block of rows, each
+block written into the workspace as it finishes.
 
 The driver reads the dataset (`reader`), checks the metrics' columns as the local runner does,
 and cuts the rows into blocks of `block_size`. Blocks without output go to `map_batches` with a
 callable class (`BlockScorer`), one block per call, in a pool of `num_workers` actors (each with
 `gpus_per_worker` GPUs). Each actor unpickles the metrics once, so a verifier and its NLI model
-are built once per actor; a row is scored by `tempo_eval.scoring.measure_row`, the local runner's
-own function (same scores, same NaN reasons, a failing row NaN "row_error"). The actor returns
-the block as Parquet bytes, plus the verdicts it added to the cache; the driver writes both (see
-`output` for the layout and why a block is written once), so only one process ever writes.
+are built once per actor. Rows are scored by the local runner's own functions: the offline
+metrics a block at a time (`tempo_eval.scoring.measure_batch`, in one focus-time memo kept for
+the actor's life), the others row by row (`measure_row`): same scores, same NaN reasons, a
+failing row NaN "row_error". The actor returns the block as Parquet bytes and as the rows the
+workspace stores, plus the verdicts it added to the cache; the driver writes them all (see
+`output` for the layout and why a block is written once, `workspace` for the run in the
+workspace: a normal run from the first block, no import step), so only one process ever writes.
 
 Killed or interrupted, the same call (or CLI command) resumes: finished blocks are skipped, and
 their failed results (row_error, judge_error, ...) are computed again, as a local resume does.
@@ -17,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import contextvars
 import gc
 import json
 import logging
@@ -49,7 +55,8 @@ DEFAULT_BLOCK_SIZE = 1000
 class RayRun:
     """What `evaluate_ray` returns: where the output is and what this call did.
 
-    `computed_blocks` were scored by this call, `skipped_blocks` found finished in `out` (resume),
+    `run_id` is the run in the workspace (None when written to `out` only), `computed_blocks`
+    were scored by this call, `skipped_blocks` found finished in `out` (resume),
     `retried_rows` rows of those had failed results that this call computed again;
     `verdicts_added` is how many new verdicts the workers' results added to the verdict cache;
     `cache_hits` / `cache_misses` count the workers' verdict lookups found / not found in it."""
@@ -65,6 +72,7 @@ class RayRun:
     cache_hits: int = 0
     cache_misses: int = 0
     retried_rows: int = 0
+    run_id: int | None = None
     #: what the reader noted about the input (the local loader's warnings)
     warnings: list[str] = field(default_factory=list)
 
@@ -95,8 +103,11 @@ def evaluate_ray(
     max_concurrency: int = 4,
     retry_failed: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    store: Any = None,
+    run_name: str | None = None,
 ) -> RayRun:
-    """Evaluate `data` with `metrics` on Ray; per-row results go to the directory `out`.
+    """Evaluate `data` with `metrics` on Ray; per-row results go to the directory `out` and, block
+    by block as they finish, into the workspace as a normal run.
 
     `data` is a path or URI (a file, a directory of part files, or a list; read with Ray Data,
     see `reader`), or an already loaded Dataset / DataFrame. `address` is the Ray cluster to join
@@ -104,7 +115,11 @@ def evaluate_ray(
     `num_workers` actors score blocks of `block_size` rows, `max_concurrency` rows at once each
     (for judges that wait on the network). Resumes an interrupted run into the same `out`, and
     with `retry_failed` (default) computes again the failed results of its finished blocks.
-    Raises OutputBusy when another driver is writing `out`.
+    `store` is the workspace's RunStore (default: the workspace TEMPO_EVAL_HOME names), or False
+    to write `out` only (`import_results` brings it in later); the run is named `run_name` (kept
+    when None) and found again by a resume of the same `out`.
+    Raises OutputBusy when another driver is writing `out`, RunInUse when another process writes
+    its run in the workspace.
     Raises ValueError (InputError for bad input) before anything is scored.
     """
     require_extra("ray", "ray", "The Ray engine")
@@ -125,6 +140,8 @@ def evaluate_ray(
         raise ValueError(f"gpus_per_worker must be a number >= 0, got {gpus_per_worker!r}")
     if not isinstance(retry_failed, bool):
         raise ValueError(f"retry_failed must be True or False, got {retry_failed!r}")
+    if store is not False and store is not None and not hasattr(store, "write_encoded"):
+        raise ValueError(f"store must be a RunStore, None (the workspace) or False (no workspace), got {store!r}")
     parsed_date = parse_reference_date(reference_date)
     reference_date = parsed_date.isoformat() if parsed_date is not None else None
 
@@ -157,26 +174,59 @@ def evaluate_ray(
             "block_size": block_size, "n_blocks": n_blocks,
         }
         with output.claim(out):
-            return _run(ray, frame, metrics, manifest, out=out, address=address,
-                        reference_date=reference_date, num_workers=num_workers,
-                        gpus_per_worker=gpus_per_worker, block_size=block_size,
-                        max_concurrency=max_concurrency, retry_failed=retry_failed, progress=progress)
+            done = output.prepare(out, manifest, frame)
+            workspace = None
+            if store is not False:
+                from tempo_eval.distributed.workspace import WorkspaceRun
+                from tempo_eval.scoring import default_run_name
+                from tempo_eval.store.runs import RunStore
+
+                workspace = WorkspaceRun.open(store if store is not None else RunStore(), output.read_manifest(out),
+                                              name=run_name, default_name=default_run_name(dataset.name, metrics))
+            try:
+                run = _run(ray, frame, metrics, manifest, done, workspace, out=out, address=address,
+                           reference_date=reference_date, num_workers=num_workers,
+                           gpus_per_worker=gpus_per_worker, block_size=block_size,
+                           max_concurrency=max_concurrency, retry_failed=retry_failed, progress=progress)
+            except BaseException as exc:
+                if workspace is not None:
+                    _stopped(workspace, exc)
+                raise
+            if workspace is not None:
+                workspace.finish("finished")
+            return run
     finally:
         if started_here:
             ray.shutdown()
 
 
+def _stopped(workspace: Any, exc: BaseException) -> None:
+    """Mark the workspace's run as the local runner marks a stopped one (failed on an error,
+    cancelled on an interruption); its finished blocks stay, and a resume goes on from them."""
+    failed = isinstance(exc, Exception)
+    try:
+        workspace.finish("failed" if failed else "cancelled", f"{type(exc).__name__}: {exc}" if failed else None)
+    except Exception as status_error:  # a full disk refuses the status too: report the cause
+        logger.warning("could not mark run %d as stopped: %s", workspace.run_id, status_error)
+
+
 def _run(
-    ray: Any, frame: pd.DataFrame, metrics: Sequence[Any], manifest: dict[str, Any], *,
+    ray: Any, frame: pd.DataFrame, metrics: Sequence[Any], manifest: dict[str, Any], done: set[int],
+    workspace: Any, *,
     out: str | Path, address: str | None, reference_date: str | None, num_workers: int,
     gpus_per_worker: float, block_size: int, max_concurrency: int, retry_failed: bool,
     progress: Callable[[int, int], None] | None,
 ) -> RayRun:
-    """The run once `out` is claimed: what is left to score, the scoring, the finished manifest."""
+    """The run once `out` is claimed and prepared (`done` blocks finished): what is left to score,
+    the scoring, the finished manifest; each block also into `workspace` (a WorkspaceRun, or None)."""
     from tempo_eval.store.db import default_db_path
 
     n_rows, n_blocks = int(manifest["n_rows"]), int(manifest["n_blocks"])
-    done = output.prepare(out, manifest, frame)
+    if workspace is not None and done:
+        caught_up = workspace.catch_up(Path(out), done)
+        if caught_up:
+            logger.info("%d finished blocks of %s were not in the workspace yet: written from their files",
+                        caught_up, out)
     retry = output.failed_results(out, done) if retry_failed and done else {}
     work: list[tuple[int, Sequence[int], list[list[str]] | None]] = [
         (b, range(b * block_size, b * block_size + _block_rows(b, block_size, n_rows)), None)
@@ -207,7 +257,12 @@ def _run(
     writer: list[concurrent.futures.Future[None]] = []
 
     def write_dataset() -> None:
-        writer.append(pool.submit(output.write_dataset, out, frame))
+        def both() -> None:
+            output.write_dataset(out, frame)
+            if workspace is not None:
+                workspace.store_dataset(frame)
+
+        writer.append(pool.submit(both))
 
     added = hits = misses = 0
     try:
@@ -216,7 +271,7 @@ def _run(
                 ray, frame, work, out=out, payload=payload, source=source,
                 reference_date=reference_date, num_workers=num_workers, gpus_per_worker=gpus_per_worker,
                 max_concurrency=max_concurrency, db_path=db_path, progress=progress,
-                rows_done=rows_done, started=write_dataset,
+                rows_done=rows_done, started=write_dataset, workspace=workspace,
             )
         if not writer:
             write_dataset()
@@ -227,7 +282,8 @@ def _run(
     return RayRun(out=Path(out), status="finished", n_rows=n_rows, n_blocks=n_blocks,
                   metrics=[m.name for m in metrics], computed_blocks=n_blocks - len(done),
                   skipped_blocks=len(done), verdicts_added=added, cache_hits=hits, cache_misses=misses,
-                  retried_rows=retried_rows, warnings=list(manifest["warnings"]))
+                  retried_rows=retried_rows, warnings=list(manifest["warnings"]),
+                  run_id=None if workspace is None else workspace.run_id)
 
 
 def _block_rows(block: int, block_size: int, n_rows: int) -> int:
@@ -254,10 +310,11 @@ def _score(
     ray: Any, frame: pd.DataFrame, work: list[tuple[int, Sequence[int], list[list[str]] | None]], *,
     out: str | Path, payload: bytes, source: CacheSource, reference_date: str | None, num_workers: int,
     gpus_per_worker: float, max_concurrency: int, db_path: str,
-    progress: Callable[[int, int], None] | None, rows_done: int, started: Callable[[], None],
+    progress: Callable[[int, int], None] | None, rows_done: int, started: Callable[[], None], workspace: Any,
 ) -> tuple[int, int, int]:
     """Score `work`: (block, its rows, None for every metric or the metric names to compute again
-    for each row). `started` is called once the blocks are handed to Ray."""
+    for each row). `started` is called once the blocks are handed to Ray. Each block's files are
+    written, then its rows into `workspace` (when not None)."""
     from tempo_eval.store.verdict_cache import VerdictCache
 
     columns = [str(c) for c in frame.columns]
@@ -281,6 +338,7 @@ def _score(
         fn_constructor_kwargs={
             "payload": payload, "columns": columns, "reference_date": reference_date, "max_concurrency": max_concurrency,
             "source": source, "gpus_per_worker": gpus_per_worker,
+            "run_id": None if workspace is None else workspace.run_id,
         },
     )
     cache: VerdictCache | None = None  # opened on the first block that brings verdicts
@@ -293,6 +351,8 @@ def _score(
         block = int(result["block"])
         write = output.merge_block if bool(result["retry"]) else output.write_block
         write(out, block, bytes(result["results"]), bytes(result["details"]))
+        if workspace is not None:  # after the files: a block in the workspace is done in `out`
+            workspace.record(pickle.loads(bytes(result["store_rows"])))
         verdicts = json.loads(bytes(result["verdicts"]))
         if verdicts:
             if cache is None:
@@ -311,7 +371,7 @@ class BlockScorer:
 
     def __init__(
         self, payload: bytes, columns: list[str], reference_date: str | None,
-        max_concurrency: int, source: CacheSource, gpus_per_worker: float,
+        max_concurrency: int, source: CacheSource, gpus_per_worker: float, run_id: int | None = None,
     ) -> None:
         from tempo_eval._secrets import secret_values
         from tempo_eval.distributed.shipping import worker_cache
@@ -323,19 +383,37 @@ class BlockScorer:
         self.reference_date = reference_date
         self.max_concurrency = max_concurrency
         self.secrets = secret_values()
+        self.run_id = run_id
+        # One focus-time memo for the actor's life, as the local runner keeps one for the whole
+        # run: a text repeated across blocks (a context, a query) is extracted once. It lives in
+        # this context, in which every block is scored.
+        self.context = contextvars.copy_context()
+        self.context.run(self._open_memo)
         # What is alive now (Ray, the libraries, the metrics, the verifier's model) lives as long
         # as the actor: leave it out of the cyclic collector's full passes, which otherwise rescan
         # it after every few blocks (a quarter of the scoring time, measured with bench/ray.py).
         gc.collect()
         gc.freeze()
 
+    def _open_memo(self) -> None:
+        from tempo_eval.core.focus_memo import extraction_memo
+
+        self.memo = contextlib.ExitStack()  # closed with the actor, in its context (`__del__`)
+        self.memo.enter_context(extraction_memo())
+
+    def __del__(self) -> None:
+        memo = getattr(self, "memo", None)
+        if memo is not None:
+            self.context.run(memo.close)
+
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         from tempo_eval._async import run_sync
 
         numbers, rows, todo = pickle.loads(batch["rows"][0])
-        scored = run_sync(score_rows(self.metrics, self.columns, rows, numbers, self.reference_date,
-                                     self.max_concurrency, todo))
-        results, details = output.encode_block(scored, self.secrets)
+        scored = self.context.run(run_sync, score_rows(self.metrics, self.columns, rows, numbers,
+                                                       self.reference_date, self.max_concurrency, todo))
+        results, details, encoded = output.encode_block_rows(scored, self.secrets, self.run_id or 0)
+        store_rows = b"" if self.run_id is None else pickle.dumps(encoded, protocol=pickle.HIGHEST_PROTOCOL)
         new, hits, misses = self.cache.drain()
         verdicts = json.dumps(new, ensure_ascii=False).encode("utf-8")
         return {
@@ -347,6 +425,7 @@ class BlockScorer:
             "results": np.array([results], dtype=object),
             "details": np.array([details], dtype=object),
             "verdicts": np.array([verdicts], dtype=object),
+            "store_rows": np.array([store_rows], dtype=object),
         }
 
 
@@ -354,20 +433,25 @@ async def score_rows(
     metrics: Sequence[Any], columns: Sequence[str], rows: Sequence[Sequence[Any]], numbers: Sequence[int],
     reference_date: str | None, max_concurrency: int, todo: Sequence[Sequence[str]] | None = None,
 ) -> list[tuple[int, str, str | None, list[Any]]]:
-    """(row number, query_id, system, results) for each of `rows` (numbered `numbers`),
-    `max_concurrency` rows at once, as the local runner scores them; `todo` names the metrics to
+    """(row number, query_id, system, results) for each of `rows` (numbered `numbers`), as the
+    local runner scores a batch: the offline metrics (`Metric.batchable`) of all the rows in one
+    `measure_batch`, the others `max_concurrency` rows at once; `todo` names the metrics to
     compute for each row (default: all)."""
-    from tempo_eval.scoring import measure_row, row_dict, system
+    from tempo_eval.scoring import measure_batch, measure_row, row_dict, system
 
+    dicts = [row_dict(columns, values, reference_date) for values in rows]
+    chosen = [list(metrics) if todo is None else [m for m in metrics if m.name in todo[k]] for k in range(len(rows))]
+    batched = {m.name for m in metrics if m.batchable(columns)}
+    offline = await measure_batch([(numbers[k], dicts[k], [m for m in chosen[k] if m.name in batched])
+                                   for k in range(len(rows))])
+    online = [[m for m in chosen[k] if m.name not in batched] for k in range(len(rows))]
     scored: list[Any] = [None] * len(rows)
     queue = iter(range(len(rows)))
 
     async def worker() -> None:
         for k in queue:  # one shared iterator: each row goes to one worker
-            row = row_dict(columns, rows[k], reference_date)
-            chosen = metrics if todo is None else [m for m in metrics if m.name in todo[k]]
-            results = await measure_row(chosen, row, numbers[k])
-            scored[k] = (numbers[k], str(row.get("query_id")), system(row), results)
+            results = offline[k] + (await measure_row(online[k], dicts[k], numbers[k]) if online[k] else [])
+            scored[k] = (numbers[k], str(dicts[k].get("query_id")), system(dicts[k]), results)
 
     await asyncio.gather(*(worker() for _ in range(min(max_concurrency, len(rows)))))
     return scored

@@ -27,7 +27,6 @@ import contextlib
 import gzip
 import io
 import json
-import math
 import os
 import socket
 import uuid
@@ -38,10 +37,10 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval._secrets import redact
-from tempo_eval.schema import is_retryable
+from tempo_eval.schema import MetricResult, is_retryable
 from tempo_eval.store.datasets import _frame_rows
 from tempo_eval.store.packing import dumps
-from tempo_eval.store.results import RESULT_COLUMNS
+from tempo_eval.store.results import RESULT_COLUMNS, RESULT_ROW_FIELDS, EncodedRows, encode_rows
 from tempo_eval.store.runs import RunStore
 
 MANIFEST = "manifest.json"
@@ -237,41 +236,49 @@ def _pair_keys(table: Any) -> Any:
 def encode_block(
     rows: Sequence[tuple[int, str, str | None, Sequence[Any]]], secrets: Iterable[str]
 ) -> tuple[bytes, bytes]:
-    """(results, details) Parquet bytes for scored rows: (row, query_id, system, [MetricResult]).
+    """(results, details) Parquet bytes for scored rows: (row, query_id, system, [MetricResult]);
+    see `encode_block_rows`."""
+    results, details, _ = encode_block_rows(rows, secrets)
+    return results, details
 
-    Reasons and details are redacted as the run store redacts them; claims are stored as the
-    store's claim records."""
+
+def encode_block_rows(
+    rows: Sequence[tuple[int, str, str | None, Sequence[Any]]], secrets: Iterable[str], run_id: int = 0,
+) -> tuple[bytes, bytes, EncodedRows]:
+    """(results, details, store rows) for scored rows: (row, query_id, system, [MetricResult]).
+
+    The store rows are what the workspace stores for them (`tempo_eval.store.results.encode_rows`,
+    for run `run_id`); the two Parquet files hold the same values (the details as the store's
+    JSON, claims as the store's claim records), so each result is encoded once. Reasons, details
+    and claims are redacted as the run store redacts them."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from tempo_eval.store.claims import _claim_record
-    from tempo_eval.store.packing import _details_json
+    from tempo_eval.store.packing import _unpack
 
     secrets = list(secrets)
-    res: dict[str, list[Any]] = {c: [] for c in RESULT_COLUMNS}
-    det: dict[str, list[Any]] = {c: [] for c in DETAIL_COLUMNS}
-    for row, query_id, system, results in rows:
-        for result in sorted(results, key=lambda r: r.metric):
-            details = dict(result.details or {})
-            claims = details.pop("claims", None) or []
-            score = None if result.score is None or math.isnan(result.score) else float(result.score)
-            res["row"].append(row)
-            res["query_id"].append(str(query_id))
-            res["run"].append(system)
-            res["metric"].append(result.metric)
-            res["score"].append(score)
-            res["reason_code"].append(result.reason_code)
-            res["reason"].append(redact(result.reason or "", secrets))
-            det["row"].append(row)
-            det["metric"].append(result.metric)
-            det["success"].append(None if result.success is None else bool(result.success))
-            det["details"].append(redact(_details_json(details), secrets))
-            det["claims"].append(redact(dumps([_claim_record(c) for c in claims]), secrets) if claims else None)
+    ordered = [(row, query_id, sorted(results, key=lambda r: r.metric), system)
+               for row, query_id, system, results in rows]
+    encoded = encode_rows(run_id, ordered, secrets)
+    field = {name: i for i, name in enumerate(RESULT_ROW_FIELDS)}
+    res = {c: [r[field[f]] for r in encoded.results] for c, f in _RESULT_FIELDS.items()}
+    success = [r[field["success"]] for r in encoded.results]
+    claims = [redact(dumps([_claim_record(c) for c in found]), secrets) if found else None
+              for _, _, results, _ in ordered for found in ((r.details or {}).get("claims") for r in results)]
+    det = {"row": res["row"], "metric": res["metric"], "success": [None if v is None else bool(v) for v in success],
+           "details": [_unpack(r[field["details"]]) for r in encoded.results], "claims": claims}
     types = {"row": pa.int64(), "score": pa.float64(), "success": pa.bool_()}
-    return tuple(  # type: ignore[return-value]
+    results_bytes, details_bytes = (
         _parquet_bytes(pa.table({c: pa.array(v, type=types.get(c, pa.string())) for c, v in cols.items()}), pq)
         for cols in (res, det)
     )
+    return results_bytes, details_bytes, encoded
+
+
+#: the results file's columns (RESULT_COLUMNS), from the store's fields
+_RESULT_FIELDS = {"row": "row_idx", "query_id": "query_id", "run": "system", "metric": "metric", "score": "score",
+                  "reason_code": "reason_code", "reason": "reason"}
 
 
 def _parquet_bytes(table: Any, pq: Any) -> bytes:
@@ -301,6 +308,20 @@ def read_results(out: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
+def block_results(rows: Sequence[tuple[tuple[int, str, str | None], list[dict[str, Any]]]]
+                  ) -> list[tuple[int, str, list[MetricResult], str | None]]:
+    """`RunStore.record_rows` items from a block read by `checks.read_block`."""
+    return [
+        (row, query_id, [
+            MetricResult(metric=r["metric"], score=r["score"], reason=r["reason"], reason_code=r["reason_code"],
+                         success=r["success"],
+                         details={**r["details"], **({"claims": r["claims"]} if r["claims"] is not None else {})})
+            for r in part
+        ], system)
+        for (row, query_id, system), part in rows
+    ]
+
+
 def import_results(
     out: str | os.PathLike[str], *, store: RunStore | None = None, name: str | None = None
 ) -> int:
@@ -314,7 +335,6 @@ def import_results(
     then import again). Raises RunInUse while a local evaluation is resuming the imported run."""
     from tempo_eval.distributed import checks
     from tempo_eval.io.dataset import Dataset
-    from tempo_eval.schema import MetricResult
 
     out = Path(out)
     manifest = read_manifest(out)
@@ -347,15 +367,7 @@ def import_results(
                                  default_name=f"ray: {out.name}")
     try:
         for _, rows in blocks:  # a block per transaction, not a row (issue 27.5)
-            store.record_rows(run_id, [
-                (row, query_id, [
-                    MetricResult(metric=r["metric"], score=r["score"], reason=r["reason"],
-                                 reason_code=r["reason_code"], success=r["success"],
-                                 details={**r["details"], **({"claims": r["claims"]} if r["claims"] is not None else {})})
-                    for r in part
-                ], system)
-                for (row, query_id, system), part in rows
-            ])
+            store.record_rows(run_id, block_results(rows))
         complete = len(blocks) == n_blocks
         store.set_status(run_id, "finished" if complete else "cancelled",
                          None if complete else f"imported {len(blocks)} of {n_blocks} blocks")
