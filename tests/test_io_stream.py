@@ -140,12 +140,26 @@ def test_no_size_limit_by_default_and_one_when_asked(tmp_path: Path, monkeypatch
     assert "the limit is" in _message(lambda: open_stream(path, max_bytes=1000))
 
 
-def test_a_key_first_seen_late_that_would_be_mapped_is_an_error_naming_it(tmp_path: Path) -> None:
-    rows = [{"query": f"q{i}", "answer": "a"} for i in range(10)]
-    rows[7]["gold_ids"] = ["d1"]
-    path = _write(tmp_path / "d.jsonl", rows)
-    message = _message(lambda: _streamed(path, batch_rows=3))
-    assert "'gold_ids' first appears here" in message and "line 8" in message
+@pytest.mark.parametrize("name", ["d.jsonl", "d.jsonl.gz"])
+def test_a_key_first_seen_on_row_2500_is_mapped_as_the_whole_file_reader_maps_it(tmp_path: Path, name: str) -> None:
+    # before: an error ("'gold_ids' first appears here, after the first 2,000 rows"); the first
+    # pass now collects every key, so each batch has the whole file's columns and mapping
+    rows = [{"query_id": f"q{i}", "query": f"What happened in {1990 + i % 30}?", "answer": "In 1990."}
+            for i in range(3100)]
+    rows[2499]["gold_ids"] = ["d1"]  # row 2,500
+    rows[2999]["comment"] = "late"  # unmapped, kept
+    text = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    whole = load_dataset(path)
+    assert whole.mapping["gold_ids"] == "gold_ids"
+    stream = open_stream(path, batch_rows=1000)
+    assert stream.mapping == whole.mapping and "gold_ids" in stream.columns
+    frames = [frame for _, frame in stream.batches()]
+    assert all(list(frame.columns) == list(whole.frame.columns) for frame in frames)
+    pd.testing.assert_frame_equal(pd.concat(frames).reset_index(drop=True), whole.frame.reset_index(drop=True),
+                                  check_dtype=False)
+    assert stream.warnings == whole.warnings and stream.content_hash == whole.content_hash
 
 
 def test_an_unmapped_key_first_seen_late_is_kept(tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 """The first pass over a file to be streamed: its content hash, and whether the streaming reader
 may read it (the checks the whole-file reader makes on all the bytes at once), with an estimate
-of its row count for progress.
+of its row count for progress and, for JSON Lines, the keys of all its objects (the whole-file
+reader's columns: a key first seen on row 2,500 is a column from the first batch on, mapped as
+the whole-file reader maps it).
 
 One sequential read, in chunks: memory stays at a chunk whatever the file's size. The hash is
 the sha256 of the bytes as stored (compressed ones too), as `load_dataset` computes it, so a file
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +37,8 @@ class Scan:
     warnings: list[str] = field(default_factory=list)
     #: the decompressed size, for the disk-space check
     size: int = 0
+    #: JSON Lines: every key of the file's objects, in the order they first appear (None otherwise)
+    keys: list[str] | None = None
 
 
 def raw_hash(stream: BinaryIO) -> str:
@@ -44,14 +49,18 @@ def raw_hash(stream: BinaryIO) -> str:
     return digest.hexdigest()
 
 
-def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None) -> Scan:
+def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, json_lines: bool = False) -> Scan:
     """Check decompressed text the way the whole-file reader does, chunk by chunk: the first chunk
     through `check_text_bytes` (binary files, other encodings, a NUL byte: the same InputError),
     every chunk for NUL bytes and UTF-8; for CSV/TSV (`delimiter` given) a header line the fast
     reader takes, an even count of quotes and no misplaced quote. Rows are estimated from line
-    ends (a cell with a line break counts more than once: an estimate, for progress)."""
+    ends (a cell with a line break counts more than once: an estimate, for progress). With
+    `json_lines`, `keys` collects the keys of every line's object (a line that is not one is
+    passed over here: the streaming reader names it)."""
     scan = Scan(content_hash="")
     decoder = codecs.getincrementaldecoder("utf-8")()
+    keys: dict[str, None] | None = {} if json_lines else None
+    partial = ""
     quotes = 0
     rows = 0
     tail = b""
@@ -70,10 +79,14 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None) -> Sc
             return scan
         scan.size += len(chunk)
         try:
-            decoder.decode(chunk)
+            text = decoder.decode(chunk)
         except UnicodeDecodeError:
             scan.streamable = False
             return scan
+        if keys is not None:
+            lines = (partial + text).split("\n")
+            partial = lines.pop()
+            _collect_keys(lines, keys)
         rows += chunk.count(b"\n")
         if delimiter is not None:
             if misplaced is not None and misplaced.search(tail + chunk):
@@ -86,12 +99,32 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None) -> Sc
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         scan.streamable = False
+    if keys is not None:
+        _collect_keys([partial], keys)
+        scan.keys = list(keys)
     if quotes % 2:
         scan.streamable = False
     if last and last != b"\n":
         rows += 1
     scan.estimated_rows = max(rows - (1 if delimiter is not None else 0), 0)  # the header line
     return scan
+
+
+_decode = json.JSONDecoder().decode
+
+
+def _collect_keys(lines: list[str], keys: dict[str, None]) -> None:
+    """Add the keys of each line's JSON object to `keys` (first seen first)."""
+    decode = _decode
+    for line in lines:
+        if not line or line.isspace():
+            continue
+        try:
+            record = decode(line)
+        except (ValueError, RecursionError):  # the streaming reader names the line
+            continue
+        if type(record) is dict and (len(record) > len(keys) or not keys.keys() >= record.keys()):
+            keys.update(dict.fromkeys(record))
 
 
 def _fast_header(head: bytes) -> bool:

@@ -193,8 +193,11 @@ def _json_kind(value: Any) -> str:
     return f"a JSON {type(value).__name__} ({value!r})"
 
 
-def _records_table(records: list[dict[str, Any]], lines: list[int] | None) -> _Table:
-    columns: dict[str, None] = {}
+def _records_table(records: list[dict[str, Any]], lines: list[int] | None,
+                   keys: list[str] | None = None) -> _Table:
+    """The table of `records`: one column per key, in the order keys first appear (after `keys`,
+    the whole file's keys when the records are a batch of it: every batch then has every column)."""
+    columns: dict[str, None] = dict.fromkeys(keys) if keys else {}
     for record in records:
         if len(record) != len(columns) or not all(key in columns for key in record):
             columns.update(dict.fromkeys(record))

@@ -21,9 +21,10 @@ document) and a compressed Parquet file are read whole by `load_dataset` instead
 the problem exactly, and handed out in batches all the same. So is a CSV file pyarrow stops on
 part way.
 
-The columns come from the first batch: a JSON Lines key first seen later is kept, but one that
-would map to a canonical column (a `gold_ids` key that appears only after the first rows) is an
-InputError saying so, where the whole-file reader would have mapped it.
+The columns are the whole file's: CSV's header, Parquet's schema, and for JSON Lines every key
+of the file's objects, collected by the first pass, so a key first seen after the first batch
+(a `gold_ids` key that appears only on row 2,500) is a column of every batch and mapped as the
+whole-file reader maps it.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def open_stream(
         delimiter = {"csv": ",", "tsv": "\t"}.get(source_format)
         try:
             with _decompressed(path, label, compression) as text:
-                scan = _prepass.scan_text(_chunks(text), label, delimiter)
+                scan = _prepass.scan_text(_chunks(text), label, delimiter, json_lines=source_format == "jsonl")
         except (OSError, _arrow_error()):  # a damaged compressed file: the whole-file reader says how
             scan = _prepass.Scan(content_hash, streamable=False)
         scan.content_hash = content_hash
@@ -138,7 +139,7 @@ def open_stream(
     if source_format == "parquet":
         tables = _parquet_tables(path, label, batch_rows, canonical)
     elif source_format == "jsonl":
-        tables = _jsonl_tables(path, label, compression, batch_rows)
+        tables = _jsonl_tables(path, label, compression, batch_rows, scan.keys)
     else:
         tables = _csv_tables(path, label, compression, delimiter or ",", batch_rows, canonical)
 
@@ -356,7 +357,11 @@ class _Readable(io.RawIOBase):
 # ---- JSON Lines -----------------------------------------------------------------------------
 
 
-def _jsonl_tables(path: Any, label: str, compression: str | None, batch_rows: int) -> Iterator[BatchTable]:
+def _jsonl_tables(
+    path: Any, label: str, compression: str | None, batch_rows: int, keys: list[str] | None
+) -> Iterator[BatchTable]:
+    """Batches of the lines' objects, each with every key of the file (`keys`, from the first
+    pass) as a column, as the whole-file reader's table has them."""
     import json
 
     from tempo_eval.io.jsonfiles import _read_jsonl_line, _records_table
@@ -386,14 +391,14 @@ def _jsonl_tables(path: Any, label: str, compression: str | None, batch_rows: in
                     number += 1
                     _read_jsonl_line(line, number, label, decode, records, lines)
                     if len(records) >= batch_rows:
-                        table = _records_table(records, lines)
+                        table = _records_table(records, lines, keys)
                         yield BatchTable(table.columns, table.values, table.n_rows, lines, offset=offset)
                         offset += table.n_rows
                         records, lines = [], []
             if not chunk:
                 break
     if records:
-        table = _records_table(records, lines)
+        table = _records_table(records, lines, keys)
         yield BatchTable(table.columns, table.values, table.n_rows, lines, offset=offset)
 
 
