@@ -51,7 +51,8 @@ def _write(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["d.csv", "d.tsv", "d.jsonl", "d.parquet", "d.csv.gz", "d.jsonl.zst"])
+@pytest.mark.parametrize("name", ["d.csv", "d.tsv", "d.jsonl", "d.parquet", "d.csv.gz", "d.jsonl.zst",
+                                  "d.parquet.gz", "d.parquet.zst"])
 def test_streamed_rows_identity_and_warnings_equal_the_whole_file(tmp_path: Path, name: str) -> None:
     rows = _rows(23)
     if "parquet" not in name:
@@ -75,6 +76,7 @@ def test_streamed_rows_identity_and_warnings_equal_the_whole_file(tmp_path: Path
     assert stream.n_rows == len(whole.frame) == 23
     assert stream.warnings == whole.warnings
     assert "parquet" in name or any("d1, d2" in w for w in whole.warnings)
+    assert stream.dataset is None  # streamed, not read whole (compressed Parquet too, issue 27.1)
 
 
 def test_warnings_spanning_batches_are_counted_once_for_the_file(tmp_path: Path) -> None:
@@ -168,3 +170,93 @@ def test_an_unmapped_key_first_seen_late_is_kept(tmp_path: Path) -> None:
     path = _write(tmp_path / "d.jsonl", rows)
     stream, frame = _streamed(path, batch_rows=3)
     assert frame["comment"].tolist()[7] == "late"
+
+
+# ---- compressed Parquet: streamed from a decompressed copy --------------------------------------
+
+def _parquet_gz(path: Path, n_rows: int) -> Path:
+    """A gzip-compressed Parquet file of `n_rows` rows with about 1 kB of text each, row groups of
+    2,000 rows, stored without Parquet's own compression (as some exporters write it)."""
+    import random
+
+    rng = random.Random(1)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
+             for _ in range(20000)]
+    table = pa.table({
+        "query_id": [f"q{i}" for i in range(n_rows)],
+        "query": [f"What happened in {1900 + i % 100}?" for i in range(n_rows)],
+        "answer": [f"In {1900 + i % 100} " + " ".join(rng.choices(words, k=150)) for i in range(n_rows)],
+    })
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, row_group_size=2000, compression="none")
+    path.write_bytes(gzip.compress(sink.getvalue().to_pybytes(), 1))
+    return path
+
+
+def _peak_mb(code: str, home: Path) -> float:
+    """Peak resident memory (VmHWM) of `code` in a fresh interpreter, in MB."""
+    import subprocess
+    import sys
+
+    probe = code + "\nimport re; print(re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read())[1])"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "TEMPO_EVAL_HOME": str(home)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(done.stdout.split()[-1]) / 1024
+
+
+def test_a_compressed_parquet_file_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
+    # before: read whole by load_dataset, 457 MB at peak for this 65 MB file (the imports alone:
+    # 113 MB); streamed from its decompressed copy, a row group at a time: 153 MB
+    path = _parquet_gz(tmp_path / "big.parquet.gz", 60_000)
+    imports = "import pandas, pyarrow.parquet\nfrom tempo_eval.io.stream import open_stream\n"
+    read = imports + (f"stream = open_stream({str(path)!r})\nrows = sum(len(f) for _, f in stream.batches())\n"
+                      "assert rows == 60000 and stream.dataset is None\n")
+    baseline = _peak_mb(imports, tmp_path / "ws")
+    streamed = _peak_mb(read, tmp_path / "ws")
+    assert streamed - baseline < 100, (baseline, streamed)
+    assert not list((tmp_path / "ws" / "tmp").iterdir())  # the copy had no name, and is gone
+
+
+def _open_files(folder: Path) -> list[str]:
+    """The files this process holds open in `folder` (an unnamed one shows as "... (deleted)")."""
+    links = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            links.append(os.readlink(fd))
+        except OSError:  # closed meanwhile (the listing's own descriptor)
+            continue
+    return [link for link in links if link.startswith(str(folder))]
+
+
+def test_the_decompressed_copy_is_gone_when_a_stream_is_abandoned_and_a_damaged_file_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "ws"
+    monkeypatch.setenv("TEMPO_EVAL_HOME", str(home))
+    path = _parquet_gz(tmp_path / "d.parquet.gz", 5000)
+    stream = open_stream(path, batch_rows=1000)
+    copies = lambda: _open_files(home / "tmp")  # noqa: E731
+    assert len(copies()) == 1 and not list((home / "tmp").iterdir())  # open, unnamed
+    batches = stream.batches()
+    next(batches)
+    batches.close()  # abandoned after the first batch
+    assert copies() == []
+
+    damaged = tmp_path / "damaged.parquet.gz"
+    damaged.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    assert _message(lambda: open_stream(damaged)) == _message(lambda: load_dataset(damaged))
+    assert copies() == []
+
+
+def test_a_copy_that_would_fill_the_disk_stops_with_a_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from tempo_eval.io import stream as stream_module
+
+    monkeypatch.setenv("TEMPO_EVAL_HOME", str(tmp_path / "ws"))
+    path = _parquet_gz(tmp_path / "d.parquet.gz", 200)
+    free = shutil.disk_usage(tmp_path).free
+    monkeypatch.setattr(stream_module, "MIN_FREE_BYTES", free)  # no room left for any copy
+    with pytest.raises(OSError, match=r"d.parquet.gz: decompressing it for reading needs more disk space than is "
+                                      r"free in .*ws/tmp \(0 MB written"):
+        open_stream(path)

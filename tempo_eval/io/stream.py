@@ -16,10 +16,14 @@ gives: a bad cell names the file, its row, line and column. Checks across rows (
 generated ids, columns empty in every row, list cells read in another style) keep their state
 from batch to batch. A first pass (`tempo_eval.io._prepass`) computes the content hash (the same
 as `load_dataset`'s, so a file streamed and loaded whole are one dataset) and makes the
-whole-file reader's checks on all the bytes; a file they find a problem in, a JSON file (one
-document) and a compressed Parquet file are read whole by `load_dataset` instead, which names
-the problem exactly, and handed out in batches all the same. So is a CSV file pyarrow stops on
-part way.
+whole-file reader's checks on all the bytes; a file they find a problem in and a JSON file (one
+document) are read whole by `load_dataset` instead, which names the problem exactly, and handed
+out in batches all the same. So is a CSV file pyarrow stops on part way. A compressed Parquet
+file is decompressed, a chunk at a time, into an unnamed temporary file in the workspace's
+`tmp/` folder (Parquet is read from its footer, at the end: it needs a file it can seek in),
+then read a batch at a time from there; the copy disappears when the stream is read or closed,
+or its process ends, and a copy that would leave less than `MIN_FREE_BYTES` free on that disk
+stops with a message saying so.
 
 The columns are the whole file's: CSV's header, Parquet's schema, and for JSON Lines every key
 of the file's objects, collected by the first pass, so a key first seen after the first batch
@@ -49,6 +53,9 @@ BATCH_ROWS = 1000
 
 #: no limit: a file read whole because the streaming reader could not (see the module docstring)
 _UNLIMITED = 1 << 62
+
+#: the disk space a decompressed copy of a Parquet file leaves free at least
+MIN_FREE_BYTES = 256 << 20
 
 
 @dataclass
@@ -125,10 +132,13 @@ def open_stream(
             scan = _prepass.Scan(content_hash, streamable=False)
         scan.content_hash = content_hash
     else:
-        scan = _prepass.Scan(content_hash, streamable=source_format == "parquet" and compression is None,
+        copy = None
+        if source_format == "parquet" and compression is not None:
+            copy = _decompressed_copy(path, label, compression)
+        scan = _prepass.Scan(content_hash, streamable=source_format == "parquet" and (compression is None or copy is not None),
                              size=os.stat(path).st_size)
         if scan.streamable:
-            scan.estimated_rows = _parquet_rows(path, label)
+            scan.estimated_rows = _parquet_rows(path, label, copy)
     if not scan.streamable:
         whole = load_dataset(path, mapping, name=name, format=format,
                              max_bytes=_UNLIMITED if max_bytes is None else max_bytes)
@@ -137,7 +147,7 @@ def open_stream(
     canonical = Canonical(mapping, label)
     canonical.reader_warnings.extend(scan.warnings)
     if source_format == "parquet":
-        tables = _parquet_tables(path, label, batch_rows, canonical)
+        tables = _parquet_tables(path, label, batch_rows, canonical, copy)
     elif source_format == "jsonl":
         tables = _jsonl_tables(path, label, compression, batch_rows, scan.keys)
     else:
@@ -405,34 +415,99 @@ def _jsonl_tables(
 # ---- Parquet --------------------------------------------------------------------------------
 
 
-def _parquet_rows(path: Any, label: str) -> int:
+def _decompressed_copy(path: Any, label: str, compression: str) -> Any:
+    """The decompressed bytes of a compressed Parquet file in an unnamed temporary file (open, at
+    its start) in the workspace's `tmp/` folder; None when the file does not decompress (the
+    whole-file reader then names the problem). Raises OSError naming the folder when the copy
+    would leave less than `MIN_FREE_BYTES` free, or cannot be written."""
+    import shutil
+    import tempfile
+
+    import pyarrow as pa
+
+    from tempo_eval.store.db import workspace_dir
+
+    folder = workspace_dir() / "tmp"
+    folder.mkdir(exist_ok=True)
+    # no name: nothing is left behind, even by a kill; it outlives this call (the batches close it)
+    copy = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115
+    written = 0
+    try:
+        with _decompressed(path, label, compression) as source:
+            while True:
+                try:
+                    chunk = source.read(_prepass.CHUNK)
+                except (OSError, pa.ArrowException):  # damaged
+                    copy.close()
+                    return None
+                if not chunk:
+                    break
+                free = shutil.disk_usage(folder).free
+                if free - len(chunk) < MIN_FREE_BYTES:
+                    raise OSError(
+                        f"{label}: decompressing it for reading needs more disk space than is free in {folder} "
+                        f"({written / 1e6:,.0f} MB written, {free / 1e6:,.0f} MB left); free disk space, or use a "
+                        "workspace on another disk (--workspace / TEMPO_EVAL_HOME), or decompress the file yourself"
+                    )
+                try:
+                    copy.write(chunk)
+                except OSError as error:
+                    raise OSError(f"{label}: could not write its decompressed copy in {folder} ({error.strerror or error})"
+                                  ) from None
+                written += len(chunk)
+    except BaseException:
+        copy.close()
+        raise
+    copy.seek(0)
+    return copy
+
+
+@contextlib.contextmanager
+def _parquet_file(path: Any, label: str, copy: Any) -> Iterator[Any]:
+    """The Parquet bytes to read: the decompressed `copy` when there is one (left open), else the file."""
+    if copy is not None:
+        yield copy
+        return
+    with open_regular_file(path, label) as raw:
+        yield raw
+
+
+def _parquet_rows(path: Any, label: str, copy: Any = None) -> int:
     """The row count in a Parquet file's footer, an estimate for progress only: 0 (no estimate, as
     `_prepass.Scan` starts) when the footer cannot be read; the reader then says why."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with open_regular_file(path, label) as raw:
+    with _parquet_file(path, label, copy) as raw:
         try:
             return int(pq.ParquetFile(pa.PythonFile(raw, mode="r")).metadata.num_rows)
         except (pa.ArrowException, OSError):
             return 0
 
 
-def _parquet_tables(path: Any, label: str, batch_rows: int, canonical: Canonical) -> Iterator[BatchTable]:
+def _parquet_tables(
+    path: Any, label: str, batch_rows: int, canonical: Canonical, copy: Any = None
+) -> Iterator[BatchTable]:
+    """Batches of a Parquet file's rows, a batch of a row group at a time; the decompressed `copy`
+    (when given) is read, then closed (and so removed) when the batches end or are abandoned."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from tempo_eval.io.jsonfiles import parquet_table
 
     offset = 0
-    with open_regular_file(path, label) as raw:
-        try:
-            parquet = pq.ParquetFile(pa.PythonFile(raw, mode="r"), pre_buffer=False)
-        except Exception:  # unreadable: the whole-file reader says how
-            raise _ReadWhole() from None
-        if parquet.metadata.num_rows == 0:
-            raise _ReadWhole()
-        for record_batch in parquet.iter_batches(batch_size=batch_rows, use_threads=False):
-            table = parquet_table(pa.Table.from_batches([record_batch]), label)
-            yield BatchTable(table.columns, table.values, table.n_rows, None, arrow=table.arrow, offset=offset)
-            offset += table.n_rows
+    try:
+        with _parquet_file(path, label, copy) as raw:
+            try:
+                parquet = pq.ParquetFile(pa.PythonFile(raw, mode="r"), pre_buffer=False)
+            except Exception:  # unreadable: the whole-file reader says how
+                raise _ReadWhole() from None
+            if parquet.metadata.num_rows == 0:
+                raise _ReadWhole()
+            for record_batch in parquet.iter_batches(batch_size=batch_rows, use_threads=False):
+                table = parquet_table(pa.Table.from_batches([record_batch]), label)
+                yield BatchTable(table.columns, table.values, table.n_rows, None, arrow=table.arrow, offset=offset)
+                offset += table.n_rows
+    finally:
+        if copy is not None:
+            copy.close()
