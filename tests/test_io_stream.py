@@ -43,6 +43,8 @@ def _write(path: Path, rows: list[dict]) -> Path:
         pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=7)
     elif path.name.endswith(".jsonl"):
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    elif path.name.endswith(".json"):
+        path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     else:
         for column in ("contexts", "retrieved_ids"):
             if column in frame.columns:
@@ -52,7 +54,7 @@ def _write(path: Path, rows: list[dict]) -> Path:
 
 
 @pytest.mark.parametrize("name", ["d.csv", "d.tsv", "d.jsonl", "d.parquet", "d.csv.gz", "d.jsonl.zst",
-                                  "d.parquet.gz", "d.parquet.zst"])
+                                  "d.parquet.gz", "d.parquet.zst", "d.json", "d.json.gz"])
 def test_streamed_rows_identity_and_warnings_equal_the_whole_file(tmp_path: Path, name: str) -> None:
     rows = _rows(23)
     if "parquet" not in name:
@@ -76,7 +78,7 @@ def test_streamed_rows_identity_and_warnings_equal_the_whole_file(tmp_path: Path
     assert stream.n_rows == len(whole.frame) == 23
     assert stream.warnings == whole.warnings
     assert "parquet" in name or any("d1, d2" in w for w in whole.warnings)
-    assert stream.dataset is None  # streamed, not read whole (compressed Parquet too, issue 27.1)
+    assert stream.dataset is None  # streamed, not read whole (compressed Parquet, JSON arrays too, issue 27.1)
 
 
 def test_warnings_spanning_batches_are_counted_once_for_the_file(tmp_path: Path) -> None:
@@ -142,7 +144,7 @@ def test_no_size_limit_by_default_and_one_when_asked(tmp_path: Path, monkeypatch
     assert "the limit is" in _message(lambda: open_stream(path, max_bytes=1000))
 
 
-@pytest.mark.parametrize("name", ["d.jsonl", "d.jsonl.gz"])
+@pytest.mark.parametrize("name", ["d.jsonl", "d.jsonl.gz", "d.json"])
 def test_a_key_first_seen_on_row_2500_is_mapped_as_the_whole_file_reader_maps_it(tmp_path: Path, name: str) -> None:
     # before: an error ("'gold_ids' first appears here, after the first 2,000 rows"); the first
     # pass now collects every key, so each batch has the whole file's columns and mapping
@@ -150,7 +152,7 @@ def test_a_key_first_seen_on_row_2500_is_mapped_as_the_whole_file_reader_maps_it
             for i in range(3100)]
     rows[2499]["gold_ids"] = ["d1"]  # row 2,500
     rows[2999]["comment"] = "late"  # unmapped, kept
-    text = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+    text = (json.dumps(rows) if name.endswith(".json") else "".join(json.dumps(r) + "\n" for r in rows)).encode()
     path = tmp_path / name
     path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
     whole = load_dataset(path)
@@ -260,3 +262,82 @@ def test_a_copy_that_would_fill_the_disk_stops_with_a_message(tmp_path: Path, mo
     with pytest.raises(OSError, match=r"d.parquet.gz: decompressing it for reading needs more disk space than is "
                                       r"free in .*ws/tmp \(0 MB written"):
         open_stream(path)
+
+
+# ---- JSON: an array of objects streamed, other documents read whole ------------------------------
+
+@pytest.mark.parametrize("text", [
+    '[{"query": "When?", "answer": "In 1990."}, {"query": "Where?", "answer": "In 2001."}]',
+    '\ufeff[{"query": "When?", "answer": "In 1990."}]',  # a byte order mark: the same warning
+    '{"data": [{"query": "When?", "answer": "In 1990."}]}',  # read whole
+    '{"columns": ["query", "answer"], "data": [["When?", "In 1990."]]}',  # pandas' split orient, whole
+    '{"query": "When?", "answer": "In 1990."}\n{"query": "Where?", "answer": "In 2001."}\n',  # JSON Lines
+])
+def test_every_form_of_json_document_reads_as_the_whole_file_reader_reads_it(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "d.json"
+    path.write_text(text, encoding="utf-8")
+    whole = load_dataset(path)
+    stream, frame = _streamed(path, batch_rows=1)
+    pd.testing.assert_frame_equal(frame, whole.frame.reset_index(drop=True), check_dtype=False)
+    assert (stream.mapping, stream.warnings, stream.content_hash) == (whole.mapping, whole.warnings,
+                                                                        whole.content_hash)
+    assert (stream.dataset is None) == text.lstrip("\ufeff").startswith("[")
+
+
+@pytest.mark.parametrize("text", [
+    '[{"query": "When?"}, 3]', '[{"query": "When?"},]', '[]', '[{"query": "When?"}] x', '[{"query": "When?"',
+    '[{"query": "When?", "query_id": "a"}, {"query": "Then?", "query_id": "a"}]',  # a duplicate id, row 2
+    '[{"query": "When?", "contexts": "[\\"a\\""}]',
+])
+def test_a_bad_json_array_gets_the_whole_file_readers_message(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "d.json"
+    path.write_text(text, encoding="utf-8")
+    assert _message(lambda: _streamed(path, batch_rows=1)) == _message(lambda: load_dataset(path))
+
+
+def test_a_json_array_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
+    # before: read whole, 332 MB at peak for this 67 MB file (the imports alone: about 110 MB);
+    # streamed an element at a time: 141 MB
+    import random
+
+    rng = random.Random(2)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)) for _ in range(5000)]
+    path = tmp_path / "big.json"
+    with path.open("w", encoding="utf-8") as out:
+        out.write("[")
+        for i in range(60_000):
+            row = {"query_id": f"q{i}", "query": f"What happened in {1900 + i % 100}?",
+                   "answer": " ".join(rng.choices(words, k=150))}
+            out.write(("," if i else "") + json.dumps(row))
+        out.write("]")
+    imports = "import pandas, pyarrow\nfrom tempo_eval.io.stream import open_stream\n"
+    read = imports + (f"stream = open_stream({str(path)!r})\nrows = sum(len(f) for _, f in stream.batches())\n"
+                      "assert rows == 60000 and stream.dataset is None\n")
+    baseline = _peak_mb(imports, tmp_path / "ws")
+    streamed = _peak_mb(read, tmp_path / "ws")
+    assert streamed - baseline < 100, (baseline, streamed)
+
+
+def test_array_elements_equal_json_loads_whatever_the_pieces() -> None:
+    import random
+
+    from tempo_eval.io.json_array import NotAnArray, array_elements
+
+    rng = random.Random(0)
+
+    def pieces(text: str, most: int):
+        at = 0
+        while at < len(text):
+            size = rng.randint(1, most)
+            yield text[at:at + size]
+            at += size
+
+    for _ in range(200):
+        document = [{"a": rng.random(), "b": 'x\u00e9\\"' * rng.randint(0, 3), "c": [1, {"d": None}], "e": True}
+                    for _ in range(rng.randint(0, 8))]
+        document += [123, -4.5e-3, 1e21, "s", None, False, []][: rng.randint(0, 7)]
+        text = json.dumps(document, indent=rng.choice([None, 1]))
+        assert list(array_elements(pieces(text, rng.choice([1, 3, 50, 10_000])))) == json.loads(text)
+    for bad in ["", "{}", "[1,", "[1 2]", "[1] x", '[{"a": tru}]', '["abc', "[1,]", "[", "[1}"]:
+        with pytest.raises(NotAnArray):
+            list(array_elements(pieces(bad, 2)))

@@ -110,6 +110,43 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, js
     return scan
 
 
+def scan_json_array(chunks: Iterator[bytes], source: str) -> Scan:
+    """`scan_text` for a JSON document: streamable when it is one array of objects (at least one)
+    read to its end (`tempo_eval.io.json_array`), with `keys` the keys of all its objects and
+    `estimated_rows` their count. Any other document (`{"data": [...]}`, a DeepEval test run,
+    JSON Lines under a .json name, text that is not valid JSON) is left to the whole-file reader."""
+    from tempo_eval.io.json_array import NotAnArray, array_elements
+
+    scan = Scan(content_hash="")
+    keys: dict[str, None] = {}
+
+    def texts() -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        first = True
+        for chunk in chunks:
+            if first:
+                chunk = check_text_bytes(chunk, source, scan.warnings)  # InputError for binary files
+                first = False
+            elif b"\x00" in chunk:
+                raise NotAnArray("a NUL byte")
+            scan.size += len(chunk)
+            yield decoder.decode(chunk)
+        yield decoder.decode(b"", final=True)
+
+    try:
+        for element in array_elements(texts()):
+            if type(element) is not dict:
+                raise NotAnArray("an element is not an object")
+            scan.estimated_rows += 1
+            if len(element) > len(keys) or not keys.keys() >= element.keys():
+                keys.update(dict.fromkeys(element))
+    except (NotAnArray, UnicodeDecodeError, RecursionError):
+        scan.streamable = False
+    scan.streamable = scan.streamable and scan.estimated_rows > 0
+    scan.keys = list(keys)
+    return scan
+
+
 _decode = json.JSONDecoder().decode
 
 

@@ -16,19 +16,23 @@ gives: a bad cell names the file, its row, line and column. Checks across rows (
 generated ids, columns empty in every row, list cells read in another style) keep their state
 from batch to batch. A first pass (`tempo_eval.io._prepass`) computes the content hash (the same
 as `load_dataset`'s, so a file streamed and loaded whole are one dataset) and makes the
-whole-file reader's checks on all the bytes; a file they find a problem in and a JSON file (one
-document) are read whole by `load_dataset` instead, which names the problem exactly, and handed
-out in batches all the same. So is a CSV file pyarrow stops on part way. A compressed Parquet
+whole-file reader's checks on all the bytes; a file they find a problem in is read whole by
+`load_dataset` instead, which names the problem exactly, and handed out in batches all the same.
+So is a CSV file pyarrow stops on part way.
+
+A JSON document is streamed when it is one array of objects (`tempo_eval.io.json_array`, an
+element at a time); its other forms (`{"data": [...]}`, pandas' split and column orients, a
+DeepEval test run) are read whole, and so take memory with the file's size. A compressed Parquet
 file is decompressed, a chunk at a time, into an unnamed temporary file in the workspace's
 `tmp/` folder (Parquet is read from its footer, at the end: it needs a file it can seek in),
 then read a batch at a time from there; the copy disappears when the stream is read or closed,
 or its process ends, and a copy that would leave less than `MIN_FREE_BYTES` free on that disk
 stops with a message saying so.
 
-The columns are the whole file's: CSV's header, Parquet's schema, and for JSON Lines every key
-of the file's objects, collected by the first pass, so a key first seen after the first batch
-(a `gold_ids` key that appears only on row 2,500) is a column of every batch and mapped as the
-whole-file reader maps it.
+The columns are the whole file's: CSV's header, Parquet's schema, and for JSON Lines and JSON
+arrays every key of the file's objects, collected by the first pass, so a key first seen after
+the first batch (a `gold_ids` key that appears only on row 2,500) is a column of every batch
+and mapped as the whole-file reader maps it.
 """
 
 from __future__ import annotations
@@ -123,16 +127,19 @@ def open_stream(
         compression = compression_of(raw.read(4))
         raw.seek(0)
         content_hash = _prepass.raw_hash(raw)
-    if source_format in ("csv", "tsv", "jsonl"):
+    copy = None
+    if source_format in ("csv", "tsv", "jsonl", "json"):
         delimiter = {"csv": ",", "tsv": "\t"}.get(source_format)
         try:
             with _decompressed(path, label, compression) as text:
-                scan = _prepass.scan_text(_chunks(text), label, delimiter, json_lines=source_format == "jsonl")
+                if source_format == "json":
+                    scan = _prepass.scan_json_array(_chunks(text), label)
+                else:
+                    scan = _prepass.scan_text(_chunks(text), label, delimiter, json_lines=source_format == "jsonl")
         except (OSError, _arrow_error()):  # a damaged compressed file: the whole-file reader says how
             scan = _prepass.Scan(content_hash, streamable=False)
         scan.content_hash = content_hash
     else:
-        copy = None
         if source_format == "parquet" and compression is not None:
             copy = _decompressed_copy(path, label, compression)
         scan = _prepass.Scan(content_hash, streamable=source_format == "parquet" and (compression is None or copy is not None),
@@ -150,6 +157,8 @@ def open_stream(
         tables = _parquet_tables(path, label, batch_rows, canonical, copy)
     elif source_format == "jsonl":
         tables = _jsonl_tables(path, label, compression, batch_rows, scan.keys)
+    elif source_format == "json":
+        tables = _json_array_tables(path, label, compression, batch_rows, scan.keys)
     else:
         tables = _csv_tables(path, label, compression, delimiter or ",", batch_rows, canonical)
 
@@ -410,6 +419,43 @@ def _jsonl_tables(
     if records:
         table = _records_table(records, lines, keys)
         yield BatchTable(table.columns, table.values, table.n_rows, lines, offset=offset)
+
+
+def _json_array_tables(
+    path: Any, label: str, compression: str | None, batch_rows: int, keys: list[str] | None
+) -> Iterator[BatchTable]:
+    """Batches of the objects of a JSON document that is one array of them (the first pass found
+    it so), each with every key of the file as a column; rows are placed by number, as the
+    whole-file reader places them. Anything unexpected: the whole-file reader reads the rest."""
+    import codecs
+
+    from tempo_eval.io.json_array import NotAnArray, array_elements
+    from tempo_eval.io.jsonfiles import _records_table
+
+    def texts(raw: Any) -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder("utf-8-sig")()  # the byte order mark, noted by the first pass
+        while chunk := bytes(raw.read(_prepass.CHUNK)):
+            yield decoder.decode(chunk)
+        yield decoder.decode(b"", final=True)
+
+    offset = 0
+    records: list[dict[str, Any]] = []
+    with _decompressed(path, label, compression) as raw:
+        try:
+            for element in itertools.chain(array_elements(texts(raw)), [None]):
+                if element is not None:
+                    if type(element) is not dict:
+                        raise _ReadWhole()
+                    records.append(element)
+                    if len(records) < batch_rows:
+                        continue
+                if records:
+                    table = _records_table(records, None, keys)
+                    yield BatchTable(table.columns, table.values, table.n_rows, None, offset=offset)
+                    offset += table.n_rows
+                    records = []
+        except (NotAnArray, UnicodeDecodeError, RecursionError):  # changed since the first pass
+            raise _ReadWhole() from None
 
 
 # ---- Parquet --------------------------------------------------------------------------------
