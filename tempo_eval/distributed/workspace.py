@@ -72,10 +72,13 @@ class WorkspaceRun:
         (checked as `import_results` checks them); the number of blocks written."""
         manifest = self.manifest
         n_rows, block_size, metrics = int(manifest["n_rows"]), int(manifest["block_size"]), manifest["metrics"]
-        stored = self.store.completed(self.run_id)
+        # results per block, counted by the database: a run of millions of rows is not loaded
+        counts = dict(self.store.connection.execute(
+            "SELECT row_idx / ?, COUNT(*) FROM results WHERE run_id = ? GROUP BY row_idx / ?",
+            (block_size, self.run_id, block_size),
+        ).fetchall())
         missing = [b for b in sorted(done)
-                   if any((row, m) not in stored
-                          for row in range(b * block_size, min(n_rows, (b + 1) * block_size)) for m in metrics)]
+                   if counts.get(b, 0) < (min(n_rows, (b + 1) * block_size) - b * block_size) * len(metrics)]
         for block in missing:
             rows = checks.read_block(output.block_path(out, "results", block), output.block_path(out, "details", block),
                                      range(block * block_size, min(n_rows, (block + 1) * block_size)), metrics, None)
