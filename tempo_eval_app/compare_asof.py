@@ -55,8 +55,10 @@ def _leaks(found: comparison_store.StoredComparison, run: str, i: int, k: int) -
                          index=None, placeholder="Choose a query")
     if query is not None:
         documents = found.ranked(run, query, k)
-        st.dataframe(documents.reindex(columns=DOCUMENT_COLUMNS), hide_index=True, key=f"compare_leak_docs_{i}",
-                     width="stretch", column_config={"age": st.column_config.NumberColumn("age (days)", format="%d")})
+        shown = documents.reindex(columns=DOCUMENT_COLUMNS)
+        shown = shown.assign(date=shown["date"].fillna(formatting.MISSING), age=formatting.fmt_days(shown["age"]))
+        st.dataframe(shown.rename(columns={"age": "age (days)"}), hide_index=True, key=f"compare_leak_docs_{i}",
+                     width="stretch")
         flags = documents["flag"].value_counts()
         st.caption(formatting.md_escape(
             f"{query}, as of {documents['as_of'].dropna().iloc[0] if documents['as_of'].notna().any() else 'unknown'}: "

@@ -16,7 +16,7 @@ import pandas as pd
 #: what a missing value shows
 MISSING = "—"
 #: columns holding p-values
-P_COLUMNS = frozenset({"p_value", "p_holm", "p", "p-value", "p-value (Holm)", "p_corrected"})
+P_COLUMNS = frozenset({"p_value", "p_holm", "p_adjusted", "p", "p-value", "p-value (Holm)", "p_corrected"})
 
 
 def is_missing(value: object) -> bool:
@@ -44,6 +44,12 @@ def fmt_p(value: object) -> str:
 def fmt_count(value: object) -> str:
     """A count with thousands separators ("12,345"); MISSING for none."""
     return MISSING if is_missing(value) else f"{int(value):,}"
+
+
+def fmt_days(values: object) -> list[str]:
+    """Whole days ("12", "-6") for a column of ages; MISSING where a date is unknown. Text, so the
+    table shows "—" and not "None" (a number column shows a missing cell as "None")."""
+    return [MISSING if is_missing(v) else f"{int(v):d}" for v in values]
 
 
 def fmt_value(value: object, column: str = "") -> str:

@@ -41,6 +41,7 @@ COLUMN_LABELS = {
     "n_results": "results",
     "p_value": "p-value",
     "p_holm": "p-value (Holm)",
+    "p_adjusted": "p-value (adjusted)",
     "verifier": "verifier",
     "n_claims": "claims",
 }

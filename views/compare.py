@@ -281,7 +281,8 @@ with errors.page_guard("compare"):
             st.stop()
     st.dataframe(_bold_best(table), hide_index=True, width="stretch", key="compare_table")
     st.caption(formatting.md_escape(caption))
-    st.dataframe(pairs, hide_index=True, width="stretch", key="compare_pairs")
+    # p-values as "< 0.001", not 28 decimals; "yes"/"no" for significant
+    st.dataframe(formatting.display_table(pairs), hide_index=True, width="stretch", key="compare_pairs")
     d1, d2, d3, d4 = st.columns(4)
     d1.download_button("Table (Markdown)", markdown, "comparison.md", key="compare_md", icon=":material/download:")
     d2.download_button("Table (LaTeX)", latex, "comparison.tex", key="compare_tex", icon=":material/download:")
