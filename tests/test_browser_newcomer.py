@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,17 +113,37 @@ def test_04_evaluate_offers_turn_faithfulness_for_a_conversation(app) -> None:
     expect(page.get_by_text(re.compile("Temporal Faithfulness needs an answer column"))).to_be_visible()
 
 
-def _evaluate_sample(page, mode: str) -> None:
+#: what Evaluate shows once an evaluation of the sample has ended, naming its run
+FINISHED = re.compile(r"Finished: 30 rows evaluated and stored \(run #(\d+)\)")
+
+
+def _finished_runs(page) -> set[int]:
+    """The runs named by the "Finished" messages on the page."""
+    texts = page.get_by_text(FINISHED).all_inner_texts()
+    return {int(run) for text in texts for run in FINISHED.findall(text)}
+
+
+def _evaluate_sample(page, mode: str) -> int:
+    """Evaluate the sample in `mode` and wait for the new run to finish; returns its id.
+
+    Evaluate shows the dataset's last evaluation until the new one has started (and keeps it on
+    screen while the page reruns after the click): waiting for any "Finished" message would
+    return at once, before the new run exists."""
     nav(page, "Datasets")
     page.get_by_role("button", name="Open the temporal QA sample").click()
     expect(page.get_by_role("combobox", name="Dataset")).to_have_value(re.compile("temporal QA"), timeout=60_000)
     wait_idle(page)
     nav(page, "Evaluate")
     choose(page, "Mode", mode)
-    page.get_by_role("button", name="Run evaluation").click()
-    finished = page.get_by_text(re.compile(r"Finished: 30 rows evaluated"))
-    finished.first.wait_for(timeout=600_000)
     wait_idle(page)
+    before = _finished_runs(page)
+    page.get_by_role("button", name="Run evaluation").click()
+    deadline = time.monotonic() + 600
+    while not (new := _finished_runs(page) - before):
+        assert time.monotonic() < deadline, "the evaluation did not finish in 10 minutes"
+        page.wait_for_timeout(250)
+    wait_idle(page)
+    return new.pop()
 
 
 def test_07_09_a_run_is_named_after_what_ran_and_its_summary_speaks_plainly(app) -> None:
@@ -181,8 +202,12 @@ def test_10_results_and_overview_rows_open_with_a_click_and_one_link_per_page(ap
 
 def test_05_compare_two_evaluation_runs_without_the_single_system_notice(app) -> None:
     page, _server, _dialogs = app
-    _evaluate_sample(page, "Focus time: answer years found in the contexts (no model)")
+    run_id = _evaluate_sample(page, "Focus time: answer years found in the contexts (no model)")
+    # Evaluate selects the run it saw finish, so the sidebar holds it on every page
+    expect(page).to_have_url(re.compile(rf"[?&]runs=(\d+,)*{run_id}\b"), timeout=30_000)
     nav(page, "Compare runs")
+    chosen = page.locator('[data-testid="stSidebar"] [data-testid="stMultiSelectTagsContainer"]')
+    expect(chosen).to_contain_text(f"#{run_id} (")
     sidebar_runs = page.get_by_role("combobox", name=re.compile("Evaluation runs"))
     for _ in range(2):  # every run of the dataset (the new one may or may not be selected already)
         sidebar_runs.click()
