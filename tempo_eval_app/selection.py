@@ -16,7 +16,7 @@ from tempo_eval_app.errors import configure_logging, page_guard
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.links import _param_ints
 from tempo_eval_app.samples import SAMPLE_QA_NAME, load_sample_qa
-from tempo_eval_app.store_reads import db_path, store
+from tempo_eval_app.store_reads import db_path, store, store_for
 
 #: session keys shared by the sidebar and the pages
 DATASET_KEY = "dataset_id"
@@ -63,6 +63,10 @@ def store_version(db: str) -> tuple[int, ...]:
             version += [stat.st_mtime_ns, stat.st_size]
         except OSError:
             version += [0, 0]
+    # two commits within the file system's timestamp step, after a checkpoint has reset the log,
+    # can leave mtime and size alike; SQLite's data_version changes on every other process's commit
+    if os.path.exists(db):
+        version.append(int(store_for(db).connection.execute("PRAGMA data_version").fetchone()[0]))
     return tuple(version)
 
 

@@ -29,6 +29,11 @@ def store() -> RunStore:
     return _store_for(db_path())
 
 
+def store_for(db: str) -> RunStore:
+    """The run store of the workspace database `db` (the same shared connection as `store`)."""
+    return _store_for(db)
+
+
 # Large read-only frames are shared, not copied: st.cache_data would unpickle a 100,000-row frame
 # on every rerun. Callers never modify them in place (they filter, copy or build new frames).
 @st.cache_resource(show_spinner=False, max_entries=32)

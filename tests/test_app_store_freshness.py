@@ -79,3 +79,24 @@ def test_the_app_lists_a_run_that_a_worker_process_committed(tmp_path: Path, mon
     assert "(finished, 2 results)" in labels[second] and default == [second]
     assert len(store_reads.results_frame(second)) == 2
     assert not app.connection.in_transaction
+
+
+def test_the_store_version_changes_with_another_process_commit_even_when_the_files_look_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two commits within one file-system timestamp step, after a checkpoint reset the log, leave
+    the files' mtime and size alike; SQLite's data_version still tells the commit apart."""
+    monkeypatch.setenv("TEMPO_EVAL_HOME", str(tmp_path))
+    import os
+
+    from tempo_eval_app import selection, store_reads
+
+    db = store_reads.db_path()
+    frame = pd.DataFrame({"query_id": ["q1"], "answer": ["In 2001."]})
+    dataset_id = store_reads.save_dataset(Dataset(frame=frame, name="d.csv", mapping={}, content_hash="h2",
+                                                  source_format="csv", warnings=[]))
+    real_stat = os.stat
+    frozen = {path: real_stat(path) for path in (db, db + "-wal") if os.path.exists(path)}
+    monkeypatch.setattr(selection.os, "stat", lambda path, *a, **k: frozen[path] if path in frozen else real_stat(path, *a, **k))
+    before = selection.store_version(db)
+    _worker(db, dataset_id, "finish")
+    assert selection.store_version(db) != before
