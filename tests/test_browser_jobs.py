@@ -90,7 +90,7 @@ def test_a_job_survives_a_restart_of_the_app_and_shows_on_a_second_app_process(t
 
     home = tmp_path / "home"
     dataset_id = store_dataset(home, 20_000)
-    progress = re.compile(r"of 20,000 rows|Finished: 20000 rows")
+    progress = re.compile(r"of 20,000 rows|Finished: 20,000 rows")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
         try:
@@ -129,8 +129,10 @@ def write_dataset_file(path: Path, n_rows: int) -> None:
     frame = pd.DataFrame({
         "query_id": [f"q{i}" for i in range(n_rows)],
         "query": [f"What happened in {1900 + i % 120}?" for i in range(n_rows)],
-        "answer": [f"In {1900 + i % 120} the bridge opened; it closed in {1950 + i % 60}." for i in range(n_rows)],
-        "contexts": [[f"The bridge opened in {1900 + i % 120}.", "It closed later."] for i in range(n_rows)],
+        # every text its own (bridge i): repeated texts are extracted once, and the run would end
+        # before the page shows its progress
+        "answer": [f"In {1900 + i % 120} bridge {i} opened; it closed in {1950 + i % 60}." for i in range(n_rows)],
+        "contexts": [[f"Bridge {i} opened in {1900 + i % 120}.", f"Bridge {i} closed later."] for i in range(n_rows)],
     })
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_json(path, orient="records", lines=True)
@@ -153,8 +155,8 @@ def test_a_dataset_named_by_path_is_evaluated_with_a_progress_bar(tmp_path) -> N
             timeout=120_000)
         nav(page, "Runs")  # leave the page and come back: the job is still there
         nav(page, "Evaluate")
-        expect(page.get_by_text(re.compile(r"of 20,000 rows|Finished: 20000 rows")).first).to_be_visible(timeout=60_000)
-        expect(page.get_by_text("Finished: 20000 rows").first).to_be_visible(timeout=400_000)
+        expect(page.get_by_text(re.compile(r"of 20,000 rows|Finished: 20,000 rows")).first).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Finished: 20,000 rows").first).to_be_visible(timeout=400_000)
         assert "Traceback" not in server.log()
 
 

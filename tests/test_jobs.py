@@ -29,8 +29,10 @@ def _dataset(n_rows: int) -> int:
     frame = pd.DataFrame({
         "query_id": [f"q{i}" for i in range(n_rows)],
         "query": [f"What happened in {1900 + i % 120}?" for i in range(n_rows)],
-        "answer": [f"In {1900 + i % 120} the bridge opened; it closed in {1950 + i % 60}." for i in range(n_rows)],
-        "contexts": [[f"The bridge opened in {1900 + i % 120}.", "It closed later."] for i in range(n_rows)],
+        # every text its own (bridge i), so the focus-time memo cannot make a large run finish
+        # before a cancel sent after its first progress reaches it
+        "answer": [f"In {1900 + i % 120} bridge {i} opened; it closed in {1950 + i % 60}." for i in range(n_rows)],
+        "contexts": [[f"Bridge {i} opened in {1900 + i % 120}.", f"Bridge {i} closed later."] for i in range(n_rows)],
     })
     store = RunStore()
     try:
@@ -143,6 +145,7 @@ def test_cancel_reaches_a_worker_in_another_process() -> None:
         if worker.poll() is None:
             worker.kill()
             worker.wait()
+        worker.stdout.close()  # left open, it warns (ResourceWarning) in whichever test collects it
     found = queue.get(job_id)
     assert found["status"] == "cancelled", found
     assert 0 < found["done"] < 20_000

@@ -426,11 +426,16 @@ def _bench(name: str):
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
-    sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    # bench/ on the path only while the script imports its sibling scripts: left there, its
+    # ray.py would shadow the ray package for every later test
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     return module
 
 

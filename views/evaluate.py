@@ -149,7 +149,7 @@ def _show_job(job: dict, api_key: str) -> None:
             f"First reason: {reason}"
         ))
     else:
-        st.success(f"Finished: {formatting.md_escape(job['done'])} rows evaluated and stored (run #{formatting.md_escape(job['run_id'])}).")
+        st.success(f"Finished: {formatting.fmt_count(job['done'])} rows evaluated and stored (run #{formatting.md_escape(job['run_id'])}).")
     if frame is not None:
         from tempo_eval.scoring import aggregate_frame
 
