@@ -29,11 +29,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from qa_invented import balanced_accuracy, verifier_flags  # noqa: E402
+
+def _sibling(name: str):
+    """bench/NAME.py as a module, without putting bench/ on sys.path (its ray.py would shadow ray)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+_qa_invented = _sibling("qa_invented")
+balanced_accuracy, verifier_flags = _qa_invented.balanced_accuracy, _qa_invented.verifier_flags
 
 DATA = ROOT / "tests" / "data" / "summaries_labelled.jsonl"
 KINDS = ("paraphrase", "compression", "invented_entity", "wrong_number", "wrong_date", "unsupported_addition", "swapped_roles")

@@ -186,12 +186,16 @@ def _by_data_kind(verifier) -> dict:
     (tests/data/summaries_labelled.jsonl, held-out passages, flagged the same way) and the bundled
     sample (Factual Correctness of its correct answers; its wrong-year answers caught)."""
     import csv
+    import importlib.util
 
-    sys.path.insert(0, str(ROOT / "bench"))
-    from qa_invented import load_items as load_qa
-    from qa_invented import measure as measure_qa
-    from summaries import load_items as load_summaries
-    from summaries import measure as measure_summaries
+    # bench/summaries.py by its path (it loads bench/qa_invented.py the same way): bench/ never
+    # goes on sys.path, where its ray.py would shadow the ray package
+    spec = importlib.util.spec_from_file_location("summaries", ROOT / "bench" / "summaries.py")
+    summaries_bench = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("summaries", summaries_bench)
+    spec.loader.exec_module(summaries_bench)
+    load_summaries, measure_summaries = summaries_bench.load_items, summaries_bench.measure
+    load_qa, measure_qa = summaries_bench._qa_invented.load_items, summaries_bench._qa_invented.measure
 
     from tempo_eval.metrics.factual_correctness import FactualCorrectness
 

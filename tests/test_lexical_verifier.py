@@ -429,13 +429,9 @@ def _bench(name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    # bench/ on the path only while the script imports its sibling scripts: left there, its
-    # ray.py would shadow the ray package for every later test
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.parent))
+    spec.loader.exec_module(module)
+    # bench/ never on sys.path: its ray.py would shadow the ray package for every later test
+    assert str(path.parent) not in sys.path
     return module
 
 
