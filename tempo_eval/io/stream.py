@@ -49,6 +49,7 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.io import _prepass
+from tempo_eval.io._paced import PacedReader
 from tempo_eval.io._source import RawInput, compression_of, open_regular_file
 from tempo_eval.io.batches import BatchTable, Canonical
 
@@ -251,10 +252,11 @@ def _csv_tables(
     skipped = 0
     offset = 0
     with _decompressed(path, label, compression) as text:
+        paced = PacedReader(text)  # pyarrow's reading thread stays a few blocks ahead
         try:
             reader = _open_csv(
                 pa_csv,
-                text,
+                paced,
                 read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1, block_size=1 << 22),
                 parse_options=pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
                                                   ignore_empty_lines=True),
@@ -263,7 +265,7 @@ def _csv_tables(
             )
             pending: list[Any] = []
             pending_rows = 0
-            for record_batch in itertools.chain(_record_batches(reader), [None]):
+            for record_batch in itertools.chain(_record_batches(reader, paced), [None]):
                 if record_batch is not None:
                     pending.append(record_batch)
                     pending_rows += record_batch.num_rows
@@ -290,6 +292,7 @@ def _csv_tables(
                     offset += batch.n_rows
                     yield batch
         finally:
+            paced.finish()
             canonical.skipped_empty_rows += skipped
 
 
@@ -302,12 +305,14 @@ def _open_csv(pa_csv: Any, text: Any, **options: Any) -> Any:
         raise _ReadWhole() from None
 
 
-def _record_batches(reader: Any) -> Iterator[Any]:
+def _record_batches(reader: Any, paced: PacedReader) -> Iterator[Any]:
     import pyarrow as pa
 
     while True:
         try:
-            yield reader.read_next_batch()
+            batch = reader.read_next_batch()
+            paced.taken()
+            yield batch
         except StopIteration:
             return
         except (pa.ArrowException, ValueError, OSError):
