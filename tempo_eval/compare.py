@@ -56,8 +56,9 @@ _SUPERSCRIPT = dict(zip(LABELS, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ�
 _TEST_NAMES = {"fisher": "Fisher's randomisation test", "student": "paired Student's t-test"}
 #: relative tolerance under which two values of the test statistic count as equal
 _TIE_TOLERANCE = 1e-9
-#: most index entries drawn at once by the resampling loops (memory bound)
-BOOTSTRAP_CHUNK_ENTRIES = 4_000_000
+#: most entries (indices, level counts, signs) drawn at once by the resampling loops: the memory
+#: bound (about 4 MB), whatever the number of values
+BOOTSTRAP_CHUNK_ENTRIES = 1 << 18
 #: most sign assignments Fisher's test evaluates (2^27: about a minute on one core)
 MAX_PERMUTATIONS = 2**27
 
@@ -111,22 +112,51 @@ def bootstrap_ci_columns(
     for column in x.T:
         levels, counts = np.unique(column, return_counts=True)
         if levels.size * 20 <= n:
-            rng = np.random.default_rng(seed)
-            means = rng.multinomial(n, counts / n, size=n_resamples) @ levels / n
+            means = _resampled_level_means(levels, counts, n_resamples, seed)
         elif n_resamples * n <= BOOTSTRAP_CHUNK_ENTRIES:
             if shared_index is None:
                 shared_index = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
             means = column[shared_index].mean(axis=1)
-        else:  # drawn in chunks: memory bounded by BOOTSTRAP_CHUNK_ENTRIES
-            rng = np.random.default_rng(seed)
-            chunk = max(1, BOOTSTRAP_CHUNK_ENTRIES // n)
-            means = np.empty(n_resamples)
-            for start in range(0, n_resamples, chunk):
-                stop = min(start + chunk, n_resamples)
-                means[start:stop] = column[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+        else:  # the same draws, in chunks
+            means = _resampled_means(column, n_resamples, seed)
         low, high = np.quantile(means, [tail, 1 - tail])
         intervals.append((float(low), float(high)))
     return intervals
+
+
+def _resampled_level_means(levels: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """The means of `n_resamples` resamples of the values `levels` repeated `counts` times, each
+    drawn as multinomial counts of the levels, BOOTSTRAP_CHUNK_ENTRIES counts at a time (the
+    draws and the means of one `multinomial` call of every resample)."""
+    n = int(counts.sum())
+    rng = np.random.default_rng(seed)
+    chunk = max(1, BOOTSTRAP_CHUNK_ENTRIES // levels.size)
+    means = np.empty(n_resamples)
+    for start in range(0, n_resamples, chunk):
+        stop = min(start + chunk, n_resamples)
+        means[start:stop] = rng.multinomial(n, counts / n, size=stop - start) @ levels / n
+    return means
+
+
+def _resampled_means(column: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """The means of `n_resamples` resamples of `column` (n indices drawn each), at most
+    BOOTSTRAP_CHUNK_ENTRIES indices at a time: several resamples a chunk, or one resample in
+    several (the draws of one `integers` call of every index)."""
+    n = column.size
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    if n <= BOOTSTRAP_CHUNK_ENTRIES:
+        chunk = BOOTSTRAP_CHUNK_ENTRIES // n
+        for start in range(0, n_resamples, chunk):
+            stop = min(start + chunk, n_resamples)
+            means[start:stop] = column[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+        return means
+    for r in range(n_resamples):
+        total = 0.0
+        for start in range(0, n, BOOTSTRAP_CHUNK_ENTRIES):
+            total += float(column[rng.integers(0, n, size=min(BOOTSTRAP_CHUNK_ENTRIES, n - start))].sum())
+        means[r] = total / n
+    return means
 
 
 def paired_t_test(a: Sequence[float], b: Sequence[float]) -> float:

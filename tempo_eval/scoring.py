@@ -143,13 +143,15 @@ def aggregate_frame(
 ) -> pd.DataFrame:
     """`RunResult.aggregate` for any results frame (columns metric, score, reason_code)."""
     names = list(metrics) if metrics is not None else list(dict.fromkeys(frame["metric"]))
+    all_scores = frame["score"].to_numpy(dtype=float)
     records = []
-    for name in names:
-        part = frame[frame["metric"] == name]
-        scores = part["score"].to_numpy(dtype=float)
+    for name in names:  # the metric's scores alone (not a copy of its part of the frame)
+        rows = (frame["metric"] == name).to_numpy()
+        scores = all_scores[rows]
         measurable = scores[~np.isnan(scores)]
         low, high = bootstrap_ci(measurable, confidence=confidence, n_resamples=n_resamples, seed=seed)
-        reasons = part.loc[np.isnan(scores), "reason_code"].fillna("unknown").value_counts()
+        nan_rows = rows & np.isnan(all_scores)
+        reasons = frame["reason_code"][nan_rows].fillna("unknown").value_counts()
         records.append({
             "metric": name,
             "mean": float(measurable.mean()) if measurable.size else float("nan"),
