@@ -125,9 +125,8 @@ def bootstrap_ci_columns(
 
 
 def _resampled_level_means(levels: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """The means of `n_resamples` resamples of the values `levels` repeated `counts` times, each
-    drawn as multinomial counts of the levels, BOOTSTRAP_CHUNK_ENTRIES counts at a time (the
-    draws and the means of one `multinomial` call of every resample)."""
+    """Means of resamples of `levels` repeated `counts` times, drawn as multinomial counts of the
+    levels, BOOTSTRAP_CHUNK_ENTRIES at a time (the draws of one call for every resample)."""
     n = int(counts.sum())
     rng = np.random.default_rng(seed)
     chunk = max(1, BOOTSTRAP_CHUNK_ENTRIES // levels.size)
@@ -139,9 +138,8 @@ def _resampled_level_means(levels: np.ndarray, counts: np.ndarray, n_resamples: 
 
 
 def _resampled_means(column: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """The means of `n_resamples` resamples of `column` (n indices drawn each), at most
-    BOOTSTRAP_CHUNK_ENTRIES indices at a time: several resamples a chunk, or one resample in
-    several (the draws of one `integers` call of every index)."""
+    """Means of resamples of `column`, BOOTSTRAP_CHUNK_ENTRIES indices at a time: several
+    resamples a chunk, or one in several (the draws of one call for every index)."""
     n = column.size
     rng = np.random.default_rng(seed)
     means = np.empty(n_resamples)
