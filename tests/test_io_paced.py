@@ -53,7 +53,7 @@ def test_a_streamed_csv_is_read_only_a_few_blocks_ahead_of_the_first_batch(tmp_p
 
 
 def test_paced_reader_waits_for_a_batch_then_for_nothing_once_finished() -> None:
-    paced = PacedReader(io.BytesIO(b"abcdef"), ahead=1, wait_s=30.0)
+    paced = PacedReader(io.BytesIO(b"abcdef"), ahead=1)
     assert paced.read(2) == b"ab"
     got: list[bytes] = []
     reader = threading.Thread(target=lambda: got.append(paced.read(2)))
@@ -67,9 +67,11 @@ def test_paced_reader_waits_for_a_batch_then_for_nothing_once_finished() -> None
     assert paced.read(2) == b""  # abandoned: the thread finds the end at once
 
 
-def test_paced_reader_never_waits_for_ever() -> None:
-    paced = PacedReader(io.BytesIO(b"abcdef"), ahead=1, wait_s=0.2)
+def test_paced_reader_reads_on_once_the_caller_has_waited_for_a_batch() -> None:
+    # a batch that needs more blocks than `ahead`, or a block that gives no batch: no deadlock
+    paced = PacedReader(io.BytesIO(b"abcdef"), ahead=1, stuck_s=0.2)
     assert paced.read(2) == b"ab"
+    paced.asking(True)
     start = time.perf_counter()
-    assert paced.read(2) == b"cd"  # no batch taken: goes on after wait_s
-    assert time.perf_counter() - start < 5
+    assert paced.read(2) == b"cd"
+    assert 0.15 <= time.perf_counter() - start < 5

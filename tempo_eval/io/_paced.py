@@ -3,51 +3,74 @@
 pyarrow's `open_csv` reads its input in a background thread that runs up to 32 blocks ahead of
 the batches asked for (its fixed read-ahead queue): with 4 MB blocks and a slow consumer (the
 metrics score a batch in seconds), 130 MB of the file sit in memory before the first row is
-scored. Handed a `PacedReader` instead of the file, that thread reads a block only when fewer
-than `ahead` blocks are waiting: the caller calls `taken()` for each batch it takes.
+scored. Handed a `PacedReader` instead of the file, that thread reads a block only when it is
+fewer than `ahead` blocks ahead of the batches taken, or when the caller has waited `STUCK_S` for
+a batch (a batch that needs more blocks: no deadlock, whatever the file):
 
-Never a deadlock: a read waits at most `wait_s` seconds for a batch to be taken (a file whose
-batches do not follow its blocks one to one is read ahead as before, only slower), and after
-`finish()` (the reader is done or abandoned) a read waits for nothing and finds the file's end.
+    paced.asking(True); batch = reader.read_next_batch(); paced.asking(False); paced.taken()
+
+After `finish()` (the reader is done or abandoned) a read waits for nothing and finds the end.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
-#: blocks read ahead of the batches taken: pyarrow completes a block's last row from the next
+#: blocks read ahead of the batches taken
 AHEAD = 4
-#: the longest a read waits for a batch to be taken
-WAIT_S = 30.0
+#: how long the caller waits for a batch before the reading thread may read on regardless
+STUCK_S = 0.5
 
 
 class PacedReader:
     """`stream` (a binary file or a pyarrow stream), read at most `ahead` reads ahead of `taken()`."""
 
-    def __init__(self, stream: Any, ahead: int = AHEAD, wait_s: float = WAIT_S) -> None:
+    def __init__(self, stream: Any, ahead: int = AHEAD, stuck_s: float = STUCK_S) -> None:
         self._stream = stream
-        self._permits = threading.Semaphore(ahead)
-        self._wait_s = wait_s
+        self._ahead = ahead
+        self._stuck_s = stuck_s
+        self._turn = threading.Condition()
+        self._reads = 0
+        self._taken = 0
+        self._asking_since: float | None = None
         self._finished = False
         self.closed = False
 
+    def _may_read(self) -> bool:
+        if self._finished or self._reads - self._taken < self._ahead:
+            return True
+        return self._asking_since is not None and time.monotonic() - self._asking_since >= self._stuck_s
+
     def read(self, size: int = -1) -> bytes:
-        if not self._finished:
-            self._permits.acquire(timeout=self._wait_s)
-        if self._finished:  # nobody takes the batches any more: the file ends here for the thread
-            return b""
+        with self._turn:
+            while not self._turn.wait_for(self._may_read, timeout=self._stuck_s / 4):
+                pass
+            self._reads += 1
+            if self._finished:  # nobody takes the batches any more: the file ends here for the thread
+                return b""
         return bytes(self._stream.read(size))
+
+    def asking(self, waiting: bool) -> None:
+        """The caller waits for a batch (True) or no longer (False): once it has waited `stuck_s`,
+        reads go on."""
+        with self._turn:
+            self._asking_since = time.monotonic() if waiting else None
+            self._turn.notify_all()
 
     def taken(self) -> None:
         """One batch was taken: one more block may be read."""
-        self._permits.release()
+        with self._turn:
+            self._taken += 1
+            self._turn.notify_all()
 
     def finish(self) -> None:
         """The reader is done or abandoned: reads no longer wait, and find the end of the file
         (the thread stops instead of reading on into a queue nobody empties)."""
-        self._finished = True
-        self._permits.release(1 << 16)
+        with self._turn:
+            self._finished = True
+            self._turn.notify_all()
 
     def readable(self) -> bool:
         return True

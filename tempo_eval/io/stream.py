@@ -296,13 +296,16 @@ def _csv_tables(
             canonical.skipped_empty_rows += skipped
 
 
-def _open_csv(pa_csv: Any, text: Any, **options: Any) -> Any:
+def _open_csv(pa_csv: Any, text: PacedReader, **options: Any) -> Any:
     import pyarrow as pa
 
+    text.asking(True)  # it reads the first blocks
     try:
         return pa_csv.open_csv(text, **options)
     except (pa.ArrowException, ValueError, OSError):  # pyarrow refuses the start of the file
         raise _ReadWhole() from None
+    finally:
+        text.asking(False)
 
 
 def _record_batches(reader: Any, paced: PacedReader) -> Iterator[Any]:
@@ -310,7 +313,9 @@ def _record_batches(reader: Any, paced: PacedReader) -> Iterator[Any]:
 
     while True:
         try:
+            paced.asking(True)
             batch = reader.read_next_batch()
+            paced.asking(False)
             paced.taken()
             yield batch
         except StopIteration:
