@@ -75,3 +75,25 @@ def test_paced_reader_reads_on_once_the_caller_has_waited_for_a_batch() -> None:
     start = time.perf_counter()
     assert paced.read(2) == b"cd"
     assert 0.15 <= time.perf_counter() - start < 5
+
+
+ABANDON = """
+import sys
+from tempo_eval.io.stream import open_stream
+batches = open_stream(sys.argv[1], batch_rows=1000).batches()
+next(batches)
+print("one batch")
+"""
+
+
+def test_a_stream_abandoned_part_way_lets_the_process_exit_cleanly(tmp_path) -> None:
+    # an error in a later batch ends the command with the reading thread waiting: it must not
+    # be inside Python when the interpreter ends (that aborts the process: exit status 134)
+    import subprocess
+    import sys
+
+    path = _big_csv(tmp_path / "big.csv", blocks=12)
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", ABANDON, str(path)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip() == "one batch"

@@ -10,18 +10,24 @@ a batch (a batch that needs more blocks: no deadlock, whatever the file):
     paced.asking(True); batch = reader.read_next_batch(); paced.asking(False); paced.taken()
 
 After `finish()` (the reader is done or abandoned) a read waits for nothing and finds the end.
+At exit every reader is finished and its thread let out of Python first: a thread still inside
+Python code when the interpreter ends aborts the process (an error part way through a file).
 """
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
+import weakref
 from typing import Any
 
 #: blocks read ahead of the batches taken
 AHEAD = 4
 #: how long the caller waits for a batch before the reading thread may read on regardless
 STUCK_S = 0.5
+#: the readers not yet finished
+_LIVE: weakref.WeakSet[PacedReader] = weakref.WeakSet()
 
 
 class PacedReader:
@@ -36,7 +42,9 @@ class PacedReader:
         self._taken = 0
         self._asking_since: float | None = None
         self._finished = False
+        self._inside = 0  # reads under way
         self.closed = False
+        _LIVE.add(self)
 
     def _may_read(self) -> bool:
         if self._finished or self._reads - self._taken < self._ahead:
@@ -50,7 +58,13 @@ class PacedReader:
             self._reads += 1
             if self._finished:  # nobody takes the batches any more: the file ends here for the thread
                 return b""
-        return bytes(self._stream.read(size))
+            self._inside += 1
+        try:
+            return bytes(self._stream.read(size))
+        finally:
+            with self._turn:
+                self._inside -= 1
+                self._turn.notify_all()
 
     def asking(self, waiting: bool) -> None:
         """The caller waits for a batch (True) or no longer (False): once it has waited `stuck_s`,
@@ -71,6 +85,12 @@ class PacedReader:
         with self._turn:
             self._finished = True
             self._turn.notify_all()
+        _LIVE.discard(self)
+
+    def left(self, timeout: float) -> bool:
+        """Wait until no read is under way (at most `timeout` seconds); True when none is."""
+        with self._turn:
+            return self._turn.wait_for(lambda: self._inside == 0, timeout=timeout)
 
     def readable(self) -> bool:
         return True
@@ -83,3 +103,15 @@ class PacedReader:
 
     def close(self) -> None:
         self.closed = True
+
+
+@atexit.register
+def _finish_all() -> None:
+    readers = list(_LIVE)
+    for reader in readers:
+        reader.finish()
+    deadline = time.monotonic() + 2.0
+    for reader in readers:
+        reader.left(max(0.0, deadline - time.monotonic()))
+    if readers:
+        time.sleep(0.05)  # the thread's way back out of the read, into pyarrow
