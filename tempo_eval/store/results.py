@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -221,36 +220,42 @@ class ResultRecords:
         results; None for the others) and reason (of each metric's first result only), one row
         per result in `results_frame`'s order.
 
-        Read a part at a time into flat arrays: the result tuples of a whole run (1.5 million
-        for a 1 GB file) held at once cost more memory than the evaluation itself."""
-        metrics: list[str] = []
-        scores = array("d")
-        codes: list[str | None] = []
-        names: dict[str, str] = {}  # one string object per metric
+        Read a part at a time into flat arrays (the metric as a category, the codes of NaN
+        results only): the result tuples of a whole run (1.5 million for a 1 GB file), or a
+        string per result, held at once cost more memory than the evaluation itself."""
+        names: dict[str, int] = {}  # metric -> its code, in order of first appearance
+        metric_parts: list[np.ndarray] = []
+        score_parts: list[np.ndarray] = []
+        nan_codes: dict[int, str | None] = {}  # position -> reason_code, of NaN results
         with self._lock:
             cursor = self._conn.execute(
-                "SELECT metric, score, CASE WHEN score IS NULL THEN reason_code END FROM results"
-                " WHERE run_id = ? ORDER BY row_idx, metric",
+                "SELECT metric, score, reason_code FROM results WHERE run_id = ? ORDER BY row_idx, metric",
                 (run_id,),
             )
+            position = 0
             while part := cursor.fetchmany(_SCORES_PART):
-                for metric, score, code in part:
-                    metrics.append(names.setdefault(metric, metric))
-                    scores.append(math.nan if score is None else score)
-                    codes.append(code)
+                metric_parts.append(np.fromiter((names.setdefault(m, len(names)) for m, _, _ in part),
+                                                dtype=np.int32, count=len(part)))
+                score_parts.append(np.fromiter((math.nan if s is None else s for _, s, _ in part),
+                                               dtype=float, count=len(part)))
+                nan_codes.update((position + i, code) for i, (_, s, code) in enumerate(part) if s is None)
+                position += len(part)
             firsts = dict(self._conn.execute(
                 "SELECT metric, reason FROM results AS r WHERE run_id = ? AND row_idx ="
                 " (SELECT MIN(row_idx) FROM results WHERE run_id = r.run_id AND metric = r.metric)",
                 (run_id,),
             ).fetchall())
-        reasons = np.full(len(metrics), None, dtype=object)
-        for metric in names:  # each metric's first result, in order
-            reasons[metrics.index(metric)] = firsts.get(metric)
+        metric_codes = np.concatenate(metric_parts) if metric_parts else np.empty(0, dtype=np.int32)
+        codes = np.full(position, None, dtype=object)
+        codes[list(nan_codes)] = list(nan_codes.values())
+        reasons = np.full(position, None, dtype=object)
+        for metric, code in names.items():  # each metric's first result, in order
+            reasons[int(np.argmax(metric_codes == code))] = firsts.get(metric)
         return pd.DataFrame({
-            "metric": np.asarray(metrics, dtype=object),
-            "score": np.array(scores, dtype=float),
-            "reason_code": np.asarray(codes, dtype=object),
-            "reason": reasons,
+            "metric": pd.Categorical.from_codes(metric_codes, categories=list(names)),
+            "score": np.concatenate(score_parts) if score_parts else np.empty(0),
+            "reason_code": pd.Series(codes, dtype=object),
+            "reason": pd.Series(reasons, dtype=object),
         })
 
     def get_result(self, run_id: int, row: int, metric: str) -> MetricResult:
