@@ -177,8 +177,9 @@ def download_by_clicking(page, name: str, attempts: int = 3):
 
     for attempt in range(attempts):
         try:
-            with page.expect_download(timeout=20_000) as download:
-                page.get_by_role("button", name=name, exact=True).first.click()
+            wait_idle(page)  # a button is disabled while the page reruns
+            with page.expect_download(timeout=30_000) as download:
+                page.get_by_role("button", name=name, exact=True).first.click(timeout=30_000)
             return download.value
         except PlaywrightError:
             if attempt == attempts - 1:

@@ -15,20 +15,20 @@ from tests.test_app_pages import APP, TIMEOUT, assert_clean, table_with
 N_ROWS = 200_000  # x 2 metrics = 400,000 results
 
 
-def big_run() -> tuple[int, int]:
+def big_run(n_rows: int = N_ROWS, metrics: tuple[str, ...] = ("temporal_faithfulness", "temporal_ndcg")) -> tuple[int, int]:
     from tempo_eval.io.dataset import Dataset
     from tempo_eval.store.runs import frame_content_hash
 
     store = RunStore()
     frame = pd.DataFrame({
-        "query_id": [f"q{i}" for i in range(N_ROWS)], "query": [f"What happened in {1000 + i % 1000}?" for i in range(N_ROWS)],
-        "answer": ["It happened."] * N_ROWS, "contexts": [["In 1000 it happened."]] * N_ROWS,
+        "query_id": [f"q{i}" for i in range(n_rows)], "query": [f"What happened in {1000 + i % 1000}?" for i in range(n_rows)],
+        "answer": ["It happened."] * n_rows, "contexts": [["In 1000 it happened."]] * n_rows,
     }, dtype=object)
-    dataset_id = store.save_dataset(Dataset(frame, "big", {}, frame_content_hash(frame), "test"))
+    dataset_id = store.save_dataset(Dataset(frame, f"big {n_rows}", {}, frame_content_hash(frame), "test"))
     run_id, _ = store.create_or_resume_run(dataset_id, {"test": "big"}, name="big run")
     rows = [(run_id, i, f"q{i}", None, metric, None if i % 10 == 0 else (i % 100) / 100, "test",
              "no_temporal_claims" if i % 10 == 0 else None, None, json.dumps({}))
-            for i in range(N_ROWS) for metric in ("temporal_faithfulness", "temporal_ndcg")]
+            for i in range(n_rows) for metric in metrics]
     with store.connection:
         store.connection.executemany(
             "INSERT INTO results (run_id, row_idx, query_id, system, metric, score, reason, reason_code, success, details)"
@@ -76,3 +76,17 @@ def test_the_results_page_pages_through_400000_results_without_loading_them(monk
     grid = table_with(at, "query_id", "temporal_ndcg reason")
     assert (grid["row"].min(), grid["row"].max()) == (199_000, 199_999)
     assert at.query_params["page"] in ("200", ["200"])
+
+
+@pytest.mark.slow
+def test_a_run_of_100000_results_of_one_metric_opens_on_results() -> None:
+    """100,000 lines of one metric, whole, were 500,000 cells: more than the pandas Styler that
+    draws the grid takes (262,144), and the page showed an error; such a run is paged."""
+    dataset_id, run_id = big_run(100_000, ("temporal_faithfulness",))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = str(dataset_id)
+    at.query_params["runs"] = str(run_id)
+    at.switch_page("views/results.py").run()
+    assert_clean(at)
+    grid = table_with(at, "query_id", "temporal_faithfulness reason")
+    assert len(grid) == 1_000 and grid["row"].min() == 0
