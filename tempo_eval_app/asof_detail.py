@@ -131,7 +131,7 @@ def show(results: Mapping[str, Any], *, key: str) -> None:
         as_of = next((r.details.get("as_of") for m, r in results.items() if m in RANKED), None)
         st.markdown(f"**Dated documents** at the as-of date {formatting.md_escape(as_of or '(none)')}")
         shown = table.assign(published=table["published"].fillna(formatting.MISSING),
-                             **{"age (days)": formatting.fmt_days(table["age (days)"])})
+                             **{"age (days)": [formatting.fmt_count(a) for a in table["age (days)"]]})
         st.dataframe(shown, hide_index=True, width="stretch", key=f"{key}_dated_documents",
                      column_config={"age (days)": st.column_config.TextColumn(
                          help="As-of date minus publication date; negative: published after the question")})

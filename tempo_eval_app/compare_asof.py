@@ -56,7 +56,7 @@ def _leaks(found: comparison_store.StoredComparison, run: str, i: int, k: int) -
     if query is not None:
         documents = found.ranked(run, query, k)
         shown = documents.reindex(columns=DOCUMENT_COLUMNS)
-        shown = shown.assign(date=shown["date"].fillna(formatting.MISSING), age=formatting.fmt_days(shown["age"]))
+        shown = shown.assign(date=shown["date"].fillna(formatting.MISSING), age=[formatting.fmt_count(a) for a in shown["age"]])
         st.dataframe(shown.rename(columns={"age": "age (days)"}), hide_index=True, key=f"compare_leak_docs_{i}",
                      width="stretch")
         flags = documents["flag"].value_counts()

@@ -42,14 +42,8 @@ def fmt_p(value: object) -> str:
 
 
 def fmt_count(value: object) -> str:
-    """A count with thousands separators ("12,345"); MISSING for none."""
+    """A whole number (a count, an age in days) with thousands separators ("12,345"); MISSING for none."""
     return MISSING if is_missing(value) else f"{int(value):,}"
-
-
-def fmt_days(values: object) -> list[str]:
-    """Whole days ("12", "-6") for a column of ages; MISSING where a date is unknown. Text, so the
-    table shows "—" and not "None" (a number column shows a missing cell as "None")."""
-    return [MISSING if is_missing(v) else f"{int(v):d}" for v in values]
 
 
 def fmt_value(value: object, column: str = "") -> str:

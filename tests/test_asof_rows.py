@@ -73,10 +73,10 @@ def test_a_rows_dated_documents_explain_each_as_of_score(asof_run) -> None:
     assert len(table) == 10 and (kinds == "future").sum() > 0
     assert (kinds == "future").sum() / dated == pytest.approx(score["future_leak"])
     assert (kinds == "stale").sum() / dated == pytest.approx(score["stale_evidence"])
-    past = [int(a) for a, k in zip(table["age (days)"], kinds, strict=True) if k in ("stale", "dated")]
+    past = [int(a.replace(",", "")) for a, k in zip(table["age (days)"], kinds, strict=True) if k in ("stale", "dated")]
     assert statistics.median(past) == pytest.approx(score["median_evidence_age"])
-    assert all(int(a) < 0 for a, k in zip(table["age (days)"], kinds, strict=True) if k == "future")
-    assert all(int(a) > 30 for a, k in zip(table["age (days)"], kinds, strict=True) if k == "stale")
+    assert all(int(a.replace(",", "")) < 0 for a, k in zip(table["age (days)"], kinds, strict=True) if k == "future")
+    assert all(int(a.replace(",", "")) > 30 for a, k in zip(table["age (days)"], kinds, strict=True) if k == "stale")
     # an undated document's age reads "—", not "None"
     assert all(a == "—" for a, k in zip(table["age (days)"], kinds, strict=True) if k == "undated")
     details = store.get_result(run_id, row, "recency_ndcg").details
