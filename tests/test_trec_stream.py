@@ -172,3 +172,24 @@ def test_duplicates_fifo_and_json(tmp_path: Path) -> None:
 def test_a_byte_order_mark_and_blocks_shorter_than_a_line() -> None:
     top = read_runs([b"\xef\xbb\xbfq1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r"], QueryCodes(), keep=5, block_bytes=8)["r"]
     assert top.docids.to_pylist() == ["a", "b"]
+
+
+def test_files_are_closed_also_when_a_read_stops_at_a_bad_line(tmp_path):
+    import gc
+    import warnings
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    good = tmp_path / "run.txt"
+    good.write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q1 Q0 d1 1 2.0 a\n" * 500 + "oops\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        codes = QueryCodes()
+        read_qrels(qrels, codes)
+        read_runs([good], codes, keep=10)
+        with pytest.raises(InputError, match="line 501"):
+            read_runs([bad], codes, keep=10, block_bytes=64)
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]

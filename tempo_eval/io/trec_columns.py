@@ -15,6 +15,7 @@ refused before it is opened.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -60,11 +61,6 @@ def source_name(source: Any, default: str) -> str:
     return Path(str(getattr(source, "name", "") or default)).name
 
 
-def open_binary(source: Any, name: str) -> Any:
-    """A readable binary stream of the (decompressed) contents of a path, bytes or file-like."""
-    return _open(source, name)[0]
-
-
 def _open(source: Any, name: str) -> tuple[Any, Any, int]:
     """(decompressed stream, the raw stream under it, the raw size in bytes)."""
     if isinstance(source, (str, os.PathLike)):
@@ -106,6 +102,13 @@ def iter_blocks(
     (`starts_with_json`). `progress(fraction)` is called after each block with the share of the
     (compressed) file read so far."""
     stream, raw, size = _open(source, name)
+    try:
+        yield from _blocks(stream, raw, size, kind, name, block_bytes, progress)
+    finally:  # also when the caller stops early (a bad line, a cancel): no file left open
+        _close(stream, raw)
+
+
+def _blocks(stream: Any, raw: Any, size: int, kind: str, name: str, block_bytes: int, progress: Any) -> Iterator[Block]:
     rest = b""
     line = 1
     first = True
@@ -138,9 +141,18 @@ def iter_blocks(
 
 def starts_with_json(source: Any, name: str) -> bool:
     """Whether the text starts with "{" (a ranx / pytrec_eval JSON file)."""
-    stream = open_binary(source, name)
-    head = _read(stream, 4096, name).lstrip(b"\xef\xbb\xbf").lstrip()
+    stream, raw, _ = _open(source, name)
+    try:
+        head = _read(stream, 4096, name).lstrip(b"\xef\xbb\xbf").lstrip()
+    finally:
+        _close(stream, raw)
     return head.startswith(b"{")
+
+
+def _close(stream: Any, raw: Any) -> None:
+    for part in (stream, raw):
+        with contextlib.suppress(OSError, pa.ArrowException):  # a decompressor that failed
+            part.close()
 
 
 def _read(stream: Any, size: int, name: str) -> bytes:
