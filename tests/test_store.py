@@ -44,6 +44,22 @@ def test_a_new_workspace_is_created_at_the_current_schema_version() -> None:
     assert default_db_path().name == DB_FILENAME
 
 
+def test_run_lists_and_summaries_count_from_the_scores_index_not_the_details() -> None:
+    """Counting a run's results must not read every result's details (the table holds them):
+    the run list, its failed count and the per-system summary are answered by `results_scores`."""
+    conn = connect()
+    queries = [
+        "SELECT COUNT(*) FROM results WHERE run_id = 1",
+        "SELECT COUNT(*) FROM results WHERE run_id = 1 AND score IS NULL"
+        " AND (reason_code = 'error' OR reason_code LIKE '%\\_error' ESCAPE '\\')",
+        "SELECT system, metric, COUNT(*), COUNT(score), AVG(score) FROM results WHERE run_id = 1"
+        " GROUP BY system, metric ORDER BY system, metric",
+    ]
+    for query in queries:
+        plan = " ".join(str(row[-1]) for row in conn.execute("EXPLAIN QUERY PLAN " + query))
+        assert "COVERING INDEX results_scores" in plan, (query, plan)
+
+
 def test_a_version_1_workspace_is_upgraded_in_place_keeping_cached_verdicts(tmp_path) -> None:
     path = tmp_path / "old.sqlite"
     old = sqlite3.connect(path)

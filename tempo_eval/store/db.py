@@ -173,6 +173,12 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     ALTER TABLE datasets ADD COLUMN complete INTEGER NOT NULL DEFAULT 1;
     """,
+    # what the run lists and summaries count and average, apart from the details: the results
+    # table holds each result's details, so counting a run's results read all of them (1-2 s for
+    # 1.4M results on every page that lists runs); with this index a count reads a fifth of that
+    """
+    CREATE INDEX IF NOT EXISTS results_scores ON results (run_id, system, metric, score, reason_code);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,11 +26,14 @@ class SummaryRecords:
                 "SELECT system, metric, COUNT(*), COUNT(score), AVG(score) FROM results WHERE run_id = ?"
                 " GROUP BY system, metric ORDER BY system, metric", (int(run_id),)).fetchall()
             # the labels apart: carrying every result's reason through the grouping costs more
-            # than a second pass over the answer-currency results alone
-            labels = self._conn.execute(  # type: ignore[attr-defined]
-                "SELECT system, SUM(substr(reason, 1, 8) = 'current:'), SUM(substr(reason, 1, 9) = 'outdated:'),"
-                " SUM(substr(reason, 1, 6) = 'other:') FROM results"
-                " WHERE run_id = ? AND metric = 'answer_currency' GROUP BY system", (int(run_id),)).fetchall()
+            # than a second pass over the answer-currency results alone, and that pass reads
+            # every result of the run (the key leads with the row): only when there are some
+            labels = []
+            if any(metric == "answer_currency" for _, metric, *_ in rows):
+                labels = self._conn.execute(  # type: ignore[attr-defined]
+                    "SELECT system, SUM(substr(reason, 1, 8) = 'current:'), SUM(substr(reason, 1, 9) = 'outdated:'),"
+                    " SUM(substr(reason, 1, 6) = 'other:') FROM results"
+                    " WHERE run_id = ? AND metric = 'answer_currency' GROUP BY system", (int(run_id),)).fetchall()
         frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS[:5])
         frame["mean"] = pd.to_numeric(frame["mean"], errors="coerce").astype(float)
         counts = {system: rest for system, *rest in labels}
