@@ -65,15 +65,19 @@ def _ended(found: dict | None, name: str) -> dict | None:
     if found["status"] != "finished":
         if found["status"] == "failed":
             _refused(found, name)
+        elif found["status"] == "cancelled":
+            st.warning(formatting.md_escape(f"{found['label']}: cancelled; nothing of it was stored."),
+                       icon=":material/stop_circle:")
         else:
             st.warning(formatting.md_escape(f"{found['label']}: {found['status']}."))
         return None
     return found["result"]
 
 
-def _store(kind: str, arguments: dict, label: str, session_key: str) -> None:
+def _store(kind: str, arguments: dict, label: str, session_key: str, ensure=None) -> None:
     """Queue the read that also stores the dataset (the "Use" buttons), remembered in the session."""
-    st.session_state[session_key] = worker_jobs.page_job(kind, {**arguments, "store": True}, label, again=True)["id"]
+    st.session_state[session_key] = worker_jobs.page_job(kind, {**arguments, "store": True}, label, again=True,
+                                                         ensure=ensure)["id"]
 
 
 def _adopt_stored(session_key: str, name: str) -> None:
@@ -147,7 +151,11 @@ with errors.page_guard("datasets"):
                  "lists; gold_ids may be a JSON object of graded relevance. A worker process reads it.",
         )
         if upload is not None:
-            saved = worker_jobs.save_upload(upload)
+            saved = worker_jobs.save_upload(upload, rewrite=False)  # again when a job reads it: ensure
+
+            def ensure(upload=upload) -> None:
+                worker_jobs.save_upload(upload)
+
             overrides = st.session_state.setdefault("mapping_overrides", {})
             columns = _column_peek(upload, saved.name)
             mapping = overrides.get(saved.name)
@@ -170,8 +178,13 @@ with errors.page_guard("datasets"):
             else:
                 st.caption("The file's columns could not be read; the message below says why.")
             arguments = {"path": str(saved), "name": upload.name, "mapping": mapping}
-            read = _ended(worker_jobs.page_job("dataset_upload", {**arguments, "store": False}, f"Read {upload.name}"),
-                          upload.name)
+            reading = worker_jobs.page_job("dataset_upload", {**arguments, "store": False}, f"Read {upload.name}",
+                                           ensure=ensure)
+            if reading["status"] == "cancelled" and st.button("Read it again", key="reread_upload",
+                                                              icon=":material/refresh:"):
+                reading = worker_jobs.page_job("dataset_upload", {**arguments, "store": False},
+                                               f"Read {upload.name}", again=True, ensure=ensure)
+            read = _ended(reading, upload.name)
             if read is not None:
                 for warning in read["warnings"]:
                     st.warning(formatting.md_escape(warning))
@@ -186,7 +199,7 @@ with errors.page_guard("datasets"):
                 st.subheader("Preview")
                 _preview_read(read, "upload_preview")
                 if st.button("Use this dataset", key="use_upload", type="primary", icon=":material/check:"):
-                    _store("dataset_upload", arguments, f"Store {upload.name}", "upload_store_job")
+                    _store("dataset_upload", arguments, f"Store {upload.name}", "upload_store_job", ensure)
             _adopt_stored("upload_store_job", upload.name)
 
     with trec_tab:

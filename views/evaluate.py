@@ -88,7 +88,8 @@ def _dataset_source() -> tuple[str, object, str | None]:
                                   key="ev_upload")
         if upload is None:
             return source, None, "Upload the dataset file to evaluate."
-        return source, worker_jobs.save_upload(upload), None
+        # written again when a run starts, if a worker removed it after an earlier run
+        return source, worker_jobs.save_upload(upload, rewrite=False), None
     typed = st.text_input("Path of the dataset file on the app's machine", key="keep_ev_path",
                           placeholder="/data/logs/answers.jsonl.gz")
     roots = ", ".join(str(root) for root in paths.allowed_roots())
@@ -325,6 +326,8 @@ with errors.page_guard("evaluate"):
         )
         if file_path is not None:
             label = f"{file_path.name}: {label}"
+        if source == "upload" and st.session_state.get("ev_upload") is not None:
+            worker_jobs.save_upload(st.session_state["ev_upload"])  # removed after an earlier run: again
         job_id = worker_jobs.start_evaluation(settings, dataset_id, label, typed_key if needs_judge else None,
                                               path=file_path)
         st.session_state["eval_job_id"] = job_id
