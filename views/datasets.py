@@ -28,9 +28,17 @@ selection.page_setup("Datasets")
 NONE = "— (none)"
 
 
-def _preview(frame: pd.DataFrame, key: str) -> None:
-    st.caption(f"{len(frame)} rows · columns: {formatting.md_escape(', '.join(map(str, frame.columns)))}")
-    st.dataframe(downloads.jsonify_cells(frame.head(50)), hide_index=True, width="stretch", key=key)
+@st.cache_data(show_spinner=False, max_entries=16)
+def _head(db: str, dataset_id: int, content_hash: str, n_rows: int) -> pd.DataFrame:
+    """The first 50 rows of a stored dataset, read alone (`dataset_head`), not its whole frame."""
+    return store_reads.store_for(db).dataset_head(dataset_id, 50)
+
+
+def _preview(dataset_id: int, key: str) -> None:
+    info = store_reads.dataset_info(dataset_id)
+    head = _head(store_reads.db_path(), int(dataset_id), info["content_hash"], int(info["n_rows"] or 0))
+    st.caption(f"{formatting.fmt_count(info['n_rows'])} rows · columns: {formatting.md_escape(', '.join(map(str, head.columns)))}")
+    st.dataframe(downloads.jsonify_cells(head), hide_index=True, width="stretch", key=key)
 
 
 def _preview_read(result: dict, key: str) -> None:
@@ -244,5 +252,5 @@ with errors.page_guard("datasets"):
             active = selection.active_dataset_id()
             if active is not None:
                 st.subheader("Active dataset")
-                _preview(store_reads.dataset_frame(active), "active_preview")
+                _preview(active, "active_preview")
     _recent_reads()
