@@ -101,7 +101,7 @@ def page_job(kind: str, arguments: dict[str, Any], label: str, *, again: bool = 
     session finds it, a cancelled one too: the page offers to read it again; one that was
     interrupted is queued anew), or with `again` always a new one; a new job starts a worker.
     `ensure` (no argument) is called before a new job is queued: it writes the uploaded files the
-    job reads again when they were removed (`save_upload(..., again=True)`). Waits up to
+    job reads again when they were removed (`save_upload`). Waits up to
     PAGE_WAIT_S for the job to end."""
     found = None if again else queue().latest(kind, arguments)
     if found is not None and found["status"] == "running":
@@ -137,7 +137,7 @@ def show_pending(found: dict[str, Any]) -> None:
             st.rerun()
         if current["status"] == "queued":
             place = queue().place(job_id)
-            st.info(md_escape(f"{current['label']}: waiting for the upload before it, place {place or '…'} "
+            st.info(md_escape(f"{current['label']}: waiting behind other uploads, place {place or '…'} "
                               f"(uploads are read {READ_LIMIT} at a time, beside the evaluations)."),
                     icon=":material/hourglass_top:")
         elif current["cancel_requested"]:

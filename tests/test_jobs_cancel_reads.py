@@ -135,3 +135,25 @@ def test_cancel_reaches_a_read_running_in_a_worker_process(tmp_path) -> None:
     assert partial and partial[0][1] == 0  # it was storing (listed, no rows yet) when cancelled
     assert _datasets() == []  # and left nothing
     assert not path.exists()  # the upload of a cancelled read is removed (job_files.release)
+
+
+def test_a_read_in_batches_gives_what_the_whole_file_reader_gives(tmp_path) -> None:
+    """A CSV saved with its pandas row index: the index is dropped, with the same warning."""
+    import pandas as pd
+
+    from tempo_eval.io.dataset import load_dataset
+
+    frame = pd.read_csv(ROOT / "data" / "sample" / "temporal_qa.csv").head(3)
+    path = tmp_path / "with_index.csv"
+    path.write_text(frame.to_csv())
+    whole = load_dataset(path)
+    ended = read_dataset({"path": str(path), "name": "with_index.csv", "store": True})
+    assert ended["status"] == "finished"
+    assert ended["result"]["columns"] == [str(c) for c in whole.frame.columns]
+    assert "Unnamed: 0" not in ended["result"]["columns"]
+    assert ended["result"]["warnings"] == whole.warnings and any("saved row index" in w for w in whole.warnings)
+    store = RunStore()
+    try:
+        assert store.dataset_frame(ended["dataset_id"]).astype(str).equals(whole.frame.astype(object).astype(str))
+    finally:
+        store.close()
