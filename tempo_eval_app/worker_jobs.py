@@ -29,7 +29,7 @@ import streamlit as st
 
 from tempo_eval.cli.job import KEY_ENV, PLACEHOLDER
 from tempo_eval.store.db import default_db_path, workspace_dir
-from tempo_eval.store.jobs import READ_KINDS, READ_LIMIT, JobQueue, default_limit
+from tempo_eval.store.jobs import PAGE_LIMIT, READ_KINDS, JobQueue, default_limit
 from tempo_eval_app.formatting import md_escape
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,7 +138,8 @@ def show_pending(found: dict[str, Any]) -> None:
         if current["status"] == "queued":
             place = queue().place(job_id)
             st.info(md_escape(f"{current['label']}: waiting behind other uploads, place {place or '…'} "
-                              f"(uploads are read {READ_LIMIT} at a time, beside the evaluations)."),
+                              f"(uploads and Compare's scoring run {PAGE_LIMIT} at a time, beside the "
+                              "evaluations)."),
                     icon=":material/hourglass_top:")
         elif current["cancel_requested"]:
             st.info(md_escape(f"{current['label']}: cancelling; what was stored of it is removed."),

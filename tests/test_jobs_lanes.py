@@ -1,6 +1,6 @@
 """Job lanes (issue 29): reading an upload never waits behind an evaluation. Evaluations keep the
-`work` lane's limit; uploads have a lane of their own (READ_LIMIT), and a queued job's place is
-its place in its lane. Across processes: an upload starts and finishes while a long evaluation
+`evaluations` lane's limit; uploads and Compare's scoring have a lane of their own (PAGE_LIMIT),
+and a queued job's place is its place in its lane. Across processes: an upload starts and finishes while a long evaluation
 runs in another worker with the limit at 1 (this machine's cores minus one)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tempo_eval.store.jobs import READ_LIMIT, JobQueue, Worker, lane_of
+from tempo_eval.store.jobs import PAGE_LIMIT, JobQueue, Worker, lane_of
 from tempo_eval.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,8 +33,9 @@ def write_rows(path: Path, n_rows: int, word: str = "bridge") -> Path:
 
 
 def test_kinds_have_their_lanes() -> None:
-    assert lane_of("evaluate") == lane_of("compare_runs") == "work"
-    assert lane_of("dataset_upload") == lane_of("trec_runs") == lane_of("foreign_import") == "reads"
+    assert lane_of("evaluate") == "evaluations"
+    assert lane_of("dataset_upload") == lane_of("trec_runs") == lane_of("foreign_import") == "pages"
+    assert lane_of("compare_runs") == "pages"
     assert lane_of("nli_check") == "check"
 
 
@@ -44,12 +45,12 @@ def test_an_upload_is_taken_beside_a_running_evaluation_and_places_count_in_its_
     evaluation = queue.submit("evaluate", {"n": 1})
     waiting_evaluation = queue.submit("evaluate", {"n": 2})
     upload = queue.submit("dataset_upload", {"path": "a"})
-    second_upload = queue.submit("foreign_import", {"path": "b"})
+    second_upload = queue.submit("compare_runs", {"runs": []})
     third_upload = queue.submit("trec_runs", {"runs": []})
     assert queue.claim(me, limit=1)["id"] == evaluation
     # the evaluations' place is full: the next evaluation waits, the upload is taken
     assert queue.claim(me, limit=1)["id"] == upload
-    assert READ_LIMIT == 1 and queue.claim(me, limit=1) is None  # one upload at a time
+    assert PAGE_LIMIT == 1 and queue.claim(me, limit=1) is None  # one upload at a time
     assert queue.place(waiting_evaluation) == 1  # the uploads before it are not in its lane
     assert queue.place(second_upload) == 1 and queue.place(third_upload) == 2
     # an ended upload hands its place to the next upload, never to the waiting evaluation

@@ -8,12 +8,13 @@ told from a live one even when its pid is reused), a cancel request, an error an
 wrote. Any process that opens the workspace sees the same queue, so a job outlives the app
 process that started it, and two app processes on one workspace show the same jobs.
 
-Jobs run in lanes (`lane_of`), each with its own number of places, so short work never waits
-behind long work: evaluations and Compare's scoring share the `work` lane (`limit`: the cores
-minus one); reading an upload (a dataset, TREC runs, a foreign import) has the `reads` lane of
-`READ_LIMIT` (1) that evaluations never take, so an upload starts at once beside a running
-500,000-row evaluation and waits only behind other uploads; checks (`CHECK_KINDS`, the NLI
-model check) are short and run beside every limit. A queued job's place is its place in its lane.
+Jobs run in lanes (`lane_of`), each with its own number of places, so work a page waits for
+never waits behind an evaluation: evaluations run in the `evaluations` lane (`limit`: the cores
+minus one); reading an upload (a dataset, TREC runs, a foreign import) and Compare's scoring of
+run files run in the `pages` lane of PAGE_LIMIT (1) that evaluations never take, so an upload
+starts at once beside a running 500,000-row evaluation and waits only behind other page work;
+checks (`CHECK_KINDS`, the NLI model check) are short and run beside every limit. A queued
+job's place is its place in its lane. With K = 1 at most K + 1 jobs (and a check) run at once.
 Claiming is one `BEGIN IMMEDIATE` transaction: a worker marks its finished job and takes the
 oldest queued job whose lane has a free place, so no job waits with a free place and no two
 workers take the same job.
@@ -41,10 +42,12 @@ ACTIVE = ("queued", "running")
 ENDED = ("finished", "cancelled", "failed", "interrupted")
 #: kinds that run beside the limit: short checks a page waits for
 CHECK_KINDS = ("nli_check",)
-#: kinds of the `reads` lane: reading what was uploaded on a page (`tempo_eval.cli.job.PAGE_KINDS`)
+#: reading what was uploaded on a page (`tempo_eval.cli.job.PAGE_KINDS`)
 READ_KINDS = ("dataset_upload", "trec_runs", "foreign_import")
-#: uploads read at once (beside the evaluations' limit)
-READ_LIMIT = 1
+#: kinds of the `pages` lane: the reads, and Compare's scoring of run files
+PAGE_LANE_KINDS = (*READ_KINDS, "compare_runs")
+#: jobs of the `pages` lane run at once (beside the evaluations' limit)
+PAGE_LIMIT = 1
 #: a job on another host is taken for dead when its worker has written nothing for this long (s)
 OTHER_HOST_SILENCE = 300.0
 
@@ -61,10 +64,10 @@ def default_limit() -> int:
 
 
 def lane_of(kind: str) -> str:
-    """The lane a job kind runs in: `check` (no limit), `reads` (READ_LIMIT) or `work` (the limit)."""
+    """The lane a job kind runs in: `check` (no limit), `pages` (PAGE_LIMIT) or `evaluations` (the limit)."""
     if kind in CHECK_KINDS:
         return "check"
-    return "reads" if kind in READ_KINDS else "work"
+    return "pages" if kind in PAGE_LANE_KINDS else "evaluations"
 
 
 def process_start(pid: int) -> str | None:
@@ -134,8 +137,8 @@ class JobQueue:
         """In one transaction: end the job `finished` ({id, status, error?, run_id?, result?}),
         mark jobs of dead workers interrupted, then take the oldest queued job this worker may run
         (one needing a key only when its id is in `keys`; only `kinds` when given) whose lane has
-        a free place: fewer than `limit` running in the `work` lane, fewer than READ_LIMIT in the
-        `reads` lane; checks always. Returns the job taken, or None."""
+        a free place: fewer than `limit` running in the `evaluations` lane, fewer than PAGE_LIMIT
+        in the `pages` lane; checks always. Returns the job taken, or None."""
         now = time.time()
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
@@ -143,10 +146,10 @@ class JobQueue:
                 if finished is not None:
                     self._end(finished, now)
                 self._reap(now)
-                running = {"check": 0, "reads": 0, "work": 0}
+                running = {"check": 0, "pages": 0, "evaluations": 0}
                 for (kind,) in self._conn.execute("SELECT kind FROM jobs WHERE status = 'running'"):
                     running[lane_of(kind)] += 1
-                places = {"check": float("inf"), "reads": READ_LIMIT, "work": limit}
+                places = {"check": float("inf"), "pages": PAGE_LIMIT, "evaluations": limit}
                 job = None
                 for row in self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"):
                     if row["needs_key"] and row["id"] not in keys:
