@@ -188,11 +188,12 @@ with errors.page_guard("datasets"):
             arguments = {"path": str(saved), "name": upload.name, "mapping": mapping}
             reading = worker_jobs.page_job("dataset_upload", {**arguments, "store": False}, f"Read {upload.name}",
                                            ensure=ensure)
+            read = _ended(reading, upload.name)
             if reading["status"] == "cancelled" and st.button("Read it again", key="reread_upload",
                                                               icon=":material/refresh:"):
-                reading = worker_jobs.page_job("dataset_upload", {**arguments, "store": False},
-                                               f"Read {upload.name}", again=True, ensure=ensure)
-            read = _ended(reading, upload.name)
+                worker_jobs.page_job("dataset_upload", {**arguments, "store": False}, f"Read {upload.name}",
+                                     again=True, ensure=ensure)
+                st.rerun()  # the new read is the newest: the page shows it
             if read is not None:
                 for warning in read["warnings"]:
                     st.warning(formatting.md_escape(warning))
