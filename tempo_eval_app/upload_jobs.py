@@ -9,15 +9,39 @@ loaders refuse fails the job with the loader's own message (naming the file, row
 which the page shows in its words (`errors.in_app_terms`). With `store` false a dataset is only
 read (the page shows its preview); with `store` true it is also stored in the workspace, so a
 reload or another session finds it. No Streamlit here: the worker imports this module.
+
+A dataset file is read in batches (`tempo_eval.io.stream.open_stream`, the whole-file reader's
+checks and messages) and stored a batch at a time (`begin_dataset` / `add_dataset_rows` /
+`finish_dataset`), so the worker's memory grows with a batch, not the file. Between batches the
+handler reports its progress and reads the job's cancel request: a cancelled (or refused) read
+removes the dataset it began storing, so no half dataset is left listed. TREC runs and foreign
+scores are read whole (their readers take bytes or a whole file); their cancel is seen between
+reading and storing.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tempo_eval.io.errors import InputError
+
+logger = logging.getLogger("tempo_eval.job")
+#: progress(rows read, rows expected), as the worker's watch takes it
+Progress = Callable[[int, int], None]
+
+
+class Cancelled(Exception):
+    """The job's cancel request was seen between two batches."""
+
+
+def _quiet(done: int, total: int) -> None:
+    """No progress to report (a handler called without a watch)."""
+
 
 #: dataset rows a job hands back for the page's preview
 PREVIEW_ROWS = 50
@@ -33,43 +57,87 @@ def _preview(frame: Any) -> list[dict[str, Any]]:
     return records
 
 
-def _summary(dataset: Any) -> dict[str, Any]:
-    return {
-        "rows": len(dataset.frame), "columns": [str(c) for c in dataset.frame.columns],
-        "source_format": getattr(dataset, "source_format", ""), "mapping": dict(getattr(dataset, "mapping", {}) or {}),
-        "warnings": list(dataset.warnings), "preview": _preview(dataset.frame),
-    }
-
-
 def _refused(exc: Exception, **result: Any) -> dict[str, Any]:
     """A job that fails with the loader's message (whole, not only its first line)."""
     return {"status": "failed", "error": str(exc) or type(exc).__name__, "result": result or None}
 
 
-def _stored(dataset: Any, store_it: bool) -> dict[str, Any]:
-    ended: dict[str, Any] = {"status": "finished", "result": _summary(dataset)}
+CANCELLED = {"status": "cancelled", "error": None, "result": None}
+
+
+def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+    """Read every batch of `stream` (a `DatasetStream`), storing it when `store_it`; answers the
+    job's end: finished with the summary the page shows, or cancelled. A read that stops (cancel
+    or a bad row) removes the dataset it created part way, then raises."""
+    store = None
+    dataset_id = created = None
+    write = False
     if store_it:
         from tempo_eval.store.runs import RunStore
 
         store = RunStore()
-        try:
-            ended["dataset_id"] = store.save_dataset(dataset)
-        finally:
+    try:
+        if store is not None:  # a batch at a time, also a file read whole (its first rows read alone later)
+            created = store.find_dataset(stream.content_hash, stream.mapping) is None
+            dataset_id, complete = store.begin_dataset(name=stream.name, content_hash=stream.content_hash,
+                                                       mapping=stream.mapping, source_format=stream.source_format)
+            write = not complete
+        preview: list[dict[str, Any]] | None = None
+        read = 0
+        for offset, frame in stream.batches():
+            if cancel.is_set():
+                raise Cancelled
+            if preview is None:
+                preview = _preview(frame)
+            if write:
+                store.add_dataset_rows(dataset_id, offset, frame)
+            read = offset + len(frame)
+            progress(read, max(read, stream.estimated_rows or 0))
+        if cancel.is_set():
+            raise Cancelled
+        n_rows = stream.n_rows if stream.n_rows is not None else read
+        if write:
+            store.finish_dataset(dataset_id, n_rows, stream.warnings)
+        progress(n_rows, n_rows)
+        summary = {"rows": n_rows, "columns": [str(c) for c in stream.columns], "source_format": stream.source_format,
+                   "mapping": dict(stream.mapping or {}), "warnings": list(stream.warnings), "preview": preview or []}
+        ended: dict[str, Any] = {"status": "finished", "result": summary}
+        if store is not None:
+            ended["dataset_id"] = summary["dataset_id"] = int(dataset_id)
+        return ended
+    except BaseException:
+        if created and dataset_id is not None:
+            _remove_partial(store, dataset_id)
+        raise
+    finally:
+        if store is not None:
             store.close()
-        ended["result"]["dataset_id"] = ended["dataset_id"]
-    return ended
 
 
-def read_dataset(arguments: dict[str, Any]) -> dict[str, Any]:
+def _remove_partial(store: Any, dataset_id: int) -> None:
+    """Delete a dataset this job began storing and did not finish, unless a run uses it already
+    (an evaluation of the same file that found it: its rows are written again by that run)."""
+    try:
+        if store.dataset_dependents(dataset_id)["runs"] == 0:
+            store.delete_dataset(dataset_id)
+    except Exception:  # the job's own end is what matters; the log says why the rows stayed
+        logger.warning("dataset %d read part way was not removed", dataset_id, exc_info=True)
+
+
+def read_dataset(arguments: dict[str, Any], progress: Progress = _quiet,
+                 cancel: threading.Event | None = None) -> dict[str, Any]:
     """Kind `dataset_upload`: {path, name, mapping?, store}. A conversation file refused as a
     dataset says how many conversations it holds (result `conversations`)."""
-    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.io.stream import open_stream
 
+    cancel = cancel or threading.Event()
     try:
-        dataset = load_dataset(arguments["path"], mapping=arguments.get("mapping"), name=arguments["name"])
+        stream = open_stream(arguments["path"], arguments.get("mapping"), name=arguments["name"])
+        return _read(stream, bool(arguments.get("store")), progress, cancel)
+    except Cancelled:
+        return dict(CANCELLED)
     except (InputError, ValueError, OSError) as exc:
         return _refused(exc, conversations=_conversations(arguments["path"], arguments["name"]))
-    return _stored(dataset, bool(arguments.get("store")))
 
 
 def _conversations(path: str, name: str) -> int:
@@ -81,9 +149,13 @@ def _conversations(path: str, name: str) -> int:
         return 0
 
 
-def read_runs(arguments: dict[str, Any]) -> dict[str, Any]:
+def read_runs(arguments: dict[str, Any], progress: Progress = _quiet,
+              cancel: threading.Event | None = None) -> dict[str, Any]:
     """Kind `trec_runs`: {runs: [[name, path], ...], qrels: [name, path], queries?, corpus?, store}."""
+    from tempo_eval.io.stream import frame_stream
     from tempo_eval_app.retrieval import load_runs_dataset
+
+    cancel = cancel or threading.Event()
 
     def named(pair: list[str] | None) -> tuple[str, bytes] | None:
         return None if pair is None else (pair[0], Path(pair[1]).read_bytes())
@@ -93,12 +165,15 @@ def read_runs(arguments: dict[str, Any]) -> dict[str, Any]:
             [named(pair) for pair in arguments["runs"]], named(arguments["qrels"]),
             queries=named(arguments.get("queries")), corpus=named(arguments.get("corpus")),
         )
+        return _read(frame_stream(dataset), bool(arguments.get("store")), progress, cancel)
+    except Cancelled:
+        return dict(CANCELLED)
     except (InputError, ValueError, OSError) as exc:
         return _refused(exc)
-    return _stored(dataset, bool(arguments.get("store")))
 
 
-def import_foreign(arguments: dict[str, Any]) -> dict[str, Any]:
+def import_foreign(arguments: dict[str, Any], progress: Progress = _quiet,
+                   cancel: threading.Event | None = None) -> dict[str, Any]:
     """Kind `foreign_import`: {path, name}: the file's scores become a run of its dataset."""
     from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
     from tempo_eval.store.runs import RunStore
@@ -107,12 +182,17 @@ def import_foreign(arguments: dict[str, Any]) -> dict[str, Any]:
         foreign = load_foreign_results(arguments["path"], name=arguments["name"])
     except (InputError, ValueError, OSError) as exc:
         return _refused(exc)
+    if cancel is not None and cancel.is_set():  # read, nothing stored yet
+        return dict(CANCELLED)
+    rows = len(foreign.dataset.frame)
+    progress(rows // 2, rows)
     store = RunStore()
     try:
         run_id = import_foreign_results(foreign, store)
         dataset_id = int(store.run_info(run_id)["dataset_id"])
     finally:
         store.close()
+    progress(rows, rows)
     return {"status": "finished", "run_id": run_id, "dataset_id": dataset_id,
             "result": {"run_id": run_id, "dataset_id": dataset_id, "warnings": list(foreign.dataset.warnings)}}
 

@@ -29,7 +29,7 @@ import streamlit as st
 
 from tempo_eval.cli.job import KEY_ENV, PLACEHOLDER
 from tempo_eval.store.db import default_db_path, workspace_dir
-from tempo_eval.store.jobs import JobQueue, default_limit
+from tempo_eval.store.jobs import PAGE_LIMIT, READ_KINDS, JobQueue, default_limit
 from tempo_eval_app.formatting import md_escape
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,17 +92,23 @@ def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: st
 #: TEMPO_EVAL_PAGE_WAIT_S sets another (the tests wait until the job ends)
 PAGE_WAIT_S = 3.0
 #: the job kinds of the upload boxes (see `tempo_eval_app.upload_jobs`)
-UPLOAD_KINDS = ("dataset_upload", "trec_runs", "foreign_import")
+UPLOAD_KINDS = READ_KINDS
 
 
-def page_job(kind: str, arguments: dict[str, Any], label: str, *, again: bool = False) -> dict[str, Any]:
+def page_job(kind: str, arguments: dict[str, Any], label: str, *, again: bool = False,
+             ensure: Any = None) -> dict[str, Any]:
     """The job of `kind` with exactly these arguments: the newest one (a rerun, a reload or another
-    session finds it; one that was interrupted or cancelled is queued anew), or with `again` always
-    a new one; a new job starts a worker. Waits up to PAGE_WAIT_S for it to end."""
+    session finds it, a cancelled one too: the page offers to read it again; one that was
+    interrupted is queued anew), or with `again` always a new one; a new job starts a worker.
+    `ensure` (no argument) is called before a new job is queued: it writes the uploaded files the
+    job reads again when they were removed (`save_upload`). Waits up to
+    PAGE_WAIT_S for the job to end."""
     found = None if again else queue().latest(kind, arguments)
     if found is not None and found["status"] == "running":
         found = job(found["id"])
-    if found is None or found["status"] in ("interrupted", "cancelled"):
+    if found is None or found["status"] == "interrupted":
+        if ensure is not None:
+            ensure()
         found = queue().get(queue().submit(kind, arguments, label=label))
         spawn_worker()
     return wait(found)
@@ -120,8 +126,8 @@ def wait(found: dict[str, Any], seconds: float | None = None) -> dict[str, Any]:
 
 
 def show_pending(found: dict[str, Any]) -> None:
-    """An active job's state (its place in the queue, or reading for N s) and a watch that reruns
-    the page once a second until the job has ended."""
+    """An active job's state (its place among the uploads waiting, or rows read so far) with a
+    Cancel button, and a watch that reruns the page once a second until the job has ended."""
     job_id = found["id"]
 
     @st.fragment(run_every=1.0)
@@ -131,14 +137,21 @@ def show_pending(found: dict[str, Any]) -> None:
             st.rerun()
         if current["status"] == "queued":
             place = queue().place(job_id)
-            st.info(md_escape(f"{current['label']}: waiting in the queue, place {place or '…'} (at most "
-                              f"{default_limit()} jobs run at once)."), icon=":material/hourglass_top:")
-        else:
-            st.info(md_escape(f"{current['label']}: a worker is reading it ({elapsed(current):.0f} s so far)."),
+            st.info(md_escape(f"{current['label']}: waiting behind other uploads, place {place or '…'} "
+                              f"(uploads and Compare's scoring run {PAGE_LIMIT} at a time, beside the "
+                              "evaluations)."),
                     icon=":material/hourglass_top:")
-        if current["status"] == "queued" and st.button("Cancel", key=f"cancel_upload_{job_id}",
-                                                       icon=":material/stop_circle:"):
+        elif current["cancel_requested"]:
+            st.info(md_escape(f"{current['label']}: cancelling; what was stored of it is removed."),
+                    icon=":material/hourglass_top:")
+        else:
+            rows = f", {current['done']:,} rows so far" if current["done"] else ""
+            st.info(md_escape(f"{current['label']}: a worker is reading it ({elapsed(current):.0f} s{rows})."),
+                    icon=":material/hourglass_top:")
+        if not current["cancel_requested"] and st.button("Cancel", key=f"cancel_upload_{job_id}",
+                                                         icon=":material/stop_circle:"):
             queue().request_cancel(job_id)
+            st.rerun(scope="fragment")
 
     watch()
 
@@ -176,9 +189,12 @@ def latest_evaluation(dataset_id: int) -> dict[str, Any] | None:
     return job(max(j["id"] for j in found)) if found else None
 
 
-def save_upload(upload: Any) -> Path:
+def save_upload(upload: Any, *, rewrite: bool = True) -> Path:
     """An uploaded file written to the workspace's uploads/ folder (once per upload), so a worker
-    evaluates it from disk; returns its path."""
+    reads it from disk; returns its path. A worker removes the file once the job that read it has
+    ended (`tempo_eval.store.job_files`): it is written again, while the upload box still holds
+    it, unless `rewrite` is false and this session wrote it before (a page that saves on every
+    rerun, and rewrites only when it queues a new job, `page_job(ensure=...)`)."""
     import re
     import shutil
 
@@ -186,12 +202,14 @@ def save_upload(upload: Any) -> Path:
     folder.mkdir(exist_ok=True)
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(upload.name).name)[-120:] or "dataset"
     path = folder / f"{re.sub(r'[^A-Za-z0-9]+', '', str(upload.file_id))[:40]}_{name}"
-    if not path.exists():
+    written = st.session_state.setdefault("_uploads_written", set())
+    if not path.exists() and (rewrite or str(path) not in written):
         partial = path.with_name(path.name + ".part")
         upload.seek(0)
         with partial.open("wb") as out:
             shutil.copyfileobj(upload, out, 1 << 20)
         partial.replace(path)
+    written.add(str(path))
     return path
 
 

@@ -65,6 +65,9 @@ with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEva
             for warning in imported["result"]["warnings"]:
                 st.warning(formatting.md_escape(warning))
             selection.select_dataset(imported["dataset_id"], [imported["run_id"]])
+        elif imported["status"] == "cancelled":
+            st.warning(formatting.md_escape(f"{imported['label']}: cancelled; nothing of it was stored."),
+                       icon=":material/stop_circle:")
         else:
             st.error(formatting.md_escape(errors.in_app_terms(imported["error"] or imported["status"])),
                      icon=":material/error:")

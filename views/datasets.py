@@ -28,9 +28,17 @@ selection.page_setup("Datasets")
 NONE = "— (none)"
 
 
-def _preview(frame: pd.DataFrame, key: str) -> None:
-    st.caption(f"{len(frame)} rows · columns: {formatting.md_escape(', '.join(map(str, frame.columns)))}")
-    st.dataframe(downloads.jsonify_cells(frame.head(50)), hide_index=True, width="stretch", key=key)
+@st.cache_data(show_spinner=False, max_entries=16)
+def _head(db: str, dataset_id: int, content_hash: str, n_rows: int) -> pd.DataFrame:
+    """The first 50 rows of a stored dataset, read alone (`dataset_head`), not its whole frame."""
+    return store_reads.store_for(db).dataset_head(dataset_id, 50)
+
+
+def _preview(dataset_id: int, key: str) -> None:
+    info = store_reads.dataset_info(dataset_id)
+    head = _head(store_reads.db_path(), int(dataset_id), info["content_hash"], int(info["n_rows"] or 0))
+    st.caption(f"{formatting.fmt_count(info['n_rows'])} rows · columns: {formatting.md_escape(', '.join(map(str, head.columns)))}")
+    st.dataframe(downloads.jsonify_cells(head), hide_index=True, width="stretch", key=key)
 
 
 def _preview_read(result: dict, key: str) -> None:
@@ -65,15 +73,19 @@ def _ended(found: dict | None, name: str) -> dict | None:
     if found["status"] != "finished":
         if found["status"] == "failed":
             _refused(found, name)
+        elif found["status"] == "cancelled":
+            st.warning(formatting.md_escape(f"{found['label']}: cancelled; nothing of it was stored."),
+                       icon=":material/stop_circle:")
         else:
             st.warning(formatting.md_escape(f"{found['label']}: {found['status']}."))
         return None
     return found["result"]
 
 
-def _store(kind: str, arguments: dict, label: str, session_key: str) -> None:
+def _store(kind: str, arguments: dict, label: str, session_key: str, ensure=None) -> None:
     """Queue the read that also stores the dataset (the "Use" buttons), remembered in the session."""
-    st.session_state[session_key] = worker_jobs.page_job(kind, {**arguments, "store": True}, label, again=True)["id"]
+    st.session_state[session_key] = worker_jobs.page_job(kind, {**arguments, "store": True}, label, again=True,
+                                                         ensure=ensure)["id"]
 
 
 def _adopt_stored(session_key: str, name: str) -> None:
@@ -147,7 +159,11 @@ with errors.page_guard("datasets"):
                  "lists; gold_ids may be a JSON object of graded relevance. A worker process reads it.",
         )
         if upload is not None:
-            saved = worker_jobs.save_upload(upload)
+            saved = worker_jobs.save_upload(upload, rewrite=False)  # again when a job reads it: ensure
+
+            def ensure(upload=upload) -> None:
+                worker_jobs.save_upload(upload)
+
             overrides = st.session_state.setdefault("mapping_overrides", {})
             columns = _column_peek(upload, saved.name)
             mapping = overrides.get(saved.name)
@@ -170,8 +186,14 @@ with errors.page_guard("datasets"):
             else:
                 st.caption("The file's columns could not be read; the message below says why.")
             arguments = {"path": str(saved), "name": upload.name, "mapping": mapping}
-            read = _ended(worker_jobs.page_job("dataset_upload", {**arguments, "store": False}, f"Read {upload.name}"),
-                          upload.name)
+            reading = worker_jobs.page_job("dataset_upload", {**arguments, "store": False}, f"Read {upload.name}",
+                                           ensure=ensure)
+            read = _ended(reading, upload.name)
+            if reading["status"] == "cancelled" and st.button("Read it again", key="reread_upload",
+                                                              icon=":material/refresh:"):
+                worker_jobs.page_job("dataset_upload", {**arguments, "store": False}, f"Read {upload.name}",
+                                     again=True, ensure=ensure)
+                st.rerun()  # the new read is the newest: the page shows it
             if read is not None:
                 for warning in read["warnings"]:
                     st.warning(formatting.md_escape(warning))
@@ -186,7 +208,7 @@ with errors.page_guard("datasets"):
                 st.subheader("Preview")
                 _preview_read(read, "upload_preview")
                 if st.button("Use this dataset", key="use_upload", type="primary", icon=":material/check:"):
-                    _store("dataset_upload", arguments, f"Store {upload.name}", "upload_store_job")
+                    _store("dataset_upload", arguments, f"Store {upload.name}", "upload_store_job", ensure)
             _adopt_stored("upload_store_job", upload.name)
 
     with trec_tab:
@@ -231,5 +253,5 @@ with errors.page_guard("datasets"):
             active = selection.active_dataset_id()
             if active is not None:
                 st.subheader("Active dataset")
-                _preview(store_reads.dataset_frame(active), "active_preview")
+                _preview(active, "active_preview")
     _recent_reads()

@@ -88,7 +88,8 @@ def _dataset_source() -> tuple[str, object, str | None]:
                                   key="ev_upload")
         if upload is None:
             return source, None, "Upload the dataset file to evaluate."
-        return source, worker_jobs.save_upload(upload), None
+        # written again when a run starts, if a worker removed it after an earlier run
+        return source, worker_jobs.save_upload(upload, rewrite=False), None
     typed = st.text_input("Path of the dataset file on the app's machine", key="keep_ev_path",
                           placeholder="/data/logs/answers.jsonl.gz")
     roots = ", ".join(str(root) for root in paths.allowed_roots())
@@ -159,17 +160,25 @@ def _show_job(job: dict, api_key: str) -> None:
             downloads.download_results(frame, f"run_{job['run_id']}_results", key=f"dl_{job['id']}")
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _columns(db: str, dataset_id: int, content_hash: str, n_rows: int) -> list[str]:
+    """A stored dataset's columns, read from the beginning of its stored rows (`dataset_head`):
+    the page never holds the dataset's rows (a 200,000-row dataset's frame is hundreds of MB).
+    Keyed by its hash and row count too: a dataset being stored is read again once complete."""
+    return [str(c) for c in store_reads.store_for(db).dataset_head(dataset_id, 0).columns]
+
+
 with errors.page_guard("evaluate"):
     dataset_id = selection.require_dataset_id()
     info = store_reads.dataset_info(dataset_id)
-    frame = store_reads.dataset_frame(dataset_id)
-    st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {formatting.md_escape(info['n_rows'])} rows · columns {formatting.md_escape(', '.join(map(str, frame.columns)))}")
+    columns = _columns(store_reads.db_path(), int(dataset_id), info["content_hash"], int(info["n_rows"] or 0))
+    st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {formatting.md_escape(info['n_rows'])} rows · columns {formatting.md_escape(', '.join(columns))}")
 
     source, file_path, file_problem = _dataset_source()
 
     st.subheader("Metrics")
     # exactly the metrics that apply to these columns (the engine's rule); the others say what they need
-    needs = metric_needs(list(frame.columns))
+    needs = metric_needs(columns)
     c1, c2, c3 = st.columns(3)
     use_tf = use_ndcg = use_fc = use_turn = False
     tf_mode, ndcg_mode = "focus_time", "gold"
@@ -177,7 +186,7 @@ with errors.page_guard("evaluate"):
         use_tf = c1.checkbox("Temporal Faithfulness", value=True, key="keep_ev_tf")
         tf_mode = c1.selectbox("Mode", list(TF_MODES), format_func=TF_MODES.get, key="keep_ev_tf_mode", disabled=not use_tf)
     if not needs["temporal_ndcg"]:
-        use_ndcg = c2.checkbox("Temporal NDCG@k", value="retrieved_ids" in frame.columns, key="keep_ev_ndcg")
+        use_ndcg = c2.checkbox("Temporal NDCG@k", value="retrieved_ids" in columns, key="keep_ev_ndcg")
         ndcg_mode = c2.selectbox("Mode ", list(NDCG_MODES), format_func=NDCG_MODES.get, key="keep_ev_ndcg_mode", disabled=not use_ndcg)
     if not needs["factual_correctness"]:
         use_fc = c3.checkbox("Factual Correctness", value=False, key="keep_ev_fc",
@@ -191,9 +200,9 @@ with errors.page_guard("evaluate"):
     if unavailable:
         st.caption("Not offered for this dataset: " + "; ".join(unavailable) + ".")
 
-    has_dates = "context_dates" in frame.columns
+    has_dates = "context_dates" in columns
     asof_default = [name for name in ASOF_METRICS if name != "answer_currency"] if has_dates else []
-    if "outdated_references" in frame.columns:
+    if "outdated_references" in columns:
         asof_default.append("answer_currency")
     use_asof = st.multiselect(
         "As-of: when the evidence was published against when the question was asked", list(ASOF_METRICS),
@@ -325,6 +334,8 @@ with errors.page_guard("evaluate"):
         )
         if file_path is not None:
             label = f"{file_path.name}: {label}"
+        if source == "upload" and st.session_state.get("ev_upload") is not None:
+            worker_jobs.save_upload(st.session_state["ev_upload"])  # removed after an earlier run: again
         job_id = worker_jobs.start_evaluation(settings, dataset_id, label, typed_key if needs_judge else None,
                                               path=file_path)
         st.session_state["eval_job_id"] = job_id

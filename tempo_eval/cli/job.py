@@ -3,7 +3,9 @@
 Not listed in `--help`: the dashboard starts it (detached, in its own session) after queueing a
 job in the workspace (`tempo_eval.store.jobs`). The worker takes queued jobs while fewer than
 `--limit` run, and after each one, in the same transaction that records how it ended, takes the
-next, so a queued job never waits with a free slot. It writes progress twice a second and reads
+next, so a queued job never waits with a free slot (lanes: `tempo_eval.store.jobs`). When a job
+ends, the uploads it read are removed once nothing needs them, and old uploads and saved
+comparisons when it starts one (`tempo_eval.store.job_files`). It writes progress twice a second and reads
 the job's cancel request at the same time; a cancel sets the runner's cancel event (rows in
 flight finish and are stored). It exits when nothing it may run is queued.
 
@@ -30,7 +32,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from tempo_eval.store.jobs import JobQueue, Worker, default_limit
+from tempo_eval.store import job_files
+from tempo_eval.store.jobs import READ_KINDS, JobQueue, Worker, default_limit
 
 logger = logging.getLogger("tempo_eval.job")
 KEY_ENV = "TEMPO_EVAL_JOB_KEY"
@@ -72,7 +75,11 @@ def run_worker(queue: JobQueue, *, limit: int, keys: dict[int, str] | None = Non
     finished: dict[str, Any] | None = None
     while True:
         job = queue.claim(worker, limit=limit, finished=finished, keys=frozenset(keys))
+        if finished is not None:
+            _tidy(job_files.release, queue, queue.get(finished["id"]))
         finished = None
+        if job is not None:
+            _tidy(job_files.sweep, queue)
         if job is None:
             waiting = [k for k in keys if (queue.get(k) or {}).get("status") == "queued"]
             if not waiting:
@@ -80,6 +87,16 @@ def run_worker(queue: JobQueue, *, limit: int, keys: dict[int, str] | None = Non
             time.sleep(poll)  # our own job, with its key, waits for a free slot
             continue
         finished = run_job(queue, job, keys.pop(job["id"], None))
+
+
+def _tidy(action: Any, queue: JobQueue, *args: Any) -> None:
+    """Remove files no job needs (`tempo_eval.store.job_files`); a failure there is logged, never
+    the job's."""
+    try:
+        for path in action(queue, *args):
+            logger.info("removed %s", path)
+    except Exception:
+        logger.warning("workspace files not tidied", exc_info=True)
 
 
 def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[str, Any]:
@@ -99,8 +116,10 @@ def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[s
             with _Watch(queue, job["id"]) as watch:
                 result = compute(job["arguments"], lambda f: watch.progress(round(f * 1000), 1000), watch.cancel)
             return {"id": job["id"], "status": "cancelled" if result is None else "finished", "result": result}
-        if job["kind"] in PAGE_KINDS:
-            return {"id": job["id"], **page_job(job["kind"], job["arguments"])}
+        if job["kind"] in PAGE_KINDS:  # rows read as progress; cancel seen between batches
+            with _Watch(queue, job["id"]) as watch:
+                ended = page_job(job["kind"], job["arguments"], watch.progress, watch.cancel)
+            return {"id": job["id"], **ended}
         raise ValueError(f"unknown job kind {job['kind']!r}")
     except Exception as exc:  # the job fails with a one-line error; the traceback goes to the log
         logger.exception("job %d failed", job["id"])
@@ -112,14 +131,15 @@ def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[s
 
 #: kinds whose work is the dashboard's own (reading what was uploaded on a page); their handlers
 #: are in `tempo_eval_app.upload_jobs` (no Streamlit there), imported only when such a job runs
-PAGE_KINDS = ("dataset_upload", "trec_runs", "foreign_import")
+PAGE_KINDS = READ_KINDS
 
 
-def page_job(kind: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def page_job(kind: str, arguments: dict[str, Any], progress: Any = None,
+             cancel: threading.Event | None = None) -> dict[str, Any]:
     """Run a `PAGE_KINDS` job; returns how it ended ({status, error?, result?, dataset_id?, run_id?})."""
     from tempo_eval_app.upload_jobs import HANDLERS
 
-    return HANDLERS[kind](arguments)
+    return HANDLERS[kind](arguments, progress or (lambda done, total: None), cancel)
 
 
 def nli_check(model: str) -> dict[str, Any]:

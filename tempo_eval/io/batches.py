@@ -11,6 +11,7 @@ the first list cell of each column read in another style, the first comma-separa
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ from tempo_eval.io.table import (
     frame_columns,
     list_style_warning,
 )
+from tempo_eval.schema import is_index_column
 
 
 @dataclass
@@ -68,7 +70,13 @@ class Canonical:
         self._line_of: Callable[[int], int | None] | None = None
 
     def batch(self, table: BatchTable) -> pd.DataFrame:
+        index_columns = [c for c in table.columns if is_index_column(c)]
+        if index_columns:  # a row index pandas saved with the file is no data (as the whole-file reader)
+            table = dataclasses.replace(table, columns=[c for c in table.columns if c not in index_columns])
         if self.mapping is None:
+            if index_columns:
+                self._mapping_warnings.append(f"{self.source}: column {', '.join(map(repr, index_columns))} is a "
+                                              "saved row index; not read as data")
             self.mapping = _resolve_mapping(table.columns, self.explicit, self.source, self._mapping_warnings)
             self._columns = list(table.columns)
         else:

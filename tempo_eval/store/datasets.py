@@ -4,15 +4,17 @@ frames, columns or rows, renamed and deleted (with every run on them).
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
-from collections.abc import Mapping
+import zlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pandas as pd
 
 from tempo_eval._values import is_na
-from tempo_eval.store.packing import _json_text_of_container, _pack, _unpack, dumps
+from tempo_eval.store.packing import _TAG_ZLIB, _json_text_of_container, _pack, _unpack, dumps
 
 
 def frame_content_hash(frame: pd.DataFrame) -> str:
@@ -50,6 +52,79 @@ def _joined(parts: list[dict[str, Any]]) -> dict[str, Any]:
         positions = [part["columns"].index(c) if c in part["columns"] else None for c in columns]
         rows += [[None if p is None else row[p] for p in positions] for row in part["rows"]]
     return {"columns": columns, "rows": rows}
+
+
+def _texts(packed: str | bytes) -> Iterator[str]:
+    """The JSON text of a stored value a piece at a time (zlib decompressed as it is read, in
+    pieces from 4 KB, doubling to 64 KB: the columns alone are in the first)."""
+    if not isinstance(packed, bytes):
+        yield packed
+        return
+    if packed[:1] != _TAG_ZLIB:  # another packing: whole (`_unpack` knows it)
+        yield _unpack(packed)
+        return
+    inflate, decode = zlib.decompressobj(), codecs.getincrementaldecoder("utf-8")()
+    body = memoryview(packed)[1:]
+    start, piece = 0, 1 << 12
+    while start < len(body):
+        out = inflate.decompress(body[start:start + piece])
+        start, piece = start + piece, min(piece * 2, 1 << 16)
+        if out:
+            yield decode.decode(out)
+    yield decode.decode(inflate.flush(), final=True)
+
+
+def _leading(packed: str | bytes, n_rows: int) -> tuple[list[str], list[list[Any]]]:
+    """The columns and first `n_rows` rows of a stored {columns, rows} value, read from its
+    beginning only: `dumps` writes `{"columns": [...], "rows": [[...], ...]}` (sorted keys), so
+    the rest is never decompressed nor decoded. Text of another shape is decoded whole."""
+    decoder = json.JSONDecoder()
+    pieces = _texts(packed)
+    text, at = "", 0
+
+    def value() -> Any:
+        nonlocal text, at
+        while True:
+            try:
+                found, end = decoder.raw_decode(text, at)
+            except json.JSONDecodeError:
+                more = next(pieces, None)
+                if more is None:
+                    raise
+                text += more
+                continue
+            at = end
+            return found
+
+    def expect(literal: str) -> bool:
+        nonlocal text, at
+        while len(text) - at < len(literal):
+            more = next(pieces, None)
+            if more is None:
+                break
+            text += more
+        if text.startswith(literal, at):
+            at += len(literal)
+            return True
+        return False
+
+    try:
+        if not expect('{"columns": '):
+            raise ValueError("not the shape dumps writes")
+        columns = [str(c) for c in value()]
+        rows: list[list[Any]] = []
+        if not expect(', "rows": ['):
+            raise ValueError("not the shape dumps writes")
+        while len(rows) < n_rows and not expect("]"):
+            if rows and not expect(", "):
+                raise ValueError("not the shape dumps writes")
+            rows.append(value())
+            if len(text) > (1 << 20) and at > len(text) // 2:  # keep the text read small
+                text, at = text[at:], 0
+        return columns, rows
+    except ValueError:  # JSONDecodeError too: an older layout, decoded whole
+        whole = json.loads(_unpack(packed))
+        return [str(c) for c in whole["columns"]], whole["rows"][:n_rows]
 
 
 class DatasetRecords:
@@ -162,6 +237,30 @@ class DatasetRecords:
         """The stored canonical frame of a dataset."""
         stored = self._stored_rows(dataset_id)
         return pd.DataFrame(stored["rows"], columns=stored["columns"], dtype=object)
+
+    def dataset_head(self, dataset_id: int, n_rows: int = 50) -> pd.DataFrame:
+        """The columns and first `n_rows` rows of a stored dataset (`n_rows` 0: the columns only),
+        read from the beginning of its stored rows: memory and time grow with `n_rows`, not with
+        the dataset (`dataset_frame` decodes every row). A streamed dataset's columns are those
+        of every one of its parts (a part's own columns are read from its beginning too)."""
+        with self._lock:
+            if self._conn.execute("SELECT 1 FROM datasets WHERE id = ?", (dataset_id,)).fetchone() is None:
+                raise KeyError(f"no dataset with id {dataset_id}")
+            if self._rows_memo is not None and self._rows_memo[0][0] == dataset_id \
+                    and self._rows_memo[0][1:] == tuple(self._conn.execute(
+                        "SELECT content_hash, mapping FROM datasets WHERE id = ?", (dataset_id,)).fetchone()):
+                stored = self._rows_memo[1]  # decoded already
+                return pd.DataFrame(stored["rows"][:n_rows], columns=stored["columns"], dtype=object)
+            parts = []
+            for (chunk,) in self._conn.execute(
+                    "SELECT rows FROM dataset_chunks WHERE dataset_id = ? ORDER BY first_row", (dataset_id,)):
+                wanted = max(0, n_rows - sum(len(rows) for _, rows in parts))
+                parts.append(_leading(chunk, wanted))
+            if not parts:
+                (packed,) = self._conn.execute("SELECT rows FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+                parts.append(_leading(packed, n_rows))
+        joined = _joined([{"columns": columns, "rows": rows} for columns, rows in parts])
+        return pd.DataFrame(joined["rows"][:n_rows], columns=joined["columns"], dtype=object)
 
     def dataset_column(self, dataset_id: int, column: str) -> list[Any] | None:
         """One column of a stored dataset, in row order; None when the dataset has no such column.

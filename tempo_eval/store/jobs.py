@@ -8,9 +8,16 @@ told from a live one even when its pid is reused), a cancel request, an error an
 wrote. Any process that opens the workspace sees the same queue, so a job outlives the app
 process that started it, and two app processes on one workspace show the same jobs.
 
+Jobs run in lanes (`lane_of`), each with its own number of places, so work a page waits for
+never waits behind an evaluation: evaluations run in the `evaluations` lane (`limit`: the cores
+minus one); reading an upload (a dataset, TREC runs, a foreign import) and Compare's scoring of
+run files run in the `pages` lane of PAGE_LIMIT (1) that evaluations never take, so an upload
+starts at once beside a running 500,000-row evaluation and waits only behind other page work;
+checks (`CHECK_KINDS`, the NLI model check) are short and run beside every limit. A queued
+job's place is its place in its lane. With K = 1 at most K + 1 jobs (and a check) run at once.
 Claiming is one `BEGIN IMMEDIATE` transaction: a worker marks its finished job and takes the
-oldest queued job while fewer than `limit` jobs run, so no job waits with a free slot and no
-two workers take the same job. Checks (`CHECK_KINDS`) are short and run beside the limit.
+oldest queued job whose lane has a free place, so no job waits with a free place and no two
+workers take the same job.
 A job whose worker died (pid gone, or the pid now belongs to a process started at another time)
 is marked `interrupted` by whoever looks next; it can be queued again (`requeue`), and the
 evaluation resumes from the rows already stored.
@@ -35,6 +42,12 @@ ACTIVE = ("queued", "running")
 ENDED = ("finished", "cancelled", "failed", "interrupted")
 #: kinds that run beside the limit: short checks a page waits for
 CHECK_KINDS = ("nli_check",)
+#: reading what was uploaded on a page (`tempo_eval.cli.job.PAGE_KINDS`)
+READ_KINDS = ("dataset_upload", "trec_runs", "foreign_import")
+#: kinds of the `pages` lane: the reads, and Compare's scoring of run files
+PAGE_LANE_KINDS = (*READ_KINDS, "compare_runs")
+#: jobs of the `pages` lane run at once (beside the evaluations' limit)
+PAGE_LIMIT = 1
 #: a job on another host is taken for dead when its worker has written nothing for this long (s)
 OTHER_HOST_SILENCE = 300.0
 
@@ -48,6 +61,13 @@ def default_limit() -> int:
         except ValueError:
             raise ValueError(f"TEMPO_EVAL_MAX_JOBS must be a whole number, got {configured!r}") from None
     return max(1, (os.cpu_count() or 1) - 1)
+
+
+def lane_of(kind: str) -> str:
+    """The lane a job kind runs in: `check` (no limit), `pages` (PAGE_LIMIT) or `evaluations` (the limit)."""
+    if kind in CHECK_KINDS:
+        return "check"
+    return "pages" if kind in PAGE_LANE_KINDS else "evaluations"
 
 
 def process_start(pid: int) -> str | None:
@@ -116,8 +136,9 @@ class JobQueue:
               keys: frozenset[int] = frozenset(), kinds: tuple[str, ...] | None = None) -> dict[str, Any] | None:
         """In one transaction: end the job `finished` ({id, status, error?, run_id?, result?}),
         mark jobs of dead workers interrupted, then take the oldest queued job this worker may run
-        (one needing a key only when its id is in `keys`; only `kinds` when given) if fewer than
-        `limit` jobs are running (checks do not count). Returns the job taken, or None."""
+        (one needing a key only when its id is in `keys`; only `kinds` when given) whose lane has
+        a free place: fewer than `limit` running in the `evaluations` lane, fewer than PAGE_LIMIT
+        in the `pages` lane; checks always. Returns the job taken, or None."""
         now = time.time()
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
@@ -125,17 +146,17 @@ class JobQueue:
                 if finished is not None:
                     self._end(finished, now)
                 self._reap(now)
-                running = self._conn.execute(
-                    f"SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind NOT IN ({_marks(CHECK_KINDS)})",
-                    CHECK_KINDS,
-                ).fetchone()[0]
+                running = {"check": 0, "pages": 0, "evaluations": 0}
+                for (kind,) in self._conn.execute("SELECT kind FROM jobs WHERE status = 'running'"):
+                    running[lane_of(kind)] += 1
+                places = {"check": float("inf"), "pages": PAGE_LIMIT, "evaluations": limit}
                 job = None
                 for row in self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"):
                     if row["needs_key"] and row["id"] not in keys:
                         continue
                     if kinds is not None and row["kind"] not in kinds:
                         continue
-                    if row["kind"] in CHECK_KINDS or running < limit:
+                    if running[lane_of(row["kind"])] < places[lane_of(row["kind"])]:
                         job = row
                         break
                 if job is not None:
@@ -242,13 +263,16 @@ class JobQueue:
         return None if row is None else _job(row)
 
     def place(self, job_id: int) -> int | None:
-        """A queued job's place in the queue (1 = next), or None when it is not queued."""
+        """A queued job's place in its lane's queue (1 = next), or None when it is not queued."""
         with self._lock:
-            row = self._conn.execute(
-                f"SELECT COUNT(*) FROM jobs WHERE status = 'queued' AND kind NOT IN ({_marks(CHECK_KINDS)}) AND id <= ?"
-                " AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND status = 'queued')",
-                (*CHECK_KINDS, int(job_id), int(job_id))).fetchone()
-        return int(row[0]) or None
+            found = self._conn.execute("SELECT kind FROM jobs WHERE id = ? AND status = 'queued'",
+                                       (int(job_id),)).fetchone()
+            if found is None:
+                return None
+            lane = lane_of(found[0])
+            before = self._conn.execute("SELECT kind FROM jobs WHERE status = 'queued' AND id <= ?",
+                                        (int(job_id),)).fetchall()
+        return sum(1 for (kind,) in before if lane_of(kind) == lane)
 
 
 def _marks(values: tuple[str, ...]) -> str:
