@@ -8,7 +8,8 @@ one. What is removed:
 - an upload, once the job that read it has ended and no queued or running job names it: when it
   finished (its data is stored: a dataset, TREC runs, a foreign import, an evaluated file), failed
   or was cancelled. Kept: the file of a read that only previewed it (`store` false: the page's
-  "Use" button stores it next), of an interrupted evaluation (Resume reads it again), and the run
+  "Use" button stores it next), of an interrupted evaluation (Resume reads it again; also when
+  a later job of the same file ends), and the run
   files of Compare's jobs (a new session reopens a comparison only while its files are there).
   The page writes an upload again before it queues a new job that reads it, while the upload box
   still holds it.
@@ -19,7 +20,9 @@ one. What is removed:
   the last IN_USE_S seconds (a page may be reading it) nor one a running job is writing
   (`KEY.part-PID`, removed only once that process has ended).
 
-Only files inside the workspace's own folders are ever removed, never a path typed on a page.
+Only files inside the workspace's own folders are ever removed, never a path typed on a page:
+a link (a file or folder there that links elsewhere) is neither removed nor followed, and an
+uploads/ or cache/compare/ that is itself a link out of the workspace is never tidied.
 """
 
 from __future__ import annotations
@@ -66,6 +69,13 @@ def uploads_dir() -> Path:
     return workspace_dir() / "uploads"
 
 
+def _own_folder(folder: Path) -> Path | None:
+    """`folder` resolved when it lies in the workspace itself, else None: a folder made a link
+    to somewhere else (someone's own data) is never tidied."""
+    resolved = folder.resolve()
+    return resolved if resolved.is_relative_to(workspace_dir().resolve()) else None
+
+
 def _strings(value: Any) -> Iterable[str]:
     if isinstance(value, str):
         yield value
@@ -77,21 +87,28 @@ def _strings(value: Any) -> Iterable[str]:
 def upload_paths(arguments: dict[str, Any]) -> set[Path]:
     """The files of the workspace's uploads/ folder that a job's arguments name (a path typed on
     a page, anywhere else, is never one)."""
-    folder = uploads_dir().resolve()
-    found = set()
+    folder = _own_folder(uploads_dir())
+    found: set[Path] = set()
+    if folder is None:
+        return found
     for key in ("path", "runs", "qrels", "queries", "corpus", "doc_dates", "query_dates"):
         for text in _strings(arguments.get(key)):
             path = Path(text)
-            if path.is_absolute() and path.resolve().parent == folder:
+            if path.is_absolute() and not path.is_symlink() and path.resolve().parent == folder:
                 found.add(path.resolve())
     return found
 
 
-def _in_use(queue: Any) -> set[Path]:
-    """The uploads a queued or running job names."""
+def _in_use(queue: Any, *, resumable: bool = False) -> set[Path]:
+    """The uploads a queued or running job names; with `resumable`, also an interrupted
+    evaluation (its Resume reads the file again, and the page does not write it again)."""
     named: set[Path] = set()
     for job in queue.jobs(active=True, limit=100_000):
         named |= upload_paths(job["arguments"])
+    if resumable:
+        for job in queue.jobs(kind="evaluate", limit=100_000):
+            if job["status"] == "interrupted":
+                named |= upload_paths(job["arguments"])
     return named
 
 
@@ -103,7 +120,7 @@ def release(queue: Any, job: dict[str, Any]) -> list[Path]:
             and not job["arguments"].get("store"):
         return []  # only previewed: "Use" stores it from the same file
     removed = []
-    for path in sorted(upload_paths(job["arguments"]) - _in_use(queue)):
+    for path in sorted(upload_paths(job["arguments"]) - _in_use(queue, resumable=True)):
         try:
             path.unlink()
             removed.append(path)
@@ -121,15 +138,17 @@ def sweep(queue: Any, now: float | None = None) -> list[Path]:
 
 
 def _sweep_uploads(queue: Any, now: float) -> list[Path]:
-    folder = uploads_dir()
-    if not folder.is_dir():
+    folder = _own_folder(uploads_dir())
+    if folder is None or not folder.is_dir():
         return []
     cutoff = now - setting("TEMPO_EVAL_UPLOAD_DAYS", UPLOAD_DAYS) * 86400
     named = _in_use(queue)
     removed = []
     for path in folder.iterdir():
         try:
-            if path.is_file() and path.stat().st_mtime < cutoff and path.resolve() not in named:
+            # a link (to a file anywhere) is not an upload: save_upload writes plain files
+            if not path.is_symlink() and path.is_file() and path.stat().st_mtime < cutoff \
+                    and path.resolve() not in named:
                 path.unlink()
                 removed.append(path)
         except OSError:  # gone meanwhile, or not ours to remove: the next sweep looks again
@@ -152,8 +171,8 @@ def _writer_alive(name: str) -> bool:
 def _sweep_comparisons(queue: Any, now: float) -> list[Path]:
     from tempo_eval.comparison_store import cache_root
 
-    root = cache_root()
-    if not root.is_dir():
+    root = _own_folder(cache_root())
+    if root is None or not root.is_dir():
         return []
     last_job: dict[str, float] = {}
     for job in queue.jobs(kind="compare_runs", limit=100_000):
@@ -164,6 +183,8 @@ def _sweep_comparisons(queue: Any, now: float) -> list[Path]:
     removed = []
     for folder in root.iterdir():
         try:
+            if folder.is_symlink() or not folder.is_dir():  # not a comparison this app wrote
+                continue
             if ".part-" in folder.name:  # being written, or left by a worker that died
                 if not _writer_alive(folder.name) and now - folder.stat().st_mtime > IN_USE_S:
                     shutil.rmtree(folder)
