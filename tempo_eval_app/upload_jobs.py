@@ -70,7 +70,7 @@ def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Eve
     job's end: finished with the summary the page shows, or cancelled. A read that stops (cancel
     or a bad row) removes the dataset it created part way, then raises."""
     store = None
-    dataset_id = created = None
+    dataset_id = None
     write = False
     if store_it:
         from tempo_eval.store.runs import RunStore
@@ -78,7 +78,8 @@ def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Eve
         store = RunStore()
     try:
         if store is not None:  # a batch at a time, also a file read whole (its first rows read alone later)
-            created = store.find_dataset(stream.content_hash, stream.mapping) is None
+            # not complete: new, or a half dataset a killed read left (removed too if this one
+            # stops); a complete one (stored by anyone before) is only found, never removed
             dataset_id, complete = store.begin_dataset(name=stream.name, content_hash=stream.content_hash,
                                                        mapping=stream.mapping, source_format=stream.source_format)
             write = not complete
@@ -106,7 +107,7 @@ def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Eve
             ended["dataset_id"] = summary["dataset_id"] = int(dataset_id)
         return ended
     except BaseException:
-        if created and dataset_id is not None:
+        if write:
             _remove_partial(store, dataset_id)
         raise
     finally:
@@ -115,8 +116,9 @@ def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Eve
 
 
 def _remove_partial(store: Any, dataset_id: int) -> None:
-    """Delete a dataset this job began storing and did not finish, unless a run uses it already
-    (an evaluation of the same file that found it: its rows are written again by that run)."""
+    """Delete a dataset this job was storing and did not finish, unless a run uses it already
+    (an evaluation of the same file that found it, or an interrupted one that resumes: its rows
+    are written again by that run)."""
     try:
         if store.dataset_dependents(dataset_id)["runs"] == 0:
             store.delete_dataset(dataset_id)

@@ -98,3 +98,33 @@ def test_a_comparison_folder_that_links_out_is_never_removed(tmp_path) -> None:
     _age(part_link, 90)
     assert job_files.sweep(JobQueue()) == []
     assert (theirs / "keep.txt").exists()
+
+
+def test_a_cancelled_read_removes_the_half_dataset_a_killed_read_left(tmp_path) -> None:
+    from tempo_eval.io.stream import open_stream
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app.upload_jobs import read_dataset
+
+    path = write_rows(tmp_path / "rows.jsonl", 5_000)
+    store = RunStore()
+    try:  # a read killed after its first batch: the dataset is listed, incomplete
+        stream = open_stream(path, name="rows.jsonl")
+        dataset_id, complete = store.begin_dataset(name=stream.name, content_hash=stream.content_hash,
+                                                   mapping=stream.mapping, source_format=stream.source_format)
+        offset, frame = next(iter(stream.batches()))
+        store.add_dataset_rows(dataset_id, offset, frame)
+        assert not complete and len(store.list_datasets()) == 1
+    finally:
+        store.close()
+    # the page reads it again and the user cancels it: nothing half stored stays listed
+    import threading
+
+    cancel = threading.Event()
+    ended = read_dataset({"path": str(path), "name": "rows.jsonl", "store": True},
+                         lambda done, total: cancel.set(), cancel)
+    assert ended["status"] == "cancelled"
+    store = RunStore()
+    try:
+        assert store.list_datasets().empty
+    finally:
+        store.close()
