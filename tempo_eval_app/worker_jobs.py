@@ -170,15 +170,34 @@ def resume(job: dict[str, Any], api_key: str | None) -> bool:
     return True
 
 
+#: a queued job whose lane has had a free place this long gets a worker of its own (s)
+ORPHAN_AFTER_S = 10.0
+_orphans_started: dict[int, float] = {}
+
+
 def job(job_id: int | None) -> dict[str, Any] | None:
-    """A job as stored now; a running job whose worker has died is marked interrupted first."""
+    """A job as stored now; a running job whose worker has died is marked interrupted first. A
+    queued one that no worker will take (the worker holding its lane died, or the one started
+    for it did not start) gets a new worker, at most once per ORPHAN_AFTER_S."""
     if job_id is None:
         return None
     found = queue().get(int(job_id))
     if found is not None and found["status"] == "running":
         queue().reap()
         found = queue().get(int(job_id))
+    if found is not None and found["status"] == "queued" and not found["needs_key"]:
+        _start_for_orphan(found)
     return found
+
+
+def _start_for_orphan(found: dict[str, Any]) -> None:
+    now = time.time()
+    if now - max(found["updated_at"] or 0.0, _orphans_started.get(found["id"], 0.0)) < ORPHAN_AFTER_S:
+        return
+    queue().reap()  # a dead worker's job frees its place
+    if queue().has_place(found["kind"], default_limit()):
+        _orphans_started[found["id"]] = now
+        spawn_worker()
 
 
 def latest_evaluation(dataset_id: int) -> dict[str, Any] | None:
@@ -219,7 +238,7 @@ def nli_status(model: str) -> tuple[bool | None, str]:
     was interrupted, or it found the model missing more than RECHECK_AFTER seconds ago."""
     arguments = {"model": model}
     last = queue().latest("nli_check", arguments)
-    if last is not None and last["status"] == "running":
+    if last is not None and last["active"]:
         last = job(last["id"])
     stale = (last is not None and last["status"] == "finished" and not (last["result"] or {}).get("ok")
              and time.time() - (last["finished_at"] or 0) > RECHECK_AFTER)

@@ -128,3 +128,35 @@ def test_a_cancelled_read_removes_the_half_dataset_a_killed_read_left(tmp_path) 
         assert store.list_datasets().empty
     finally:
         store.close()
+
+
+def _backdate(queue: JobQueue, job_id: int, seconds: float) -> None:
+    with queue._conn:
+        queue._conn.execute("UPDATE jobs SET updated_at = ? WHERE id = ?", (time.time() - seconds, job_id))
+
+
+def test_a_page_job_queued_behind_a_dead_worker_gets_a_worker(monkeypatch) -> None:
+    # a worker reading an upload is killed (out of memory); the worker started for the next
+    # upload found the pages lane taken and exited: the page used to show "place 1" for ever
+    from tempo_eval_app import worker_jobs
+
+    queue = worker_jobs.queue()
+    started = []
+    monkeypatch.setattr(worker_jobs, "spawn_worker", lambda **kw: started.append(kw))
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = Worker(int(ended.stdout), "gone", Worker.this_process().host)
+    first = queue.submit("dataset_upload", {"path": "/nowhere/a.jsonl", "store": True})
+    assert queue.claim(dead, limit=1)["id"] == first
+    waiting = queue.submit("dataset_upload", {"path": "/nowhere/b.jsonl", "store": True})
+    assert worker_jobs.job(waiting)["status"] == "queued" and started == []  # just queued: its worker starts
+    _backdate(queue, waiting, 60)
+    assert worker_jobs.job(waiting)["status"] == "queued"
+    assert queue.get(first)["status"] == "interrupted" and started == [{}]
+    assert worker_jobs.job(waiting) is not None and started == [{}]  # once per ORPHAN_AFTER_S, not per look
+    # a live worker holding the lane: the job waits its turn, no worker is started
+    queue.request_cancel(waiting)
+    third = queue.submit("trec_runs", {"runs": [], "store": False})
+    fourth = queue.submit("foreign_import", {"path": "/nowhere/c.csv"})
+    assert queue.claim(Worker.this_process(), limit=1)["id"] == third
+    _backdate(queue, fourth, 60)
+    assert worker_jobs.job(fourth)["status"] == "queued" and started == [{}]

@@ -119,7 +119,7 @@ def test_a_read_still_running_shows_its_place_in_the_queue(monkeypatch) -> None:
     name = "**bold** [x](http://example.com).csv"  # a file name is user text: never markdown
     at.file_uploader(key="dataset_upload").set_value((name, b"query,answer\nWhen?,1990\n", "text/csv")).run()
     assert not at.exception
-    waiting = next(i.value for i in at.info if "waiting in the queue" in i.value)
+    waiting = next(i.value for i in at.info if "waiting behind other uploads" in i.value)
     assert "place 1 " in waiting
     assert "**bold**" not in waiting and "](http" not in waiting
     assert len(JobQueue().jobs(kind="dataset_upload")) == 1

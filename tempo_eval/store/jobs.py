@@ -146,10 +146,8 @@ class JobQueue:
                 if finished is not None:
                     self._end(finished, now)
                 self._reap(now)
-                running = {"check": 0, "pages": 0, "evaluations": 0}
-                for (kind,) in self._conn.execute("SELECT kind FROM jobs WHERE status = 'running'"):
-                    running[lane_of(kind)] += 1
-                places = {"check": float("inf"), "pages": PAGE_LIMIT, "evaluations": limit}
+                running = self._running()
+                places = _places(limit)
                 job = None
                 for row in self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"):
                     if row["needs_key"] and row["id"] not in keys:
@@ -170,6 +168,19 @@ class JobQueue:
                 self._conn.rollback()
                 raise
         return None if job is None else self.get(job["id"])
+
+    def _running(self) -> dict[str, int]:
+        """Running jobs per lane."""
+        running = {"check": 0, "pages": 0, "evaluations": 0}
+        for (kind,) in self._conn.execute("SELECT kind FROM jobs WHERE status = 'running'"):
+            running[lane_of(kind)] += 1
+        return running
+
+    def has_place(self, kind: str, limit: int) -> bool:
+        """Whether a job of `kind` would be taken now (its lane has a free place): a job queued
+        so for a while has no worker to take it (the worker spawned for it failed to start)."""
+        with self._lock:
+            return self._running()[lane_of(kind)] < _places(limit)[lane_of(kind)]
 
     def _end(self, finished: dict[str, Any], now: float) -> None:
         status = finished["status"]
@@ -273,6 +284,10 @@ class JobQueue:
             before = self._conn.execute("SELECT kind FROM jobs WHERE status = 'queued' AND id <= ?",
                                         (int(job_id),)).fetchall()
         return sum(1 for (kind,) in before if lane_of(kind) == lane)
+
+
+def _places(limit: int) -> dict[str, float]:
+    return {"check": float("inf"), "pages": PAGE_LIMIT, "evaluations": limit}
 
 
 def _marks(values: tuple[str, ...]) -> str:
