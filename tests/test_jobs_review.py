@@ -160,3 +160,19 @@ def test_a_page_job_queued_behind_a_dead_worker_gets_a_worker(monkeypatch) -> No
     assert queue.claim(Worker.this_process(), limit=1)["id"] == third
     _backdate(queue, fourth, 60)
     assert worker_jobs.job(fourth)["status"] == "queued" and started == [{}]
+
+
+def test_a_job_whose_upload_was_removed_says_so_in_the_pages_words() -> None:
+    from tempo_eval.cli import job as job_cli
+
+    gone = workspace_dir() / "uploads" / "abc123_rows.jsonl"
+    run = workspace_dir() / "uploads" / "abc123_a.run"
+    queue = JobQueue()
+    read = queue.submit("dataset_upload", {"path": str(gone), "name": "rows.jsonl", "store": True})
+    runs = queue.submit("trec_runs", {"runs": [["a.run", str(run)]], "qrels": ["q.txt", str(run)], "store": False})
+    job_cli.run_worker(queue, limit=1)
+    for job_id, name in ((read, "rows.jsonl"), (runs, "a.run")):
+        error = queue.get(job_id)["error"]
+        assert queue.get(job_id)["status"] == "failed"
+        assert error.startswith(f"{name}: the uploaded file is no longer in the workspace") and "upload it again" in error
+        assert "Errno" not in error and str(workspace_dir()) not in error

@@ -103,6 +103,9 @@ def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[s
     """Run one claimed job; returns how it ended ({id, status, error?, run_id?, result?})."""
     logger.info("job %d (%s) started", job["id"], job["kind"])
     try:
+        missing = job_files.missing_upload(job["arguments"])
+        if missing is not None:  # said in the page's words, not as the reader's missing path
+            return {"id": job["id"], "status": "failed", "error": missing}
         if job["kind"] == "nli_check":
             return {"id": job["id"], "status": "finished", "result": nli_check(job["arguments"]["model"])}
         if job["kind"] == "evaluate":

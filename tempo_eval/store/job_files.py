@@ -99,6 +99,18 @@ def upload_paths(arguments: dict[str, Any]) -> set[Path]:
     return found
 
 
+def missing_upload(arguments: dict[str, Any]) -> str | None:
+    """Why a job cannot start, in the page's words: an upload it names is no longer in uploads/
+    (removed after an earlier job, or by the sweep); None when every one is there."""
+    for path in sorted(upload_paths(arguments)):
+        if not path.exists():
+            name = path.name.partition("_")[2] or path.name  # `save_upload` names it ID_NAME
+            days = setting("TEMPO_EVAL_UPLOAD_DAYS", UPLOAD_DAYS)
+            return (f"{name}: the uploaded file is no longer in the workspace (an upload is removed once "
+                    f"the job that read it has ended, or after {days:g} days unused); upload it again")
+    return None
+
+
 def _in_use(queue: Any, *, resumable: bool = False) -> set[Path]:
     """The uploads a queued or running job names; with `resumable`, also an interrupted
     evaluation (its Resume reads the file again, and the page does not write it again)."""
