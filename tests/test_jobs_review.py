@@ -176,3 +176,31 @@ def test_a_job_whose_upload_was_removed_says_so_in_the_pages_words() -> None:
         assert queue.get(job_id)["status"] == "failed"
         assert error.startswith(f"{name}: the uploaded file is no longer in the workspace") and "upload it again" in error
         assert "Errno" not in error and str(workspace_dir()) not in error
+
+
+def test_use_these_runs_writes_the_runs_again_when_the_sweep_removed_them() -> None:
+    # the runs were read for the preview (their files kept for "Use"), then a sweep removed the
+    # files (the page stayed open for days): "Use these runs" stores them all the same
+    from streamlit.testing.v1 import AppTest
+
+    from tempo_eval.store.runs import RunStore
+
+    root = Path(__file__).resolve().parents[1]
+    sample = root / "data" / "sample"
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=180).run()
+    at = at.switch_page("views/datasets.py").run()
+    before = len(RunStore().list_datasets())
+    at.file_uploader(key="trec_runs").set_value(
+        [("run_bm25.trec", (sample / "run_bm25.trec").read_bytes(), "text/plain")])
+    at.file_uploader(key="trec_qrels").set_value(("qrels.txt", (sample / "qrels.txt").read_bytes(), "text/plain"))
+    at.run()
+    at.button(key="read_runs").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    saved = sorted((workspace_dir() / "uploads").iterdir())
+    assert len(saved) == 2
+    for path in saved:  # what the sweep does to week-old uploads no job names
+        path.unlink()
+    at.button(key="use_runs").click().run()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(RunStore().list_datasets()) == before + 1

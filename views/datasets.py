@@ -223,12 +223,17 @@ with errors.page_guard("datasets"):
                                         key="trec_queries")
         corpus_file = st.file_uploader("Corpus (JSONL doc_id/text or TSV), optional",
                                        type=["jsonl", "tsv", "txt"], key="trec_corpus")
-        if st.button("Read the runs", key="read_runs", disabled=not (run_files and qrels_file)):
-            arguments = {
+
+        def save_runs() -> dict:
+            """The boxes' files written to the workspace (again when a worker removed them)."""
+            return {
                 "runs": worker_jobs.save_uploads(run_files), "qrels": worker_jobs.save_uploads([qrels_file])[0],
                 "queries": worker_jobs.save_uploads([queries_file])[0] if queries_file else None,
                 "corpus": worker_jobs.save_uploads([corpus_file])[0] if corpus_file else None,
             }
+
+        if st.button("Read the runs", key="read_runs", disabled=not (run_files and qrels_file)):
+            arguments = save_runs()
             label = f"Read the runs {', '.join(f.name for f in run_files)}"
             st.session_state["runs_read"] = (arguments, label)
             st.session_state["runs_read_job"] = worker_jobs.page_job("trec_runs", {**arguments, "store": False},
@@ -241,7 +246,9 @@ with errors.page_guard("datasets"):
             if st.button("Use these runs", key="use_runs", type="primary", icon=":material/check:"):
                 arguments, label = st.session_state["runs_read"]
                 st.session_state.pop("runs_read_job", None)
-                _store("trec_runs", arguments, label.replace("Read", "Store", 1), "runs_store_job")
+                # the preview's files, written again if the sweep removed them since (boxes still full)
+                ensure = save_runs if run_files and qrels_file else None
+                _store("trec_runs", arguments, label.replace("Read", "Store", 1), "runs_store_job", ensure)
         _adopt_stored("runs_store_job", "the runs")
 
     with stored_tab:
