@@ -204,3 +204,21 @@ def test_use_these_runs_writes_the_runs_again_when_the_sweep_removed_them() -> N
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert len(RunStore().list_datasets()) == before + 1
+
+
+def test_an_evaluation_cancelled_while_it_waited_says_so() -> None:
+    # it used to read "Cancelled after 0 of 0 rows. Run it again to resume where it stopped."
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=180).run()
+    dataset_id = int(at.session_state["dataset_id"])
+    queue = JobQueue()
+    waited = queue.submit("evaluate", {"dataset_id": dataset_id, "tf": True}, label="faithfulness",
+                          dataset_id=dataset_id)
+    queue.request_cancel(waited)
+    at.switch_page("views/evaluate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value.replace("\\", "") for w in at.warning]  # markdown escapes
+    assert "faithfulness: cancelled before it started; nothing was evaluated." in warnings, warnings
+    assert not any("0 of 0" in w for w in warnings)

@@ -141,6 +141,8 @@ def _show_job(job: dict, api_key: str) -> None:
             typed, _ = judge_keys.judge_api_key(job["arguments"].get("judge_url", ""), api_key)
             worker_jobs.resume(job, typed)
             st.rerun()
+    elif job["status"] == "cancelled" and not job["total"]:  # cancelled while it waited
+        st.warning(formatting.md_escape(f"{job['label']}: cancelled before it started; nothing was evaluated."))
     elif job["status"] == "cancelled":
         st.warning(f"Cancelled after {formatting.md_escape(job['done'])} of {formatting.md_escape(job['total'])} rows. Run it again to resume where it stopped.")
     elif failures is not None:
