@@ -105,9 +105,12 @@ def missing_upload(arguments: dict[str, Any]) -> str | None:
     for path in sorted(upload_paths(arguments)):
         if not path.exists():
             name = path.name.partition("_")[2] or path.name  # `save_upload` names it ID_NAME
-            days = setting("TEMPO_EVAL_UPLOAD_DAYS", UPLOAD_DAYS)
+            try:
+                unused = f"after {setting('TEMPO_EVAL_UPLOAD_DAYS', UPLOAD_DAYS):g} days unused"
+            except ValueError:  # a bad setting is the sweep's to report (in the log), not this job's
+                unused = "when left unused for days"
             return (f"{name}: the uploaded file is no longer in the workspace (an upload is removed once "
-                    f"the job that read it has ended, or after {days:g} days unused); upload it again")
+                    f"the job that read it has ended, or {unused}); upload it again")
     return None
 
 
