@@ -220,10 +220,9 @@ def _results_grid(db: str, run_ids: tuple[int, ...], sizes: tuple[int, ...]) -> 
                     for run_id, size in zip(run_ids, sizes, strict=True)])
 
 
-#: selected runs holding more results than this are read by the Results page a page at a time.
-#: The grid is drawn through a pandas Styler (one number format, "—" for missing), which refuses
-#: more than 262,144 cells; a line has at most about 6 cells per result (row, query id, query,
-#: system, a score and its reason), so 40,000 results stay under it.
+#: selected runs holding more results than this are read by the Results page a page at a time
+#: (a line has about 6 cells per result: row, query id, query, system, a score and its reason;
+#: 40,000 results make a grid the browser draws at once and the server sends in one message).
 PAGED_OVER = 40_000
 #: dataset rows on one page of the Results page, when paged
 PAGE_ROWS = 1_000
