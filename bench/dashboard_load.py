@@ -5,8 +5,8 @@
     python bench/dashboard_load.py --long 40             # one session walking 40 times: server memory
 
 The real server (`streamlit run app.py` with the repository's .streamlit/config.toml) on a fresh
-workspace holding the sample QA dataset and two runs of it, and a generated dataset for the
-evaluation. One Chromium (/usr/bin/chromium, the tests' flags), one browser context per session;
+workspace holding the sample QA dataset and two runs of it (both selected, `--runs 2`: Results
+shows both, Compare runs compares them), and a generated dataset for the evaluation. One Chromium (/usr/bin/chromium, the tests' flags), one browser context per session;
 every session walks Overview -> Results -> Compare runs -> Claims through the sidebar, all at
 once. Measured:
 - a step: from the click to the page idle again (Streamlit's script state "notRunning");
@@ -15,6 +15,8 @@ once. Measured:
 - health-check waits: /_stcore/health polled every 0.25 s by a thread, the slowest answer;
 - dropped websockets: websockets closed while the page was open (Streamlit reconnects);
 - errors: JavaScript errors on the pages and Streamlit exception / error boxes;
+- the server's CPU time (all its threads) over the walks, per step: what a page run costs it,
+  the measure to compare on a loaded machine;
 - the server's memory (VmRSS) before and after, and its peak (VmHWM).
 "With evaluation": one more browser context starts an evaluation of the generated dataset from the
 Evaluate page (the worker process does the work), then the sessions walk; the job's rows/s while
@@ -286,10 +288,10 @@ async def one_load(browser, server: AppServer, pid: int, n: int, walks: int, job
     health = Health(server.url)
     health.start()
     before = memory(pid)
-    cpu0 = cpu_seconds(pid)
     done0 = job_done(job_id)[0] if job_id else 0
     t0 = time.perf_counter()
     await asyncio.gather(*(session.open(start) for session in sessions))
+    cpu0 = cpu_seconds(pid)  # the walks only: what each page run costs the server, on any load
     walk_times = await asyncio.gather(*(session.walk(walks) for session in sessions))
     elapsed = time.perf_counter() - t0
     job_speed = (job_done(job_id)[0] - done0) / elapsed if job_id else None
@@ -313,7 +315,7 @@ async def one_load(browser, server: AppServer, pid: int, n: int, walks: int, job
         "errors": sum(len(s.errors) for s in sessions),
         "error_text": next((e for s in sessions for e in s.errors), ""),
         "rss_before": before["VmRSS"], "rss_after": after["VmRSS"], "hwm": after["VmHWM"],
-        "server_cpu_per_step": server_cpu / max(1, len(steps) + n),
+        "server_cpu_per_step": server_cpu / max(1, len(steps)),
         "job_rows_s": job_speed, "job_ran_through": job_ran_through,
         "share_by_page": {title: quantile([share for s in sessions for t, _, share in s.steps
                                            if t == title and share == share], 95) for title in WALK},
@@ -328,7 +330,7 @@ def print_row(row: dict, label: str) -> None:
           f"{row['rss_before']:5.0f} -> {row['rss_after']:5.0f} ({row['hwm']:.0f}) | {job:>6} |", flush=True)
     print("    server's share p95 by page: " + ", ".join(f"{title} {value:.2f} s"
                                                     for title, value in row["share_by_page"].items())
-          + f"; server CPU {row['server_cpu_per_step'] * 1000:.0f} ms per page run", flush=True)
+          + f"; server CPU {row['server_cpu_per_step'] * 1000:.0f} ms per step (all its threads)", flush=True)
     if row["error_text"]:
         print(f"    first error: {row['error_text'][:200]}", flush=True)
 
