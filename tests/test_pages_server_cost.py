@@ -120,3 +120,35 @@ def test_a_comparison_waiting_for_a_worker_is_watched_without_rerunning_the_page
     assert not at.exception and not at.error, [e.value for e in at.error]
     table = next(d.value for d in at.dataframe if "label" in d.value.columns)
     assert len(table) == 2
+
+
+def test_a_large_cached_dataset_frame_is_out_of_the_cycle_collectors_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its cells are no longer walked by each full collection (gc.freeze), and the frame is still
+    freed once the cache drops it (reference counting: a frame holds no cycle)."""
+    import gc
+    import weakref
+
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app import store_reads
+
+    store = RunStore()
+    try:
+        dataset_id = store.save_dataset(load_dataset(SAMPLE / "temporal_qa.csv"))
+    finally:
+        store.close()
+    monkeypatch.setattr(store_reads, "SETTLE_OVER_ROWS", 10)  # the 30-row sample counts as large here
+    store_reads._dataset_frame.clear()
+    gc.unfreeze()
+    try:
+        frame = store_reads.dataset_frame(dataset_id)
+        contexts = frame["contexts"].iloc[0]
+        assert isinstance(contexts, list) and gc.is_tracked(contexts)
+        assert gc.get_freeze_count() > 0
+        assert not any(obj is contexts for obj in gc.get_objects())  # in no generation a collection walks
+        dropped = weakref.ref(frame)
+        del frame, contexts
+        store_reads._dataset_frame.clear()
+        assert dropped() is None
+    finally:
+        gc.unfreeze()
