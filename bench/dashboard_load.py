@@ -10,7 +10,7 @@ shows both, Compare runs compares them), and a generated dataset for the evaluat
 every session opens on the Overview and walks Results -> Compare runs -> Claims -> Overview through
 the sidebar, all at once. Measured:
 - a step: from the click to the page idle again (Streamlit's script state "notRunning"), once
-  the browser has sent the click to the server;
+  the browser has sent the click to the server and the server has answered;
 - the server's share of a step: from the first websocket frame the browser sent after the click
   to the last frame it received for that step (what the server took, without the drawing);
 - health-check waits: /_stcore/health polled every 0.25 s by a thread, the slowest answer;
@@ -229,11 +229,12 @@ class Session:
         mark = len(self.frames)
         started = time.perf_counter()
         await page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
-        # the step has begun once the browser has sent the server its request: a browser slow to
-        # take the click (at nice 19 on a busy machine) would otherwise look idle on the old page
-        while not any(kind == "sent" for _, kind in self.frames[mark:]):
+        # the step has begun once the browser has sent the server its request and the server has
+        # answered it: a browser slow to take the click (at nice 19 on a busy machine), or a server
+        # slow to start the run, would otherwise leave the old page looking idle (a step of 0.3 s)
+        while not self._answered(mark):
             if time.perf_counter() - started > 600:
-                raise TimeoutError(f"the click on {title} sent the server nothing in 600 s")
+                raise TimeoutError(f"the click on {title} had no answer from the server in 600 s")
             await asyncio.sleep(0.02)
         await page.wait_for_timeout(300)
         await page.wait_for_function(IDLE, timeout=600_000)
@@ -246,6 +247,11 @@ class Session:
         if boxes:
             self.errors.append(f"{boxes} error box(es) on {title}")
         self.steps.append((title, took, share))
+
+    def _answered(self, mark: int) -> bool:
+        """A frame was sent after `mark` and one received after it."""
+        sent = next((t for t, kind in self.frames[mark:] if kind == "sent"), None)
+        return sent is not None and any(kind == "received" and t > sent for t, kind in self.frames[mark:])
 
     async def walk(self, walks: int) -> float:
         started = time.perf_counter()
