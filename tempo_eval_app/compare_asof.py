@@ -21,16 +21,13 @@ def show(found: comparison_store.StoredComparison) -> None:
         st.caption("Add a doc-dates and a query-dates file above for the as-of metrics: future leak, stale "
                    "evidence, median evidence age and Recency NDCG, the age of the evidence and the queries that leak.")
         return
-    from tempo_eval.viz.evidence_age import age_histogram
-
     k = int(found.settings["k"])
     st.subheader("As-of: when the evidence was published")
     st.caption(formatting.md_escape(
         f"Stale after {found.settings['max_age']:g} days; Recency NDCG half-life {found.settings['half_life']:g} days. "
         "Future leak, stale evidence and median age cover every query with an as-of date, judged or not; "
         "Recency NDCG the judged ones."))
-    ages = found.ages()
-    figure = age_histogram(ages, title=f"Age of the top {k} documents at the as-of date")
+    figure = _age_figure(found.key, k)
     st.plotly_chart(figure, key="compare_age_chart", width="stretch")
     downloads.download_figure(figure, "evidence_age", key="age_fig")
     for note in found.notes:
@@ -41,6 +38,16 @@ def show(found: comparison_store.StoredComparison) -> None:
     for i, run in enumerate(found.runs):
         with columns[i % len(columns)]:
             _leaks(found, run, i, k)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _age_figure(key: str, k: int):
+    """The age histogram of a saved comparison, built once (a saved comparison never changes;
+    plotly validates a figure as it is built); shared, do not modify."""
+    from tempo_eval.viz.evidence_age import age_histogram
+    from tempo_eval_app import run_files
+
+    return age_histogram(run_files.load(key).ages(), title=f"Age of the top {k} documents at the as-of date")
 
 
 def _leaks(found: comparison_store.StoredComparison, run: str, i: int, k: int) -> None:

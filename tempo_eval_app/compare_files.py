@@ -7,7 +7,6 @@ traceback.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +99,29 @@ def _inputs() -> tuple[list[Any], Any, Any, Any]:
     return runs, qrels or qrels_upload, doc_dates or doc_upload, query_dates or query_upload
 
 
+#: how often the progress of a running comparison is read (s)
+WATCH_EVERY_S = 0.5
+
+
+def _watch(job: dict[str, Any]) -> None:
+    """The running job's progress and its Cancel button, in a fragment that reads the job every
+    WATCH_EVERY_S and reruns the whole page once it has ended: the page above it (inputs, file
+    checks) is not rerun every half second meanwhile, only this."""
+    job_id = job["id"]
+
+    @st.fragment(run_every=WATCH_EVERY_S)
+    def progress() -> None:
+        current = worker_jobs.job(job_id) or job
+        if not current["active"]:
+            st.rerun()  # the whole page: the comparison is saved (or the job failed)
+        fraction = current["done"] / current["total"] if current["total"] else 0.0
+        st.progress(min(1.0, fraction), text=formatting.md_escape(run_files.progress_text(current)))
+        if st.button("Cancel", key="compare_cancel"):  # the worker reads it within a second
+            worker_jobs.queue().request_cancel(job_id)
+
+    progress()
+
+
 def scores(missing: str, k: int) -> comparison_store.StoredComparison:
     """The inputs, then the saved comparison of a worker's job (the page shows its progress and
     reruns until it ends; a refused path or a bad file is said and stops the page)."""
@@ -133,13 +155,13 @@ def scores(missing: str, k: int) -> comparison_store.StoredComparison:
                                k=k, max_age=max_age, half_life=half_life)
     job = run_files.request(args, again=bool(st.session_state.pop("compare_again", False)))
     links.set_params(cmp=job["id"])
+    if job["active"] and st.session_state.get("compare_waited") != job["id"]:
+        # a job new to this session: a small comparison ends within a moment and is shown at once
+        st.session_state["compare_waited"] = job["id"]
+        job = worker_jobs.wait(job)
     if job["active"]:
-        fraction = job["done"] / job["total"] if job["total"] else 0.0
-        st.progress(min(1.0, fraction), text=formatting.md_escape(run_files.progress_text(job)))
-        if st.button("Cancel", key="compare_cancel"):  # the worker reads it within a second
-            worker_jobs.queue().request_cancel(job["id"])
-        time.sleep(0.5)
-        st.rerun()
+        _watch(job)
+        st.stop()  # the rest of the page needs the comparison; the watch reruns it once there
     found = run_files.stored(job) if job["status"] == "finished" else None
     if found is None:
         if job["status"] != "failed":

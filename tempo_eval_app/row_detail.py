@@ -20,12 +20,13 @@ def rank_table(ranks: list) -> pd.DataFrame:
     """The per-rank entries of an NDCG result as a table: a "relevant" column (relevance > 0)
     after the document, and list / dict cells as text."""
     table = pd.DataFrame(ranks)
-    for column in table.columns:
-        if table[column].map(lambda v: isinstance(v, (list, dict))).any():
-            table[column] = table[column].map(str)
+    for column in table.columns:  # plain lists, not Series.map: a few rows, on every page run
+        values = table[column].tolist()
+        if any(isinstance(v, (list, dict)) for v in values):
+            table[column] = [str(v) for v in values]
     if "relevance" in table.columns:
         relevant = pd.to_numeric(table["relevance"], errors="coerce").fillna(0) > 0
-        table.insert(min(2, len(table.columns)), "relevant", relevant.map({True: "✓ relevant", False: ""}))
+        table.insert(min(2, len(table.columns)), "relevant", ["✓ relevant" if r else "" for r in relevant])
     return table
 
 

@@ -34,11 +34,32 @@ def store_for(db: str) -> RunStore:
     return _store_for(db)
 
 
+#: a cached dataset frame of more rows than this is put out of the cycle collector's way (`_settle`)
+SETTLE_OVER_ROWS = 20_000
+
+
 # Large read-only frames are shared, not copied: st.cache_data would unpickle a 100,000-row frame
 # on every rerun. Callers never modify them in place (they filter, copy or build new frames).
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _dataset_frame(db: str, dataset_id: int) -> pd.DataFrame:
-    return _store_for(db).dataset_frame(dataset_id)
+    frame = _store_for(db).dataset_frame(dataset_id)
+    if len(frame) > SETTLE_OVER_ROWS:
+        _settle()
+    return frame
+
+
+def _settle() -> None:
+    """A dataset frame holds a Python object per text and list cell (600,000 for 300,000 rows):
+    each full pass of Python's cycle collector walked them all, 0.4 s with the GIL held (measured),
+    so every session and the health check stalled (up to 0.84 s a pass under load, issue 29).
+    The cached frame lives as long as the process: moved, with what else is alive now, to the
+    permanent generation (gc.freeze), it is never walked again. Reference counting still frees
+    it when the cache drops it (a frame holds no reference cycle). Collected first, so that no
+    cyclic garbage of the moment is frozen with it."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def dataset_frame(dataset_id: int) -> pd.DataFrame:
@@ -220,10 +241,9 @@ def _results_grid(db: str, run_ids: tuple[int, ...], sizes: tuple[int, ...]) -> 
                     for run_id, size in zip(run_ids, sizes, strict=True)])
 
 
-#: selected runs holding more results than this are read by the Results page a page at a time.
-#: The grid is drawn through a pandas Styler (one number format, "—" for missing), which refuses
-#: more than 262,144 cells; a line has at most about 6 cells per result (row, query id, query,
-#: system, a score and its reason), so 40,000 results stay under it.
+#: selected runs holding more results than this are read by the Results page a page at a time
+#: (a line has about 6 cells per result: row, query id, query, system, a score and its reason;
+#: 40,000 results make a grid the browser draws at once and the server sends in one message).
 PAGED_OVER = 40_000
 #: dataset rows on one page of the Results page, when paged
 PAGE_ROWS = 1_000

@@ -159,19 +159,43 @@ def _bands(curves: dict[str, list[list[float]]]) -> pd.DataFrame:
     return curve_bands({name: np.asarray(rows, dtype=float) for name, rows in curves.items()})
 
 
+# the figures are built once per input and shared (plotly validates every property of a figure
+# as it is built, tens of ms a chart); st.plotly_chart copies a figure, never changes it
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _curves_figure(bands: pd.DataFrame, title: str):
+    from tempo_eval.viz.curves import ndcg_curves_figure
+
+    return ndcg_curves_figure(bands, title=title)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _paired(a: pd.Series, b: pd.Series, name_a: str, name_b: str, metric: str):
+    """(`paired_scores` of run A and run B, their scatter figure); shared, do not modify."""
+    from tempo_eval.viz.scatter import paired_scatter, paired_scores
+
+    pairs = paired_scores(a, b)
+    return pairs, paired_scatter(pairs, name_a=name_a, name_b=name_b, metric=metric)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _run_series(db: str, run_id: int, n_results: int, label: str, metric: str) -> dict[str, pd.Series]:
+    """Per-query scores of `metric` in one evaluation run (one series per system within it),
+    cached per run and size; shared, do not modify."""
+    frame = store_reads.results_frame(run_id)
+    part = frame[frame["metric"] == metric]
+    if part.empty:
+        return {}
+    groups = part.groupby(part["run"].fillna(""), sort=False) if part["run"].notna().any() else [("", part)]
+    return {f"{label} / {system}" if system else label: rows.groupby("query_id")["score"].mean()
+            for system, rows in groups}
+
+
 def _eval_series(run_ids: list[int], metric: str) -> dict[str, pd.Series]:
     """Per-query scores of `metric` for each evaluation run (and each system within it)."""
     series: dict[str, pd.Series] = {}
     for run_id in run_ids:
-        frame = store_reads.results_frame(run_id)
-        part = frame[frame["metric"] == metric]
-        if part.empty:
-            continue
-        label = store_reads.run_label(run_id)
-        groups = part.groupby(part["run"].fillna(""), sort=False) if part["run"].notna().any() else [("", part)]
-        for system, rows in groups:
-            name = f"{label} / {system}" if system else label
-            series[name] = rows.groupby("query_id")["score"].mean()
+        series.update(_run_series(store_reads.db_path(), int(run_id), store_reads._n_results(run_id),
+                                  store_reads.run_label(run_id), metric))
     return series
 
 
@@ -256,11 +280,9 @@ with errors.page_guard("compare"):
         st.stop()
 
     if curves:
-        from tempo_eval.viz.curves import ndcg_curves_figure
-
         st.subheader("NDCG@k curves")
         bands = _bands({name: list(per_query.values()) for name, per_query in curves.items()})
-        figure = ndcg_curves_figure(bands, title=f"Mean NDCG@1..{k} with 95% bootstrap bands")
+        figure = _curves_figure(bands, f"Mean NDCG@1..{k} with 95% bootstrap bands")
         st.plotly_chart(figure, key="compare_curves", width="stretch")
         downloads.download_figure(figure, "ndcg_curves", key="curves_fig")
 
@@ -294,14 +316,11 @@ with errors.page_guard("compare"):
         compare_asof.show(found)
 
     st.subheader("Per query: run A against run B")
-    from tempo_eval.viz.scatter import paired_scatter, paired_scores
-
     labels = list(series)
     s1, s2 = st.columns(2)
     run_a = s1.selectbox("Run A", labels, index=0, key="compare_a")
     run_b = s2.selectbox("Run B", labels, index=1 if len(labels) > 1 else 0, key="compare_b")
-    pairs_frame = paired_scores(series[run_a], series[run_b])
-    scatter = paired_scatter(pairs_frame, name_a=run_a, name_b=run_b, metric=metric)
+    pairs_frame, scatter = _paired(series[run_a], series[run_b], run_a, run_b, metric)
     event = st.plotly_chart(scatter, key="compare_scatter", on_select="rerun", selection_mode="points", width="stretch")
     points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else getattr(getattr(event, "selection", None), "points", []) or []
     for point in points:

@@ -121,15 +121,21 @@ def _stored_runs(dataset_id: int, n_rows: int, k: int) -> None:
             st.caption("The dataset has no publication dates (context_dates).")
 
 
-def _age_chart(dataset_id: int, k: int) -> None:
-    """The age at the as-of date of every row's top-k documents, one distribution per system."""
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _age_figure(ages: pd.DataFrame, k: int):
+    """The age histogram of these document ages, built once per ages (plotly validates a figure
+    as it is built); shared, do not modify."""
     from tempo_eval.viz.evidence_age import age_histogram
 
+    by_run = {str(name): part["age"].to_numpy() for name, part in ages.groupby(ages["run"].fillna("(all rows)"))}
+    return age_histogram(by_run, title=f"Age of the top {k} documents at the as-of date")
+
+
+def _age_chart(dataset_id: int, k: int) -> None:
+    """The age at the as-of date of every row's top-k documents, one distribution per system."""
     ages = asof_scores.document_ages(dataset_id, k)
     if len(ages):
-        by_run = {str(name): part["age"].to_numpy() for name, part in ages.groupby(ages["run"].fillna("(all rows)"))}
-        st.plotly_chart(age_histogram(by_run, title=f"Age of the top {k} documents at the as-of date"),
-                        key="overview_age_chart", width="stretch")
+        st.plotly_chart(_age_figure(ages, int(k)), key="overview_age_chart", width="stretch")
         st.caption(formatting.md_escape(
             f"{int(ages['age'].notna().sum())} of {len(ages)} top-{k} documents have both dates; "
             f"{int(ages['future'].sum())} were published after their question's as-of date."))

@@ -149,9 +149,12 @@ with errors.page_guard("results"):
         f"{len(shown):,} of {len(grid):,} lines{formatting.md_escape(where)} · "
         + " · ".join(f"{formatting.md_escape(words.metric_label(m))}: {n:,} not measured" for m, n in nan_counts.items())
     )
-    # numbers stay numbers (the grid sorts by them); they show in the one format, missing as "—"
-    column_config = {m: st.column_config.Column(words.metric_label(m), help=f"{formatting.md_escape(words.metric_label(m))} score; "
-                                                 "— where the row is not measured (the reason is beside it)")
+    # numbers stay numbers (the grid sorts by them); they show in the one format (fmt_score's 3
+    # decimals), missing as "—" (the grid's placeholder): drawn by the browser, not by a pandas
+    # Styler formatting every cell on the server at each run
+    column_config = {m: st.column_config.NumberColumn(words.metric_label(m), format="%.3f",
+                                                      help=f"{formatting.md_escape(words.metric_label(m))} score; "
+                                                      "— where the row is not measured (the reason is beside it)")
                      for m in metrics}
     column_config.update({f"{m} reason": st.column_config.TextColumn(f"{words.metric_label(m)}: why not measured")
                           for m in metrics})
@@ -160,12 +163,14 @@ with errors.page_guard("results"):
     column_config["eval_run"] = st.column_config.TextColumn("run")
     column_config["row"] = st.column_config.NumberColumn("row", help="The row's number in the dataset (from 0)")
     order = [c for c in ["eval_run", "row", "query_id", "system", *metrics, "query", *reason_columns] if c in display.columns]
-    styled = display.style.format({m: formatting.fmt_score for m in metrics}, na_rep=formatting.MISSING)
-    styled = styled.format({c: lambda v: formatting.MISSING if formatting.is_missing(v) else str(v)
-                            for c in reason_columns if c in display.columns})
+    reasons_shown = [c for c in reason_columns if c in display.columns]
+    if reasons_shown:  # an empty reason shows as missing too, not as an empty cell
+        display = display.assign(**{c: display[c].mask(display[c].astype("string").str.strip().isin(("", "None", "nan")))
+                                    for c in reasons_shown})
     st.caption("Click a line to open it in detail below.")
-    event = st.dataframe(styled, hide_index=True, width="stretch", column_config=column_config, column_order=order,
-                         on_select="rerun", selection_mode="single-row", key="results_grid")
+    event = st.dataframe(display, hide_index=True, width="stretch", column_config=column_config, column_order=order,
+                         placeholder=formatting.MISSING, on_select="rerun", selection_mode="single-row",
+                         key="results_grid")
     stem = f"results_runs_{'_'.join(map(str, run_ids))}"
     downloads.download_results(shown.reset_index(drop=True), stem, key="results_dl")
 
