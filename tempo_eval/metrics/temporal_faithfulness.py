@@ -189,7 +189,7 @@ class TemporalFaithfulness(Metric):
     # -- focus-time mode --
     def _focus_time(self, answer, texts, aft, dfts, reference) -> MetricResult:
         from tempo_eval.core.extract import parse_reference_date
-        from tempo_eval.core.focus_memo import extract_aft, extract_dft
+        from tempo_eval.core.focus_memo import extract_aft, extract_dfts
 
         ref = parse_reference_date(reference)
         if aft is None:
@@ -199,7 +199,7 @@ class TemporalFaithfulness(Metric):
         if dfts is None:
             if texts is None:
                 raise TypeError("focus_time mode needs dfts or contexts")
-            dfts = [extract_dft(text, reference_date=ref) for text in texts]
+            dfts = extract_dfts(texts, reference_date=ref)
         elif isinstance(dfts, (set, frozenset, FocusTime)) or not isinstance(dfts, (list, tuple)):
             raise TypeError("dfts must be a list with one focus time per document, not a single set")
 
@@ -334,8 +334,9 @@ class TemporalFaithfulness(Metric):
 def _year_grounding(aft, dfts, answer_years: set[int], context_years: list[set[int]]) -> list[dict]:
     """Per answer year: grounded or not, which contexts hold it, and the spans it came from."""
     rows = []
+    indexed = list(enumerate(context_years))
     for year in sorted(answer_years):
-        holders = [i for i, years in enumerate(context_years) if year in years]
+        holders = [i for i, years in indexed if year in years]
         rows.append(
             {
                 "year": year,
@@ -351,6 +352,13 @@ def _year_grounding(aft, dfts, answer_years: set[int], context_years: list[set[i
 
 
 def _span_texts(focus: Any, year: int) -> list[str]:
+    """The texts of `focus.spans_for(year)`; `YearSpan.covers` written out for a plain FocusTime
+    (a few spans a year, looked up for every answer year of every row)."""
+    if type(focus) is FocusTime:
+        return [
+            span.text for span in focus.spans
+            if (year == span.first or year == span.last if span.capped else span.first <= year <= span.last)
+        ]
     if isinstance(focus, FocusTime):
         return [span.text for span in focus.spans_for(year)]
     return []

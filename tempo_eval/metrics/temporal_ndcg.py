@@ -61,11 +61,11 @@ from tempo_eval.metrics.ndcg import (
     dedupe,
     discount,
     gain,
+    gain_list,
     gold_gains,
     gold_relevance,
     ndcg_of_curves,
     rank_by_trec_eval,
-    year_set_relevance,
 )
 
 logger = logging.getLogger(__name__)
@@ -389,15 +389,14 @@ class TemporalNDCG(Metric):
         details: dict[str, Any] = {}
         if query is not None or docs is not None:
             from tempo_eval.core.extract import parse_reference_date
-            from tempo_eval.core.focus_memo import extract_dft, extract_qft
+            from tempo_eval.core.focus_memo import extract_dfts, extract_qft
 
             ref = parse_reference_date(reference)
             details["reference_date"] = ref.isoformat() if ref else None
             if query is not None:
                 qft = extract_qft(require_text(query, "query", allow_empty=True), reference_date=ref)
             if docs is not None:
-                texts = require_text_list(docs, docs_name)
-                dfts = [extract_dft(text, reference_date=ref) for text in texts]
+                dfts = extract_dfts(require_text_list(docs, docs_name), reference_date=ref)
         details["qft_source"] = "given" if query is None else "extracted from query"
         details["dfts_source"] = "given" if docs is None else f"extracted from {docs_name}"
 
@@ -407,10 +406,9 @@ class TemporalNDCG(Metric):
         if pool_years is not None:
             _check_pool(doc_years, pool_years)
 
-        relevances = [_relevance(query_years, years) for years in doc_years]
-        gains = [gain(rel, self.gain) for rel in relevances]
-        ideal_years = doc_years if pool_years is None else pool_years
-        ideal = gains if pool_years is None else [gain(_relevance(query_years, years), self.gain) for years in ideal_years]
+        relevances = _relevances(query_years, doc_years)
+        gains = gain_list(relevances, self.gain)
+        ideal = gains if pool_years is None else gain_list(_relevances(query_years, pool_years), self.gain)
         details.update(_details("focus_time", k, range(len(doc_years)), relevances, gains, ideal, self.gain))
         details.update(
             qft=sorted(query_years),
@@ -548,10 +546,10 @@ def _details(
             "doc": doc,
             "relevance": relevance,
             "gain": doc_gain,
-            "discounted_gain": doc_gain * discount(rank),
+            "discounted_gain": doc_gain * rank_discount,
         }
-        for rank, doc, relevance, doc_gain in zip(
-            range(1, depth + 1), docs, relevances, gains, strict=False
+        for rank, rank_discount, doc, relevance, doc_gain in zip(
+            range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False
         )
     ]
     return {
@@ -576,9 +574,12 @@ def _year_sets(value: Any, name: str) -> list[set[int] | frozenset[int]]:
     return [item.years if type(item) is FocusTime else years_of(item, f"{name}[{i}]") for i, item in enumerate(value)]
 
 
-def _relevance(query_years: set[int] | frozenset[int], doc_years: set[int] | frozenset[int]) -> float:
-    # An empty QFT is reported as not measurable by the caller; 0 keeps the table well-formed.
-    return year_set_relevance(query_years, doc_years) if query_years else 0.0
+def _relevances(query_years: set[int] | frozenset[int], doc_years: Sequence[set[int] | frozenset[int]]) -> list[float]:
+    """`year_set_relevance` of each document (4 × Jaccard, written out: the same values). An empty
+    QFT is reported as not measurable by the caller; 0 keeps the table well-formed."""
+    if not query_years:
+        return [0.0] * len(doc_years)
+    return [4.0 * (len(query_years & years) / len(query_years | years)) for years in doc_years]
 
 
 def _check_pool(doc_years: list[set[int]], pool_years: list[set[int]]) -> None:
