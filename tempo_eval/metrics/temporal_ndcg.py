@@ -115,6 +115,8 @@ _MODE_INPUTS = {
 }
 #: accepted by every mode
 _COMMON_INPUTS = frozenset({"k", "reference_date"})
+#: the inputs a dataset row gives in each mode (`TemporalNDCG.inputs_from_row`)
+_ROW_INPUTS = {mode: inputs | _COMMON_INPUTS for mode, inputs in _MODE_INPUTS.items()}
 #: the dataset columns each kind of mode reads (`TemporalNDCG.required_columns`)
 _GOLD_COLUMNS = frozenset({"retrieved_ids", "gold_ids"})
 _TEXT_COLUMNS = ("query", "contexts")
@@ -220,7 +222,7 @@ class TemporalNDCG(Metric):
         row's values, so every row of a dataset is scored the same way."""
         if self.mode != "auto":
             return self.mode
-        if set(columns) >= _GOLD_COLUMNS:
+        if all(column in columns for column in _GOLD_COLUMNS):
             return "gold"
         return "llm" if self.llm is not None else "focus_time"
 
@@ -235,9 +237,9 @@ class TemporalNDCG(Metric):
         In auto mode without either pair, the pair the dataset has more of is named (so the error
         says which column to add)."""
         mode = self.row_mode(columns)
-        present = set(columns)
         if mode == "gold" or (
-            self.mode == "auto" and len(present & _GOLD_COLUMNS) > len(present & set(_TEXT_COLUMNS))
+            self.mode == "auto"
+            and sum(c in columns for c in _GOLD_COLUMNS) > sum(c in columns for c in _TEXT_COLUMNS)
         ):
             return sorted(_GOLD_COLUMNS)
         return list(_TEXT_COLUMNS)
@@ -259,7 +261,7 @@ class TemporalNDCG(Metric):
                 missing.column,
                 f"This row has no {missing.column!r} value, which {self.name} needs{why}.",
             ) from None
-        keep = _MODE_INPUTS[mode] | _COMMON_INPUTS
+        keep = _ROW_INPUTS[mode]
         return {name: value for name, value in inputs.items() if name in keep}
 
     # -- measuring ----------------------------------------------------------------------------
@@ -409,15 +411,13 @@ class TemporalNDCG(Metric):
         relevances = _relevances(query_years, doc_years)
         gains = gain_list(relevances, self.gain)
         ideal = gains if pool_years is None else gain_list(_relevances(query_years, pool_years), self.gain)
-        details.update(_details("focus_time", k, range(len(doc_years)), relevances, gains, ideal, self.gain))
+        details.update(_details("focus_time", k, range(len(doc_years)), relevances, gains, ideal, self.gain,
+                                query_years=query_years, doc_years=doc_years))
         details.update(
             qft=sorted(query_years),
             ideal_from="candidate_pool" if pool_years is not None else "retrieved documents",
             retrieved=len(doc_years),
         )
-        for entry, years in zip(details["ranks"], doc_years, strict=False):
-            entry["years"] = sorted(years)
-            entry["overlap"] = sorted(query_years & years)
 
         if not query_years:
             return not_measurable(
@@ -529,8 +529,13 @@ def _details(
     gains: Sequence[float],
     ideal_gains: Sequence[float],
     gain_kind: str,
+    *,
+    query_years: set[int] | frozenset[int] | None = None,
+    doc_years: Sequence[set[int] | frozenset[int]] | None = None,
 ) -> dict[str, Any]:
     """The per-rank table and the curve shared by every mode. `docs` are ids or list indices.
+    With `query_years` and `doc_years` (focus-time mode) each rank also has its document's
+    `years` and their `overlap` with the query's.
 
     The curve is computed to `curve_depth` only (it is flat past the documents present, so a huge
     k costs no memory) and repeated flat up to k, or up to MAX_CURVE_RANKS when k is larger;
@@ -540,18 +545,31 @@ def _details(
     idcg = dcg_curve(sorted(ideal_gains, reverse=True), depth)
     curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
     curve += curve[-1:] * (min(k, max(depth, MAX_CURVE_RANKS)) - depth)
-    ranks = [
-        {
-            "rank": rank,
-            "doc": doc,
-            "relevance": relevance,
-            "gain": doc_gain,
-            "discounted_gain": doc_gain * rank_discount,
-        }
-        for rank, rank_discount, doc, relevance, doc_gain in zip(
-            range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False
-        )
-    ]
+    ranked = zip(range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False)
+    if doc_years is None or query_years is None:
+        ranks = [
+            {
+                "rank": rank,
+                "doc": doc,
+                "relevance": relevance,
+                "gain": doc_gain,
+                "discounted_gain": doc_gain * rank_discount,
+            }
+            for rank, rank_discount, doc, relevance, doc_gain in ranked
+        ]
+    else:  # each rank's dict made whole at once (adding keys later grows every dict once more)
+        ranks = [
+            {
+                "rank": rank,
+                "doc": doc,
+                "relevance": relevance,
+                "gain": doc_gain,
+                "discounted_gain": doc_gain * rank_discount,
+                "years": sorted(years),
+                "overlap": sorted(query_years & years),
+            }
+            for (rank, rank_discount, doc, relevance, doc_gain), years in zip(ranked, doc_years, strict=False)
+        ]
     return {
         "mode": mode,
         "k": k,
