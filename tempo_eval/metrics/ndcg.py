@@ -154,7 +154,11 @@ def dcg_curve(gains: Sequence[float], k: int) -> list[float]:
 
     When fewer than k gains are given, the curve stays flat after the last one.
     """
-    k = require_k(k)
+    return dcg_curve_unchecked(gains, require_k(k))
+
+
+def dcg_curve_unchecked(gains: Sequence[float], k: int) -> list[float]:
+    """`dcg_curve` for a k already checked."""
     curve: list[float] = []
     append = curve.append
     total = 0.0

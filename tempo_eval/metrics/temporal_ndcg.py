@@ -44,6 +44,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
+from tempo_eval.core.extract import parse_reference_date
 from tempo_eval.core.focus import FocusTime, years_of
 from tempo_eval.metrics.base import (
     Metric,
@@ -56,8 +58,7 @@ from tempo_eval.metrics.base import (
 )
 from tempo_eval.metrics.ndcg import (
     GAIN_KINDS,
-    curve_depth,
-    dcg_curve,
+    dcg_curve_unchecked,
     dedupe,
     discount,
     gain,
@@ -390,15 +391,12 @@ class TemporalNDCG(Metric):
 
         details: dict[str, Any] = {}
         if query is not None or docs is not None:
-            from tempo_eval.core.extract import parse_reference_date
-            from tempo_eval.core.focus_memo import extract_dfts, extract_qft
-
             ref = parse_reference_date(reference)
             details["reference_date"] = ref.isoformat() if ref else None
             if query is not None:
-                qft = extract_qft(require_text(query, "query", allow_empty=True), reference_date=ref)
+                qft = focus_memo.extract_qft(require_text(query, "query", allow_empty=True), reference_date=ref)
             if docs is not None:
-                dfts = extract_dfts(require_text_list(docs, docs_name), reference_date=ref)
+                dfts = focus_memo.extract_dfts(require_text_list(docs, docs_name), reference_date=ref)
         details["qft_source"] = "given" if query is None else "extracted from query"
         details["dfts_source"] = "given" if docs is None else f"extracted from {docs_name}"
 
@@ -540,9 +538,9 @@ def _details(
     The curve is computed to `curve_depth` only (it is flat past the documents present, so a huge
     k costs no memory) and repeated flat up to k, or up to MAX_CURVE_RANKS when k is larger;
     its last value is NDCG@k either way."""
-    depth = curve_depth(k, len(gains), len(ideal_gains))
-    dcg = dcg_curve(gains, depth)
-    idcg = dcg_curve(sorted(ideal_gains, reverse=True), depth)
+    depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
+    dcg = dcg_curve_unchecked(gains, depth)
+    idcg = dcg_curve_unchecked(sorted(ideal_gains, reverse=True), depth)
     curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
     curve += curve[-1:] * (min(k, max(depth, MAX_CURVE_RANKS)) - depth)
     ranked = zip(range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False)
@@ -597,7 +595,10 @@ def _relevances(query_years: set[int] | frozenset[int], doc_years: Sequence[set[
     QFT is reported as not measurable by the caller; 0 keeps the table well-formed."""
     if not query_years:
         return [0.0] * len(doc_years)
-    return [4.0 * (len(query_years & years) / len(query_years | years)) for years in doc_years]
+    n_query = len(query_years)
+    # |Q ∪ D| = |Q| + |D| - |Q ∩ D|: the same integers, without building the union
+    return [4.0 * (shared / (n_query + len(years) - shared))
+            for years in doc_years for shared in (len(query_years & years),)]
 
 
 def _check_pool(doc_years: list[set[int]], pool_years: list[set[int]]) -> None:
