@@ -109,3 +109,29 @@ def test_scan_text_finds_a_misplaced_quote_across_chunks(text: str, streamable: 
     for cut in range(len(b"a,b\n"), len(data)):  # the first chunk holds the header line
         chunks = iter([data[:cut], data[cut:]])
         assert scan_text(chunks, "x.csv", ",").streamable is streamable, cut
+
+
+def test_recording_rows_again_without_claims_deletes_theirs_only(tmp_path) -> None:
+    """A batch recorded again deletes the claims of its own (row, metric) results, whether or not
+    the new results have claims; a first recording (no claims in its rows) deletes nothing."""
+    import pandas as pd
+
+    from tempo_eval.io.dataset import Dataset
+    from tempo_eval.metrics.base import MetricResult
+    from tempo_eval.store.runs import RunStore
+
+    frame = pd.DataFrame({"query_id": [f"q{i}" for i in range(8)], "answer": ["a"] * 8, "contexts": [["c"]] * 8})
+    store = RunStore(tmp_path / "w.db")
+    dataset = Dataset(frame=frame, name="t", mapping={}, content_hash="h", source_format="dataframe")
+    run_id, _ = store.create_or_resume_run(store.save_dataset(dataset), {"m": 1})
+
+    def claimed(name: str) -> MetricResult:
+        return MetricResult("faith", 1.0, details={"claims": [{"claim": name, "verdict": "SUPPORTED"}]})
+
+    store.record_rows(run_id, [(i, f"q{i}", [claimed(f"c{i}"), MetricResult("other", 0.5)], None) for i in range(3)])
+    store.record_rows(run_id, [(i, f"q{i}", [MetricResult("faith", 0.0)], None) for i in range(1, 6)])
+    assert store.claims_frame(run_id)["claim"].tolist() == ["c0"]
+    store.record_rows(run_id, [(7, "q7", [claimed("c7")], None)])
+    assert store.claims_frame(run_id)["claim"].tolist() == ["c0", "c7"]
+    scores = store.results_frame(run_id)
+    assert scores[scores["metric"] == "faith"]["score"].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
