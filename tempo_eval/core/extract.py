@@ -424,7 +424,11 @@ class FocusTimeExtractor(DatedExpressions):
                 span.__dict__["text"] = text[span.start : span.end]  # as `_new_span` builds it
         years: set[int] = set()
         for span in spans:
-            years |= _year_set(span.first, span.last, span.capped)
+            first, last = span.first, span.last
+            if first == last:  # one year (most spans): `_year_set` gives {first}
+                years.add(first)
+            else:
+                years |= _year_set(first, last, span.capped)
         return FocusTime(
             years=years, spans=spans, text=text, reference_year=ref.year if ref else None
         )
