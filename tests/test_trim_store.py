@@ -135,3 +135,13 @@ def test_recording_rows_again_without_claims_deletes_theirs_only(tmp_path) -> No
     assert store.claims_frame(run_id)["claim"].tolist() == ["c0", "c7"]
     scores = store.results_frame(run_id)
     assert scores[scores["metric"] == "faith"]["score"].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+
+
+def test_long_json_packed_at_any_level_reads_back() -> None:
+    """Dataset rows are packed at a faster zlib level than before (issue 27); values packed at
+    the old level (6) and the new one read back the same."""
+    text = json.dumps({"rows": [[f"q{i}", f"In {1900 + i % 200} the bridge reopened."] for i in range(500)]})
+    packed = _pack(text)
+    assert isinstance(packed, bytes) and len(packed) < len(text) / 3
+    assert _unpack(packed) == text
+    assert _unpack(b"z" + zlib.compress(text.encode("utf-8"), 6)) == text
