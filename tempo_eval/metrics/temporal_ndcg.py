@@ -223,7 +223,7 @@ class TemporalNDCG(Metric):
         row's values, so every row of a dataset is scored the same way."""
         if self.mode != "auto":
             return self.mode
-        if all(column in columns for column in _GOLD_COLUMNS):
+        if set(columns) >= _GOLD_COLUMNS:
             return "gold"
         return "llm" if self.llm is not None else "focus_time"
 
@@ -238,9 +238,9 @@ class TemporalNDCG(Metric):
         In auto mode without either pair, the pair the dataset has more of is named (so the error
         says which column to add)."""
         mode = self.row_mode(columns)
+        present = set(columns)
         if mode == "gold" or (
-            self.mode == "auto"
-            and sum(c in columns for c in _GOLD_COLUMNS) > sum(c in columns for c in _TEXT_COLUMNS)
+            self.mode == "auto" and len(present & _GOLD_COLUMNS) > len(present & set(_TEXT_COLUMNS))
         ):
             return sorted(_GOLD_COLUMNS)
         return list(_TEXT_COLUMNS)
