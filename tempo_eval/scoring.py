@@ -266,7 +266,10 @@ async def measure_batch(
     out = []
     with extraction_memo():
         for index, row, metrics in items:
-            out.append([await measure(m, row, index) for m in metrics])
+            results = []  # a loop, not a comprehension: an awaiting comprehension is a coroutine a row
+            for metric in metrics:
+                results.append(await measure(metric, row, index))
+            out.append(results)
     return out
 
 

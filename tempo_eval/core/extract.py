@@ -423,8 +423,11 @@ class FocusTimeExtractor(DatedExpressions):
             for span in spans:
                 span.__dict__["text"] = text[span.start : span.end]  # as `_new_span` builds it
         years: set[int] = set()
-        for span in spans:
-            years |= _year_set(span.first, span.last, span.capped)
+        for span in spans:  # a one-year span (most): `_year_set` would give {first}
+            if span.first == span.last:
+                years.add(span.first)
+            else:
+                years |= _year_set(span.first, span.last, span.capped)
         return FocusTime(
             years=years, spans=spans, text=text, reference_year=ref.year if ref else None
         )

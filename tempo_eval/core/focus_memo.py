@@ -14,7 +14,7 @@ context variable: it belongs to the task that opened it and ends with the `with`
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from itertools import islice
 from typing import Any
@@ -109,6 +109,23 @@ def extract_qft(query: str, reference_date: object = None) -> FocusTime:
 def extract_dft(document: str, reference_date: object = None) -> FocusTime:
     """`tempo_eval.core.extract.extract_dft`, once per distinct text inside a memo."""
     return _extract_once(document, reference_date)
+
+
+def extract_dfts(documents: Sequence[str], reference_date: object = None) -> list[FocusTime]:
+    """`extract_dft` of each document, in order: one call for a row's contexts (a row's second
+    look at its contexts finds them all among the texts seen again)."""
+    memo = _memo.get()
+    if memo is None:
+        return [_extract(text, reference_date) for text in documents]
+    kept = memo.kept
+    out = []
+    try:
+        for text in documents:
+            found = kept.get((text, reference_date)) if type(text) is str else None
+            out.append(found if found is not None else _extract_once(text, reference_date))
+    except TypeError:  # an unhashable text or reference date: as `extract_dft` reads it
+        return [_extract_once(text, reference_date) for text in documents]
+    return out
 
 
 def extract_aft(answer: str, reference_date: object = None) -> FocusTime:

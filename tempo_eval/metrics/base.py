@@ -24,6 +24,11 @@ from tempo_eval.schema import (  # noqa: F401 - the shared shapes, re-exported w
     not_measurable,
 )
 
+#: a metric's `input_names` that are canonical dataset columns (the inputs a row can give)
+_CANONICAL_INPUTS: dict[tuple[str, ...], tuple[str, ...]] = {}
+#: types whose values `is_na` never calls missing
+_NEVER_NA = frozenset({str, list})
+
 #: every concrete metric class by its `name`, filled in as the classes are defined
 METRICS: dict[str, type[Metric]] = {}
 
@@ -86,11 +91,17 @@ class Metric:
                 raise MissingInput(
                     column, f"This row has no {column!r} value, which {self.name} needs."
                 )
-        canonical = canonical_columns()
+        names = _CANONICAL_INPUTS.get(self.input_names) if type(self.input_names) is tuple else None
+        if names is None:
+            canonical = canonical_columns()
+            names = tuple(n for n in self.input_names if n in canonical)
+            if type(self.input_names) is tuple:
+                _CANONICAL_INPUTS[self.input_names] = names
+        # `name in row and not is_na(row[name])`; text and lists (most values) are never NA
         return {
-            name: row[name]
-            for name in self.input_names
-            if name in canonical and name in row and not is_na(row[name])
+            name: value
+            for name in names
+            if name in row and (type(value := row[name]) in _NEVER_NA or not is_na(value))
         }
 
     def compute(self, **inputs: Any) -> float:

@@ -127,9 +127,26 @@ def gain(rel: float, kind: str = "linear") -> float:
     return float(rel) if kind == "linear" else 2.0 ** rel - 1.0
 
 
+def gain_list(relevances: Iterable[float], kind: str = "linear") -> list[float]:
+    """`gain` of each relevance, in order (one call for a ranking)."""
+    if kind not in GAIN_KINDS:
+        raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {kind!r}")
+    if kind == "linear":
+        return [0.0 if rel <= 0 else float(rel) for rel in relevances]
+    return [0.0 if rel <= 0 else 2.0 ** rel - 1.0 for rel in relevances]
+
+
+#: log2(n) for the first ranks' discounts: the same values math.log2 gives, looked up
+_LOG2 = [math.nan, 0.0] + [math.log2(n) for n in range(2, 1026)]
+
+
+def _log2(n: int) -> float:
+    return _LOG2[n] if n < len(_LOG2) else math.log2(n)
+
+
 def discount(rank: int) -> float:
     """1 / log2(rank + 1) for a rank starting at 1."""
-    return 1.0 / math.log2(rank + 1)
+    return 1.0 / _log2(rank + 1)
 
 
 def dcg_curve(gains: Sequence[float], k: int) -> list[float]:
@@ -137,14 +154,23 @@ def dcg_curve(gains: Sequence[float], k: int) -> list[float]:
 
     When fewer than k gains are given, the curve stays flat after the last one.
     """
-    k = require_k(k)
+    return dcg_curve_unchecked(gains, require_k(k))
+
+
+def dcg_curve_unchecked(gains: Sequence[float], k: int) -> list[float]:
+    """`dcg_curve` for a k already checked."""
     curve: list[float] = []
+    append = curve.append
     total = 0.0
-    for i in range(k):
-        if i < len(gains) and gains[i] > 0:
+    n = min(k, len(gains))
+    for i in range(n):
+        g = gains[i]
+        if g > 0:
             # divide (not multiply by a cached reciprocal) so sums match trec_eval to the last bit
-            total += gains[i] / math.log2(i + 2)
-        curve.append(total)
+            total += g / _log2(i + 2)
+        append(total)
+    if n < k:
+        curve += repeat(total, k - n)
     return curve
 
 

@@ -23,7 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.decompose import TOO_MANY_CLAIMS, claim_limit, too_many_claims_reason
+from tempo_eval.core.extract import parse_reference_date
 from tempo_eval.core.focus import FocusTime, years_of
 from tempo_eval.metrics.base import (
     MISSING_INPUT,
@@ -188,18 +190,15 @@ class TemporalFaithfulness(Metric):
 
     # -- focus-time mode --
     def _focus_time(self, answer, texts, aft, dfts, reference) -> MetricResult:
-        from tempo_eval.core.extract import parse_reference_date
-        from tempo_eval.core.focus_memo import extract_aft, extract_dft
-
         ref = parse_reference_date(reference)
         if aft is None:
             if answer is None:
                 raise TypeError("focus_time mode needs aft or answer")
-            aft = extract_aft(answer, reference_date=ref)
+            aft = focus_memo.extract_aft(answer, reference_date=ref)
         if dfts is None:
             if texts is None:
                 raise TypeError("focus_time mode needs dfts or contexts")
-            dfts = [extract_dft(text, reference_date=ref) for text in texts]
+            dfts = focus_memo.extract_dfts(texts, reference_date=ref)
         elif isinstance(dfts, (set, frozenset, FocusTime)) or not isinstance(dfts, (list, tuple)):
             raise TypeError("dfts must be a list with one focus time per document, not a single set")
 
@@ -213,13 +212,14 @@ class TemporalFaithfulness(Metric):
             "dfts": [sorted(d) for d in context_years],
             "years": _year_grounding(aft, dfts, answer_years, context_years),
         }
-        score = focus_time_faithfulness(answer_years, context_years)
         if not answer_years:
             return not_measurable(
                 self.name, "no_temporal_claims", "The answer mentions no year or period.", **details
             )
         grounded = [y["year"] for y in details["years"] if y["grounded"]]
         missing = [y["year"] for y in details["years"] if not y["grounded"]]
+        # `focus_time_faithfulness(answer_years, context_years)`, counted in the grounding above
+        score = len(grounded) / len(answer_years)
         reason = f"{len(grounded)} of {len(answer_years)} answer years appear in the contexts"
         if missing:
             reason += f"; not found: {', '.join(map(str, missing))}"
@@ -231,8 +231,6 @@ class TemporalFaithfulness(Metric):
             raise ValueError("llm mode needs a judge: TemporalFaithfulness(llm=OpenAIProvider(...))")
         if not hasattr(self.llm, "ajudge"):
             raise TypeError(f"llm must be a judge provider with ajudge(), got {type(self.llm).__name__}")
-        from tempo_eval.core.extract import parse_reference_date
-
         ref = parse_reference_date(reference)
         context = "\n".join(f"[{i + 1}] {text}" for i, text in enumerate(texts))
         prompt = LLM_PROMPT.format(context=context, answer=answer)
@@ -263,7 +261,7 @@ class TemporalFaithfulness(Metric):
 
     # -- nli mode --
     async def _nli(self, answer: str, texts: list[str], reference: Any) -> MetricResult:
-        from tempo_eval.core.extract import extract_aft, extract_dft, parse_reference_date
+        from tempo_eval.core.extract import extract_aft, extract_dft
         from tempo_eval.core.text import split_claims
 
         # The default stays out of `self.verifier`: public attributes are the run's identity.
@@ -334,8 +332,9 @@ class TemporalFaithfulness(Metric):
 def _year_grounding(aft, dfts, answer_years: set[int], context_years: list[set[int]]) -> list[dict]:
     """Per answer year: grounded or not, which contexts hold it, and the spans it came from."""
     rows = []
+    indexed = list(enumerate(context_years))
     for year in sorted(answer_years):
-        holders = [i for i, years in enumerate(context_years) if year in years]
+        holders = [i for i, years in indexed if year in years]
         rows.append(
             {
                 "year": year,
@@ -351,6 +350,13 @@ def _year_grounding(aft, dfts, answer_years: set[int], context_years: list[set[i
 
 
 def _span_texts(focus: Any, year: int) -> list[str]:
+    """The texts of `focus.spans_for(year)`; `YearSpan.covers` written out for a plain FocusTime
+    (a few spans a year, looked up for every answer year of every row)."""
+    if type(focus) is FocusTime:
+        return [
+            span.text for span in focus.spans
+            if (year == span.first or year == span.last if span.capped else span.first <= year <= span.last)
+        ]
     if isinstance(focus, FocusTime):
         return [span.text for span in focus.spans_for(year)]
     return []

@@ -44,6 +44,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
+from tempo_eval.core.extract import parse_reference_date
 from tempo_eval.core.focus import FocusTime, years_of
 from tempo_eval.metrics.base import (
     Metric,
@@ -56,16 +58,15 @@ from tempo_eval.metrics.base import (
 )
 from tempo_eval.metrics.ndcg import (
     GAIN_KINDS,
-    curve_depth,
-    dcg_curve,
+    dcg_curve_unchecked,
     dedupe,
     discount,
     gain,
+    gain_list,
     gold_gains,
     gold_relevance,
     ndcg_of_curves,
     rank_by_trec_eval,
-    year_set_relevance,
 )
 
 logger = logging.getLogger(__name__)
@@ -115,6 +116,8 @@ _MODE_INPUTS = {
 }
 #: accepted by every mode
 _COMMON_INPUTS = frozenset({"k", "reference_date"})
+#: the inputs a dataset row gives in each mode (`TemporalNDCG.inputs_from_row`)
+_ROW_INPUTS = {mode: inputs | _COMMON_INPUTS for mode, inputs in _MODE_INPUTS.items()}
 #: the dataset columns each kind of mode reads (`TemporalNDCG.required_columns`)
 _GOLD_COLUMNS = frozenset({"retrieved_ids", "gold_ids"})
 _TEXT_COLUMNS = ("query", "contexts")
@@ -259,7 +262,7 @@ class TemporalNDCG(Metric):
                 missing.column,
                 f"This row has no {missing.column!r} value, which {self.name} needs{why}.",
             ) from None
-        keep = _MODE_INPUTS[mode] | _COMMON_INPUTS
+        keep = _ROW_INPUTS[mode]
         return {name: value for name, value in inputs.items() if name in keep}
 
     # -- measuring ----------------------------------------------------------------------------
@@ -388,16 +391,12 @@ class TemporalNDCG(Metric):
 
         details: dict[str, Any] = {}
         if query is not None or docs is not None:
-            from tempo_eval.core.extract import parse_reference_date
-            from tempo_eval.core.focus_memo import extract_dft, extract_qft
-
             ref = parse_reference_date(reference)
             details["reference_date"] = ref.isoformat() if ref else None
             if query is not None:
-                qft = extract_qft(require_text(query, "query", allow_empty=True), reference_date=ref)
+                qft = focus_memo.extract_qft(require_text(query, "query", allow_empty=True), reference_date=ref)
             if docs is not None:
-                texts = require_text_list(docs, docs_name)
-                dfts = [extract_dft(text, reference_date=ref) for text in texts]
+                dfts = focus_memo.extract_dfts(require_text_list(docs, docs_name), reference_date=ref)
         details["qft_source"] = "given" if query is None else "extracted from query"
         details["dfts_source"] = "given" if docs is None else f"extracted from {docs_name}"
 
@@ -407,19 +406,16 @@ class TemporalNDCG(Metric):
         if pool_years is not None:
             _check_pool(doc_years, pool_years)
 
-        relevances = [_relevance(query_years, years) for years in doc_years]
-        gains = [gain(rel, self.gain) for rel in relevances]
-        ideal_years = doc_years if pool_years is None else pool_years
-        ideal = gains if pool_years is None else [gain(_relevance(query_years, years), self.gain) for years in ideal_years]
-        details.update(_details("focus_time", k, range(len(doc_years)), relevances, gains, ideal, self.gain))
+        relevances = _relevances(query_years, doc_years)
+        gains = gain_list(relevances, self.gain)
+        ideal = gains if pool_years is None else gain_list(_relevances(query_years, pool_years), self.gain)
+        details.update(_details("focus_time", k, range(len(doc_years)), relevances, gains, ideal, self.gain,
+                                query_years=query_years, doc_years=doc_years))
         details.update(
             qft=sorted(query_years),
             ideal_from="candidate_pool" if pool_years is not None else "retrieved documents",
             retrieved=len(doc_years),
         )
-        for entry, years in zip(details["ranks"], doc_years, strict=False):
-            entry["years"] = sorted(years)
-            entry["overlap"] = sorted(query_years & years)
 
         if not query_years:
             return not_measurable(
@@ -531,29 +527,47 @@ def _details(
     gains: Sequence[float],
     ideal_gains: Sequence[float],
     gain_kind: str,
+    *,
+    query_years: set[int] | frozenset[int] | None = None,
+    doc_years: Sequence[set[int] | frozenset[int]] | None = None,
 ) -> dict[str, Any]:
     """The per-rank table and the curve shared by every mode. `docs` are ids or list indices.
+    With `query_years` and `doc_years` (focus-time mode) each rank also has its document's
+    `years` and their `overlap` with the query's.
 
     The curve is computed to `curve_depth` only (it is flat past the documents present, so a huge
     k costs no memory) and repeated flat up to k, or up to MAX_CURVE_RANKS when k is larger;
     its last value is NDCG@k either way."""
-    depth = curve_depth(k, len(gains), len(ideal_gains))
-    dcg = dcg_curve(gains, depth)
-    idcg = dcg_curve(sorted(ideal_gains, reverse=True), depth)
+    depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
+    dcg = dcg_curve_unchecked(gains, depth)
+    idcg = dcg_curve_unchecked(sorted(ideal_gains, reverse=True), depth)
     curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
     curve += curve[-1:] * (min(k, max(depth, MAX_CURVE_RANKS)) - depth)
-    ranks = [
-        {
-            "rank": rank,
-            "doc": doc,
-            "relevance": relevance,
-            "gain": doc_gain,
-            "discounted_gain": doc_gain * discount(rank),
-        }
-        for rank, doc, relevance, doc_gain in zip(
-            range(1, depth + 1), docs, relevances, gains, strict=False
-        )
-    ]
+    ranked = zip(range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False)
+    if doc_years is None or query_years is None:
+        ranks = [
+            {
+                "rank": rank,
+                "doc": doc,
+                "relevance": relevance,
+                "gain": doc_gain,
+                "discounted_gain": doc_gain * rank_discount,
+            }
+            for rank, rank_discount, doc, relevance, doc_gain in ranked
+        ]
+    else:  # each rank's dict made whole at once (adding keys later grows every dict once more)
+        ranks = [
+            {
+                "rank": rank,
+                "doc": doc,
+                "relevance": relevance,
+                "gain": doc_gain,
+                "discounted_gain": doc_gain * rank_discount,
+                "years": sorted(years),
+                "overlap": sorted(query_years & years),
+            }
+            for (rank, rank_discount, doc, relevance, doc_gain), years in zip(ranked, doc_years, strict=False)
+        ]
     return {
         "mode": mode,
         "k": k,
@@ -576,9 +590,15 @@ def _year_sets(value: Any, name: str) -> list[set[int] | frozenset[int]]:
     return [item.years if type(item) is FocusTime else years_of(item, f"{name}[{i}]") for i, item in enumerate(value)]
 
 
-def _relevance(query_years: set[int] | frozenset[int], doc_years: set[int] | frozenset[int]) -> float:
-    # An empty QFT is reported as not measurable by the caller; 0 keeps the table well-formed.
-    return year_set_relevance(query_years, doc_years) if query_years else 0.0
+def _relevances(query_years: set[int] | frozenset[int], doc_years: Sequence[set[int] | frozenset[int]]) -> list[float]:
+    """`year_set_relevance` of each document (4 × Jaccard, written out: the same values). An empty
+    QFT is reported as not measurable by the caller; 0 keeps the table well-formed."""
+    if not query_years:
+        return [0.0] * len(doc_years)
+    n_query = len(query_years)
+    # |Q ∪ D| = |Q| + |D| - |Q ∩ D|: the same integers, without building the union
+    return [4.0 * (shared / (n_query + len(years) - shared))
+            for years in doc_years for shared in (len(query_years & years),)]
 
 
 def _check_pool(doc_years: list[set[int]], pool_years: list[set[int]]) -> None:

@@ -53,8 +53,11 @@ def encode_rows(
     result_rows, claim_rows = encoded.results, encoded.claims
     for row, query_id, results, system in rows:
         for result in results:
-            details = dict(result.details or {})
-            claims = details.pop("claims", None) or []
+            details = result.details or {}
+            claims = []
+            if type(details) is not dict or "claims" in details:  # most details: no copy needed
+                details = dict(details)
+                claims = details.pop("claims", None) or []
             score = None if result.score is None or math.isnan(result.score) else float(result.score)
             result_rows.append((
                 run_id, row, str(query_id), system, result.metric, score,
@@ -115,9 +118,13 @@ class ResultRecords:
             return
         run_id = encoded.run_id
         with self._lock, self._conn:
-            # claims of an earlier recording of these results (a re-run of the row) go first
-            self._conn.executemany("DELETE FROM claims WHERE run_id = ? AND row_idx = ? AND metric = ?",
-                                   [(run_id, r[1], r[4]) for r in encoded.results])
+            # claims of an earlier recording of these results (a re-run of the row) go first; a
+            # first recording (no claim of the run in these rows' range) has none to delete
+            rows = [r[1] for r in encoded.results]
+            if self._conn.execute("SELECT EXISTS (SELECT 1 FROM claims WHERE run_id = ? AND row_idx BETWEEN ? AND ?)",
+                                  (run_id, min(rows), max(rows))).fetchone()[0]:
+                self._conn.executemany("DELETE FROM claims WHERE run_id = ? AND row_idx = ? AND metric = ?",
+                                       [(run_id, r[1], r[4]) for r in encoded.results])
             self._conn.executemany(
                 f"INSERT OR REPLACE INTO results ({', '.join(RESULT_ROW_FIELDS)})"
                 f" VALUES ({', '.join('?' * len(RESULT_ROW_FIELDS))})",
