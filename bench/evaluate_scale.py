@@ -151,14 +151,25 @@ def _pss_kb(pid: int) -> int:
     return 0
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds `pid` has used so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 class TreeMemory:
     """The peak of the summed PSS of a process and its descendants, sampled every `every` seconds
-    in a thread, and the most processes seen at once."""
+    in a thread, the most processes seen at once, and the CPU seconds each used (last sample)."""
 
     def __init__(self, pid: int, every: float = 0.05) -> None:
         self.pid, self.every = pid, every
         self.peak_kb = 0
         self.processes = 0
+        self.cpu: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -168,6 +179,8 @@ class TreeMemory:
             pids = _descendants(self.pid)
             self.processes = max(self.processes, len(pids))
             self.peak_kb = max(self.peak_kb, sum(_pss_kb(pid) for pid in pids))
+            for pid in pids:
+                self.cpu[pid] = max(self.cpu.get(pid, 0.0), _cpu_seconds(pid))
             self._stop.wait(self.every)
 
     def stop(self) -> None:
@@ -177,7 +190,8 @@ class TreeMemory:
 
 def run_measured(command: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
     """wall (seconds), peak (MB: the process tree's summed PSS), maxrss (MB: ru_maxrss of the child
-    alone), processes (the most in the tree at once), stdout, stderr."""
+    alone), processes (the most in the tree at once), cpu (CPU seconds of the child, from wait4),
+    cpu_others (of its descendants, sampled), stdout, stderr."""
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=err, text=True)
@@ -191,8 +205,10 @@ def run_measured(command: list[str], env: dict[str, str] | None = None) -> dict[
         stdout, stderr = out.read(), err.read()
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command[:5])} failed ({process.returncode}):\n{stderr[-3000:]}")
+    others = sum(seconds for pid, seconds in tree.cpu.items() if pid != process.pid)
     return {"wall": wall, "peak": tree.peak_kb / 1024, "maxrss": usage.ru_maxrss / 1024,
-            "processes": tree.processes, "stdout": stdout, "stderr": stderr}
+            "processes": tree.processes, "cpu": usage.ru_utime + usage.ru_stime, "cpu_others": others,
+            "stdout": stdout, "stderr": stderr}
 
 
 def measure(path: Path, label: str, workdir: Path, processes: list[str]) -> dict[str, float]:
@@ -220,7 +236,8 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str]) -> dict
         rows = reference["rows"]
         print(f"ours (evaluate --processes {setting}, everything stored): {wall:8.1f} s, peak {peak:6.0f} MB "
               f"(process tree, PSS; ru_maxrss of the main process {ours['maxrss']:.0f} MB), "
-              f"{ours['processes']} processes, {rows / wall:,.0f} rows/s; workspace {store_mb:,.0f} MB", flush=True)
+              f"{ours['processes']} processes, {rows / wall:,.0f} rows/s; workspace {store_mb:,.0f} MB; CPU "
+              f"{ours['cpu']:.1f} s in the main process, {ours['cpu_others']:.1f} s in the others", flush=True)
         print(textwrap.indent(str(ours["stderr"]).strip()[-600:], "    "))
         ratio = wall / reference["seconds"]
         print(f"ratio time ours (--processes {setting}) / reference: {ratio:5.2f}x (target <= 2x)  peak "

@@ -278,6 +278,16 @@ def pool_for(
         pool.close()
 
 
+def warm_up(modules: Sequence[str] = ()) -> None:
+    """Start the fork server now, importing the scoring modules and `modules` (those of the
+    metrics), while this process goes on (the command line reads the file's first pass): a pool
+    started later forks its workers at once. Once per process; the server ends with it."""
+    if _context(list(modules)).get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
 def _context(modules: list[str]) -> Any:
     """The fork server context, its server importing the scoring modules once (the workers fork
     from it with them imported)."""
@@ -285,7 +295,7 @@ def _context(modules: list[str]) -> Any:
     if "forkserver" not in methods:  # not on Linux or macOS
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(dict.fromkeys(["tempo_eval.scoring_pool", *modules])))
+    context.set_forkserver_preload(list(dict.fromkeys(["tempo_eval.scoring_pool", "tempo_eval.scoring", *modules])))
     return context
 
 

@@ -210,6 +210,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
     elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
+        _warm_up_workers(args, names)
         try:
             # read in batches: no size limit unless one is asked for (--max-input-mb, or the
             # environment variable), since memory grows with the batch, not the file
@@ -322,6 +323,23 @@ def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[st
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)
     return EXIT_FAILED if failure is not None or below else EXIT_OK
+
+
+#: a dataset file smaller than this is not worth starting scoring processes for (at about a kilobyte
+#: a row, it holds fewer than `tempo_eval.scoring_pool.POOL_MIN_ROWS` rows)
+_WORKERS_MIN_BYTES = 2_000_000
+
+
+def _warm_up_workers(args: argparse.Namespace, names: list[str]) -> None:
+    """Start the scoring processes' fork server while the file is read a first time, when the run
+    may score in processes: a large file, more than one process, metrics that may be offline."""
+    from tempo_eval.scoring import BUILT_IN_METRICS
+    from tempo_eval.scoring_pool import default_processes, warm_up
+
+    with contextlib.suppress(OSError):
+        if ((args.processes or default_processes()) > 1 and not args.verifier
+                and os.path.getsize(args.data) >= _WORKERS_MIN_BYTES):
+            warm_up([BUILT_IN_METRICS[name] for name in names if name in BUILT_IN_METRICS])
 
 
 def _check_engine_options(args: argparse.Namespace) -> None:
