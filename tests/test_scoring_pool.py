@@ -27,6 +27,7 @@ from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
 from tempo_eval.runner import evaluate
 from tempo_eval.scoring_pool import ScoringPool, ScoringProcessError
+from tempo_eval.store.db import DB_FILENAME
 from tempo_eval.store.runs import RunStore
 from tests.support.cli import run_cli_streams
 from tests.test_runner_stream import _csv, _results, _rows
@@ -269,6 +270,33 @@ def test_a_run_in_processes_killed_part_way_resumes_to_identical_scores_and_leav
 
 
 # ---- the command line ------------------------------------------------------------------------
+
+def test_ctrl_c_in_the_terminal_stops_the_command_and_its_workers_quietly(tmp_path: Path) -> None:
+    """Ctrl-C reaches the whole foreground process group: the workers ignore it, the command
+    stops them and exits 130 with its one-line message, the run resumable."""
+    path = _csv(tmp_path / "d.csv", _rows(20_000))
+    home = tmp_path / "home"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tempo_eval", "evaluate", str(path), "--metric", "temporal_faithfulness",
+         "--metric", "temporal_ndcg", "--out", str(tmp_path / "r.csv"), "--workspace", str(home),
+         "--processes", "2"],
+        cwd=REPO, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    assert process.stderr is not None
+    seen = ""
+    while seen.count("rows/s") < 2:  # the bar was redrawn: batches are being scored and stored
+        char = process.stderr.read(1)
+        assert char, seen
+        seen += char
+    below = _descendants(process.pid)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, seen + err
+    assert "interrupted" in err and "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert len(below) >= 2 and _gone(below)
+    with sqlite3.connect(home / DB_FILENAME) as conn:
+        (status,) = conn.execute("SELECT status FROM runs").fetchone()
+    assert status == "cancelled"
 
 @pytest.fixture
 def evaluate_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
