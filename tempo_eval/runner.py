@@ -39,6 +39,10 @@ What the runner guarantees:
 - An exception that escapes a row (the store failing, say) stops the run: the other rows in
   flight are cancelled and awaited before the run is marked "failed", so nothing is written to a
   failed run afterwards.
+- `processes` > 1 scores offline batches in worker processes (`tempo_eval.scoring_pool`), with
+  the results of one process. Cancel, Ctrl-C and the deadline stop the workers at once (their
+  batches in flight are not stored, or past the deadline stored as NaN "judge_error"); a worker
+  that dies fails the run with `ScoringProcessError`, the rows stored before kept.
 - Settings whose names look like secrets (api_key, token, ...) are never part of the stored
   configuration; objects among the settings (a verifier, a judge) are identified by their class,
   `name`, `model_id` and `settings` strings only.
