@@ -217,7 +217,8 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str]) -> dict
     ref = run_measured([sys.executable, "-c", REFERENCE, str(path)])
     reference = json.loads(str(ref["stdout"]))
     print(f"reference (TempoEval 0.1.0 regex, reimplemented): {reference['seconds']:8.1f} s extraction "
-          f"({ref['wall']:.1f} s with reading the file), peak {ref['peak']:6.0f} MB, {reference['rows']:,} rows",
+          f"({ref['wall']:.1f} s with reading the file), peak {ref['peak']:6.0f} MB (PSS; ru_maxrss "
+          f"{ref['maxrss']:.0f} MB), {reference['rows']:,} rows",
           flush=True)
     found: dict[str, float] = {}
     for setting in processes:
