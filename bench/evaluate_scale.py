@@ -221,8 +221,8 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str]) -> dict
           f"{ref['maxrss']:.0f} MB), {reference['rows']:,} rows",
           flush=True)
     found: dict[str, float] = {}
-    for setting in processes:
-        tag = f"{label}-p{setting}"
+    for turn, setting in enumerate(processes):
+        tag = f"{label}-{turn}-p{setting}"  # a fresh workspace each time: a setting measured twice computes twice
         workspace = workdir / f"workspace-{tag}"
         env = {**os.environ, "TEMPO_EVAL_HOME": str(workspace)}
         env.pop("TEMPO_EVAL_MAX_INPUT_MB", None)
