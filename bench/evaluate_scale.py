@@ -8,12 +8,16 @@ retrieved contexts of two dated sentences each (about 1.1 KB a row). The context
 corpus of `--corpus-docs` documents, as retrieval from a document collection returns them (the
 same document for many queries); `--corpus-docs 0` makes every context unique.
 
-Measured, each in its own child process (time: wall clock of the child; peak memory: the child's
-ru_maxrss, from os.wait4):
+Measured, each in its own child process (time: wall clock of the child; peak memory: the peak of
+the sum of the proportional set sizes (PSS, /proc/PID/smaps_rollup) of the child and all its
+descendants, sampled every 50 ms: the scoring worker processes count, and memory they share is
+counted once; the child's own ru_maxrss, from os.wait4, is printed beside it):
 
 * ours: `python -m tempo_eval evaluate FILE --metric temporal_faithfulness --metric temporal_ndcg
   --out results.parquet --no-progress` with default options into a fresh workspace: the file
-  streamed, the dataset and every result stored, the results written to --out.
+  streamed, the dataset and every result stored, the results written to --out. The default
+  `--processes` scores in worker processes, one per usable CPU (at most 4); `--processes auto,1`
+  measures the default and one process in the same run.
 * reference: a reimplementation, written for this bench, of TempoEval 0.1.0's regex focus-time
   extraction (`FocusTimeExtractor.extract` with its default REGEX method: explicit years
   1800-2099 matched by `\\b(1[89]\\d{2}|20\\d{2})\\b`, decades such as "the 1990s" matched
@@ -35,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -116,12 +121,83 @@ REFERENCE = textwrap.dedent(r'''
 ''')
 
 
-def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str, str]:
-    """(wall seconds, peak resident MB (ru_maxrss of this child alone), stdout, stderr)."""
+def _descendants(pid: int) -> list[int]:
+    """`pid` and every process below it (from each task's /proc/PID/task/TID/children)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as children:
+                    todo.extend(int(child) for child in children.read().split())
+            except OSError:
+                pass
+    return found
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds `pid` has used so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class TreeMemory:
+    """The peak of the summed PSS of a process and its descendants, sampled every `every` seconds
+    in a thread, the most processes seen at once, and the CPU seconds each used (last sample)."""
+
+    def __init__(self, pid: int, every: float = 0.05) -> None:
+        self.pid, self.every = pid, every
+        self.peak_kb = 0
+        self.processes = 0
+        self.cpu: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            pids = _descendants(self.pid)
+            self.processes = max(self.processes, len(pids))
+            self.peak_kb = max(self.peak_kb, sum(_pss_kb(pid) for pid in pids))
+            for pid in pids:
+                self.cpu[pid] = max(self.cpu.get(pid, 0.0), _cpu_seconds(pid))
+            self._stop.wait(self.every)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run_measured(command: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
+    """wall (seconds), peak (MB: the process tree's summed PSS), maxrss (MB: ru_maxrss of the child
+    alone), processes (the most in the tree at once), cpu (CPU seconds of the child, from wait4),
+    cpu_others (of its descendants, sampled), stdout, stderr."""
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=err, text=True)
+        tree = TreeMemory(process.pid)  # the child is not reaped before wait4: its /proc stays
         _, status, usage = os.wait4(process.pid, 0)
+        tree.stop()
         process.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - start
         out.seek(0)
@@ -129,34 +205,47 @@ def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple
         stdout, stderr = out.read(), err.read()
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command[:5])} failed ({process.returncode}):\n{stderr[-3000:]}")
-    return wall, usage.ru_maxrss / 1024, stdout, stderr
+    others = sum(seconds for pid, seconds in tree.cpu.items() if pid != process.pid)
+    return {"wall": wall, "peak": tree.peak_kb / 1024, "maxrss": usage.ru_maxrss / 1024,
+            "processes": tree.processes, "cpu": usage.ru_utime + usage.ru_stime, "cpu_others": others,
+            "stdout": stdout, "stderr": stderr}
 
 
-def measure(path: Path, label: str, workdir: Path) -> dict[str, float]:
+def measure(path: Path, label: str, workdir: Path, processes: list[str]) -> dict[str, float]:
     size_mb = path.stat().st_size / 1e6
     print(f"\n== {label}: {path.name}, {size_mb:,.0f} MB; load average {os.getloadavg()[0]:.2f}", flush=True)
-    ref_wall, ref_peak, ref_out, _ = run_measured([sys.executable, "-c", REFERENCE, str(path)])
-    reference = json.loads(ref_out)
+    ref = run_measured([sys.executable, "-c", REFERENCE, str(path)])
+    reference = json.loads(str(ref["stdout"]))
     print(f"reference (TempoEval 0.1.0 regex, reimplemented): {reference['seconds']:8.1f} s extraction "
-          f"({ref_wall:.1f} s with reading the file), peak {ref_peak:6.0f} MB, {reference['rows']:,} rows", flush=True)
-
-    workspace = workdir / f"workspace-{label}"
-    env = {**os.environ, "TEMPO_EVAL_HOME": str(workspace)}
-    env.pop("TEMPO_EVAL_MAX_INPUT_MB", None)
-    out = workdir / f"results-{label}.parquet"
-    command = [sys.executable, "-m", "tempo_eval", "evaluate", str(path), "--metric", "temporal_faithfulness",
-               "--metric", "temporal_ndcg", "--out", str(out), "--no-progress"]
-    wall, peak, _, stderr = run_measured(command, env)
-    store_mb = sum(p.stat().st_size for p in workspace.iterdir()) / 1e6
-    rows = reference["rows"]
-    print(f"ours (evaluate, everything stored):               {wall:8.1f} s, peak {peak:6.0f} MB, "
-          f"{rows / wall:,.0f} rows/s; workspace {store_mb:,.0f} MB", flush=True)
-    print(textwrap.indent(stderr.strip()[-600:], "    "))
-    ratio = wall / reference["seconds"]
-    print(f"ratio time ours / reference: {ratio:5.2f}x (target <= 2x)  peak {peak:,.0f} MB (target <= 600 MB)"
-          f"  -> {'met' if ratio <= 2 and peak <= 600 else 'NOT met'}; load average after {os.getloadavg()[0]:.2f}",
+          f"({ref['wall']:.1f} s with reading the file), peak {ref['peak']:6.0f} MB (PSS; ru_maxrss "
+          f"{ref['maxrss']:.0f} MB), {reference['rows']:,} rows",
           flush=True)
-    return {"ratio": ratio, "peak": peak}
+    found: dict[str, float] = {}
+    for turn, setting in enumerate(processes):
+        tag = f"{label}-{turn}-p{setting}"  # a fresh workspace each time: a setting measured twice computes twice
+        workspace = workdir / f"workspace-{tag}"
+        env = {**os.environ, "TEMPO_EVAL_HOME": str(workspace)}
+        env.pop("TEMPO_EVAL_MAX_INPUT_MB", None)
+        out = workdir / f"results-{tag}.parquet"
+        command = [sys.executable, "-m", "tempo_eval", "evaluate", str(path), "--metric", "temporal_faithfulness",
+                   "--metric", "temporal_ndcg", "--out", str(out), "--no-progress"]
+        if setting != "auto":
+            command += ["--processes", setting]
+        ours = run_measured(command, env)
+        wall, peak = float(ours["wall"]), float(ours["peak"])  # type: ignore[arg-type]
+        store_mb = sum(p.stat().st_size for p in workspace.iterdir()) / 1e6
+        rows = reference["rows"]
+        print(f"ours (evaluate --processes {setting}, everything stored): {wall:8.1f} s, peak {peak:6.0f} MB "
+              f"(process tree, PSS; ru_maxrss of the main process {ours['maxrss']:.0f} MB), "
+              f"{ours['processes']} processes, {rows / wall:,.0f} rows/s; workspace {store_mb:,.0f} MB; CPU "
+              f"{ours['cpu']:.1f} s in the main process, {ours['cpu_others']:.1f} s in the others", flush=True)
+        print(textwrap.indent(str(ours["stderr"]).strip()[-600:], "    "))
+        ratio = wall / reference["seconds"]
+        print(f"ratio time ours (--processes {setting}) / reference: {ratio:5.2f}x (target <= 2x)  peak "
+              f"{peak:,.0f} MB (target <= 600 MB)  -> {'met' if ratio <= 2 and peak <= 600 else 'NOT met'}; "
+              f"load average after {os.getloadavg()[0]:.2f}", flush=True)
+        found[setting] = ratio
+    return found
 
 
 def main() -> None:
@@ -167,22 +256,27 @@ def main() -> None:
                         help="distinct documents the contexts are drawn from (0: every context unique)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument("--processes", default="auto", metavar="P,Q",
+                        help="evaluate's --processes for ours, each measured in turn (default auto: "
+                             "the command's default); e.g. auto,1")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="tempo_eval_scale_"))
-    print(f"work directory {workdir}; {os.cpu_count()} CPUs; corpus of {args.corpus_docs:,} documents")
+    processes = [p.strip() for p in args.processes.split(",") if p.strip()]
+    print(f"work directory {workdir}; {os.cpu_count()} CPUs ({len(os.sched_getaffinity(0))} usable); "
+          f"corpus of {args.corpus_docs:,} documents")
     try:
         if args.rows > 0:
             data = workdir / "rows.csv"
             n = write_csv(data, rows=args.rows, corpus_docs=args.corpus_docs, seed=args.seed)
             print(f"{n:,} rows, {data.stat().st_size / n:,.0f} bytes a row")
-            measure(data, f"{n // 1000}k", workdir)
+            measure(data, f"{n // 1000}k", workdir, processes)
             data.unlink()
         if args.gb > 0:
             big = workdir / "big.csv"
             n = write_csv(big, min_bytes=int(args.gb * 1e9), corpus_docs=args.corpus_docs, seed=args.seed + 1)
             print(f"\n{n:,} rows in {big.stat().st_size / 1e9:.2f} GB")
-            measure(big, f"{args.gb:g}GB", workdir)
+            measure(big, f"{args.gb:g}GB", workdir, processes)
     finally:
         if not args.keep:
             import shutil

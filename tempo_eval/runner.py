@@ -39,6 +39,10 @@ What the runner guarantees:
 - An exception that escapes a row (the store failing, say) stops the run: the other rows in
   flight are cancelled and awaited before the run is marked "failed", so nothing is written to a
   failed run afterwards.
+- `processes` > 1 scores offline batches in worker processes (`tempo_eval.scoring_pool`), with
+  the results of one process. Cancel, Ctrl-C and the deadline stop the workers at once (their
+  batches in flight are not stored, or past the deadline stored as NaN "judge_error"); a worker
+  that dies fails the run with `ScoringProcessError`, the rows stored before kept.
 - Settings whose names look like secrets (api_key, token, ...) are never part of the stored
   configuration; objects among the settings (a verifier, a judge) are identified by their class,
   `name`, `model_id` and `settings` strings only.
@@ -86,6 +90,7 @@ from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re
     run_config,
     system,
 )
+from tempo_eval.scoring_pool import ScoringPool, gc_paused, pool_for
 from tempo_eval.store.db import WorkspaceError, check_free_space
 from tempo_eval.store.results import RESULT_COLUMNS
 from tempo_eval.store.runs import RunStore
@@ -168,6 +173,7 @@ def evaluate(
     resume: bool = True,
     retry_failed: bool = True,
     deadline: float | None = None,
+    processes: int = 1,
     engine: str = "local",
     **engine_options: Any,
 ) -> RunResult | RayRun:
@@ -182,6 +188,10 @@ def evaluate(
     Raises ValueError, before anything is stored, when a metric needs a column the dataset lacks.
     See the module docstring for failure isolation, cancellation and resume.
 
+    `processes` > 1 scores the batches of a large dataset in that many worker processes while this
+    one reads and stores, when every metric is offline (see `tempo_eval.scoring_pool`); the
+    results are those of one process.
+
     `engine="ray"` runs on a Ray cluster instead and returns a `tempo_eval.distributed.engine.
     RayRun`: `dataset` may then also be a path or URI read by Ray Data, `out=DIR` (required) gets
     the per-row results as Parquet, each block also written into `store` (default: the workspace)
@@ -192,7 +202,8 @@ def evaluate(
     if engine == "ray":
         from tempo_eval.distributed.engine import evaluate_ray
 
-        local_only = {"cancel": cancel is not None, "resume": resume is not True, "deadline": deadline is not None}
+        local_only = {"cancel": cancel is not None, "resume": resume is not True, "deadline": deadline is not None,
+                      "processes": processes != 1}
         given = [name for name, set_ in local_only.items() if set_]
         if given:  # the Ray engine writes to `out` and resumes by blocks: these would be ignored
             raise TypeError(f"{', '.join(given)}: only for engine='local'")
@@ -207,7 +218,7 @@ def evaluate(
     return run_sync(aevaluate(
         dataset, metrics, store=store, run_name=run_name, reference_date=reference_date,
         progress=progress, cancel=cancel, max_concurrency=max_concurrency, resume=resume,
-        retry_failed=retry_failed, deadline=deadline,
+        retry_failed=retry_failed, deadline=deadline, processes=processes,
     ))
 
 
@@ -224,6 +235,7 @@ async def aevaluate(
     resume: bool = True,
     retry_failed: bool = True,
     deadline: float | None = None,
+    processes: int = 1,
 ) -> RunResult:
     """`evaluate` as a coroutine (for callers already inside an event loop)."""
     from tempo_eval.core.extract import parse_reference_date
@@ -231,6 +243,8 @@ async def aevaluate(
     metrics = check_metrics(metrics)
     if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
         raise ValueError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"processes must be a positive integer, got {processes!r}")
     if deadline is not None and not (isinstance(deadline, (int, float)) and deadline > 0):
         raise ValueError(f"deadline must be a positive number of seconds, got {deadline!r}")
     stop_at = None if deadline is None else time.monotonic() + float(deadline)
@@ -271,7 +285,7 @@ async def aevaluate(
             return _not_evaluated(store, dataset_id, run_id, stream, names, deadline)
         resumed = waited or resumed
         run = _Run(store, dataset_id, run_id, metrics, names, reference_date, retry_failed, stop_at, deadline,
-                   _with_rate(progress))
+                   _with_rate(progress), processes)
         return await run.evaluate(stream, resumed, store_rows, cancel, max_concurrency)
     finally:
         with contextlib.suppress(WorkspaceError):  # a full disk: the lock is taken over later
@@ -397,9 +411,12 @@ class _Run:
     def __init__(
         self, store: RunStore, dataset_id: int, run_id: int, metrics: Sequence[Metric], names: list[str],
         reference_date: Any, retry_failed: bool, stop_at: float | None, deadline: float | None,
-        progress: ProgressCallback | None,
+        progress: ProgressCallback | None, processes: int = 1,
     ) -> None:
         self.store, self.dataset_id, self.run_id = store, dataset_id, run_id
+        self.processes = processes
+        #: the worker processes scoring offline batches, when the run uses them (`pool_for`)
+        self.pool: ScoringPool | None = None
         self.metrics, self.names, self.reference_date = metrics, names, reference_date
         self.retry_failed, self.stop_at, self.deadline, self.progress = retry_failed, stop_at, deadline, progress
         self.done = self.computed = self.reused = self.deadline_rows = 0
@@ -419,8 +436,11 @@ class _Run:
                     self.total if stream.n_rows else f"about {self.total}", " (resumed)" if resumed else "")
         n_rows = 0
         try:
-            with extraction_memo(), _heap_settled_per_batch() as settle:
-                # a text repeated across batches (a context, a query) is extracted once
+            # a text repeated across batches (a context, a query) is extracted once; the pool, if
+            # any, is stopped on the way out (the batches it has in flight are then not stored)
+            with extraction_memo(), _heap_settled_per_batch() as settle, pool_for(
+                    self.metrics, [str(c) for c in stream.columns], processes=self.processes, rows=self.total,
+                    run_id=run_id) as self.pool:
                 n_rows = await self._batches(stream, resumed, store_rows, cancel, max_concurrency, settle)
         except (Exception, asyncio.CancelledError, KeyboardInterrupt) as exc:
             failed = isinstance(exc, Exception)
@@ -460,7 +480,9 @@ class _Run:
             if not reported:
                 self._report()  # at the start: resumed rows count as done
                 reported = True
-            if pending:
+            if pending and self.pool is not None and not self._past_deadline():
+                await self._hand_over(frame, offset, pending, cancel)
+            elif pending:
                 await self._score(frame, offset, pending, cancel, max_concurrency)
             if self.status == "cancelled":
                 return n_rows
@@ -468,6 +490,9 @@ class _Run:
             del frame, pending
             settle(self.online_batch)
             await asyncio.sleep(0)  # Ctrl-C (a cancellation) is seen between batches
+        await self._collect(cancel, keep=0)
+        if self.status == "cancelled":
+            return n_rows
         if store_rows and stream.n_rows is not None:
             self.store.finish_dataset(self.dataset_id, stream.n_rows, stream.warnings)
         self.total = n_rows
@@ -506,7 +531,7 @@ class _Run:
         online = [(i, [m for m in todo if m.name not in batched]) for i, todo in pending]
         offline_only = not any(todo for _, todo in online)
         self.online_batch = not offline_only
-        with _gc_paused():  # the batch's cycles are collected after it (`_heap_settled_per_batch`)
+        with gc_paused():  # the batch's cycles are collected after it (`_heap_settled_per_batch`)
             offline = await measure_batch(
                 [(i, rows[i], [m for m in todo if m.name in batched]) for i, todo in pending]
             )
@@ -533,26 +558,65 @@ class _Run:
 
         await _run_workers([worker() for _ in range(min(max_concurrency, len(online)))])
 
+    def _past_deadline(self) -> bool:
+        return self.stop_at is not None and time.monotonic() >= self.stop_at
+
+    async def _hand_over(
+        self, frame: pd.DataFrame, offset: int, pending: list[tuple[int, list[Metric]]],
+        cancel: threading.Event | None,
+    ) -> None:
+        """Give the batch to the pool, storing what it has finished meanwhile; wait while it has
+        as many batches in flight as it takes."""
+        assert self.pool is not None
+        columns = [str(c) for c in frame.columns]
+        self.pool.submit(offset, columns, frame.to_numpy(dtype=object), [(i, [m.name for m in todo]) for i, todo in pending],
+                         _id_column(columns), self.reference_date)
+        await self._collect(cancel, keep=self.pool.capacity - 1)
+
+    async def _collect(self, cancel: threading.Event | None, *, keep: int) -> None:
+        """Store the batches the pool has finished, waiting until at most `keep` are in flight.
+        Cancelled: the run stops (the batches in flight are not stored). Past the deadline: the
+        batches in flight are stored as NaN judge_error, and the pool stopped."""
+        pool = self.pool
+        while pool is not None and pool.in_flight:
+            must_wait = pool.in_flight > keep
+            scored, stopped = pool.wait(cancel=cancel, stop_at=self.stop_at, block=must_wait)
+            for batch in scored:
+                self.store.write_encoded(batch.encoded)
+                self.done += batch.rows
+                self.computed += batch.results
+            self._report()
+            if stopped == "cancel":
+                self.status = "cancelled"
+                return
+            if stopped == "deadline":
+                self._abandon_pool()
+                return
+            if not must_wait and not scored:
+                return
+            await asyncio.sleep(0)  # Ctrl-C (a cancellation) is seen while the workers score
+
+    def _abandon_pool(self) -> None:
+        """The deadline passed: the pool's batches in flight stored as NaN judge_error (resumed
+        later), the pool stopped; the batches left are then stored so by `_score`."""
+        assert self.pool is not None
+        abandoned = self.pool.abandon()
+        self.pool.close()
+        self.pool = None
+        by_name = {m.name: m for m in self.metrics}
+        for batch in abandoned:
+            rows = [(i, row_dict(batch.columns, batch.values[i - batch.offset], self.reference_date),
+                     [_deadline_result(by_name[name], self.deadline) for name in names])
+                    for i, names in batch.pending]
+            self.deadline_rows += len(rows)
+            self._record(rows, _id_column(batch.columns))
+
     def _record(self, scored: list[tuple[int, Mapping[str, Any], list[MetricResult]]], id_column: str) -> None:
         self.store.record_rows(
             self.run_id, [(i, str(row.get(id_column)), results, system(row)) for i, row, results in scored]
         )
         self.done += len(scored)
         self.computed += sum(len(results) for _, _, results in scored)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic collector off for an offline batch: its objects are young and mostly die with
-    it, and what they leave is collected once after the batch. (The collections the allocations
-    of 1,000 rows set off cost a fifth of the scoring time, measured on 20,000 rows.)"""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 #: batches scored row by row (online metrics) between two full collections of the frozen heap

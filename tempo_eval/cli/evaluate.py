@@ -164,6 +164,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from tempo_eval.io.stream import open_stream
     from tempo_eval.runner import evaluate
     from tempo_eval.scoring import aggregate_frame
+    from tempo_eval.scoring_pool import ScoringProcessError, default_processes
     from tempo_eval.store.runs import RunStore
 
     if args.workspace:
@@ -209,6 +210,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
     elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
+        _warm_up_workers(args, names)
         try:
             # read in batches: no size limit unless one is asked for (--max-input-mb, or the
             # environment variable), since memory grows with the batch, not the file
@@ -261,7 +263,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
             progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
-            deadline=args.deadline,
+            deadline=args.deadline, processes=args.processes or default_processes(),
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -271,6 +273,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     except InputError as error:  # found in a later batch of a streamed file
         raise CLIError(str(error)) from None
+    except ScoringProcessError as error:  # a worker process killed: the run is marked failed
+        if bar is not None:
+            bar.close()
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         if bar is not None:
             bar.close()
@@ -318,6 +325,23 @@ def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[st
     return EXIT_FAILED if failure is not None or below else EXIT_OK
 
 
+#: a dataset file smaller than this is not worth starting scoring processes for (at about a kilobyte
+#: a row, it holds fewer than `tempo_eval.scoring_pool.POOL_MIN_ROWS` rows)
+_WORKERS_MIN_BYTES = 2_000_000
+
+
+def _warm_up_workers(args: argparse.Namespace, names: list[str]) -> None:
+    """Start the scoring processes' fork server while the file is read a first time, when the run
+    may score in processes: a large file, more than one process, metrics that may be offline."""
+    from tempo_eval.scoring import BUILT_IN_METRICS
+    from tempo_eval.scoring_pool import default_processes, warm_up
+
+    with contextlib.suppress(OSError):
+        if ((args.processes or default_processes()) > 1 and not args.verifier
+                and os.path.getsize(args.data) >= _WORKERS_MIN_BYTES):
+            warm_up([BUILT_IN_METRICS[name] for name in names if name in BUILT_IN_METRICS])
+
+
 def _check_engine_options(args: argparse.Namespace) -> None:
     from tempo_eval.io.export import OUTPUT_FORMATS
 
@@ -339,7 +363,12 @@ def _check_engine_options(args: argparse.Namespace) -> None:
         if args.max_input_mb is not None:
             raise CLIError("--max-input-mb applies to the local engine; with --engine ray the dataset is "
                            "read by Ray Data, without a size limit")
+        if args.processes is not None:
+            raise CLIError("--processes applies to the local engine; with --engine ray, --num-workers "
+                           "sets the scoring actors")
         return
+    if args.processes is not None and args.processes < 1:
+        raise CLIError(f"--processes must be a positive integer, got {args.processes}")
     for option in ("address", "num_workers", "gpus_per_worker", "block_size"):
         if getattr(args, option) != RAY_DEFAULTS[option]:
             raise CLIError(f"--{option.replace('_', '-')} needs --engine ray")
@@ -537,6 +566,12 @@ def add_parser(commands: Any) -> None:
                     help="resolves 'last year' and the like in rows without a reference_date")
     ev.add_argument("--run-name", help="a name for the run in the workspace")
     ev.add_argument("--concurrency", type=int, default=4, help="rows evaluated at once (default 4)")
+    ev.add_argument("--processes", type=int, metavar="N",
+                    help="processes that score the rows of the offline metrics (the focus-time metrics, "
+                         "without --verifier): N worker processes score batches of rows while this one "
+                         "reads the file and stores the results; 1 scores in this process. Default: the "
+                         "CPUs this process may use, at most 4. A dataset under 5,000 rows, and a run with "
+                         "a judge or an NLI model, is scored in this process")
     ev.add_argument("--no-retry-failed", action="store_true",
                     help="when resuming, keep stored failures (row_error, judge_error, ...) instead "
                          "of computing them again")
