@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,20 @@ from tempo_eval.scoring import measure, measure_batch
 from tempo_eval.store.packing import _details_json, _pack, _unpack
 
 DATA = Path(__file__).parent / "data"
-sys.path.insert(0, str(DATA))
 
-from build_trim_golden import metric_sets, result_record  # noqa: E402
+
+def _builder():
+    """tests/data/build_trim_golden.py as a module (loaded by path: nothing added to sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_trim_golden", DATA / "build_trim_golden.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_BUILDER = _builder()
+metric_sets, result_record = _BUILDER.metric_sets, _BUILDER.result_record
 
 
 @pytest.fixture(scope="module")

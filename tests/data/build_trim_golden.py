@@ -25,8 +25,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))  # bench/ never: its ray.py would shadow the ray package
 
 OUT = HERE / "trim_golden.json.gz"
 REFERENCE_DATES = [None, "2024-06-01", "2015-01-01", "1999-12-31"]
@@ -75,8 +74,12 @@ def corpus_texts() -> list[tuple[str, str | None]]:
 
 
 def bench_rows() -> list[dict]:
-    from evaluate_scale import _document, make_row
+    import importlib.util
 
+    spec = importlib.util.spec_from_file_location("evaluate_scale", ROOT / "bench" / "evaluate_scale.py")
+    evaluate_scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(evaluate_scale)
+    _document, make_row = evaluate_scale._document, evaluate_scale.make_row
     rng = random.Random(7)
     corpus = [_document(rng, "bridge" if d % 2 else "library") for d in range(40)]
     rows = []
