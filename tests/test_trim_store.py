@@ -54,6 +54,33 @@ def test_details_json_after_a_failure_is_json_dumps_again() -> None:
     assert _details_json(Loop(a=1)) == '{"a": 1}'
 
 
+def test_details_json_passes_an_interruption_on_and_encodes_right_after_it() -> None:
+    calls = []
+
+    def interrupted(value):  # Ctrl-C arriving while a value is encoded
+        calls.append(value)
+        raise KeyboardInterrupt
+
+    class Odd:
+        pass
+
+    import tempo_eval.store.packing as packing
+
+    original = packing._jsonable
+    packing._details_encoder = None  # rebuilt below with the interrupting fallback
+    packing._jsonable = interrupted
+    try:
+        packing._details_encoder = packing._make_details_encoder()
+        with pytest.raises(KeyboardInterrupt):
+            _details_json({"a": Odd()})
+        assert len(calls) == 1  # not encoded a second time by the json.dumps fallback
+    finally:
+        packing._jsonable = original
+        packing._details_encoder = packing._make_details_encoder()
+    for details in DETAILS:
+        assert _details_json(details) == json.dumps(details, ensure_ascii=False, default=_jsonable)
+
+
 def test_details_json_from_threads() -> None:
     shared = {"years": [{"year": y, "spans": ["x"] * 3} for y in range(50)]}
     expected = json.dumps(shared, ensure_ascii=False)

@@ -59,10 +59,13 @@ def _details_json(details: Mapping[str, Any]) -> str:
         return json.dumps(details, ensure_ascii=False, default=_jsonable)
     try:
         return "".join(encoder(details, 0))
-    except BaseException:
+    except BaseException as error:
         # its memo of the containers being encoded (the circular-reference check) may keep
-        # entries of the failed call: a new encoder, and json.dumps says what went wrong
+        # entries of the failed call: a new encoder, and json.dumps says what went wrong; an
+        # interruption (Ctrl-C, a cancelled task) is passed on, not retried
         _details_encoder = _make_details_encoder()
+        if not isinstance(error, Exception):
+            raise
         return json.dumps(details, ensure_ascii=False, default=_jsonable)
 
 
