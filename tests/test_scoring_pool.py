@@ -200,8 +200,9 @@ def test_past_the_deadline_the_rows_in_flight_are_stored_for_later_and_no_worker
     late = stored[stored["reason_code"] == "judge_error"]
     assert len(late) == result.deadline_rows and late["reason"].str.contains("deadline").all()
 
-    resumed = evaluate(_stream(frame, 200), [TemporalFaithfulness()], store=store, processes=2)
-    assert resumed.computed == result.deadline_rows
+    # the same metric (its class is part of the run's identity), so the run is resumed
+    resumed = evaluate(_stream(frame, 200), [_Slow()], store=store, processes=2)
+    assert resumed.run_id == result.run_id and resumed.computed == result.deadline_rows
     whole = evaluate(_stream(frame, 200), [TemporalFaithfulness()], store=RunStore(tmp_path / "whole.sqlite"))
     columns = ["row", "query_id", "metric", "score", "reason_code", "reason"]
     pd.testing.assert_frame_equal(resumed.frame[columns], whole.frame[columns])
