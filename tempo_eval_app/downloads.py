@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -39,19 +40,21 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     return to_csv_text(jsonify_cells(frame)).encode("utf-8")
 
 
-def download_results(frame: pd.DataFrame, stem: str, *, key: str) -> None:
-    """CSV, JSONL and Parquet downloads of a results table; files are built only when clicked."""
+def download_results(frame: pd.DataFrame | Callable[[], pd.DataFrame], stem: str, *, key: str) -> None:
+    """CSV, JSONL and Parquet downloads of a results table; files are built only when clicked.
+    `frame` may be a function that reads the table then (a page that does not hold it)."""
+    read = frame if callable(frame) else lambda: frame
     columns = st.columns(3)
     columns[0].download_button(
-        "CSV", data=lambda: csv_bytes(frame), file_name=f"{stem}.csv",
+        "CSV", data=lambda: csv_bytes(read()), file_name=f"{stem}.csv",
         mime="text/csv", key=f"{key}_csv", icon=":material/download:",
     )
     columns[1].download_button(
-        "JSONL", data=lambda: _jsonl(frame), file_name=f"{stem}.jsonl", mime="application/jsonl",
+        "JSONL", data=lambda: _jsonl(read()), file_name=f"{stem}.jsonl", mime="application/jsonl",
         key=f"{key}_jsonl", icon=":material/download:",
     )
     columns[2].download_button(
-        "Parquet", data=lambda: _parquet(frame), file_name=f"{stem}.parquet",
+        "Parquet", data=lambda: _parquet(read()), file_name=f"{stem}.parquet",
         mime="application/vnd.apache.parquet", key=f"{key}_parquet", icon=":material/download:",
     )
 

@@ -176,14 +176,15 @@ _orphans_started: dict[int, float] = {}
 
 
 def job(job_id: int | None) -> dict[str, Any] | None:
-    """A job as stored now; a running job whose worker has died is marked interrupted first. A
+    """A job as stored now; a running job whose worker has died is marked interrupted first (one
+    of the pages lane running past its time limit, or a keyed one whose worker died, failed). A
     queued one that no worker will take (the worker holding its lane died, or the one started
     for it did not start) gets a new worker, at most once per ORPHAN_AFTER_S."""
     if job_id is None:
         return None
     found = queue().get(int(job_id))
-    if found is not None and found["status"] == "running":
-        queue().reap()
+    if found is not None and (found["status"] == "running" or (found["status"] == "queued" and found["needs_key"])):
+        queue().reap()  # a dead or hung worker's job, or a keyed one whose worker died before taking it
         found = queue().get(int(job_id))
     if found is not None and found["status"] == "queued" and not found["needs_key"]:
         _start_for_orphan(found)

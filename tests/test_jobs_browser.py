@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tempo_eval.store.jobs import JobQueue
+from tests.support.jobs import write_rows
 from tests.test_browser import app_page, expect, nav, require_browser, upload, wait_idle
-from tests.test_jobs_lanes import write_rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

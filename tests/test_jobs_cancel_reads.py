@@ -16,7 +16,7 @@ import pytest
 from tempo_eval.store.jobs import JobQueue
 from tempo_eval.store.runs import RunStore
 from tempo_eval_app.upload_jobs import import_foreign, read_dataset, read_runs
-from tests.test_jobs_lanes import ROOT, write_rows
+from tests.support.jobs import ROOT, write_rows
 
 
 def _datasets() -> list[tuple[str, int]]:

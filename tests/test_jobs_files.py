@@ -15,25 +15,13 @@ import pytest
 from tempo_eval.cli import job as job_cli
 from tempo_eval.store import job_files
 from tempo_eval.store.db import workspace_dir
-from tempo_eval.store.jobs import JobQueue, Worker
-from tests.test_jobs_lanes import SETTINGS, write_rows
-
-
-def _upload(name: str, rows: int = 50) -> Path:
-    folder = workspace_dir() / "uploads"
-    folder.mkdir(exist_ok=True)
-    return write_rows(folder / name, rows)
-
-
-def _ended(queue: JobQueue, kind: str, arguments: dict, status: str) -> dict:
-    job_id = queue.submit(kind, arguments)
-    assert queue.claim(Worker.this_process(), limit=5, kinds=(kind,))["id"] == job_id
-    queue.finish(job_id, status)
-    return queue.get(job_id)
+from tempo_eval.store.jobs import JobQueue
+from tests.support import jobs as support
+from tests.support.jobs import SETTINGS, write_rows
 
 
 def test_a_stored_upload_is_removed_by_the_worker_and_a_preview_keeps_it() -> None:
-    path = _upload("u1_rows.jsonl")
+    path = support.upload("u1_rows.jsonl")
     queue = JobQueue()
     preview = queue.submit("dataset_upload", {"path": str(path), "name": "rows.jsonl", "store": False})
     job_cli.run_worker(queue, limit=1)
@@ -50,7 +38,7 @@ def test_a_failed_read_removes_its_upload_and_an_evaluated_upload_goes_once_stor
     (bad / "u2_bad.csv").write_text("query_id,query\nq1,a\nq1,b\n")
     queue = JobQueue()
     failed = queue.submit("dataset_upload", {"path": str(bad / "u2_bad.csv"), "name": "bad.csv", "store": False})
-    evaluated = _upload("u3_eval.jsonl", 30)
+    evaluated = support.upload("u3_eval.jsonl", 30)
     evaluation = queue.submit("evaluate", {**SETTINGS, "dataset_id": None, "path": str(evaluated)})
     job_cli.run_worker(queue, limit=1)
     assert queue.get(failed)["status"] == "failed" and not (bad / "u2_bad.csv").exists()
@@ -60,48 +48,43 @@ def test_a_failed_read_removes_its_upload_and_an_evaluated_upload_goes_once_stor
 
 def test_an_upload_another_job_needs_is_kept_and_an_interrupted_evaluation_keeps_its_file() -> None:
     queue = JobQueue()
-    shared = _upload("u4_shared.jsonl")
+    shared = support.upload("u4_shared.jsonl")
     waiting = queue.submit("evaluate", {"path": str(shared)})
-    assert job_files.release(queue, _ended(queue, "dataset_upload", {"path": str(shared), "store": True},
+    assert job_files.release(queue, support.ended(queue, "dataset_upload", {"path": str(shared), "store": True},
                                            "finished")) == []
     assert shared.exists()
     queue.request_cancel(waiting)
-    resumable = _upload("u5_resume.jsonl")
-    assert job_files.release(queue, _ended(queue, "evaluate", {"path": str(resumable)}, "interrupted")) == []
+    resumable = support.upload("u5_resume.jsonl")
+    assert job_files.release(queue, support.ended(queue, "evaluate", {"path": str(resumable)}, "interrupted")) == []
     assert resumable.exists()
     # Compare's run files stay: a new session reopens the comparison only while they are there
-    run = _upload("u6_a.run")
-    assert job_files.release(queue, _ended(queue, "compare_runs", {"runs": [str(run)], "qrels": str(run)},
+    run = support.upload("u6_a.run")
+    assert job_files.release(queue, support.ended(queue, "compare_runs", {"runs": [str(run)], "qrels": str(run)},
                                            "finished")) == []
-    cancelled = _upload("u7_cancel.jsonl")
-    assert job_files.release(queue, _ended(queue, "foreign_import", {"path": str(cancelled)}, "cancelled")) \
+    cancelled = support.upload("u7_cancel.jsonl")
+    assert job_files.release(queue, support.ended(queue, "foreign_import", {"path": str(cancelled)}, "cancelled")) \
         == [cancelled.resolve()]
 
 
 def test_a_path_outside_the_uploads_folder_is_never_removed(tmp_path) -> None:
     typed = write_rows(tmp_path / "mine.jsonl", 20)
     queue = JobQueue()
-    assert job_files.release(queue, _ended(queue, "evaluate", {"path": str(typed)}, "finished")) == []
+    assert job_files.release(queue, support.ended(queue, "evaluate", {"path": str(typed)}, "finished")) == []
     sneaky = workspace_dir() / "uploads" / ".." / "jobs_mine.jsonl"
     (workspace_dir() / "uploads").mkdir()
     sneaky.write_text("{}")
-    assert job_files.release(queue, _ended(queue, "dataset_upload", {"path": str(sneaky), "store": True},
+    assert job_files.release(queue, support.ended(queue, "dataset_upload", {"path": str(sneaky), "store": True},
                                            "finished")) == []
     assert typed.exists() and sneaky.exists()
 
 
-def _age(path: Path, days: float) -> None:
-    when = time.time() - days * 86400
-    os.utime(path, (when, when))
-
-
 def test_the_sweep_removes_old_leftover_uploads_but_not_one_a_job_names(monkeypatch) -> None:
     queue = JobQueue()
-    old, named, fresh = _upload("u8_old.jsonl"), _upload("u9_named.jsonl"), _upload("u10_fresh.jsonl")
+    old, named, fresh = support.upload("u8_old.jsonl"), support.upload("u9_named.jsonl"), support.upload("u10_fresh.jsonl")
     partial = workspace_dir() / "uploads" / "u11_cut.jsonl.part"
     partial.write_text("{")
     for path in (old, named, partial):
-        _age(path, 8)
+        support.age(path, 8)
     queue.submit("dataset_upload", {"path": str(named), "store": False})
     assert sorted(p.name for p in job_files.sweep(queue)) == ["u11_cut.jsonl.part", "u8_old.jsonl"]
     assert named.exists() and fresh.exists()
@@ -119,7 +102,7 @@ def _comparison(key: str, size: int, days: float) -> Path:
     folder.mkdir(parents=True)
     (folder / "meta.json").write_text("{}")
     (folder / "curves.parquet").write_bytes(b"x" * size)
-    _age(folder, days)
+    support.age(folder, days)
     return folder
 
 
@@ -130,7 +113,7 @@ def test_saved_comparisons_go_when_old_or_over_the_cap_never_while_in_use(monkey
     newer = _comparison("c" * 64, 600_000, 1)
     in_use = _comparison("d" * 64, 600_000, 0)
     # a job found `reused` again 3 days ago (a cache hit): it was used then, not 40 days ago
-    hit = _ended(queue, "compare_runs", {"runs": []}, "finished")["id"]
+    hit = support.ended(queue, "compare_runs", {"runs": []}, "finished")["id"]
     reused = _comparison("e" * 64, 10, 40)
     with queue._conn:
         queue._conn.execute("UPDATE jobs SET result = ?, finished_at = ? WHERE id = ?",
@@ -152,6 +135,6 @@ def test_a_comparison_being_written_stays_while_its_writer_lives() -> None:
     orphan = cache_root() / f"{'f' * 64}.part-{int(ended.stdout)}"
     for folder in (mine, orphan):
         folder.mkdir(parents=True)
-        _age(folder, 1)
+        support.age(folder, 1)
     assert job_files.sweep(queue) == [orphan]
     assert mine.exists()

@@ -5,31 +5,13 @@ runs in another worker with the limit at 1 (this machine's cores minus one)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from tempo_eval.store.jobs import PAGE_LIMIT, JobQueue, Worker, lane_of
 from tempo_eval.store.runs import RunStore
-
-ROOT = Path(__file__).resolve().parents[1]
-SETTINGS = {"tf": True, "tf_mode": "focus_time", "ndcg": False, "ndcg_mode": "gold", "fc": False, "k": 10,
-            "verifier": "lexical", "nli_model": "", "judge_url": "", "judge_model": "", "run_name": "",
-            "reference_date": None}
-
-
-def write_rows(path: Path, n_rows: int, word: str = "bridge") -> Path:
-    """A JSON Lines dataset whose every answer is its own text (no memo shortens a run)."""
-    with path.open("w") as out:
-        for i in range(n_rows):
-            out.write(json.dumps({
-                "query_id": f"q{i}", "query": f"What happened in {1900 + i % 120}?",
-                "answer": f"In {1900 + i % 120} {word} {i} opened; it closed in {1950 + i % 60}.",
-                "contexts": [f"The {word} {i} opened in {1900 + i % 120}.", f"It closed later ({i})."],
-            }) + "\n")
-    return path
+from tests.support.jobs import ROOT, SETTINGS, write_rows
 
 
 def test_kinds_have_their_lanes() -> None:

@@ -5,7 +5,6 @@ and a queued job left without a worker when the one holding its lane died."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -14,34 +13,17 @@ from pathlib import Path
 from tempo_eval.store import job_files
 from tempo_eval.store.db import workspace_dir
 from tempo_eval.store.jobs import JobQueue, Worker
-from tests.test_jobs_lanes import write_rows
-
-
-def _upload(name: str, rows: int = 20) -> Path:
-    folder = workspace_dir() / "uploads"
-    folder.mkdir(exist_ok=True)
-    return write_rows(folder / name, rows)
-
-
-def _ended(queue: JobQueue, kind: str, arguments: dict, status: str) -> dict:
-    job_id = queue.submit(kind, arguments)
-    assert queue.claim(Worker.this_process(), limit=5, kinds=(kind,))["id"] == job_id
-    queue.finish(job_id, status)
-    return queue.get(job_id)
-
-
-def _age(path: Path, days: float) -> None:
-    when = time.time() - days * 86400
-    os.utime(path, (when, when), follow_symlinks=False)
+from tests.support import jobs as support
+from tests.support.jobs import write_rows
 
 
 def test_a_later_run_of_the_same_upload_keeps_it_for_the_interrupted_one() -> None:
     # an evaluation of an upload is interrupted; the user runs the same file again with other
     # metrics: when that one ends, the first one's Resume still needs the file
     queue = JobQueue()
-    upload = _upload("r1_eval.jsonl")
-    interrupted = _ended(queue, "evaluate", {"path": str(upload), "tf": True}, "interrupted")
-    assert job_files.release(queue, _ended(queue, "evaluate", {"path": str(upload), "ndcg": True},
+    upload = support.upload("r1_eval.jsonl")
+    interrupted = support.ended(queue, "evaluate", {"path": str(upload), "tf": True}, "interrupted")
+    assert job_files.release(queue, support.ended(queue, "evaluate", {"path": str(upload), "ndcg": True},
                                            "finished")) == []
     assert upload.exists()
     # once it is resumed and ends, nothing needs the file any more
@@ -54,14 +36,14 @@ def test_a_later_run_of_the_same_upload_keeps_it_for_the_interrupted_one() -> No
 def test_the_sweep_never_removes_a_link_nor_follows_one(tmp_path) -> None:
     queue = JobQueue()
     mine = write_rows(tmp_path / "mine.jsonl", 10)
-    _age(mine, 30)
-    link = _upload("r2_real.jsonl").with_name("r2_link.jsonl")
+    support.age(mine, 30)
+    link = support.upload("r2_real.jsonl").with_name("r2_link.jsonl")
     link.symlink_to(mine)
-    _age(link, 30)
+    support.age(link, 30)
     assert job_files.sweep(queue) == []
     assert link.is_symlink() and mine.exists()
     # a link named as a job's upload is not released either (it is someone's own file)
-    assert job_files.release(queue, _ended(queue, "dataset_upload", {"path": str(link), "store": True},
+    assert job_files.release(queue, support.ended(queue, "dataset_upload", {"path": str(link), "store": True},
                                            "finished")) == []
     assert link.is_symlink()
 
@@ -73,11 +55,11 @@ def test_an_uploads_folder_that_links_out_of_the_workspace_is_never_tidied(tmp_p
     data.mkdir()
     old = write_rows(data / "old.jsonl", 10)
     typed = write_rows(data / "typed.jsonl", 10)
-    _age(old, 30)
+    support.age(old, 30)
     (workspace_dir() / "uploads").symlink_to(data, target_is_directory=True)
     queue = JobQueue()
     assert job_files.sweep(queue) == []
-    assert job_files.release(queue, _ended(queue, "evaluate", {"path": str(typed)}, "finished")) == []
+    assert job_files.release(queue, support.ended(queue, "evaluate", {"path": str(typed)}, "finished")) == []
     assert old.exists() and typed.exists()
 
 
@@ -87,15 +69,15 @@ def test_a_comparison_folder_that_links_out_is_never_removed(tmp_path) -> None:
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     (theirs / "keep.txt").write_text("mine")
-    _age(theirs, 90)  # rmtree refuses a link; the sweep named it removed all the same
+    support.age(theirs, 90)  # rmtree refuses a link; the sweep named it removed all the same
     cache_root().mkdir(parents=True)
     link = cache_root() / ("a" * 64)
     link.symlink_to(theirs, target_is_directory=True)
-    _age(link, 90)
+    support.age(link, 90)
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     part_link = cache_root() / f"{'b' * 64}.part-{int(ended.stdout)}"
     part_link.symlink_to(theirs, target_is_directory=True)
-    _age(part_link, 90)
+    support.age(part_link, 90)
     assert job_files.sweep(JobQueue()) == []
     assert (theirs / "keep.txt").exists()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 
+import pandas as pd
 import streamlit as st
 
 from tempo_eval.scoring import metric_needs
@@ -129,8 +130,13 @@ def _show_job(job: dict, api_key: str) -> None:
         st.progress(min(1.0, fraction), text=formatting.md_escape(worker_jobs.progress_line(job)))
         _cancel_button(job)
         return
-    frame = store_reads.results_frame(job["run_id"]) if job["run_id"] is not None else None
-    failures = formatting.error_summary(frame) if frame is not None else None
+    outcome = None
+    if job["run_id"] is not None:
+        try:
+            outcome = _outcome(store_reads.db_path(), int(job["run_id"]), store_reads.run_version(job["run_id"]))
+        except KeyError:  # the run was deleted since (Runs): the job's line is all there is to show
+            outcome = None
+    failures = outcome[1] if outcome is not None else None
     if job["status"] == "failed":
         st.error(formatting.md_escape(f"The evaluation failed: {errors.in_app_terms(job['error'] or '')} (details in the workspace's logs/workers.log)."))
     elif job["status"] == "interrupted":
@@ -153,13 +159,30 @@ def _show_job(job: dict, api_key: str) -> None:
         ))
     else:
         st.success(f"Finished: {formatting.fmt_count(job['done'])} rows evaluated and stored (run #{formatting.md_escape(job['run_id'])}).")
-    if frame is not None:
-        from tempo_eval.scoring import aggregate_frame
+    if outcome is not None and outcome[0] is not None:
+        st.dataframe(formatting.display_table(outcome[0]), hide_index=True, width="stretch", key=f"summary_{job['id']}")
+        run_id = int(job["run_id"])
+        # the files are built from the store when a button is clicked: the page holds no results
+        downloads.download_results(lambda: store_reads.store().results_frame(run_id), f"run_{run_id}_results",
+                                   key=f"dl_{job['id']}")
 
-        if not frame.empty:
-            summary = aggregate_frame(frame).reset_index()
-            st.dataframe(formatting.display_table(summary), hide_index=True, width="stretch", key=f"summary_{job['id']}")
-            downloads.download_results(frame, f"run_{job['run_id']}_results", key=f"dl_{job['id']}")
+
+@st.cache_data(show_spinner="Summarising the run…", max_entries=16)
+def _outcome(db: str, run_id: int, version: tuple) -> tuple[pd.DataFrame | None, tuple[int, int, str] | None]:
+    """An ended run's summary (`aggregate_frame`: mean and 95% CI per metric; None when it has no
+    results) and its failures (`formatting.error_summary`), computed once per run and
+    `run_version`, from its scores alone: the page never holds the run's results (a 200,000-row
+    run's results frame is hundreds of MB, and every rerun of this page used to read it and
+    resample its CI again). The reasons are read only when some result failed."""
+    from tempo_eval.scoring import aggregate_frame
+
+    store = store_reads.store_for(db)
+    scores = store.run_scores([run_id])
+    if scores.empty:
+        return None, None
+    failed = scores["reason_code"].astype(str).str.endswith("_error")
+    failures = formatting.error_summary(store.results_frame(run_id)) if failed.any() else None
+    return aggregate_frame(scores).reset_index(), failures
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -61,6 +61,8 @@ def main(argv: Sequence[str]) -> int:
         keys[args.key_for] = os.environ.pop(KEY_ENV)
         register_secret(keys[args.key_for])
     queue = JobQueue()
+    if keys:  # this worker alone may take that job: if it dies first, the job fails (not queued for ever)
+        queue.hold(args.key_for, Worker.this_process())
     try:
         return run_worker(queue, limit=args.limit or default_limit(), keys=keys)
     finally:

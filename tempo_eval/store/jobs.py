@@ -20,13 +20,19 @@ oldest queued job whose lane has a free place, so no job waits with a free place
 workers take the same job.
 A job whose worker died (pid gone, or the pid now belongs to a process started at another time)
 is marked `interrupted` by whoever looks next; it can be queued again (`requeue`), and the
-evaluation resumes from the rows already stored.
+evaluation resumes from the rows already stored. A `pages` lane job running longer than
+`page_job_limit` is taken for hung: it fails and its worker is stopped, so the lane's place
+goes to the next upload. A job only the worker holding its API key may take fails when that
+worker ended (or never started) before taking it: the key is never stored, so no other can.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
+import signal
 import socket
 import sqlite3
 import threading
@@ -38,6 +44,7 @@ from typing import Any
 from tempo_eval._process import process_start_time
 from tempo_eval.store.db import connect
 
+logger = logging.getLogger("tempo_eval.job")
 ACTIVE = ("queued", "running")
 ENDED = ("finished", "cancelled", "failed", "interrupted")
 #: kinds that run beside the limit: short checks a page waits for
@@ -50,6 +57,27 @@ PAGE_LANE_KINDS = (*READ_KINDS, "compare_runs")
 PAGE_LIMIT = 1
 #: a job on another host is taken for dead when its worker has written nothing for this long (s)
 OTHER_HOST_SILENCE = 300.0
+#: a `pages` lane job running longer than this (s, TEMPO_EVAL_PAGE_JOB_S) is taken for hung: it
+#: fails and its worker is stopped, so the lane's one place is free for the next upload
+PAGE_JOB_LIMIT_S = 3600.0
+#: a job queued for the worker that holds its API key fails when no such worker has taken it
+#: after this long (s): the worker started for it never started
+KEYED_START_S = 120.0
+
+
+def page_job_limit() -> float:
+    """TEMPO_EVAL_PAGE_JOB_S (seconds, above 0), else PAGE_JOB_LIMIT_S; a bad value is logged and
+    the default used (it is read while jobs are claimed: it must not stop every job)."""
+    configured = os.environ.get("TEMPO_EVAL_PAGE_JOB_S", "").strip()
+    try:
+        value = float(configured) if configured else PAGE_JOB_LIMIT_S
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        logger.warning("TEMPO_EVAL_PAGE_JOB_S must be a number of seconds above 0, got %r: using %g",
+                       configured, PAGE_JOB_LIMIT_S)
+        return PAGE_JOB_LIMIT_S
+    return value
 
 
 def default_limit() -> int:
@@ -199,21 +227,52 @@ class JobQueue:
             self._end({"id": job_id, "status": status, **fields}, time.time())
 
     def _reap(self, now: float) -> int:
-        dead = [row["id"] for row in self._conn.execute(
-            "SELECT id, pid, pid_start, host, updated_at FROM jobs WHERE status = 'running'")
-            if not _alive(row["pid"], row["pid_start"], row["host"], row["updated_at"], now)]
-        for job_id in dead:
-            self._conn.execute(
-                "UPDATE jobs SET status = 'interrupted', finished_at = ?, updated_at = ?,"
-                " error = 'the worker process ended before the job did' WHERE id = ? AND status = 'running'",
-                (now, now, job_id),
-            )
-        return len(dead)
+        """Mark the running jobs of dead workers interrupted; fail a `pages` lane job running past
+        `page_job_limit` (stopping its worker) and a keyed job whose worker is gone before it took it."""
+        ended = 0
+        limit = None
+        for row in self._conn.execute("SELECT id, kind, pid, pid_start, host, updated_at, started_at FROM jobs"
+                                      " WHERE status = 'running'").fetchall():
+            if not _alive(row["pid"], row["pid_start"], row["host"], row["updated_at"], now):
+                ended += self._mark(row["id"], "interrupted", "the worker process ended before the job did", now)
+                continue
+            if lane_of(row["kind"]) != "pages":
+                continue
+            limit = page_job_limit() if limit is None else limit
+            if now - (row["started_at"] or now) > limit:
+                ended += self._mark(row["id"], "failed", (
+                    f"stopped after {limit / 60:g} min: a read or comparison for a page may take at most that long "
+                    "(TEMPO_EVAL_PAGE_JOB_S), so that the next one can start; try a smaller file"), now)
+                _stop(row["pid"], row["pid_start"], row["host"])
+        for row in self._conn.execute("SELECT id, pid, pid_start, host, updated_at FROM jobs"
+                                      " WHERE status = 'queued' AND needs_key = 1").fetchall():
+            if row["pid"] is None and now - (row["updated_at"] or now) > KEYED_START_S:
+                why = "the worker started for it (it alone has the API key typed on the page) did not start"
+            elif row["pid"] is not None and not _alive(row["pid"], row["pid_start"], row["host"], row["updated_at"], now):
+                why = "the worker holding its API key (typed on the page, never stored) ended before it took the job"
+            else:
+                continue
+            ended += self._mark(row["id"], "failed", why + "; run it again and give the key again", now, queued=True)
+        return ended
+
+    def _mark(self, job_id: int, status: str, error: str, now: float, *, queued: bool = False) -> int:
+        cursor = self._conn.execute(
+            "UPDATE jobs SET status = ?, finished_at = ?, updated_at = ?, error = ? WHERE id = ? AND status = ?",
+            (status, now, now, error, job_id, "queued" if queued else "running"))
+        return cursor.rowcount
 
     def reap(self) -> int:
-        """Mark the running jobs of dead workers interrupted; returns how many."""
+        """End the jobs whose worker died or hung (`_reap`); returns how many."""
         with self._lock, self._conn:
             return self._reap(time.time())
+
+    def hold(self, job_id: int, worker: Worker) -> None:
+        """Record `worker` as the one holding the API key of the queued job `job_id`: when it dies
+        before taking the job, the job fails (no other worker has the key) instead of waiting for ever."""
+        with self._lock, self._conn:
+            self._conn.execute("UPDATE jobs SET pid = ?, pid_start = ?, host = ?, updated_at = ?"
+                               " WHERE id = ? AND status = 'queued' AND needs_key = 1",
+                               (worker.pid, worker.start, worker.host, time.time(), int(job_id)))
 
     def progress(self, job_id: int, done: int, total: int, rows_per_s: float | None, *,
                  run_id: int | None = None) -> bool:
@@ -284,6 +343,14 @@ class JobQueue:
             before = self._conn.execute("SELECT kind FROM jobs WHERE status = 'queued' AND id <= ?",
                                         (int(job_id),)).fetchall()
         return sum(1 for (kind,) in before if lane_of(kind) == lane)
+
+
+def _stop(pid: int, start: str, host: str) -> None:
+    """Stop a hung worker of this host (SIGTERM), only while `pid` is still that worker."""
+    if host != socket.gethostname() or process_start(pid) != start:
+        return
+    with contextlib.suppress(OSError):  # ended meanwhile
+        os.kill(pid, signal.SIGTERM)
 
 
 def _places(limit: int) -> dict[str, float]:
