@@ -68,3 +68,63 @@ def test_evaluate_and_the_datasets_preview_never_decode_the_whole_dataset(tmp_pa
                 assert "3,500 rows" in captions, captions
                 preview = [d.value for d in at.dataframe if "query_id" in d.value.columns and len(d.value) == 50]
                 assert preview and preview[0]["query_id"].tolist()[:2] == ["q0", "q1"]
+
+
+def test_agreement_shows_the_queries_without_the_dataset_frame(monkeypatch) -> None:
+    from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
+    from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+    from tempo_eval.runner import evaluate
+
+    fixture = ROOT / "tests" / "data" / "interop" / "ragas_result.csv"
+    store = RunStore()
+    foreign_run = import_foreign_results(load_foreign_results(fixture), store)
+    evaluate(load_dataset(fixture), [TemporalNDCG(k=10)], store=store)
+    dataset_id = store.run_info(foreign_run)["dataset_id"]
+    queries = store.dataset_column(dataset_id, "query")
+    store.close()
+
+    def refused(self, dataset_id):
+        raise AssertionError("the whole dataset frame was read")
+
+    monkeypatch.setattr(RunStore, "dataset_frame", refused)
+    at = AppTest.from_file(str(ROOT / "views" / "agreement.py"), default_timeout=TIMEOUT)
+    at.query_params["dataset"] = str(dataset_id)
+    at.run()
+    at.selectbox(key="agreement_theirs").set_value((foreign_run, "ragas:faithfulness")).run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    table = at.dataframe[0].value
+    assert table["query"].tolist() == [queries[int(row)] for row in table["row"]]
+
+
+def test_an_ended_evaluation_is_summarised_from_its_scores_not_its_results(tmp_path, monkeypatch) -> None:
+    # Evaluate shows an ended job's summary (mean and 95% CI per metric) and its downloads without
+    # reading the run's results frame: it used to read (and keep) it and resample on every rerun
+    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+    from tempo_eval.runner import evaluate
+    from tempo_eval.store.jobs import JobQueue
+    from tests.support.jobs import SETTINGS, ended
+
+    store = RunStore()
+    dataset_id = store.save_dataset(load_dataset(write_rows(tmp_path / "rows.jsonl", 40)))
+    run = evaluate(store.get_dataset(dataset_id), [TemporalFaithfulness(mode="focus_time")], store=store)
+    expected = store.results_frame(run.run_id)
+    store.close()
+    queue = JobQueue()
+    ended(queue, "evaluate", {**SETTINGS, "dataset_id": dataset_id}, "finished", run_id=run.run_id,
+          dataset_id=dataset_id)
+    queue.close()
+    reads = []
+    original = RunStore.results_frame
+    monkeypatch.setattr(RunStore, "results_frame", lambda self, run_id: reads.append(run_id) or original(self, run_id))
+    at = AppTest.from_file(str(ROOT / "views" / "evaluate.py"), default_timeout=TIMEOUT)
+    at.query_params["dataset"] = str(dataset_id)
+    at.run()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert any(f"rows evaluated and stored (run #{run.run_id})" in s.value for s in at.success), \
+        [s.value for s in at.success]
+    summary = next(d.value for d in at.dataframe if "rows measured" in " ".join(map(str, d.value.columns)))
+    line = summary.iloc[0]
+    assert line["mean"] == f"{expected['score'].mean():.3f}" and line["rows measured"] == "40", line.to_dict()
+    assert {"CSV", "JSONL", "Parquet"} <= {b.proto.label for b in at.get("download_button")}
+    assert reads == []  # neither the summary nor the buttons read the results

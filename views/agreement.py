@@ -25,6 +25,13 @@ from tempo_eval_app import (
 selection.page_setup("Agreement")
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def _queries(db: str, dataset_id: int, content_hash: str) -> list | None:
+    """The dataset's query column alone (`RunStore.dataset_column`), keyed by its content too: the
+    page never holds the dataset's frame (every column of every row, kept for the process)."""
+    return store_reads.store_for(db).dataset_column(dataset_id, "query")
+
+
 def _p_text(p: float) -> str:
     """"< 0.001" or "= 0.042"."""
     text = formatting.fmt_p(p)
@@ -97,10 +104,9 @@ with errors.page_guard("agreement"):
         ours_metric=ours_choice[1], theirs_metric=theirs_choice[1],
     )
     stats = rank_correlations(pairs["ours"], pairs["theirs"])
-    frame = store_reads.dataset_frame(dataset_id)
-    if "query" in frame.columns:
-        queries = frame["query"].reset_index(drop=True)
-        pairs.insert(2, "query", queries.reindex(pairs["row"].to_numpy()).to_numpy(dtype=object))
+    queries = _queries(store_reads.db_path(), int(dataset_id), store_reads.dataset_info(dataset_id)["content_hash"])
+    if queries is not None:
+        pairs.insert(2, "query", [queries[i] if 0 <= i < len(queries) else None for i in pairs["row"]])
 
     columns = st.columns(3)
     columns[0].metric("Rows scored by both", formatting.fmt_count(stats["n"]))
