@@ -1,7 +1,9 @@
-"""The Evaluate page reads a stored dataset's columns, not its rows (issue 29): `RunStore.dataset_head`
+"""Pages read what they show, not whole datasets or runs (issue 29): `RunStore.dataset_head`
 reads the first rows from the beginning of the stored parts, the same as `dataset_frame.head`
 for a dataset stored whole, in parts, in parts of different columns, or as plain text; the
-Evaluate page and Datasets' preview of the active dataset never decode the whole dataset."""
+Evaluate page and Datasets' preview of the active dataset never decode the whole dataset;
+Agreement reads the query column alone; Evaluate summarises an ended job from its scores; a
+dataset being stored is listed as storing, with its rows so far."""
 
 from __future__ import annotations
 
@@ -128,3 +130,28 @@ def test_an_ended_evaluation_is_summarised_from_its_scores_not_its_results(tmp_p
     assert line["mean"] == f"{expected['score'].mean():.3f}" and line["rows measured"] == "40", line.to_dict()
     assert {"CSV", "JSONL", "Parquet"} <= {b.proto.label for b in at.get("download_button")}
     assert reads == []  # neither the summary nor the buttons read the results
+
+
+def test_a_dataset_being_stored_is_listed_as_storing_with_its_rows_so_far_not_as_0_rows() -> None:
+    from tempo_eval.store.jobs import JobQueue, Worker
+
+    store = RunStore()
+    partial, _ = store.begin_dataset(name="big.jsonl", content_hash="h", mapping={}, source_format="jsonl")
+    store.add_dataset_rows(partial, 0, pd.DataFrame({"query_id": ["a", "b"], "query": ["x", "y"]}))
+    store.close()
+    queue = JobQueue()
+    job_id = queue.submit("dataset_upload", {"path": "/nowhere/big.jsonl", "name": "big.jsonl", "store": True})
+    assert queue.claim(Worker.this_process(), limit=1)["id"] == job_id
+    queue.progress(job_id, 1500, 3000, None)
+
+    def listed() -> list[str]:
+        at = AppTest.from_file(str(ROOT / "views" / "datasets.py"), default_timeout=TIMEOUT)
+        at.run()
+        assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+        table = next(d.value for d in at.dataframe if "rows" in d.value.columns and "format" in d.value.columns)
+        return table.loc[table["name"] == "big.jsonl", "rows"].tolist()
+
+    assert listed() == ["storing… (1,500 rows so far)"]
+    queue.finish(job_id, "failed", error="killed")
+    assert listed() == ["incomplete: the job storing it stopped (reading the file again completes it)"]
+    queue.close()
