@@ -86,7 +86,7 @@ def test_a_keyed_job_whose_worker_never_started_fails_after_a_while(monkeypatch)
     monkeypatch.setattr(jobs_module, "KEYED_START_S", 0.0)
     time.sleep(0.05)
     assert queue.reap() == 1
-    assert "did not start" in queue.get(keyed)["error"]
+    assert "no worker with its API key" in queue.get(keyed)["error"]
     queue.close()
 
 

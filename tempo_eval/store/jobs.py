@@ -247,7 +247,7 @@ class JobQueue:
         for row in self._conn.execute("SELECT id, pid, pid_start, host, updated_at FROM jobs"
                                       " WHERE status = 'queued' AND needs_key = 1").fetchall():
             if row["pid"] is None and now - (row["updated_at"] or now) > KEYED_START_S:
-                why = "the worker started for it (it alone has the API key typed on the page) did not start"
+                why = "no worker with its API key (typed on the page, never stored) started to take it"
             elif row["pid"] is not None and not _alive(row["pid"], row["pid_start"], row["host"], row["updated_at"], now):
                 why = "the worker holding its API key (typed on the page, never stored) ended before it took the job"
             else:
