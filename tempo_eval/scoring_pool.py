@@ -45,9 +45,10 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tempo_eval.store.results import EncodedRows
+if TYPE_CHECKING:  # imported by the workers (and the fork server), not by `warm_up`'s caller
+    from tempo_eval.store.results import EncodedRows
 
 logger = logging.getLogger("tempo_eval.runner")
 
@@ -327,8 +328,10 @@ def pool_for(
 
 def warm_up(modules: Sequence[str] = ()) -> None:
     """Start the fork server now, importing the scoring modules and `modules` (those of the
-    metrics), while this process goes on (the command line reads the file's first pass): a pool
-    started later forks its workers at once. Once per process; the server ends with it."""
+    metrics), while this process goes on (the command line imports its own modules and reads the
+    file's first pass): a pool started later forks its workers at once. Once per process; the
+    server ends with it. Importing this module imports neither pandas nor numpy, so the server's
+    imports run beside the caller's."""
     if _context(list(modules)).get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
@@ -342,7 +345,8 @@ def _context(modules: list[str]) -> Any:
     if "forkserver" not in methods:  # not on Linux or macOS
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(dict.fromkeys(["tempo_eval.scoring_pool", "tempo_eval.scoring", *modules])))
+    context.set_forkserver_preload(list(dict.fromkeys(
+        ["tempo_eval.scoring_pool", "tempo_eval.scoring", "tempo_eval.store.results", *modules])))
     return context
 
 

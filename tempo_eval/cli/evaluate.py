@@ -158,6 +158,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    if args.workspace:
+        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    names = metric_names(args.metric, args.metrics)
+    if args.engine != "ray" and not any(n in CONVERSATION_METRICS for n in names):
+        _warm_up_workers(args, names)  # first: the server imports the scoring modules beside ours
+
     from tempo_eval.io.conversation import load_conversations
     from tempo_eval.io.errors import InputError
     from tempo_eval.io.export import OUTPUT_FORMATS, write_frame, write_frames
@@ -167,10 +173,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from tempo_eval.scoring_pool import ScoringProcessError, default_processes
     from tempo_eval.store.runs import RunStore
 
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     max_bytes = max_input_bytes(args)
-    names = metric_names(args.metric, args.metrics)
     on_ray = args.engine == "ray"
     if not on_ray and re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", args.data):
         raise CLIError(f"{args.data.split('?')[0]!r}: object-store URIs are read by the Ray engine; add "
@@ -210,7 +213,6 @@ def _evaluate(args: argparse.Namespace) -> int:
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
     elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
-        _warm_up_workers(args, names)
         try:
             # read in batches: no size limit unless one is asked for (--max-input-mb, or the
             # environment variable), since memory grows with the batch, not the file
@@ -385,13 +387,12 @@ _WORKERS_MIN_BYTES = 2_000_000
 def _warm_up_workers(args: argparse.Namespace, names: list[str]) -> None:
     """Start the scoring processes' fork server while the file is read a first time, when the run
     may score in processes: a large file, more than one process, metrics that may be offline."""
-    from tempo_eval.scoring import BUILT_IN_METRICS
     from tempo_eval.scoring_pool import default_processes, warm_up
 
     with contextlib.suppress(OSError):
         if ((args.processes or default_processes()) > 1 and not args.verifier
                 and os.path.getsize(args.data) >= _WORKERS_MIN_BYTES):
-            warm_up([BUILT_IN_METRICS[name] for name in names if name in BUILT_IN_METRICS])
+            warm_up(list(dict.fromkeys(METRIC_MODULES[name] for name in names if name in METRIC_MODULES)))
 
 
 def _check_engine_options(args: argparse.Namespace) -> None:
