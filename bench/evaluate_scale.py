@@ -188,13 +188,13 @@ class TreeMemory:
         self._thread.join()
 
 
-def run_measured(command: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
+def run_measured(command: list[str], env: dict[str, str] | None = None, cwd: Path = REPO) -> dict[str, object]:
     """wall (seconds), peak (MB: the process tree's summed PSS), maxrss (MB: ru_maxrss of the child
     alone), processes (the most in the tree at once), cpu (CPU seconds of the child, from wait4),
     cpu_others (of its descendants, sampled), stdout, stderr."""
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=err, text=True)
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=err, text=True)
         tree = TreeMemory(process.pid)  # the child is not reaped before wait4: its /proc stays
         _, status, usage = os.wait4(process.pid, 0)
         tree.stop()
@@ -211,7 +211,8 @@ def run_measured(command: list[str], env: dict[str, str] | None = None) -> dict[
             "stdout": stdout, "stderr": stderr}
 
 
-def measure(path: Path, label: str, workdir: Path, processes: list[str]) -> dict[str, float]:
+def measure(path: Path, label: str, workdir: Path, processes: list[str], trees: list[Path] | None = None,
+            repeat: int = 1) -> dict[str, float]:
     size_mb = path.stat().st_size / 1e6
     print(f"\n== {label}: {path.name}, {size_mb:,.0f} MB; load average {os.getloadavg()[0]:.2f}", flush=True)
     ref = run_measured([sys.executable, "-c", REFERENCE, str(path)])
@@ -221,7 +222,10 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str]) -> dict
           f"{ref['maxrss']:.0f} MB), {reference['rows']:,} rows",
           flush=True)
     found: dict[str, float] = {}
-    for turn, setting in enumerate(processes):
+    trees = trees or [REPO]
+    turns = [(setting, tree) for _ in range(repeat) for setting in processes for tree in trees]
+    walls: dict[tuple[str, Path], list[float]] = {}
+    for turn, (setting, tree) in enumerate(turns):
         tag = f"{label}-{turn}-p{setting}"  # a fresh workspace each time: a setting measured twice computes twice
         workspace = workdir / f"workspace-{tag}"
         env = {**os.environ, "TEMPO_EVAL_HOME": str(workspace)}
@@ -231,11 +235,13 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str]) -> dict
                    "--metric", "temporal_ndcg", "--out", str(out), "--no-progress"]
         if setting != "auto":
             command += ["--processes", setting]
-        ours = run_measured(command, env)
+        ours = run_measured(command, env, cwd=tree)
         wall, peak = float(ours["wall"]), float(ours["peak"])  # type: ignore[arg-type]
+        walls.setdefault((setting, tree), []).append(wall)
         store_mb = sum(p.stat().st_size for p in workspace.iterdir()) / 1e6
         rows = reference["rows"]
-        print(f"ours (evaluate --processes {setting}, everything stored): {wall:8.1f} s, peak {peak:6.0f} MB "
+        which = f" from {tree}" if len(trees) > 1 else ""
+        print(f"ours (evaluate --processes {setting}{which}, everything stored): {wall:8.1f} s, peak {peak:6.0f} MB "
               f"(process tree, PSS; ru_maxrss of the main process {ours['maxrss']:.0f} MB), "
               f"{ours['processes']} processes, {rows / wall:,.0f} rows/s; workspace {store_mb:,.0f} MB; CPU "
               f"{ours['cpu']:.1f} s in the main process, {ours['cpu_others']:.1f} s in the others", flush=True)
@@ -245,6 +251,15 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str]) -> dict
               f"{peak:,.0f} MB (target <= 600 MB)  -> {'met' if ratio <= 2 and peak <= 600 else 'NOT met'}; "
               f"load average after {os.getloadavg()[0]:.2f}", flush=True)
         found[setting] = ratio
+    if len(trees) > 1:  # the same file, the trees measured in turn: their ratio, turn by turn
+        for setting in processes:
+            first = walls[(setting, trees[0])]
+            for other in trees[1:]:
+                ratios = [a / b for a, b in zip(first, walls[(setting, other)], strict=True)]
+                print(f"--processes {setting}: {trees[0]} / {other}: wall ratio per turn "
+                      f"{', '.join(f'{r:.2f}' for r in ratios)}; sums {sum(first):.1f} s / "
+                      f"{sum(walls[(setting, other)]):.1f} s = {sum(first) / sum(walls[(setting, other)]):.2f}",
+                      flush=True)
     return found
 
 
@@ -259,7 +274,12 @@ def main() -> None:
     parser.add_argument("--processes", default="auto", metavar="P,Q",
                         help="evaluate's --processes for ours, each measured in turn (default auto: "
                              "the command's default); e.g. auto,1")
+    parser.add_argument("--against", type=Path, metavar="TREE",
+                        help="also evaluate with the code of another checkout (e.g. the main branch), in turn "
+                             "with this one on the same file, and print their ratio")
+    parser.add_argument("--repeat", type=int, default=1, help="measure each setting (and tree) this many times, in turn")
     args = parser.parse_args()
+    trees = [REPO, args.against.resolve()] if args.against else [REPO]
 
     workdir = Path(tempfile.mkdtemp(prefix="tempo_eval_scale_"))
     processes = [p.strip() for p in args.processes.split(",") if p.strip()]
@@ -270,13 +290,13 @@ def main() -> None:
             data = workdir / "rows.csv"
             n = write_csv(data, rows=args.rows, corpus_docs=args.corpus_docs, seed=args.seed)
             print(f"{n:,} rows, {data.stat().st_size / n:,.0f} bytes a row")
-            measure(data, f"{n // 1000}k", workdir, processes)
+            measure(data, f"{n // 1000}k", workdir, processes, trees, args.repeat)
             data.unlink()
         if args.gb > 0:
             big = workdir / "big.csv"
             n = write_csv(big, min_bytes=int(args.gb * 1e9), corpus_docs=args.corpus_docs, seed=args.seed + 1)
             print(f"\n{n:,} rows in {big.stat().st_size / 1e9:.2f} GB")
-            measure(big, f"{args.gb:g}GB", workdir, processes)
+            measure(big, f"{args.gb:g}GB", workdir, processes, trees, args.repeat)
     finally:
         if not args.keep:
             import shutil

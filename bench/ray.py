@@ -14,8 +14,10 @@ every result stored in a fresh workspace, where the dashboard and `runs` find it
 3. lexical verifier: Factual Correctness with the offline lexical verifier (MiniLM similarity and
    a calibrated model of the facts' agreement), every verdict computed (each engine starts from
    an empty verdict cache).
-The local engine is `evaluate(path)`, the command line's default: the file streamed in batches,
-the offline metrics scored a batch at a time, each batch committed. The Ray engine writes each
+The local engine is `evaluate(path, processes=default_processes())`, as the command line runs it:
+the file streamed in batches, the offline metrics scored a batch at a time (in that many worker
+processes, one per usable CPU, at most 4: 2 here; the library's own default is 1), each batch
+committed. The Ray engine writes each
 block into the workspace as it finishes (no import step); the time its driver spent writing the
 workspace (beside the scoring) is printed, and so is the time `import-results` would take to
 bring the same output into another workspace (an output made elsewhere), as a share of the Ray
@@ -61,6 +63,7 @@ def run_both(name: str, path: Path, metric_factory, workers: int, block_size: in
     from tempo_eval.distributed.engine import evaluate_ray
     from tempo_eval.distributed.output import import_results
     from tempo_eval.runner import evaluate
+    from tempo_eval.scoring_pool import default_processes
     from tempo_eval.store.runs import RunStore
 
     n_rows = sum(1 for _ in path.open("rb")) - (path.suffix == ".csv")  # generated rows: one line each
@@ -69,7 +72,8 @@ def run_both(name: str, path: Path, metric_factory, workers: int, block_size: in
     os.environ["TEMPO_EVAL_HOME"] = tempfile.mkdtemp(prefix="tempo_eval_bench_local_")
     local_steady = Steady(block_size)
     start = time.perf_counter()
-    local = evaluate(str(path), metric_factory(), max_concurrency=4, progress=local_steady)
+    processes = default_processes()  # the command line's default
+    local = evaluate(str(path), metric_factory(), max_concurrency=4, progress=local_steady, processes=processes)
     t_local = time.perf_counter() - start
     local_frame = RunStore().results_frame(local.run_id)
 
@@ -87,7 +91,7 @@ def run_both(name: str, path: Path, metric_factory, workers: int, block_size: in
     start = time.perf_counter()
     import_results(out)
     t_import = time.perf_counter() - start
-    print(f"  local engine:        {t_local:8.2f} s  {n_rows / t_local:9,.0f} rows/s end to end"
+    print(f"  local, {processes} processes:  {t_local:8.2f} s  {n_rows / t_local:9,.0f} rows/s end to end"
           f"  {local_steady.rate():9,.0f} rows/s after the first {block_size:,} rows")
     print(f"  ray, {workers} workers:      {t_ray:8.2f} s  {n_rows / t_ray:9,.0f} rows/s end to end"
           f"  {ray_steady.rate():9,.0f} rows/s after the first block ({run.n_blocks} blocks of {block_size:,};"

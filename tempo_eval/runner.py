@@ -52,13 +52,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import inspect
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -90,7 +89,7 @@ from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re
     run_config,
     system,
 )
-from tempo_eval.scoring_pool import ScoringPool, gc_paused, pool_for
+from tempo_eval.scoring_pool import ScoringPool, gc_paused, heap_settled_per_batch, pool_for
 from tempo_eval.store.db import WorkspaceError, check_free_space
 from tempo_eval.store.results import RESULT_COLUMNS
 from tempo_eval.store.runs import RunStore
@@ -423,7 +422,7 @@ class _Run:
         self.total = 0
         self._reported: tuple[int, int] | None = None
         self.status = "finished"
-        #: whether the last batch had rows scored one by one (see `_heap_settled_per_batch`)
+        #: whether the last batch had rows scored one by one (see `heap_settled_per_batch`)
         self.online_batch = False
 
     async def evaluate(
@@ -438,7 +437,7 @@ class _Run:
         try:
             # a text repeated across batches (a context, a query) is extracted once; the pool, if
             # any, is stopped on the way out (the batches it has in flight are then not stored)
-            with extraction_memo(), _heap_settled_per_batch() as settle, pool_for(
+            with extraction_memo(), heap_settled_per_batch() as settle, pool_for(
                     self.metrics, [str(c) for c in stream.columns], processes=self.processes, rows=self.total,
                     run_id=run_id) as self.pool:
                 n_rows = await self._batches(stream, resumed, store_rows, cancel, max_concurrency, settle)
@@ -531,7 +530,7 @@ class _Run:
         online = [(i, [m for m in todo if m.name not in batched]) for i, todo in pending]
         offline_only = not any(todo for _, todo in online)
         self.online_batch = not offline_only
-        with gc_paused():  # the batch's cycles are collected after it (`_heap_settled_per_batch`)
+        with gc_paused():  # the batch's cycles are collected after it (`heap_settled_per_batch`)
             offline = await measure_batch(
                 [(i, rows[i], [m for m in todo if m.name in batched]) for i, todo in pending]
             )
@@ -617,41 +616,6 @@ class _Run:
         )
         self.done += len(scored)
         self.computed += sum(len(results) for _, _, results in scored)
-
-
-#: batches scored row by row (online metrics) between two full collections of the frozen heap
-_FULL_COLLECT_BATCHES = 50
-
-
-@contextlib.contextmanager
-def _heap_settled_per_batch() -> Iterator[Callable[[bool], None]]:
-    """A `settle(online)` to call after each batch (`online`: rows were scored one by one, by a
-    judge or a model): what the batch left alive (the extraction memo's new focus times, the
-    store's caches) is frozen (`gc.freeze`), so the cyclic collector does not rescan the run's
-    growing heap again and again (that cost half the scoring time of the focus-time metrics,
-    measured on 20,000 rows). Offline batches leave no cycles (measured: a collection after
-    each found nothing, and cost 10-25 ms a batch, a full one over the memo 1 s), so the heap is
-    unfrozen and fully collected only after `_FULL_COLLECT_BATCHES` online batches (requests,
-    tasks and errors do leave cycles), and unfrozen at the end. When something else froze
-    objects before (a Ray actor does), or the collector is off, the heap is left as it is."""
-    if gc.get_freeze_count() or not gc.isenabled():
-        yield lambda online: None
-        return
-    online_batches = 0
-
-    def settle(online: bool) -> None:
-        nonlocal online_batches
-        online_batches += bool(online)
-        if online_batches >= _FULL_COLLECT_BATCHES:
-            online_batches = 0
-            gc.unfreeze()
-            gc.collect()
-        gc.freeze()
-
-    try:
-        yield settle
-    finally:
-        gc.unfreeze()
 
 
 async def _run_workers(coroutines: Sequence[Any]) -> None:

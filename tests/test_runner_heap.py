@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 import tempo_eval.runner as runner
+import tempo_eval.scoring_pool as scoring_pool
 from tempo_eval.io.stream import open_stream
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
@@ -36,7 +37,7 @@ def _scores(store: RunStore, run_id: int) -> list[tuple]:
 def test_the_heap_is_frozen_between_batches_and_unfrozen_after_the_run(tmp_path, monkeypatch):
     path = _csv(tmp_path / "d.csv", 50)
     frozen_during: list[int] = []
-    settle_batches = runner._heap_settled_per_batch
+    settle_batches = runner.heap_settled_per_batch
 
     def watching():
         context = settle_batches()
@@ -57,8 +58,8 @@ def test_the_heap_is_frozen_between_batches_and_unfrozen_after_the_run(tmp_path,
 
         return Watch()
 
-    monkeypatch.setattr(runner, "_heap_settled_per_batch", watching)
-    monkeypatch.setattr(runner, "_FULL_COLLECT_BATCHES", 3)
+    monkeypatch.setattr(runner, "heap_settled_per_batch", watching)
+    monkeypatch.setattr(scoring_pool, "_FULL_COLLECT_BATCHES", 3)
     gc.unfreeze()
     store = RunStore(tmp_path / "ws.sqlite")
     result = evaluate(open_stream(path, batch_rows=7), [TemporalFaithfulness(), TemporalNDCG(k=3)], store=store)

@@ -158,6 +158,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    if args.workspace:
+        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    names = metric_names(args.metric, args.metrics)
+    if args.engine != "ray" and not any(n in CONVERSATION_METRICS for n in names):
+        _warm_up_workers(args, names)  # first: the server imports the scoring modules beside ours
+
     from tempo_eval.io.conversation import load_conversations
     from tempo_eval.io.errors import InputError
     from tempo_eval.io.export import OUTPUT_FORMATS, write_frame, write_frames
@@ -167,10 +173,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from tempo_eval.scoring_pool import ScoringProcessError, default_processes
     from tempo_eval.store.runs import RunStore
 
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     max_bytes = max_input_bytes(args)
-    names = metric_names(args.metric, args.metrics)
     on_ray = args.engine == "ray"
     if not on_ray and re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", args.data):
         raise CLIError(f"{args.data.split('?')[0]!r}: object-store URIs are read by the Ray engine; add "
@@ -210,7 +213,6 @@ def _evaluate(args: argparse.Namespace) -> int:
                 f"turn_faithfulness runs on conversations: {error} (or use the dashboard's Conversation page)"
             ) from None
     elif not on_ray:  # the Ray engine reads the data with Ray Data, on the cluster
-        _warm_up_workers(args, names)
         try:
             # read in batches: no size limit unless one is asked for (--max-input-mb, or the
             # environment variable), since memory grows with the batch, not the file
@@ -286,9 +288,10 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     if result.unstored is None or result.unstored.empty:
         # a part at a time from the store, and the summary from the scores alone: the memory of
-        # a part, whatever the size of the run
-        write_frames(store.results_frames(result.run_id), args.out)
-        frame = store.scores_frame(result.run_id)
+        # a part, whatever the size of the run; the results are read once, for both
+        scores = ScoresOf()
+        write_frames(scores.gather(store.results_frames(result.run_id)), args.out)
+        frame = scores.frame()
     else:  # results this call gives without storing them (see RunResult.unstored)
         frame = result.frame
         write_frame(frame, args.out)
@@ -313,6 +316,57 @@ def _evaluate(args: argparse.Namespace) -> int:
     return _exit_code(frame, aggregate, thresholds)
 
 
+class ScoresOf:
+    """What a run's summary reads of its results (`RunStore.scores_frame`'s frame: metric, score,
+    reason_code of NaN results, reason of each metric's first result), gathered from the results
+    frames as they pass (`gather`) on their way to the output file, in flat arrays: the store is
+    read once for both, and the memory is that of the scores, not of the results."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, int] = {}  # metric -> its code, in order of first appearance
+        self._metrics: list[Any] = []
+        self._scores: list[Any] = []
+        self._codes: dict[int, Any] = {}  # position -> reason_code, of NaN results
+        self._reasons: dict[str, Any] = {}  # metric -> the reason of its first result
+        self._size = 0
+
+    def gather(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        import numpy as np
+
+        for part in frames:
+            metrics = part["metric"].tolist()
+            for metric in dict.fromkeys(metrics):
+                if metric not in self._names:
+                    self._names[metric] = len(self._names)
+                    self._reasons[metric] = part["reason"].iloc[metrics.index(metric)]
+            names = self._names
+            self._metrics.append(np.fromiter((names[m] for m in metrics), dtype=np.int32, count=len(metrics)))
+            scores = part["score"].to_numpy(dtype=float)
+            self._scores.append(scores)
+            nan = np.flatnonzero(np.isnan(scores))
+            self._codes.update(zip((nan + self._size).tolist(),
+                                   part["reason_code"].to_numpy(dtype=object)[nan].tolist(), strict=True))
+            self._size += len(part)
+            yield part
+
+    def frame(self) -> pd.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        codes = np.concatenate(self._metrics) if self._metrics else np.empty(0, dtype=np.int32)
+        reason_codes = np.full(self._size, None, dtype=object)
+        reason_codes[list(self._codes)] = list(self._codes.values())
+        reasons = np.full(self._size, None, dtype=object)
+        for metric, code in self._names.items():  # each metric's first result, in order
+            reasons[int(np.argmax(codes == code))] = self._reasons[metric]
+        return pd.DataFrame({
+            "metric": pd.Categorical.from_codes(codes, categories=list(self._names)),
+            "score": np.concatenate(self._scores) if self._scores else np.empty(0),
+            "reason_code": pd.Series(reason_codes, dtype=object),
+            "reason": pd.Series(reasons, dtype=object),
+        })
+
+
 def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[str, float]) -> int:
     """EXIT_FAILED when a metric failed on every row or is below its --fail-under threshold (one
     line per cause on stderr), else EXIT_OK; the same for both engines."""
@@ -333,13 +387,12 @@ _WORKERS_MIN_BYTES = 2_000_000
 def _warm_up_workers(args: argparse.Namespace, names: list[str]) -> None:
     """Start the scoring processes' fork server while the file is read a first time, when the run
     may score in processes: a large file, more than one process, metrics that may be offline."""
-    from tempo_eval.scoring import BUILT_IN_METRICS
     from tempo_eval.scoring_pool import default_processes, warm_up
 
     with contextlib.suppress(OSError):
         if ((args.processes or default_processes()) > 1 and not args.verifier
                 and os.path.getsize(args.data) >= _WORKERS_MIN_BYTES):
-            warm_up([BUILT_IN_METRICS[name] for name in names if name in BUILT_IN_METRICS])
+            warm_up(list(dict.fromkeys(METRIC_MODULES[name] for name in names if name in METRIC_MODULES)))
 
 
 def _check_engine_options(args: argparse.Namespace) -> None:

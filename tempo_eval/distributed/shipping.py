@@ -18,10 +18,13 @@ actor and get the same worker cache (`install_default_caches`).
 
 from __future__ import annotations
 
+import atexit
 import io
 import os
 import pickle
+import shutil
 import sqlite3
+import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -193,12 +196,10 @@ def install_default_caches(source: CacheSource, gpus_per_worker: float) -> None:
     `tempo_eval.verify.default_lexical_verifier`) at this actor's worker cache and device.
 
     The defaults are keyed by the workspace path; the actor's TEMPO_EVAL_HOME is a private empty
-    directory, so building them creates no file in the user's workspace."""
-    import tempfile
-
+    directory (`actor_home`), so building them creates no file in the user's workspace."""
     from tempo_eval import verify
 
-    os.environ["TEMPO_EVAL_HOME"] = tempfile.mkdtemp(prefix="tempo-eval-actor-")
+    os.environ["TEMPO_EVAL_HOME"] = actor_home()
     cache = worker_cache(source)
     for build in (verify.default_lexical_verifier, verify.default_nli_verifier):
         default = build()
@@ -208,3 +209,42 @@ def install_default_caches(source: CacheSource, gpus_per_worker: float) -> None:
             import ray
 
             inner.device = worker_device(inner.device, ray.get_gpu_ids())
+
+
+#: an actor's private workspace folder, in the temporary folder: this prefix, its process id, "-"
+ACTOR_HOME_PREFIX = "tempo-eval-actor-"
+#: (process id, folder) of this process's folder, once made
+_actor_home: tuple[int, str] | None = None
+
+
+def actor_home() -> str:
+    """This process's private, empty workspace folder, one however many actors the process hosts,
+    removed when the process exits. A process killed first (Ray may end its workers so) leaves its
+    folder behind: the folders of processes no longer running are removed when a new one is made."""
+    global _actor_home
+    pid = os.getpid()
+    if _actor_home is None or _actor_home[0] != pid or not os.path.isdir(_actor_home[1]):
+        _remove_orphaned_homes()
+        folder = tempfile.mkdtemp(prefix=f"{ACTOR_HOME_PREFIX}{pid}-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _actor_home = (pid, folder)
+    return _actor_home[1]
+
+
+def _remove_orphaned_homes() -> None:
+    """Remove the actor folders (`actor_home`) of processes that are no longer running."""
+    parent = tempfile.gettempdir()
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        pid_text, sep, _ = name[len(ACTOR_HOME_PREFIX):].partition("-")
+        if not name.startswith(ACTOR_HOME_PREFIX) or not sep or not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:  # gone: its folder is an orphan
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        except (PermissionError, OverflowError):  # running, as another user (or not a process id)
+            continue

@@ -124,29 +124,23 @@ def open_stream(
 
     label = name or Path(path).name
     source_format = _format_of(RawInput(label, b""), format)
+    copy = None
+    delimiter = {"csv": ",", "tsv": "\t"}.get(source_format)
     with open_regular_file(path, label, limit=max_bytes) as raw:
         compression = compression_of(raw.read(4))
         raw.seek(0)
-        content_hash = _prepass.raw_hash(raw)
-    copy = None
-    if source_format in ("csv", "tsv", "jsonl", "json"):
-        delimiter = {"csv": ",", "tsv": "\t"}.get(source_format)
+        hashing = _prepass.BackgroundHash(raw)  # in a thread, beside the checks
         try:
-            with _decompressed(path, label, compression) as text:
-                if source_format == "json":
-                    scan = _prepass.scan_json_array(_chunks(text), label)
-                else:
-                    scan = _prepass.scan_text(_chunks(text), label, delimiter, json_lines=source_format == "jsonl")
-        except (OSError, _arrow_error()):  # a damaged compressed file: the whole-file reader says how
-            scan = _prepass.Scan(content_hash, streamable=False)
-        scan.content_hash = content_hash
-    else:
-        if source_format == "parquet" and compression is not None:
-            copy = _decompressed_copy(path, label, compression)
-        scan = _prepass.Scan(content_hash, streamable=source_format == "parquet" and (compression is None or copy is not None),
-                             size=os.stat(path).st_size)
-        if scan.streamable:
-            scan.estimated_rows = _parquet_rows(path, label, copy)
+            scan = _first_pass(path, label, source_format, compression, delimiter)
+            if source_format == "parquet" and compression is not None:
+                copy = _decompressed_copy(path, label, compression)
+                scan.streamable = copy is not None
+            content_hash = scan.content_hash = hashing.result()
+        except BaseException:
+            hashing.cancel()
+            raise
+    if scan.streamable and source_format == "parquet":
+        scan.estimated_rows = _parquet_rows(path, label, copy)
     if not scan.streamable:
         whole = load_dataset(path, mapping, name=name, format=format,
                              max_bytes=_UNLIMITED if max_bytes is None else max_bytes)
@@ -202,6 +196,21 @@ def open_stream(
 
     stream._batches = batches()
     return stream
+
+
+def _first_pass(path: Any, label: str, source_format: str, compression: str | None, delimiter: str | None,
+                ) -> _prepass.Scan:
+    """The first pass's checks of a text file (`tempo_eval.io._prepass`), without the hash; a
+    Parquet file is streamable unless compressed (then only when it decompresses)."""
+    if source_format not in ("csv", "tsv", "jsonl", "json"):
+        return _prepass.Scan("", streamable=source_format == "parquet", size=os.stat(path).st_size)
+    try:
+        with _decompressed(path, label, compression) as text:
+            if source_format == "json":
+                return _prepass.scan_json_array(_chunks(text), label)
+            return _prepass.scan_text(_chunks(text), label, delimiter, json_lines=source_format == "jsonl")
+    except (OSError, _arrow_error()):  # a damaged compressed file: the whole-file reader says how
+        return _prepass.Scan("", streamable=False)
 
 
 def _arrow_error() -> type[Exception]:
