@@ -23,6 +23,11 @@ DATASET_KEY = "dataset_id"
 RUNS_KEY = "run_ids"
 _PENDING_DATASET = "_pending_dataset_id"
 _PENDING_RUNS = "_pending_run_ids"
+#: the last dataset and runs drawn, in plain session keys: Streamlit drops a widget's value when a
+#: run was cut short before the widget was drawn (a page switch under load, the address's query
+#: parameters gone with it), and the widget then fell back to its first option, the newest dataset
+_LAST_DATASET = "_dataset_last"
+_LAST_RUNS = "_runs_last"
 
 
 def select_dataset(dataset_id: int, run_ids: Sequence[int] = ()) -> None:
@@ -118,25 +123,36 @@ def sidebar() -> None:
         state[DATASET_KEY] = state.pop(_PENDING_DATASET)
     if state.get(DATASET_KEY) not in ids:
         wanted = _param_ints("dataset")
-        state[DATASET_KEY] = wanted[0] if wanted and wanted[0] in ids else first
+        last = state.get(_LAST_DATASET)
+        state[DATASET_KEY] = wanted[0] if wanted and wanted[0] in ids else last if last in ids else first
     with st.sidebar:
         st.markdown("### Data")
-        dataset_id = st.selectbox("Dataset", ids, key=DATASET_KEY, format_func=lambda i: names.get(int(i), f"#{i}"))
+        # index=None: a value the browser did not send reads as None (restored above on the next
+        # run), never as the first option
+        dataset_id = st.selectbox("Dataset", ids, index=None, key=DATASET_KEY,
+                                  format_func=lambda i: names.get(int(i), f"#{i}"))
+        if dataset_id is None:  # a widget may not be set once drawn: set it on a new run
+            state[_PENDING_DATASET] = state.get(_LAST_DATASET) if state.get(_LAST_DATASET) in ids else first
+            st.rerun()
+        state[_LAST_DATASET] = dataset_id
         run_ids, labels, default = _run_choices(db, int(dataset_id), store_version(db))
         if _PENDING_RUNS in state:
             state[RUNS_KEY] = [r for r in state.pop(_PENDING_RUNS) if r in run_ids]
         if RUNS_KEY not in state:
             wanted = [r for r in _param_ints("runs") if r in run_ids]
-            state[RUNS_KEY] = wanted or default
+            last_for, last_runs = state.get(_LAST_RUNS, (None, []))
+            kept = [r for r in last_runs if r in run_ids] if last_for == dataset_id else []
+            state[RUNS_KEY] = wanted or kept or default
         else:
             state[RUNS_KEY] = [r for r in state[RUNS_KEY] if r in run_ids] or (
                 default if state.get("_runs_for") != dataset_id else []
             )
         state["_runs_for"] = dataset_id
-        st.multiselect(
+        chosen = st.multiselect(
             "Evaluation runs", run_ids, key=RUNS_KEY, format_func=lambda i: labels.get(int(i), f"#{i}"),
             help="Runs of this dataset stored in the workspace. Evaluate the dataset to add one.",
         )
+        state[_LAST_RUNS] = (dataset_id, list(chosen))
         # always the same number of elements: a sidebar that changes length leaves stale copies
         # on screen while a fragment reruns
         hint = "" if run_ids else "No evaluation run yet for this dataset: open **Evaluate**. "
