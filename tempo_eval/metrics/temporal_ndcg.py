@@ -141,7 +141,7 @@ class TemporalNDCG(Metric):
     `measure(...).details` holds `mode`, `k`, `gain`, `curve` (NDCG@1..k from one pass; past the
     end of the list DCG stays flat, so the curve is flat when the ideal comes from the same
     documents and falls when more relevant gold documents exist; for k above MAX_CURVE_RANKS it
-    stops where it turns flat for good, see `_details`), `ranks` (the top k as
+    stops where it turns flat for good, see `_curve`), `ranks` (the top k as
     {rank, doc, relevance, gain, discounted_gain}; `doc` is the id in gold mode, the 0-based list
     index otherwise; plus `score` when ranked by scores, `years` / `overlap` in focus-time mode,
     `grade` / `reasoning` in LLM mode), `dcg` and `idcg` at k; in LLM mode also `judge` and
