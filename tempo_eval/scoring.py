@@ -260,11 +260,13 @@ async def measure_batch(
     """The results of many rows, (index, row, metrics) each, scored one after the other in one
     focus-time memo (`tempo_eval.core.focus_memo`): each distinct text of the batch is extracted
     once. For offline metrics (`Metric.batchable`); failures isolated as in `measure`, and each
-    row's results are those `measure_row` gives for it alone."""
+    row's results are those `measure_row` gives for it alone, their details packed
+    (`tempo_eval.packed_details`: read like the dict, stored without being expanded)."""
     from tempo_eval.core.focus_memo import extraction_memo
+    from tempo_eval.packed_details import packing_details
 
     out = []
-    with extraction_memo():
+    with extraction_memo(), packing_details():
         for index, row, metrics in items:
             results = []  # a loop, not a comprehension: an awaiting comprehension is a coroutine a row
             for metric in metrics:

@@ -67,16 +67,16 @@ def test_details_json_passes_an_interruption_on_and_encodes_right_after_it() -> 
     import tempo_eval.store.packing as packing
 
     original = packing._jsonable
-    packing._details_encoder = None  # rebuilt below with the interrupting fallback
+    encoders = packing._encoders.encoder  # this thread's
     packing._jsonable = interrupted
     try:
-        packing._details_encoder = packing._make_details_encoder()
+        encoders[False] = packing._make_details_encoder()  # with the interrupting fallback
         with pytest.raises(KeyboardInterrupt):
             _details_json({"a": Odd()})
         assert len(calls) == 1  # not encoded a second time by the json.dumps fallback
     finally:
         packing._jsonable = original
-        packing._details_encoder = packing._make_details_encoder()
+        encoders[False] = packing._make_details_encoder()
     for details in DETAILS:
         assert _details_json(details) == json.dumps(details, ensure_ascii=False, default=_jsonable)
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tempo_eval import packed_details
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.decompose import TOO_MANY_CLAIMS, claim_limit, too_many_claims_reason
 from tempo_eval.core.extract import parse_reference_date
@@ -205,22 +206,17 @@ class TemporalFaithfulness(Metric):
         # read only (`years_of`): the memo shares focus times between rows
         answer_years = years_of(aft, "aft")
         context_years = [d.years if type(d) is FocusTime else years_of(d, f"dfts[{i}]") for i, d in enumerate(dfts)]
-        details: dict[str, Any] = {
-            "mode": "focus_time",
-            "reference_date": ref.isoformat() if ref else None,
-            "aft": sorted(answer_years),
-            "dfts": [sorted(d) for d in context_years],
-            "years": _year_grounding(aft, dfts, answer_years, context_years),
-        }
+        ordered = sorted(answer_years)
+        answer_spans, context_spans, missing = _year_grounding(aft, dfts, ordered, context_years)
+        details = packed_details.details("tf/1", [
+            ref.isoformat() if ref else None, ordered, [sorted(d) for d in context_years], answer_spans, context_spans,
+        ])
         if not answer_years:
-            return not_measurable(
-                self.name, "no_temporal_claims", "The answer mentions no year or period.", **details
-            )
-        grounded = [y["year"] for y in details["years"] if y["grounded"]]
-        missing = [y["year"] for y in details["years"] if not y["grounded"]]
+            return MetricResult(self.name, NAN, "The answer mentions no year or period.", "no_temporal_claims", details)
+        grounded = len(ordered) - len(missing)
         # `focus_time_faithfulness(answer_years, context_years)`, counted in the grounding above
-        score = len(grounded) / len(answer_years)
-        reason = f"{len(grounded)} of {len(answer_years)} answer years appear in the contexts"
+        score = grounded / len(answer_years)
+        reason = f"{grounded} of {len(answer_years)} answer years appear in the contexts"
         if missing:
             reason += f"; not found: {', '.join(map(str, missing))}"
         return MetricResult(self.name, score, reason + ".", None, details)
@@ -329,24 +325,20 @@ class TemporalFaithfulness(Metric):
         return MetricResult(self.name, score, reason, None, details)
 
 
-def _year_grounding(aft, dfts, answer_years: set[int], context_years: list[set[int]]) -> list[dict]:
-    """Per answer year: grounded or not, which contexts hold it, and the spans it came from."""
-    rows = []
+def _year_grounding(
+    aft, dfts, ordered: list[int], context_years: list[set[int]],
+) -> tuple[list[list[str]], list[list[list[str]]], list[int]]:
+    """Per answer year (`ordered`): the spans it came from in the answer, and in each context that
+    holds it; and the years no context holds (layout "tf/1" of `tempo_eval.packed_details`)."""
+    answer_spans, context_spans, missing = [], [], []
     indexed = list(enumerate(context_years))
-    for year in sorted(answer_years):
+    for year in ordered:
         holders = [i for i, years in indexed if year in years]
-        rows.append(
-            {
-                "year": year,
-                "grounded": bool(holders),
-                "contexts": holders,
-                "answer_spans": _span_texts(aft, year),
-                "context_spans": [
-                    {"context": i, "spans": _span_texts(dfts[i], year)} for i in holders
-                ],
-            }
-        )
-    return rows
+        answer_spans.append(_span_texts(aft, year))
+        context_spans.append([_span_texts(dfts[i], year) for i in holders])
+        if not holders:
+            missing.append(year)
+    return answer_spans, context_spans, missing
 
 
 def _span_texts(focus: Any, year: int) -> list[str]:

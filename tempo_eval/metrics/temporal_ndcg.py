@@ -44,10 +44,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tempo_eval import packed_details
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.extract import parse_reference_date
 from tempo_eval.core.focus import FocusTime, years_of
 from tempo_eval.metrics.base import (
+    NAN,
     Metric,
     MetricResult,
     MissingInput,
@@ -139,7 +141,7 @@ class TemporalNDCG(Metric):
     `measure(...).details` holds `mode`, `k`, `gain`, `curve` (NDCG@1..k from one pass; past the
     end of the list DCG stays flat, so the curve is flat when the ideal comes from the same
     documents and falls when more relevant gold documents exist; for k above MAX_CURVE_RANKS it
-    stops where it turns flat for good, see `_details`), `ranks` (the top k as
+    stops where it turns flat for good, see `_curve`), `ranks` (the top k as
     {rank, doc, relevance, gain, discounted_gain}; `doc` is the id in gold mode, the 0-based list
     index otherwise; plus `score` when ranked by scores, `years` / `overlap` in focus-time mode,
     `grade` / `reasoning` in LLM mode), `dcg` and `idcg` at k; in LLM mode also `judge` and
@@ -389,16 +391,14 @@ class TemporalNDCG(Metric):
         if dfts is None and docs is None:
             raise ValueError("focus_time mode needs dfts (or retrieved_docs / contexts, to extract them from)")
 
-        details: dict[str, Any] = {}
+        reference_date: list[str | None] = []  # the key only when focus times were extracted
         if query is not None or docs is not None:
             ref = parse_reference_date(reference)
-            details["reference_date"] = ref.isoformat() if ref else None
+            reference_date.append(ref.isoformat() if ref else None)
             if query is not None:
                 qft = focus_memo.extract_qft(require_text(query, "query", allow_empty=True), reference_date=ref)
             if docs is not None:
                 dfts = focus_memo.extract_dfts(require_text_list(docs, docs_name), reference_date=ref)
-        details["qft_source"] = "given" if query is None else "extracted from query"
-        details["dfts_source"] = "given" if docs is None else f"extracted from {docs_name}"
 
         query_years = years_of(qft, "qft")  # read only: the memo shares focus times between rows
         doc_years = _year_sets(dfts, "dfts")
@@ -409,24 +409,31 @@ class TemporalNDCG(Metric):
         relevances = _relevances(query_years, doc_years)
         gains = gain_list(relevances, self.gain)
         ideal = gains if pool_years is None else gain_list(_relevances(query_years, pool_years), self.gain)
-        details.update(_details("focus_time", k, range(len(doc_years)), relevances, gains, ideal, self.gain,
-                                query_years=query_years, doc_years=doc_years))
-        details.update(
-            qft=sorted(query_years),
-            ideal_from="candidate_pool" if pool_years is not None else "retrieved documents",
-            retrieved=len(doc_years),
-        )
+        curve, curve_length, dcg, idcg = _curve(k, gains, ideal)
+        ranked = min(len(curve), len(doc_years))  # the ranks of the details: the curve's depth
+        if query_years and idcg == 0:
+            curve = [0.0]
+        while len(curve) > 1 and curve[-2] == curve[-1]:  # kept to where it turns flat (fewer floats to write)
+            curve.pop()
+        details = packed_details.details("ndcg_ft/1", [
+            reference_date, int(query is not None), None if docs is None else docs_name,
+            k, self.gain, curve, curve_length, relevances[:ranked],
+            None if gains[:ranked] == relevances[:ranked] else gains[:ranked],
+            [gains[i] * discount(i + 1) for i in range(ranked)],
+            [sorted(years) for years in doc_years[:ranked]],
+            dcg, idcg, packed_details.year_runs(sorted(query_years)), int(pool_years is not None), len(doc_years),
+        ])
 
         if not query_years:
-            return not_measurable(
+            return MetricResult(
                 self.name,
-                "empty_query_time",
+                NAN,
                 "The query has no focus time (no year, date or period), so temporal relevance is "
                 "not defined.",
-                **details,
+                "empty_query_time",
+                details,
             )
-        if details["idcg"] == 0:
-            details["curve"] = [0.0] * len(details["curve"])
+        if idcg == 0:
             where = "candidate pool" if pool_years is not None else "retrieved list"
             return MetricResult(
                 self.name,
@@ -436,12 +443,12 @@ class TemporalNDCG(Metric):
                 None,
                 details,
             )
-        score = details["curve"][-1]
+        score = curve[-1]
         overlapping = sum(1 for rel in relevances[:k] if rel > 0)
         reason = (
             f"NDCG@{k} = {score:.3f}: {overlapping} of the top {min(k, len(doc_years))} documents "
-            f"share years with the query ({_years_text(query_years)}); DCG {details['dcg']:.3f} of an "
-            f"ideal {details['idcg']:.3f}."
+            f"share years with the query ({_years_text(query_years)}); DCG {dcg:.3f} of an "
+            f"ideal {idcg:.3f}."
         )
         return MetricResult(self.name, score, reason, None, details)
 
@@ -527,56 +534,42 @@ def _details(
     gains: Sequence[float],
     ideal_gains: Sequence[float],
     gain_kind: str,
-    *,
-    query_years: set[int] | frozenset[int] | None = None,
-    doc_years: Sequence[set[int] | frozenset[int]] | None = None,
 ) -> dict[str, Any]:
-    """The per-rank table and the curve shared by every mode. `docs` are ids or list indices.
-    With `query_years` and `doc_years` (focus-time mode) each rank also has its document's
-    `years` and their `overlap` with the query's.
-
-    The curve is computed to `curve_depth` only (it is flat past the documents present, so a huge
-    k costs no memory) and repeated flat up to k, or up to MAX_CURVE_RANKS when k is larger;
-    its last value is NDCG@k either way."""
-    depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
-    dcg = dcg_curve_unchecked(gains, depth)
-    idcg = dcg_curve_unchecked(sorted(ideal_gains, reverse=True), depth)
-    curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
-    curve += curve[-1:] * (min(k, max(depth, MAX_CURVE_RANKS)) - depth)
+    """The per-rank table and the curve of the gold and LLM modes (focus-time mode packs the same
+    values: layout "ndcg_ft/1" of `tempo_eval.packed_details`). `docs` are ids or list indices."""
+    prefix, length, dcg, idcg = _curve(k, gains, ideal_gains)
+    depth = len(prefix)
     ranked = zip(range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False)
-    if doc_years is None or query_years is None:
-        ranks = [
-            {
-                "rank": rank,
-                "doc": doc,
-                "relevance": relevance,
-                "gain": doc_gain,
-                "discounted_gain": doc_gain * rank_discount,
-            }
-            for rank, rank_discount, doc, relevance, doc_gain in ranked
-        ]
-    else:  # each rank's dict made whole at once (adding keys later grows every dict once more)
-        ranks = [
-            {
-                "rank": rank,
-                "doc": doc,
-                "relevance": relevance,
-                "gain": doc_gain,
-                "discounted_gain": doc_gain * rank_discount,
-                "years": sorted(years),
-                "overlap": sorted(query_years & years),
-            }
-            for (rank, rank_discount, doc, relevance, doc_gain), years in zip(ranked, doc_years, strict=False)
-        ]
+    ranks = [
+        {
+            "rank": rank,
+            "doc": doc,
+            "relevance": relevance,
+            "gain": doc_gain,
+            "discounted_gain": doc_gain * rank_discount,
+        }
+        for rank, rank_discount, doc, relevance, doc_gain in ranked
+    ]
     return {
         "mode": mode,
         "k": k,
         "gain": gain_kind,
-        "curve": curve,
+        "curve": prefix + prefix[-1:] * (length - depth),
         "ranks": ranks,
-        "dcg": dcg[-1],
-        "idcg": idcg[-1],
+        "dcg": dcg,
+        "idcg": idcg,
     }
+
+
+def _curve(k: int, gains: Sequence[float], ideal_gains: Sequence[float]) -> tuple[list[float], int, float, float]:
+    """NDCG@1..depth, the curve's length in the details, DCG and IDCG at k: the curve is computed
+    to `curve_depth` only (it is flat past the documents present) and stored flat up to k, or up
+    to MAX_CURVE_RANKS when k is larger; its last value is NDCG@k either way."""
+    depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
+    dcg = dcg_curve_unchecked(gains, depth)
+    idcg = dcg_curve_unchecked(sorted(ideal_gains, reverse=True), depth)
+    curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
+    return curve, min(k, max(depth, MAX_CURVE_RANKS)), dcg[-1], idcg[-1]
 
 
 def _year_sets(value: Any, name: str) -> list[set[int] | frozenset[int]]:

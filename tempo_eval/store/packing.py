@@ -3,17 +3,23 @@
 `dumps` is the canonical JSON (sorted keys) stored and hashed everywhere in the store. Large JSON
 (a result's details, a dataset's rows) is stored zlib-compressed as a BLOB in the same column
 (`_pack`), tagged by its first byte so `_unpack` knows how to read it; text written by older
-versions is read as it is.
+versions is read as it is. Details a metric gave packed (`tempo_eval.packed_details`) are stored
+as their layout's values, in compact JSON (`_pack_details`): `_unpack` gives the JSON of the
+expanded details, the text that storing them expanded gives.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from enum import Enum
 from typing import Any
+
+from tempo_eval._secrets import redact
+from tempo_eval.packed_details import EXPANDED_KEYS, PackedDetails, expand
 
 
 def _jsonable(value: Any) -> Any:
@@ -28,6 +34,8 @@ def _jsonable(value: Any) -> Any:
         return value.tolist()
     if hasattr(value, "isoformat"):
         return value.isoformat()
+    if type(value) is PackedDetails:  # read as the dict it stands for
+        return dict(value)
     return str(value)
 
 
@@ -36,37 +44,53 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=_jsonable)
 
 
-def _make_details_encoder() -> Any:
+#: item and key separators: json.dumps's (the details' JSON), and none of the spaces (packed values)
+_SEPARATORS = {False: (", ", ": "), True: (",", ":")}
+
+
+def _make_details_encoder(compact: bool = False) -> Any:
     """The C encoder `json.dumps(value, ensure_ascii=False, default=_jsonable)` builds on every
-    call, built once (a result's details are encoded per result: 3 us of 22 each, measured)."""
+    call (`compact`: with separators (",", ":")), built once per thread (a result's details are
+    encoded per result: 3 us of 22 each, measured). Not shared between threads: its memo of the
+    containers being encoded (the circular-reference check) would take another thread's call
+    for a loop, and a failed call leaves entries in it."""
     from json.encoder import c_make_encoder, encode_basestring
 
     if c_make_encoder is None:  # a Python without the C accelerator
         return None
-    return c_make_encoder({}, _jsonable, encode_basestring, None, ": ", ", ", False, False, True)
+    item_separator, key_separator = _SEPARATORS[compact]
+    return c_make_encoder({}, _jsonable, encode_basestring, None, key_separator, item_separator, False, False, True)
 
 
-_details_encoder = _make_details_encoder()
+class _Encoders(threading.local):
+    """This thread's details encoders (`_make_details_encoder`), plain and compact."""
+
+    def __init__(self) -> None:
+        self.encoder = {False: _make_details_encoder(False), True: _make_details_encoder(True)}
 
 
-def _details_json(details: Mapping[str, Any]) -> str:
-    """`json.dumps(details, ensure_ascii=False, default=_jsonable)`, the same text.
+_encoders = _Encoders()
+
+
+def _details_json(details: Mapping[str, Any] | list[Any], *, compact: bool = False) -> str:
+    """`json.dumps(details, ensure_ascii=False, default=_jsonable)` (`compact`: with separators
+    (",", ":")), the same text.
 
     Not hashed, so key order need not be canonical (sorting costs a noticeable share of a row)."""
-    global _details_encoder
-    encoder = _details_encoder
-    if encoder is None or type(details) is not dict:
-        return json.dumps(details, ensure_ascii=False, default=_jsonable)
+    encoders = _encoders.encoder
+    encoder = encoders[compact]
+    if encoder is None or (type(details) is not dict and type(details) is not list):
+        return json.dumps(details, ensure_ascii=False, default=_jsonable, separators=_SEPARATORS[compact])
     try:
         return "".join(encoder(details, 0))
     except BaseException as error:
         # its memo of the containers being encoded (the circular-reference check) may keep
         # entries of the failed call: a new encoder, and json.dumps says what went wrong; an
         # interruption (Ctrl-C, a cancelled task) is passed on, not retried
-        _details_encoder = _make_details_encoder()
+        encoders[compact] = _make_details_encoder(compact)
         if not isinstance(error, Exception):
             raise
-        return json.dumps(details, ensure_ascii=False, default=_jsonable)
+        return json.dumps(details, ensure_ascii=False, default=_jsonable, separators=_SEPARATORS[compact])
 
 
 #: JSON longer than this is stored compressed: details repeat keys and year lists, and compress
@@ -133,6 +157,43 @@ def _pack(text: str, *, details: bool = False) -> str | bytes:
     return _TAG_ZDICT_1 + packer.compress(text.encode("utf-8")) + packer.flush()
 
 
+#: a `PackedDetails`: its layout's values as the JSON list [layout, value, ...] (`_pack_details`)
+_TAG_LAYOUT = b"l"
+
+
+#: what JSON puts between tokens: a secret holding one could straddle an expanded key
+_JSON_PUNCTUATION = frozenset('{}[]:, "')
+
+
+def _maskable_when_packed(secrets: Sequence[str]) -> bool:
+    """True when masking `secrets` in the packed values' JSON masks them in the expanded details'
+    JSON too. The expansion adds keys, JSON punctuation and small integers; every other token
+    (texts, floats, years) is written as in the values. A secret without punctuation lies within
+    one token, so it is in the expansion only where it is in the values, or within a key."""
+    return not any(
+        _JSON_PUNCTUATION.intersection(secret) or any(secret in key for key in EXPANDED_KEYS) for secret in secrets
+    )
+
+
+def _pack_details(details: Mapping[str, Any], secrets: Sequence[str], *, maskable: bool = True) -> str | bytes:
+    """A result's details as stored, `secrets` masked: `PackedDetails` as their layout's values
+    (tagged; `maskable` is `_maskable_when_packed(secrets)`), other details as their JSON (`_pack`)."""
+    if type(details) is PackedDetails and maskable:
+        text = _details_json([details.layout, *details.values], compact=True)
+        return _TAG_LAYOUT + (redact(text, secrets) if secrets else text).encode("utf-8")
+    if type(details) is not dict:
+        details = dict(details)
+    return _pack(redact(_details_json(details), secrets), details=True)
+
+
+def _unpack_details(value: str | bytes) -> dict[str, Any]:
+    """The details dict of a stored value (`_pack_details`)."""
+    if isinstance(value, bytes) and value[:1] == _TAG_LAYOUT:
+        layout, *values = json.loads(value[1:].decode("utf-8"))
+        return expand(layout, values)
+    return json.loads(_unpack(value))
+
+
 def _json_text_of_container(value: Any) -> Any:
     """A list or dict cell as compact JSON text (as SQLite's `->>` gives it); anything else as is."""
     if isinstance(value, (list, dict)):
@@ -145,6 +206,8 @@ def _unpack(value: str | bytes) -> str:
     if not isinstance(value, bytes):
         return value
     tag, body = value[:1], value[1:]
+    if tag == _TAG_LAYOUT:  # the JSON of the expanded details, as `_details_json` writes it
+        return _details_json(_unpack_details(value))
     if tag == _TAG_ZDICT_1:
         unpacker = zlib.decompressobj(15, _ZDICT_1)
         return (unpacker.decompress(body) + unpacker.flush()).decode("utf-8")

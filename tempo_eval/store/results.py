@@ -16,9 +16,10 @@ import pandas as pd
 
 from tempo_eval._secrets import redact
 from tempo_eval._values import is_na
+from tempo_eval.packed_details import PackedDetails
 from tempo_eval.schema import MetricResult, is_retryable
 from tempo_eval.store.claims import _claim_record
-from tempo_eval.store.packing import _details_json, _pack, _unpack, dumps
+from tempo_eval.store.packing import _maskable_when_packed, _pack_details, _unpack_details, dumps
 from tempo_eval.store.run_records import _HEARTBEAT_SECONDS
 
 RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
@@ -49,13 +50,18 @@ def encode_rows(
     result, NaN scores are NULL, and `secrets` are masked in every text. Needs no connection, so
     the process that scored the rows can encode them (a Ray actor) and another write them."""
     secrets = list(secrets)
+    maskable = _maskable_when_packed(secrets)
     encoded = EncodedRows(run_id)
     result_rows, claim_rows = encoded.results, encoded.claims
     for row, query_id, results, system in rows:
         for result in results:
-            details = result.details or {}
+            details = result.details
             claims = []
-            if type(details) is not dict or "claims" in details:  # most details: no copy needed
+            if type(details) is PackedDetails:  # no claims: stored packed, not expanded
+                pass
+            elif not details:
+                details = {}
+            elif type(details) is not dict or "claims" in details:  # most details: no copy needed
                 details = dict(details)
                 claims = details.pop("claims", None) or []
             score = None if result.score is None or math.isnan(result.score) else float(result.score)
@@ -63,7 +69,7 @@ def encode_rows(
                 run_id, row, str(query_id), system, result.metric, score,
                 redact(result.reason or "", secrets), result.reason_code,
                 None if result.success is None else int(bool(result.success)),
-                _pack(redact(_details_json(details), secrets), details=True),
+                _pack_details(details, secrets, maskable=maskable),
             ))
             for idx, claim in enumerate(claims):
                 record = _claim_record(claim)
@@ -281,7 +287,7 @@ class ResultRecords:
         if found is None:
             raise KeyError(f"run {run_id} has no result for row {row}, metric {metric!r}")
         score, reason, reason_code, success, details_json = found
-        details = json.loads(_unpack(details_json))
+        details = _unpack_details(details_json)
         if claims:
             details["claims"] = [
                 {
