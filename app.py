@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval_app import errors, selection, widgets
+from tempo_eval_app import errors, selection, serving, widgets
 
 st.set_page_config(page_title="tempo-eval", page_icon=":material/schedule:", layout="wide")
 errors.configure_logging()
@@ -39,3 +39,5 @@ widgets.readable_css()
 selection.keep_page_settings()
 with selection.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages
     navigation.run()
+# reached when the page ran to its end (st.stop and reruns skip it: the next full run freezes)
+serving.freeze_heap_once(navigation.title)

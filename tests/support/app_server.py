@@ -3,8 +3,9 @@
     with AppServer(home=tmp_path) as server:
         page.goto(server.url)
 
-The server runs headless from the repository root with its own TEMPO_EVAL_HOME and offline model
-hubs; its output goes to `server.log_path`, which a failing test can print.
+The server runs headless from the repository root (or `root`: another checkout's app, for a
+benchmark comparing two trees) with its own TEMPO_EVAL_HOME and offline model hubs; its output goes
+to `server.log_path`, which a failing test can print.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ def free_port() -> int:
 class AppServer:
     """`streamlit run app.py` in a child process; `url` once healthy; stopped on exit."""
 
-    def __init__(self, home: Path, *, start_timeout: float = 90.0) -> None:
+    def __init__(self, home: Path, *, start_timeout: float = 90.0, root: Path = ROOT) -> None:
         self.home = Path(home)
+        self.root = Path(root)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = self.home / "streamlit.log"
@@ -56,7 +58,7 @@ class AppServer:
         ]
         log = self.log_path.open("wb")
         self._process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         log.close()
         deadline = time.monotonic() + self.start_timeout
