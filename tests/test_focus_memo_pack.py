@@ -62,6 +62,10 @@ def test_what_cannot_come_back_identical_is_not_packed():
     assert pack(odd_kind, text) is None
     other_text = FocusTime({1950}, [YearSpan(13, 17, "1951", 1950, 1950, "year")], text)
     assert pack(other_text, text) is None
+    other_years = FocusTime({1950, 1951}, [YearSpan(13, 17, "1950", 1950, 1950, "year")], text)
+    assert pack(other_years, text) is None
+    far = FocusTime({1950}, [YearSpan(13, 17, "1950", 1950, 1950, "year")], text, reference_year=70_000)
+    assert pack(far, text) is None
     assert pack(plain_extract(text), text) is not None
 
 

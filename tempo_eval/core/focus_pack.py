@@ -24,8 +24,8 @@ _KIND_INDEX = {kind: index for index, kind in enumerate(KINDS)}
 
 _HEAD = struct.Struct("<H")  # the reference year, 0 for none
 _SPAN = struct.Struct("<IIHHB")  # start, end, first, last, kind index * 2 + capped
-_MAX_OFFSET = 2**32 - 1
-_MAX_YEAR = 2**16 - 1
+#: the format of a whole focus time by its number of spans (out-of-range numbers raise struct.error)
+_FORMATS: dict[int, struct.Struct] = {}
 
 
 def pack(focus: FocusTime, text: str) -> bytes | None:
@@ -33,21 +33,27 @@ def pack(focus: FocusTime, text: str) -> bytes | None:
     reference_year = focus.reference_year
     if reference_year is None:
         reference_year = 0
-    elif type(reference_year) is not int or not 1 <= reference_year <= _MAX_YEAR:
+    elif type(reference_year) is not int or reference_year < 1:
         return None
-    out = [_HEAD.pack(reference_year)]
+    values = [reference_year]
     for span in focus.spans:
-        start, end, first, last, capped = span.start, span.end, span.first, span.last, span.capped
+        start, end, capped = span.start, span.end, span.capped
         kind = _KIND_INDEX.get(span.kind)
-        if (
-            kind is None
-            or type(capped) is not bool
-            or not (0 <= start <= end <= _MAX_OFFSET and 0 <= first <= _MAX_YEAR and 0 <= last <= _MAX_YEAR)
-            or span.text != text[start:end]
-        ):
+        if kind is None or type(capped) is not bool or span.text != text[start:end] or start > end:
             return None
-        out.append(_SPAN.pack(start, end, first, last, kind * 2 + capped))
-    return b"".join(out)
+        values += (start, end, span.first, span.last, kind * 2 + capped)
+    if focus.years != years_of_spans(focus.spans):  # not as the extractor makes them
+        return None
+    n = len(focus.spans)
+    form = _FORMATS.get(n)
+    if form is None:
+        form = struct.Struct(_HEAD.format + _SPAN.format[1:] * n)
+        if n <= 64:  # the few sizes that come back
+            _FORMATS[n] = form
+    try:
+        return form.pack(*values)
+    except struct.error:  # an offset or a year out of the format's range
+        return None
 
 
 def unpack(packed: bytes, text: str) -> FocusTime:
