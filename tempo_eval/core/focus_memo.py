@@ -12,7 +12,7 @@ context variable: it belongs to the task that opened it and ends with the `with`
 
 Most of what a memo holds is packed (`tempo_eval.core.focus_pack`, by a digest of the text, the
 text not kept: about 0.25 kB an entry), so a worker can remember every text of a large run: on
-200,000 bench rows, a worker with (50,000 whole, 200,000 packed) extracts 1.48 texts a row, each
+200,000 bench rows, a worker with (25,000 whole, 150,000 packed) extracts 1.48 texts a row, each
 answer once and each corpus document once; the former memo (texts kept whole only, 1.6 kB an
 entry) extracted 4.12 a row at the pool's half share, 1.82 at the full one.
 """
@@ -37,7 +37,7 @@ _memo: ContextVar[_Memo | None] = ContextVar("focus_time_memo", default=None)
 MAX_ENTRIES = 50_000
 #: packed focus times a memo keeps (about 0.25 kB each, the text not kept): texts seen once, and
 #: texts seen again that no longer fit among the whole ones
-MAX_RECENT = 200_000
+MAX_RECENT = 300_000
 #: texts seen once lately, kept whole until they are packed (a row's second look at its texts)
 RECENT_WHOLE = 512
 
