@@ -52,4 +52,4 @@ def test_the_memo_stays_bounded_and_gives_the_same_focus_times(monkeypatch):
                 assert found.years == plain_extract(text).years
                 assert [s.text for s in found.spans] == [s.text for s in plain_extract(text).spans]
                 memo = focus_memo._memo.get()
-                assert len(memo.kept) <= 4 and len(memo.recent) <= 5
+                assert len(memo.kept) <= 4 and len(memo.packed) <= 5 and len(memo.recent) <= focus_memo.RECENT_WHOLE

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tempo_eval.core import relative
-from tempo_eval.core.extract import FocusTimeExtractor, _new_span, extract_qft
-from tempo_eval.core.focus import YearSpan
+from tempo_eval.core.extract import FocusTimeExtractor, extract_qft
+from tempo_eval.core.focus import YearSpan, new_span
 from tempo_eval.core.spelled import spelled_year
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -471,8 +471,8 @@ def test_future_cues():
 
 
 def test_the_fast_span_is_the_same_span():
-    assert _new_span(1, 5, "1999", 1999, 1999, "year", False) == YearSpan(1, 5, "1999", 1999, 1999, "year")
-    assert hash(_new_span(1, 5, "1999", 1999, 1999, "year", False)) == hash(
+    assert new_span(1, 5, "1999", 1999, 1999, "year", False) == YearSpan(1, 5, "1999", 1999, 1999, "year")
+    assert hash(new_span(1, 5, "1999", 1999, 1999, "year", False)) == hash(
         YearSpan(1, 5, "1999", 1999, 1999, "year")
     )
 

@@ -107,11 +107,10 @@ import datetime as dt
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
 
 from tempo_eval.core.counts import is_count_or_address, opens_sentence
 from tempo_eval.core.dated import DatedExpressions
-from tempo_eval.core.focus import FocusTime, YearSpan
+from tempo_eval.core.focus import FocusTime, YearSpan, new_span, years_of_spans
 from tempo_eval.core.grammar import (
     DECADE_WORDS,
     ORDINAL_KEYS,
@@ -136,7 +135,7 @@ __all__ = [
     "parse_reference_date",
 ]
 
-_object_new = object.__new__
+_set_field = object.__setattr__
 
 MIN_YEAR = 1
 MAX_YEAR = 2099
@@ -234,12 +233,6 @@ def _lower_same_length(text: str) -> str:
     return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
 
 
-@lru_cache(maxsize=8192)
-def _year_set(first: int, last: int, capped: bool) -> frozenset[int]:
-    """The years of a span, shared between extractions (a century is 100 int objects)."""
-    return frozenset((first, last) if capped else range(first, last + 1))
-
-
 def _spaced(low: str) -> str:
     """`low` with every separator a space (same length, same offsets): line breaks, opening
     brackets and quotes, and hyphens after a letter ("mid-1990s" -> "mid 1990s")."""
@@ -300,16 +293,6 @@ def _ordinal(raw: str) -> int:
     if raw[0].isdigit():
         return int(raw[:-2])
     return ORDINAL_KEYS["".join(raw.replace("-", " ").split())]
-
-
-def _new_span(start: int, end: int, text: str, first: int, last: int, kind: str, capped: bool) -> YearSpan:
-    """The same YearSpan as `YearSpan(...)`, built without the frozen dataclass's one
-    `object.__setattr__` call per field (half the cost of a span, on the hot path)."""
-    span = _object_new(YearSpan)
-    span.__dict__.update(
-        start=start, end=end, text=text, first=first, last=last, kind=kind, capped=capped
-    )
-    return span
 
 
 def _in_compound(scan: Scan, start: int) -> bool:
@@ -421,15 +404,9 @@ class FocusTimeExtractor(DatedExpressions):
         spans = self._join_ranges(scan) if len(scan.spans) > 1 else scan.spans
         if work is not text:
             for span in spans:
-                span.__dict__["text"] = text[span.start : span.end]  # as `_new_span` builds it
-        years: set[int] = set()
-        for span in spans:  # a one-year span (most): `_year_set` would give {first}
-            if span.first == span.last:
-                years.add(span.first)
-            else:
-                years |= _year_set(span.first, span.last, span.capped)
+                _set_field(span, "text", text[span.start : span.end])  # as `new_span` builds it
         return FocusTime(
-            years=years, spans=spans, text=text, reference_year=ref.year if ref else None
+            years=years_of_spans(spans), spans=spans, text=text, reference_year=ref.year if ref else None
         )
 
     # ---------------------------------------------------------------- absolute expressions
@@ -440,7 +417,7 @@ class FocusTimeExtractor(DatedExpressions):
         # start/end index the padded lower-case text; the span indexes the original.
         capped = last - first > self.max_span_years
         text = scan.text[start - 1 : end - 1]
-        scan.spans.append(_new_span(start - 1, end - 1, text, first, last, kind, capped))
+        scan.spans.append(new_span(start - 1, end - 1, text, first, last, kind, capped))
 
     def _year(self, scan: Scan, start: int, end: int, text: str, cued: bool = False) -> None:
         """A year or a year range; a bare number before a plural noun or a street name is a
