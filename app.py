@@ -40,4 +40,6 @@ selection.keep_page_settings()
 with selection.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages
     navigation.run()
 # reached when the page ran to its end (st.stop and reruns skip it: the next full run freezes)
-serving.freeze_heap_once(navigation.title)
+title = getattr(navigation, "title", None)  # None when app.py is imported outside a Streamlit run
+if title is not None:
+    serving.freeze_heap_once(title)

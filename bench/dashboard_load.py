@@ -183,11 +183,13 @@ def build_workspace(home: Path, eval_rows: int) -> tuple[int, list[int], int]:
         run_ids.append(evaluate(store.get_dataset(sample_id), [TemporalFaithfulness(mode="focus_time"),
                                                TemporalNDCG(k=k, mode="focus_time")],
                  store=store, run_name=f"focus k={k}").run_id)
+    # every row's texts its own (a bridge number), so the job extracts each one, as on logged data,
+    # instead of finding 120 texts in its memo
     frame = pd.DataFrame({
         "query_id": [f"q{i}" for i in range(eval_rows)],
-        "query": [f"What happened in {1900 + i % 120}?" for i in range(eval_rows)],
-        "answer": [f"In {1900 + i % 120} the bridge opened; it closed in {1950 + i % 60}." for i in range(eval_rows)],
-        "contexts": [[f"The bridge opened in {1900 + i % 120}.", "It closed later."] for i in range(eval_rows)],
+        "query": [f"What happened to bridge {i} in {1900 + i % 120}?" for i in range(eval_rows)],
+        "answer": [f"In {1900 + i % 120} bridge {i} opened; it closed in {1950 + i % 60}." for i in range(eval_rows)],
+        "contexts": [[f"Bridge {i} opened in {1900 + i % 120}.", f"Bridge {i} closed later."] for i in range(eval_rows)],
     })
     path = home / "generated.jsonl"
     frame.to_json(path, orient="records", lines=True)
@@ -352,6 +354,19 @@ def job_done(job_id: int) -> tuple[int, str]:
     finally:
         queue.close()
     return job["done"], job["status"]
+
+
+def drop_runs(dataset_id: int) -> None:
+    """Delete the dataset's runs: the Evaluate page resumes a run of the same settings, and a
+    finished one would end at once."""
+    from tempo_eval.store.runs import RunStore
+
+    store = RunStore()
+    try:
+        for run_id in store.list_runs(dataset_id)["id"].tolist():
+            store.delete_run(int(run_id))
+    finally:
+        store.close()
 
 
 def latest_job() -> int:
@@ -527,6 +542,7 @@ async def one_tree(browser, home: Path, tree: Path, n: int, args: argparse.Names
         print_row(await one_load(browser, server, pid, n, args.walks, None, start), "no")
         if args.no_eval:
             return
+        drop_runs(generated_id)  # a fresh evaluation each time, not the resume of a finished one
         job_id = await start_evaluation(browser, server.url, generated_id, f"bench {n}")
         row = await one_load(browser, server, pid, n, args.walks, job_id, start)
         print_row(row, "running")

@@ -132,8 +132,8 @@ def sidebar() -> None:
         dataset_id = st.selectbox("Dataset", ids, index=None, key=DATASET_KEY,
                                   format_func=lambda i: names.get(int(i), f"#{i}"))
         if dataset_id is None:  # a widget may not be set once drawn: set it on a new run
-            state[_PENDING_DATASET] = state.get(_LAST_DATASET) if state.get(_LAST_DATASET) in ids else first
-            st.rerun()
+            dataset_id = state[_PENDING_DATASET] = state.get(_LAST_DATASET) if state.get(_LAST_DATASET) in ids else first
+            st.rerun()  # (outside a Streamlit run, where nothing reruns, go on with that dataset)
         state[_LAST_DATASET] = dataset_id
         run_ids, labels, default = _run_choices(db, int(dataset_id), store_version(db))
         if _PENDING_RUNS in state:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 # huggingface_hub reads these once, at import; session fixtures run before the per-test fixture.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -22,3 +23,6 @@ def _offline_and_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     monkeypatch.setenv("TEMPO_EVAL_PAGE_WAIT_S", "120")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    # Streamlit's AppTest leaves the app script as sys.modules["__main__"]: worker processes
+    # (spawn, forkserver) started later in the same test process would run app.py to prepare
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])

@@ -58,3 +58,18 @@ def test_the_app_freezes_after_its_page_ran(tmp_path: Path, monkeypatch: pytest.
     assert not at.exception
     assert "Overview" in serving._frozen_after  # noqa: SLF001 - the module's record of its freezes
     assert gc.get_freeze_count() > 0
+
+
+def test_app_py_run_bare_has_no_error(tmp_path) -> None:
+    """app.py run outside a Streamlit server (`python app.py`, or a worker process that prepares
+    its parent's main script) ends cleanly: no traceback, no error logged by the sidebar."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "app.py")], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "TEMPO_EVAL_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "ERROR" not in done.stderr, done.stderr[-2000:]
