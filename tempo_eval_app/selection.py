@@ -127,13 +127,7 @@ def sidebar() -> None:
         state[DATASET_KEY] = wanted[0] if wanted and wanted[0] in ids else last if last in ids else first
     with st.sidebar:
         st.markdown("### Data")
-        # index=None: a value the browser did not send reads as None (restored above on the next
-        # run), never as the first option
-        dataset_id = st.selectbox("Dataset", ids, index=None, key=DATASET_KEY,
-                                  format_func=lambda i: names.get(int(i), f"#{i}"))
-        if dataset_id is None:  # a widget may not be set once drawn: set it on a new run
-            dataset_id = state[_PENDING_DATASET] = state.get(_LAST_DATASET) if state.get(_LAST_DATASET) in ids else first
-            st.rerun()  # (outside a Streamlit run, where nothing reruns, go on with that dataset)
+        dataset_id = st.selectbox("Dataset", ids, key=DATASET_KEY, format_func=lambda i: names.get(int(i), f"#{i}"))
         state[_LAST_DATASET] = dataset_id
         run_ids, labels, default = _run_choices(db, int(dataset_id), store_version(db))
         if _PENDING_RUNS in state:

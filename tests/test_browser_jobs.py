@@ -193,7 +193,7 @@ def test_a_dataset_uploaded_on_datasets_is_read_by_a_worker_and_listed_after_a_r
         # the tables draw on a canvas; their cells are in the page for assistive technology
         stored = page.locator('[data-testid="stDataFrame"]:visible [role="gridcell"]')
         expect(stored.filter(has_text=re.compile(r"^bridges\.csv$")).first).to_be_attached(timeout=30_000)
-        expect(page.get_by_role("combobox", name="Dataset")).to_have_value(re.compile("bridges.csv"))
+        expect(page.get_by_role("combobox", name="Dataset")).to_have_value(re.compile("bridges.csv"), timeout=30_000)
         page.get_by_text("Uploads read by workers").first.click()
         expect(stored.filter(has_text="Store bridges.csv").first).to_be_attached(timeout=30_000)
         assert "Traceback" not in server.log()
