@@ -111,13 +111,7 @@ class Renicer(threading.Thread):
             self._halt.wait(self.every)
 
     def renice_once(self) -> None:
-        parents: dict[int, int] = {}
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, ValueError, IndexError):
-                    continue
+        parents = process_parents()
         me = os.getpid()
         for pid in parents:
             if pid in self.reniced or not self._descends(pid, me, parents):
@@ -251,8 +245,8 @@ def run_queue_wait(pid: int) -> float:
     return total
 
 
-def chromium_cpu_seconds() -> float:
-    """User + system CPU seconds of the running Chromium processes that descend from this bench."""
+def process_parents() -> dict[int, int]:
+    """Every running process's parent pid, by pid (from /proc; processes that end meanwhile skipped)."""
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -260,6 +254,12 @@ def chromium_cpu_seconds() -> float:
                 parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
+    return parents
+
+
+def chromium_cpu_seconds() -> float:
+    """User + system CPU seconds of the running Chromium processes that descend from this bench."""
+    parents = process_parents()
     me, total = os.getpid(), 0.0
     for pid in parents:
         try:
