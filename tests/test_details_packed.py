@@ -35,17 +35,13 @@ from tempo_eval.store.packing import (
 )
 from tempo_eval.store.results import RESULT_ROW_FIELDS, encode_rows
 from tempo_eval.store.runs import RunStore
+from tests.support.scripts import load_script
 
 DATA = Path(__file__).parent / "data"
 
 
 def _builder():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("build_packed_details_cases", DATA / "build_packed_details_cases.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(DATA / "build_packed_details_cases.py")
 
 
 BUILDER = _builder()

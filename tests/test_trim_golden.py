@@ -15,18 +15,13 @@ import pytest
 from tempo_eval.core.extract import FocusTimeExtractor
 from tempo_eval.scoring import measure, measure_batch
 from tempo_eval.store.packing import _details_json, _pack, _unpack
+from tests.support.scripts import load_script
 
 DATA = Path(__file__).parent / "data"
 
 
 def _builder():
-    """tests/data/build_trim_golden.py as a module (loaded by path: nothing added to sys.path)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("build_trim_golden", DATA / "build_trim_golden.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(DATA / "build_trim_golden.py")
 
 
 _BUILDER = _builder()
