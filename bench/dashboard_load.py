@@ -59,13 +59,13 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.app_server import AppServer  # noqa: E402
+from bench.load_timing import COOKIE, ServerRuns, TimedServer, health_between, loop_lag_between  # noqa: E402
 
 RESEND_CLICK_S = 60.0  # a click the page has not passed on to the server by then is sent again
 
@@ -83,26 +83,26 @@ IDLE = """() => {
 
 
 class Renicer(threading.Thread):
-    """Every `every` s, gives Chromium's drawing processes of this bench (renderers and the GPU
-    process: descendants of this process) the nice value `nice`, and, with `group_nice`,
-    Chromium's scheduler autogroup that nice.
+    """Every `every` s, gives Chromium's scheduler autogroup (all of this bench's Chromium) the nice
+    value `group_nice`, and its drawing processes (renderers and the GPU process: descendants of
+    this process) the nice value `nice` (0: left alone).
 
-    The per-process nice does little on Linux with autogroups (sched_autogroup_enabled):
-    Playwright starts Chromium in a session of its own, each session is a group, and groups share
-    the CPU as equals whatever the nice values inside; Chromium also sets its own threads'
-    priorities (renderer main threads back to 0 or 5, compositor and GPU threads at -8). So
-    Chromium's drawing stays an equal of the server (in a group of its own too): at 20 sessions the
-    server's threads waited 1 to 2 s per s for a CPU while Chromium used 1.1 to 1.5 cores. The
-    group's nice is what counts, for all of Chromium (browser and network processes too); at 19
-    on a machine that others load, Chromium starves (one session did not open in 5 minutes)."""
+    On Linux with autogroups (sched_autogroup_enabled) the group's nice is what counts: Playwright
+    starts Chromium in a session of its own, each session is a group, and groups share the CPU by
+    their own nice whatever the nice values inside (Chromium also sets its own threads' priorities:
+    renderer main threads back to 0 or 5, compositor and GPU threads at -8). At group nice 0,
+    Chromium is an equal of the server (in a group of its own too): at 20 sessions Chromium used
+    1.78 cores and the server 0.12 of one. At 19 (the default), Chromium takes the CPU only when
+    the server, the job and the others leave it: as browsers on the analysts' own machines would."""
 
     DRAWING = (b"--type=renderer", b"--type=gpu-process")
 
-    def __init__(self, nice: int, group_nice: int = 0, every: float = 0.5) -> None:
+    def __init__(self, nice: int, group_nice: int, every: float = 0.5) -> None:
         super().__init__(daemon=True)
         self.nice, self.group_nice, self.every, self.reniced = nice, group_nice, every, set()
-        self.groups: set[str] = set()  # autogroups given the nice
+        self.groups: dict[str, int] = {}  # Chromium's autogroups: a process of each
         self._own_group = self._autogroup("self")
+        self._lock = threading.Lock()
         self._halt = threading.Event()
 
     def run(self) -> None:
@@ -118,13 +118,34 @@ class Renicer(threading.Thread):
                 continue
             try:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes()
-                if self.group_nice and b"chrom" in command:
-                    self._renice_group(pid)
-                if any(flag in command for flag in self.DRAWING):
+                if b"chrom" not in command:
+                    continue
+                self._track_group(pid)
+                if self.nice and any(flag in command for flag in self.DRAWING):
                     os.setpriority(os.PRIO_PROCESS, pid, self.nice)
-                    self.reniced.add(pid)
+                self.reniced.add(pid)
             except OSError:  # ended meanwhile
                 continue
+
+    def set_group_nice(self, nice: int) -> None:
+        """Chromium's autogroup(s) at `nice` from now on."""
+        with self._lock:
+            self.group_nice = nice
+            for group, pid in list(self.groups.items()):
+                try:
+                    Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+                except OSError:  # that process ended: another of the group is found on the next round
+                    del self.groups[group]
+
+    def group_nices(self) -> str:
+        """The nice of each of Chromium's autogroups, as the kernel reports it (e.g. "19")."""
+        found = []
+        for pid in self.groups.values():
+            try:
+                found.append(Path(f"/proc/{pid}/autogroup").read_text().split("nice")[-1].strip())
+            except OSError:
+                continue
+        return ",".join(found) or "none found"
 
     @staticmethod
     def _autogroup(pid: int | str) -> str | None:
@@ -133,13 +154,14 @@ class Renicer(threading.Thread):
         except (OSError, IndexError):  # no autogroups on this kernel
             return None
 
-    def _renice_group(self, pid: int) -> None:
+    def _track_group(self, pid: int) -> None:
         """Chromium's autogroup at `group_nice`, never the bench's own (Chromium in the bench's session)."""
         group = self._autogroup(pid)
-        if group is None or group == self._own_group or group in self.groups:
-            return
-        Path(f"/proc/{pid}/autogroup").write_text(str(self.group_nice))
-        self.groups.add(group)
+        with self._lock:
+            if group is None or group == self._own_group or group in self.groups:
+                return
+            Path(f"/proc/{pid}/autogroup").write_text(str(self.group_nice))
+            self.groups[group] = pid
 
     @staticmethod
     def _descends(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
@@ -192,30 +214,6 @@ def build_workspace(home: Path, eval_rows: int) -> tuple[int, list[int], int]:
     generated_id = store.save_dataset(generated)
     store.close()
     return sample_id, run_ids, generated_id
-
-
-class Health(threading.Thread):
-    """Polls /_stcore/health; keeps the slowest answer (a refused or timed-out poll counts its wait)."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__(daemon=True)
-        self.url, self.worst, self.failures = url + "/_stcore/health", 0.0, 0
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        while not self._halt.is_set():
-            started = time.perf_counter()
-            try:
-                with urllib.request.urlopen(self.url, timeout=30) as reply:
-                    reply.read()
-            except OSError:
-                self.failures += 1
-            self.worst = max(self.worst, time.perf_counter() - started)
-            self._halt.wait(0.25)
-
-    def stop(self) -> None:
-        self._halt.set()
-        self.join()
 
 
 def memory(pid: int) -> dict[str, float]:
@@ -273,13 +271,14 @@ def chromium_cpu_seconds() -> float:
 class Session:
     """One analyst: a browser context walking the pages, with its websocket frames timed."""
 
-    def __init__(self, context, url: str) -> None:
-        self.context, self.url = context, url
+    def __init__(self, context, url: str, label: str = "") -> None:
+        self.context, self.url, self.label = context, url, label
         self.frames: list[tuple[float, str]] = []
         self.sockets = 0
         self.closed = 0
         self.errors: list[str] = []
-        self.steps: list[tuple[str, float, float]] = []  # page, step time, server's share
+        self.steps: list[tuple[str, float, float]] = []  # page, step time, server's share (browser side)
+        self.windows: list[tuple[str, float, float]] = []  # page, the step's start and end (time.monotonic())
         self.resent = 0  # clicks sent again
 
     async def open(self, path: str = ""):
@@ -287,39 +286,39 @@ class Session:
         page.set_default_timeout(600_000)
         page.on("pageerror", lambda error: self.errors.append(str(error)))
         page.on("websocket", self._socket)
-        started = time.perf_counter()
+        started = time.monotonic()
         await page.goto(self.url + path)
         await page.wait_for_function(IDLE, timeout=600_000)
-        self.first = time.perf_counter() - started
+        self.first = time.monotonic() - started
         self.page = page
         return page
 
     def _socket(self, socket) -> None:
         self.sockets += 1
-        socket.on("framesent", lambda _: self.frames.append((time.perf_counter(), "sent")))
-        socket.on("framereceived", lambda _: self.frames.append((time.perf_counter(), "received")))
+        socket.on("framesent", lambda _: self.frames.append((time.monotonic(), "sent")))
+        socket.on("framereceived", lambda _: self.frames.append((time.monotonic(), "received")))
         socket.on("close", lambda _: setattr(self, "closed", self.closed + 1))
 
     async def step(self, title: str) -> None:
         page = self.page
         mark = len(self.frames)
-        started = clicked = time.perf_counter()
+        started = clicked = time.monotonic()
         link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first
         await link.click()
         # the step has begun once the browser has sent the server its request and the server has
         # answered it: a browser slow to take the click (at nice 19 on a busy machine), or a server
         # slow to start the run, would otherwise leave the old page looking idle (a step of 0.3 s)
         while not self._answered(mark):
-            if time.perf_counter() - started > 600:
+            if time.monotonic() - started > 600:
                 raise TimeoutError(f"the click on {title} had no answer from the server in 600 s")
-            if not self._sent(mark) and time.perf_counter() - clicked > RESEND_CLICK_S:
+            if not self._sent(mark) and time.monotonic() - clicked > RESEND_CLICK_S:
                 self.resent += 1  # the page never passed the click on: click again
                 await link.click()
-                clicked = time.perf_counter()
+                clicked = time.monotonic()
             await asyncio.sleep(0.02)
         await page.wait_for_timeout(300)
         await page.wait_for_function(IDLE, timeout=600_000)
-        took = time.perf_counter() - started
+        took = time.monotonic() - started
         frames = self.frames[mark:]
         sent = [t for t, kind in frames if kind == "sent"]
         received = [t for t, kind in frames if kind == "received"]
@@ -328,6 +327,7 @@ class Session:
         if boxes:
             self.errors.append(f"{boxes} error box(es) on {title}")
         self.steps.append((title, took, share))
+        self.windows.append((title, started, started + took))
 
     def _sent(self, mark: int) -> bool:
         return any(kind == "sent" for _, kind in self.frames[mark:])
@@ -338,11 +338,11 @@ class Session:
         return sent is not None and any(kind == "received" and t > sent for t, kind in self.frames[mark:])
 
     async def walk(self, walks: int) -> float:
-        started = time.perf_counter()
+        started = time.monotonic()
         for _ in range(walks):
             for title in WALK:
                 await self.step(title)
-        return time.perf_counter() - started
+        return time.monotonic() - started
 
 
 def job_done(job_id: int) -> tuple[int, str]:
@@ -428,32 +428,40 @@ def quantile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
 
 
-async def one_load(browser, server: AppServer, pid: int, n: int, walks: int, job_id: int | None, start: str) -> dict:
+async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, job_id: int | None,
+                   start: str) -> dict:
     contexts = [await browser.new_context(viewport={"width": 1280, "height": 900}) for _ in range(n)]
-    sessions = [Session(context, server.url) for context in contexts]
-    health = Health(server.url)
-    health.start()
+    labels = [f"{uuid.uuid4().hex[:8]}-{i}" for i in range(n)]
+    for context, label in zip(contexts, labels, strict=True):  # names the session in the server's log
+        await context.add_cookies([{"name": COOKIE, "value": label, "url": server.url}])
+    sessions = [Session(context, server.url, label) for context, label in zip(contexts, labels, strict=True)]
     before = memory(pid)
+    opened = time.monotonic()
     await asyncio.gather(*(session.open(start) for session in sessions))
     # the walks only: what each page run costs the server, on any load
     cpu0, wait0, chromium0 = cpu_seconds(pid), run_queue_wait(pid), chromium_cpu_seconds()
     done0 = job_done(job_id)[0] if job_id else 0
-    t0 = time.perf_counter()
+    t0 = time.monotonic()
     walk_times = await asyncio.gather(*(session.walk(walks) for session in sessions))
-    window = time.perf_counter() - t0
+    walked = time.monotonic()
+    window = walked - t0
     server_cpu, server_wait = cpu_seconds(pid) - cpu0, run_queue_wait(pid) - wait0
     chromium_cpu = chromium_cpu_seconds() - chromium0
     job = None
     if job_id:
         # the rows the job finished during the walk, then alone over a window of the same length
         done1 = job_done(job_id)[0]
-        t1 = time.perf_counter()
+        t1 = time.monotonic()
         await asyncio.sleep(window)
         done2, status = job_done(job_id)
-        job = {"walking": (done1 - done0) / window, "alone": (done2 - done1) / (time.perf_counter() - t1),
+        job = {"walking": (done1 - done0) / window, "alone": (done2 - done1) / (time.monotonic() - t1),
                "window": window, "rows": done2, "ran_through": status == "running", "status": status}
-    health.stop()
     after = memory(pid)
+    health = health_between(server.health_log, opened, walked)
+    runs = ServerRuns(server.run_log)
+    by_step = [(title, *runs.step(s.label, begin, end)) for s in sessions for title, begin, end in s.windows]
+    server_shares = [(title, share) for title, share, _ in by_step if share == share]
+    run_times = [r["t"] - r["since"] for _, _, finished in by_step for r in finished if r["since"] is not None]
     shares = [share for s in sessions for _, _, share in s.steps if share == share]
     steps = [took for s in sessions for _, took, _ in s.steps]
     for context in contexts:
@@ -464,7 +472,13 @@ async def one_load(browser, server: AppServer, pid: int, n: int, walks: int, job
         "first_s": statistics.median(s.first for s in sessions),
         "step_p50": quantile(steps, 50), "step_p95": quantile(steps, 95),
         "share_p50": quantile(shares, 50), "share_p95": quantile(shares, 95),
-        "health_worst": health.worst, "health_failed": health.failures,
+        "server_p50": quantile([v for _, v in server_shares], 50),
+        "server_p95": quantile([v for _, v in server_shares], 95),
+        "server_steps": f"{len(server_shares)} of {len(steps)}",
+        "run_p95": quantile(run_times, 95), "runs": len(run_times),
+        "msgs_per_run": statistics.mean([r["msgs"] for _, _, f in by_step for r in f]) if run_times else float("nan"),
+        "health_worst": health["worst"], "health_failed": health["failed"], "health_polls": health["polls"],
+        "loop_lag": loop_lag_between(server.run_log, opened, walked),
         "dropped": sum(max(0, s.sockets - 1) + s.closed for s in sessions),
         "errors": sum(len(s.errors) for s in sessions),
         "error_text": next((e for s in sessions for e in s.errors), ""),
@@ -473,84 +487,95 @@ async def one_load(browser, server: AppServer, pid: int, n: int, walks: int, job
         "server_busy": server_cpu / window, "server_wait": server_wait / window, "chromium_busy": chromium_cpu / window,
         "resent": sum(s.resent for s in sessions),
         "job": job, "job_rows_s": job["walking"] if job else None,
-        "share_by_page": {title: quantile([share for s in sessions for t, _, share in s.steps
-                                           if t == title and share == share], 95) for title in WALK},
+        "share_by_page": {title: quantile([v for t, v in server_shares if t == title], 95) for title in WALK},
     }
 
 
-def print_row(row: dict, label: str) -> None:
+def print_row(row: dict, label: str, chromium: str) -> None:
     job = f"{row['job_rows_s']:.0f}" if row["job_rows_s"] is not None else "-"
-    print(f"| {row['sessions']:>3} | {label:<9} | {row['walk_s']:6.1f} | {row['first_s']:5.1f} | "
+    print(f"| {row['sessions']:>3} | {chromium} | {label:<9} | {row['walk_s']:6.1f} | {row['first_s']:5.1f} | "
           f"{row['step_p50']:5.2f} / {row['step_p95']:5.2f} | {row['share_p50']:5.2f} / {row['share_p95']:5.2f} | "
-          f"{row['health_worst']:5.2f} | {row['dropped']:>3} | {row['errors']:>3} | "
+          f"{row['server_p50']:5.2f} / {row['server_p95']:5.2f} | {row['health_worst']:5.2f} | {row['loop_lag']:5.2f} | "
+          f"{row['dropped']:>3} | {row['errors']:>3} | "
           f"{row['rss_before']:5.0f} -> {row['rss_after']:5.0f} ({row['hwm']:.0f}) | {job:>6} |", flush=True)
-    print("    server's share p95 by page: " + ", ".join(f"{title} {value:.2f} s"
-                                                    for title, value in row["share_by_page"].items())
-          + f"; server CPU {row['server_cpu_per_step'] * 1000:.0f} ms per step (all its threads)", flush=True)
+    print("    server side: share p95 by page " + ", ".join(f"{title} {value:.2f} s"
+                                                       for title, value in row["share_by_page"].items())
+          + f"; steps timed {row['server_steps']}; {row['runs']} script runs, p95 {row['run_p95']:.2f} s, "
+          f"{row['msgs_per_run']:.0f} ForwardMsgs each; health polls {row['health_polls']} "
+          f"({row['health_failed']} failed); server CPU {row['server_cpu_per_step'] * 1000:.0f} ms per step", flush=True)
     print(f"    over the walk: server CPU {row['server_busy']:.2f} of a core, its threads waited for a CPU "
           f"{row['server_wait']:.2f} s per s; Chromium {row['chromium_busy']:.2f} cores; clicks sent again "
-          f"{row['resent']}; load average {os.getloadavg()[0]:.2f}", flush=True)
+          f"{row['resent']}; load average {load_average()}", flush=True)
     if row["error_text"]:
         print(f"    first error: {row['error_text'][:200]}", flush=True)
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
 
 
 async def main_async(args: argparse.Namespace) -> None:
     from playwright.async_api import async_playwright
 
     home = Path(tempfile.mkdtemp(prefix="dashboard_load_"))
+    print(f"load average {load_average()} (1, 5, 15 min) on {os.cpu_count()} cores; building the workspace "
+          f"({args.eval_rows:,} generated rows)", flush=True)
     sample_id, run_ids, generated_id = build_workspace(home, args.eval_rows)
     # the sessions open the sample with its first `--runs` runs selected: with two, Results shows
     # both and Compare runs their significance table and per-query scatter
     start = f"/?dataset={sample_id}&runs={','.join(map(str, run_ids[:args.runs]))}"
-    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} on "
-          f"{os.cpu_count()} cores", flush=True)
+    print(f"load average {load_average()}", flush=True)
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        renicer = Renicer(args.browser_nice, args.browser_group_nice) if args.browser_nice > 0 else None
-        if renicer is not None:
-            renicer.start()
-        print(f"chromium's renderers and GPU process at nice {args.browser_nice}; its browser and network "
-              f"processes, the server and the worker at the bench's own ({os.nice(0)})" if renicer is not None
-              else "chromium at the bench's own priority (--browser-nice 0): its drawing competes with the "
-              "server and the job", flush=True)
+        renicer = Renicer(args.browser_nice, args.browser_group_nice[0])
+        renicer.start()
+        print(f"Chromium's autogroup at nice {' then '.join(map(str, args.browser_group_nice))} (column chromium: "
+              f"g19 = nice 19, as if the browsers were on other machines; g0 = unprioritized), its renderers "
+              f"and GPU process at nice {args.browser_nice}; the server, the worker and the bench at "
+              f"{os.nice(0)}, each in an autogroup of its own; the health prober in its own at -10", flush=True)
         if args.long:
-            with AppServer(home, start_timeout=180, root=args.trees[0]) as server:
+            with TimedServer(home, start_timeout=180, root=args.trees[0]) as server:
                 await long_session(browser, server, server._process.pid, args.long, start)  # noqa: SLF001
         else:
             print(f"sessions open {start}", flush=True)
-            print("| sessions | evaluation | one walk s | first page s | step p50 / p95 s | server's share p50 / p95 s "
-                  "| worst health s | dropped ws | errors | server RSS MB before -> after (peak) | job rows/s |")
-            print("|---|---|---|---|---|---|---|---|---|---|---|")
+            print("| sessions | chromium | evaluation | one walk s | first page s | step p50 / p95 s "
+                  "| share, browser side p50 / p95 s | share, server side p50 / p95 s | worst health s "
+                  "| worst loop lag s | dropped ws | errors | server RSS MB before -> after (peak) | job rows/s |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
             for n in args.sessions:
-                for _ in range(args.repeat):
-                    for tree in args.trees:
-                        await one_tree(browser, home, tree, n, args, generated_id, start)
+                for group_nice in args.browser_group_nice:
+                    renicer.set_group_nice(group_nice)
+                    for _ in range(args.repeat):
+                        for tree in args.trees:
+                            await one_tree(browser, home, tree, n, args, generated_id, start, renicer)
         await browser.close()
-        if renicer is not None:
-            renicer.stop()
-            print(f"{len(renicer.reniced)} chromium processes ran at nice {args.browser_nice}, and "
-                  f"{len(renicer.groups)} scheduler autogroup(s) of Chromium's", flush=True)
+        renicer.stop()
+        print(f"load average at the end {load_average()}", flush=True)
 
 
 async def one_tree(browser, home: Path, tree: Path, n: int, args: argparse.Namespace, generated_id: int,
-                   start: str) -> None:
+                   start: str, renicer: Renicer) -> None:
     """The rows of one checkout's app at `n` sessions: a fresh server on the shared workspace."""
-    with AppServer(home, start_timeout=180, root=tree) as server:
+    with TimedServer(home, start_timeout=180, root=tree, tag=f"server-{uuid.uuid4().hex[:6]}") as server:
         pid = server._process.pid  # noqa: SLF001 - the server's own process, for its memory and CPU
         if len(args.trees) > 1:
             print(f"    app of {tree} (server pid {pid})", flush=True)
-        print_row(await one_load(browser, server, pid, n, args.walks, None, start), "no")
+        chromium = f"g{renicer.group_nice}"
+        print_row(await one_load(browser, server, pid, n, args.walks, None, start), "no", chromium)
+        print(f"    Chromium's autogroup(s) at nice {renicer.group_nices()}; health prober: "
+              f"{server.prober_priority()}", flush=True)
         if args.no_eval:
             return
         drop_runs(generated_id)  # a fresh evaluation each time, not the resume of a finished one
         job_id = await start_evaluation(browser, server.url, generated_id, f"bench {n}")
         row = await one_load(browser, server, pid, n, args.walks, job_id, start)
-        print_row(row, "running")
+        print_row(row, "running", chromium)
         job = row["job"]
         ratio = job["walking"] / job["alone"] if job["alone"] else float("nan")
         print(f"    job while {n} session(s) walked {job['walking']:.1f} rows/s, alone right after over the same "
               f"{job['window']:.0f} s {job['alone']:.1f} rows/s ({ratio:.0%}); load average now "
-              f"{os.getloadavg()[0]:.2f}", flush=True)
+              f"{load_average()}", flush=True)
         if not job["ran_through"]:
             needed = int(1.5 * (job["walking"] + job["alone"]) * job["window"]) + 1
             print(f"    INVALID: the job ended ({job['status']}, {job['rows']:,} rows) before the window alone did; "
@@ -562,7 +587,7 @@ async def one_tree(browser, home: Path, tree: Path, n: int, args: argparse.Names
         delete_job_run(job_id)  # the next evaluation starts from nothing, not resumed
 
 
-async def long_session(browser, server: AppServer, pid: int, walks: int, start: str) -> None:
+async def long_session(browser, server: TimedServer, pid: int, walks: int, start: str) -> None:
     """One session walking `walks` times; the server's memory after each walk."""
     context = await browser.new_context()
     session = Session(context, server.url)
@@ -594,10 +619,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2, choices=(1, 2),
                         help="runs of the sample the sessions select (default 2: Compare compares them)")
     parser.add_argument("--browser-nice", type=int, default=19, metavar="N",
-                        help="Chromium's renderers and GPU process at this nice value (default 19, the lowest "
-                        "priority; 0: the bench's own)")
-    parser.add_argument("--browser-group-nice", type=int, default=0, metavar="N",
-                        help="Chromium's scheduler autogroup at this nice value (default 0: unchanged; Linux)")
+                        help="Chromium's renderers and GPU process at this nice value inside its autogroup "
+                        "(default 19; 0: left alone)")
+    parser.add_argument("--browser-group-nice", default=[19], metavar="N[,N]",
+                        type=lambda s: [int(x) for x in s.split(",")],
+                        help="Chromium's scheduler autogroup at this nice value (default 19: the browsers as if on "
+                        "machines of their own; 0: unprioritized, an equal of the server; 19,0: each in turn; Linux)")
     parser.add_argument("--no-eval", action="store_true", help="skip the runs with an evaluation")
     parser.add_argument("--long", type=int, default=0, metavar="WALKS",
                         help="instead: one session walking WALKS times, the server's memory after each")

@@ -1,0 +1,140 @@
+"""The server-side measures of bench/dashboard_load.py (issue 29): the app served under
+bench/serve_timed.py, health polled by bench/health_probe.py, and their logs read back.
+
+The browser-side times of a step come from Chromium (its websocket frames as it reports them), so
+a Chromium short of CPU lengthens them; these come from the server's process (each rerun request's
+arrival on its event loop and its run's script-finished message) and from a prober in a scheduler
+autogroup of its own at a raised priority, so they are the server's alone. All times are
+time.monotonic(), shared by the processes of the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.app_server import AppServer  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent
+COOKIE = "bench_session"  # the cookie naming a browser context's session in the server's log
+
+
+class TimedServer(AppServer):
+    """AppServer's `streamlit run app.py` (same options, environment and checkout), under
+    bench/serve_timed.py, logging to `run_log`; with a health prober (bench/health_probe.py)
+    logging to `health_log` while it runs."""
+
+    def __init__(self, home: Path, *, start_timeout: float = 90.0, root: Path = ROOT, tag: str = "server") -> None:
+        super().__init__(home, start_timeout=start_timeout, root=root)
+        self.run_log = self.home / f"{tag}.runs.jsonl"
+        self.health_log = self.home / f"{tag}.health.jsonl"
+        self.log_path = self.home / f"{tag}.log"
+        self._prober: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> TimedServer:
+        self.home.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "TEMPO_EVAL_HOME": str(self.home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        env.pop("OPENAI_API_KEY", None)
+        command = [
+            sys.executable, str(BENCH / "serve_timed.py"), "--log", str(self.run_log), "--",
+            "run", "app.py", "--server.address", "127.0.0.1", "--server.port", str(self.port),
+            "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+        ]
+        with self.log_path.open("wb") as log:
+            self._process = subprocess.Popen(command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                             start_new_session=True)
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self._process.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            self.stop()
+            raise RuntimeError(f"streamlit did not become healthy in {self.start_timeout:.0f}s:\n{self.log()}")
+        # a session of its own: its own autogroup, whose priority it raises
+        self._prober = subprocess.Popen([sys.executable, str(BENCH / "health_probe.py"), self.url,
+                                         str(self.health_log)], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        return self
+
+    def stop(self) -> None:
+        prober, self._prober = self._prober, None
+        if prober is not None and prober.poll() is None:
+            os.killpg(prober.pid, signal.SIGTERM)
+            prober.wait(timeout=15)
+        super().stop()
+
+    def prober_priority(self) -> str:
+        """What the prober could do about its priority (its first line)."""
+        for record in read_jsonl(self.health_log):
+            if "priority" in record:
+                return record["priority"]
+        return "prober not started"
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:  # a line being written as we read
+            continue
+    return records
+
+
+def health_between(path: Path, start: float, end: float) -> dict:
+    """The prober's polls that began in [start, end]: the worst wait, the failed polls, their count."""
+    polls = [r for r in read_jsonl(path) if "t" in r and start <= r["t"] <= end]
+    return {"worst": max((r["wait"] for r in polls), default=float("nan")),
+            "failed": sum(not r["ok"] for r in polls), "polls": len(polls)}
+
+
+def loop_lag_between(path: Path, start: float, end: float) -> float:
+    """The event loop's worst lag (serve_timed's one-second records) over [start, end]."""
+    return max((r["lag"] for r in read_jsonl(path) if r.get("event") == "loop" and start <= r["t"] <= end),
+               default=float("nan"))
+
+
+class ServerRuns:
+    """serve_timed's log, by bench session label: rerun arrivals and finished runs."""
+
+    def __init__(self, path: Path) -> None:
+        records = read_jsonl(path)
+        label_of = {r["session"]: r["bench"] for r in records if r.get("event") == "connect" and r.get("bench")}
+        self.reruns: dict[str, list[float]] = defaultdict(list)
+        self.finished: dict[str, list[dict]] = defaultdict(list)
+        for record in records:
+            label = label_of.get(record.get("session"))
+            if label is None:
+                continue
+            if record["event"] == "rerun":
+                self.reruns[label].append(record["t"])
+            elif record["event"] == "finished":
+                self.finished[label].append(record)
+
+    def step(self, label: str, start: float, end: float) -> tuple[float, list[dict]]:
+        """The server's share of a step of session `label` from `start` to `end`: from the first
+        rerun request that arrived in it to the last run that finished in it (nan: none); and the
+        runs that finished in it."""
+        arrived = [t for t in self.reruns.get(label, []) if start <= t <= end]
+        runs = [r for r in self.finished.get(label, []) if start <= r["t"] <= end]
+        if not arrived or not runs or runs[-1]["t"] < arrived[0]:
+            return float("nan"), runs
+        return runs[-1]["t"] - arrived[0], runs
