@@ -1,49 +1,48 @@
 """Benchmark: many analysts on one dashboard, with and without an evaluation running (issue 29).
 
     python bench/dashboard_load.py                       # 1, 5, 10, 20 sessions, each with and without
-    python bench/dashboard_load.py --sessions 1,5 --walks 1 --eval-rows 20000
+    python bench/dashboard_load.py --sessions 1,20 --browser-group-nice 19,0   # Chromium both ways
     python bench/dashboard_load.py --long 40             # one session walking 40 times: server memory
     python bench/dashboard_load.py --sessions 20 --no-eval --trees /work/main,. --repeat 2
                                                          # A/B: another checkout's app against this one
 
-The real server (`streamlit run app.py` with the repository's .streamlit/config.toml) on a fresh
-workspace holding the sample QA dataset and two runs of it (both selected, `--runs 2`: Results
-shows both, Compare runs compares them), and a generated dataset for the evaluation. One Chromium (/usr/bin/chromium, the tests' flags), one browser context per session;
-every session opens on the Overview and walks Results -> Compare runs -> Claims -> Overview through
-the sidebar, all at once. Measured:
+The real server (`streamlit run app.py`, the repository's .streamlit/config.toml, under
+bench/serve_timed.py, which logs its own timing and changes nothing else) on a fresh workspace
+holding the sample QA dataset and two runs of it (both selected, `--runs 2`: Results shows both,
+Compare runs compares them). One Chromium (/usr/bin/chromium, the tests' flags), one browser
+context per session; every session opens on the Overview and walks Results -> Compare runs ->
+Claims -> Overview through the sidebar, all at once. Measured:
 - a step: from the click to the page idle again (Streamlit's script state "notRunning"), once
-  the browser has sent the click to the server and the server has answered;
-- the server's share of a step: from the first websocket frame the browser sent after the click
-  to the last frame it received for that step (what the server took, without the drawing);
-- health-check waits: /_stcore/health polled every 0.25 s by a thread, the slowest answer;
+  the browser has sent the click to the server and the server has answered (drawing included);
+- the server's share of a step, server side (the target's measure): from the arrival of the
+  step's first rerun request on the server's event loop to its last run's script-finished
+  message, as the server logged them (bench/load_timing.py); Chromium's delays excluded;
+- the same share, browser side: from the first websocket frame Chromium reports sent after the
+  click to the last it reports received: it includes Chromium's own scheduling delays;
+- health-check waits: /_stcore/health polled every 0.25 s by bench/health_probe.py, a process in
+  a scheduler autogroup of its own at nice -10 (Chromium cannot starve it), the slowest answer;
+  and the server's event-loop lag (the worst delay of a 50 ms sleep there, logged each second);
 - dropped websockets: websockets closed while the page was open (Streamlit reconnects);
 - errors: JavaScript errors on the pages and Streamlit exception / error boxes;
-- the server's CPU time (all its threads) over the walks, per step: what a page run costs it,
-  the measure to compare on a loaded machine;
-- the server's memory (VmRSS) before and after, and its peak (VmHWM).
-- where the server's time went: its CPU use over the walk (share of one core: near 1 is a server
-  bound by its own CPU and the GIL), the time its threads waited, runnable, for a CPU (a server
-  starved by other processes), and the CPU of Chromium (all its processes) over the same window;
-- clicks sent again: a click on the sidebar that the page did not pass on to the server in 60 s
-  (the page, drawing at the lowest priority, missed it) is sent again, and counted.
-"With evaluation": one more browser context starts an evaluation of the generated dataset from the
-Evaluate page (the worker process does the work), then the sessions walk; the job's rate while
-they walk is the rows it finished during the walk (its progress in the workspace) over the walk's
-length, and its rate alone is measured right after, over a window of the same length (both printed,
-and their ratio). The job must not end before the second window does: the bench checks it and marks
-such a row INVALID with the --eval-rows that would do.
+- the server's CPU time (all its threads) over the walks, per step; its memory (VmRSS) before and
+  after, and its peak (VmHWM); its CPU use over the walk (share of one core), the time its threads
+  waited, runnable, for a CPU, and the CPU of Chromium (all its processes) over the same window;
+- clicks sent again: a click the page did not pass on to the server in 60 s is sent again, counted.
+"With evaluation": one more browser context starts an evaluation of a generated dataset from the
+Evaluate page (the worker process does the work), then the sessions open and walk; the job's rate
+while they walk is the rows it finished during the walk (its progress in the workspace) over the
+walk's length, and its rate alone is the same job's, same settings, right after, over a window of
+the same length (both printed, and their ratio). The job must outlast the second window: each
+such row gets a generated dataset sized from the row without an evaluation and the job's last
+rate alone (class Generated), one larger and a second try if it ended early, else INVALID.
 `--trees A,B` serves each checkout's app in turn (same workspace, same bench and browser), `--repeat`
 times, alternating: an A/B comparison on a shared machine, rows of the same run only.
-Chromium's renderers and GPU process run at nice 19 (--browser-nice; 0 turns it off): in
-deployment the analysts' browsers run on their own machines, so on this bench their drawing should
-not take the CPU from the server and the job it measures. On Linux that nice does little (see
-Renicer): what counts is the nice of Chromium's scheduler autogroup, --browser-group-nice N (all of
-Chromium; off by default: at 19 Chromium starves on a machine that others load; on a quiet one it
-keeps the drawing off the server's CPU). The step times still include the drawing
-(done when the CPU is free); the server's share and the health waits mostly do not, but the
-frames are timed where Chromium reports them, so a starved Chromium still lengthens the share:
-compare it with the server's CPU and its wait for a CPU, printed under each row.
-The machine's load average is printed: on a shared machine, compare rows of the same run only.
+Chromium: in deployment the analysts' browsers run on their own machines, so by default its
+scheduler autogroup (all of Chromium; what counts on Linux, see Renicer) runs at nice 19
+(column "chromium": g19) and its drawing takes the CPU only when the server and the job leave it;
+--browser-group-nice 0 runs it unprioritized (g0), an equal of the server; 19,0 runs both in turn.
+At g19 on a machine that others load heavily, Chromium starves (pages do not open): use g0 there
+and read the server-side columns. The load average is printed: compare rows of the same run only.
 Targets (issue 29): at 20 sessions the server's share p95 <= 2 s, no health wait over 1 s, no
 dropped websocket, no error; with an evaluation, pages at most 1.2x slower and the job at 90% or
 more of its speed alone.
@@ -67,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.load_timing import COOKIE, ServerRuns, TimedServer, health_between, loop_lag_between  # noqa: E402
 
+TIMEOUT_S = 600.0  # a page that has not opened or finished a step by then fails its row (--timeout)
 RESEND_CLICK_S = 60.0  # a click the page has not passed on to the server by then is sent again
 
 CHROMIUM = "/usr/bin/chromium"
@@ -178,12 +178,9 @@ class Renicer(threading.Thread):
         self.join()
 
 
-def build_workspace(home: Path, eval_rows: int) -> tuple[int, list[int], int]:
-    """The sample QA dataset with two runs, and a generated dataset; returns (sample id, its run
-    ids, generated id)."""
+def build_workspace(home: Path) -> tuple[int, list[int]]:
+    """The sample QA dataset with two runs; returns (sample id, its run ids)."""
     os.environ["TEMPO_EVAL_HOME"] = str(home)
-    import pandas as pd
-
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
@@ -199,21 +196,55 @@ def build_workspace(home: Path, eval_rows: int) -> tuple[int, list[int], int]:
         run_ids.append(evaluate(store.get_dataset(sample_id), [TemporalFaithfulness(mode="focus_time"),
                                                TemporalNDCG(k=k, mode="focus_time")],
                  store=store, run_name=f"focus k={k}").run_id)
-    # every row's texts its own (a bridge number), so the job extracts each one, as on logged data,
-    # instead of finding 120 texts in its memo
-    frame = pd.DataFrame({
-        "query_id": [f"q{i}" for i in range(eval_rows)],
-        "query": [f"What happened to bridge {i} in {1900 + i % 120}?" for i in range(eval_rows)],
-        "answer": [f"In {1900 + i % 120} bridge {i} opened; it closed in {1950 + i % 60}." for i in range(eval_rows)],
-        "contexts": [[f"Bridge {i} opened in {1900 + i % 120}.", f"Bridge {i} closed later."] for i in range(eval_rows)],
-    })
-    path = home / "generated.jsonl"
-    frame.to_json(path, orient="records", lines=True)
-    generated = load_dataset(path)
-    generated.name = f"generated {eval_rows} rows"
-    generated_id = store.save_dataset(generated)
     store.close()
-    return sample_id, run_ids, generated_id
+    return sample_id, run_ids
+
+
+class Generated:
+    """The generated datasets the evaluations run on, made as large as a row needs: a job must
+    outlast the walk and the window alone after it (twice the walk), or its rates mean nothing."""
+
+    def __init__(self, home: Path, minimum: int) -> None:
+        self.home, self.minimum = home, minimum
+        self.made: dict[int, int] = {}  # rows -> dataset id
+        self.rate = 8000.0  # the job's rate alone, rows/s, to size a dataset: the last measured
+    def at_least(self, rows: int) -> tuple[int, int]:
+        """(id, rows) of a generated dataset of `rows` or more (made now if none is)."""
+        rows = max(rows, self.minimum)
+        fits = [have for have in self.made if have >= rows]
+        if fits:
+            return self.made[min(fits)], min(fits)
+        started = time.monotonic()
+        self.made[rows] = generate_dataset(self.home, rows)
+        print(f"    generated a dataset of {rows:,} rows in {time.monotonic() - started:.0f} s", flush=True)
+        return self.made[rows], rows
+
+
+def generate_dataset(home: Path, rows: int) -> int:
+    """A dataset of `rows` rows stored in the workspace; returns its id. Every row's texts are its
+    own (a bridge number), so the job extracts each one, as on logged data, instead of finding a
+    few texts in its memo."""
+    import json
+
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.store.runs import RunStore
+
+    path = home / f"generated_{rows}.jsonl"
+    with path.open("w", encoding="utf-8") as out:  # streamed: a million rows never held as objects here
+        for i in range(rows):
+            year = 1900 + i % 120
+            out.write(json.dumps({
+                "query_id": f"q{i}", "query": f"What happened to bridge {i} in {year}?",
+                "answer": f"In {year} bridge {i} opened; it closed in {1950 + i % 60}.",
+                "contexts": [f"Bridge {i} opened in {year}.", f"Bridge {i} closed later."]}) + "\n")
+    generated = load_dataset(path, max_bytes=path.stat().st_size + 1)
+    generated.name = f"generated {rows} rows"
+    path.unlink()
+    store = RunStore()
+    try:
+        return store.save_dataset(generated)
+    finally:
+        store.close()
 
 
 def memory(pid: int) -> dict[str, float]:
@@ -283,12 +314,12 @@ class Session:
 
     async def open(self, path: str = ""):
         page = await self.context.new_page()
-        page.set_default_timeout(600_000)
+        page.set_default_timeout(TIMEOUT_S * 1000)
         page.on("pageerror", lambda error: self.errors.append(str(error)))
         page.on("websocket", self._socket)
         started = time.monotonic()
         await page.goto(self.url + path)
-        await page.wait_for_function(IDLE, timeout=600_000)
+        await page.wait_for_function(IDLE, timeout=TIMEOUT_S * 1000)
         self.first = time.monotonic() - started
         self.page = page
         return page
@@ -309,15 +340,15 @@ class Session:
         # answered it: a browser slow to take the click (at nice 19 on a busy machine), or a server
         # slow to start the run, would otherwise leave the old page looking idle (a step of 0.3 s)
         while not self._answered(mark):
-            if time.monotonic() - started > 600:
-                raise TimeoutError(f"the click on {title} had no answer from the server in 600 s")
+            if time.monotonic() - started > TIMEOUT_S:
+                raise TimeoutError(f"the click on {title} had no answer from the server in {TIMEOUT_S:.0f} s")
             if not self._sent(mark) and time.monotonic() - clicked > RESEND_CLICK_S:
                 self.resent += 1  # the page never passed the click on: click again
                 await link.click()
                 clicked = time.monotonic()
             await asyncio.sleep(0.02)
         await page.wait_for_timeout(300)
-        await page.wait_for_function(IDLE, timeout=600_000)
+        await page.wait_for_function(IDLE, timeout=TIMEOUT_S * 1000)
         took = time.monotonic() - started
         frames = self.frames[mark:]
         sent = [t for t, kind in frames if kind == "sent"]
@@ -408,7 +439,7 @@ async def start_evaluation(browser, url: str, dataset_id: int, run_name: str) ->
     """Start an evaluation from the Evaluate page, as an analyst does; returns the job id."""
     context = await browser.new_context()
     page = await context.new_page()
-    page.set_default_timeout(600_000)
+    page.set_default_timeout(TIMEOUT_S * 1000)
     await page.goto(f"{url}/evaluate?dataset={dataset_id}")
     await page.wait_for_function(IDLE)
     name = page.get_by_role("textbox", name="Run name")
@@ -417,7 +448,7 @@ async def start_evaluation(browser, url: str, dataset_id: int, run_name: str) ->
     await page.wait_for_timeout(300)
     await page.wait_for_function(IDLE)
     await page.get_by_role("button", name="Run evaluation").click()
-    await page.get_by_text("rows/s").first.wait_for(timeout=600_000)
+    await page.get_by_text("rows/s").first.wait_for(timeout=TIMEOUT_S * 1000)
     await context.close()
     return latest_job()
 
@@ -438,6 +469,7 @@ async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, j
     before = memory(pid)
     opened = time.monotonic()
     await asyncio.gather(*(session.open(start) for session in sessions))
+    open_s = time.monotonic() - opened
     # the walks only: what each page run costs the server, on any load
     cpu0, wait0, chromium0 = cpu_seconds(pid), run_queue_wait(pid), chromium_cpu_seconds()
     done0 = job_done(job_id)[0] if job_id else 0
@@ -467,7 +499,7 @@ async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, j
     for context in contexts:
         await context.close()
     return {
-        "sessions": n,
+        "sessions": n, "open_s": open_s, "window_s": window,
         "walk_s": statistics.median(walk_times),
         "first_s": statistics.median(s.first for s in sessions),
         "step_p50": quantile(steps, 50), "step_p95": quantile(steps, 95),
@@ -519,9 +551,9 @@ async def main_async(args: argparse.Namespace) -> None:
     from playwright.async_api import async_playwright
 
     home = Path(tempfile.mkdtemp(prefix="dashboard_load_"))
-    print(f"load average {load_average()} (1, 5, 15 min) on {os.cpu_count()} cores; building the workspace "
-          f"({args.eval_rows:,} generated rows)", flush=True)
-    sample_id, run_ids, generated_id = build_workspace(home, args.eval_rows)
+    print(f"load average {load_average()} (1, 5, 15 min) on {os.cpu_count()} cores", flush=True)
+    sample_id, run_ids = build_workspace(home)
+    generated = Generated(home, args.eval_rows)
     # the sessions open the sample with its first `--runs` runs selected: with two, Results shows
     # both and Compare runs their significance table and per-query scatter
     start = f"/?dataset={sample_id}&runs={','.join(map(str, run_ids[:args.runs]))}"
@@ -548,13 +580,19 @@ async def main_async(args: argparse.Namespace) -> None:
                     renicer.set_group_nice(group_nice)
                     for _ in range(args.repeat):
                         for tree in args.trees:
-                            await one_tree(browser, home, tree, n, args, generated_id, start, renicer)
+                            try:
+                                await one_tree(browser, home, tree, n, args, generated, start, renicer)
+                            except Exception as error:  # e.g. pages that never opened: the next rows still run
+                                print(f"|   {n} | g{group_nice} | FAILED: {type(error).__name__}: "
+                                      f"{str(error)[:200]} |", flush=True)
+                                for context in browser.contexts:
+                                    await context.close()
         await browser.close()
         renicer.stop()
         print(f"load average at the end {load_average()}", flush=True)
 
 
-async def one_tree(browser, home: Path, tree: Path, n: int, args: argparse.Namespace, generated_id: int,
+async def one_tree(browser, home: Path, tree: Path, n: int, args: argparse.Namespace, generated: Generated,
                    start: str, renicer: Renicer) -> None:
     """The rows of one checkout's app at `n` sessions: a fresh server on the shared workspace."""
     with TimedServer(home, start_timeout=180, root=tree, tag=f"server-{uuid.uuid4().hex[:6]}") as server:
@@ -562,29 +600,45 @@ async def one_tree(browser, home: Path, tree: Path, n: int, args: argparse.Names
         if len(args.trees) > 1:
             print(f"    app of {tree} (server pid {pid})", flush=True)
         chromium = f"g{renicer.group_nice}"
-        print_row(await one_load(browser, server, pid, n, args.walks, None, start), "no", chromium)
+        quiet = await one_load(browser, server, pid, n, args.walks, None, start)
+        print_row(quiet, "no", chromium)
         print(f"    Chromium's autogroup(s) at nice {renicer.group_nices()}; health prober: "
               f"{server.prober_priority()}", flush=True)
         if args.no_eval:
             return
-        drop_runs(generated_id)  # a fresh evaluation each time, not the resume of a finished one
-        job_id = await start_evaluation(browser, server.url, generated_id, f"bench {n}")
-        row = await one_load(browser, server, pid, n, args.walks, job_id, start)
+        # the job runs while the sessions open, walk (slower beside it) and over the window alone
+        rows = int(generated.rate * 1.3 * (quiet["open_s"] + 3 * quiet["window_s"])) + 50_000
+        for attempt in (1, 2):
+            dataset_id, rows = generated.at_least(rows)
+            job, row = await one_evaluation(browser, server, pid, n, args, dataset_id, start)
+            generated.rate = job["alone"] or generated.rate
+            if job["ran_through"] or attempt == 2:
+                break
+            rows = int(1.5 * (job["rows"] + job["alone"] * job["window"])) + 1
+            print(f"    the job ended ({job['status']}, {job['rows']:,} rows) before the window alone did: again "
+                  f"on {rows:,} rows", flush=True)
         print_row(row, "running", chromium)
-        job = row["job"]
         ratio = job["walking"] / job["alone"] if job["alone"] else float("nan")
-        print(f"    job while {n} session(s) walked {job['walking']:.1f} rows/s, alone right after over the same "
-              f"{job['window']:.0f} s {job['alone']:.1f} rows/s ({ratio:.0%}); load average now "
+        print(f"    job ({rows:,} rows) while {n} session(s) walked {job['walking']:.1f} rows/s, alone right after "
+              f"over the same {job['window']:.0f} s {job['alone']:.1f} rows/s ({ratio:.0%}); load average now "
               f"{load_average()}", flush=True)
         if not job["ran_through"]:
-            needed = int(1.5 * (job["walking"] + job["alone"]) * job["window"]) + 1
-            print(f"    INVALID: the job ended ({job['status']}, {job['rows']:,} rows) before the window alone did; "
-                  f"run again with --eval-rows {max(needed, 2 * args.eval_rows):,} or more "
-                  f"(now {args.eval_rows:,})", flush=True)
-        cancel_jobs()
-        while job_done(job_id)[1] in ("queued", "running"):
-            time.sleep(0.5)
-        delete_job_run(job_id)  # the next evaluation starts from nothing, not resumed
+            print(f"    INVALID: the job ended ({job['status']}, {job['rows']:,} rows) before the window alone did",
+                  flush=True)
+
+
+async def one_evaluation(browser, server: TimedServer, pid: int, n: int, args: argparse.Namespace, dataset_id: int,
+                         start: str) -> tuple[dict, dict]:
+    """An evaluation of the dataset started from the Evaluate page, `n` sessions walking beside it;
+    (the job's rates, the row)."""
+    drop_runs(dataset_id)  # a fresh evaluation each time, not the resume of a finished one
+    job_id = await start_evaluation(browser, server.url, dataset_id, f"bench {n}")
+    row = await one_load(browser, server, pid, n, args.walks, job_id, start)
+    cancel_jobs()
+    while job_done(job_id)[1] in ("queued", "running"):
+        time.sleep(0.5)
+    delete_job_run(job_id)  # the next evaluation starts from nothing, not resumed
+    return row["job"], row
 
 
 async def long_session(browser, server: TimedServer, pid: int, walks: int, start: str) -> None:
@@ -610,7 +664,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", default="1,5,10,20", type=lambda s: [int(x) for x in s.split(",")])
     parser.add_argument("--walks", type=int, default=1, help="walks per session (default 1)")
-    parser.add_argument("--eval-rows", type=int, default=200_000, help="rows of the generated dataset evaluated")
+    parser.add_argument("--eval-rows", type=int, default=100_000, metavar="ROWS",
+                        help="the smallest generated dataset evaluated (default 100,000); each row with an "
+                        "evaluation gets one large enough for the job to outlast its windows, made then, from the "
+                        "row without (its opening and walk) and the job's last rate alone, and made "
+                        "larger and run again once if the job still ended early")
     parser.add_argument("--trees", default=[ROOT], type=lambda s: [Path(x).resolve() for x in s.split(",")],
                         help="checkouts whose app is served, in turn, on the same workspace (default: this one); "
                         "e.g. /work/main,. for an A/B comparison")
@@ -628,7 +686,10 @@ def main() -> None:
     parser.add_argument("--no-eval", action="store_true", help="skip the runs with an evaluation")
     parser.add_argument("--long", type=int, default=0, metavar="WALKS",
                         help="instead: one session walking WALKS times, the server's memory after each")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="S",
+                        help=f"a page not opened or a step not done in S seconds fails its row (default {TIMEOUT_S:.0f})")
     args = parser.parse_args()
+    globals()["TIMEOUT_S"] = args.timeout
     asyncio.run(main_async(args))
 
 
