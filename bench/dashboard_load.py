@@ -64,7 +64,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load_timing import COOKIE, ServerRuns, TimedServer, health_between, loop_lag_between  # noqa: E402
+from bench.load_timing import (  # noqa: E402
+    COOKIE,
+    ServerRuns,
+    TimedServer,
+    cpu_seconds,
+    health_between,
+    loop_lag_between,
+    memory,
+    process_parents,
+    run_queue_wait,
+)
 
 TIMEOUT_S = 600.0  # a page that has not opened or finished a step by then fails its row (--timeout)
 RESEND_CLICK_S = 60.0  # a click the page has not passed on to the server by then is sent again
@@ -245,45 +255,6 @@ def generate_dataset(home: Path, rows: int) -> int:
         return store.save_dataset(generated)
     finally:
         store.close()
-
-
-def memory(pid: int) -> dict[str, float]:
-    """VmRSS and VmHWM of a process, MB."""
-    found = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            found[key] = int(value.split()[0]) / 1024
-    return found
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds a process (all its threads) has used."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def run_queue_wait(pid: int) -> float:
-    """Seconds the threads of a process have waited, runnable, for a CPU (/proc schedstat)."""
-    total = 0.0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[1]) / 1e9
-        except (OSError, ValueError, IndexError):  # a thread ended meanwhile
-            continue
-    return total
-
-
-def process_parents() -> dict[int, int]:
-    """Every running process's parent pid, by pid (from /proc; processes that end meanwhile skipped)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    return parents
 
 
 def chromium_cpu_seconds() -> float:
@@ -561,6 +532,8 @@ async def main_async(args: argparse.Namespace) -> None:
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         renicer = Renicer(args.browser_nice, args.browser_group_nice[0])
+        if max(args.browser_group_nice) >= 10 and os.getloadavg()[0] > 2 * (os.cpu_count() or 1):
+            print("WARNING: a loaded machine: at g19 Chromium may starve (pages not opened in --timeout)", flush=True)
         renicer.start()
         print(f"Chromium's autogroup at nice {' then '.join(map(str, args.browser_group_nice))} (column chromium: "
               f"g19 = nice 19, as if the browsers were on other machines; g0 = unprioritized), its renderers "

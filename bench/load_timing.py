@@ -138,3 +138,42 @@ class ServerRuns:
         if not arrived or not runs or runs[-1]["t"] < arrived[0]:
             return float("nan"), runs
         return runs[-1]["t"] - arrived[0], runs
+
+
+def memory(pid: int) -> dict[str, float]:
+    """VmRSS and VmHWM of a process, MB."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0]) / 1024
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process (all its threads) has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_queue_wait(pid: int) -> float:
+    """Seconds the threads of a process have waited, runnable, for a CPU (/proc schedstat)."""
+    total = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):  # a thread ended meanwhile
+            continue
+    return total
+
+
+def process_parents() -> dict[int, int]:
+    """Every running process's parent pid, by pid (from /proc; processes that end meanwhile skipped)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    return parents
