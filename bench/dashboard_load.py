@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -663,6 +664,8 @@ def main() -> None:
                         help=f"a page not opened or a step not done in S seconds fails its row (default {TIMEOUT_S:.0f})")
     args = parser.parse_args()
     globals()["TIMEOUT_S"] = args.timeout
+    # killed (timeout, kill): end as on Ctrl-C, so the servers and their probers stop too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     asyncio.run(main_async(args))
 
 

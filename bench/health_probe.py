@@ -43,7 +43,8 @@ def main() -> None:
     args = parser.parse_args()
     with open(args.out, "a", buffering=1, encoding="utf-8") as out:
         out.write(json.dumps({"priority": raise_priority(args.nice)}) + "\n")
-        while True:
+        parent = os.getppid()
+        while os.getppid() == parent:  # until the bench that started it has gone
             started = time.monotonic()
             try:
                 with urllib.request.urlopen(args.url + "/_stcore/health", timeout=30) as reply:

@@ -15,6 +15,7 @@ wrapper patches three methods in its own process before Streamlit starts, and wr
   (included), T0 that request's arrival (null for a run no request started, e.g. st.rerun);
 - {"event": "loop", "t": T, "lag": L}: every second, the event loop's worst lag in it: how much
   later than asked a 50 ms sleep woke (what a health check or a websocket frame waits there).
+The server stops itself when the process that started it has gone (a bench killed midway).
 So a rerun's server-side duration is T - T0: from the request's arrival to the run's end, the
 browser and its scheduling excluded.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -86,8 +88,11 @@ def install(log: RunLog) -> None:
         return write(self, msg)
 
     async def lag_monitor() -> None:
-        window_end, worst = time.monotonic() + 1.0, 0.0
+        window_end, worst, parent = time.monotonic() + 1.0, 0.0, os.getppid()
         while True:
+            if os.getppid() != parent:  # the bench that started this server has gone: stop, as on Ctrl-C
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
             asked = time.monotonic()
             await asyncio.sleep(LAG_TICK_S)
             now = time.monotonic()
