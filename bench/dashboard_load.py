@@ -433,14 +433,20 @@ def quantile(values: list[float], q: int) -> float:
 
 async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, job_id: int | None,
                    start: str) -> dict:
-    contexts = [await browser.new_context(viewport={"width": 1280, "height": 900}) for _ in range(n)]
     labels = [f"{uuid.uuid4().hex[:8]}-{i}" for i in range(n)]
-    for context, label in zip(contexts, labels, strict=True):  # names the session in the server's log
-        await context.add_cookies([{"name": COOKIE, "value": label, "url": server.url}])
-    sessions = [Session(context, server.url, label) for context, label in zip(contexts, labels, strict=True)]
+    sessions: list[Session] = []
+
+    async def open_all() -> None:
+        for label in labels:  # the cookie names the session in the server's log
+            context = await browser.new_context(viewport={"width": 1280, "height": 900})
+            await context.add_cookies([{"name": COOKIE, "value": label, "url": server.url}])
+            sessions.append(Session(context, server.url, label))
+        await asyncio.gather(*(session.open(start) for session in sessions))
+
     before = memory(pid)
     opened = time.monotonic()
-    await asyncio.gather(*(session.open(start) for session in sessions))
+    await asyncio.wait_for(open_all(), TIMEOUT_S)  # a Chromium that never answers fails the row too
+    contexts = [session.context for session in sessions]
     open_s = time.monotonic() - opened
     # the walks only: what each page run costs the server, on any load
     cpu0, wait0, chromium0 = cpu_seconds(pid), run_queue_wait(pid), chromium_cpu_seconds()
@@ -540,30 +546,41 @@ async def main_async(args: argparse.Namespace) -> None:
               f"g19 = nice 19, as if the browsers were on other machines; g0 = unprioritized), its renderers "
               f"and GPU process at nice {args.browser_nice}; the server, the worker and the bench at "
               f"{os.nice(0)}, each in an autogroup of its own; the health prober in its own at -10", flush=True)
-        if args.long:
-            with TimedServer(home, start_timeout=180, root=args.trees[0]) as server:
-                await long_session(browser, server, server._process.pid, args.long, start)  # noqa: SLF001
-        else:
-            print(f"sessions open {start}", flush=True)
-            print("| sessions | chromium | evaluation | one walk s | first page s | step p50 / p95 s "
-                  "| share, browser side p50 / p95 s | share, server side p50 / p95 s | worst health s "
-                  "| worst loop lag s | dropped ws | errors | server RSS MB before -> after (peak) | job rows/s |")
-            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-            for n in args.sessions:
-                for group_nice in args.browser_group_nice:
-                    renicer.set_group_nice(group_nice)
-                    for _ in range(args.repeat):
-                        for tree in args.trees:
-                            try:
-                                await one_tree(browser, home, tree, n, args, generated, start, renicer)
-                            except Exception as error:  # e.g. pages that never opened: the next rows still run
-                                print(f"|   {n} | g{group_nice} | FAILED: {type(error).__name__}: "
-                                      f"{str(error)[:200]} |", flush=True)
-                                for context in browser.contexts:
-                                    await context.close()
-        await browser.close()
-        renicer.stop()
+        try:
+            await run_rows(browser, home, args, generated, start, renicer)
+        finally:
+            renicer.stop()
+            renicer.set_group_nice(0)  # a Chromium starved at 19 takes minutes to close
+            await browser.close()
         print(f"load average at the end {load_average()}", flush=True)
+
+
+async def run_rows(browser, home: Path, args: argparse.Namespace, generated: Generated, start: str,
+                   renicer: Renicer) -> None:
+    """The table's rows (or, with --long, one long session)."""
+    if args.long:
+        with TimedServer(home, start_timeout=180, root=args.trees[0]) as server:
+            await long_session(browser, server, server._process.pid, args.long, start)  # noqa: SLF001
+    else:
+        print(f"sessions open {start}", flush=True)
+        print("| sessions | chromium | evaluation | one walk s | first page s | step p50 / p95 s "
+              "| share, browser side p50 / p95 s | share, server side p50 / p95 s | worst health s "
+              "| worst loop lag s | dropped ws | errors | server RSS MB before -> after (peak) | job rows/s |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for n in args.sessions:
+            for group_nice in args.browser_group_nice:
+                renicer.set_group_nice(group_nice)
+                for _ in range(args.repeat):
+                    for tree in args.trees:
+                        try:
+                            await one_tree(browser, home, tree, n, args, generated, start, renicer)
+                        except Exception as error:  # e.g. pages that never opened: the next rows still run
+                            print(f"|   {n} | g{group_nice} | FAILED: {type(error).__name__}: "
+                                  f"{str(error)[:200] or f'no answer in {TIMEOUT_S:.0f} s'} |", flush=True)
+                            renicer.set_group_nice(0)  # lets a starved Chromium close them
+                            for context in browser.contexts:
+                                await context.close()
+                            renicer.set_group_nice(group_nice)
 
 
 async def one_tree(browser, home: Path, tree: Path, n: int, args: argparse.Namespace, generated: Generated,
