@@ -122,10 +122,12 @@ class Metric:
         raise NotImplementedError
 
     def _check_input_names(self, inputs: Mapping[str, Any]) -> None:
-        unknown = [key for key in inputs if key not in self.input_names]
-        if not unknown:
+        names = self.input_names
+        for key in inputs:  # a loop, not a list: this runs for every row and metric
+            if key not in names:
+                break
+        else:
             return
-        key = unknown[0]
         hint = difflib.get_close_matches(key, self.input_names, n=1)
         suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
         raise TypeError(

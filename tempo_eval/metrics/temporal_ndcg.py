@@ -63,6 +63,7 @@ from tempo_eval.metrics.ndcg import (
     dcg_curve_unchecked,
     dedupe,
     discount,
+    discounted_gains,
     gain,
     gain_list,
     gold_gains,
@@ -120,6 +121,11 @@ _MODE_INPUTS = {
 _COMMON_INPUTS = frozenset({"k", "reference_date"})
 #: the inputs a dataset row gives in each mode (`TemporalNDCG.inputs_from_row`)
 _ROW_INPUTS = {mode: inputs | _COMMON_INPUTS for mode, inputs in _MODE_INPUTS.items()}
+#: `_ameasure`'s inputs that choose the mode, in its order
+_MEASURE_INPUTS = ("retrieved_ids", "gold_ids", "retrieved_scores", "qft", "dfts", "query", "retrieved_docs",
+                   "contexts", "candidate_pool")
+#: the mode `TemporalNDCG._checked_mode` gave for (mode setting, llm set, which inputs were given)
+_CHECKED_MODES: dict[tuple[str, bool, tuple[bool, ...]], str] = {}
 #: the dataset columns each kind of mode reads (`TemporalNDCG.required_columns`)
 _GOLD_COLUMNS = frozenset({"retrieved_ids", "gold_ids"})
 _TEXT_COLUMNS = ("query", "contexts")
@@ -225,7 +231,7 @@ class TemporalNDCG(Metric):
         row's values, so every row of a dataset is scored the same way."""
         if self.mode != "auto":
             return self.mode
-        if set(columns) >= _GOLD_COLUMNS:
+        if "retrieved_ids" in columns and "gold_ids" in columns:  # `_GOLD_COLUMNS`, without a set a row
             return "gold"
         return "llm" if self.llm is not None else "focus_time"
 
@@ -284,22 +290,17 @@ class TemporalNDCG(Metric):
         reference_date: Any = None,
     ) -> MetricResult:
         k = require_k(self.k if k is None else k)
-        inputs = {
-            "retrieved_ids": retrieved_ids,
-            "gold_ids": gold_ids,
-            "retrieved_scores": retrieved_scores,
-            "qft": qft,
-            "dfts": dfts,
-            "query": query,
-            "retrieved_docs": retrieved_docs,
-            "contexts": contexts,
-            "candidate_pool": candidate_pool,
-        }
-        given = {name for name, value in inputs.items() if value is not None}
-        mode = self.resolved_mode(given)
-        unused = given - _MODE_INPUTS[mode]
-        if unused:
-            raise ValueError(f"{mode} mode does not use {', '.join(sorted(unused))}")
+        given = (
+            retrieved_ids is not None, gold_ids is not None, retrieved_scores is not None, qft is not None,
+            dfts is not None, query is not None, retrieved_docs is not None, contexts is not None,
+            candidate_pool is not None,
+        )
+        # the mode of these inputs, checked once per kind of call (rows of a dataset give the same)
+        key = (self.mode, self.llm is not None, given)
+        mode = _CHECKED_MODES.get(key)
+        if mode is None:
+            mode = self._checked_mode({name for name, present in zip(_MEASURE_INPUTS, given, strict=True) if present})
+            _CHECKED_MODES[key] = mode
         if retrieved_docs is not None and contexts is not None:
             raise ValueError("pass retrieved_docs or contexts (the same input), not both")
         docs_name = "contexts" if contexts is not None else "retrieved_docs"
@@ -311,6 +312,14 @@ class TemporalNDCG(Metric):
             return await self._llm(query, docs, docs_name, k)
         reference = self.reference_date if reference_date is None else reference_date
         return self._focus_time(qft, dfts, query, docs, docs_name, candidate_pool, k, reference)
+
+    def _checked_mode(self, given: set[str]) -> str:
+        """`resolved_mode(given)`, ValueError when the mode does not use every input given."""
+        mode = self.resolved_mode(given)
+        unused = given - _MODE_INPUTS[mode]
+        if unused:
+            raise ValueError(f"{mode} mode does not use {', '.join(sorted(unused))}")
+        return mode
 
     # -- gold mode ----------------------------------------------------------------------------
 
@@ -407,7 +416,8 @@ class TemporalNDCG(Metric):
             _check_pool(doc_years, pool_years)
 
         relevances = _relevances(query_years, doc_years)
-        gains = gain_list(relevances, self.gain)
+        # the linear gain of 4 x Jaccard (never negative) is the relevance itself: `gain_list` would copy it
+        gains = relevances if self.gain == "linear" else gain_list(relevances, self.gain)
         ideal = gains if pool_years is None else gain_list(_relevances(query_years, pool_years), self.gain)
         curve, curve_length, dcg, idcg = _curve(k, gains, ideal)
         ranked = min(len(curve), len(doc_years))  # the ranks of the details: the curve's depth
@@ -415,12 +425,13 @@ class TemporalNDCG(Metric):
             curve = [0.0]
         while len(curve) > 1 and curve[-2] == curve[-1]:  # kept to where it turns flat (fewer floats to write)
             curve.pop()
+        ranked_relevances = relevances[:ranked]
         details = packed_details.details("ndcg_ft/1", [
             reference_date, int(query is not None), None if docs is None else docs_name,
-            k, self.gain, curve, curve_length, relevances[:ranked],
-            None if gains[:ranked] == relevances[:ranked] else gains[:ranked],
-            [gains[i] * discount(i + 1) for i in range(ranked)],
-            [sorted(years) for years in doc_years[:ranked]],
+            k, self.gain, curve, curve_length, ranked_relevances,
+            None if gains is relevances or gains[:ranked] == ranked_relevances else gains[:ranked],
+            discounted_gains(gains, ranked),
+            list(map(sorted, doc_years[:ranked])),
             dcg, idcg, packed_details.year_runs(sorted(query_years)), int(pool_years is not None), len(doc_years),
         ])
 
@@ -444,7 +455,8 @@ class TemporalNDCG(Metric):
                 details,
             )
         score = curve[-1]
-        overlapping = sum(1 for rel in relevances[:k] if rel > 0)
+        top = relevances[:k]
+        overlapping = len(top) - top.count(0.0)  # relevances above 0 (none is below)
         reason = (
             f"NDCG@{k} = {score:.3f}: {overlapping} of the top {min(k, len(doc_years))} documents "
             f"share years with the query ({_years_text(query_years)}); DCG {dcg:.3f} of an "
