@@ -86,23 +86,26 @@ class Metric:
         like a canonical column that has a value (not None / NaN) is passed. A column of
         `required_columns` without a value (or absent) raises `MissingInput` naming it.
         """
-        for column in self.required_columns(row.keys()):
+        self._check_row(row, self.required_columns(row.keys()))
+        return row_values(row, self._canonical_inputs())
+
+    def _check_row(self, row: Mapping[str, Any], required: Collection[str]) -> None:
+        """MissingInput for the first column of `required` without a value in `row`."""
+        for column in required:
             if is_na(row.get(column)):
                 raise MissingInput(
                     column, f"This row has no {column!r} value, which {self.name} needs."
                 )
+
+    def _canonical_inputs(self) -> tuple[str, ...]:
+        """The inputs named like a canonical dataset column, in `input_names` order."""
         names = _CANONICAL_INPUTS.get(self.input_names) if type(self.input_names) is tuple else None
         if names is None:
             canonical = canonical_columns()
             names = tuple(n for n in self.input_names if n in canonical)
             if type(self.input_names) is tuple:
                 _CANONICAL_INPUTS[self.input_names] = names
-        # `name in row and not is_na(row[name])`; text and lists (most values) are never NA
-        return {
-            name: value
-            for name in names
-            if name in row and (type(value := row[name]) in _NEVER_NA or not is_na(value))
-        }
+        return names
 
     def compute(self, **inputs: Any) -> float:
         return self.measure(**inputs).score
@@ -138,6 +141,16 @@ class Metric:
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({settings})"
+
+
+def row_values(row: Mapping[str, Any], names: Collection[str]) -> dict[str, Any]:
+    """`{name: row[name]}` for each of `names` the row has a value for (not None / NaN)."""
+    # `name in row and not is_na(row[name])`; text and lists (most values) are never NA
+    return {
+        name: value
+        for name in names
+        if name in row and (type(value := row[name]) in _NEVER_NA or not is_na(value))
+    }
 
 
 # ---- small validators shared by the metrics -------------------------------------------------

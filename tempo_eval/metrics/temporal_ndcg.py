@@ -57,6 +57,7 @@ from tempo_eval.metrics.base import (
     require_k,
     require_text,
     require_text_list,
+    row_values,
 )
 from tempo_eval.metrics.ndcg import (
     GAIN_KINDS,
@@ -126,9 +127,12 @@ _MEASURE_INPUTS = ("retrieved_ids", "gold_ids", "retrieved_scores", "qft", "dfts
                    "contexts", "candidate_pool")
 #: the mode `TemporalNDCG._checked_mode` gave for (mode setting, llm set, which inputs were given)
 _CHECKED_MODES: dict[tuple[str, bool, tuple[bool, ...]], str] = {}
+#: the canonical inputs a row gives, by (input_names, mode) (`TemporalNDCG.inputs_from_row`)
+_ROW_NAMES: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
 #: the dataset columns each kind of mode reads (`TemporalNDCG.required_columns`)
 _GOLD_COLUMNS = frozenset({"retrieved_ids", "gold_ids"})
 _TEXT_COLUMNS = ("query", "contexts")
+_TEXT_COLUMN_SET = frozenset(_TEXT_COLUMNS)
 
 
 class TemporalNDCG(Metric):
@@ -248,7 +252,7 @@ class TemporalNDCG(Metric):
         mode = self.row_mode(columns)
         present = set(columns)
         if mode == "gold" or (
-            self.mode == "auto" and len(present & _GOLD_COLUMNS) > len(present & set(_TEXT_COLUMNS))
+            self.mode == "auto" and len(present & _GOLD_COLUMNS) > len(present & _TEXT_COLUMN_SET)
         ):
             return sorted(_GOLD_COLUMNS)
         return list(_TEXT_COLUMNS)
@@ -260,7 +264,7 @@ class TemporalNDCG(Metric):
         (the runner scores it NaN "missing_input"), whatever the other columns hold."""
         mode = self.row_mode(row.keys())
         try:
-            inputs = super().inputs_from_row(row)
+            self._check_row(row, self.required_columns(row.keys()))
         except MissingInput as missing:
             why = (
                 " (gold mode: the dataset has retrieved_ids and gold_ids columns)"
@@ -270,8 +274,11 @@ class TemporalNDCG(Metric):
                 missing.column,
                 f"This row has no {missing.column!r} value, which {self.name} needs{why}.",
             ) from None
-        keep = _ROW_INPUTS[mode]
-        return {name: value for name, value in inputs.items() if name in keep}
+        key = (self.input_names, mode)
+        names = _ROW_NAMES.get(key)
+        if names is None:  # the canonical inputs of the mode, in `input_names` order
+            names = _ROW_NAMES[key] = tuple(n for n in self._canonical_inputs() if n in _ROW_INPUTS[mode])
+        return row_values(row, names)
 
     # -- measuring ----------------------------------------------------------------------------
 
@@ -578,6 +585,8 @@ def _curve(k: int, gains: Sequence[float], ideal_gains: Sequence[float]) -> tupl
     to `curve_depth` only (it is flat past the documents present) and stored flat up to k, or up
     to MAX_CURVE_RANKS when k is larger; its last value is NDCG@k either way."""
     depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
+    if ideal_gains is gains and not any(gains):  # no gain at all (half the rows, on the bench): NaN over 0
+        return [NAN] * depth, min(k, max(depth, MAX_CURVE_RANKS)), 0.0, 0.0
     dcg = dcg_curve_unchecked(gains, depth)
     idcg = dcg_curve_unchecked(sorted(ideal_gains, reverse=True), depth)
     curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
