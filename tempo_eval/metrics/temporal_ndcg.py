@@ -125,7 +125,7 @@ _ROW_INPUTS = {mode: inputs | _COMMON_INPUTS for mode, inputs in _MODE_INPUTS.it
 #: `_ameasure`'s inputs that choose the mode, in its order
 _MEASURE_INPUTS = ("retrieved_ids", "gold_ids", "retrieved_scores", "qft", "dfts", "query", "retrieved_docs",
                    "contexts", "candidate_pool")
-#: the mode `TemporalNDCG._checked_mode` gave for (mode setting, llm set, which inputs were given)
+#: the mode `_checked_mode` gave for (mode setting, llm set, which inputs were given)
 _CHECKED_MODES: dict[tuple[str, bool, tuple[bool, ...]], str] = {}
 #: the canonical inputs a row gives, by (input_names, mode) (`TemporalNDCG.inputs_from_row`)
 _ROW_NAMES: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
@@ -306,7 +306,7 @@ class TemporalNDCG(Metric):
         key = (self.mode, self.llm is not None, given)
         mode = _CHECKED_MODES.get(key)
         if mode is None:
-            mode = self._checked_mode({name for name, present in zip(_MEASURE_INPUTS, given, strict=True) if present})
+            mode = _checked_mode(self, {name for name, present in zip(_MEASURE_INPUTS, given, strict=True) if present})
             _CHECKED_MODES[key] = mode
         if retrieved_docs is not None and contexts is not None:
             raise ValueError("pass retrieved_docs or contexts (the same input), not both")
@@ -319,14 +319,6 @@ class TemporalNDCG(Metric):
             return await self._llm(query, docs, docs_name, k)
         reference = self.reference_date if reference_date is None else reference_date
         return self._focus_time(qft, dfts, query, docs, docs_name, candidate_pool, k, reference)
-
-    def _checked_mode(self, given: set[str]) -> str:
-        """`resolved_mode(given)`, ValueError when the mode does not use every input given."""
-        mode = self.resolved_mode(given)
-        unused = given - _MODE_INPUTS[mode]
-        if unused:
-            raise ValueError(f"{mode} mode does not use {', '.join(sorted(unused))}")
-        return mode
 
     # -- gold mode ----------------------------------------------------------------------------
 
@@ -544,6 +536,15 @@ class TemporalNDCG(Metric):
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+
+def _checked_mode(metric: TemporalNDCG, given: set[str]) -> str:
+    """`metric.resolved_mode(given)`; ValueError when that mode does not use every input given."""
+    mode = metric.resolved_mode(given)
+    unused = given - _MODE_INPUTS[mode]
+    if unused:
+        raise ValueError(f"{mode} mode does not use {', '.join(sorted(unused))}")
+    return mode
+
 
 def _details(
     mode: str,
