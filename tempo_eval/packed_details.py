@@ -145,6 +145,8 @@ def _temporal_ndcg_focus_1(
 def year_runs(years: list[int]) -> list[int]:
     """Sorted distinct years as runs of consecutive years: [first, last, first, last, ...]
     (a period of 45 years is two numbers)."""
+    if years and years[-1] - years[0] == len(years) - 1:  # one run (a decade, a single year): most queries
+        return [years[0], years[-1]]
     runs: list[int] = []
     for year in years:
         if runs and runs[-1] == year - 1:

@@ -86,23 +86,26 @@ class Metric:
         like a canonical column that has a value (not None / NaN) is passed. A column of
         `required_columns` without a value (or absent) raises `MissingInput` naming it.
         """
-        for column in self.required_columns(row.keys()):
+        self._check_row(row, self.required_columns(row.keys()))
+        return row_values(row, self._canonical_inputs())
+
+    def _check_row(self, row: Mapping[str, Any], required: Collection[str]) -> None:
+        """MissingInput for the first column of `required` without a value in `row`."""
+        for column in required:
             if is_na(row.get(column)):
                 raise MissingInput(
                     column, f"This row has no {column!r} value, which {self.name} needs."
                 )
+
+    def _canonical_inputs(self) -> tuple[str, ...]:
+        """The inputs named like a canonical dataset column, in `input_names` order."""
         names = _CANONICAL_INPUTS.get(self.input_names) if type(self.input_names) is tuple else None
         if names is None:
             canonical = canonical_columns()
             names = tuple(n for n in self.input_names if n in canonical)
             if type(self.input_names) is tuple:
                 _CANONICAL_INPUTS[self.input_names] = names
-        # `name in row and not is_na(row[name])`; text and lists (most values) are never NA
-        return {
-            name: value
-            for name in names
-            if name in row and (type(value := row[name]) in _NEVER_NA or not is_na(value))
-        }
+        return names
 
     def compute(self, **inputs: Any) -> float:
         return self.measure(**inputs).score
@@ -122,10 +125,12 @@ class Metric:
         raise NotImplementedError
 
     def _check_input_names(self, inputs: Mapping[str, Any]) -> None:
-        unknown = [key for key in inputs if key not in self.input_names]
-        if not unknown:
+        names = self.input_names
+        for key in inputs:  # a loop, not a list: this runs for every row and metric
+            if key not in names:
+                break
+        else:
             return
-        key = unknown[0]
         hint = difflib.get_close_matches(key, self.input_names, n=1)
         suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
         raise TypeError(
@@ -136,6 +141,16 @@ class Metric:
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({settings})"
+
+
+def row_values(row: Mapping[str, Any], names: Collection[str]) -> dict[str, Any]:
+    """`{name: row[name]}` for each of `names` the row has a value for (not None / NaN)."""
+    # `name in row and not is_na(row[name])`; text and lists (most values) are never NA
+    return {
+        name: value
+        for name in names
+        if name in row and (type(value := row[name]) in _NEVER_NA or not is_na(value))
+    }
 
 
 # ---- small validators shared by the metrics -------------------------------------------------

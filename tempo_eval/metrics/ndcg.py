@@ -28,6 +28,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from numbers import Real
+from operator import mul
 from typing import Any
 
 import numpy as np
@@ -144,9 +145,20 @@ def _log2(n: int) -> float:
     return _LOG2[n] if n < len(_LOG2) else math.log2(n)
 
 
+#: `discount(rank)` of the first ranks (index = rank), looked up: the same divisions, done once
+_DISCOUNTS = [math.nan] + [1.0 / _LOG2[rank + 1] for rank in range(1, len(_LOG2) - 1)]
+
+
 def discount(rank: int) -> float:
     """1 / log2(rank + 1) for a rank starting at 1."""
     return 1.0 / _log2(rank + 1)
+
+
+def discounted_gains(gains: Sequence[float], ranks: int) -> list[float]:
+    """`gains[i] * discount(i + 1)` for the first `ranks` gains (a ranking's discounted gains)."""
+    if ranks < len(_DISCOUNTS):
+        return list(map(mul, gains[:ranks], _DISCOUNTS[1:ranks + 1]))
+    return [gains[i] * discount(i + 1) for i in range(ranks)]
 
 
 def dcg_curve(gains: Sequence[float], k: int) -> list[float]:
@@ -163,11 +175,13 @@ def dcg_curve_unchecked(gains: Sequence[float], k: int) -> list[float]:
     append = curve.append
     total = 0.0
     n = min(k, len(gains))
+    # log2(i + 2) looked up (`_log2` inlined: this runs for every rank of every row)
+    logs = _LOG2 if n + 2 <= len(_LOG2) else [_log2(i) for i in range(n + 2)]
     for i in range(n):
         g = gains[i]
         if g > 0:
             # divide (not multiply by a cached reciprocal) so sums match trec_eval to the last bit
-            total += g / _log2(i + 2)
+            total += g / logs[i + 2]
         append(total)
     if n < k:
         curve += repeat(total, k - n)

@@ -209,7 +209,7 @@ class TemporalFaithfulness(Metric):
         ordered = sorted(answer_years)
         answer_spans, context_spans, missing = _year_grounding(aft, dfts, ordered, context_years)
         details = packed_details.details("tf/1", [
-            ref.isoformat() if ref else None, ordered, [sorted(d) for d in context_years], answer_spans, context_spans,
+            ref.isoformat() if ref else None, ordered, list(map(sorted, context_years)), answer_spans, context_spans,
         ])
         if not answer_years:
             return MetricResult(self.name, NAN, "The answer mentions no year or period.", "no_temporal_claims", details)
@@ -330,15 +330,35 @@ def _year_grounding(
 ) -> tuple[list[list[str]], list[list[list[str]]], list[int]]:
     """Per answer year (`ordered`): the spans it came from in the answer, and in each context that
     holds it; and the years no context holds (layout "tf/1" of `tempo_eval.packed_details`)."""
-    answer_spans, context_spans, missing = [], [], []
+    context_spans, missing = [], []
+    in_any = set().union(*context_years)
     indexed = list(enumerate(context_years))
     for year in ordered:
-        holders = [i for i, years in indexed if year in years]
-        answer_spans.append(_span_texts(aft, year))
-        context_spans.append([_span_texts(dfts[i], year) for i in holders])
-        if not holders:
+        if year not in in_any:  # most ungrounded years: no context to look through
+            context_spans.append([])
             missing.append(year)
-    return answer_spans, context_spans, missing
+            continue
+        context_spans.append([_span_texts(dfts[i], year) for i, years in indexed if year in years])
+    return _spans_by_year(aft, ordered), context_spans, missing
+
+
+def _spans_by_year(focus: Any, ordered: list[int]) -> list[list[str]]:
+    """`_span_texts(focus, year)` of each year of `ordered` (distinct), in one pass over the spans."""
+    if type(focus) is not FocusTime:
+        return [_span_texts(focus, year) for year in ordered]
+    found: dict[int, list[str]] = {year: [] for year in ordered}
+    for span in focus.spans:  # `YearSpan.covers`, written out as in `_span_texts`
+        first, last = span.first, span.last
+        if first == last or span.capped:
+            for year in (first,) if first == last else (first, last):
+                texts = found.get(year)
+                if texts is not None:
+                    texts.append(span.text)
+        else:
+            for year in ordered:
+                if first <= year <= last:
+                    found[year].append(span.text)
+    return list(found.values())
 
 
 def _span_texts(focus: Any, year: int) -> list[str]:

@@ -57,12 +57,14 @@ from tempo_eval.metrics.base import (
     require_k,
     require_text,
     require_text_list,
+    row_values,
 )
 from tempo_eval.metrics.ndcg import (
     GAIN_KINDS,
     dcg_curve_unchecked,
     dedupe,
     discount,
+    discounted_gains,
     gain,
     gain_list,
     gold_gains,
@@ -120,9 +122,17 @@ _MODE_INPUTS = {
 _COMMON_INPUTS = frozenset({"k", "reference_date"})
 #: the inputs a dataset row gives in each mode (`TemporalNDCG.inputs_from_row`)
 _ROW_INPUTS = {mode: inputs | _COMMON_INPUTS for mode, inputs in _MODE_INPUTS.items()}
+#: `_ameasure`'s inputs that choose the mode, in its order
+_MEASURE_INPUTS = ("retrieved_ids", "gold_ids", "retrieved_scores", "qft", "dfts", "query", "retrieved_docs",
+                   "contexts", "candidate_pool")
+#: the mode `_checked_mode` gave for (mode setting, llm set, which inputs were given)
+_CHECKED_MODES: dict[tuple[str, bool, tuple[bool, ...]], str] = {}
+#: the canonical inputs a row gives, by (input_names, mode) (`TemporalNDCG.inputs_from_row`)
+_ROW_NAMES: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
 #: the dataset columns each kind of mode reads (`TemporalNDCG.required_columns`)
 _GOLD_COLUMNS = frozenset({"retrieved_ids", "gold_ids"})
 _TEXT_COLUMNS = ("query", "contexts")
+_TEXT_COLUMN_SET = frozenset(_TEXT_COLUMNS)
 
 
 class TemporalNDCG(Metric):
@@ -225,7 +235,7 @@ class TemporalNDCG(Metric):
         row's values, so every row of a dataset is scored the same way."""
         if self.mode != "auto":
             return self.mode
-        if set(columns) >= _GOLD_COLUMNS:
+        if "retrieved_ids" in columns and "gold_ids" in columns:  # `_GOLD_COLUMNS`, without a set a row
             return "gold"
         return "llm" if self.llm is not None else "focus_time"
 
@@ -242,7 +252,7 @@ class TemporalNDCG(Metric):
         mode = self.row_mode(columns)
         present = set(columns)
         if mode == "gold" or (
-            self.mode == "auto" and len(present & _GOLD_COLUMNS) > len(present & set(_TEXT_COLUMNS))
+            self.mode == "auto" and len(present & _GOLD_COLUMNS) > len(present & _TEXT_COLUMN_SET)
         ):
             return sorted(_GOLD_COLUMNS)
         return list(_TEXT_COLUMNS)
@@ -254,7 +264,7 @@ class TemporalNDCG(Metric):
         (the runner scores it NaN "missing_input"), whatever the other columns hold."""
         mode = self.row_mode(row.keys())
         try:
-            inputs = super().inputs_from_row(row)
+            self._check_row(row, self.required_columns(row.keys()))
         except MissingInput as missing:
             why = (
                 " (gold mode: the dataset has retrieved_ids and gold_ids columns)"
@@ -264,8 +274,11 @@ class TemporalNDCG(Metric):
                 missing.column,
                 f"This row has no {missing.column!r} value, which {self.name} needs{why}.",
             ) from None
-        keep = _ROW_INPUTS[mode]
-        return {name: value for name, value in inputs.items() if name in keep}
+        key = (self.input_names, mode)
+        names = _ROW_NAMES.get(key)
+        if names is None:  # the canonical inputs of the mode, in `input_names` order
+            names = _ROW_NAMES[key] = tuple(n for n in self._canonical_inputs() if n in _ROW_INPUTS[mode])
+        return row_values(row, names)
 
     # -- measuring ----------------------------------------------------------------------------
 
@@ -284,22 +297,17 @@ class TemporalNDCG(Metric):
         reference_date: Any = None,
     ) -> MetricResult:
         k = require_k(self.k if k is None else k)
-        inputs = {
-            "retrieved_ids": retrieved_ids,
-            "gold_ids": gold_ids,
-            "retrieved_scores": retrieved_scores,
-            "qft": qft,
-            "dfts": dfts,
-            "query": query,
-            "retrieved_docs": retrieved_docs,
-            "contexts": contexts,
-            "candidate_pool": candidate_pool,
-        }
-        given = {name for name, value in inputs.items() if value is not None}
-        mode = self.resolved_mode(given)
-        unused = given - _MODE_INPUTS[mode]
-        if unused:
-            raise ValueError(f"{mode} mode does not use {', '.join(sorted(unused))}")
+        given = (
+            retrieved_ids is not None, gold_ids is not None, retrieved_scores is not None, qft is not None,
+            dfts is not None, query is not None, retrieved_docs is not None, contexts is not None,
+            candidate_pool is not None,
+        )
+        # the mode of these inputs, checked once per kind of call (rows of a dataset give the same)
+        key = (self.mode, self.llm is not None, given)
+        mode = _CHECKED_MODES.get(key)
+        if mode is None:
+            mode = _checked_mode(self, {name for name, present in zip(_MEASURE_INPUTS, given, strict=True) if present})
+            _CHECKED_MODES[key] = mode
         if retrieved_docs is not None and contexts is not None:
             raise ValueError("pass retrieved_docs or contexts (the same input), not both")
         docs_name = "contexts" if contexts is not None else "retrieved_docs"
@@ -407,7 +415,8 @@ class TemporalNDCG(Metric):
             _check_pool(doc_years, pool_years)
 
         relevances = _relevances(query_years, doc_years)
-        gains = gain_list(relevances, self.gain)
+        # the linear gain of 4 x Jaccard (never negative) is the relevance itself: `gain_list` would copy it
+        gains = relevances if self.gain == "linear" else gain_list(relevances, self.gain)
         ideal = gains if pool_years is None else gain_list(_relevances(query_years, pool_years), self.gain)
         curve, curve_length, dcg, idcg = _curve(k, gains, ideal)
         ranked = min(len(curve), len(doc_years))  # the ranks of the details: the curve's depth
@@ -415,12 +424,13 @@ class TemporalNDCG(Metric):
             curve = [0.0]
         while len(curve) > 1 and curve[-2] == curve[-1]:  # kept to where it turns flat (fewer floats to write)
             curve.pop()
+        ranked_relevances = relevances[:ranked]
         details = packed_details.details("ndcg_ft/1", [
             reference_date, int(query is not None), None if docs is None else docs_name,
-            k, self.gain, curve, curve_length, relevances[:ranked],
-            None if gains[:ranked] == relevances[:ranked] else gains[:ranked],
-            [gains[i] * discount(i + 1) for i in range(ranked)],
-            [sorted(years) for years in doc_years[:ranked]],
+            k, self.gain, curve, curve_length, ranked_relevances,
+            None if gains is relevances or gains[:ranked] == ranked_relevances else gains[:ranked],
+            discounted_gains(gains, ranked),
+            list(map(sorted, doc_years[:ranked])),
             dcg, idcg, packed_details.year_runs(sorted(query_years)), int(pool_years is not None), len(doc_years),
         ])
 
@@ -444,7 +454,8 @@ class TemporalNDCG(Metric):
                 details,
             )
         score = curve[-1]
-        overlapping = sum(1 for rel in relevances[:k] if rel > 0)
+        top = relevances[:k]
+        overlapping = len(top) - top.count(0.0)  # relevances above 0 (none is below)
         reason = (
             f"NDCG@{k} = {score:.3f}: {overlapping} of the top {min(k, len(doc_years))} documents "
             f"share years with the query ({_years_text(query_years)}); DCG {dcg:.3f} of an "
@@ -526,6 +537,15 @@ class TemporalNDCG(Metric):
 
 # ---- helpers ---------------------------------------------------------------------------------
 
+def _checked_mode(metric: TemporalNDCG, given: set[str]) -> str:
+    """`metric.resolved_mode(given)`; ValueError when that mode does not use every input given."""
+    mode = metric.resolved_mode(given)
+    unused = given - _MODE_INPUTS[mode]
+    if unused:
+        raise ValueError(f"{mode} mode does not use {', '.join(sorted(unused))}")
+    return mode
+
+
 def _details(
     mode: str,
     k: int,
@@ -566,6 +586,8 @@ def _curve(k: int, gains: Sequence[float], ideal_gains: Sequence[float]) -> tupl
     to `curve_depth` only (it is flat past the documents present) and stored flat up to k, or up
     to MAX_CURVE_RANKS when k is larger; its last value is NDCG@k either way."""
     depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
+    if ideal_gains is gains and not any(gains):  # no gain at all (half the rows, on the bench): NaN over 0
+        return [NAN] * depth, min(k, max(depth, MAX_CURVE_RANKS)), 0.0, 0.0
     dcg = dcg_curve_unchecked(gains, depth)
     idcg = dcg_curve_unchecked(sorted(ideal_gains, reverse=True), depth)
     curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
