@@ -59,66 +59,150 @@ def lexical_frame(n_rows: int) -> pd.DataFrame:
     return frame
 
 
-def run_both(name: str, path: Path, metric_factory, workers: int, block_size: int) -> None:
-    from tempo_eval.distributed.engine import evaluate_ray
-    from tempo_eval.distributed.output import import_results
+def run_both(name: str, path: Path, metric_factory, workers: int, block_size: int, repeat: int = 1) -> None:
+    """Both engines on `path`, alternating (local, Ray, local, Ray, ...) `repeat` times each: the
+    machine's load changes, so each pair is compared within itself and the load average printed."""
+    n_rows = sum(1 for _ in path.open("rb")) - (path.suffix == ".csv")  # generated rows: one line each
+    print(f"{name}: {n_rows:,} rows ({path.stat().st_size / 1e6:,.0f} MB {path.suffix[1:].upper()})", flush=True)
+    ratios = []
+    for attempt in range(repeat):
+        t_local, local_frame = run_local(path, metric_factory, n_rows, block_size)
+        t_ray, ray_frame = run_ray(path, metric_factory, n_rows, workers, block_size)
+        ratios.append(t_local / t_ray)
+        print(f"  pair {attempt + 1}: ratio ray / local x{t_local / t_ray:.2f} end to end into the workspace;"
+              f"  same results stored: {ray_frame.equals(local_frame)};  load average now "
+              f"{_load()}", flush=True)
+    if repeat > 1:
+        print(f"  ratios ray / local: {', '.join(f'x{r:.2f}' for r in ratios)}", flush=True)
+
+
+def _cpu_by_role() -> dict[str, float]:
+    """CPU seconds so far of this process ("driver", its own threads included) and of its live
+    descendants: Ray's workers and actors ("ray::..." processes) and Ray's daemons (gcs_server,
+    raylet, ...) apart. A descendant that has exited is not counted (nor reaped into ours)."""
+    import resource
+
+    tick = os.sysconf("SC_CLK_TCK")
+    parents, cpu, names = {}, {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        pid = int(entry.name)
+        parents[pid], cpu[pid], names[pid] = int(fields[1]), (int(fields[11]) + int(fields[12])) / tick, name
+    me = os.getpid()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out = {"driver": usage.ru_utime + usage.ru_stime, "ray workers": 0.0, "ray daemons": 0.0}
+    for pid in cpu:
+        ancestor = parents.get(pid)
+        while ancestor not in (None, 0, 1, me):
+            ancestor = parents.get(ancestor)
+        if ancestor == me and pid != me:
+            out["ray workers" if names[pid].startswith("ray::") else "ray daemons"] += cpu[pid]
+    return out
+
+
+def _load() -> str:
+    return " ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
+def run_local(path: Path, metric_factory, n_rows: int, block_size: int):
     from tempo_eval.runner import evaluate
     from tempo_eval.scoring_pool import default_processes
     from tempo_eval.store.runs import RunStore
 
-    n_rows = sum(1 for _ in path.open("rb")) - (path.suffix == ".csv")  # generated rows: one line each
-    print(f"{name}: {n_rows:,} rows ({path.stat().st_size / 1e6:,.0f} MB {path.suffix[1:].upper()}); "
-          f"load average {os.getloadavg()[0]:.1f}", flush=True)
     os.environ["TEMPO_EVAL_HOME"] = tempfile.mkdtemp(prefix="tempo_eval_bench_local_")
-    local_steady = Steady(block_size)
+    import resource
+
+    steady = Steady(block_size)
+    load = _load()
+    cpu = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     start = time.perf_counter()
     processes = default_processes()  # the command line's default
-    local = evaluate(str(path), metric_factory(), max_concurrency=4, progress=local_steady, processes=processes)
+    local = evaluate(str(path), metric_factory(), max_concurrency=4, progress=steady, processes=processes)
     t_local = time.perf_counter() - start
-    local_frame = RunStore().results_frame(local.run_id)
+    print(f"  local, {processes} processes:  {t_local:8.2f} s  {n_rows / t_local:9,.0f} rows/s end to end"
+          f"  {steady.rate():9,.0f} rows/s after the first {block_size:,} rows   (load average {load})")
+    spent = [(after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) for before, after in
+             zip(cpu, (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)), strict=True)]
+    print(f"    CPU seconds: main process {spent[0]:.1f} s, worker processes {spent[1]:.1f} s", flush=True)
+    return t_local, RunStore().results_frame(local.run_id)
+
+
+def run_ray(path: Path, metric_factory, n_rows: int, workers: int, block_size: int):
+    from tempo_eval.distributed.engine import evaluate_ray
+    from tempo_eval.distributed.output import import_results
+    from tempo_eval.store.runs import RunStore
 
     os.environ["TEMPO_EVAL_HOME"] = tempfile.mkdtemp(prefix="tempo_eval_bench_ray_")
     out = Path(tempfile.mkdtemp(prefix="tempo_eval_bench_out_")) / "out"
-    ray_steady = Steady(block_size)
-    with WorkspaceClock() as writes:
+    steady = Steady(block_size, _cpu_by_role)  # the actors end with the run: their CPU at the last block
+    load = _load()
+    cpu = _cpu_by_role()
+    with WorkspaceClock() as clock:
         ray_start = time.perf_counter()
         run = evaluate_ray(str(path), metric_factory(), out=out, num_workers=workers, block_size=block_size,
-                           progress=ray_steady)
+                           progress=steady)
         t_ray = time.perf_counter() - ray_start
-    same = RunStore().results_frame(run.run_id).equals(local_frame)
+    at_last = steady.sampled or cpu
+    spent = ", ".join(f"{role} {at_last[role] - cpu[role]:.1f} s" for role in cpu)
+    frame = RunStore().results_frame(run.run_id)
 
     os.environ["TEMPO_EVAL_HOME"] = tempfile.mkdtemp(prefix="tempo_eval_bench_import_")
+    # import-results reads dataset.json.gz whole, under the input limit (128 MB by default: about
+    # 110,000 of these rows); the bench raises it rather than stop after the Ray run
+    os.environ.setdefault("TEMPO_EVAL_MAX_INPUT_MB", "100000")
     start = time.perf_counter()
     import_results(out)
     t_import = time.perf_counter() - start
-    print(f"  local, {processes} processes:  {t_local:8.2f} s  {n_rows / t_local:9,.0f} rows/s end to end"
-          f"  {local_steady.rate():9,.0f} rows/s after the first {block_size:,} rows")
+    scoring = steady.last_at - clock.handed if steady.last_at and clock.handed else float("nan")
     print(f"  ray, {workers} workers:      {t_ray:8.2f} s  {n_rows / t_ray:9,.0f} rows/s end to end"
-          f"  {ray_steady.rate():9,.0f} rows/s after the first block ({run.n_blocks} blocks of {block_size:,};"
-          f" first block done after {_since(ray_steady.first_at, ray_start)})")
-    print(f"    of which the driver writing the workspace, beside the scoring: {writes.blocks:.2f} s for the "
-          f"blocks' rows ({writes.blocks / t_ray:.1%} of the run), {writes.dataset:.2f} s for the dataset's rows "
+          f"  {steady.rate():9,.0f} rows/s after the first block ({run.n_blocks} blocks of {block_size:,};"
+          f" first block done after {_since(steady.first_at, ray_start)})   (load average {load})")
+    print(f"    phases: reading {clock.reading:.2f} s, output and run opened {clock.opening:.2f} s, blocks handed "
+          f"to Ray at {clock.handed - ray_start:.2f} s, scoring (handed to last block) {scoring:.2f} s, "
+          f"after the last block {ray_start + t_ray - (steady.last_at or ray_start):.2f} s")
+    print(f"    the driver beside the scoring: block files {clock.files:.2f} s, blocks' rows into the workspace "
+          f"{clock.blocks:.2f} s ({clock.blocks / t_ray:.1%} of the run), dataset's rows {clock.dataset:.2f} s "
           "(a thread)")
+    print(f"    CPU seconds to the last block: {spent}")
     print(f"  import-results of the same output into another workspace (not needed here): {t_import:.2f} s, "
-          f"{t_import / t_ray:.0%} of the Ray run's time")
-    print(f"  ratio ray / local:   x{t_local / t_ray:.2f} end to end into the workspace, "
-          f"x{ray_steady.rate() / local_steady.rate():.2f} after start-up;  same results stored: {same}", flush=True)
+          f"{t_import / scoring:.0%} of the scoring time, {t_import / t_ray:.0%} of the Ray run's", flush=True)
+    return t_ray, frame
 
 
 class WorkspaceClock:
-    """Within the `with`: the seconds the Ray driver spends writing blocks (`WorkspaceRun.record`,
-    `catch_up`) and the dataset's rows (`store_dataset`) into the workspace."""
+    """Within the `with`, the Ray driver's phases: reading the input (`read_dataset`), opening the
+    output and the run (`prepare`, `WorkspaceRun.open`), when the blocks were handed to Ray, and
+    the seconds spent writing block files (`write_block`, `merge_block`), blocks' rows into the
+    workspace (`WorkspaceRun.record`, `catch_up`) and the dataset's rows (`store_dataset`)."""
 
     def __enter__(self) -> WorkspaceClock:
+        from tempo_eval.distributed import engine, output, reader
         from tempo_eval.distributed.workspace import WorkspaceRun
 
-        self.blocks = self.dataset = 0.0
-        self.saved = {name: getattr(WorkspaceRun, name) for name in ("record", "catch_up", "store_dataset")}
-        for name, method in self.saved.items():
-            setattr(WorkspaceRun, name, self._timed(method, "dataset" if name == "store_dataset" else "blocks"))
+        self.reading = self.opening = self.files = self.blocks = self.dataset = 0.0
+        self.handed = 0.0
+        self.saved = [(WorkspaceRun, name, WorkspaceRun.__dict__[name], what)
+                      for name, what in (("record", "blocks"), ("catch_up", "blocks"), ("store_dataset", "dataset"),
+                                         ("open", "opening"))]
+        self.saved += [(module, name, getattr(module, name), what) for module, name, what in (
+            (reader, "read_dataset", "reading"), (output, "prepare", "opening"), (output, "write_block", "files"),
+            (output, "merge_block", "files"))]
+        for owner, name, method, what in self.saved:
+            timed = self._timed(method, what)
+            setattr(owner, name, classmethod(timed) if name == "open" else timed)
+        self.score = engine._score
+        engine._score = self._handed(engine._score)
         return self
 
     def _timed(self, method, what: str):
+        method = getattr(method, "__func__", method)  # a classmethod's function
+
         def timed(*args, **kwargs):
             start = time.perf_counter()
             try:
@@ -127,11 +211,20 @@ class WorkspaceClock:
                 setattr(self, what, getattr(self, what) + time.perf_counter() - start)
         return timed
 
-    def __exit__(self, *exc: object) -> None:
-        from tempo_eval.distributed.workspace import WorkspaceRun
+    def _handed(self, score):
+        def handed(*args, started, **kwargs):
+            def mark() -> None:
+                self.handed = time.perf_counter()
+                started()
+            return score(*args, started=mark, **kwargs)
+        return handed
 
-        for name, method in self.saved.items():
-            setattr(WorkspaceRun, name, method)
+    def __exit__(self, *exc: object) -> None:
+        from tempo_eval.distributed import engine
+
+        for owner, name, method, _ in self.saved:
+            setattr(owner, name, method)
+        engine._score = self.score
 
 
 def _since(moment: float | None, start: float) -> str:
@@ -143,11 +236,14 @@ class Steady:
     """A progress callback: rows per second from the first `after` rows done to the end (the rate
     once reading and, for Ray, starting the actors are over)."""
 
-    def __init__(self, after: int) -> None:
+    def __init__(self, after: int, sample=None) -> None:
         self.after = after
         self.first_at = self.first_done = self.last_at = self.last_done = None
+        self.sample, self.sampled = sample, None  # `sample()` at each call: the last one is kept
 
     def __call__(self, done: int, total: int) -> None:
+        if self.sample is not None:
+            self.sampled = self.sample()
         now = time.perf_counter()
         if self.first_at is None and done >= self.after:
             self.first_at, self.first_done = now, done
@@ -167,6 +263,7 @@ def main() -> None:
                         help="rows of the lexical-verifier workload (0: skip)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--block-size", type=int, default=2_000)
+    parser.add_argument("--repeat", type=int, default=1, help="pairs of runs (local, Ray) per workload, alternating")
     args = parser.parse_args()
 
     import ray
@@ -193,13 +290,13 @@ def main() -> None:
           f"Ray Data warm-up: {time.perf_counter() - start:.1f} s (a cluster's start, not timed below)")
     if args.scale_rows:
         run_both("issue 27 rows, temporal_faithfulness + temporal_ndcg", scale,
-                 lambda: [TemporalFaithfulness(), TemporalNDCG()], args.workers, args.block_size)
+                 lambda: [TemporalFaithfulness(), TemporalNDCG()], args.workers, args.block_size, args.repeat)
     if args.rows:
         run_both("focus-time temporal_faithfulness", focus, lambda: [TemporalFaithfulness()], args.workers,
-                 args.block_size)
+                 args.block_size, args.repeat)
     if args.verifier_rows:
         run_both("factual_correctness, lexical verifier", lexical, lambda: [FactualCorrectness()], args.workers,
-                 max(1, args.block_size // 10))
+                 max(1, args.block_size // 10), args.repeat)
     ray.shutdown()
 
 

@@ -163,10 +163,11 @@ def test_import_results_holds_the_run_lock_while_it_writes(tmp_path: Path) -> No
     class Watching(RunStore):
         locked: list[bool] = []
 
-        def record_rows(self, run_id: int, rows) -> None:  # one call per block
-            held = self.connection.execute("SELECT COUNT(*) FROM run_locks WHERE run_id = ?", (run_id,)).fetchone()[0]
+        def write_encoded(self, encoded) -> None:  # one call per block
+            held = self.connection.execute("SELECT COUNT(*) FROM run_locks WHERE run_id = ?",
+                                           (encoded.run_id,)).fetchone()[0]
             self.locked.append(bool(held))
-            super().record_rows(run_id, rows)
+            super().write_encoded(encoded)
 
     store = Watching(tmp_path / "ws.sqlite")
     run_id = output.import_results(out, store=store)

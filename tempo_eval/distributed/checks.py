@@ -189,16 +189,82 @@ def _json(text: Any, kind: type, where: str, field: str) -> Any:
     return value
 
 
+class _Inflated:
+    """How much the details of one block have decompressed to: at most the input limit in all."""
+
+    def __init__(self) -> None:
+        from tempo_eval.io._source import max_input_bytes
+
+        self.left = max_input_bytes()
+
+    def inflate(self, body: bytes, zdict: bytes | None, where: str) -> bytes:
+        import zlib
+
+        unpacker = zlib.decompressobj(15, zdict) if zdict is not None else zlib.decompressobj()
+        try:
+            text = unpacker.decompress(body, self.left + 1)
+        except zlib.error:
+            raise InvalidOutput(f"{where}: details are not the compressed JSON the store writes") from None
+        if len(text) > self.left or unpacker.unconsumed_tail:
+            raise InvalidOutput(f"{where}: the block's details hold more than the input limit once "
+                                "decompressed (TEMPO_EVAL_MAX_INPUT_MB)")
+        self.left -= len(text)
+        return text
+
+
+def _stored_details(cell: Any, where: str, inflated: _Inflated) -> str | bytes:
+    """The stored form of a details cell, once it reads back as a details dict: format 2's bytes
+    (`output.details_cell`) as they are, format 1's JSON text packed as the store packs it.
+    Packed focus-time details are checked by expanding them, as the store's readers will."""
+    from tempo_eval.packed_details import expand
+    from tempo_eval.store.packing import (
+        _TAG_LAYOUT,
+        _TAG_ZDICT_1,
+        _TAG_ZLIB,
+        _ZDICT_1,
+        _pack_details,
+    )
+
+    if cell is None or isinstance(cell, str):  # format 1: the details' JSON
+        return _pack_details(_json(cell, dict, where, "details") or {}, ())
+    if not isinstance(cell, bytes):
+        raise InvalidOutput(f"{where}: details are {type(cell).__name__}; expected the bytes the store keeps")
+    tag, body = cell[:1], cell[1:]
+    if tag == _TAG_LAYOUT:
+        try:
+            packed = json.loads(body)
+            if not isinstance(packed, list) or not packed or not isinstance(packed[0], str):
+                raise ValueError(packed)
+            expand(packed[0], packed[1:])
+        except (ValueError, TypeError, RecursionError, LookupError, AttributeError, ArithmeticError):
+            raise InvalidOutput(f"{where}: packed details that do not expand (a layout and its values "
+                                "expected)") from None
+        return cell
+    if tag in (_TAG_ZDICT_1, _TAG_ZLIB):
+        text = inflated.inflate(body, _ZDICT_1 if tag == _TAG_ZDICT_1 else None, where)
+    elif tag == b"{":
+        text = cell
+    else:
+        raise InvalidOutput(f"{where}: details start with {_shown(tag)}; expected JSON or a store packing tag")
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidOutput(f"{where}: details are not UTF-8") from None
+    _json(decoded, dict, where, "details")
+    return decoded if tag == b"{" else cell  # a short JSON text is stored as text (`output.stored_details`)
+
+
 def read_block(
     results_path: Path, details_path: Path, rows: range, metrics: Sequence[str], query_ids: Sequence[Any] | None,
 ) -> list[tuple[tuple[int, str, str | None], list[dict[str, Any]]]]:
     """One block's results, checked, as [((row, query_id, system), [result record, ...]), ...] in
     row order. A record has metric, score (NaN when missing), reason, reason_code, success,
-    details (a dict) and claims (a list or None)."""
+    details (as the store keeps them: `_stored_details`) and claims (a list or None)."""
     max_rows = len(rows) * len(metrics)
     results = _read_table(results_path, ["row", "query_id", "run", "metric", "score", "reason_code", "reason"],
                           max_rows)
     details = _read_table(details_path, ["row", "metric", "success", "details", "claims"], max_rows)
+    inflated = _Inflated()
     known = set(metrics)
     extra: dict[tuple[int, str], dict[str, Any]] = {}
     for i, (row, metric) in enumerate(zip(details["row"], details["metric"], strict=True)):
@@ -210,7 +276,7 @@ def read_block(
             raise InvalidOutput(f"{where}: success is {_shown(success)}; expected true, false or null")
         extra[(row, metric)] = {
             "success": success,
-            "details": _json(details["details"][i], dict, where, "details") or {},
+            "details": _stored_details(details["details"][i], where, inflated),
             "claims": _json(details["claims"][i], list, where, "claims"),
         }
     grouped: dict[int, tuple[tuple[int, str, str | None], list[dict[str, Any]]]] = {}

@@ -4,8 +4,11 @@
     OUT/dataset.json.gz               the canonical rows (what the workspace stores for a dataset)
     OUT/results/block-000000.parquet  per-row results, the local runner's columns: row, query_id,
                                       run, metric, score, reason_code, reason
-    OUT/details/block-000000.parquet  row, metric, success, details (JSON), claims (JSON): what
-                                      the dashboard draws, for `import_results`
+    OUT/details/block-000000.parquet  row, metric, success, details, claims (JSON): what the
+                                      dashboard draws, for `import_results`. `details` holds the
+                                      bytes the workspace stores (`stored_details` reads them):
+                                      packed focus-time details stay packed from the actor to
+                                      the store (format 1 held them as JSON text)
 
 A block is rows [i * block_size, (i + 1) * block_size). Its details file is written first, then
 its results file, each to a temporary name and renamed into place, so a results file exists only
@@ -27,6 +30,7 @@ import contextlib
 import gzip
 import io
 import json
+import math
 import os
 import socket
 import uuid
@@ -36,10 +40,10 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval._secrets import redact
+from tempo_eval._secrets import redact, secret_values
 from tempo_eval.schema import MetricResult, is_retryable
 from tempo_eval.store.datasets import _frame_rows
-from tempo_eval.store.packing import dumps
+from tempo_eval.store.packing import _unpack, dumps
 from tempo_eval.store.results import RESULT_COLUMNS, RESULT_ROW_FIELDS, EncodedRows, encode_rows
 from tempo_eval.store.runs import RunStore
 
@@ -47,7 +51,7 @@ MANIFEST = "manifest.json"
 LOCK = ".lock"
 DATASET = "dataset.json.gz"
 FORMAT_NAME = "tempo-eval-ray-output"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 DETAIL_COLUMNS = ["row", "metric", "success", "details", "claims"]
 
 
@@ -214,6 +218,11 @@ def merge_block(out: str | os.PathLike[str], block: int, results: bytes, details
     def merged(kind: str, new_bytes: bytes) -> bytes:
         new = pq.read_table(io.BytesIO(new_bytes))
         old = pq.read_table(block_path(out, kind, block))
+        if kind == "details" and old.schema.field("details").type != new.schema.field("details").type:
+            # a block written by format 1 (the details' JSON text) keeps its format
+            texts = pa.array([None if v is None else _unpack(stored_details(v))
+                              for v in new.column("details").to_pylist()], type=pa.string())
+            new = new.set_column(new.schema.get_field_index("details"), "details", texts)
         replaced = pc.is_in(_pair_keys(old), value_set=_pair_keys(new))
         table = pa.concat_tables([old.filter(pc.invert(replaced)), new.cast(old.schema)])
         return _parquet_bytes(table.sort_by([("row", "ascending"), ("metric", "ascending")]), pq)
@@ -249,13 +258,13 @@ def encode_block_rows(
 
     The store rows are what the workspace stores for them (`tempo_eval.store.results.encode_rows`,
     for run `run_id`); the two Parquet files hold the same values (the details as the store's
-    JSON, claims as the store's claim records), so each result is encoded once. Reasons, details
+    encoding, `details_cell`, claims as the store's claim records), so each result is encoded once
+    and packed details are never expanded. Reasons, details
     and claims are redacted as the run store redacts them."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from tempo_eval.store.claims import _claim_record
-    from tempo_eval.store.packing import _unpack
 
     secrets = list(secrets)
     ordered = [(row, query_id, sorted(results, key=lambda r: r.metric), system)
@@ -267,13 +276,59 @@ def encode_block_rows(
     claims = [redact(dumps([_claim_record(c) for c in found]), secrets) if found else None
               for _, _, results, _ in ordered for found in ((r.details or {}).get("claims") for r in results)]
     det = {"row": res["row"], "metric": res["metric"], "success": [None if v is None else bool(v) for v in success],
-           "details": [_unpack(r[field["details"]]) for r in encoded.results], "claims": claims}
-    types = {"row": pa.int64(), "score": pa.float64(), "success": pa.bool_()}
+           "details": [details_cell(r[field["details"]]) for r in encoded.results], "claims": claims}
+    types = {"row": pa.int64(), "score": pa.float64(), "success": pa.bool_(), "details": pa.binary()}
     results_bytes, details_bytes = (
         _parquet_bytes(pa.table({c: pa.array(v, type=types.get(c, pa.string())) for c, v in cols.items()}), pq)
         for cols in (res, det)
     )
     return results_bytes, details_bytes, encoded
+
+
+def details_cell(stored: str | bytes) -> bytes:
+    """A result's details as the details file holds them: the bytes the store keeps (`_pack_details`:
+    tagged bytes, or the UTF-8 of a short JSON text, which starts with "{")."""
+    return stored if isinstance(stored, bytes) else stored.encode("utf-8")
+
+
+def stored_details(cell: bytes) -> str | bytes:
+    """What the store keeps for a details file's cell (`details_cell` undone)."""
+    return cell.decode("utf-8") if cell[:1] == b"{" else cell
+
+
+def mask_encoded(encoded: EncodedRows, secrets: Sequence[str]) -> EncodedRows:
+    """`encoded` with `secrets` masked in its texts (the reason, the stored details, the claims'
+    texts); rows without any are kept as they are, so the common case costs a scan. Packed
+    details are masked in their values where that masks the expanded details too (as the store
+    packs them, `_pack_details`), so they stay packed."""
+    from tempo_eval.store.packing import _TAG_LAYOUT, _maskable_when_packed, _pack
+
+    if not secrets:
+        return encoded
+    maskable = _maskable_when_packed(secrets)
+    reason, details = RESULT_ROW_FIELDS.index("reason"), RESULT_ROW_FIELDS.index("details")
+
+    def has_secret(text: Any) -> bool:
+        return isinstance(text, str) and any(s in text for s in secrets)
+
+    def masked_details(stored: str | bytes) -> str | bytes:
+        if maskable and isinstance(stored, bytes) and stored[:1] == _TAG_LAYOUT:
+            text = stored[1:].decode("utf-8")
+            return _TAG_LAYOUT + redact(text, secrets).encode("utf-8") if has_secret(text) else stored
+        text = _unpack(stored)
+        return _pack(redact(text, secrets), details=True) if has_secret(text) else stored
+
+    results = []
+    for values in encoded.results:
+        stored = masked_details(values[details])
+        if stored is not values[details] or has_secret(values[reason]):
+            values = list(values)
+            values[reason] = redact(values[reason], secrets)
+            values[details] = stored
+            values = tuple(values)
+        results.append(values)
+    claims = [tuple(redact(v, secrets) if has_secret(v) else v for v in values) for values in encoded.claims]
+    return EncodedRows(encoded.run_id, results, claims)
 
 
 #: the results file's columns (RESULT_COLUMNS), from the store's fields
@@ -308,18 +363,21 @@ def read_results(out: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
-def block_results(rows: Sequence[tuple[tuple[int, str, str | None], list[dict[str, Any]]]]
-                  ) -> list[tuple[int, str, list[MetricResult], str | None]]:
-    """`RunStore.record_rows` items from a block read by `checks.read_block`."""
-    return [
-        (row, query_id, [
-            MetricResult(metric=r["metric"], score=r["score"], reason=r["reason"], reason_code=r["reason_code"],
-                         success=r["success"],
-                         details={**r["details"], **({"claims": r["claims"]} if r["claims"] is not None else {})})
-            for r in part
-        ], system)
-        for (row, query_id, system), part in rows
-    ]
+def encoded_block(run_id: int, rows: Sequence[tuple[tuple[int, str, str | None], list[dict[str, Any]]]],
+                  secrets: Sequence[str]) -> EncodedRows:
+    """The workspace's rows (`RunStore.write_encoded`) of a block read by `checks.read_block`, for
+    run `run_id`, `secrets` masked: the details go in as the file holds them (no decoding)."""
+    encoded = EncodedRows(run_id)
+    for (row, query_id, system), records in rows:
+        for r in records:
+            score = None if math.isnan(r["score"]) else r["score"]
+            encoded.results.append((run_id, row, str(query_id), system, r["metric"], score, r["reason"],
+                                    r["reason_code"], None if r["success"] is None else int(r["success"]),
+                                    r["details"]))
+            if r["claims"]:  # the claims table's rows, as the store makes them from claim records
+                carrier = MetricResult(metric=r["metric"], score=math.nan, details={"claims": r["claims"]})
+                encoded.claims += encode_rows(run_id, [(row, query_id, [carrier], system)], ()).claims
+    return mask_encoded(encoded, secrets)
 
 
 def import_results(
@@ -365,9 +423,10 @@ def import_results(
     origin = f"ray-output:{manifest.get('output_id') or uuid.uuid4().hex}"
     run_id, _ = store.import_run(dataset_id, manifest["config"], origin=origin, name=name,
                                  default_name=f"ray: {out.name}")
+    secrets = secret_values()
     try:
         for _, rows in blocks:  # a block per transaction, not a row (issue 27.5)
-            store.record_rows(run_id, block_results(rows))
+            store.write_encoded(encoded_block(run_id, rows, secrets))
         complete = len(blocks) == n_blocks
         store.set_status(run_id, "finished" if complete else "cancelled",
                          None if complete else f"imported {len(blocks)} of {n_blocks} blocks")

@@ -15,7 +15,7 @@ that the workspace lacks: the resumed run reads those blocks from their files fi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import pandas as pd
 
 from tempo_eval._secrets import secret_values
 from tempo_eval.distributed import checks, output
-from tempo_eval.store.results import RESULT_ROW_FIELDS, EncodedRows
+from tempo_eval.store.results import EncodedRows
 from tempo_eval.store.runs import RunStore
 
 
@@ -65,7 +65,7 @@ class WorkspaceRun:
         masked again with this process's secrets when they hold one (an actor masks its own)."""
         if encoded.run_id != self.run_id:
             raise ValueError(f"rows encoded for run {encoded.run_id}, not run {self.run_id}")
-        self.store.write_encoded(_masked(encoded, self.secrets) if self.secrets else encoded)
+        self.store.write_encoded(output.mask_encoded(encoded, self.secrets))
 
     def catch_up(self, out: Path, done: Iterable[int]) -> int:
         """Write the finished blocks of `out` whose results the run lacks, read from their files
@@ -82,7 +82,7 @@ class WorkspaceRun:
         for block in missing:
             rows = checks.read_block(output.block_path(out, "results", block), output.block_path(out, "details", block),
                                      range(block * block_size, min(n_rows, (block + 1) * block_size)), metrics, None)
-            self.store.record_rows(self.run_id, output.block_results(rows))
+            self.store.write_encoded(output.encoded_block(self.run_id, rows, self.secrets))
         return len(missing)
 
     def finish(self, status: str, error: str | None = None) -> None:
@@ -91,27 +91,3 @@ class WorkspaceRun:
             self.store.set_status(self.run_id, status, error)
         finally:
             self.store.release_run(self.run_id)
-
-
-def _masked(encoded: EncodedRows, secrets: Sequence[str]) -> EncodedRows:
-    """`encoded` with `secrets` masked in its texts (the reason, the packed details, the claims'
-    texts); rows without any are kept as they are, so the common case costs a scan."""
-    from tempo_eval._secrets import redact
-    from tempo_eval.store.packing import _pack, _unpack
-
-    reason, details = RESULT_ROW_FIELDS.index("reason"), RESULT_ROW_FIELDS.index("details")
-
-    def has_secret(text: Any) -> bool:
-        return isinstance(text, str) and any(s in text for s in secrets)
-
-    results = []
-    for values in encoded.results:
-        text = _unpack(values[details])
-        if has_secret(values[reason]) or has_secret(text):
-            values = list(values)
-            values[reason] = redact(values[reason], secrets)
-            values[details] = _pack(redact(text, secrets), details=True)
-            values = tuple(values)
-        results.append(values)
-    claims = [tuple(redact(v, secrets) if has_secret(v) else v for v in values) for values in encoded.claims]
-    return EncodedRows(encoded.run_id, results, claims)
