@@ -261,11 +261,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     inner = getattr(verifier, "verifier", verifier)
     if bar is not None and hasattr(inner, "on_pairs"):
         inner.on_pairs = bar.add_pairs  # the bar counts the (premise, claim) pairs verified
+    # --out is written while the rows are scored, batch by batch in row order, into a file beside
+    # it that replaces it once complete (an interrupted run leaves --out as it was); the summary's
+    # scores are gathered on the way
+    scores = ScoresOf()
+    out = StreamedOut(args.out)
+    result = None
     try:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
             progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
             deadline=args.deadline, processes=args.processes or default_processes(),
+            on_results=lambda part: out.write(scores.add(part)),
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -281,18 +288,25 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     finally:
+        if result is None:
+            out.discard()
         if bar is not None:
             bar.close()
     for warning in dataset.warnings:  # a streamed file's warnings are known once it is read
         print(f"warning: {warning}", file=sys.stderr)
 
-    if result.unstored is None or result.unstored.empty:
+    if result.results_streamed:
+        out.finish()
+        frame = scores.frame()
+    elif result.unstored is None or result.unstored.empty:
+        out.discard()
         # a part at a time from the store, and the summary from the scores alone: the memory of
         # a part, whatever the size of the run; the results are read once, for both
         scores = ScoresOf()
         write_frames(scores.gather(store.results_frames(result.run_id)), args.out)
         frame = scores.frame()
-    else:  # results this call gives without storing them (see RunResult.unstored)
+    else:
+        out.discard()  # results this call gives without storing them (see RunResult.unstored)
         frame = result.frame
         write_frame(frame, args.out)
     # the summary is the command's answer: on stdout; progress, warnings and errors on stderr
@@ -331,23 +345,27 @@ class ScoresOf:
         self._size = 0
 
     def gather(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for part in frames:
+            yield self.add(part)
+
+    def add(self, part: pd.DataFrame) -> pd.DataFrame:
+        """Gather the next part of the results (in order); returns it."""
         import numpy as np
 
-        for part in frames:
-            metrics = part["metric"].tolist()
-            for metric in dict.fromkeys(metrics):
-                if metric not in self._names:
-                    self._names[metric] = len(self._names)
-                    self._reasons[metric] = part["reason"].iloc[metrics.index(metric)]
-            names = self._names
-            self._metrics.append(np.fromiter((names[m] for m in metrics), dtype=np.int32, count=len(metrics)))
-            scores = part["score"].to_numpy(dtype=float)
-            self._scores.append(scores)
-            nan = np.flatnonzero(np.isnan(scores))
-            self._codes.update(zip((nan + self._size).tolist(),
-                                   part["reason_code"].to_numpy(dtype=object)[nan].tolist(), strict=True))
-            self._size += len(part)
-            yield part
+        metrics = part["metric"].tolist()
+        for metric in dict.fromkeys(metrics):
+            if metric not in self._names:
+                self._names[metric] = len(self._names)
+                self._reasons[metric] = part["reason"].iloc[metrics.index(metric)]
+        names = self._names
+        self._metrics.append(np.fromiter((names[m] for m in metrics), dtype=np.int32, count=len(metrics)))
+        scores = part["score"].to_numpy(dtype=float)
+        self._scores.append(scores)
+        nan = np.flatnonzero(np.isnan(scores))
+        self._codes.update(zip((nan + self._size).tolist(),
+                               part["reason_code"].to_numpy(dtype=object)[nan].tolist(), strict=True))
+        self._size += len(part)
+        return part
 
     def frame(self) -> pd.DataFrame:
         import numpy as np
@@ -365,6 +383,47 @@ class ScoresOf:
             "reason_code": pd.Series(reason_codes, dtype=object),
             "reason": pd.Series(reasons, dtype=object),
         })
+
+
+class StreamedOut:
+    """--out written a part at a time during the run (`tempo_eval.io.export.PartsWriter`) into
+    a file beside it, named from it with a ".partial" suffix; `finish` puts it in place of --out,
+    `discard` removes it (an interrupted or failed run leaves --out as it was)."""
+
+    def __init__(self, out: str) -> None:
+        self.out = Path(out)
+        self.partial = self.out.with_name(f".{self.out.stem}.partial{self.out.suffix}")
+        self._writer: Any = None
+
+    def write(self, part: pd.DataFrame) -> None:
+        if self._writer is None:
+            from tempo_eval.io.export import PartsWriter
+
+            self._writer = PartsWriter(self.partial).__enter__()
+        self._writer.write(part)
+
+    def finish(self) -> None:
+        """Complete the file and put it at --out (an empty run: an empty file, as before)."""
+        from tempo_eval.io.errors import output_error
+        from tempo_eval.io.export import write_frames
+
+        if self._writer is None:  # no result at all: the file a run without results writes
+            write_frames([], self.out)
+            return
+        self._writer.close()
+        self._writer = None
+        try:
+            os.replace(self.partial, self.out)
+        except OSError as error:
+            raise output_error(self.out, error) from None
+
+    def discard(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(OSError):
+                self._writer.close(complete=False)
+            self._writer = None
+        with contextlib.suppress(OSError):
+            self.partial.unlink()
 
 
 def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[str, float]) -> int:
