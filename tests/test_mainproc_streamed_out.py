@@ -19,9 +19,13 @@ from tempo_eval.io.export import read_csv_export
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
 from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
+from tests import test_scoring_pool
 from tests.support.cli import run_cli_streams
 from tests.test_runner_stream import _csv, _results, _rows
-from tests.test_scoring_pool import _dataset, _metrics, _Pools, _Slow, _stream, pools  # noqa: F401 - fixture
+from tests.test_scoring_pool import _dataset, _metrics, _Pools, _Slow, _stream
+
+#: pools started by a run of 100 rows or more (the fixture of tests/test_scoring_pool.py)
+pools = test_scoring_pool.pools
 
 REPO = Path(__file__).resolve().parents[1]
 COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
