@@ -179,6 +179,14 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX IF NOT EXISTS results_scores ON results (run_id, system, metric, score, reason_code);
     """,
+    # the same index keyed by row, not by score (nothing reads it in score order; it still covers
+    # the scores): a run's results then go at the end of each (system, metric, reason code) range,
+    # not at random places, so a batch's commit writes a few index pages, not one per result
+    # (measured, 400,000 results in batches of 2,000: 18.3 -> 10.7 us a result; no index 7.6)
+    """
+    DROP INDEX IF EXISTS results_scores;
+    CREATE INDEX results_scores ON results (run_id, system, metric, reason_code, row_idx, score);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
