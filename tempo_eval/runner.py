@@ -95,7 +95,7 @@ from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re
 )
 from tempo_eval.scoring_pool import ScoringPool, gc_paused, heap_settled_per_batch, pool_for
 from tempo_eval.store.db import WorkspaceError, check_free_space
-from tempo_eval.store.results import RESULT_COLUMNS
+from tempo_eval.store.results import RESULT_COLUMNS, encoded_frame
 from tempo_eval.store.runs import RunStore
 
 if TYPE_CHECKING:
@@ -608,7 +608,7 @@ class _Run:
                 self.computed += batch.results
                 end, whole = self._in_pool.pop(batch.offset)
                 # every row of the batch computed now: its results are those just written
-                self._batch_stored(batch.offset, end, _encoded_frame(batch.encoded.results) if whole else None)
+                self._batch_stored(batch.offset, end, encoded_frame(batch.encoded) if whole else None)
             self._report()
             if stopped == "cancel":
                 self.status = "cancelled"
@@ -656,15 +656,6 @@ class _Run:
         )
         self.done += len(scored)
         self.computed += sum(len(results) for _, _, results in scored)
-
-
-def _encoded_frame(results: Sequence[tuple[Any, ...]]) -> pd.DataFrame:
-    """`RunStore.results_rows`'s frame of result rows as `encode_rows` makes them (what was
-    stored), without reading them back: sorted by row, then metric, as the store sorts them."""
-    from tempo_eval.store.results import frame_of_result_rows
-
-    return frame_of_result_rows(sorted(((r[1], r[2], r[3], r[4], r[5], r[7], r[6]) for r in results),
-                                       key=lambda r: (r[0], r[3])))
 
 
 async def _run_workers(coroutines: Sequence[Any]) -> None:

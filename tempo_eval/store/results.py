@@ -308,6 +308,13 @@ class ResultRecords:
         )
 
 
+def encoded_frame(encoded: EncodedRows) -> pd.DataFrame:
+    """`ResultRecords.results_rows`'s frame of the results `encoded` (as they are stored), without
+    reading them back: sorted by row, then metric, as the store sorts them."""
+    return frame_of_result_rows(sorted(((r[1], r[2], r[3], r[4], r[5], r[7], r[6]) for r in encoded.results),
+                                       key=lambda r: (r[0], r[3])))
+
+
 def frame_of_result_rows(rows: list[tuple]) -> pd.DataFrame:
     """The results frame of SELECT row_idx, query_id, system, metric, score, reason_code, reason."""
     # column by column: much faster than a list of row tuples for 100,000s of results
