@@ -43,6 +43,10 @@ What the runner guarantees:
   the results of one process. Cancel, Ctrl-C and the deadline stop the workers at once (their
   batches in flight are not stored, or past the deadline stored as NaN "judge_error"); a worker
   that dies fails the run with `ScoringProcessError`, the rows stored before kept.
+- `on_results`, when given, receives the run's results in row order, a batch of rows at a time
+  (a frame with `RunResult.frame`'s columns), as soon as the batch and those before it are
+  stored, resumed rows included: the command line writes --out while the rows are scored.
+  `RunResult.results_streamed` says whether it received every row's results.
 - Settings whose names look like secrets (api_key, token, ...) are never part of the stored
   configuration; objects among the settings (a verifier, a judge) are identified by their class,
   `name`, `model_id` and `settings` strings only.
@@ -91,7 +95,7 @@ from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re
 )
 from tempo_eval.scoring_pool import ScoringPool, gc_paused, heap_settled_per_batch, pool_for
 from tempo_eval.store.db import WorkspaceError, check_free_space
-from tempo_eval.store.results import RESULT_COLUMNS
+from tempo_eval.store.results import RESULT_COLUMNS, encoded_frame
 from tempo_eval.store.runs import RunStore
 
 if TYPE_CHECKING:
@@ -128,6 +132,8 @@ class RunResult:
     #: results this call gives without storing them (the deadline passed while another process
     #: held the run: its rows are that process's to write), in `frame`'s columns
     unstored: pd.DataFrame | None = field(default=None, repr=False)
+    #: whether `on_results` received the results of every row (they are then `frame`, in parts)
+    results_streamed: bool = False
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -173,6 +179,7 @@ def evaluate(
     retry_failed: bool = True,
     deadline: float | None = None,
     processes: int = 1,
+    on_results: Callable[[pd.DataFrame], None] | None = None,
     engine: str = "local",
     **engine_options: Any,
 ) -> RunResult | RayRun:
@@ -189,7 +196,8 @@ def evaluate(
 
     `processes` > 1 scores the batches of a large dataset in that many worker processes while this
     one reads and stores, when every metric is offline (see `tempo_eval.scoring_pool`); the
-    results are those of one process.
+    results are those of one process. `on_results(frame)` gets the stored results in row order,
+    a batch at a time, during the run (see the module docstring).
 
     `engine="ray"` runs on a Ray cluster instead and returns a `tempo_eval.distributed.engine.
     RayRun`: `dataset` may then also be a path or URI read by Ray Data, `out=DIR` (required) gets
@@ -202,7 +210,7 @@ def evaluate(
         from tempo_eval.distributed.engine import evaluate_ray
 
         local_only = {"cancel": cancel is not None, "resume": resume is not True, "deadline": deadline is not None,
-                      "processes": processes != 1}
+                      "processes": processes != 1, "on_results": on_results is not None}
         given = [name for name, set_ in local_only.items() if set_]
         if given:  # the Ray engine writes to `out` and resumes by blocks: these would be ignored
             raise TypeError(f"{', '.join(given)}: only for engine='local'")
@@ -217,7 +225,7 @@ def evaluate(
     return run_sync(aevaluate(
         dataset, metrics, store=store, run_name=run_name, reference_date=reference_date,
         progress=progress, cancel=cancel, max_concurrency=max_concurrency, resume=resume,
-        retry_failed=retry_failed, deadline=deadline, processes=processes,
+        retry_failed=retry_failed, deadline=deadline, processes=processes, on_results=on_results,
     ))
 
 
@@ -235,6 +243,7 @@ async def aevaluate(
     retry_failed: bool = True,
     deadline: float | None = None,
     processes: int = 1,
+    on_results: Callable[[pd.DataFrame], None] | None = None,
 ) -> RunResult:
     """`evaluate` as a coroutine (for callers already inside an event loop)."""
     from tempo_eval.core.extract import parse_reference_date
@@ -284,7 +293,7 @@ async def aevaluate(
             return _not_evaluated(store, dataset_id, run_id, stream, names, deadline)
         resumed = waited or resumed
         run = _Run(store, dataset_id, run_id, metrics, names, reference_date, retry_failed, stop_at, deadline,
-                   _with_rate(progress), processes)
+                   _with_rate(progress), processes, on_results)
         return await run.evaluate(stream, resumed, store_rows, cancel, max_concurrency)
     finally:
         with contextlib.suppress(WorkspaceError):  # a full disk: the lock is taken over later
@@ -411,6 +420,7 @@ class _Run:
         self, store: RunStore, dataset_id: int, run_id: int, metrics: Sequence[Metric], names: list[str],
         reference_date: Any, retry_failed: bool, stop_at: float | None, deadline: float | None,
         progress: ProgressCallback | None, processes: int = 1,
+        on_results: Callable[[pd.DataFrame], None] | None = None,
     ) -> None:
         self.store, self.dataset_id, self.run_id = store, dataset_id, run_id
         self.processes = processes
@@ -424,6 +434,13 @@ class _Run:
         self.status = "finished"
         #: whether the last batch had rows scored one by one (see `heap_settled_per_batch`)
         self.online_batch = False
+        self.on_results = on_results
+        #: the first row whose results `on_results` has not had; batches stored out of order
+        #: (offset -> (end, results frame or None: read from the store)) wait for those before
+        self._next_row = 0
+        self._stored: dict[int, tuple[int, pd.DataFrame | None]] = {}
+        #: batches in the pool: offset -> (end, whether every row of the batch was handed over)
+        self._in_pool: dict[int, tuple[int, bool]] = {}
 
     async def evaluate(
         self, stream: DatasetStream, resumed: bool, store_rows: bool, cancel: threading.Event | None,
@@ -457,6 +474,7 @@ class _Run:
             run_id=run_id, dataset_id=self.dataset_id, status=self.status,
             n_rows=stream.n_rows if stream.n_rows is not None else n_rows, metrics=self.names,
             computed=self.computed, reused=self.reused, store=store, deadline_rows=self.deadline_rows,
+            results_streamed=self.on_results is not None and self.status == "finished" and self._next_row == n_rows,
         )
 
     async def _batches(
@@ -480,9 +498,12 @@ class _Run:
                 self._report()  # at the start: resumed rows count as done
                 reported = True
             if pending and self.pool is not None and not self._past_deadline():
-                await self._hand_over(frame, offset, pending, cancel)
-            elif pending:
-                await self._score(frame, offset, pending, cancel, max_concurrency)
+                await self._hand_over(frame, offset, pending, cancel)  # stored when it comes back
+            else:
+                if pending:
+                    await self._score(frame, offset, pending, cancel, max_concurrency)
+                if self.status != "cancelled":
+                    self._batch_stored(offset, n_rows)
             if self.status == "cancelled":
                 return n_rows
             self._report()
@@ -568,6 +589,7 @@ class _Run:
         as many batches in flight as it takes."""
         assert self.pool is not None
         columns = [str(c) for c in frame.columns]
+        self._in_pool[offset] = (offset + len(frame), len(pending) == len(frame))
         self.pool.submit(offset, columns, frame.to_numpy(dtype=object), [(i, [m.name for m in todo]) for i, todo in pending],
                          _id_column(columns), self.reference_date)
         await self._collect(cancel, keep=self.pool.capacity - 1)
@@ -584,6 +606,9 @@ class _Run:
                 self.store.write_encoded(batch.encoded)
                 self.done += batch.rows
                 self.computed += batch.results
+                end, whole = self._in_pool.pop(batch.offset)
+                # every row of the batch computed now: its results are those just written
+                self._batch_stored(batch.offset, end, encoded_frame(batch.encoded) if whole else None)
             self._report()
             if stopped == "cancel":
                 self.status = "cancelled"
@@ -609,6 +634,21 @@ class _Run:
                     for i, names in batch.pending]
             self.deadline_rows += len(rows)
             self._record(rows, _id_column(batch.columns))
+            self._batch_stored(batch.offset, self._in_pool.pop(batch.offset)[0])
+
+    def _batch_stored(self, offset: int, end: int, results: pd.DataFrame | None = None) -> None:
+        """Rows offset..end-1 are stored (`results`: their results, else read from the store):
+        `on_results` gets them once the rows before them are given."""
+        if self.on_results is None:
+            return
+        self._stored[offset] = (end, results)
+        while self._next_row in self._stored:
+            end, results = self._stored.pop(self._next_row)
+            if results is None:
+                results = self.store.results_rows(self.run_id, self._next_row, end - 1)
+            if len(results):
+                self.on_results(results)
+            self._next_row = end
 
     def _record(self, scored: list[tuple[int, Mapping[str, Any], list[MetricResult]]], id_column: str) -> None:
         self.store.record_rows(

@@ -28,6 +28,7 @@ from tempo_eval.cli.common import (
     check_out_is_not_an_input,
     max_input_bytes,
 )
+from tempo_eval.cli.evaluate_out import ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -261,11 +262,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     inner = getattr(verifier, "verifier", verifier)
     if bar is not None and hasattr(inner, "on_pairs"):
         inner.on_pairs = bar.add_pairs  # the bar counts the (premise, claim) pairs verified
+    # --out is written while the rows are scored, batch by batch in row order, into a file beside
+    # it that replaces it once complete (an interrupted run leaves --out as it was); the summary's
+    # scores are gathered on the way
+    scores = ScoresOf()
+    out = StreamedOut(args.out)
+    result = None
     try:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
             progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
             deadline=args.deadline, processes=args.processes or default_processes(),
+            on_results=lambda part: out.write(scores.add(part)),
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -281,18 +289,25 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     finally:
+        if result is None:
+            out.discard()
         if bar is not None:
             bar.close()
     for warning in dataset.warnings:  # a streamed file's warnings are known once it is read
         print(f"warning: {warning}", file=sys.stderr)
 
-    if result.unstored is None or result.unstored.empty:
+    if result.results_streamed:
+        out.finish()
+        frame = scores.frame()
+    elif result.unstored is None or result.unstored.empty:
+        out.discard()
         # a part at a time from the store, and the summary from the scores alone: the memory of
         # a part, whatever the size of the run; the results are read once, for both
         scores = ScoresOf()
         write_frames(scores.gather(store.results_frames(result.run_id)), args.out)
         frame = scores.frame()
-    else:  # results this call gives without storing them (see RunResult.unstored)
+    else:
+        out.discard()  # results this call gives without storing them (see RunResult.unstored)
         frame = result.frame
         write_frame(frame, args.out)
     # the summary is the command's answer: on stdout; progress, warnings and errors on stderr
@@ -314,57 +329,6 @@ def _evaluate(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     return _exit_code(frame, aggregate, thresholds)
-
-
-class ScoresOf:
-    """What a run's summary reads of its results (`RunStore.scores_frame`'s frame: metric, score,
-    reason_code of NaN results, reason of each metric's first result), gathered from the results
-    frames as they pass (`gather`) on their way to the output file, in flat arrays: the store is
-    read once for both, and the memory is that of the scores, not of the results."""
-
-    def __init__(self) -> None:
-        self._names: dict[str, int] = {}  # metric -> its code, in order of first appearance
-        self._metrics: list[Any] = []
-        self._scores: list[Any] = []
-        self._codes: dict[int, Any] = {}  # position -> reason_code, of NaN results
-        self._reasons: dict[str, Any] = {}  # metric -> the reason of its first result
-        self._size = 0
-
-    def gather(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        import numpy as np
-
-        for part in frames:
-            metrics = part["metric"].tolist()
-            for metric in dict.fromkeys(metrics):
-                if metric not in self._names:
-                    self._names[metric] = len(self._names)
-                    self._reasons[metric] = part["reason"].iloc[metrics.index(metric)]
-            names = self._names
-            self._metrics.append(np.fromiter((names[m] for m in metrics), dtype=np.int32, count=len(metrics)))
-            scores = part["score"].to_numpy(dtype=float)
-            self._scores.append(scores)
-            nan = np.flatnonzero(np.isnan(scores))
-            self._codes.update(zip((nan + self._size).tolist(),
-                                   part["reason_code"].to_numpy(dtype=object)[nan].tolist(), strict=True))
-            self._size += len(part)
-            yield part
-
-    def frame(self) -> pd.DataFrame:
-        import numpy as np
-        import pandas as pd
-
-        codes = np.concatenate(self._metrics) if self._metrics else np.empty(0, dtype=np.int32)
-        reason_codes = np.full(self._size, None, dtype=object)
-        reason_codes[list(self._codes)] = list(self._codes.values())
-        reasons = np.full(self._size, None, dtype=object)
-        for metric, code in self._names.items():  # each metric's first result, in order
-            reasons[int(np.argmax(codes == code))] = self._reasons[metric]
-        return pd.DataFrame({
-            "metric": pd.Categorical.from_codes(codes, categories=list(self._names)),
-            "score": np.concatenate(self._scores) if self._scores else np.empty(0),
-            "reason_code": pd.Series(reason_codes, dtype=object),
-            "reason": pd.Series(reasons, dtype=object),
-        })
 
 
 def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[str, float]) -> int:

@@ -115,46 +115,95 @@ def write_frames(frames: Iterable[pd.DataFrame], path: str | os.PathLike[str]) -
     the file is the one `write_frame` writes for the parts put together. The parts have the same
     columns; text columns are written as text whatever a part holds (a part whose `run` column is
     empty in every row included)."""
-    target, kind = _output_target(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if kind == "parquet":
-            _write_parquet_parts(frames, target)
-            return kind
-        with target.open("w", encoding="utf-8", newline="") as out:
-            first = True
-            for frame in frames:
-                if kind == "csv":
-                    text = neutralize_formulas(frame).to_csv(index=False, header=first,
-                                                            lineterminator=CSV_LINE_TERMINATOR)
-                else:
-                    text = frame.to_json(orient="records", lines=True, force_ascii=False)
-                    text = text if text.endswith("\n") or not text else text + "\n"
-                out.write(text)
-                first = False
-    except OSError as error:
-        raise output_error(path, error) from None
-    return kind
-
-
-def _write_parquet_parts(frames: Iterable[pd.DataFrame], target: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    writer = None
-    schema = None
-    try:
+    with PartsWriter(path) as writer:
         for frame in frames:
-            if schema is None:
-                numeric = pd.api.types.is_numeric_dtype
-                fields = [pa.field(c, pa.from_numpy_dtype(frame[c].dtype) if numeric(frame[c].dtype) else pa.string())
-                          for c in frame.columns]
-                schema = pa.schema(fields)
-                writer = pq.ParquetWriter(target, schema)
-            writer.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False))  # type: ignore[union-attr]
-    finally:
-        if writer is not None:
-            writer.close()
+            writer.write(frame)
+    return writer.kind
+
+
+class PartsWriter:
+    """`write_frames` a part at a time, the parts handed over as they come (the command line writes
+    each batch of a run as it is stored):
+
+        with PartsWriter("results.parquet") as writer:
+            writer.write(part)
+
+    The file is complete when the block ends without an error. Parquet parts are gathered into
+    row groups of at least `ROW_GROUP_ROWS` rows (a part per row group made files of thousands of
+    tiny groups). Raises ValueError for an unknown extension, OutputError when writing fails."""
+
+    #: the fewest rows of a Parquet row group (but the last)
+    ROW_GROUP_ROWS = 100_000
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = path
+        self.target, self.kind = _output_target(path)
+        self._out: Any = None  # the text file, or the ParquetWriter
+        self._schema: Any = None
+        self._tables: list[Any] = []
+        self._held = 0
+        self._first = True
+
+    def __enter__(self) -> PartsWriter:
+        try:
+            self.target.parent.mkdir(parents=True, exist_ok=True)
+            if self.kind != "parquet":
+                self._out = self.target.open("w", encoding="utf-8", newline="")
+        except OSError as error:
+            raise output_error(self.path, error) from None
+        return self
+
+    def write(self, frame: pd.DataFrame) -> None:
+        try:
+            if self.kind == "parquet":
+                self._add_table(frame)
+            elif self.kind == "csv":
+                self._out.write(neutralize_formulas(frame).to_csv(index=False, header=self._first,
+                                                                  lineterminator=CSV_LINE_TERMINATOR))
+            else:
+                text = frame.to_json(orient="records", lines=True, force_ascii=False)
+                self._out.write(text if text.endswith("\n") or not text else text + "\n")
+        except OSError as error:
+            raise output_error(self.path, error) from None
+        self._first = False
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close(complete=exc[0] is None)
+
+    def close(self, *, complete: bool = True) -> None:
+        """End the file; `complete` False (the writing failed, the file is dropped): the parts
+        held back are not written."""
+        try:
+            if complete and self._tables:
+                self._flush_tables()
+        except OSError as error:
+            raise output_error(self.path, error) from None
+        finally:
+            if self._out is not None:
+                self._out.close()
+                self._out = None
+
+    def _add_table(self, frame: pd.DataFrame) -> None:
+        import pyarrow as pa
+
+        if self._schema is None:
+            numeric = pd.api.types.is_numeric_dtype
+            self._schema = pa.schema([
+                pa.field(c, pa.from_numpy_dtype(frame[c].dtype) if numeric(frame[c].dtype) else pa.string())
+                for c in frame.columns])
+        self._tables.append(pa.Table.from_pandas(frame, schema=self._schema, preserve_index=False))
+        self._held += len(frame)
+        if self._held >= self.ROW_GROUP_ROWS:
+            self._flush_tables()
+
+    def _flush_tables(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._out is None:
+            self._out = pq.ParquetWriter(self.target, self._schema)
+        self._out.write_table(pa.concat_tables(self._tables), row_group_size=max(self._held, 1))
+        self._tables, self._held = [], 0
 
 
 def write_text_output(text: str, path: str | os.PathLike[str]) -> None:

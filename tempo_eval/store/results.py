@@ -191,7 +191,7 @@ class ResultRecords:
                 " WHERE run_id = ? ORDER BY row_idx, metric",
                 (run_id,),
             ).fetchall()
-        return _results_frame(rows)
+        return frame_of_result_rows(rows)
 
     def results_rows(self, run_id: int, first: int, last: int) -> pd.DataFrame:
         """`results_frame` of the dataset rows `first` to `last` (both included) only: one range
@@ -202,7 +202,7 @@ class ResultRecords:
                 " WHERE run_id = ? AND row_idx BETWEEN ? AND ? ORDER BY row_idx, metric",
                 (run_id, int(first), int(last)),
             ).fetchall()
-        return _results_frame(rows)
+        return frame_of_result_rows(rows)
 
     def metric_counts(self, run_id: int) -> pd.DataFrame:
         """Per metric of a run: n (results stored), n_nan (without a score) and last_row (the
@@ -226,7 +226,7 @@ class ResultRecords:
                     (run_id, first, first + rows_per_frame),
                 ).fetchall()
             if rows:
-                yield _results_frame(rows)
+                yield frame_of_result_rows(rows)
 
     def scores_frame(self, run_id: int) -> pd.DataFrame:
         """What a run's summary reads, small at any size: metric, score, reason_code (of NaN
@@ -308,7 +308,14 @@ class ResultRecords:
         )
 
 
-def _results_frame(rows: list[tuple]) -> pd.DataFrame:
+def encoded_frame(encoded: EncodedRows) -> pd.DataFrame:
+    """`ResultRecords.results_rows`'s frame of the results `encoded` (as they are stored), without
+    reading them back: sorted by row, then metric, as the store sorts them."""
+    return frame_of_result_rows(sorted(((r[1], r[2], r[3], r[4], r[5], r[7], r[6]) for r in encoded.results),
+                                       key=lambda r: (r[0], r[3])))
+
+
+def frame_of_result_rows(rows: list[tuple]) -> pd.DataFrame:
     """The results frame of SELECT row_idx, query_id, system, metric, score, reason_code, reason."""
     # column by column: much faster than a list of row tuples for 100,000s of results
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(RESULT_COLUMNS)

@@ -1,0 +1,110 @@
+"""What `evaluate` writes besides its progress: --out, a part at a time while the rows are
+scored (`StreamedOut`), and the summary's scores gathered from the same parts (`ScoresOf`), so the
+results are read once, for both, with the memory of a part whatever the size of the run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class ScoresOf:
+    """What a run's summary reads of its results (`RunStore.scores_frame`'s frame: metric, score,
+    reason_code of NaN results, reason of each metric's first result), gathered from the results
+    frames as they pass (`gather`) on their way to the output file, in flat arrays: the store is
+    read once for both, and the memory is that of the scores, not of the results."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, int] = {}  # metric -> its code, in order of first appearance
+        self._metrics: list[Any] = []
+        self._scores: list[Any] = []
+        self._codes: dict[int, Any] = {}  # position -> reason_code, of NaN results
+        self._reasons: dict[str, Any] = {}  # metric -> the reason of its first result
+        self._size = 0
+
+    def gather(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for part in frames:
+            yield self.add(part)
+
+    def add(self, part: pd.DataFrame) -> pd.DataFrame:
+        """Gather the next part of the results (in order); returns it."""
+        import numpy as np
+
+        metrics = part["metric"].tolist()
+        for metric in dict.fromkeys(metrics):
+            if metric not in self._names:
+                self._names[metric] = len(self._names)
+                self._reasons[metric] = part["reason"].iloc[metrics.index(metric)]
+        names = self._names
+        self._metrics.append(np.fromiter((names[m] for m in metrics), dtype=np.int32, count=len(metrics)))
+        scores = part["score"].to_numpy(dtype=float)
+        self._scores.append(scores)
+        nan = np.flatnonzero(np.isnan(scores))
+        self._codes.update(zip((nan + self._size).tolist(),
+                               part["reason_code"].to_numpy(dtype=object)[nan].tolist(), strict=True))
+        self._size += len(part)
+        return part
+
+    def frame(self) -> pd.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        codes = np.concatenate(self._metrics) if self._metrics else np.empty(0, dtype=np.int32)
+        reason_codes = np.full(self._size, None, dtype=object)
+        reason_codes[list(self._codes)] = list(self._codes.values())
+        reasons = np.full(self._size, None, dtype=object)
+        for metric, code in self._names.items():  # each metric's first result, in order
+            reasons[int(np.argmax(codes == code))] = self._reasons[metric]
+        return pd.DataFrame({
+            "metric": pd.Categorical.from_codes(codes, categories=list(self._names)),
+            "score": np.concatenate(self._scores) if self._scores else np.empty(0),
+            "reason_code": pd.Series(reason_codes, dtype=object),
+            "reason": pd.Series(reasons, dtype=object),
+        })
+
+
+class StreamedOut:
+    """--out written a part at a time during the run (`tempo_eval.io.export.PartsWriter`) into
+    a file beside it, named from it with a ".partial" suffix; `finish` puts it in place of --out,
+    `discard` removes it (an interrupted or failed run leaves --out as it was)."""
+
+    def __init__(self, out: str) -> None:
+        self.out = Path(out)
+        self.partial = self.out.with_name(f".{self.out.stem}.partial{self.out.suffix}")
+        self._writer: Any = None
+
+    def write(self, part: pd.DataFrame) -> None:
+        if self._writer is None:
+            from tempo_eval.io.export import PartsWriter
+
+            self._writer = PartsWriter(self.partial).__enter__()
+        self._writer.write(part)
+
+    def finish(self) -> None:
+        """Complete the file and put it at --out (an empty run: an empty file, as before)."""
+        from tempo_eval.io.errors import output_error
+        from tempo_eval.io.export import write_frames
+
+        if self._writer is None:  # no result at all: the file a run without results writes
+            write_frames([], self.out)
+            return
+        self._writer.close()
+        self._writer = None
+        try:
+            os.replace(self.partial, self.out)
+        except OSError as error:
+            raise output_error(self.out, error) from None
+
+    def discard(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(OSError):
+                self._writer.close(complete=False)
+            self._writer = None
+        with contextlib.suppress(OSError):
+            self.partial.unlink()
