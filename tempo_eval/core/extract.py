@@ -151,6 +151,11 @@ _HYPHENS_AFTER_LETTER = [
     re.compile(dash + rf"(?<=[^\W\d_]{dash})(?=[\w'’‘])") for dash in ("-", "–", "—")
 ]
 _CURRENCY_SIGNS = frozenset("$€£¥₹#№")
+# A year between these and punctuation (or the text's end) is a year whatever else is around it
+# (`_plain_year`): none of the checks on a year's neighbours can read anything into them.
+_CUE_WORDS = frozenset(("in", "since", "until", "till", "during", "circa", "c.", "ca."))
+_PLAIN_AFTER = frozenset((*",.;:!?)", ""))
+_OPEN_DASHES = frozenset("-‐–")  # a dash before a year can make it an open range ("post-1959")
 #: "post-1959", "pre-1990": open ranges after / before the year (docs/metrics.md, Focus time)
 _OPEN_PREFIX = re.compile(r"(?<![a-z])(?:post|pre)[-‐–]$")
 _RANGE_END = re.compile(r"[0-9]+$")
@@ -236,8 +241,24 @@ def _lower_same_length(text: str) -> str:
 def _spaced(low: str) -> str:
     """`low` with every separator a space (same length, same offsets): line breaks, opening
     brackets and quotes, and hyphens after a letter ("mid-1990s" -> "mid 1990s")."""
-    separators = _SEPARATOR_CHARS if low.isascii() else _SEPARATOR_CHARS + _NON_ASCII_SEPARATOR_CHARS
-    for separator in separators:
+    if not low.isascii():
+        return _spaced_unicode(low)
+    # one C pass rules out the five control characters at once (most texts have none)
+    if not low.isprintable():
+        for separator in "\n\t\r\f\v":
+            if separator in low:
+                low = low.replace(separator, " ")
+    for separator in "([{\"":
+        if separator in low:
+            low = low.replace(separator, " ")
+    if "-" in low:
+        low = _HYPHENS_AFTER_LETTER[0].sub(" ", low)
+    return low
+
+
+def _spaced_unicode(low: str) -> str:
+    """`_spaced` for a text with non-ASCII characters (more separators, and dashes)."""
+    for separator in _SEPARATOR_CHARS + _NON_ASCII_SEPARATOR_CHARS:
         if separator in low:  # a fast C search; most texts have few of these
             low = low.replace(separator, " ")
     for dash, hyphens in zip("-–—", _HYPHENS_AFTER_LETTER, strict=True):
@@ -356,8 +377,8 @@ class FocusTimeExtractor(DatedExpressions):
             "era": self._era,
             "decade": self._decade,
             "modified": self._modified,
-            "year": self._year,
-            "cueyear": self._cue_year,
+            "year": self._plain_year,
+            "cueyear": self._plain_cue_year,
             "fy": self._fiscal_year,
             "theyear": self._the_year,
             "ago": self._ago,
@@ -396,7 +417,8 @@ class FocusTimeExtractor(DatedExpressions):
         grammar = self._grammar
         kinds = grammar.known_kinds
         for match in grammar.scan.finditer(spaced):
-            start, end = match.start() + 1, match.end()  # the expression, after its space
+            start, end = match.span()
+            start += 1  # the expression, after its space
             found = spaced[start:end]
             kind = kinds.get(found) or grammar.kind_of(found)
             if kind is not None:
@@ -405,9 +427,7 @@ class FocusTimeExtractor(DatedExpressions):
         if work is not text:
             for span in spans:
                 _set_field(span, "text", text[span.start : span.end])  # as `new_span` builds it
-        return FocusTime(
-            years=years_of_spans(spans), spans=spans, text=text, reference_year=ref.year if ref else None
-        )
+        return FocusTime(years_of_spans(spans), spans, text, ref.year if ref else None)
 
     # ---------------------------------------------------------------- absolute expressions
 
@@ -418,6 +438,38 @@ class FocusTimeExtractor(DatedExpressions):
         capped = last - first > self.max_span_years
         text = scan.text[start - 1 : end - 1]
         scan.spans.append(new_span(start - 1, end - 1, text, first, last, kind, capped))
+
+    def _plain_year(self, scan: Scan, start: int, end: int, text: str) -> None:
+        """`_year` for its commonest shape, four digits alone ("By 1998 it", "in 1991."),
+        without the checks that cannot apply to them; any other shape goes to `_year`."""
+        low = scan.low
+        if (
+            end - start != 4
+            or low[start - 1] in _OPEN_DASHES
+            or (start >= 2 and (low[start - 2].isdigit() or low[start - 2] in _CURRENCY_SIGNS))
+        ):
+            return self._year(scan, start, end, text)
+        after = low[end : end + 1]
+        if after == " ":
+            if low[end + 1 : end + 2].isdigit():
+                return self._year(scan, start, end, text)  # "1998 1999", "555 2019"
+            source = scan.text
+            if is_count_or_address(source, start - 1, end - 1) and not opens_sentence(source, start - 1):
+                return
+        elif after not in _PLAIN_AFTER:
+            return self._year(scan, start, end, text)
+        year = int(text)
+        if year <= MAX_YEAR:
+            scan.spans.append(new_span(start - 1, end - 1, scan.text[start - 1 : end - 1], year, year, "year", False))
+
+    def _plain_cue_year(self, scan: Scan, start: int, end: int, text: str) -> None:
+        """`_cue_year` for its commonest shape, a cue word, one space and four digits before
+        punctuation ("in 1991,"), where no check finds anything; any other goes to `_cue_year`."""
+        if text[-5:-4] != " " or text[:-5] not in _CUE_WORDS or scan.low[end : end + 1] not in _PLAIN_AFTER:
+            return self._cue_year(scan, start, end, text)
+        year = int(text[-4:])
+        if year <= MAX_YEAR:
+            scan.spans.append(new_span(end - 5, end - 1, scan.text[end - 5 : end - 1], year, year, "year", False))
 
     def _year(self, scan: Scan, start: int, end: int, text: str, cued: bool = False) -> None:
         """A year or a year range; a bare number before a plural noun or a street name is a
@@ -610,10 +662,16 @@ class FocusTimeExtractor(DatedExpressions):
 
     def _join_ranges(self, scan: Scan) -> list[YearSpan]:
         """Join "<date or decade> to <date or decade>" (and "between X and Y") into one range."""
+        spans = scan.spans
+        for earlier, later in zip(spans, spans[1:], strict=False):
+            if later.start - earlier.end <= 16:
+                break
+        else:  # most texts: no two spans close enough to join
+            return spans
         joinable = ("year", "date", "decade", "century")
         low = scan.low
         out: list[YearSpan] = []
-        for span in scan.spans:
+        for span in spans:
             prev = out[-1] if out else None
             if (
                 prev is not None
