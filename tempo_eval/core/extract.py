@@ -124,7 +124,15 @@ from tempo_eval.core.periods import (
 from tempo_eval.core.relative import (
     two_digit_year,
 )
-from tempo_eval.core.scan import UNIT_AFTER, Scan, ascii_digits, previous_word
+from tempo_eval.core.scan import (
+    UNIT_AFTER,
+    Scan,
+    ascii_digits,
+    is_digit_group,
+    lower_same_length,
+    previous_word,
+    spaced_text,
+)
 from tempo_eval.core.spelled import spelled_year
 
 __all__ = [
@@ -143,13 +151,6 @@ MAX_YEAR = 2099
 # --------------------------------------------------------------------------------------------
 # Context checks, run on a match only, on a few characters around it (lower-cased text).
 
-# Separators that never occur inside an expression become spaces in the text the grammar
-# scans, and so do hyphens after a letter ("mid-1990s", "pre-WWII").
-_SEPARATOR_CHARS = "\n\t\r\f\v([{\""
-_NON_ASCII_SEPARATOR_CHARS = "\xa0\u2002\u2003\u2009\u202f“«"
-_HYPHENS_AFTER_LETTER = [
-    re.compile(dash + rf"(?<=[^\W\d_]{dash})(?=[\w'’‘])") for dash in ("-", "–", "—")
-]
 _CURRENCY_SIGNS = frozenset("$€£¥₹#№")
 # A year between these and punctuation (or the text's end) is a year whatever else is around it
 # (`_plain_year`): none of the checks on a year's neighbours can read anything into them.
@@ -229,44 +230,6 @@ def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple
     return first, first + length - 1
 
 
-def _lower_same_length(text: str) -> str:
-    """text.lower(), keeping every character whose lower case has another length (so match
-    offsets in the lower-cased text are offsets in the original)."""
-    low = text.lower()
-    if len(low) == len(text):
-        return low
-    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
-
-
-def _spaced(low: str) -> str:
-    """`low` with every separator a space (same length, same offsets): line breaks, opening
-    brackets and quotes, and hyphens after a letter ("mid-1990s" -> "mid 1990s")."""
-    if not low.isascii():
-        return _spaced_unicode(low)
-    # one C pass rules out the five control characters at once (most texts have none)
-    if not low.isprintable():
-        for separator in "\n\t\r\f\v":
-            if separator in low:
-                low = low.replace(separator, " ")
-    for separator in "([{\"":
-        if separator in low:
-            low = low.replace(separator, " ")
-    if "-" in low:
-        low = _HYPHENS_AFTER_LETTER[0].sub(" ", low)
-    return low
-
-
-def _spaced_unicode(low: str) -> str:
-    """`_spaced` for a text with non-ASCII characters (more separators, and dashes)."""
-    for separator in _SEPARATOR_CHARS + _NON_ASCII_SEPARATOR_CHARS:
-        if separator in low:  # a fast C search; most texts have few of these
-            low = low.replace(separator, " ")
-    for dash, hyphens in zip("-–—", _HYPHENS_AFTER_LETTER, strict=True):
-        if dash in low:
-            low = hyphens.sub(" ", low)
-    return low
-
-
 def _range_cue(text: str, start: int) -> int | None:
     """Where "from" or "between" (optionally with "the years") starts before `start`."""
     words = text[max(0, start - 24) : start].split()
@@ -293,20 +256,6 @@ def _epoch(text: str, reference_year: int | None) -> tuple[int, int] | None:
     if text.startswith("nineteen"):
         return 1900 + 10 * digit, 10
     return two_digit_year(10 * digit, reference_year), 10
-
-
-def _is_digit_group(low: str, edge: int, backward: bool = False) -> bool:
-    """Is the token that ends (backward) or starts at `edge` a group of digits other than a
-    four-digit number ("555" in "555 2019"; not "1999" in "1998 1999", nor "q3")?"""
-    step = -1 if backward else 1
-    i = edge - 1 if backward else edge
-    n = 0
-    while 0 <= i < len(low) and low[i].isdigit():
-        i += step
-        n += 1
-    if n == 0 or n == 4:
-        return False
-    return not (0 <= i < len(low) and low[i].isalpha())
 
 
 def _ordinal(raw: str) -> int:
@@ -411,8 +360,8 @@ class FocusTimeExtractor(DatedExpressions):
         # every offset still indexes `text`; the spans keep the original characters.
         work = ascii_digits(text)
         # One leading space: every match starts with the separator before its expression.
-        scan = Scan(work, " " + _lower_same_length(work), ref)
-        scan.spaced = spaced = _spaced(scan.low)
+        scan = Scan(work, " " + lower_same_length(work), ref)
+        scan.spaced = spaced = spaced_text(scan.low)
         handlers = self._handlers
         grammar = self._grammar
         kinds = grammar.known_kinds
@@ -484,9 +433,9 @@ class FocusTimeExtractor(DatedExpressions):
         if start >= 2 and low[start - 2].isdigit():
             if low[start - 1] in "-–—./:":
                 return  # inside a longer number: "555-1234", "1.2019", "12:2020"
-            if low[start - 1] == " " and _is_digit_group(low, start - 1, backward=True):
+            if low[start - 1] == " " and is_digit_group(low, start - 1, backward=True):
                 return  # digit groups of a phone number: "555 2019"
-        if end + 1 < len(low) and low[end] == " " and _is_digit_group(low, end + 1):
+        if end + 1 < len(low) and low[end] == " " and is_digit_group(low, end + 1):
             return
         if end == start + 4:
             prefix = _OPEN_PREFIX.search(low, max(0, start - 6), start)
