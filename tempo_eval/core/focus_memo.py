@@ -73,10 +73,13 @@ class _Memo:
     what the memo holds, only the time does: an unpacked focus time equals the extracted one.
     """
 
-    __slots__ = ("kept", "recent", "packed", "limit", "packed_limit")
+    __slots__ = ("kept", "recent", "packed", "unpacked", "limit", "packed_limit")
 
     def __init__(self, limit: int, packed_limit: int) -> None:
         self.kept: dict[tuple[str, Any], FocusTime] = {}
+        #: the packed entries of the texts in `kept` that came from `packed`: pushed out of `kept`
+        #: again, they go back as they were, not packed and digested once more
+        self.unpacked: dict[tuple[str, Any], bytes | tuple[bytes, Any, bytes | FocusTime]] = {}
         self.recent: dict[tuple[str, Any], FocusTime] = {}
         self.packed: dict[int, bytes | tuple[bytes, Any, bytes | FocusTime]] = {}
         self.limit = max(1, limit)
@@ -107,8 +110,9 @@ class _Memo:
         return found
 
     def _unpack(self, key: tuple[str, Any]) -> FocusTime | None:
-        """The packed focus time of (text, reference date), taken out of `packed`; None if
-        there is none (an entry under the same hash for another text or date stays)."""
+        """The packed focus time of (text, reference date), taken out of `packed` (its entry
+        remembered in `unpacked`); None if there is none (an entry under the same hash for
+        another text or date stays)."""
         slot = hash(key)
         entry = self.packed.get(slot)
         if entry is None:
@@ -117,28 +121,33 @@ class _Memo:
         if type(entry) is bytes:  # the digest, then the packed focus time (no reference date)
             if reference_date is not None or entry[:16] != _digest(text):
                 return None
-            del self.packed[slot]
-            return unpack(entry[16:], text)
-        digest, entry_date, focus = entry
-        if entry_date != reference_date or digest != _digest(text):
-            return None
+            found = unpack(entry, text, 16)
+        else:
+            digest, entry_date, focus = entry
+            if entry_date != reference_date or digest != _digest(text):
+                return None
+            found = focus if type(focus) is FocusTime else unpack(focus, text)
         del self.packed[slot]
-        return focus if type(focus) is FocusTime else unpack(focus, text)
+        self.unpacked[key] = entry
+        return found
 
     def _pack_older_half(self, whole: dict[tuple[str, Any], FocusTime]) -> None:
         """Move the older half of `whole` (`kept` or `recent`) into `packed`."""
         packed = self.packed
         for key in list(islice(whole, len(whole) // 2 or 1)):
             focus = whole.pop(key)
-            text, reference_date = key
             if len(packed) >= self.packed_limit:
                 for old in list(islice(packed, len(packed) // 2 or 1)):
                     del packed[old]
-            packed_focus = pack(focus, text)
-            if packed_focus is not None and reference_date is None:  # most: one bytes object
-                packed[hash(key)] = _digest(text) + packed_focus
-            else:  # with its date; the focus time itself when it does not pack exactly (rare)
-                packed[hash(key)] = (_digest(text), reference_date, packed_focus or focus)
+            entry = self.unpacked.pop(key, None)
+            if entry is None:
+                text, reference_date = key
+                packed_focus = pack(focus, text)
+                if packed_focus is not None and reference_date is None:  # most: one bytes object
+                    entry = _digest(text) + packed_focus
+                else:  # with its date; the focus time itself when it does not pack exactly (rare)
+                    entry = (_digest(text), reference_date, packed_focus or focus)
+            packed[hash(key)] = entry
 
 
 @contextlib.contextmanager
