@@ -124,7 +124,15 @@ from tempo_eval.core.periods import (
 from tempo_eval.core.relative import (
     two_digit_year,
 )
-from tempo_eval.core.scan import UNIT_AFTER, Scan, ascii_digits, previous_word
+from tempo_eval.core.scan import (
+    UNIT_AFTER,
+    Scan,
+    ascii_digits,
+    is_digit_group,
+    lower_same_length,
+    previous_word,
+    spaced_text,
+)
 from tempo_eval.core.spelled import spelled_year
 
 __all__ = [
@@ -143,14 +151,12 @@ MAX_YEAR = 2099
 # --------------------------------------------------------------------------------------------
 # Context checks, run on a match only, on a few characters around it (lower-cased text).
 
-# Separators that never occur inside an expression become spaces in the text the grammar
-# scans, and so do hyphens after a letter ("mid-1990s", "pre-WWII").
-_SEPARATOR_CHARS = "\n\t\r\f\v([{\""
-_NON_ASCII_SEPARATOR_CHARS = "\xa0\u2002\u2003\u2009\u202f“«"
-_HYPHENS_AFTER_LETTER = [
-    re.compile(dash + rf"(?<=[^\W\d_]{dash})(?=[\w'’‘])") for dash in ("-", "–", "—")
-]
 _CURRENCY_SIGNS = frozenset("$€£¥₹#№")
+# A year between these and punctuation (or the text's end) is a year whatever else is around it
+# (`_plain_year`): none of the checks on a year's neighbours can read anything into them.
+_CUE_WORDS = frozenset(("in", "since", "until", "till", "during", "circa", "c.", "ca."))
+_PLAIN_AFTER = frozenset((*",.;:!?)", ""))
+_OPEN_DASHES = frozenset("-‐–")  # a dash before a year can make it an open range ("post-1959")
 #: "post-1959", "pre-1990": open ranges after / before the year (docs/metrics.md, Focus time)
 _OPEN_PREFIX = re.compile(r"(?<![a-z])(?:post|pre)[-‐–]$")
 _RANGE_END = re.compile(r"[0-9]+$")
@@ -224,28 +230,6 @@ def _narrow(first: int, length: int, mod: str | None, half: str | None) -> tuple
     return first, first + length - 1
 
 
-def _lower_same_length(text: str) -> str:
-    """text.lower(), keeping every character whose lower case has another length (so match
-    offsets in the lower-cased text are offsets in the original)."""
-    low = text.lower()
-    if len(low) == len(text):
-        return low
-    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
-
-
-def _spaced(low: str) -> str:
-    """`low` with every separator a space (same length, same offsets): line breaks, opening
-    brackets and quotes, and hyphens after a letter ("mid-1990s" -> "mid 1990s")."""
-    separators = _SEPARATOR_CHARS if low.isascii() else _SEPARATOR_CHARS + _NON_ASCII_SEPARATOR_CHARS
-    for separator in separators:
-        if separator in low:  # a fast C search; most texts have few of these
-            low = low.replace(separator, " ")
-    for dash, hyphens in zip("-–—", _HYPHENS_AFTER_LETTER, strict=True):
-        if dash in low:
-            low = hyphens.sub(" ", low)
-    return low
-
-
 def _range_cue(text: str, start: int) -> int | None:
     """Where "from" or "between" (optionally with "the years") starts before `start`."""
     words = text[max(0, start - 24) : start].split()
@@ -272,20 +256,6 @@ def _epoch(text: str, reference_year: int | None) -> tuple[int, int] | None:
     if text.startswith("nineteen"):
         return 1900 + 10 * digit, 10
     return two_digit_year(10 * digit, reference_year), 10
-
-
-def _is_digit_group(low: str, edge: int, backward: bool = False) -> bool:
-    """Is the token that ends (backward) or starts at `edge` a group of digits other than a
-    four-digit number ("555" in "555 2019"; not "1999" in "1998 1999", nor "q3")?"""
-    step = -1 if backward else 1
-    i = edge - 1 if backward else edge
-    n = 0
-    while 0 <= i < len(low) and low[i].isdigit():
-        i += step
-        n += 1
-    if n == 0 or n == 4:
-        return False
-    return not (0 <= i < len(low) and low[i].isalpha())
 
 
 def _ordinal(raw: str) -> int:
@@ -356,8 +326,8 @@ class FocusTimeExtractor(DatedExpressions):
             "era": self._era,
             "decade": self._decade,
             "modified": self._modified,
-            "year": self._year,
-            "cueyear": self._cue_year,
+            "year": self._plain_year,
+            "cueyear": self._plain_cue_year,
             "fy": self._fiscal_year,
             "theyear": self._the_year,
             "ago": self._ago,
@@ -390,13 +360,14 @@ class FocusTimeExtractor(DatedExpressions):
         # every offset still indexes `text`; the spans keep the original characters.
         work = ascii_digits(text)
         # One leading space: every match starts with the separator before its expression.
-        scan = Scan(work, " " + _lower_same_length(work), ref)
-        scan.spaced = spaced = _spaced(scan.low)
+        scan = Scan(work, " " + lower_same_length(work), ref)
+        scan.spaced = spaced = spaced_text(scan.low)
         handlers = self._handlers
         grammar = self._grammar
         kinds = grammar.known_kinds
         for match in grammar.scan.finditer(spaced):
-            start, end = match.start() + 1, match.end()  # the expression, after its space
+            start, end = match.span()
+            start += 1  # the expression, after its space
             found = spaced[start:end]
             kind = kinds.get(found) or grammar.kind_of(found)
             if kind is not None:
@@ -405,9 +376,7 @@ class FocusTimeExtractor(DatedExpressions):
         if work is not text:
             for span in spans:
                 _set_field(span, "text", text[span.start : span.end])  # as `new_span` builds it
-        return FocusTime(
-            years=years_of_spans(spans), spans=spans, text=text, reference_year=ref.year if ref else None
-        )
+        return FocusTime(years_of_spans(spans), spans, text, ref.year if ref else None)
 
     # ---------------------------------------------------------------- absolute expressions
 
@@ -418,6 +387,38 @@ class FocusTimeExtractor(DatedExpressions):
         capped = last - first > self.max_span_years
         text = scan.text[start - 1 : end - 1]
         scan.spans.append(new_span(start - 1, end - 1, text, first, last, kind, capped))
+
+    def _plain_year(self, scan: Scan, start: int, end: int, text: str) -> None:
+        """`_year` for its commonest shape, four digits alone ("By 1998 it", "in 1991."),
+        without the checks that cannot apply to them; any other shape goes to `_year`."""
+        low = scan.low
+        if (
+            end - start != 4
+            or low[start - 1] in _OPEN_DASHES
+            or (start >= 2 and (low[start - 2].isdigit() or low[start - 2] in _CURRENCY_SIGNS))
+        ):
+            return self._year(scan, start, end, text)
+        after = low[end : end + 1]
+        if after == " ":
+            if low[end + 1 : end + 2].isdigit():
+                return self._year(scan, start, end, text)  # "1998 1999", "555 2019"
+            source = scan.text
+            if is_count_or_address(source, start - 1, end - 1) and not opens_sentence(source, start - 1):
+                return
+        elif after not in _PLAIN_AFTER:
+            return self._year(scan, start, end, text)
+        year = int(text)
+        if year <= MAX_YEAR:
+            scan.spans.append(new_span(start - 1, end - 1, scan.text[start - 1 : end - 1], year, year, "year", False))
+
+    def _plain_cue_year(self, scan: Scan, start: int, end: int, text: str) -> None:
+        """`_cue_year` for its commonest shape, a cue word, one space and four digits before
+        punctuation ("in 1991,"), where no check finds anything; any other goes to `_cue_year`."""
+        if text[-5:-4] != " " or text[:-5] not in _CUE_WORDS or scan.low[end : end + 1] not in _PLAIN_AFTER:
+            return self._cue_year(scan, start, end, text)
+        year = int(text[-4:])
+        if year <= MAX_YEAR:
+            scan.spans.append(new_span(end - 5, end - 1, scan.text[end - 5 : end - 1], year, year, "year", False))
 
     def _year(self, scan: Scan, start: int, end: int, text: str, cued: bool = False) -> None:
         """A year or a year range; a bare number before a plural noun or a street name is a
@@ -432,9 +433,9 @@ class FocusTimeExtractor(DatedExpressions):
         if start >= 2 and low[start - 2].isdigit():
             if low[start - 1] in "-–—./:":
                 return  # inside a longer number: "555-1234", "1.2019", "12:2020"
-            if low[start - 1] == " " and _is_digit_group(low, start - 1, backward=True):
+            if low[start - 1] == " " and is_digit_group(low, start - 1, backward=True):
                 return  # digit groups of a phone number: "555 2019"
-        if end + 1 < len(low) and low[end] == " " and _is_digit_group(low, end + 1):
+        if end + 1 < len(low) and low[end] == " " and is_digit_group(low, end + 1):
             return
         if end == start + 4:
             prefix = _OPEN_PREFIX.search(low, max(0, start - 6), start)
@@ -610,10 +611,16 @@ class FocusTimeExtractor(DatedExpressions):
 
     def _join_ranges(self, scan: Scan) -> list[YearSpan]:
         """Join "<date or decade> to <date or decade>" (and "between X and Y") into one range."""
+        spans = scan.spans
+        for earlier, later in zip(spans, spans[1:], strict=False):
+            if later.start - earlier.end <= 16:
+                break
+        else:  # most texts: no two spans close enough to join
+            return spans
         joinable = ("year", "date", "decade", "century")
         low = scan.low
         out: list[YearSpan] = []
-        for span in scan.spans:
+        for span in spans:
             prev = out[-1] if out else None
             if (
                 prev is not None

@@ -10,11 +10,12 @@ of the extractor over the batch's distinct texts. Query, document and answer foc
 from the same extraction (see `extract_qft`), so they share one memo. The memo lives in a
 context variable: it belongs to the task that opened it and ends with the `with` block.
 
-Most of what a memo holds is packed (`tempo_eval.core.focus_pack`, by a digest of the text, the
-text not kept: about 0.25 kB an entry), so a worker can remember every text of a large run: on
-200,000 bench rows, a worker with (25,000 whole, 150,000 packed) extracts 1.48 texts a row, each
-answer once and each corpus document once; the former memo (texts kept whole only, 1.6 kB an
-entry) extracted 4.12 a row at the pool's half share, 1.82 at the full one.
+Most of what a memo holds is packed (`tempo_eval.core.focus_pack`, by the text's hash, checked
+by a digest of the text; the text not kept: about 0.25 kB an entry), so a worker can remember
+every text of a large run: on 200,000 bench rows, a worker with (25,000 whole, 150,000 packed)
+extracts 1.48 texts a row, each answer once and each corpus document once; the former memo
+(texts kept whole only, 1.6 kB an entry) extracted 4.12 a row at the pool's half share, 1.82 at
+the full one.
 """
 
 from __future__ import annotations
@@ -44,10 +45,10 @@ RECENT_WHOLE = 512
 _blake2b = hashlib.blake2b
 
 
-def _digest(text: str, reference_date: Any) -> Any:
-    """The key of a packed focus time: a 16-byte digest of the text (with the reference date)."""
-    digest = _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    return digest if reference_date is None else (digest, reference_date)
+def _digest(text: str) -> bytes:
+    """A 16-byte digest of the text: what tells a packed focus time's text from another text
+    with the same hash."""
+    return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class _Memo:
@@ -61,20 +62,26 @@ class _Memo:
     - `recent`: texts seen once lately, whole; when it holds `RECENT_WHOLE`, its older half is
       packed into `packed` (so a row's second look at its contexts, by a second metric, finds
       the same objects);
-    - `packed`: focus times packed in bytes (`tempo_eval.core.focus_pack`), by a digest of the
-      text: texts seen once a while ago, and texts pushed out of `kept`; when it holds
-      `packed_limit`, its older half goes. A text found here is unpacked into `kept`.
+    - `packed`: focus times packed in bytes (`tempo_eval.core.focus_pack`), by the hash of
+      (text, reference date), each with a digest of its text (`_digest`) that a lookup checks:
+      texts seen once a while ago, and texts pushed out of `kept`; when it holds
+      `packed_limit`, its older half goes. A text found here is unpacked into `kept`. A text's
+      hash is computed once and kept by the string, so a text found nowhere (most lookups that
+      miss) costs no digest; only packing and finding a packed text do.
 
     A text found nowhere is extracted (once more, if it was dropped); results never depend on
     what the memo holds, only the time does: an unpacked focus time equals the extracted one.
     """
 
-    __slots__ = ("kept", "recent", "packed", "limit", "packed_limit")
+    __slots__ = ("kept", "recent", "packed", "unpacked", "limit", "packed_limit")
 
     def __init__(self, limit: int, packed_limit: int) -> None:
         self.kept: dict[tuple[str, Any], FocusTime] = {}
+        #: the packed entries of the texts in `kept` that came from `packed`: pushed out of `kept`
+        #: again, they go back as they were, not packed and digested once more
+        self.unpacked: dict[tuple[str, Any], bytes | tuple[bytes, Any, bytes | FocusTime]] = {}
         self.recent: dict[tuple[str, Any], FocusTime] = {}
-        self.packed: dict[Any, bytes | FocusTime] = {}
+        self.packed: dict[int, bytes | tuple[bytes, Any, bytes | FocusTime]] = {}
         self.limit = max(1, limit)
         self.packed_limit = max(1, packed_limit)
 
@@ -88,20 +95,40 @@ class _Memo:
             return found
         found = self.recent.pop(key, None)
         if found is None:
-            digest = _digest(text, reference_date)
-            packed = self.packed.pop(digest, None)
-            if packed is None:  # not seen lately: extract
+            found = self._unpack(key)
+            if found is None:  # not seen lately: extract
                 found = _extract(text, reference_date)
                 recent = self.recent
                 if len(recent) >= RECENT_WHOLE:
                     self._pack_older_half(recent)
                 recent[key] = found
                 return found
-            found = packed if type(packed) is FocusTime else unpack(packed, text)
         kept = self.kept  # seen again: keep it whole
         if len(kept) >= self.limit:
             self._pack_older_half(kept)
         kept[key] = found
+        return found
+
+    def _unpack(self, key: tuple[str, Any]) -> FocusTime | None:
+        """The packed focus time of (text, reference date), taken out of `packed` (its entry
+        remembered in `unpacked`); None if there is none (an entry under the same hash for
+        another text or date stays)."""
+        slot = hash(key)
+        entry = self.packed.get(slot)
+        if entry is None:
+            return None
+        text, reference_date = key
+        if type(entry) is bytes:  # the digest, then the packed focus time (no reference date)
+            if reference_date is not None or entry[:16] != _digest(text):
+                return None
+            found = unpack(entry, text, 16)
+        else:
+            digest, entry_date, focus = entry
+            if entry_date != reference_date or digest != _digest(text):
+                return None
+            found = focus if type(focus) is FocusTime else unpack(focus, text)
+        del self.packed[slot]
+        self.unpacked[key] = entry
         return found
 
     def _pack_older_half(self, whole: dict[tuple[str, Any], FocusTime]) -> None:
@@ -109,12 +136,18 @@ class _Memo:
         packed = self.packed
         for key in list(islice(whole, len(whole) // 2 or 1)):
             focus = whole.pop(key)
-            text, reference_date = key
             if len(packed) >= self.packed_limit:
                 for old in list(islice(packed, len(packed) // 2 or 1)):
                     del packed[old]
-            # the focus time itself when it does not pack exactly (rare: see focus_pack)
-            packed[_digest(text, reference_date)] = pack(focus, text) or focus
+            entry = self.unpacked.pop(key, None)
+            if entry is None:
+                text, reference_date = key
+                packed_focus = pack(focus, text)
+                if packed_focus is not None and reference_date is None:  # most: one bytes object
+                    entry = _digest(text) + packed_focus
+                else:  # with its date; the focus time itself when it does not pack exactly (rare)
+                    entry = (_digest(text), reference_date, packed_focus or focus)
+            packed[hash(key)] = entry
 
 
 @contextlib.contextmanager
@@ -165,8 +198,11 @@ def extract_dfts(documents: Sequence[str], reference_date: object = None) -> lis
     out = []
     try:
         for text in documents:
-            found = kept.get((text, reference_date)) if type(text) is str else None
-            out.append(found if found is not None else _extract_once(text, reference_date))
+            if type(text) is str:
+                found = kept.get((text, reference_date))
+                out.append(found if found is not None else memo.get(text, reference_date))
+            else:
+                out.append(_extract_once(text, reference_date))
     except TypeError:  # an unhashable text or reference date: as `extract_dft` reads it
         return [_extract_once(text, reference_date) for text in documents]
     return out

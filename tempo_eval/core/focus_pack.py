@@ -56,11 +56,10 @@ def pack(focus: FocusTime, text: str) -> bytes | None:
         return None
 
 
-def unpack(packed: bytes, text: str) -> FocusTime:
-    """The focus time `pack` packed, for the same `text`."""
-    reference_year = _HEAD.unpack_from(packed)[0] or None
-    spans = [
-        new_span(start, end, text[start:end], first, last, KINDS[kind >> 1], kind & 1 == 1)
-        for start, end, first, last, kind in _SPAN.iter_unpack(memoryview(packed)[_HEAD.size :])
-    ]
+def unpack(packed: bytes, text: str, offset: int = 0) -> FocusTime:
+    """The focus time `pack` packed, for the same `text` (from `offset` in `packed`)."""
+    reference_year = _HEAD.unpack_from(packed, offset)[0] or None
+    spans = []
+    for start, end, first, last, kind in _SPAN.iter_unpack(packed[offset + _HEAD.size :]):
+        spans.append(new_span(start, end, text[start:end], first, last, KINDS[kind >> 1], kind & 1 == 1))
     return FocusTime(years_of_spans(spans), spans, text, reference_year)

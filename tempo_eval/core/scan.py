@@ -58,6 +58,67 @@ class Scan:
         self.spans: list[YearSpan] = []
 
 
+# Separators that never occur inside an expression become spaces in the text the grammar
+# scans, and so do hyphens after a letter ("mid-1990s", "pre-WWII").
+_SEPARATOR_CHARS = "\n\t\r\f\v([{\""
+_NON_ASCII_SEPARATOR_CHARS = "\xa0\u2002\u2003\u2009\u202f“«"
+_HYPHENS_AFTER_LETTER = [
+    re.compile(dash + rf"(?<=[^\W\d_]{dash})(?=[\w'’‘])") for dash in ("-", "–", "—")
+]
+
+
+def lower_same_length(text: str) -> str:
+    """text.lower(), keeping every character whose lower case has another length (so match
+    offsets in the lower-cased text are offsets in the original)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
+
+
+def spaced_text(low: str) -> str:
+    """`low` with every separator a space (same length, same offsets): line breaks, opening
+    brackets and quotes, and hyphens after a letter ("mid-1990s" -> "mid 1990s")."""
+    if not low.isascii():
+        return _spaced_unicode(low)
+    # one C pass rules out the five control characters at once (most texts have none)
+    if not low.isprintable():
+        for separator in "\n\t\r\f\v":
+            if separator in low:
+                low = low.replace(separator, " ")
+    for separator in "([{\"":
+        if separator in low:
+            low = low.replace(separator, " ")
+    if "-" in low:
+        low = _HYPHENS_AFTER_LETTER[0].sub(" ", low)
+    return low
+
+
+def _spaced_unicode(low: str) -> str:
+    """`spaced_text` for a text with non-ASCII characters (more separators, and dashes)."""
+    for separator in _SEPARATOR_CHARS + _NON_ASCII_SEPARATOR_CHARS:
+        if separator in low:  # a fast C search; most texts have few of these
+            low = low.replace(separator, " ")
+    for dash, hyphens in zip("-–—", _HYPHENS_AFTER_LETTER, strict=True):
+        if dash in low:
+            low = hyphens.sub(" ", low)
+    return low
+
+
+def is_digit_group(low: str, edge: int, backward: bool = False) -> bool:
+    """Is the token that ends (backward) or starts at `edge` a group of digits other than a
+    four-digit number ("555" in "555 2019"; not "1999" in "1998 1999", nor "q3")?"""
+    step = -1 if backward else 1
+    i = edge - 1 if backward else edge
+    n = 0
+    while 0 <= i < len(low) and low[i].isdigit():
+        i += step
+        n += 1
+    if n == 0 or n == 4:
+        return False
+    return not (0 <= i < len(low) and low[i].isalpha())
+
+
 #: a decimal digit other than 0-9 (full-width "２", Arabic-Indic "٢", Devanagari "२", ...)
 _OTHER_DIGIT = re.compile(r"(?![0-9])\d")
 
