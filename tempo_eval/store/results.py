@@ -9,6 +9,7 @@ import math
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -311,8 +312,11 @@ class ResultRecords:
 def encoded_frame(encoded: EncodedRows) -> pd.DataFrame:
     """`ResultRecords.results_rows`'s frame of the results `encoded` (as they are stored), without
     reading them back: sorted by row, then metric, as the store sorts them."""
-    return frame_of_result_rows(sorted(((r[1], r[2], r[3], r[4], r[5], r[7], r[6]) for r in encoded.results),
-                                       key=lambda r: (r[0], r[3])))
+    return frame_of_result_rows(sorted(map(_RESULT_FIELDS, encoded.results), key=_ROW_METRIC))
+
+
+_RESULT_FIELDS = itemgetter(1, 2, 3, 4, 5, 7, 6)  # an encoded result's row, query_id, run, metric, score, reason_code, reason
+_ROW_METRIC = itemgetter(0, 3)
 
 
 def frame_of_result_rows(rows: list[tuple]) -> pd.DataFrame:
