@@ -93,6 +93,8 @@ def _fill_caches(db: str) -> None:
     fly) and its default runs' results grid, with the arguments the pages pass."""
     from tempo_eval_app import focus_scores, overview_runs, selection, store_reads
 
+    if store_reads.db_path() != db:  # the workspace changed meanwhile (tests): the keys would not match
+        return
     version = selection.store_version(db)
     ids, _, default = selection._dataset_choices(db, version)
     if default is None:
