@@ -32,21 +32,27 @@ def rank_table(ranks: list) -> pd.DataFrame:
 
 def _answer(answer: str, claims: list[dict], contexts: list, ref: str | None, key: str) -> None:
     from tempo_eval.core.extract import extract_aft, extract_dft
-    from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, year_marks
+    from tempo_eval.viz.highlight import (
+        claim_marks,
+        legend_html,
+        render_marks,
+        text_block,
+        year_marks,
+    )
 
     if claims:
         st.markdown("**Answer**, claims coloured by verdict")
         marks, missing = claim_marks(answer, claims)
-        st.html(legend_html())
-        widgets.safe_html(render_marks(answer, marks))
+        widgets.html_blocks(legend_html(), text_block(render_marks(answer, marks)))
         if missing:
             st.caption(f"{len(missing)} claim(s) not found word for word in the answer are listed below.")
         return
     st.markdown("**Answer**, years marked grounded or not in the contexts")
     texts = [c for c in contexts if isinstance(c, str)]
     context_years = set().union(*(extract_dft(c, reference_date=ref).years for c in texts)) if texts else set()
-    st.html(legend_html(("grounded", "ungrounded")))
-    widgets.safe_html(render_marks(answer, year_marks(extract_aft(answer, reference_date=ref).spans, context_years)))
+    widgets.html_blocks(legend_html(("grounded", "ungrounded")),
+                        text_block(render_marks(answer, year_marks(extract_aft(answer, reference_date=ref).spans,
+                                                                   context_years))))
 
 
 def show_row(run_id: int, row: int, *, key: str) -> None:
@@ -68,8 +74,7 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
     ref = record.get("reference_date") if isinstance(record.get("reference_date"), str) else None
     query = record.get("query")
     if isinstance(query, str):
-        st.markdown("**Query**")
-        widgets.plain(query)
+        widgets.html_blocks(widgets.heading_html("Query"), widgets.plain_html(query))
     scores = here[["metric", "score", "reason_code", "reason"]]
     st.dataframe(formatting.display_table(scores), hide_index=True, width="stretch", key=f"{key}_detail_scores")
     results = {m: s.get_result(run_id, row, m) for m in here["metric"]}
@@ -85,14 +90,14 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
 
     if contexts:
         st.markdown("**Contexts** with their years")
+        cards = []
         for i, text in enumerate(contexts, start=1):
             if not isinstance(text, str):
                 continue
             dft = extract_dft(text, reference_date=ref)
-            with st.container(border=True):
-                years = ", ".join(map(str, sorted(dft.years))) or "none found"
-                st.caption(f"Context {i:d} · years: {formatting.md_escape(years)}")
-                widgets.safe_html(render_marks(text, year_marks(dft.spans)))
+            years = ", ".join(map(str, sorted(dft.years))) or "none found"
+            cards.append(widgets.card_html(f"Context {i:d} · years: {years}", render_marks(text, year_marks(dft.spans))))
+        widgets.html_blocks(*cards)  # one element for all the contexts' cards
 
     asof_detail.show(results, key=key)
     for metric, result in results.items():

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from tempo_eval_app import worker_jobs
 from tempo_eval_app.errors import configure_logging, page_guard
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.links import _param_ints
@@ -77,11 +78,22 @@ def store_version(db: str) -> tuple[int, ...]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _dataset_choices(db: str, version: tuple[int, ...]) -> tuple[list[int], dict[int, str], int | None]:
-    """The stored datasets' ids (newest first), their labels and the default one (None: none stored)."""
+    """The stored datasets' ids (newest first), their labels and the default one (None: none stored).
+    A dataset whose rows are still being stored (its row count is set once they all are) is
+    listed as "storing… (N rows so far)", as the Datasets page shows it, not as 0 rows: the upload
+    a user just started is there, and says it is not ready. It is never the default."""
     datasets = store().list_datasets()
-    labels = {int(r.id): f"{r.name} ({r.n_rows:,} row{'' if r.n_rows == 1 else 's'}) · #{r.id}"
-              for r in datasets.itertuples()}
+    partial = worker_jobs.partial_label(worker_jobs.storing()) if (datasets["n_rows"] == 0).any() else ""
+    labels = {int(r.id): f"{r.name} ({f'{r.n_rows:,} row' + ('' if r.n_rows == 1 else 's') if r.n_rows else partial})"
+                         f" · #{r.id}" for r in datasets.itertuples()}
     return list(labels), labels, None if datasets.empty else _default_dataset(datasets)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _partial_datasets(db: str, version: tuple[int, ...]) -> frozenset[int]:
+    """The datasets whose rows are not all stored yet (row count 0 until they are)."""
+    datasets = store().list_datasets()
+    return frozenset(int(i) for i in datasets.loc[datasets["n_rows"] == 0, "id"])
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -198,7 +210,10 @@ def page_setup(title: str) -> None:
 
 
 def _default_dataset(datasets: pd.DataFrame) -> int:
-    """The sample QA dataset when present (what the app opens on), else the newest dataset."""
+    """The sample QA dataset when present (what the app opens on), else the newest complete
+    dataset (the newest one when none is complete)."""
+    complete = datasets[datasets["n_rows"] > 0]
+    datasets = complete if not complete.empty else datasets
     sample = datasets[datasets["name"] == SAMPLE_QA_NAME]
     return int(sample["id"].iloc[0]) if not sample.empty else int(datasets["id"].iloc[0])
 
@@ -209,10 +224,17 @@ def active_dataset_id() -> int | None:
 
 
 def require_dataset_id() -> int:
-    """The active dataset's id; without one, say where to get one and stop the page."""
+    """The active dataset's id; without one, say where to get one and stop the page. A dataset
+    still being stored stops the page too (its pages would read, score and cache part of it)."""
     dataset_id = active_dataset_id()
     if dataset_id is None:
         st.info("No dataset yet: open **Datasets** to upload one or load the sample.")
+        st.stop()
+    db = db_path()
+    if dataset_id in _partial_datasets(db, store_version(db)):
+        _, labels, _ = _dataset_choices(db, store_version(db))
+        st.info(f"This dataset's rows are not all stored yet: {md_escape(labels.get(dataset_id, ''))}. Its pages open "
+                "once it is complete; **Datasets** shows its progress.")
         st.stop()
     return dataset_id
 

@@ -15,12 +15,47 @@ def safe_html(body_html: str) -> None:
     st.html(text_block(body_html))
 
 
-def plain(text: object, *, muted: bool = False) -> None:
-    """User text as escaped HTML (no markdown, no HTML of its own)."""
+def plain_html(text: object, *, muted: bool = False) -> str:
+    """User text as an escaped HTML block (no markdown, no HTML of its own)."""
     import html
 
     style = "color: #555; font-size: 0.9em" if muted else ""
-    st.html(f'<div style="{style}; white-space: pre-wrap">{html.escape(str(text))}</div>')
+    return f'<div style="{style}; white-space: pre-wrap">{html.escape(str(text))}</div>'
+
+
+def plain(text: object, *, muted: bool = False) -> None:
+    """User text as escaped HTML (no markdown, no HTML of its own)."""
+    st.html(plain_html(text, muted=muted))
+
+
+def heading_html(text: str) -> str:
+    """A bold line (page-written text, escaped here) over an HTML block, as "**Query**" drew it."""
+    import html
+
+    return f'<div style="font-weight: 600; margin-top: 0.5rem">{html.escape(text)}</div>'
+
+
+def html_blocks(*blocks: str) -> None:
+    """Several HTML blocks (already safe: built by `tempo_eval.viz.highlight`, `plain_html`,
+    `card_html`) drawn as one element: each element is a message the server builds and sends and
+    the browser draws, so a page draws what belongs together at once (issue 29). Nothing is drawn
+    without a block."""
+    if blocks:
+        st.html("".join(blocks))
+
+
+def card_html(title: str, body_html: str) -> str:
+    """A bordered card: `title` (plain text, escaped here) as a small muted heading over the text
+    block `body_html` (already safe), as a bordered container with a caption showed it, in one
+    element instead of three."""
+    import html
+
+    from tempo_eval.viz.highlight import text_block
+
+    return ('<div class="te-card" style="border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; '
+            'padding: 0.75rem 1rem; margin-bottom: 0.5rem">'
+            f'<div class="te-card-title" style="color: rgba(49, 51, 63, 0.6); font-size: 0.875rem; '
+            f'margin-bottom: 0.25rem">{html.escape(title)}</div>{text_block(body_html)}</div>')
 
 
 def multiselect_default(key: str, options: Sequence[Any], default: Sequence[Any] | None = None) -> list[Any] | None:
@@ -44,9 +79,9 @@ def empty_state(message: str, *actions: str) -> None:
     """An empty page's note and the buttons that fill it (`PAGES`: "evaluate", "datasets", ...),
     never a command to type. `message` is markdown written by the page, not user text."""
     st.info(message)
-    columns = st.columns(max(len(actions), 1) + 1)
-    for column, action in zip(columns, actions, strict=False):
-        page_button(action, column)
+    row = st.container(horizontal=True)  # one block, not columns: fewer elements to send and draw
+    for action in actions:
+        page_button(action, row)
 
 
 def page_button(action: str, container: Any = st) -> None:

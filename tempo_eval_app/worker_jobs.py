@@ -88,6 +88,23 @@ def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: st
     return job_id
 
 
+def storing() -> list[dict[str, Any]]:
+    """The jobs storing a dataset now: a dataset upload being stored, an evaluation of a file
+    (it stores the file's rows as it reads them); the rows so far are the job's progress."""
+    active = [*queue().jobs(kind="dataset_upload", active=True), *queue().jobs(kind="evaluate", active=True)]
+    return [j for j in active if j["status"] == "running"
+            and (j["arguments"].get("store") if j["kind"] == "dataset_upload" else j["arguments"].get("path"))]
+
+
+def partial_label(jobs: list[dict[str, Any]]) -> str:
+    """What a dataset whose rows are not all stored (its row count is set once they are) is shown
+    as, given the `storing` jobs: "storing…" with the rows so far (when one job stores, its
+    progress is that dataset's), or "incomplete" when no job stores any more."""
+    if not jobs:
+        return "incomplete: the job storing it stopped (reading the file again completes it)"
+    return "storing…" + (f" ({jobs[0]['done']:,} rows so far)" if len(jobs) == 1 and jobs[0]["done"] else "")
+
+
 #: how long a page waits for an upload's job before it shows the job reading instead (s);
 #: TEMPO_EVAL_PAGE_WAIT_S sets another (the tests wait until the job ends)
 PAGE_WAIT_S = 3.0

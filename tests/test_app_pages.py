@@ -617,7 +617,7 @@ def test_evaluate_then_a_new_session_shows_the_per_row_results_and_downloads() -
     labels = [b.proto.label for b in fresh.get("download_button")]
     assert {"CSV", "JSONL", "Parquet"} <= set(labels)
     # the row detail: query, answer with claims or years, contexts with years, per-year grounding
-    assert any("Context 1 · years" in c.value for c in fresh.caption)
+    assert any("Context 1 · years" in h.proto.body for h in fresh.get("html"))
     assert any("Per-year grounding" in m.value for m in fresh.markdown)
 
 

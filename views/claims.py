@@ -147,47 +147,52 @@ with errors.page_guard("claims"):
     claim = shown[shown["key"] == focus].iloc[0]
 
     st.subheader(formatting.md_escape(f"Query {claim['query_id']} · {words.metric_label(claim['metric'])} · {claim['eval_run']}"))
-    from tempo_eval.viz.highlight import VERDICT_LABELS, claim_marks, legend_html, render_marks
+    from tempo_eval.viz.highlight import (
+        VERDICT_LABELS,
+        claim_marks,
+        legend_html,
+        render_marks,
+        text_block,
+    )
 
     frame = store_reads.dataset_frame(store_reads.store().run_info(int(claim["run_id"]))["dataset_id"])
     row = frame.iloc[int(claim["row"])]
     same = claims[(claims["run_id"] == claim["run_id"]) & (claims["row"] == claim["row"]) & (claims["metric"] == claim["metric"])]
     records = same[["claim", "verdict", "evidence"]].to_dict(orient="records")
-    st.html(legend_html())
+    # the legend, the question, the marked answer (and reference): one element
+    blocks = [legend_html()]
     if isinstance(row.get("query"), str):
-        st.markdown("**Question**")
-        st.text(row["query"])
+        blocks += [widgets.heading_html("Question"), widgets.plain_html(row["query"])]
     answer = row.get("answer") if isinstance(row.get("answer"), str) else ""
     marks, missing = claim_marks(answer, records)
-    st.markdown("**Answer**, claims coloured by verdict")
-    widgets.safe_html(render_marks(answer, marks))
+    blocks += [widgets.heading_html("Answer, claims coloured by verdict"), text_block(render_marks(answer, marks))]
     leftover = [records[i] for i in missing]
     reference = row.get("reference") if isinstance(row.get("reference"), str) else ""
     if leftover and reference:
         ref_marks, still_missing = claim_marks(reference, leftover)
         if ref_marks:
-            st.markdown("**Reference**, claims checked against the answer")
-            widgets.safe_html(render_marks(reference, ref_marks))
+            blocks += [widgets.heading_html("Reference, claims checked against the answer"),
+                       text_block(render_marks(reference, ref_marks))]
         leftover = [leftover[i] for i in still_missing]
+    widgets.html_blocks(*blocks)
     if leftover:
         st.caption(f"{len(leftover)} claim(s) are paraphrases the judge wrote; they are listed in the table.")
 
     with st.container(border=True):
-        st.markdown(f"**Selected claim** — {formatting.md_escape(VERDICT_LABELS.get(claim['verdict'], claim['verdict']))}")
-        st.text(claim["claim"])
+        # the claim and what the verifier said about it: one element (user and model text escaped)
+        verdict = VERDICT_LABELS.get(claim["verdict"], claim["verdict"])
+        parts = [widgets.heading_html(f"Selected claim — {verdict}"), widgets.plain_html(claim["claim"])]
         if isinstance(claim["evidence"], str) and claim["evidence"]:
-            st.markdown("**Evidence sentence**")
-            st.text(claim["evidence"])
+            parts += [widgets.heading_html("Evidence sentence"), widgets.plain_html(claim["evidence"])]
         if isinstance(claim["error"], str) and claim["error"]:
-            st.markdown("**Error**")
-            st.text(claim["error"])
+            parts += [widgets.heading_html("Error"), widgets.plain_html(claim["error"])]
         if claim["confidence"] == claim["confidence"]:  # not NaN
-            st.markdown(f"**Confidence**: {formatting.fmt_score(claim['confidence'])}")
+            parts.append(widgets.heading_html(f"Confidence: {formatting.fmt_score(claim['confidence'])}"))
         if claim["probabilities"]:
-            st.markdown(f"**Probabilities**: {formatting.md_escape(claim['probabilities'])}")
+            parts.append(widgets.heading_html(f"Probabilities: {claim['probabilities']}"))
         if isinstance(claim["reason"], str) and claim["reason"]:
-            st.markdown("**Reason**")
-            st.text(claim["reason"])
+            parts += [widgets.heading_html("Reason"), widgets.plain_html(claim["reason"])]
+        widgets.html_blocks(*parts)
         verifier = notes.verifier_of(int(claim["run_id"]), claim["metric"])
         st.caption(f"Verifier {formatting.md_escape(words.verifier_label(verifier))}: "
                    f"{formatting.md_escape(notes.accuracy_caption(verifier))}", help=formatting.md_escape(words.verifier_help(verifier)))

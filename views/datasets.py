@@ -116,22 +116,12 @@ def _column_peek(upload, saved_name: str) -> list[str]:
     return st.session_state[key]
 
 
-def _storing() -> list[dict]:
-    """The jobs storing a dataset now: a dataset upload being stored, an evaluation of a file
-    (it stores the file's rows as it reads them); the rows so far are the job's progress."""
-    active = [*worker_jobs.queue().jobs(kind="dataset_upload", active=True),
-              *worker_jobs.queue().jobs(kind="evaluate", active=True)]
-    return [j for j in active if j["status"] == "running"
-            and (j["arguments"].get("store") if j["kind"] == "dataset_upload" else j["arguments"].get("path"))]
-
-
 def _stored_table(stored: pd.DataFrame, storing: list[dict]) -> pd.DataFrame:
     """The stored datasets, a dataset still being stored (its row count is set once all its rows
     are in) shown as "storing…" with the rows so far, not as 0 rows; one a stopped job left part
-    way as "incomplete"."""
+    way as "incomplete" (`worker_jobs.partial_label`)."""
     table = stored.drop(columns=["content_hash"])
-    so_far = f" ({storing[0]['done']:,} rows so far)" if len(storing) == 1 and storing[0]["done"] else ""
-    partial = "storing…" + so_far if storing else "incomplete: the job storing it stopped (reading the file again completes it)"
+    partial = worker_jobs.partial_label(storing)
     table["n_rows"] = [f"{int(n):,}" if n else partial for n in table["n_rows"]]
     return table.rename(columns={"n_rows": "rows"})
 
@@ -276,7 +266,7 @@ with errors.page_guard("datasets"):
         if stored.empty:
             st.info("No dataset stored in this workspace yet.")
         else:
-            st.dataframe(_stored_table(stored, _storing()), hide_index=True, width="stretch", key="stored_table")
+            st.dataframe(_stored_table(stored, worker_jobs.storing()), hide_index=True, width="stretch", key="stored_table")
             active = selection.active_dataset_id()
             if active is not None:
                 st.subheader("Active dataset")

@@ -226,7 +226,7 @@ with errors.page_guard("overview"):
     if "answer" in frame.columns and len(frame):
         st.subheader("Answer years against context years")
         from tempo_eval.core.extract import extract_aft, extract_dft
-        from tempo_eval.viz.highlight import legend_html, render_marks, year_marks
+        from tempo_eval.viz.highlight import legend_html, render_marks, text_block, year_marks
 
         # the row clicked in the table (a position: a query id repeats across the runs of a dataset),
         # else the one the link names, else the first
@@ -245,15 +245,16 @@ with errors.page_guard("overview"):
         if isinstance(answer, str):
             aft = extract_aft(answer, reference_date=ref)
             context_years = set().union(*(extract_dft(c, reference_date=ref).years for c in contexts)) if contexts else set()
-            st.html(legend_html(("grounded", "ungrounded")))
-            widgets.safe_html(render_marks(answer, year_marks(aft.spans, context_years)))
             score = scores.iloc[chosen]
-            widgets.plain(f"Temporal Faithfulness {formatting.fmt_score(score['temporal_faithfulness'])}: {score['tf_reason']}", muted=True)
-            for i, text in enumerate(contexts, start=1):
-                dft = extract_dft(text, reference_date=ref)
-                with st.container(border=True):
-                    st.caption(f"Context {i:d}")
-                    widgets.safe_html(render_marks(text, year_marks(dft.spans)))
+            # the legend, the marked answer, its score and the contexts' cards: one element
+            widgets.html_blocks(
+                legend_html(("grounded", "ungrounded")),
+                text_block(render_marks(answer, year_marks(aft.spans, context_years))),
+                widgets.plain_html(f"Temporal Faithfulness {formatting.fmt_score(score['temporal_faithfulness'])}: "
+                                   f"{score['tf_reason']}", muted=True),
+                *(widgets.card_html(f"Context {i:d}", render_marks(text, year_marks(extract_dft(text, reference_date=ref).spans)))
+                  for i, text in enumerate(contexts, start=1)),
+            )
         else:
             st.caption("This row has no answer.")
 

@@ -37,6 +37,8 @@ from tempo_eval.store.jobs import READ_KINDS, JobQueue, Worker, default_limit
 
 logger = logging.getLogger("tempo_eval.job")
 KEY_ENV = "TEMPO_EVAL_JOB_KEY"
+#: the setting of the workers' CPU priority (`job_nice`)
+NICE_ENV = "TEMPO_EVAL_JOB_NICE"
 #: the judge's key when the page typed none but gave an endpoint: never the server's own key
 PLACEHOLDER = "placeholder"
 
@@ -50,8 +52,11 @@ def main(argv: Sequence[str]) -> int:
                      "or the number of cores minus one)")
     run.add_argument("--key-for", type=int, default=None, metavar="JOB",
                      help=f"the job whose API key is in ${KEY_ENV}")
+    run.add_argument("--nice", type=int, default=None, metavar="N",
+                     help=f"run at this much lower CPU priority (default ${NICE_ENV} or 0)")
     args = parser.parse_args(argv)
     logging.getLogger("tempo_eval").setLevel(logging.INFO)  # the worker's log: jobs started and ended
+    lower_priority(job_nice() if args.nice is None else args.nice)
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = args.workspace
     keys: dict[int, str] = {}
@@ -67,6 +72,31 @@ def main(argv: Sequence[str]) -> int:
         return run_worker(queue, limit=args.limit or default_limit(), keys=keys)
     finally:
         queue.close()
+
+
+def job_nice() -> int:
+    """The CPU priority the dashboard's workers give up (a nice value, 0 to 19): $TEMPO_EVAL_JOB_NICE,
+    default 0 (see "Evaluations beside the dashboard" in the README)."""
+    value = os.environ.get(NICE_ENV, "").strip()
+    try:
+        return min(19, max(0, int(value))) if value else 0
+    except ValueError:
+        raise SystemExit(f"{NICE_ENV} must be a whole number from 0 to 19, got {value!r}") from None
+
+
+def lower_priority(nice: int) -> None:
+    """Lower this process's CPU priority by `nice`: its own nice value and, on Linux with scheduler
+    autogroups, its session's group's. The worker runs in a session of its own, and the kernel
+    shares the CPUs between sessions as equals whatever the nice of the processes inside, so
+    only the group's nice ranks it below the dashboard's server (its own session too)."""
+    if nice <= 0:
+        return
+    os.nice(nice)
+    try:
+        with open("/proc/self/autogroup", "w", encoding="ascii") as group:
+            group.write(str(nice))
+    except OSError:  # no autogroups here (another OS, or turned off): the process nice is what counts
+        pass
 
 
 def run_worker(queue: JobQueue, *, limit: int, keys: dict[int, str] | None = None,
