@@ -79,6 +79,16 @@ class StreamedOut:
         self.partial = self.out.with_name(f".{self.out.stem}.partial{self.out.suffix}")
         self._writer: Any = None
 
+    @staticmethod
+    def suits(out: str) -> bool:
+        """Whether --out can be written beside and put in place: a plain file or a new name. A
+        symlink (to /dev/full, to a file elsewhere) or a device is written through at the end,
+        as before: replacing it would replace the link, not write where it points."""
+        path = Path(out)
+        if path.is_symlink():
+            return False
+        return not path.exists() or path.is_file()
+
     def write(self, part: pd.DataFrame) -> None:
         if self._writer is None:
             from tempo_eval.io.export import PartsWriter

@@ -20,6 +20,7 @@ Missing values and empty text are both written as an empty cell and read back as
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -173,15 +174,23 @@ class PartsWriter:
     def close(self, *, complete: bool = True) -> None:
         """End the file; `complete` False (the writing failed, the file is dropped): the parts
         held back are not written."""
+        out, self._out = self._out, None
         try:
             if complete and self._tables:
+                self._out = out
                 self._flush_tables()
+                out, self._out = self._out, None
         except OSError as error:
+            if out is not None:
+                with contextlib.suppress(OSError):
+                    out.close()
             raise output_error(self.path, error) from None
-        finally:
-            if self._out is not None:
-                self._out.close()
-                self._out = None
+        if out is not None:
+            try:  # closing a text file writes what it buffered: a full disk is found here
+                out.close()
+            except OSError as error:
+                if complete:
+                    raise output_error(self.path, error) from None
 
     def _add_table(self, frame: pd.DataFrame) -> None:
         import pyarrow as pa
