@@ -15,8 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
@@ -41,31 +39,12 @@ class TimedServer(AppServer):
         self.log_path = self.home / f"{tag}.log"
         self._prober: subprocess.Popen[bytes] | None = None
 
+    def command(self) -> list[str]:
+        return [sys.executable, str(BENCH / "serve_timed.py"), "--log", str(self.run_log), "--",
+                *self.streamlit_arguments()]
+
     def __enter__(self) -> TimedServer:
-        self.home.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "TEMPO_EVAL_HOME": str(self.home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        env.pop("OPENAI_API_KEY", None)
-        command = [
-            sys.executable, str(BENCH / "serve_timed.py"), "--log", str(self.run_log), "--",
-            "run", "app.py", "--server.address", "127.0.0.1", "--server.port", str(self.port),
-            "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
-        ]
-        with self.log_path.open("wb") as log:
-            self._process = subprocess.Popen(command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                             start_new_session=True)
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {self._process.returncode}:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            self.stop()
-            raise RuntimeError(f"streamlit did not become healthy in {self.start_timeout:.0f}s:\n{self.log()}")
+        super().__enter__()
         # a session of its own: its own autogroup, whose priority it raises
         self._prober = subprocess.Popen([sys.executable, str(BENCH / "health_probe.py"), self.url,
                                          str(self.health_log)], stdin=subprocess.DEVNULL,

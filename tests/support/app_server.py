@@ -50,15 +50,9 @@ class AppServer:
             "TRANSFORMERS_OFFLINE": "1",
         }
         env.pop("OPENAI_API_KEY", None)
-        command = [
-            sys.executable, "-m", "streamlit", "run", "app.py",
-            "--server.address", "127.0.0.1", "--server.port", str(self.port),
-            "--server.headless", "true", "--server.fileWatcherType", "none",
-            "--browser.gatherUsageStats", "false",
-        ]
         log = self.log_path.open("wb")
         self._process = subprocess.Popen(
-            command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            self.command(), cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         log.close()
         deadline = time.monotonic() + self.start_timeout
@@ -73,6 +67,19 @@ class AppServer:
                 time.sleep(0.3)
         self.stop()
         raise RuntimeError(f"streamlit did not become healthy in {self.start_timeout:.0f}s:\n{self.log()}")
+
+    def streamlit_arguments(self) -> list[str]:
+        """`streamlit run app.py` on this server's address, headless, with no file watcher."""
+        return [
+            "run", "app.py",
+            "--server.address", "127.0.0.1", "--server.port", str(self.port),
+            "--server.headless", "true", "--server.fileWatcherType", "none",
+            "--browser.gatherUsageStats", "false",
+        ]
+
+    def command(self) -> list[str]:
+        """The command that serves the app (a subclass may run Streamlit under a wrapper)."""
+        return [sys.executable, "-m", "streamlit", *self.streamlit_arguments()]
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace") if self.log_path.exists() else ""
