@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -215,17 +216,22 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str], trees: 
             repeat: int = 1) -> dict[str, float]:
     size_mb = path.stat().st_size / 1e6
     print(f"\n== {label}: {path.name}, {size_mb:,.0f} MB; load average {os.getloadavg()[0]:.2f}", flush=True)
-    ref = run_measured([sys.executable, "-c", REFERENCE, str(path)])
-    reference = json.loads(str(ref["stdout"]))
-    print(f"reference (TempoEval 0.1.0 regex, reimplemented): {reference['seconds']:8.1f} s extraction "
-          f"({ref['wall']:.1f} s with reading the file), peak {ref['peak']:6.0f} MB (PSS; ru_maxrss "
-          f"{ref['maxrss']:.0f} MB), {reference['rows']:,} rows",
-          flush=True)
-    found: dict[str, float] = {}
+    found: dict[tuple[str, Path], list[float]] = {}  # ratios to the reference, turn by turn
     trees = trees or [REPO]
-    turns = [(setting, tree) for _ in range(repeat) for setting in processes for tree in trees]
+    # each repetition measures the reference again, then every setting and tree in turn: a ratio
+    # is taken against the reference of its own repetition, measured moments before
+    turns = [(repetition, setting, tree) for repetition in range(repeat) for setting in processes for tree in trees]
     walls: dict[tuple[str, Path], list[float]] = {}
-    for turn, (setting, tree) in enumerate(turns):
+    cpus: dict[tuple[str, Path], list[float]] = {}  # CPU seconds of the main process
+    reference: dict[str, float] = {}
+    for turn, (repetition, setting, tree) in enumerate(turns):
+        if turn == 0 or turns[turn - 1][0] != repetition:
+            ref = run_measured([sys.executable, "-c", REFERENCE, str(path)])
+            reference = json.loads(str(ref["stdout"]))
+            print(f"reference (TempoEval 0.1.0 regex, reimplemented){f', turn {repetition + 1}' if repeat > 1 else ''}: "
+                  f"{reference['seconds']:8.1f} s extraction ({ref['wall']:.1f} s with reading the file), peak "
+                  f"{ref['peak']:6.0f} MB (PSS; ru_maxrss {ref['maxrss']:.0f} MB), {reference['rows']:,} rows",
+                  flush=True)
         tag = f"{label}-{turn}-p{setting}"  # a fresh workspace each time: a setting measured twice computes twice
         workspace = workdir / f"workspace-{tag}"
         env = {**os.environ, "TEMPO_EVAL_HOME": str(workspace)}
@@ -238,6 +244,7 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str], trees: 
         ours = run_measured(command, env, cwd=tree)
         wall, peak = float(ours["wall"]), float(ours["peak"])  # type: ignore[arg-type]
         walls.setdefault((setting, tree), []).append(wall)
+        cpus.setdefault((setting, tree), []).append(float(ours["cpu"]))  # type: ignore[arg-type]
         store_mb = sum(p.stat().st_size for p in workspace.iterdir()) / 1e6
         rows = reference["rows"]
         which = f" from {tree}" if len(trees) > 1 else ""
@@ -250,17 +257,26 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str], trees: 
         print(f"ratio time ours (--processes {setting}) / reference: {ratio:5.2f}x (target <= 2x)  peak "
               f"{peak:,.0f} MB (target <= 600 MB)  -> {'met' if ratio <= 2 and peak <= 600 else 'NOT met'}; "
               f"load average after {os.getloadavg()[0]:.2f}", flush=True)
-        found[setting] = ratio
+        found.setdefault((setting, tree), []).append(ratio)
+    for setting in processes:
+        for tree in trees:
+            which = f" from {tree}" if len(trees) > 1 else ""
+            print(f"--processes {setting}{which}: median of {repeat} turn(s): ratio to the reference "
+                  f"{statistics.median(found[(setting, tree)]):.2f}x, "
+                  f"main process CPU {statistics.median(cpus[(setting, tree)]):.1f} s", flush=True)
     if len(trees) > 1:  # the same file, the trees measured in turn: their ratio, turn by turn
         for setting in processes:
             first = walls[(setting, trees[0])]
             for other in trees[1:]:
                 ratios = [a / b for a, b in zip(first, walls[(setting, other)], strict=True)]
+                cpu_ratios = [a / b for a, b in zip(cpus[(setting, trees[0])], cpus[(setting, other)], strict=True)]
                 print(f"--processes {setting}: {trees[0]} / {other}: wall ratio per turn "
-                      f"{', '.join(f'{r:.2f}' for r in ratios)}; sums {sum(first):.1f} s / "
-                      f"{sum(walls[(setting, other)]):.1f} s = {sum(first) / sum(walls[(setting, other)]):.2f}",
+                      f"{', '.join(f'{r:.2f}' for r in ratios)} (median {statistics.median(ratios):.2f}); sums "
+                      f"{sum(first):.1f} s / {sum(walls[(setting, other)]):.1f} s = "
+                      f"{sum(first) / sum(walls[(setting, other)]):.2f}; main process CPU ratio per turn "
+                      f"{', '.join(f'{r:.2f}' for r in cpu_ratios)} (median {statistics.median(cpu_ratios):.2f})",
                       flush=True)
-    return found
+    return {setting: statistics.median(found[(setting, trees[0])]) for setting in processes}
 
 
 def main() -> None:

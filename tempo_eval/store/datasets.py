@@ -19,8 +19,75 @@ from tempo_eval.store.packing import _TAG_ZLIB, _json_text_of_container, _pack, 
 
 def frame_content_hash(frame: pd.DataFrame) -> str:
     """sha256 of a frame's columns and values (for datasets built in memory, without raw bytes)."""
-    payload = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return hashlib.sha256(frame_rows_json(frame).encode("utf-8")).hexdigest()
+
+
+def frame_rows_json(frame: pd.DataFrame) -> str:
+    """A frame as stored: `dumps({"columns": [...], "rows": [[cell, ...], ...]})`, the same text.
+
+    Written without the JSON encoder when every cell is text or a list of texts, and no text
+    needs escaping (no quote, backslash or control character: checked on the whole batch at
+    once): the encoder escapes every text character by character, which cost two thirds of
+    storing a streamed batch's rows (10.7 against 5.5 us a row on the issue-27 bench, measured).
+    Any other frame goes through `dumps`."""
+    columns = [str(c) for c in frame.columns]
+    fast = _plain_texts_json(frame, columns)
+    return fast if fast is not None else dumps({"columns": columns, "rows": _frame_rows(frame)})
+
+
+#: the bytes JSON escapes in a text (control characters, quote, backslash); in UTF-8 they are
+#: never part of a longer character
+_ESCAPED = bytes(range(0x20)) + b'"\\'
+
+
+def _plain_texts_json(frame: pd.DataFrame, columns: list[str]) -> str | None:
+    """`frame_rows_json`'s text when every cell is text or a list of texts, none needing an
+    escape; else None. Each text is put between quotes as it is, then the quotes, backslashes and
+    control characters of the whole text are counted: only the quotes put there may be found."""
+    if not columns:  # rows without cells: no column to zip them from
+        return None
+    head = '{"columns": ' + dumps(columns) + ', "rows": ['
+    cells: list[list[str]] = []
+    texts = 0
+    for j in range(len(columns)):
+        try:
+            found = _cell_texts(frame.iloc[:, j].tolist())
+        except TypeError:  # a list item that is not text
+            return None
+        if found is None:
+            return None
+        cells.append(found[0])
+        texts += found[1]
+    text = head + ", ".join(["[" + ", ".join(row) + "]" for row in zip(*cells, strict=True)]) + "]}"
+    try:
+        encoded, head_encoded = text.encode("utf-8"), head.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: `dumps`'s text fails where it is stored, as before
+        return None
+    escaped = len(encoded) - len(encoded.translate(None, _ESCAPED))
+    head_escaped = len(head_encoded) - len(head_encoded.translate(None, _ESCAPED))
+    return text if escaped == head_escaped + 2 * texts else None
+
+
+def _cell_texts(values: list[Any]) -> tuple[list[str], int] | None:
+    """The JSON of each cell, text or list of texts, as written when none needs an escape, and
+    the number of texts; None when a cell is anything else (TypeError: a list item is not text)."""
+    out: list[str] = []
+    append = out.append
+    texts = 0
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            append(f'"{value}"')
+            texts += 1
+        elif kind is list:
+            if value:
+                append('["' + '", "'.join(value) + '"]')
+                texts += len(value)
+            else:
+                append("[]")
+        else:
+            return None
+    return out, texts
 
 
 def _frame_rows(frame: pd.DataFrame) -> list[list[Any]]:
@@ -150,7 +217,7 @@ class DatasetRecords:
             if self._dataset_complete(existing):
                 return existing
             # a stream stored part way (its evaluation was killed): the whole frame completes it
-            rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+            rows = frame_rows_json(frame)
             with self._lock, self._conn:
                 self._conn.execute("DELETE FROM dataset_chunks WHERE dataset_id = ?", (existing,))
                 self._conn.execute(
@@ -158,7 +225,7 @@ class DatasetRecords:
                     (_pack(rows), len(frame), existing),
                 )
             return existing
-        rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+        rows = frame_rows_json(frame)
         with self._lock, self._conn:
             cursor = self._conn.execute(
                 "INSERT OR IGNORE INTO datasets (name, content_hash, mapping, format, n_rows, rows, warnings)"
@@ -206,7 +273,7 @@ class DatasetRecords:
 
     def add_dataset_rows(self, dataset_id: int, first_row: int, frame: pd.DataFrame) -> None:
         """Store rows first_row, first_row + 1, ... of a streamed dataset (again: replaced)."""
-        rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+        rows = frame_rows_json(frame)
         with self._lock, self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO dataset_chunks (dataset_id, first_row, rows) VALUES (?, ?, ?)",
