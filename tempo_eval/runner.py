@@ -73,6 +73,7 @@ from tempo_eval._values import is_na
 from tempo_eval.core.focus_memo import extraction_memo
 from tempo_eval.io.stream import DatasetStream, frame_stream, open_stream
 from tempo_eval.metrics.base import Metric
+from tempo_eval.run_tasks import measure_row_until, run_workers
 from tempo_eval.schema import (  # noqa: F401 - MISSING_INPUT and ROW_ERROR re-exported
     DEADLINE_ERROR,
     MISSING_INPUT,
@@ -106,7 +107,6 @@ logger = logging.getLogger(__name__)
 #: progress(done_rows, total_rows); called once at the start (resumed rows count as done) and
 #: after every stored row
 ProgressCallback = Callable[[int, int], None]
-
 
 
 # ---- the result -----------------------------------------------------------------------------
@@ -531,7 +531,9 @@ class _Run:
         done_pairs = (self.store.completed_between(self.run_id, offset, end, retry_failed=self.retry_failed)
                       if resumed else set())
         self.reused += sum(1 for _, name in done_pairs if name in self.names)
-        pending = [(i, [m for m in self.metrics if (i, m.name) not in done_pairs]) for i in range(offset, end)]
+        every = list(self.metrics)  # one list for the rows with nothing stored (every row of a new run)
+        pending = [(i, [m for m in every if (i, m.name) not in done_pairs] if done_pairs else every)
+                   for i in range(offset, end)]
         return [(i, todo) for i, todo in pending if todo]
 
     async def _score(
@@ -566,7 +568,7 @@ class _Run:
                 if cancel is not None and cancel.is_set():
                     self.status = "cancelled"
                     return
-                results = await _measure_row(todo, rows[i], i, self.stop_at) if todo else []
+                results = await measure_row_until(todo, rows[i], i, self.stop_at) if todo else []
                 if results is None:
                     results = [_deadline_result(m, self.deadline) for m in todo]
                     self.deadline_rows += 1
@@ -576,7 +578,7 @@ class _Run:
                 # row, and Ctrl-C (delivered as a cancellation) would wait for it.
                 await asyncio.sleep(0)
 
-        await _run_workers([worker() for _ in range(min(max_concurrency, len(online)))])
+        await run_workers([worker() for _ in range(min(max_concurrency, len(online)))])
 
     def _past_deadline(self) -> bool:
         return self.stop_at is not None and time.monotonic() >= self.stop_at
@@ -590,8 +592,9 @@ class _Run:
         assert self.pool is not None
         columns = [str(c) for c in frame.columns]
         self._in_pool[offset] = (offset + len(frame), len(pending) == len(frame))
-        self.pool.submit(offset, columns, frame.to_numpy(dtype=object), [(i, [m.name for m in todo]) for i, todo in pending],
-                         _id_column(columns), self.reference_date)
+        names: dict[int, list[str]] = {}  # rows that share a list of metrics share its names: pickled once
+        self.pool.submit(offset, columns, frame.to_numpy(dtype=object), [(i, names.get(id(todo)) or names.setdefault(
+            id(todo), [m.name for m in todo])) for i, todo in pending], _id_column(columns), self.reference_date)
         await self._collect(cancel, keep=self.pool.capacity - 1)
 
     async def _collect(self, cancel: threading.Event | None, *, keep: int) -> None:
@@ -656,37 +659,6 @@ class _Run:
         )
         self.done += len(scored)
         self.computed += sum(len(results) for _, _, results in scored)
-
-
-async def _run_workers(coroutines: Sequence[Any]) -> None:
-    """Run the workers; when one raises (or this is cancelled), cancel the others and wait until
-    they have stopped before re-raising the first error, so none writes a row afterwards.
-
-    Unlike `asyncio.TaskGroup` the error is re-raised as itself, not wrapped in an ExceptionGroup.
-    """
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def _measure_row(
-    todo: Sequence[Metric], row: Mapping[str, Any], index: int, stop_at: float | None
-) -> list[MetricResult] | None:
-    """`measure_row`, or None when the deadline `stop_at` (monotonic) passes first (before the
-    row starts, or while it runs: the row is then cancelled)."""
-    if stop_at is None:
-        return await measure_row(todo, row, index)
-    left = stop_at - time.monotonic()
-    if left <= 0:
-        return None
-    try:
-        return await asyncio.wait_for(measure_row(todo, row, index), left)
-    except TimeoutError:
-        return None
 
 
 def _deadline_result(metric: Metric, deadline: float | None) -> MetricResult:

@@ -146,3 +146,23 @@ def test_results_written_by_insert_are_those_insert_or_replace_writes(tmp_path, 
     assert len(_stored(fast, fast_run)) == 50
     assert fast.get_result(fast_run, 23, "b_metric").reason == "twice b 23"
     assert fast.get_result(fast_run, 7, "a_metric").reason == "again a 7"
+
+
+def test_rows_with_nothing_stored_share_one_list_of_metrics(tmp_path):
+    """A batch's pending (row, metrics) are those the plain filter gives, stored pairs left out;
+    the rows with nothing stored share one list (and the pool one list of names: pickled once)."""
+    from tempo_eval.metrics import TemporalFaithfulness, TemporalNDCG
+    from tempo_eval.runner import _Run
+
+    metrics = [TemporalFaithfulness(), TemporalNDCG()]
+    store, run_id = _run(tmp_path, "pending")
+    stored = [(i, f"q{i}", [MetricResult(metric=metrics[i % 2].name, score=1.0, reason="x")], None) for i in (3, 4)]
+    store.record_rows(run_id, stored)
+    run = _Run(store, 1, run_id, metrics, [m.name for m in metrics], None, True, None, None, None)
+    frame = pd.DataFrame({"query_id": [f"q{i}" for i in range(2, 6)]}, index=range(2, 6))
+    for resumed in (False, True):
+        done = {(3, metrics[1].name), (4, metrics[0].name)} if resumed else set()
+        plain = [(i, [m for m in metrics if (i, m.name) not in done]) for i in range(2, 6)]
+        assert run._pending(frame, 2, resumed) == plain
+    fresh = run._pending(frame, 2, False)
+    assert all(todo is fresh[0][1] for _, todo in fresh)
