@@ -22,11 +22,13 @@ block into the workspace as it finishes (no import step); the time its driver sp
 workspace (beside the scoring) is printed, and so is the time `import-results` would take to
 bring the same output into another workspace (an output made elsewhere), as a share of the Ray
 run's time (issue 27.5's target: at most 10%).
-The Ray cluster is local (`ray.init(num_cpus=2)`), started before the clock (its start-up time is
-printed apart: `evaluate --engine ray` without --address pays it once per command). Printed:
-rows/s of each engine end to end, and after start-up (from the first block's worth of rows to
-the end: for Ray, once the input is read and the actors have started), and the ratios Ray /
-local. Both engines' stored results are checked equal.
+Each Ray run starts its own local cluster, as `evaluate --engine ray` without --address does:
+`ray.init` is inside the end-to-end time, and printed apart (with the ratio leaving it out: a
+cluster started once and joined by many runs). Printed: rows/s of each engine end to end, and
+after start-up (from the first block's worth of rows to the end), the ratios Ray / local, where
+the Ray driver's time goes (waiting for the actors, block files, the workspace's rows, the
+dataset's rows), and CPU seconds by role (the driver or main process, Ray's actors, Ray's other
+processes; the local engine's scoring processes). Both engines' stored results are checked equal.
 """
 
 from __future__ import annotations

@@ -184,18 +184,13 @@ class Driver:
                         self.caught_up, self.out)
         self._report()
 
-    def result(self, manifest: dict[str, Any]) -> Any:
-        """The finished call's RayRun; the manifest completed (rows, blocks, warnings) and marked finished."""
-        from tempo_eval.distributed.engine import RayRun
-
+    def finish(self) -> tuple[int, list[str]]:
+        """(blocks, the reader's warnings) of the finished call, written into the manifest with the
+        row count, the run marked finished there."""
         n_blocks = max(1, math.ceil(self.n_rows / self.block_size))
         warnings = [str(w) for w in self.stream.warnings]
         output.finish(self.out, n_rows=self.n_rows, n_blocks=n_blocks, warnings=warnings)
-        return RayRun(out=Path(self.out), status="finished", n_rows=self.n_rows, n_blocks=n_blocks,
-                      metrics=list(manifest["metrics"]), computed_blocks=self.computed_blocks,
-                      skipped_blocks=self.skipped_blocks, verdicts_added=self.verdicts_added,
-                      cache_hits=self.cache_hits, cache_misses=self.cache_misses, retried_rows=self.retried_rows,
-                      warnings=warnings, run_id=self.run_id)
+        return n_blocks, warnings
 
     def _block(self, number: int, offset: int, frame: Any) -> None:
         """Hand the block at `offset` to an actor: whole when not done, else its failed results

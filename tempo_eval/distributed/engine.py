@@ -194,8 +194,13 @@ def evaluate_ray(
                                 block_size=block_size, retry_failed=retry_failed, db_path=snapshot_db,
                                 progress=progress)
                 driver.run()
-                run = driver.result(manifest)
-                run.ray_init_s = init_s
+                n_blocks, warnings = driver.finish()
+                run = RayRun(out=Path(out), status="finished", n_rows=driver.n_rows, n_blocks=n_blocks,
+                             metrics=list(manifest["metrics"]), computed_blocks=driver.computed_blocks,
+                             skipped_blocks=driver.skipped_blocks, verdicts_added=driver.verdicts_added,
+                             cache_hits=driver.cache_hits, cache_misses=driver.cache_misses,
+                             retried_rows=driver.retried_rows, warnings=warnings, run_id=driver.run_id,
+                             ray_init_s=init_s)
             except BaseException as exc:
                 if workspace is not None:
                     _stopped(workspace, exc)
