@@ -158,7 +158,7 @@ def evaluate_ray(
     try:
         # the actors start (a process each, the metrics built) while the driver reads the
         # input's first pass: neither waits for the other
-        source, snapshot_db = _cache_source(ray, metrics, address)
+        source, db_path = _cache_source(ray, metrics, address)
         pool = ActorPool(ray, BlockScorer, ship_metrics(metrics, source, gpus_per_worker=gpus_per_worker),
                          num_workers=num_workers, gpus_per_worker=gpus_per_worker,
                          reference_date=reference_date, max_concurrency=max_concurrency, source=source)
@@ -191,7 +191,7 @@ def evaluate_ray(
                                               name=run_name, default_name=default_run_name(stream.name, metrics))
             try:
                 driver = Driver(stream, metrics, out=out, workspace=workspace, pool=pool, done=done,
-                                block_size=block_size, retry_failed=retry_failed, db_path=snapshot_db,
+                                block_size=block_size, retry_failed=retry_failed, db_path=db_path,
                                 progress=progress)
                 driver.run()
                 n_blocks, warnings = driver.finish()
