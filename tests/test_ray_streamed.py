@@ -78,6 +78,11 @@ def test_a_streamed_file_stores_the_local_engines_bytes_and_dataset(tmp_path: Pa
                  runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
     try:
         run = evaluate_ray(str(data), build_metrics(FOCUS), out=tmp_path / "out", block_size=200, store=store)
+        # the call's actors are stopped: the joined cluster has its CPUs back for the next call
+        deadline = time.monotonic() + 30
+        while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"]:
+            assert time.monotonic() < deadline, ray.available_resources()
+            time.sleep(0.1)
     finally:
         if started:
             ray.shutdown()
@@ -95,6 +100,29 @@ def test_a_streamed_file_stores_the_local_engines_bytes_and_dataset(tmp_path: Pa
         (whole / output.DATASET).read_bytes())
     imported = RunStore(tmp_path / "imported.sqlite")
     assert _stored(imported, output.import_results(tmp_path / "out", store=imported)) == _stored(store, local.run_id)
+
+
+def test_dataset_file_written_in_blocks_is_the_whole_files_and_abandoned_leaves_nothing(tmp_path: Path) -> None:
+    frame = load_dataset(write_jsonl(generated_rows(25), tmp_path / "rows.jsonl")).frame
+    whole, parts, stopped = tmp_path / "whole", tmp_path / "parts", tmp_path / "stopped"
+    for folder in (whole, parts, stopped):
+        folder.mkdir()
+    output.write_dataset(whole, frame)
+    writer = output.DatasetWriter(parts, list(frame.columns))
+    for start in range(0, 25, 10):
+        writer.add(frame.iloc[start:start + 10])
+    writer.finish()
+    assert gzip.decompress((parts / output.DATASET).read_bytes()) == gzip.decompress(
+        (whole / output.DATASET).read_bytes())
+    again = output.DatasetWriter(parts, list(frame.columns))  # a finished run resumed: kept as it is
+    again.add(frame.iloc[:3])
+    again.finish()
+    assert gzip.decompress((parts / output.DATASET).read_bytes()) == gzip.decompress(
+        (whole / output.DATASET).read_bytes())
+    cut = output.DatasetWriter(stopped, list(frame.columns))
+    cut.add(frame.iloc[:10])
+    cut.abandon()  # a run stopped part way: no dataset file, no leftover
+    assert list(stopped.iterdir()) == []
 
 
 def local_warnings(data: Path) -> list[str]:
