@@ -113,8 +113,9 @@ def evaluate_ray(
     """Evaluate `data` with `metrics` on Ray; per-row results go to the directory `out` and, block
     by block as they finish, into the workspace as a normal run.
 
-    `data` is a path or URI (a file, a directory of part files, or a list; read with Ray Data,
-    see `reader`), or an already loaded Dataset / DataFrame. `address` is the Ray cluster to join
+    `data` is a path or URI (a file on this machine, streamed a block at a time by the local
+    engine's reader; a URI, a directory of part files, or a list, read with Ray Data, see
+    `reader`), or an already loaded Dataset / DataFrame. `address` is the Ray cluster to join
     (default: the running one, else a local one started here and stopped at the end).
     `num_workers` actors score blocks of `block_size` rows, `max_concurrency` rows at once each
     (for judges that wait on the network). Resumes an interrupted run into the same `out`, and
