@@ -94,7 +94,7 @@ from tempo_eval.distributed.engine import BlockScorer
 from tempo_eval.distributed.shipping import CacheSource
 from tempo_eval.metrics.base import not_measurable
 
-scorer = BlockScorer(open({str(payload)!r}, "rb").read(), ["query_id"], None, 1, CacheSource(None), 0)
+scorer = BlockScorer(open({str(payload)!r}, "rb").read(), None, 1, CacheSource(None), 0)
 failed = not_measurable("temporal_faithfulness", "row_error", "request with Bearer {key} failed")
 results, _ = output.encode_block([(0, "q1", None, [failed])], scorer.secrets)
 open({str(tmp_path / "results.parquet")!r}, "wb").write(results)
@@ -619,6 +619,6 @@ def test_a_file_ray_data_cannot_read_is_read_on_the_driver_and_says_why(
 
 
 def test_few_blocks_are_not_queued_two_to_an_actor() -> None:
-    from tempo_eval.distributed.engine import _in_flight
+    from tempo_eval.distributed.driver import _in_flight
 
     assert [_in_flight(n, 2) for n in (1, 2, 4, 5, 100)] == [1, 1, 1, 2, 2]

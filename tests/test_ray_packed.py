@@ -146,12 +146,15 @@ def test_ray_stores_the_local_engines_bytes_into_the_workspace_and_by_import(tmp
     data = write_jsonl(generated_rows(400), tmp_path / "rows.jsonl")
     store = RunStore(tmp_path / "ws.sqlite")
     local = evaluate(str(data), build_metrics(FOCUS), store=store)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    started = not ray.is_initialized()  # test_ray.py's session cluster, when it runs first
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
     try:
         run = evaluate_ray(str(data), build_metrics(FOCUS), out=tmp_path / "out", block_size=150, store=store)
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     imported_store = RunStore(tmp_path / "imported.sqlite")
     imported = output.import_results(tmp_path / "out", store=imported_store)
     expected = _stored(store, local.run_id)

@@ -41,6 +41,7 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval._secrets import redact, secret_values
+from tempo_eval.packed_details import PackedDetails
 from tempo_eval.schema import MetricResult, is_retryable
 from tempo_eval.store.datasets import _frame_rows
 from tempo_eval.store.packing import _unpack, dumps
@@ -95,10 +96,12 @@ def write_manifest(out: str | os.PathLike[str], manifest: Mapping[str, Any]) -> 
     _write_atomic(Path(out) / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
-def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: pd.DataFrame) -> set[int]:
+def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: Any = None) -> set[int]:
     """Create or reopen `out` for the run `manifest` describes (status "running"); returns the
     blocks already done. A new output gets an `output_id`, kept through resumes, by which
-    `import_results` knows it again.
+    `import_results` knows it again. A streamed input's row count is not known yet (None): it
+    is compared when both runs know it (the content hash says the same all the same). `frame` is
+    not used (callers of earlier versions pass the rows).
 
     Raises OutputMismatch when `out` holds the output of another dataset, configuration or block
     size (resuming into it would mix two runs)."""
@@ -106,6 +109,8 @@ def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: pd.
     existing = read_manifest(out)
     if existing is not None:
         for key in ("config_hash", "content_hash", "mapping", "block_size", "n_rows"):
+            if key == "n_rows" and None in (existing.get(key), manifest.get(key)):
+                continue
             if existing.get(key) != manifest.get(key):
                 raise OutputMismatch(
                     f"{out} holds the output of another run ({key} differs: {existing.get(key)!r} there, "
@@ -119,7 +124,7 @@ def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: pd.
         write_manifest(out, {**manifest, "status": "running", "output_id": uuid.uuid4().hex})
     for leftover in [*out.glob("*.tmp"), *out.glob("*/*.tmp")]:  # being written when the driver was killed
         leftover.unlink()
-    return done_blocks(out, int(manifest["n_blocks"]))
+    return done_blocks(out)
 
 
 def set_status(out: str | os.PathLike[str], status: str) -> None:
@@ -128,6 +133,16 @@ def set_status(out: str | os.PathLike[str], status: str) -> None:
     if manifest is None:
         raise OutputMismatch(f"{out}: no {MANIFEST}")
     write_manifest(out, {**manifest, "status": status})
+
+
+def finish(out: str | os.PathLike[str], *, n_rows: int, n_blocks: int, warnings: list[str]) -> None:
+    """Mark the run finished, with what reading the whole input told: its rows, blocks and the
+    reader's warnings."""
+    manifest = read_manifest(out)
+    if manifest is None:
+        raise OutputMismatch(f"{out}: no {MANIFEST}")
+    write_manifest(out, {**manifest, "n_rows": n_rows, "n_blocks": n_blocks, "warnings": warnings,
+                         "status": "finished"})
 
 
 def _check_foreign(out: Path) -> None:
@@ -182,8 +197,53 @@ def write_dataset(out: str | os.PathLike[str], frame: pd.DataFrame) -> None:
     _write_atomic(path, gzip.compress(rows.encode("utf-8"), compresslevel=3))
 
 
-def done_blocks(out: str | os.PathLike[str], n_blocks: int) -> set[int]:
-    return {b for b in range(n_blocks) if block_path(out, "results", b).exists()}
+class DatasetWriter:
+    """OUT/dataset.json.gz written a batch of rows at a time (`add`), as `write_dataset` writes
+    it whole (the same text, gzipped), under a temporary name until `finish`. Nothing is written
+    when the file is there already (a finished run resumed)."""
+
+    def __init__(self, out: str | os.PathLike[str], columns: Sequence[str]) -> None:
+        self.path = Path(out) / DATASET
+        self.file: Any = None
+        self.first = True
+        if not self.path.exists():
+            self.tmp = self.path.with_name(self.path.name + ".tmp")
+            self.file = gzip.open(self.tmp, "wb", compresslevel=3)  # noqa: SIM115 - closed by finish / abandon
+            # dumps({"columns": ..., "rows": [...]}) in pieces: sorted keys, json's separators
+            self.file.write(f'{{"columns": {dumps([str(c) for c in columns])}, "rows": ['.encode())
+
+    def add(self, frame: pd.DataFrame) -> None:
+        if self.file is None or not len(frame):
+            return
+        rows = dumps(_frame_rows(frame))[1:-1]
+        self.file.write(((", " if not self.first else "") + rows).encode("utf-8"))
+        self.first = False
+
+    def finish(self) -> None:
+        if self.file is None:
+            return
+        self.file.write(b"]}")
+        self.file.close()
+        self.file = None
+        os.replace(self.tmp, self.path)
+
+    def abandon(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+            self.tmp.unlink(missing_ok=True)
+
+
+def done_blocks(out: str | os.PathLike[str], n_blocks: int | None = None) -> set[int]:
+    """The blocks whose results file exists (of the first `n_blocks`, when given)."""
+    from tempo_eval.distributed.checks import BLOCK_NAME
+
+    found = set()
+    for path in (Path(out) / "results").glob("block-*.parquet"):
+        match = BLOCK_NAME.fullmatch(path.name)
+        if match and (n_blocks is None or int(match.group(1)) < n_blocks):
+            found.add(int(match.group(1)))
+    return found
 
 
 def write_block(out: str | os.PathLike[str], block: int, results: bytes, details: bytes) -> None:
@@ -273,8 +333,11 @@ def encode_block_rows(
     field = {name: i for i, name in enumerate(RESULT_ROW_FIELDS)}
     res = {c: [r[field[f]] for r in encoded.results] for c, f in _RESULT_FIELDS.items()}
     success = [r[field["success"]] for r in encoded.results]
+    # packed details hold no claims (`encode_rows`): asking them would expand them
     claims = [redact(dumps([_claim_record(c) for c in found]), secrets) if found else None
-              for _, _, results, _ in ordered for found in ((r.details or {}).get("claims") for r in results)]
+              for _, _, results, _ in ordered
+              for found in (None if type(r.details) is PackedDetails else (r.details or {}).get("claims")
+                            for r in results)]
     det = {"row": res["row"], "metric": res["metric"], "success": [None if v is None else bool(v) for v in success],
            "details": [details_cell(r[field["details"]]) for r in encoded.results], "claims": claims}
     types = {"row": pa.int64(), "score": pa.float64(), "success": pa.bool_(), "details": pa.binary()}
@@ -398,6 +461,10 @@ def import_results(
     manifest = read_manifest(out)
     if manifest is None:
         raise ValueError(f"{out}: no {MANIFEST}; expected the --out directory of a Ray run")
+    if isinstance(manifest, dict) and "n_rows" in manifest and manifest["n_rows"] is None:
+        # a streamed input's row count is written when the input has been read to the end
+        raise ValueError(f"{out / MANIFEST}: n_rows is not known yet: the run was stopped before its whole input "
+                         "was read; run the same evaluate command again to finish it, then import")
     manifest = checks.check_manifest(manifest, out / MANIFEST)
     if not (out / DATASET).exists():
         raise ValueError(f"{out}: no {DATASET} (the run was stopped before writing it); run the same "

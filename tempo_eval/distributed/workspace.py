@@ -4,18 +4,20 @@
 dataset is found or begun by its content hash, as a streamed local evaluation begins it, and the
 run is created (or found again, on a resume) by the output directory's id, with its lock taken.
 Each block the actors finish is then written twice by the driver: its two files in the output
-directory (which mark it done), then its rows in the workspace, in one transaction (`record`).
-The actors encode those rows (`tempo_eval.store.results.encode_rows`), so the driver only
-inserts them. The canonical rows go in beside the scoring (`store_dataset`), a chunk per block.
+directory (which mark it done), then its rows in the workspace, in one transaction (`record`),
+as a local run writes a batch. The actors encode those rows (`tempo_eval.store.results.
+encode_rows`), so the driver only inserts them. The canonical rows go in as they are read
+(`store_rows`), a chunk per block.
 
 Killed between a block's files and its transaction, a driver leaves a block done in the output
-that the workspace lacks: the resumed run reads those blocks from their files first
-(`catch_up`), as `import_results` would, so the workspace ends with every finished block.
+that the workspace lacks: the resumed run writes such a block from its files when it reads its
+rows (`block_counts`, `write_from_files`), as `import_results` would, so the workspace ends with
+every finished block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +52,16 @@ class WorkspaceRun:
                                      name=name, default_name=default_name)
         return cls(store, run_id, dataset_id, complete, manifest)
 
-    def store_dataset(self, frame: pd.DataFrame) -> None:
-        """The canonical rows, a chunk per block, unless the workspace has them already."""
-        if self.dataset_complete:
-            return
-        size = int(self.manifest["block_size"])
-        for first in range(0, len(frame), size):
-            self.store.add_dataset_rows(self.dataset_id, first, frame.iloc[first:first + size])
-        self.store.finish_dataset(self.dataset_id, len(frame), list(self.manifest.get("warnings") or []))
-        self.dataset_complete = True
+    def store_rows(self, first: int, frame: pd.DataFrame) -> None:
+        """Rows `first`, `first` + 1, ... of the dataset, unless the workspace has them all already."""
+        if not self.dataset_complete:
+            self.store.add_dataset_rows(self.dataset_id, first, frame)
+
+    def finish_dataset(self, n_rows: int, warnings: list[str]) -> None:
+        """Every row stored: the dataset is complete (its row count and the reader's warnings)."""
+        if not self.dataset_complete:
+            self.store.finish_dataset(self.dataset_id, n_rows, warnings)
+            self.dataset_complete = True
 
     def record(self, encoded: EncodedRows) -> None:
         """One block's rows (encoded by an actor for this run) in one transaction. Texts are
@@ -67,23 +70,20 @@ class WorkspaceRun:
             raise ValueError(f"rows encoded for run {encoded.run_id}, not run {self.run_id}")
         self.store.write_encoded(output.mask_encoded(encoded, self.secrets))
 
-    def catch_up(self, out: Path, done: Iterable[int]) -> int:
-        """Write the finished blocks of `out` whose results the run lacks, read from their files
-        (checked as `import_results` checks them); the number of blocks written."""
-        manifest = self.manifest
-        n_rows, block_size, metrics = int(manifest["n_rows"]), int(manifest["block_size"]), manifest["metrics"]
-        # results per block, counted by the database: a run of millions of rows is not loaded
-        counts = dict(self.store.connection.execute(
+    def block_counts(self, block_size: int) -> dict[int, int]:
+        """{block: results stored} of the run, counted by the database (a run of millions of rows
+        is not loaded to find the blocks it lacks)."""
+        return dict(self.store.connection.execute(
             "SELECT row_idx / ?, COUNT(*) FROM results WHERE run_id = ? GROUP BY row_idx / ?",
             (block_size, self.run_id, block_size),
         ).fetchall())
-        missing = [b for b in sorted(done)
-                   if counts.get(b, 0) < (min(n_rows, (b + 1) * block_size) - b * block_size) * len(metrics)]
-        for block in missing:
-            rows = checks.read_block(output.block_path(out, "results", block), output.block_path(out, "details", block),
-                                     range(block * block_size, min(n_rows, (block + 1) * block_size)), metrics, None)
-            self.store.write_encoded(output.encoded_block(self.run_id, rows, self.secrets))
-        return len(missing)
+
+    def write_from_files(self, out: Path, block: int, rows: range) -> None:
+        """The finished block `block` (rows `rows`) of `out`, read from its files and checked as
+        `import_results` checks them, in one transaction."""
+        found = checks.read_block(output.block_path(out, "results", block), output.block_path(out, "details", block),
+                                  rows, self.manifest["metrics"], None)
+        self.store.write_encoded(output.encoded_block(self.run_id, found, self.secrets))
 
     def finish(self, status: str, error: str | None = None) -> None:
         """Record how the call ended ("finished", "cancelled", "failed") and give the run's lock back."""
