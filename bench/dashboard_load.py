@@ -74,11 +74,13 @@ from bench.load_timing import (  # noqa: E402
     loop_lag_between,
     memory,
     process_parents,
+    profile_between,
     run_queue_wait,
 )
 
 TIMEOUT_S = 600.0  # a page that has not opened or finished a step by then fails its row (--timeout)
 RESEND_CLICK_S = 60.0  # a click the page has not passed on to the server by then is sent again
+PROFILE_DIR: Path | None = None  # --profile: every script run of the servers profiled there
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -498,6 +500,9 @@ async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, j
         "resent": sum(s.resent for s in sessions),
         "job": job, "job_rows_s": job["walking"] if job else None,
         "share_by_page": {title: quantile([v for t, v in server_shares if t == title], 95) for title in WALK},
+        "profile": profile_between(server.run_log, PROFILE_DIR, opened, walked,
+                                   PROFILE_DIR / f"{n}-{'eval' if job_id else 'quiet'}-{uuid.uuid4().hex[:6]}.prof")
+        if PROFILE_DIR else "",
     }
 
 
@@ -516,8 +521,20 @@ def print_row(row: dict, label: str, chromium: str) -> None:
     print(f"    over the walk: server CPU {row['server_busy']:.2f} of a core, its threads waited for a CPU "
           f"{row['server_wait']:.2f} s per s; Chromium {row['chromium_busy']:.2f} cores; clicks sent again "
           f"{row['resent']}; load average {load_average()}", flush=True)
+    if row["profile"]:
+        print(f"    profile (opening and walk): {row['profile']}", flush=True)
     if row["error_text"]:
         print(f"    first error: {row['error_text'][:200]}", flush=True)
+
+
+def page_ratios(with_eval: dict, without: dict) -> str:
+    """The server's share of a step with an evaluation running over without it, at p50 and p95."""
+    def ratio(key: str) -> str:
+        base = without[key]
+        return f"{with_eval[key] / base:.2f}x" if base and base == base else "n/a"
+
+    return (f"p50 {ratio('server_p50')} ({without['server_p50']:.2f} -> {with_eval['server_p50']:.2f} s), "
+            f"p95 {ratio('server_p95')} ({without['server_p95']:.2f} -> {with_eval['server_p95']:.2f} s)")
 
 
 def load_average() -> str:
@@ -609,6 +626,8 @@ async def one_tree(browser, home: Path, tree: Path, n: int, args: argparse.Names
             print(f"    the job ended ({job['status']}, {job['rows']:,} rows) before the window alone did: again "
                   f"on {rows:,} rows", flush=True)
         print_row(row, "running", chromium)
+        print(f"    pages with evaluation / without (server side, same server): {page_ratios(row, quiet)} "
+              "(target <= 1.2x)", flush=True)
         ratio = job["walking"] / job["alone"] if job["alone"] else float("nan")
         print(f"    job ({rows:,} rows) while {n} session(s) walked {job['walking']:.1f} rows/s, alone right after "
               f"over the same {job['window']:.0f} s {job['alone']:.1f} rows/s ({ratio:.0%}); load average now "
@@ -679,8 +698,15 @@ def main() -> None:
                         help="instead: one session walking WALKS times, the server's memory after each")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="S",
                         help=f"a page not opened or a step not done in S seconds fails its row (default {TIMEOUT_S:.0f})")
+    parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                        help="profile every script run of the server (cProfile, bench/serve_timed.py) into DIR "
+                        "and print each row's app functions by cumulative time (slows the runs: for where the "
+                        "time goes, not for the table)")
     args = parser.parse_args()
     globals()["TIMEOUT_S"] = args.timeout
+    if args.profile:
+        globals()["PROFILE_DIR"] = args.profile.resolve()
+        os.environ["BENCH_PROFILE_DIR"] = str(PROFILE_DIR)  # read by serve_timed in each server
     # killed (timeout, kill): end as on Ctrl-C, so the servers and their probers stop too
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     asyncio.run(main_async(args))

@@ -95,14 +95,13 @@ def _fill_caches(db: str) -> None:
 
     if store_reads.db_path() != db:  # the workspace changed meanwhile (tests): the keys would not match
         return
-    version = selection.store_version(db)
-    ids, _, default = selection._dataset_choices(db, version)
+    ids, _, default = selection._dataset_choices(db)
     if default is None:
         return
     info = store_reads.store_for(db).dataset_info(default)
     store_reads._dataset_frame(db, default)
     if int(info["n_rows"] or 0) <= overview_runs.ON_THE_FLY_ROWS:
         focus_scores._focus_time_scores(db, default, 10)  # the Overview's default k
-    _, _, runs = selection._run_choices(db, default, version)
-    if runs and sum(store_reads._n_results(r) for r in runs) <= store_reads.PAGED_OVER:  # else read by page
-        store_reads._results_grid(db, tuple(runs), tuple(store_reads._n_results(r) for r in runs))
+    _, _, runs = selection._run_choices(db, default)
+    if runs and sum(store_reads.n_results(r) for r in runs) <= store_reads.PAGED_OVER:  # else read by page
+        store_reads._results_grid(db, tuple(runs), tuple(store_reads.n_results(r) for r in runs))

@@ -33,7 +33,7 @@ def test_the_warm_up_fills_the_overviews_focus_time_scores_under_the_pages_key(
     AppTest.from_file(APP, default_timeout=180).run()  # stores the sample: the default dataset
     assert warmup.wait(120)
     db = store_reads.db_path()
-    _, _, default = selection._dataset_choices(db, selection.store_version(db))
+    _, _, default = selection._dataset_choices(db)
     focus_scores._focus_time_scores.clear()
     with caplog.at_level(logging.INFO, logger="tempo_eval_app"):
         warmup.warm(db)
