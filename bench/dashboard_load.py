@@ -472,6 +472,8 @@ async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, j
     health = health_between(server.health_log, opened, walked)
     runs = ServerRuns(server.run_log)
     by_step = [(title, *runs.step(s.label, begin, end)) for s in sessions for title, begin, end in s.windows]
+    # each session's first page, server side: its first rerun request to its last run before the walk
+    firsts = [share for s in sessions for share in [runs.step(s.label, opened, t0)[0]] if share == share]
     server_shares = [(title, share) for title, share, _ in by_step if share == share]
     run_times = [r["t"] - r["since"] for _, _, finished in by_step for r in finished if r["since"] is not None]
     shares = [share for s in sessions for _, _, share in s.steps if share == share]
@@ -482,6 +484,7 @@ async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, j
         "sessions": n, "open_s": open_s, "window_s": window,
         "walk_s": statistics.median(walk_times),
         "first_s": statistics.median(s.first for s in sessions),
+        "first_server_p50": quantile(firsts, 50), "first_server_p95": quantile(firsts, 95),
         "step_p50": quantile(steps, 50), "step_p95": quantile(steps, 95),
         "share_p50": quantile(shares, 50), "share_p95": quantile(shares, 95),
         "server_p50": quantile([v for _, v in server_shares], 50),
@@ -517,7 +520,8 @@ def print_row(row: dict, label: str, chromium: str) -> None:
                                                        for title, value in row["share_by_page"].items())
           + f"; steps timed {row['server_steps']}; {row['runs']} script runs, p95 {row['run_p95']:.2f} s, "
           f"{row['msgs_per_run']:.0f} ForwardMsgs each; health polls {row['health_polls']} "
-          f"({row['health_failed']} failed); server CPU {row['server_cpu_per_step'] * 1000:.0f} ms per step", flush=True)
+          f"({row['health_failed']} failed); server CPU {row['server_cpu_per_step'] * 1000:.0f} ms per step; first page "
+          f"server side p50 / p95 {row['first_server_p50']:.2f} / {row['first_server_p95']:.2f} s", flush=True)
     print(f"    over the walk: server CPU {row['server_busy']:.2f} of a core, its threads waited for a CPU "
           f"{row['server_wait']:.2f} s per s; Chromium {row['chromium_busy']:.2f} cores; clicks sent again "
           f"{row['resent']}; load average {load_average()}", flush=True)
