@@ -17,8 +17,9 @@ wrapper patches three methods in its own process before Streamlit starts, and wr
   later than asked a 50 ms sleep woke (what a health check or a websocket frame waits there).
 With BENCH_PROFILE_DIR set (`dashboard_load.py --profile DIR`), every script run is also profiled
 (cProfile, the script thread only): DIR/run-PID-N.prof, and a line {"event": "profiled", "file":
-"run-PID-N.prof", "session": ID, "page": HASH, "t": T, "wall": W, "cpu": C} in the log (C: the
-script thread's CPU seconds). Profiling slows the runs: read those rows for where the time goes,
+"run-PID-N.prof", "session": ID, "page": HASH, "t": T, "wall": W, "cpu": C, "rss_mb": R} in the log
+(C: the script thread's CPU seconds; R: the server's resident memory after the run), and a line
+{"event": "gc", ...} for each garbage collection that paused the process over 20 ms. Profiling slows the runs: read those rows for where the time goes,
 not for their times.
 The server stops itself when the process that started it has gone (a bench killed midway).
 So a rerun's server-side duration is T - T0: from the request's arrival to the run's end, the
@@ -138,11 +139,35 @@ def profile_runs(log: RunLog, folder: str) -> None:
             profile.disable()
             name = f"run-{os.getpid()}-{next(numbers)}.prof"
             profile.dump_stats(os.path.join(folder, name))
+            with open("/proc/self/statm") as statm:
+                rss = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
             log.write(event="profiled", file=name, session=getattr(self, "_session_id", None),
                       page=rerun_data.page_script_hash, t=time.monotonic(), wall=time.monotonic() - started,
-                      cpu=time.thread_time() - cpu)
+                      cpu=time.thread_time() - cpu, rss_mb=round(rss))
 
     ScriptRunner._run_script = profiled  # noqa: SLF001
+    watch_collections(log)
+
+
+def watch_collections(log: RunLog, over_s: float = 0.02) -> None:
+    """Log each garbage collection that held the GIL longer than `over_s`: {"event": "gc",
+    "t": T, "generation": G, "pause": P, "collected": N, "rss_mb": R} (what stalls every thread)."""
+    import gc
+
+    started: list[float] = [0.0]
+
+    def callback(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.monotonic()
+            return
+        pause = time.monotonic() - started[0]
+        if pause > over_s:
+            with open("/proc/self/statm") as statm:
+                rss = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+            log.write(event="gc", t=time.monotonic(), generation=info.get("generation"), pause=round(pause, 4),
+                      collected=info.get("collected"), rss_mb=round(rss))
+
+    gc.callbacks.append(callback)
 
 
 def main() -> None:
