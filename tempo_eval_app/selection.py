@@ -129,7 +129,12 @@ def sidebar() -> None:
         state[DATASET_KEY] = wanted[0] if wanted and wanted[0] in ids else last if last in ids else first
     with st.sidebar:
         st.markdown("### Data")
-        dataset_id = st.selectbox("Dataset", ids, key=DATASET_KEY, format_func=lambda i: names.get(int(i), f"#{i}"))
+        # the choice is also the widget's default: a browser that draws the widget anew (its value
+        # dropped with a run cut short) starts from it, not from the first option, the newest
+        # dataset, which it would then send back as the session's choice (issue 29: sessions walking
+        # the sample landed on a 1-million-row dataset, whose frame Compare then read)
+        dataset_id = st.selectbox("Dataset", ids, index=ids.index(state[DATASET_KEY]), key=DATASET_KEY,
+                                  format_func=lambda i: names.get(int(i), f"#{i}"))
         state[_LAST_DATASET] = dataset_id
         run_ids, labels, default = _run_choices(db, int(dataset_id))
         if _PENDING_RUNS in state:
@@ -145,7 +150,8 @@ def sidebar() -> None:
             )
         state["_runs_for"] = dataset_id
         chosen = st.multiselect(
-            "Evaluation runs", run_ids, key=RUNS_KEY, format_func=lambda i: labels.get(int(i), f"#{i}"),
+            "Evaluation runs", run_ids, default=state[RUNS_KEY], key=RUNS_KEY,
+            format_func=lambda i: labels.get(int(i), f"#{i}"),
             help="Runs of this dataset stored in the workspace. Evaluate the dataset to add one.",
         )
         state[_LAST_RUNS] = (dataset_id, list(chosen))
