@@ -17,13 +17,17 @@ Claims -> Overview through the sidebar, all at once. Measured:
 - the server's share of a step, server side (the target's measure): from the arrival of the
   step's first rerun request on the server's event loop to its last run's script-finished
   message, as the server logged them (bench/load_timing.py); Chromium's delays excluded;
+- the first page, server side: a session's first rerun request to its last run before the walk;
+- with an evaluation, pages with it over pages without it on the same server (server side, p50
+  and p95), against the target of 1.2x;
 - the same share, browser side: from the first websocket frame Chromium reports sent after the
   click to the last it reports received: it includes Chromium's own scheduling delays;
 - health-check waits: /_stcore/health polled every 0.25 s by bench/health_probe.py, a process in
   a scheduler autogroup of its own at nice -10 (Chromium cannot starve it), the slowest answer;
   and the server's event-loop lag (the worst delay of a 50 ms sleep there, logged each second);
 - dropped websockets: websockets closed while the page was open (Streamlit reconnects);
-- errors: JavaScript errors on the pages and Streamlit exception / error boxes;
+- errors: JavaScript errors on the pages, Streamlit exception / error boxes, and a session that
+  left the dataset it opened on (its address's `dataset` after a step);
 - the server's CPU time (all its threads) over the walks, per step; its memory (VmRSS) before and
   after, and its peak (VmHWM); its CPU use over the walk (share of one core), the time its threads
   waited, runnable, for a CPU, and the CPU of Chromium (all its processes) over the same window;
@@ -35,6 +39,8 @@ walk's length, and its rate alone is the same job's, same settings, right after,
 the same length (both printed, and their ratio). The job must outlast the second window: each
 such row gets a generated dataset sized from the row without an evaluation and the job's last
 rate alone (class Generated), one larger and a second try if it ended early, else INVALID.
+`--profile DIR` profiles every script run of the server (cProfile, bench/serve_timed.py) and
+prints, per row, the app's functions by cumulative time: for where the time goes, not for timings.
 `--trees A,B` serves each checkout's app in turn (same workspace, same bench and browser), `--repeat`
 times, alternating: an A/B comparison on a shared machine, rows of the same run only.
 Chromium: in deployment the analysts' browsers run on their own machines, so by default its
@@ -296,6 +302,7 @@ class Session:
         await page.wait_for_function(IDLE, timeout=TIMEOUT_S * 1000)
         self.first = time.monotonic() - started
         self.page = page
+        self.dataset = _dataset_of(page.url)  # the sidebar writes the session's dataset into the address
         return page
 
     def _socket(self, socket) -> None:
@@ -331,6 +338,10 @@ class Session:
         boxes = await page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count()
         if boxes:
             self.errors.append(f"{boxes} error box(es) on {title}")
+        now_on = _dataset_of(page.url)
+        if now_on is not None and now_on != self.dataset:  # e.g. a sidebar widget redrawn at its first option
+            self.errors.append(f"the session moved from dataset {self.dataset} to {now_on} on {title}")
+            self.dataset = now_on
         self.steps.append((title, took, share))
         self.windows.append((title, started, started + took))
 
@@ -348,6 +359,13 @@ class Session:
             for title in WALK:
                 await self.step(title)
         return time.monotonic() - started
+
+
+def _dataset_of(url: str) -> str | None:
+    """The `dataset` query parameter of a page's address (None: none)."""
+    from urllib.parse import parse_qs, urlparse
+
+    return (parse_qs(urlparse(url).query).get("dataset") or [None])[0]
 
 
 def job_done(job_id: int) -> tuple[int, str]:
