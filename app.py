@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval_app import errors, selection, serving, store_reads, warmup, widgets
+from tempo_eval_app import errors, selection, serving, widgets
 
 st.set_page_config(page_title="tempo-eval", page_icon=":material/schedule:", layout="wide")
 errors.configure_logging()
-if st.runtime.exists():  # a served app, not a bare `python app.py`
-    warmup.start_once(store_reads.db_path())  # once per process: the pages' modules and caches
 
 PAGES = [
     st.Page("views/overview.py", title="Overview", icon=":material/dashboard:", default=True),

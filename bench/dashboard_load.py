@@ -17,13 +17,17 @@ Claims -> Overview through the sidebar, all at once. Measured:
 - the server's share of a step, server side (the target's measure): from the arrival of the
   step's first rerun request on the server's event loop to its last run's script-finished
   message, as the server logged them (bench/load_timing.py); Chromium's delays excluded;
+- the first page, server side: a session's first rerun request to its last run before the walk;
+- with an evaluation, pages with it over pages without it on the same server (server side, p50
+  and p95), against the target of 1.2x;
 - the same share, browser side: from the first websocket frame Chromium reports sent after the
   click to the last it reports received: it includes Chromium's own scheduling delays;
 - health-check waits: /_stcore/health polled every 0.25 s by bench/health_probe.py, a process in
   a scheduler autogroup of its own at nice -10 (Chromium cannot starve it), the slowest answer;
   and the server's event-loop lag (the worst delay of a 50 ms sleep there, logged each second);
 - dropped websockets: websockets closed while the page was open (Streamlit reconnects);
-- errors: JavaScript errors on the pages and Streamlit exception / error boxes;
+- errors: JavaScript errors on the pages, Streamlit exception / error boxes, and a session that
+  left the dataset it opened on (its address's `dataset` after a step);
 - the server's CPU time (all its threads) over the walks, per step; its memory (VmRSS) before and
   after, and its peak (VmHWM); its CPU use over the walk (share of one core), the time its threads
   waited, runnable, for a CPU, and the CPU of Chromium (all its processes) over the same window;
@@ -35,6 +39,8 @@ walk's length, and its rate alone is the same job's, same settings, right after,
 the same length (both printed, and their ratio). The job must outlast the second window: each
 such row gets a generated dataset sized from the row without an evaluation and the job's last
 rate alone (class Generated), one larger and a second try if it ended early, else INVALID.
+`--profile DIR` profiles every script run of the server (cProfile, bench/serve_timed.py) and
+prints, per row, the app's functions by cumulative time: for where the time goes, not for timings.
 `--trees A,B` serves each checkout's app in turn (same workspace, same bench and browser), `--repeat`
 times, alternating: an A/B comparison on a shared machine, rows of the same run only.
 Chromium: in deployment the analysts' browsers run on their own machines, so by default its
@@ -74,11 +80,13 @@ from bench.load_timing import (  # noqa: E402
     loop_lag_between,
     memory,
     process_parents,
+    profile_between,
     run_queue_wait,
 )
 
 TIMEOUT_S = 600.0  # a page that has not opened or finished a step by then fails its row (--timeout)
 RESEND_CLICK_S = 60.0  # a click the page has not passed on to the server by then is sent again
+PROFILE_DIR: Path | None = None  # --profile: every script run of the servers profiled there
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -294,6 +302,7 @@ class Session:
         await page.wait_for_function(IDLE, timeout=TIMEOUT_S * 1000)
         self.first = time.monotonic() - started
         self.page = page
+        self.dataset = _dataset_of(page.url)  # the sidebar writes the session's dataset into the address
         return page
 
     def _socket(self, socket) -> None:
@@ -329,6 +338,10 @@ class Session:
         boxes = await page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count()
         if boxes:
             self.errors.append(f"{boxes} error box(es) on {title}")
+        now_on = _dataset_of(page.url)
+        if now_on is not None and now_on != self.dataset:  # e.g. a sidebar widget redrawn at its first option
+            self.errors.append(f"the session moved from dataset {self.dataset} to {now_on} on {title}")
+            self.dataset = now_on
         self.steps.append((title, took, share))
         self.windows.append((title, started, started + took))
 
@@ -346,6 +359,13 @@ class Session:
             for title in WALK:
                 await self.step(title)
         return time.monotonic() - started
+
+
+def _dataset_of(url: str) -> str | None:
+    """The `dataset` query parameter of a page's address (None: none)."""
+    from urllib.parse import parse_qs, urlparse
+
+    return (parse_qs(urlparse(url).query).get("dataset") or [None])[0]
 
 
 def job_done(job_id: int) -> tuple[int, str]:
@@ -470,6 +490,8 @@ async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, j
     health = health_between(server.health_log, opened, walked)
     runs = ServerRuns(server.run_log)
     by_step = [(title, *runs.step(s.label, begin, end)) for s in sessions for title, begin, end in s.windows]
+    # each session's first page, server side: its first rerun request to its last run before the walk
+    firsts = [share for s in sessions for share in [runs.step(s.label, opened, t0)[0]] if share == share]
     server_shares = [(title, share) for title, share, _ in by_step if share == share]
     run_times = [r["t"] - r["since"] for _, _, finished in by_step for r in finished if r["since"] is not None]
     shares = [share for s in sessions for _, _, share in s.steps if share == share]
@@ -480,6 +502,7 @@ async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, j
         "sessions": n, "open_s": open_s, "window_s": window,
         "walk_s": statistics.median(walk_times),
         "first_s": statistics.median(s.first for s in sessions),
+        "first_server_p50": quantile(firsts, 50), "first_server_p95": quantile(firsts, 95),
         "step_p50": quantile(steps, 50), "step_p95": quantile(steps, 95),
         "share_p50": quantile(shares, 50), "share_p95": quantile(shares, 95),
         "server_p50": quantile([v for _, v in server_shares], 50),
@@ -498,6 +521,9 @@ async def one_load(browser, server: TimedServer, pid: int, n: int, walks: int, j
         "resent": sum(s.resent for s in sessions),
         "job": job, "job_rows_s": job["walking"] if job else None,
         "share_by_page": {title: quantile([v for t, v in server_shares if t == title], 95) for title in WALK},
+        "profile": profile_between(server.run_log, PROFILE_DIR, opened, walked,
+                                   PROFILE_DIR / f"{n}-{'eval' if job_id else 'quiet'}-{uuid.uuid4().hex[:6]}.prof")
+        if PROFILE_DIR else "",
     }
 
 
@@ -512,12 +538,25 @@ def print_row(row: dict, label: str, chromium: str) -> None:
                                                        for title, value in row["share_by_page"].items())
           + f"; steps timed {row['server_steps']}; {row['runs']} script runs, p95 {row['run_p95']:.2f} s, "
           f"{row['msgs_per_run']:.0f} ForwardMsgs each; health polls {row['health_polls']} "
-          f"({row['health_failed']} failed); server CPU {row['server_cpu_per_step'] * 1000:.0f} ms per step", flush=True)
+          f"({row['health_failed']} failed); server CPU {row['server_cpu_per_step'] * 1000:.0f} ms per step; first page "
+          f"server side p50 / p95 {row['first_server_p50']:.2f} / {row['first_server_p95']:.2f} s", flush=True)
     print(f"    over the walk: server CPU {row['server_busy']:.2f} of a core, its threads waited for a CPU "
           f"{row['server_wait']:.2f} s per s; Chromium {row['chromium_busy']:.2f} cores; clicks sent again "
           f"{row['resent']}; load average {load_average()}", flush=True)
+    if row["profile"]:
+        print(f"    profile (opening and walk): {row['profile']}", flush=True)
     if row["error_text"]:
         print(f"    first error: {row['error_text'][:200]}", flush=True)
+
+
+def page_ratios(with_eval: dict, without: dict) -> str:
+    """The server's share of a step with an evaluation running over without it, at p50 and p95."""
+    def ratio(key: str) -> str:
+        base = without[key]
+        return f"{with_eval[key] / base:.2f}x" if base and base == base else "n/a"
+
+    return (f"p50 {ratio('server_p50')} ({without['server_p50']:.2f} -> {with_eval['server_p50']:.2f} s), "
+            f"p95 {ratio('server_p95')} ({without['server_p95']:.2f} -> {with_eval['server_p95']:.2f} s)")
 
 
 def load_average() -> str:
@@ -609,6 +648,8 @@ async def one_tree(browser, home: Path, tree: Path, n: int, args: argparse.Names
             print(f"    the job ended ({job['status']}, {job['rows']:,} rows) before the window alone did: again "
                   f"on {rows:,} rows", flush=True)
         print_row(row, "running", chromium)
+        print(f"    pages with evaluation / without (server side, same server): {page_ratios(row, quiet)} "
+              "(target <= 1.2x)", flush=True)
         ratio = job["walking"] / job["alone"] if job["alone"] else float("nan")
         print(f"    job ({rows:,} rows) while {n} session(s) walked {job['walking']:.1f} rows/s, alone right after "
               f"over the same {job['window']:.0f} s {job['alone']:.1f} rows/s ({ratio:.0%}); load average now "
@@ -679,8 +720,15 @@ def main() -> None:
                         help="instead: one session walking WALKS times, the server's memory after each")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="S",
                         help=f"a page not opened or a step not done in S seconds fails its row (default {TIMEOUT_S:.0f})")
+    parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                        help="profile every script run of the server (cProfile, bench/serve_timed.py) into DIR "
+                        "and print each row's app functions by cumulative time (slows the runs: for where the "
+                        "time goes, not for the table)")
     args = parser.parse_args()
     globals()["TIMEOUT_S"] = args.timeout
+    if args.profile:
+        globals()["PROFILE_DIR"] = args.profile.resolve()
+        os.environ["BENCH_PROFILE_DIR"] = str(PROFILE_DIR)  # read by serve_timed in each server
     # killed (timeout, kill): end as on Ctrl-C, so the servers and their probers stop too
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     asyncio.run(main_async(args))

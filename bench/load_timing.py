@@ -156,3 +156,29 @@ def process_parents() -> dict[int, int]:
             except (OSError, ValueError, IndexError):
                 continue
     return parents
+
+
+def profile_between(path: Path, folder: Path, start: float, end: float, out: Path, top: int = 14) -> str:
+    """With the server profiled (serve_timed, BENCH_PROFILE_DIR=`folder`): the script runs that
+    ended in [start, end] merged into `out`, and a summary: runs, their wall and CPU seconds, the
+    slowest run, and the `top` functions of the app (app.py, views/, tempo_eval*) by cumulative
+    time with their call counts ("" when nothing was profiled)."""
+    import pstats
+
+    runs = [r for r in read_jsonl(path) if r.get("event") == "profiled" and start <= r["t"] <= end]
+    if not runs:
+        return ""
+    stats = pstats.Stats(str(folder / runs[0]["file"]))
+    for record in runs[1:]:
+        stats.add(str(folder / record["file"]))
+    stats.dump_stats(str(out))
+    mine = [(key, value) for key, value in stats.stats.items()  # type: ignore[attr-defined]
+            if any(part in key[0] for part in ("/views/", "/tempo_eval", "app.py"))]
+    mine.sort(key=lambda item: item[1][3], reverse=True)
+    slowest = max(runs, key=lambda r: r["wall"])
+    lines = [f"{len(runs)} runs, wall {sum(r['wall'] for r in runs):.2f} s, script-thread CPU "
+             f"{sum(r['cpu'] for r in runs):.2f} s; slowest {slowest['wall']:.2f} s ({slowest['file']}); "
+             f"merged into {out}"]
+    for (file, line, name), (_, calls, _, cumulative, _) in mine[:top]:
+        lines.append(f"      {cumulative * 1000:8.0f} ms {calls:6d} calls  {Path(file).name}:{line} {name}")
+    return "\n".join(lines)

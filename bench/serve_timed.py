@@ -15,6 +15,12 @@ wrapper patches three methods in its own process before Streamlit starts, and wr
   (included), T0 that request's arrival (null for a run no request started, e.g. st.rerun);
 - {"event": "loop", "t": T, "lag": L}: every second, the event loop's worst lag in it: how much
   later than asked a 50 ms sleep woke (what a health check or a websocket frame waits there).
+With BENCH_PROFILE_DIR set (`dashboard_load.py --profile DIR`), every script run is also profiled
+(cProfile, the script thread only): DIR/run-PID-N.prof, and a line {"event": "profiled", "file":
+"run-PID-N.prof", "session": ID, "page": HASH, "t": T, "wall": W, "cpu": C, "rss_mb": R} in the log
+(C: the script thread's CPU seconds; R: the server's resident memory after the run), and a line
+{"event": "gc", ...} for each garbage collection that paused the process over 20 ms. Profiling slows the runs: read those rows for where the time goes,
+not for their times.
 The server stops itself when the process that started it has gone (a bench killed midway).
 So a rerun's server-side duration is T - T0: from the request's arrival to the run's end, the
 browser and its scheduling excluded.
@@ -105,10 +111,63 @@ def install(log: RunLog) -> None:
         self._bench_lag_task = asyncio.get_running_loop().create_task(lag_monitor())
         return await start(self)
 
+    profile_dir = os.environ.get("BENCH_PROFILE_DIR")
+    if profile_dir:
+        profile_runs(log, profile_dir)
     Runtime.connect_session = connect_session
     Runtime.handle_backmsg = handle_backmsg
     StarletteSessionClient.write_forward_msg = write_forward_msg
     Server.start = server_start
+
+
+def profile_runs(log: RunLog, folder: str) -> None:
+    """Profile each script run (see the module's docstring)."""
+    import cProfile
+    import itertools
+
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    run_script, numbers = ScriptRunner._run_script, itertools.count()  # noqa: SLF001
+    os.makedirs(folder, exist_ok=True)
+
+    def profiled(self, rerun_data):
+        profile, started, cpu = cProfile.Profile(), time.monotonic(), time.thread_time()
+        profile.enable()
+        try:
+            return run_script(self, rerun_data)
+        finally:
+            profile.disable()
+            name = f"run-{os.getpid()}-{next(numbers)}.prof"
+            profile.dump_stats(os.path.join(folder, name))
+            with open("/proc/self/statm") as statm:
+                rss = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+            log.write(event="profiled", file=name, session=getattr(self, "_session_id", None),
+                      page=rerun_data.page_script_hash, t=time.monotonic(), wall=time.monotonic() - started,
+                      cpu=time.thread_time() - cpu, rss_mb=round(rss))
+
+    ScriptRunner._run_script = profiled  # noqa: SLF001
+    watch_collections(log)
+
+
+def watch_collections(log: RunLog, over_s: float = 0.02) -> None:
+    """Log each garbage collection that held the GIL longer than `over_s`: {"event": "gc",
+    "t": T, "generation": G, "pause": P, "collected": N, "rss_mb": R} (what stalls every thread)."""
+    import gc
+
+    started: list[float] = [0.0]
+
+    def callback(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.monotonic()
+            return
+        pause = time.monotonic() - started[0]
+        if pause > over_s:
+            with open("/proc/self/statm") as statm:
+                rss = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+            log.write(event="gc", t=time.monotonic(), generation=info.get("generation"), pause=round(pause, 4),
+                      collected=info.get("collected"), rss_mb=round(rss))
+
+    gc.callbacks.append(callback)
 
 
 def main() -> None:

@@ -43,9 +43,9 @@ def pin_baseline(table: pd.DataFrame, runs: pd.DataFrame, metrics: list[str], wh
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _trend_figure(db: str, dataset_id: int, version: tuple[int, ...]):
-    """The trend chart of a dataset's runs (None: no stored mean), built once per version of the
-    workspace database and shared (Streamlit draws a copy; never modify it)."""
+def _trend_figure(db: str, dataset_id: int, version: tuple):
+    """The trend chart of a dataset's runs (None: no stored mean), built once per version of its
+    runs (`selection.runs_key`) and shared (Streamlit draws a copy; never modify it)."""
     from tempo_eval.leaderboard import metric_trends
     from tempo_eval.viz.trends import trend_chart
 
@@ -60,7 +60,7 @@ def show_trends(runs: pd.DataFrame, dataset_id: int) -> None:
     if len(mine) < 2:
         st.caption("Trends need two runs of the active dataset.")
         return
-    figure = _trend_figure(store_reads.db_path(), int(dataset_id), selection.store_version(store_reads.db_path()))
+    figure = _trend_figure(store_reads.db_path(), int(dataset_id), selection.runs_key(int(dataset_id)))
     if figure is None:
         st.caption("No metric has a stored mean yet.")
         return

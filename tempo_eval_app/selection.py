@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -12,12 +11,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import worker_jobs
+from tempo_eval_app import store_reads, worker_jobs
 from tempo_eval_app.errors import configure_logging, page_guard
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.links import _param_ints
 from tempo_eval_app.samples import SAMPLE_QA_NAME, load_sample_qa
-from tempo_eval_app.store_reads import db_path, store, store_for
+from tempo_eval_app.store_reads import db_path, store_for
 
 #: session keys shared by the sidebar and the pages
 DATASET_KEY = "dataset_id"
@@ -57,65 +56,56 @@ def open_page(page: str, dataset_id: int, run_ids: Sequence[int], **params: Any)
     st.switch_page(page, query_params=query)
 
 
-def store_version(db: str) -> tuple[int, ...]:
-    """Changes whenever any process commits to the workspace database `db`: the modification
-    time and size of the file and of its write-ahead log (WAL mode: every commit appends to the
-    log), read with two stat calls. Part of the key of cached store reads, so a new run, dataset
-    or result written by a worker or another app process is read again at the next rerun."""
-    version: list[int] = []
-    for suffix in ("", "-wal"):
-        try:
-            stat = os.stat(db + suffix)
-            version += [stat.st_mtime_ns, stat.st_size]
-        except OSError:
-            version += [0, 0]
-    # two commits within the file system's timestamp step, after a checkpoint has reset the log,
-    # can leave mtime and size alike; SQLite's data_version changes on every other process's commit
-    if os.path.exists(db):
-        version.append(int(store_for(db).connection.execute("PRAGMA data_version").fetchone()[0]))
-    return tuple(version)
+# What the sidebar lists is read on every rerun with reads that cost the same whatever the number
+# of results (the datasets' names and sizes, the runs' rows, their counts kept by `run_counts`),
+# and built from them: nothing is keyed on the workspace file as a whole, so a job writing
+# results leaves every other dataset's and run's entries alone (issue 29: keyed on any commit,
+# every rerun of every page read the dataset list again while a job ran, 20-80 ms each).
+
+def dataset_listing(db: str) -> tuple[tuple[tuple[int, str, int], ...], str]:
+    """The stored datasets as the sidebar lists them: (id, name, n_rows) newest first
+    (`RunStore.dataset_names`), and, when one has no rows yet (being stored), what it is shown as
+    (`worker_jobs.partial_label`: the storing job's progress), else ""."""
+    names = tuple(store_for(db).dataset_names())
+    partial = worker_jobs.partial_label(worker_jobs.storing()) if any(n == 0 for _, _, n in names) else ""
+    return names, partial
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _dataset_choices(db: str, version: tuple[int, ...]) -> tuple[list[int], dict[int, str], int | None]:
+def _dataset_choices(db: str) -> tuple[list[int], dict[int, str], int | None]:
     """The stored datasets' ids (newest first), their labels and the default one (None: none stored).
     A dataset whose rows are still being stored (its row count is set once they all are) is
     listed as "storing… (N rows so far)", as the Datasets page shows it, not as 0 rows: the upload
     a user just started is there, and says it is not ready. It is never the default."""
-    datasets = store().list_datasets()
-    partial = worker_jobs.partial_label(worker_jobs.storing()) if (datasets["n_rows"] == 0).any() else ""
-    labels = {int(r.id): f"{r.name} ({f'{r.n_rows:,} row' + ('' if r.n_rows == 1 else 's') if r.n_rows else partial})"
-                         f" · #{r.id}" for r in datasets.itertuples()}
-    return list(labels), labels, None if datasets.empty else _default_dataset(datasets)
+    names, partial = dataset_listing(db)
+    labels = {i: f"{name} ({f'{n:,} row' + ('' if n == 1 else 's') if n else partial}) · #{i}" for i, name, n in names}
+    return list(labels), labels, _default_dataset(names)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _partial_datasets(db: str, version: tuple[int, ...]) -> frozenset[int]:
+def _partial_datasets(db: str) -> frozenset[int]:
     """The datasets whose rows are not all stored yet (row count 0 until they are)."""
-    datasets = store().list_datasets()
-    return frozenset(int(i) for i in datasets.loc[datasets["n_rows"] == 0, "id"])
+    return frozenset(i for i, _, n in store_for(db).dataset_names() if n == 0)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _run_choices(db: str, dataset_id: int, version: tuple[int, ...]) -> tuple[list[int], dict[int, str], list[int]]:
+def _run_choices(db: str, dataset_id: int) -> tuple[list[int], dict[int, str], list[int]]:
     """A dataset's runs: ids (newest first), labels, and the default choice: the newest run that
     has results and is not failed (a run whose rows all failed is never what a page opens on)."""
-    runs = store().list_runs(dataset_id)
+    runs = runs_of(dataset_id)
     labels = {int(r.id): f"{r.name} · #{r.id} ({r.status}, {r.n_results} results)" for r in runs.itertuples()}
     usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
     return list(labels), labels, [int(usable["id"].iloc[0])] if not usable.empty else []
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _runs_of(db: str, dataset_id: int | None, version: tuple[int, ...]) -> pd.DataFrame:
-    return store().list_runs(dataset_id)
-
-
 def runs_of(dataset_id: int | None) -> pd.DataFrame:
-    """`RunStore.list_runs` of one dataset (None: of every dataset), cached until the workspace
-    database changes (`store_version`): a rename, a deletion or a new result shows at once."""
-    db = db_path()
-    return _runs_of(db, None if dataset_id is None else int(dataset_id), store_version(db))
+    """`RunStore.list_runs` of one dataset (None: of every dataset), `store_reads.runs_table`:
+    a rename, a deletion or a run's end shows at the next rerun, a running run's new results
+    within a second or so (`run_counts`)."""
+    return store_reads.runs_table(dataset_id)
+
+
+def runs_key(dataset_id: int | None) -> tuple[tuple[Any, ...], ...]:
+    """What changes when a run of the dataset (None: any run) changes (`store_reads.run_listing`):
+    the key of the pages' cached run tables and charts."""
+    return store_reads.run_listing(dataset_id)
 
 
 def sidebar() -> None:
@@ -126,10 +116,10 @@ def sidebar() -> None:
     the same view.
     """
     db = db_path()
-    ids, names, first = _dataset_choices(db, store_version(db))
+    ids, names, first = _dataset_choices(db)
     if not ids:
         load_sample_qa()
-        ids, names, first = _dataset_choices(db, store_version(db))
+        ids, names, first = _dataset_choices(db)
     state = st.session_state
     if _PENDING_DATASET in state:
         state[DATASET_KEY] = state.pop(_PENDING_DATASET)
@@ -139,9 +129,14 @@ def sidebar() -> None:
         state[DATASET_KEY] = wanted[0] if wanted and wanted[0] in ids else last if last in ids else first
     with st.sidebar:
         st.markdown("### Data")
-        dataset_id = st.selectbox("Dataset", ids, key=DATASET_KEY, format_func=lambda i: names.get(int(i), f"#{i}"))
+        # the choice is also the widget's default: a browser that draws the widget anew (its value
+        # dropped with a run cut short) starts from it, not from the first option, the newest
+        # dataset, which it would then send back as the session's choice (issue 29: sessions walking
+        # the sample landed on a 1-million-row dataset, whose frame Compare then read)
+        dataset_id = st.selectbox("Dataset", ids, index=ids.index(state[DATASET_KEY]), key=DATASET_KEY,
+                                  format_func=lambda i: names.get(int(i), f"#{i}"))
         state[_LAST_DATASET] = dataset_id
-        run_ids, labels, default = _run_choices(db, int(dataset_id), store_version(db))
+        run_ids, labels, default = _run_choices(db, int(dataset_id))
         if _PENDING_RUNS in state:
             state[RUNS_KEY] = [r for r in state.pop(_PENDING_RUNS) if r in run_ids]
         if RUNS_KEY not in state:
@@ -155,7 +150,8 @@ def sidebar() -> None:
             )
         state["_runs_for"] = dataset_id
         chosen = st.multiselect(
-            "Evaluation runs", run_ids, key=RUNS_KEY, format_func=lambda i: labels.get(int(i), f"#{i}"),
+            "Evaluation runs", run_ids, default=state[RUNS_KEY], key=RUNS_KEY,
+            format_func=lambda i: labels.get(int(i), f"#{i}"),
             help="Runs of this dataset stored in the workspace. Evaluate the dataset to add one.",
         )
         state[_LAST_RUNS] = (dataset_id, list(chosen))
@@ -209,13 +205,13 @@ def page_setup(title: str) -> None:
             sidebar()
 
 
-def _default_dataset(datasets: pd.DataFrame) -> int:
-    """The sample QA dataset when present (what the app opens on), else the newest complete
-    dataset (the newest one when none is complete)."""
-    complete = datasets[datasets["n_rows"] > 0]
-    datasets = complete if not complete.empty else datasets
-    sample = datasets[datasets["name"] == SAMPLE_QA_NAME]
-    return int(sample["id"].iloc[0]) if not sample.empty else int(datasets["id"].iloc[0])
+def _default_dataset(names: Sequence[tuple[int, str, int]]) -> int | None:
+    """Of the datasets (id, name, n_rows), newest first: the sample QA dataset when present (what
+    the app opens on), else the newest complete dataset (the newest one when none is complete);
+    None when there is none."""
+    complete = [d for d in names if d[2] > 0] or list(names)
+    sample = [i for i, name, _ in complete if name == SAMPLE_QA_NAME]
+    return sample[0] if sample else complete[0][0] if complete else None
 
 
 def active_dataset_id() -> int | None:
@@ -231,8 +227,8 @@ def require_dataset_id() -> int:
         st.info("No dataset yet: open **Datasets** to upload one or load the sample.")
         st.stop()
     db = db_path()
-    if dataset_id in _partial_datasets(db, store_version(db)):
-        _, labels, _ = _dataset_choices(db, store_version(db))
+    if dataset_id in _partial_datasets(db):
+        _, labels, _ = _dataset_choices(db)
         st.info(f"This dataset's rows are not all stored yet: {md_escape(labels.get(dataset_id, ''))}. Its pages open "
                 "once it is complete; **Datasets** shows its progress.")
         st.stop()

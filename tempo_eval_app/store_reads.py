@@ -12,7 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.store.db import default_db_path
+from tempo_eval.store.run_records import runs_frame
 from tempo_eval.store.runs import RunStore
+from tempo_eval_app import run_counts
 
 
 @st.cache_resource(show_spinner=False)
@@ -85,18 +87,22 @@ def _claims(db: str, run_id: int, n_results: int) -> pd.DataFrame:
     return _store_for(db).claims_frame(run_id)
 
 
-def _n_results(run_id: int) -> int:
-    # part of the cache key: a run still being written is read again as it grows
-    return store().count_results(int(run_id))
+def n_results(run_id: int) -> int:
+    """The run's number of results (`run_counts`: counted once per change of the run's row, and
+    at most once a second while it runs). Part of the cache keys of its frames: a run still being
+    written is read again as it grows."""
+    db = db_path()
+    store = _store_for(db)
+    return run_counts.counts(db, store, int(run_id), store.run_stamp(int(run_id)))[0]
 
 
 def results_frame(run_id: int) -> pd.DataFrame:
     """`RunStore.results_frame`, cached per run and size (shared: do not modify it in place)."""
-    return _results(db_path(), int(run_id), _n_results(run_id))
+    return _results(db_path(), int(run_id), n_results(run_id))
 
 
 def claims_frame(run_id: int) -> pd.DataFrame:
-    return _claims(db_path(), int(run_id), _n_results(run_id))
+    return _claims(db_path(), int(run_id), n_results(run_id))
 
 
 def run_label(run_id: int) -> str:
@@ -119,10 +125,28 @@ def claims_of_runs(run_ids: Sequence[int]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
+def run_listing(dataset_id: int | None) -> tuple[tuple[Any, ...], ...]:
+    """The runs of a dataset (None: of all) as the pages list them: `RunStore.run_rows`, each
+    with its n_results and n_failed appended (`run_counts`). One read of the runs table per call;
+    it changes when a run of the dataset is created, renamed, noted, tagged, grows, ends or is
+    deleted (by any process), and only then: the key of the pages' cached run lists, which a job
+    writing another dataset's run leaves alone."""
+    db = db_path()
+    store = _store_for(db)
+    return tuple((*row, *run_counts.counts(db, store, int(row[0]), (row[4], row[6], row[7])))
+                 for row in store.run_rows(None if dataset_id is None else int(dataset_id)))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _runs_table(db: str, listing: tuple[tuple[Any, ...], ...]) -> pd.DataFrame:
+    return runs_frame([row[:-2] for row in listing], {row[0]: row[-2:] for row in listing})
+
+
 def runs_table(dataset_id: int | None) -> pd.DataFrame:
-    """`RunStore.list_runs` of one dataset (None: of every dataset); read on every rerun, it is
-    one query and shows renames and deletions at once."""
-    return store().list_runs(None if dataset_id is None else int(dataset_id))
+    """`RunStore.list_runs` of one dataset (None: of every dataset), from `run_listing`: a
+    rename, a deletion, a run's end shows at the next rerun; a running run's counts within a
+    second or so."""
+    return _runs_table(db_path(), run_listing(dataset_id))
 
 
 @st.cache_data(show_spinner=False, max_entries=4096)
@@ -185,7 +209,7 @@ def run_version(run_id: int) -> tuple[Any, ...]:
     result of a 200,000-row run)."""
     status = store().run_info(int(run_id))["status"]
     if status == "running":
-        return (status, _n_results(run_id))
+        return (status, n_results(run_id))
     return (status, store().last_row(int(run_id)))
 
 
@@ -203,8 +227,9 @@ def system_summary(run_id: int) -> pd.DataFrame:
 def forget_cached_reads() -> None:
     """Drop the cached frames after a delete or rename, so no page shows what is gone."""
     for cached in (_dataset_frame, _dataset_row, _results, _claims, _run_board, _runs_board, _run_setups,
-                   _results_grid, _results_page, _metric_counts, _system_summary):
+                   _results_grid, _results_page, _metric_counts, _system_summary, _runs_table):
         cached.clear()
+    run_counts.forget()
 
 
 def _wide(db: str, run_id: int, long: pd.DataFrame, *, queries: bool) -> pd.DataFrame | None:
@@ -251,7 +276,7 @@ PAGE_ROWS = 1_000
 
 def total_results(run_ids: Sequence[int]) -> int:
     """Results stored in these runs (one count per run, nothing loaded)."""
-    return sum(_n_results(int(r)) for r in run_ids)
+    return sum(n_results(int(r)) for r in run_ids)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -261,7 +286,7 @@ def _metric_counts(db: str, run_id: int, n_results: int) -> pd.DataFrame:
 
 def metric_counts(run_id: int) -> pd.DataFrame:
     """`RunStore.metric_counts` (per metric: n, n_nan, last_row), cached per run and size."""
-    return _metric_counts(db_path(), int(run_id), _n_results(run_id))
+    return _metric_counts(db_path(), int(run_id), n_results(run_id))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -289,4 +314,4 @@ def results_grid(run_ids: list[int]) -> pd.DataFrame:
     measurable) and one "<metric> reason" column with its reason code. Cached per runs and
     their sizes; do not modify it in place."""
     ids = tuple(int(r) for r in run_ids)
-    return _results_grid(db_path(), ids, tuple(_n_results(r) for r in ids))
+    return _results_grid(db_path(), ids, tuple(n_results(r) for r in ids))

@@ -1,7 +1,8 @@
 """The dashboard's reads of the workspace see what a worker process commits.
 
-The app keeps one connection per process (`store_reads.store()`) and caches the sidebar's run
-list by `selection.store_version`. A worker (`python -m tempo_eval job run`) is another process:
+The app keeps one connection per process (`store_reads.store()`) and reads the sidebar's run
+list from the runs table on every rerun, with each run's result counts kept until its row changes
+(`tempo_eval_app.run_counts`). A worker (`python -m tempo_eval job run`) is another process:
 once it has committed a run, the app's next read must list it, with its results and its status,
 however many reads the app made before (an open read transaction would pin an old snapshot).
 """
@@ -45,7 +46,7 @@ def _worker(db: str, dataset_id: int, end: str) -> int:
 
 
 def _runs_in_the_sidebar(selection, db: str, dataset_id: int) -> list[int]:
-    ids, _labels, _default = selection._run_choices(db, dataset_id, selection.store_version(db))
+    ids, _labels, _default = selection._run_choices(db, dataset_id)
     return ids
 
 
@@ -75,28 +76,7 @@ def test_the_app_lists_a_run_that_a_worker_process_committed(tmp_path: Path, mon
     assert _worker(db, dataset_id, "finish") == second  # the same configuration: the run resumed and ended
     assert store_reads.runs_table(dataset_id).set_index("id").loc[second, "status"] == "finished"
     assert selection.runs_of(dataset_id).set_index("id").loc[second, "status"] == "finished"
-    _ids, labels, default = selection._run_choices(db, dataset_id, selection.store_version(db))
+    _ids, labels, default = selection._run_choices(db, dataset_id)
     assert "(finished, 2 results)" in labels[second] and default == [second]
     assert len(store_reads.results_frame(second)) == 2
     assert not app.connection.in_transaction
-
-
-def test_the_store_version_changes_with_another_process_commit_even_when_the_files_look_alike(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two commits within one file-system timestamp step, after a checkpoint reset the log, leave
-    the files' mtime and size alike; SQLite's data_version still tells the commit apart."""
-    monkeypatch.setenv("TEMPO_EVAL_HOME", str(tmp_path))
-    import os
-
-    from tempo_eval_app import selection, store_reads
-
-    db = store_reads.db_path()
-    frame = pd.DataFrame({"query_id": ["q1"], "answer": ["In 2001."]})
-    dataset_id = store_reads.save_dataset(Dataset(frame=frame, name="d.csv", mapping={}, content_hash="h2",
-                                                  source_format="csv", warnings=[]))
-    real_stat = os.stat
-    frozen = {path: real_stat(path) for path in (db, db + "-wal") if os.path.exists(path)}
-    monkeypatch.setattr(selection.os, "stat", lambda path, *a, **k: frozen[path] if path in frozen else real_stat(path, *a, **k))
-    before = selection.store_version(db)
-    _worker(db, dataset_id, "finish")
-    assert selection.store_version(db) != before

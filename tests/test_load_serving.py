@@ -73,3 +73,38 @@ def test_app_py_run_bare_has_no_error(tmp_path) -> None:
                           timeout=120, env={**os.environ, "TEMPO_EVAL_HOME": str(tmp_path / "home")})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and "ERROR" not in done.stderr, done.stderr[-2000:]
+
+
+def _magic_statements(path: Path) -> list[str]:
+    """The statements Streamlit's magic would write on the page (bare expressions that are not
+    calls, and strings that are not docstrings), as "file:line"."""
+    import ast
+
+    found = []
+    for parent in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            for i, node in enumerate(block if isinstance(block, list) else []):
+                if not isinstance(node, ast.Expr) or isinstance(node.value, (ast.Call, ast.Await, ast.Yield)):
+                    continue
+                docstring = (i == 0 and field == "body" and isinstance(node.value, ast.Constant)
+                             and isinstance(parent, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+                if not docstring:
+                    found.append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_no_page_relies_on_magic_which_the_served_app_turns_off() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["runner"]["magicEnabled"] is False
+    scripts = [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py"))]
+    assert len(scripts) > 10
+    assert [s for path in scripts for s in _magic_statements(path)] == []
+
+
+def test_the_magic_check_finds_a_bare_expression(tmp_path: Path) -> None:
+    page = tmp_path / "page.py"
+    page.write_text('"""Doc."""\nimport streamlit as st\nst.title("x")\ntable = 1\ntable\n"a string shown by magic"\n')
+    assert _magic_statements(page) == ["page.py:5", "page.py:6"]

@@ -81,3 +81,23 @@ def test_a_new_session_opens_on_the_default_dataset_or_the_one_its_address_names
     linked.query_params["dataset"] = str(newer)
     linked.run()
     assert linked.session_state[DATASET_KEY] == newer
+
+
+def test_the_sidebar_widgets_default_to_the_sessions_choice_so_a_browser_redrawing_them_keeps_it(tmp_path) -> None:
+    """A browser that draws a sidebar widget anew (it dropped the value with a run cut short) starts
+    from the widget's default and sends it back with the next click: the defaults are the
+    session's dataset and runs, not the first option (the newest dataset) and no run. Seen under
+    load: sessions walking the sample landed on a generated 1-million-row dataset."""
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    dataset, older, newest = _dataset_with_two_runs(tmp_path)
+    last = _newer_dataset(tmp_path)
+    at.run()  # the new datasets listed
+    at.sidebar.selectbox(key=DATASET_KEY).set_value(dataset).run()
+    at.sidebar.multiselect(key=RUNS_KEY).set_value([older]).run()
+    assert not at.exception
+    box = at.sidebar.selectbox(key=DATASET_KEY)
+    assert box.options[0] == box.format_func(last)  # the newest dataset is the first option
+    assert box.options[box.proto.default] == box.format_func(dataset)
+    runs = at.sidebar.multiselect(key=RUNS_KEY)
+    assert [runs.options[i] for i in runs.proto.default] == [runs.format_func(older)]
+    assert newest != older

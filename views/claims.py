@@ -48,7 +48,7 @@ with errors.page_guard("claims"):
     if dataset_id is None or not run_ids:
         widgets.empty_state("Select one or more evaluation runs in the sidebar, or run one, to see their claims.", "evaluate")
         st.stop()
-    claims = _claims_table(store_reads.db_path(), tuple(run_ids), tuple(store_reads._n_results(r) for r in run_ids))
+    claims = _claims_table(store_reads.db_path(), tuple(run_ids), tuple(store_reads.n_results(r) for r in run_ids))
     if claims.empty:
         widgets.empty_state(
             "The selected runs have no claim-level verdicts. Focus-time scores compare years, not "

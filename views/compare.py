@@ -200,7 +200,7 @@ def _eval_series(run_ids: list[int], metric: str) -> dict[str, pd.Series]:
     """Per-query scores of `metric` for each evaluation run (and each system within it)."""
     series: dict[str, pd.Series] = {}
     for run_id in run_ids:
-        series.update(_run_series(store_reads.db_path(), int(run_id), store_reads._n_results(run_id),
+        series.update(_run_series(store_reads.db_path(), int(run_id), store_reads.n_results(run_id),
                                   store_reads.run_label(run_id), metric))
     return series
 

@@ -87,9 +87,9 @@ def leaderboard_table(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _leaderboard(db: str, scope: int | None, version: tuple[int, ...]) -> tuple[pd.DataFrame, list[str]]:
-    """`leaderboard_table` of the runs of `scope` (a dataset id, None: all), cached until the
-    workspace database changes."""
+def _leaderboard(db: str, scope: int | None, version: tuple) -> tuple[pd.DataFrame, list[str]]:
+    """`leaderboard_table` of the runs of `scope` (a dataset id, None: all), cached until one of
+    them changes (`version`: `selection.runs_key(scope)`)."""
     return leaderboard_table(selection.runs_of(scope))
 
 
@@ -244,7 +244,7 @@ with errors.page_guard("runs"):
     if runs.empty:
         widgets.empty_state("No run stored for this dataset yet.", "evaluate")
     else:
-        table, metrics = _leaderboard(store_reads.db_path(), scope, selection.store_version(store_reads.db_path()))
+        table, metrics = _leaderboard(store_reads.db_path(), scope, selection.runs_key(scope))
 
         f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
         table, deltas = run_trends.pin_baseline(table, runs, metrics, f4)
