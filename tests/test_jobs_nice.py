@@ -1,4 +1,4 @@
-"""The dashboard's workers' CPU priority: TEMPO_EVAL_JOB_NICE / `job run --nice` (default 0)."""
+"""The dashboard's workers' CPU priority: TEMPO_EVAL_JOB_NICE / `job run --nice` (default 10)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tempo_eval.cli.job import NICE_ENV, job_nice
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize(("value", "expected"), [("", 0), ("0", 0), ("5", 5), (" 7 ", 7), ("40", 19), ("-3", 0)])
+@pytest.mark.parametrize(("value", "expected"), [("", 10), ("0", 0), ("5", 5), (" 7 ", 7), ("40", 19), ("-3", 0)])
 def test_the_setting_is_a_nice_value_from_0_to_19(monkeypatch: pytest.MonkeyPatch, value: str, expected: int) -> None:
     monkeypatch.setenv(NICE_ENV, value)
     assert job_nice() == expected
