@@ -12,10 +12,10 @@ import pytest
 from tempo_eval.cli import main
 from tempo_eval.distributed.compare import _score_one, combine
 from tempo_eval.trec_scores import score_trec_files
+from tests.support.ray_cluster import local_ray_cluster
 from tests.test_ndcg_trec_eval import _random_collection
 from tests.test_trec_stream import _qrels_text, _run_text
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _files(folder: Path) -> tuple[list[Path], Path]:
@@ -53,25 +53,17 @@ def _cli(*args: str) -> tuple[str, str]:
 
 @pytest.mark.slow
 def test_compare_engine_ray_prints_what_the_local_engine_prints(tmp_path: Path) -> None:
-    import ray
 
     runs, qrels = _files(tmp_path)
     common = ["compare", *map(str, runs), "--qrels", str(qrels), "--test", "student"]
     local = _cli(*common, "--per-query", str(tmp_path / "local.csv"))
-    started_here = not ray.is_initialized()  # tests/test_ray.py may have started one for the session
-    if started_here:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
-    try:
+    with local_ray_cluster():
         distributed = _cli(*common, "--engine", "ray", "--per-query", str(tmp_path / "ray.csv"))
         (tmp_path / "bad.run").write_text("q1 Q0 d1 1_0 1.0 x\n")
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             assert main(["compare", *map(str, runs), str(tmp_path / "bad.run"), "--qrels", str(qrels),
                          "--engine", "ray"]) == 2
-    finally:
-        if started_here:
-            ray.shutdown()
     assert distributed == local
     assert (tmp_path / "ray.csv").read_text() == (tmp_path / "local.csv").read_text()
     assert "bad.run, line 1, field 'rank'" in err.getvalue() and "Traceback" not in err.getvalue()

@@ -21,6 +21,7 @@ from tempo_eval.packed_details import PackedDetails
 from tempo_eval.runner import evaluate, run_config
 from tempo_eval.store.packing import _unpack_details
 from tempo_eval.store.runs import RunStore, config_hash
+from tests.support.ray_cluster import local_ray_cluster
 from tests.support.ray_data import generated_rows, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,20 +142,12 @@ def test_an_output_of_format_1_with_json_details_still_imports_and_merges(tmp_pa
 
 @pytest.mark.slow
 def test_ray_stores_the_local_engines_bytes_into_the_workspace_and_by_import(tmp_path: Path) -> None:
-    import ray
 
     data = write_jsonl(generated_rows(400), tmp_path / "rows.jsonl")
     store = RunStore(tmp_path / "ws.sqlite")
     local = evaluate(str(data), build_metrics(FOCUS), store=store)
-    started = not ray.is_initialized()  # test_ray.py's session cluster, when it runs first
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
-    try:
+    with local_ray_cluster():
         run = evaluate_ray(str(data), build_metrics(FOCUS), out=tmp_path / "out", block_size=150, store=store)
-    finally:
-        if started:
-            ray.shutdown()
     imported_store = RunStore(tmp_path / "imported.sqlite")
     imported = output.import_results(tmp_path / "out", store=imported_store)
     expected = _stored(store, local.run_id)

@@ -25,6 +25,7 @@ from tempo_eval.distributed.engine import evaluate_ray
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
+from tests.support.ray_cluster import local_ray_cluster
 from tests.support.ray_data import generated_rows, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,20 +73,13 @@ def test_a_streamed_file_stores_the_local_engines_bytes_and_dataset(tmp_path: Pa
     data = _csv_with_blank_rows(tmp_path / "rows.csv", 1000)
     store = RunStore(tmp_path / "ws.sqlite")
     local = evaluate(str(data), build_metrics(FOCUS), store=store, processes=1)
-    started = not ray.is_initialized()  # test_ray.py's session cluster, when it runs first
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
-    try:
+    with local_ray_cluster():
         run = evaluate_ray(str(data), build_metrics(FOCUS), out=tmp_path / "out", block_size=200, store=store)
         # the call's actors are stopped: the joined cluster has its CPUs back for the next call
         deadline = time.monotonic() + 30
         while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"]:
             assert time.monotonic() < deadline, ray.available_resources()
             time.sleep(0.1)
-    finally:
-        if started:
-            ray.shutdown()
     assert (run.n_rows, run.n_blocks, run.computed_blocks) == (1000, 5, 5)
     assert run.warnings == local_warnings(data)
     assert _stored(store, run.run_id) == _stored(store, local.run_id)
