@@ -17,7 +17,6 @@ from tests.test_ndcg_trec_eval import _random_collection
 from tests.test_trec_stream import _qrels_text, _run_text
 
 
-
 def _files(folder: Path) -> tuple[list[Path], Path]:
     run, qrels = _random_collection(seed=3, n_queries=120)
     runs = []
