@@ -43,7 +43,7 @@ import pandas as pd
 from tempo_eval._secrets import redact, secret_values
 from tempo_eval.packed_details import PackedDetails
 from tempo_eval.schema import MetricResult, is_retryable
-from tempo_eval.store.datasets import _frame_rows
+from tempo_eval.store.datasets import _frame_rows, frame_rows_json
 from tempo_eval.store.packing import _unpack, dumps
 from tempo_eval.store.results import RESULT_COLUMNS, RESULT_ROW_FIELDS, EncodedRows, encode_rows
 from tempo_eval.store.runs import RunStore
@@ -193,7 +193,7 @@ def write_dataset(out: str | os.PathLike[str], frame: pd.DataFrame) -> None:
     if path.exists():
         return
     # the store's own encoding of the rows, so the imported dataset is the one a local run stores
-    rows = dumps({"columns": [str(c) for c in frame.columns], "rows": _frame_rows(frame)})
+    rows = frame_rows_json(frame)
     _write_atomic(path, gzip.compress(rows.encode("utf-8"), compresslevel=3))
 
 
