@@ -21,6 +21,7 @@ import pandas as pd
 from tempo_eval.io.cells import comma_separated_ids_warning
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.mapping import _resolve_mapping
+from tempo_eval.io.seen_keys import SeenKeys
 from tempo_eval.io.table import (
     _convert_cells,
     _Table,
@@ -61,7 +62,7 @@ class Canonical:
         self.skipped_empty_rows = 0
         self._mapping_warnings: list[str] = []
         self._columns: list[str] = []
-        self._seen: dict[Any, int | tuple[int, int]] = {}
+        self._seen = SeenKeys()  # compact: a dict of a million ids would hold ~180 MB
         self._generated: dict[Any, str] = {}
         self._filled: set[str] = set()
         self._list_notes: dict[str, tuple[str, int, dict[str, int | None]]] = {}
@@ -147,20 +148,16 @@ class Canonical:
     def _check_unique_ids(self, data: Mapping[str, list[Any]], table: BatchTable) -> None:
         mapping = self.mapping or {}
         runs = data.get("run")
-        keys = zip(runs, data["query_id"], strict=True) if runs is not None else data["query_id"]
-        seen = self._seen
-        for index, key in enumerate(keys):
-            row = table.offset + index
-            first = seen.get(key)
-            if first is None:
-                # the row alone where its line is found on demand (CSV): a million ids stay small
-                seen[key] = row if table.lines is None else (row, table.lines[index])
-                continue
-            first_row, first_line = (first, None) if type(first) is int else first
-            if first_line is None and self._line_of is not None:
-                first_line = self._line_of(first_row)
-            first_at = f"row {first_row + 1}" + (f" (line {first_line})" if first_line is not None else "")
-            raise duplicate_query_error(data, index, mapping, runs, first_at, self.source, table.place(index))
+        keys = list(zip(runs, data["query_id"], strict=True)) if runs is not None else data["query_id"]
+        rows = range(table.offset, table.offset + len(keys))
+        repeated = self._seen.add_batch(keys, rows, table.lines)
+        if repeated is None:
+            return
+        index, first_row, first_line = repeated
+        if first_line is None and self._line_of is not None:
+            first_line = self._line_of(first_row)
+        first_at = f"row {first_row + 1}" + (f" (line {first_line})" if first_line is not None else "")
+        raise duplicate_query_error(data, index, mapping, runs, first_at, self.source, table.place(index))
 
     def _frame(self, table: BatchTable, data: dict[str, Any]) -> pd.DataFrame:
         mapping = self.mapping or {}
