@@ -12,7 +12,8 @@ from collections.abc import Callable
 import pytest
 
 from tempo_eval.llm.provider import OpenAIProvider
-from tempo_eval.metrics.temporal_ndcg import LLM_PROMPT, RelevanceGrade, TemporalNDCG
+from tempo_eval.llm.reply_schemas import RelevanceGrade
+from tempo_eval.metrics.temporal_ndcg import LLM_PROMPT, TemporalNDCG
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, json_reply, last_user_message
 
 D3 = 0.6309297535714575  # 1 / log2(3)

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
-
 from tempo_eval._async import run_sync
 
 if TYPE_CHECKING:
@@ -42,10 +40,6 @@ Break the text into atomic claims: short, self-contained statements of one fact 
 ## Output (JSON)
 {{"claims": ["...", "..."]}}
 """
-
-
-class ClaimList(BaseModel):
-    claims: list[str] = Field(default_factory=list)
 
 
 #: the fewest claims a judge's list may hold for any text before it counts as invented
@@ -97,6 +91,9 @@ async def adecompose_claims(text: str, provider: OpenAIProvider) -> list[str]:
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     if not text.strip():
         return []
+    # pydantic is imported only where a judge is asked
+    from tempo_eval.llm.reply_schemas import ClaimList
+
     reply = await provider.ajudge(DECOMPOSE_PROMPT.format(text=text), ClaimList, system=DECOMPOSE_SYSTEM)
     if not reply.ok:
         raise DecompositionError(f"claim decomposition failed: {reply.error}")

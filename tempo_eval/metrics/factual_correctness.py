@@ -41,7 +41,7 @@ from tempo_eval.verify.base import (
     check_verdict_count,
     failure_reason_code,
 )
-from tempo_eval.verify.llm import VERIFY_PROMPT
+from tempo_eval.verify.llm_prompts import VERIFY_PROMPT
 
 if TYPE_CHECKING:
     from tempo_eval.llm.provider import OpenAIProvider

@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
 from tempo_eval import packed_details
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.decompose import TOO_MANY_CLAIMS, claim_limit, too_many_claims_reason
@@ -67,19 +65,6 @@ If the answer makes no temporal claim, return an empty list.
 """
 
 _JUDGE_VERDICTS = ("SUPPORTED", "PARTIALLY_SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED")
-
-
-class JudgedClaim(BaseModel):
-    claim: str
-    verdict: Literal["SUPPORTED", "PARTIALLY_SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED"]
-    evidence: str = ""
-    reason: str = ""
-
-
-class JudgedClaims(BaseModel):
-    """What the judge must return; any score it adds of its own is ignored."""
-
-    claims: list[JudgedClaim] = Field(default_factory=list)
 
 
 # ---- the math: pure functions ---------------------------------------------------------------
@@ -233,6 +218,9 @@ class TemporalFaithfulness(Metric):
         if ref is not None:
             # relative expressions ("last year") must be judged against the recorded date, not the model's "now"
             prompt += f"\nRead relative time expressions as of {ref.isoformat()}.\n"
+        # pydantic is imported only where a judge is asked
+        from tempo_eval.llm.reply_schemas import JudgedClaims
+
         reply = await self.llm.ajudge(prompt, JudgedClaims)
         base = {
             "mode": "llm",

@@ -17,7 +17,7 @@
   `query` / documents as texts instead, the focus times are extracted from them
   (`tempo_eval.core.extract`, relative expressions resolved against `reference_date`).
 - ``llm`` (`query`, documents): the judge grades each document 0-4 with `LLM_PROMPT` (the seed's
-  prompt); each grade is validated as an integer in [0, 4] (`RelevanceGrade`). One failed grade
+  prompt); each grade is validated as an integer in [0, 4] (`tempo_eval.llm.reply_schemas.RelevanceGrade`). One failed grade
   makes the query NaN (`judge_error`), never a silent 0. IDCG is the ideal ordering of the same
   graded documents; the judge's grades are our relevances, nothing it reports is used as a score.
 
@@ -40,9 +40,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any, Literal
 
 from tempo_eval import packed_details
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
@@ -102,13 +100,6 @@ Rate the temporal relevance of this document to the query on a scale of 0-4.
     "reasoning": "brief explanation of temporal relevance"
 }}
 """
-
-
-class RelevanceGrade(BaseModel):
-    """One judge grade. Strictly an integer 0-4: 3.0, "3", true or 7 are schema violations."""
-
-    relevance_score: Annotated[int, Field(strict=True, ge=0, le=4)]
-    reasoning: str = ""
 
 
 _GOLD_INPUTS = frozenset({"retrieved_ids", "retrieved_scores", "gold_ids"})
@@ -478,6 +469,9 @@ class TemporalNDCG(Metric):
             raise ValueError("llm mode needs query and retrieved_docs (or contexts)")
         query = require_text(query, "query")
         texts = require_text_list(docs, docs_name)
+
+        # pydantic is imported only where a judge is asked
+        from tempo_eval.llm.reply_schemas import RelevanceGrade
 
         # The provider bounds how many requests are in flight.
         replies = await asyncio.gather(

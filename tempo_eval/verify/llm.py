@@ -31,57 +31,10 @@ from pydantic import BaseModel, Field, field_validator
 from tempo_eval._async import run_sync
 from tempo_eval._values import require_text_list
 from tempo_eval.verify.base import ClaimVerdict, Verdict
+from tempo_eval.verify.llm_prompts import VERIFY_BATCH_PROMPT, VERIFY_PROMPT, VERIFY_SYSTEM
 
 if TYPE_CHECKING:
     from tempo_eval.llm.provider import OpenAIProvider
-
-VERIFY_SYSTEM = (
-    "You are a careful fact checker. You judge claims only against the premises you are given, "
-    "never against your own knowledge."
-)
-
-VERIFY_PROMPT = """## Task
-Decide whether the premises support the claim.
-
-- SUPPORTED: the premises state the claim or it follows directly from them.
-- CONTRADICTED: the premises state something incompatible with the claim (for example a different
-  year, number, place or person for the same fact).
-- NEUTRAL: the premises neither support nor contradict the claim.
-
-Judge only by the premises. Quote, in "evidence", the premise sentence that decides the verdict
-exactly as written (empty for NEUTRAL when nothing is relevant), and give a one-sentence reason.
-
-## Premises
-{premises}
-
-## Claim
-{claim}
-
-## Output (JSON)
-{{"verdict": "SUPPORTED | NEUTRAL | CONTRADICTED", "evidence": "...", "reason": "..."}}
-"""
-
-VERIFY_BATCH_PROMPT = """## Task
-For each numbered claim, decide whether the premises support it.
-
-- SUPPORTED: the premises state the claim or it follows directly from them.
-- CONTRADICTED: the premises state something incompatible with the claim (for example a different
-  year, number, place or person for the same fact).
-- NEUTRAL: the premises neither support nor contradict the claim.
-
-Judge each claim on its own and only by the premises. Give exactly one verdict per claim, with the
-claim's number. Quote, in "evidence", the premise sentence that decides the verdict exactly as
-written (empty for NEUTRAL when nothing is relevant), and give a one-sentence reason.
-
-## Premises
-{premises}
-
-## Claims
-{claims}
-
-## Output (JSON)
-{{"verdicts": [{{"claim_number": 1, "verdict": "SUPPORTED | NEUTRAL | CONTRADICTED", "evidence": "...", "reason": "..."}}]}}
-"""
 
 JudgeVerdict = Literal["SUPPORTED", "NEUTRAL", "CONTRADICTED"]
 
