@@ -17,9 +17,9 @@
   `query` / documents as texts instead, the focus times are extracted from them
   (`tempo_eval.core.extract`, relative expressions resolved against `reference_date`).
 - ``llm`` (`query`, documents): the judge grades each document 0-4 with `LLM_PROMPT` (the seed's
-  prompt); each grade is validated as an integer in [0, 4] (`tempo_eval.llm.reply_schemas.RelevanceGrade`). One failed grade
-  makes the query NaN (`judge_error`), never a silent 0. IDCG is the ideal ordering of the same
-  graded documents; the judge's grades are our relevances, nothing it reports is used as a score.
+  prompt); each grade is validated as an integer in [0, 4] (`RelevanceGrade`, in
+  `tempo_eval.llm.reply_schemas`). One failed grade makes the query NaN (`judge_error`), never a
+  silent 0. IDCG is the ideal ordering of the same graded documents; the judge's grades are our relevances, nothing it reports is used as a score.
 
 The ideal ranking in focus-time and LLM modes uses every document passed, not only the first K
 (so NDCG@j on the curve equals the metric computed with k=j). TempoEval scores `dfts[:k]` only;
@@ -469,9 +469,7 @@ class TemporalNDCG(Metric):
             raise ValueError("llm mode needs query and retrieved_docs (or contexts)")
         query = require_text(query, "query")
         texts = require_text_list(docs, docs_name)
-
-        # pydantic is imported only where a judge is asked
-        from tempo_eval.llm.reply_schemas import RelevanceGrade
+        from tempo_eval.llm.reply_schemas import RelevanceGrade  # pydantic: only where a judge asks
 
         # The provider bounds how many requests are in flight.
         replies = await asyncio.gather(
