@@ -19,7 +19,8 @@
 - ``llm`` (`query`, documents): the judge grades each document 0-4 with `LLM_PROMPT` (the seed's
   prompt); each grade is validated as an integer in [0, 4] (`RelevanceGrade`, in
   `tempo_eval.llm.reply_schemas`). One failed grade makes the query NaN (`judge_error`), never a
-  silent 0. IDCG is the ideal ordering of the same graded documents; the judge's grades are our relevances, nothing it reports is used as a score.
+  silent 0. IDCG is the ideal ordering of the same graded documents; the judge's grades are our
+  relevances, nothing it reports is used as a score.
 
 The ideal ranking in focus-time and LLM modes uses every document passed, not only the first K
 (so NDCG@j on the curve equals the metric computed with k=j). TempoEval scores `dfts[:k]` only;
