@@ -46,7 +46,9 @@ What the runner guarantees:
 - `on_results`, when given, receives the run's results in row order, a batch of rows at a time
   (a frame with `RunResult.frame`'s columns), as soon as the batch and those before it are
   stored, resumed rows included: the command line writes --out while the rows are scored.
-  `RunResult.results_streamed` says whether it received every row's results.
+  `RunResult.results_streamed` says whether it received every row's results. One with a
+  `take_encoded(rows)` method gets the batches scored by worker processes as the rows written
+  (`tempo_eval.store.results.EncodedRows`) instead, without a frame made of them.
 - Settings whose names look like secrets (api_key, token, ...) are never part of the stored
   configuration; objects among the settings (a verifier, a judge) are identified by their class,
   `name`, `model_id` and `settings` strings only.
@@ -96,7 +98,7 @@ from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re
 )
 from tempo_eval.scoring_pool import ScoringPool, gc_paused, heap_settled_per_batch, pool_for
 from tempo_eval.store.db import WorkspaceError, check_free_space
-from tempo_eval.store.results import RESULT_COLUMNS, encoded_frame
+from tempo_eval.store.results import RESULT_COLUMNS, EncodedRows, encoded_frame
 from tempo_eval.store.runs import RunStore
 
 if TYPE_CHECKING:
@@ -436,9 +438,9 @@ class _Run:
         self.online_batch = False
         self.on_results = on_results
         #: the first row whose results `on_results` has not had; batches stored out of order
-        #: (offset -> (end, results frame or None: read from the store)) wait for those before
+        #: (offset -> (end, results as written or None: read from the store)) wait for those before
         self._next_row = 0
-        self._stored: dict[int, tuple[int, pd.DataFrame | None]] = {}
+        self._stored: dict[int, tuple[int, EncodedRows | None]] = {}
         #: batches in the pool: offset -> (end, whether every row of the batch was handed over)
         self._in_pool: dict[int, tuple[int, bool]] = {}
 
@@ -611,7 +613,7 @@ class _Run:
                 self.computed += batch.results
                 end, whole = self._in_pool.pop(batch.offset)
                 # every row of the batch computed now: its results are those just written
-                self._batch_stored(batch.offset, end, encoded_frame(batch.encoded) if whole else None)
+                self._batch_stored(batch.offset, end, batch.encoded if whole else None)
             self._report()
             if stopped == "cancel":
                 self.status = "cancelled"
@@ -639,18 +641,25 @@ class _Run:
             self._record(rows, _id_column(batch.columns))
             self._batch_stored(batch.offset, self._in_pool.pop(batch.offset)[0])
 
-    def _batch_stored(self, offset: int, end: int, results: pd.DataFrame | None = None) -> None:
-        """Rows offset..end-1 are stored (`results`: their results, else read from the store):
-        `on_results` gets them once the rows before them are given."""
+    def _batch_stored(self, offset: int, end: int, results: EncodedRows | None = None) -> None:
+        """Rows offset..end-1 are stored (`results`: their results as written, else read from the
+        store): `on_results` gets them once the rows before them are given. An `on_results` with
+        a `take_encoded(rows)` method is given the rows as written (`EncodedRows`, no frame made:
+        the command line writes --out from them)."""
         if self.on_results is None:
             return
         self._stored[offset] = (end, results)
         while self._next_row in self._stored:
-            end, results = self._stored.pop(self._next_row)
-            if results is None:
-                results = self.store.results_rows(self.run_id, self._next_row, end - 1)
-            if len(results):
-                self.on_results(results)
+            end, encoded = self._stored.pop(self._next_row)
+            take_encoded = getattr(self.on_results, "take_encoded", None)
+            if encoded is not None and take_encoded is not None:
+                if encoded.results:
+                    take_encoded(encoded)
+            else:
+                frame = (self.store.results_rows(self.run_id, self._next_row, end - 1) if encoded is None
+                         else encoded_frame(encoded))
+                if len(frame):
+                    self.on_results(frame)
             self._next_row = end
 
     def _record(self, scored: list[tuple[int, Mapping[str, Any], list[MetricResult]]], id_column: str) -> None:

@@ -44,6 +44,9 @@ WRITTEN = {
     "no rows": _texts(query_id=[], contexts=[]),
     "a quote in a column name": pd.DataFrame({'say "when"': ["1999"]}, dtype=object),  # the names: by `dumps`
     "numbered columns": pd.DataFrame({0: ["x"], 1: [["y"]]}, dtype=object),
+    "a backslash in a column name": pd.DataFrame({"C:\\x": ["1999"], "y": [["a"]]}, dtype=object),
+    "empty lists first and last": _texts(contexts=[[], ["a"]], query=["x", "y"], outdated=[["b"], []]),
+    "a list of one empty text": _texts(contexts=[[""], ["", ""]]),
 }
 
 # frames left to the JSON encoder (it escapes a text, or a cell is not text), or written by it
@@ -54,6 +57,9 @@ ENCODED = {
     "a line break": _texts(answer=["line one\nline two in 1990", "x"]),
     "a tab in a list": _texts(contexts=[["a\tb"], ["c"]]),
     "a control character": _texts(query=["bell \x07 in 1999"]),
+    "a quote in the last list": _texts(query=["x"], contexts=[['a "b" c']]),
+    "a backslash in the first column": _texts(query_id=["q\\1"], query=["x"]),
+    "a NUL": _texts(query=["x\x00y"]),
     "a missing cell": _texts(query=["x", None], contexts=[["a"], None]),
     "NaN": _texts(query=["x", math.nan]),
     "a number in a list": _texts(contexts=[["a", 2]]),
@@ -89,6 +95,14 @@ def test_a_streamed_batch_is_stored_as_the_encoder_would_store_it(tmp_path):
     assert stored[:1] == _TAG_ZLIB and zlib.decompress(stored[1:]).decode("utf-8") == _plain_json(frame)
     store.finish_dataset(dataset_id, len(frame), [])
     assert store.dataset_frame(dataset_id).equals(frame)
+
+
+def test_a_lone_surrogate_is_left_to_the_encoder_and_fails_where_it_is_stored():
+    frame = _texts(query=["x\ud800y"], contexts=[["a"]])
+    assert _plain_texts_json(frame, ["query", "contexts"]) is None
+    assert frame_rows_json(frame) == _plain_json(frame)
+    with pytest.raises(UnicodeEncodeError):
+        frame_content_hash(frame)
 
 
 def test_a_dataset_hash_is_that_of_the_encoders_text():

@@ -28,7 +28,7 @@ from tempo_eval.cli.common import (
     check_out_is_not_an_input,
     max_input_bytes,
 )
-from tempo_eval.cli.evaluate_out import ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
+from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -273,7 +273,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
             progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
             deadline=args.deadline, processes=args.processes or default_processes(),
-            on_results=(lambda part: out.write(scores.add(part))) if StreamedOut.suits(args.out) else None,
+            on_results=ResultsOut(out, scores) if StreamedOut.suits(args.out) else None,
         )
     except KeyboardInterrupt:
         if bar is not None:

@@ -34,22 +34,26 @@ class ScoresOf:
 
     def add(self, part: pd.DataFrame) -> pd.DataFrame:
         """Gather the next part of the results (in order); returns it."""
+        self.add_columns(part["metric"].tolist(), part["score"].to_numpy(dtype=float),
+                         part["reason_code"].to_numpy(dtype=object), lambda i: part["reason"].iloc[i])
+        return part
+
+    def add_columns(self, metrics: list[str], scores: Any, codes: Any, reason: Any) -> None:
+        """Gather the next part from its columns: metric names, scores (None or NaN: not
+        measurable), reason codes, and `reason(i)`, the reason of the part's result i."""
         import numpy as np
 
-        metrics = part["metric"].tolist()
         for metric in dict.fromkeys(metrics):
             if metric not in self._names:
                 self._names[metric] = len(self._names)
-                self._reasons[metric] = part["reason"].iloc[metrics.index(metric)]
+                self._reasons[metric] = reason(metrics.index(metric))
         names = self._names
         self._metrics.append(np.fromiter((names[m] for m in metrics), dtype=np.int32, count=len(metrics)))
-        scores = part["score"].to_numpy(dtype=float)
+        scores = np.asarray(scores, dtype=float)  # None: NaN
         self._scores.append(scores)
         nan = np.flatnonzero(np.isnan(scores))
-        self._codes.update(zip((nan + self._size).tolist(),
-                               part["reason_code"].to_numpy(dtype=object)[nan].tolist(), strict=True))
-        self._size += len(part)
-        return part
+        self._codes.update(zip((nan + self._size).tolist(), [codes[i] for i in nan.tolist()], strict=True))
+        self._size += len(metrics)
 
     def frame(self) -> pd.DataFrame:
         import numpy as np
@@ -67,6 +71,27 @@ class ScoresOf:
             "reason_code": pd.Series(reason_codes, dtype=object),
             "reason": pd.Series(reasons, dtype=object),
         })
+
+
+class ResultsOut:
+    """evaluate's `on_results` for the command line: each part of the results gathered into
+    `scores` and written to `out`; the batches scored by worker processes are taken as written
+    (`take_encoded`), in columns, without a frame made of them: 1.3 against 4.1 us a result for
+    --out (Parquet) and the summary (measured on the issue-27 bench's results)."""
+
+    def __init__(self, out: StreamedOut, scores: ScoresOf) -> None:
+        self.out, self.scores = out, scores
+
+    def __call__(self, part: pd.DataFrame) -> None:
+        self.out.write(self.scores.add(part))
+
+    def take_encoded(self, encoded: Any) -> None:
+        from tempo_eval.store.results import encoded_columns
+
+        columns = encoded_columns(encoded)
+        self.scores.add_columns(columns["metric"], columns["score"], columns["reason_code"],
+                                columns["reason"].__getitem__)
+        self.out.write_columns(columns)
 
 
 class StreamedOut:
@@ -90,11 +115,18 @@ class StreamedOut:
         return not path.exists() or path.is_file()
 
     def write(self, part: pd.DataFrame) -> None:
+        self._open().write(part)
+
+    def write_columns(self, columns: dict[str, list[Any]]) -> None:
+        """Write the next part given as `encoded_columns`' lists (Parquet: with no frame made)."""
+        self._open().write_columns(columns)
+
+    def _open(self) -> Any:
         if self._writer is None:
             from tempo_eval.io.export import PartsWriter
 
             self._writer = PartsWriter(self.partial).__enter__()
-        self._writer.write(part)
+        return self._writer
 
     def finish(self) -> None:
         """Complete the file and put it at --out (an empty run: an empty file, as before)."""

@@ -168,6 +168,27 @@ class PartsWriter:
             raise output_error(self.path, error) from None
         self._first = False
 
+    def write_columns(self, columns: dict[str, list[Any]]) -> None:
+        """`write` for a part of a run's results given as lists (`RESULT_COLUMNS`: row, query_id,
+        run, metric, score (None: NaN), reason_code, reason): Parquet takes them as Arrow arrays,
+        the same arrays `write` makes of their frame (NaN scores are null there too); other
+        formats write their frame."""
+        if self.kind != "parquet":
+            from tempo_eval.store.results import frame_of_result_rows
+
+            self.write(frame_of_result_rows(list(zip(*columns.values(), strict=True))))
+            return
+        import pyarrow as pa
+
+        numeric = {"row": pa.int64(), "score": pa.float64()}  # the types `write` gives their frame's columns
+        table = pa.table({name: pa.array(values, type=numeric.get(name, pa.string()))
+                          for name, values in columns.items()})
+        try:
+            self._add_arrow(table)
+        except OSError as error:
+            raise output_error(self.path, error) from None
+        self._first = False
+
     def __exit__(self, *exc: Any) -> None:
         self.close(complete=exc[0] is None)
 
@@ -200,8 +221,13 @@ class PartsWriter:
             self._schema = pa.schema([
                 pa.field(c, pa.from_numpy_dtype(frame[c].dtype) if numeric(frame[c].dtype) else pa.string())
                 for c in frame.columns])
-        self._tables.append(pa.Table.from_pandas(frame, schema=self._schema, preserve_index=False))
-        self._held += len(frame)
+        self._add_arrow(pa.Table.from_pandas(frame, schema=self._schema, preserve_index=False))
+
+    def _add_arrow(self, table: Any) -> None:
+        if self._schema is None:
+            self._schema = table.schema
+        self._tables.append(table)
+        self._held += table.num_rows
         if self._held >= self.ROW_GROUP_ROWS:
             self._flush_tables()
 

@@ -323,6 +323,14 @@ def encoded_frame(encoded: EncodedRows) -> pd.DataFrame:
     return frame_of_result_rows(sorted(map(_RESULT_FIELDS, encoded.results), key=_ROW_METRIC))
 
 
+def encoded_columns(encoded: EncodedRows) -> dict[str, list[Any]]:
+    """`encoded_frame`'s columns (`RESULT_COLUMNS`) as lists, without the frame: a score that is
+    NaN in the frame is None here."""
+    rows = sorted(map(_RESULT_FIELDS, encoded.results), key=_ROW_METRIC)
+    columns = zip(*rows, strict=True) if rows else [()] * len(RESULT_COLUMNS)
+    return {name: list(values) for name, values in zip(RESULT_COLUMNS, columns, strict=True)}
+
+
 _RESULT_FIELDS = itemgetter(1, 2, 3, 4, 5, 7, 6)  # an encoded result's row, query_id, run, metric, score, reason_code, reason
 _ROW_METRIC = itemgetter(0, 3)
 _ROW_METRIC_OF_ENCODED = itemgetter(1, 4)  # an encoded result's row, metric
