@@ -5,11 +5,16 @@ bytes bound through a registered adapter, stored as before."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tempo_eval.io import _prepass
 from tempo_eval.store import db
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _plain_scan(data: bytes) -> tuple[bool, int]:
@@ -68,3 +73,17 @@ def test_none_and_bytes_are_bound_through_the_registered_adapter_as_they_are(tmp
     rows = conn.execute("SELECT a, typeof(a), b, typeof(b), c, typeof(c) FROM t ORDER BY rowid").fetchall()
     assert rows == [(None, "null", blob, "blob", b"", "blob"), (1, "integer", None, "null", "x", "text")]
     conn.close()
+
+
+def test_an_adapter_the_program_registered_before_is_kept():
+    code = (
+        "import sqlite3\n"
+        "def mine(value):\n"
+        "    return value\n"
+        "sqlite3.register_adapter(bytes, mine)\n"
+        "import tempo_eval.store.db\n"
+        "print(sqlite3.adapters[(bytes, sqlite3.PrepareProtocol)] is mine)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            cwd=REPO)
+    assert result.stdout.strip() == "True", result.stderr
