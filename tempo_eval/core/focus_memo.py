@@ -67,6 +67,12 @@ class _Memo:
     - `recent`: texts seen once lately, whole; when it holds `RECENT_WHOLE`, its older half is
       packed into `packed` (so a row's second look at its contexts, by a second metric, finds
       the same objects);
+    - `answers`: answers (`extract_aft`) seen once lately, whole; when it holds `RECENT_WHOLE`,
+      its older half is dropped, not packed: a generated answer rarely comes back, and packing
+      each one cost a worker a tenth of its time on the bench's rows (rows 60,000-100,000:
+      11-16 us a row of 260-300 spent packing, against 23-34 with answers packed) and filled
+      `packed` with texts that never come back (100,000 of a worker's 150,000 on 200,000 rows);
+      an answer that does come back later is extracted again (0.02 more extractions a row);
     - `packed`: focus times packed in bytes (`tempo_eval.core.focus_pack`), by the hash of
       (text, reference date), each with a digest of its text (`_digest`) that a lookup checks:
       texts seen once a while ago, and texts pushed out of `kept`; when it holds
@@ -78,7 +84,7 @@ class _Memo:
     what the memo holds, only the time does: an unpacked focus time equals the extracted one.
     """
 
-    __slots__ = ("kept", "recent", "packed", "unpacked", "limit", "packed_limit")
+    __slots__ = ("kept", "recent", "answers", "packed", "unpacked", "limit", "packed_limit")
 
     def __init__(self, limit: int, packed_limit: int) -> None:
         self.kept: dict[tuple[str, Any], FocusTime] = {}
@@ -86,6 +92,7 @@ class _Memo:
         #: again, they go back as they were, not packed and digested once more
         self.unpacked: dict[tuple[str, Any], bytes | tuple[bytes, Any, bytes | FocusTime]] = {}
         self.recent: dict[tuple[str, Any], FocusTime] = {}
+        self.answers: dict[tuple[str, Any], FocusTime] = {}
         self.packed: dict[int, bytes | tuple[bytes, Any, bytes | FocusTime]] = {}
         self.limit = max(1, limit)
         self.packed_limit = max(1, packed_limit)
@@ -93,16 +100,27 @@ class _Memo:
     def __len__(self) -> int:
         return len(self.kept) + len(self.recent) + len(self.packed)
 
-    def get(self, text: str, reference_date: Any) -> FocusTime:
+    def get(self, text: str, reference_date: Any, answer: bool = False) -> FocusTime:
+        """The focus time of (text, reference date); an `answer` extracted here goes to
+        `answers`, any other text to `recent`."""
         key = (text, reference_date)
         found = self.kept.get(key)
         if found is not None:
             return found
         found = self.recent.pop(key, None)
         if found is None:
+            found = self.answers.pop(key, None)
+        if found is None:
             found = self._unpack(key)
             if found is None:  # not seen lately: extract
                 found = _extract(text, reference_date)
+                if answer:
+                    answers = self.answers
+                    if len(answers) >= RECENT_WHOLE:  # the oldest half dropped, not packed
+                        for old in list(islice(answers, RECENT_WHOLE // 2)):
+                            del answers[old]
+                    answers[key] = found
+                    return found
                 recent = self.recent
                 if len(recent) >= RECENT_WHOLE:
                     self._pack_oldest(recent, RECENT_WHOLE // 2)
@@ -173,12 +191,12 @@ def extraction_memo(limit: int = MAX_ENTRIES, recent_limit: int = MAX_RECENT) ->
         _memo.reset(token)
 
 
-def _extract_once(text: str, reference_date: Any) -> FocusTime:
+def _extract_once(text: str, reference_date: Any, answer: bool = False) -> FocusTime:
     memo = _memo.get()
     if memo is None or type(text) is not str:
         return _extract(text, reference_date)
     try:
-        return memo.get(text, reference_date)
+        return memo.get(text, reference_date, answer)
     except TypeError:  # an unhashable reference date: extract without the memo
         return _extract(text, reference_date)
 
@@ -214,5 +232,6 @@ def extract_dfts(documents: Sequence[str], reference_date: object = None) -> lis
 
 
 def extract_aft(answer: str, reference_date: object = None) -> FocusTime:
-    """`tempo_eval.core.extract.extract_aft`, once per distinct text inside a memo."""
-    return _extract_once(answer, reference_date)
+    """`tempo_eval.core.extract.extract_aft`, once per distinct text inside a memo (an answer
+    seen once is not packed: see `_Memo`)."""
+    return _extract_once(answer, reference_date, True)
