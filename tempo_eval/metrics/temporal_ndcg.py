@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -262,23 +262,34 @@ class TemporalNDCG(Metric):
         the dataset's columns); the other columns are left out, so a full row is never
         "ambiguous". A row without a value for its mode raises `MissingInput` naming the column
         (the runner scores it NaN "missing_input"), whatever the other columns hold."""
-        mode = self.row_mode(row.keys())
-        try:
-            self._check_row(row, self.required_columns(row.keys()))
-        except MissingInput as missing:
-            why = (
-                " (gold mode: the dataset has retrieved_ids and gold_ids columns)"
-                if mode == "gold" and self.mode == "auto" else f" ({mode} mode)"
-            )
-            raise MissingInput(
-                missing.column,
-                f"This row has no {missing.column!r} value, which {self.name} needs{why}.",
-            ) from None
+        return self.row_reader(tuple(row))(row)
+
+    def row_reader(self, columns: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+        """`inputs_from_row` for rows whose keys are `columns`, the mode, the columns required
+        and the inputs read worked out once (`Metric.row_reader`)."""
+        mode = self.row_mode(columns)
+        required = self.required_columns(columns)
         key = (self.input_names, mode)
         names = _ROW_NAMES.get(key)
         if names is None:  # the canonical inputs of the mode, in `input_names` order
             names = _ROW_NAMES[key] = tuple(n for n in self._canonical_inputs() if n in _ROW_INPUTS[mode])
-        return row_values(row, names)
+        check = self._check_row
+
+        def read(row: Mapping[str, Any]) -> dict[str, Any]:
+            try:
+                check(row, required)
+            except MissingInput as missing:
+                why = (
+                    " (gold mode: the dataset has retrieved_ids and gold_ids columns)"
+                    if mode == "gold" and self.mode == "auto" else f" ({mode} mode)"
+                )
+                raise MissingInput(
+                    missing.column,
+                    f"This row has no {missing.column!r} value, which {self.name} needs{why}.",
+                ) from None
+            return row_values(row, names)
+
+        return read
 
     # -- measuring ----------------------------------------------------------------------------
 
