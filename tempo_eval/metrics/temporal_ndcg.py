@@ -61,7 +61,6 @@ from tempo_eval.metrics.base import (
 )
 from tempo_eval.metrics.ndcg import (
     GAIN_KINDS,
-    dcg_curve_unchecked,
     dedupe,
     discount,
     discounted_gains,
@@ -69,7 +68,7 @@ from tempo_eval.metrics.ndcg import (
     gain_list,
     gold_gains,
     gold_relevance,
-    ndcg_of_curves,
+    ndcg_curve_totals,
     rank_by_trec_eval,
 )
 
@@ -599,10 +598,9 @@ def _curve(k: int, gains: Sequence[float], ideal_gains: Sequence[float]) -> tupl
     depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
     if ideal_gains is gains and not any(gains):  # no gain at all (half the rows, on the bench): NaN over 0
         return [NAN] * depth, min(k, max(depth, MAX_CURVE_RANKS)), 0.0, 0.0
-    dcg = dcg_curve_unchecked(gains, depth)
-    idcg = dcg_curve_unchecked(sorted(ideal_gains, reverse=True), depth)
-    curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
-    return curve, min(k, max(depth, MAX_CURVE_RANKS)), dcg[-1], idcg[-1]
+    # `ndcg_curve`, its DCG and IDCG kept for the details
+    curve, dcg, idcg = ndcg_curve_totals(gains, sorted(ideal_gains, reverse=True), depth)
+    return curve, min(k, max(depth, MAX_CURVE_RANKS)), dcg, idcg
 
 
 def _year_sets(value: Any, name: str) -> list[set[int] | frozenset[int]]:
