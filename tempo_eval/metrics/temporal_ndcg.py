@@ -266,26 +266,17 @@ class TemporalNDCG(Metric):
     def row_reader(self, columns: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
         """`inputs_from_row` for rows whose keys are `columns`, the mode, the columns required
         and the inputs read worked out once (`Metric.row_reader`)."""
-        mode = self.row_mode(columns)
-        required = self.required_columns(columns)
-        key = (self.input_names, mode)
-        names = _ROW_NAMES.get(key)
-        if names is None:  # the canonical inputs of the mode, in `input_names` order
-            names = _ROW_NAMES[key] = tuple(n for n in self._canonical_inputs() if n in _ROW_INPUTS[mode])
-        check = self._check_row
+        mode, required, check = self.row_mode(columns), self.required_columns(columns), self._check_row
+        names = _row_names(self, mode)
+        why = (" (gold mode: the dataset has retrieved_ids and gold_ids columns)"
+               if mode == "gold" and self.mode == "auto" else f" ({mode} mode)")
 
         def read(row: Mapping[str, Any]) -> dict[str, Any]:
             try:
                 check(row, required)
             except MissingInput as missing:
-                why = (
-                    " (gold mode: the dataset has retrieved_ids and gold_ids columns)"
-                    if mode == "gold" and self.mode == "auto" else f" ({mode} mode)"
-                )
-                raise MissingInput(
-                    missing.column,
-                    f"This row has no {missing.column!r} value, which {self.name} needs{why}.",
-                ) from None
+                raise MissingInput(missing.column, f"This row has no {missing.column!r} value, "
+                                   f"which {self.name} needs{why}.") from None
             return row_values(row, names)
 
         return read
@@ -546,6 +537,15 @@ class TemporalNDCG(Metric):
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+
+def _row_names(metric: TemporalNDCG, mode: str) -> tuple[str, ...]:
+    """The canonical inputs a row gives in `mode`, in `input_names` order."""
+    key = (metric.input_names, mode)
+    names = _ROW_NAMES.get(key)
+    if names is None:
+        names = _ROW_NAMES[key] = tuple(n for n in metric._canonical_inputs() if n in _ROW_INPUTS[mode])
+    return names
+
 
 def _checked_mode(metric: TemporalNDCG, given: set[str]) -> str:
     """`metric.resolved_mode(given)`; ValueError when that mode does not use every input given."""
