@@ -107,7 +107,7 @@ class _Memo:
         self.packed_limit = max(1, packed_limit)
 
     def __len__(self) -> int:
-        return len(self.kept) + len(self.recent) + len(self.packed)
+        return len(self.kept) + len(self.recent) + len(self.answers) + len(self.packed)
 
     def get(self, text: str, reference_date: Any, answer: bool = False) -> FocusTime:
         """The focus time of (text, reference date); an `answer` extracted here goes to
@@ -186,10 +186,10 @@ class _Memo:
 def extraction_memo(limit: int = MAX_ENTRIES, recent_limit: int = MAX_RECENT) -> Iterator[None]:
     """Within the block, each distinct text is extracted once (see the module docstring); at most
     `limit` focus times are kept whole (texts seen more than once), `recent_limit` packed (texts
-    seen once, and those pushed out of the whole ones) and `RECENT_WHOLE` more whole (texts seen
-    once lately): see `_Memo`; memory stays bounded on a file of any size. Inside an open memo, the open
-    one goes on: the runner opens one for the whole run, so a text repeated across batches is
-    extracted once too."""
+    seen once, and those pushed out of the whole ones) and `RECENT_WHOLE` more whole twice (texts
+    and answers seen once lately): see `_Memo`; memory stays bounded on a file of any size.
+    Inside an open memo, the open one goes on: the runner opens one for the whole run, so a text
+    repeated across batches is extracted once too."""
     if _memo.get() is not None:
         yield
         return
