@@ -66,3 +66,19 @@ def test_the_reader_gives_what_inputs_from_row_gives():
 def test_a_metric_that_reads_rows_its_own_way_keeps_its_reader():
     metric = FutureLeak()
     assert metric.row_reader(("query_id", "contexts")) == metric.inputs_from_row
+
+
+def test_a_subclass_that_reads_rows_its_own_way_keeps_it_in_a_batch():
+    class Renamed(TemporalNDCG):
+        def inputs_from_row(self, row):
+            return super().inputs_from_row({**row, "query": row["question"]})
+
+    class Plain(TemporalNDCG):  # inherits both: the reader made once per batch
+        pass
+
+    rows = [{"query_id": "q1", "question": "In the 1990s?", "contexts": ["It opened in 1994."]}]
+    metric = Renamed()
+    assert metric.row_reader(tuple(rows[0])) == metric.inputs_from_row
+    assert Plain().row_reader(("query", "contexts")) != Plain().inputs_from_row
+    [[result]] = asyncio.run(measure_batch([(0, rows[0], [metric])]))
+    assert result.score == 1.0

@@ -261,9 +261,9 @@ class TemporalNDCG(Metric):
         the dataset's columns); the other columns are left out, so a full row is never
         "ambiguous". A row without a value for its mode raises `MissingInput` naming the column
         (the runner scores it NaN "missing_input"), whatever the other columns hold."""
-        return self.row_reader(tuple(row))(row)
+        return self._columns_reader(tuple(row))(row)
 
-    def row_reader(self, columns: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    def _columns_reader(self, columns: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
         """`inputs_from_row` for rows whose keys are `columns`, the mode, the columns required
         and the inputs read worked out once (`Metric.row_reader`)."""
         mode, required, check = self.row_mode(columns), self.required_columns(columns), self._check_row
