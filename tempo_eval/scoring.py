@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from enum import Enum
 from typing import Any
@@ -266,20 +266,39 @@ async def measure_batch(
     from tempo_eval.packed_details import packing_details
 
     out = []
+    # each metric's `row_reader` for the rows' columns (the same for every row of a batch), made once
+    readers: dict[tuple[int, tuple[str, ...]], Callable[[Mapping[str, Any]], dict[str, Any]]] = {}
     with extraction_memo(), packing_details():
         for index, row, metrics in items:
+            columns = tuple(row)
             results = []  # a loop, not a comprehension: an awaiting comprehension is a coroutine a row
             for metric in metrics:
-                results.append(await measure(metric, row, index))
+                read = readers.get((id(metric), columns))
+                if read is None:
+                    read = readers[id(metric), columns] = _row_reader(metric, columns)
+                results.append(await measure(metric, row, index, read))
             out.append(results)
     return out
 
 
-async def measure(metric: Metric, row: Mapping[str, Any], index: int) -> MetricResult:
-    """One (row, metric); a missing cell becomes NaN "missing_input", any exception NaN
-    "row_error"."""
+def _row_reader(metric: Metric, columns: tuple[str, ...]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """`metric.row_reader(columns)`; its `inputs_from_row` when that fails (each row's failure
+    then isolated by `measure`, as row by row)."""
     try:
-        result = await metric.ameasure(**metric.inputs_from_row(row))
+        return metric.row_reader(columns)
+    except Exception:
+        return metric.inputs_from_row
+
+
+async def measure(
+    metric: Metric, row: Mapping[str, Any], index: int,
+    read: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+) -> MetricResult:
+    """One (row, metric); a missing cell becomes NaN "missing_input", any exception NaN
+    "row_error". `read` reads the metric's inputs from the row (`Metric.row_reader`; default
+    `metric.inputs_from_row`)."""
+    try:
+        result = await metric.ameasure(**(metric.inputs_from_row if read is None else read)(row))
         if not isinstance(result, MetricResult):
             raise TypeError(f"{type(metric).__name__} returned {type(result).__name__}, not MetricResult")
         return result

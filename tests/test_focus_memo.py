@@ -53,3 +53,20 @@ def test_the_memo_stays_bounded_and_gives_the_same_focus_times(monkeypatch):
                 assert [s.text for s in found.spans] == [s.text for s in plain_extract(text).spans]
                 memo = focus_memo._memo.get()
                 assert len(memo.kept) <= 4 and len(memo.packed) <= 5 and len(memo.recent) <= focus_memo.RECENT_WHOLE
+
+
+def test_answers_seen_once_are_dropped_not_packed(monkeypatch):
+    # answers are never packed (they rarely come back); one seen again soon is found whole
+    seen = _counting(monkeypatch)
+    monkeypatch.setattr(focus_memo, "RECENT_WHOLE", 4)
+    with extraction_memo(limit=10, recent_limit=100):
+        memo = focus_memo._memo.get()
+        for i in range(20):
+            extract_aft(f"Answer {i}: it reopened in {1960 + i}.")
+            assert len(memo.answers) <= 4 and not memo.packed
+        again = extract_aft("Answer 19: it reopened in 1979.")
+        assert again.years == {1979} and len(seen) == 20  # found among the recent answers
+        assert extract_aft("Answer 0: it reopened in 1960.").years == {1960}
+        assert len(seen) == 21  # dropped long ago: extracted again, the same focus time
+        extract_dft("Answer 19: it reopened in 1979.")  # the same text as a document: found whole
+        assert len(seen) == 21

@@ -150,3 +150,18 @@ def test_memo_memory_per_entry_stays_bounded():
     # bounded: never more entries than the limits allow, whatever the number of texts
     _, entries = _memo_bytes(texts, limit=500, recent_limit=1000, looks=2)
     assert entries <= 500 + 1000 + focus_memo.RECENT_WHOLE
+
+
+def test_a_packed_entry_of_another_text_under_the_same_hash_is_not_taken(monkeypatch):
+    # a chance collision of the 64-bit hash: the digest tells the texts apart (dated or not)
+    monkeypatch.setattr(focus_memo, "RECENT_WHOLE", 2)
+    first, other = "The hall was rebuilt in 1911.", "The hall was rebuilt in 1922."
+    for ref in (None, "2020-01-01"):
+        with extraction_memo(limit=1, recent_limit=100):
+            memo = focus_memo._memo.get()
+            for text in (first, "a", "b", "c"):  # `first` pushed out of the whole ones: packed
+                extract_dft(text, ref)
+            slot = hash((first, ref))
+            assert slot in memo.packed
+            memo.packed[hash((other, ref))] = memo.packed.pop(slot)
+            assert extract_dft(other, ref).years == {1922}

@@ -21,7 +21,7 @@ the full one.
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import zlib
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from itertools import islice
@@ -47,13 +47,22 @@ RECENT_WHOLE = 512
 #: rows, rows 120,000-160,000: 3.11 texts a row unpacked by half, 2.61 by a sixteenth)
 EVICT_PART = 16
 
-_blake2b = hashlib.blake2b
+_crc32 = zlib.crc32
+
+#: the bytes of a digest (`_digest`)
+DIGEST_SIZE = 4
 
 
 def _digest(text: str) -> bytes:
-    """A 16-byte digest of the text: what tells a packed focus time's text from another text
-    with the same hash."""
-    return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    """A 4-byte digest of the text (CRC-32 of its UTF-8): what tells a packed focus time's text
+    from another text with the same hash. A packed entry is found by the 64-bit hash of (text,
+    reference date), which is keyed afresh in each process (SipHash), so another text reaches
+    an entry only when the two share that hash (a chance of about 1 in 10**14 a lookup, with
+    300,000 entries), and is taken for it only when their CRCs agree too (1 in 4 * 10**9 more).
+    (With PYTHONHASHSEED set the hash is known, and texts made to collide could be confused:
+    the memo guards against chance, not against crafted input.) A 16-byte BLAKE2b digest cost
+    3-4x as much: 4-5.7 us against 1.3-2.4 a text packed or unpacked, on a loaded machine."""
+    return _crc32(text.encode("utf-8", "surrogatepass")).to_bytes(DIGEST_SIZE, "little")
 
 
 class _Memo:
@@ -67,6 +76,12 @@ class _Memo:
     - `recent`: texts seen once lately, whole; when it holds `RECENT_WHOLE`, its older half is
       packed into `packed` (so a row's second look at its contexts, by a second metric, finds
       the same objects);
+    - `answers`: answers (`extract_aft`) seen once lately, whole; when it holds `RECENT_WHOLE`,
+      its older half is dropped, not packed: a generated answer rarely comes back, and packing
+      each one cost a worker a tenth of its time on the bench's rows (rows 60,000-100,000:
+      11-16 us a row of 260-300 spent packing, against 23-34 with answers packed) and filled
+      `packed` with texts that never come back (100,000 of a worker's 150,000 on 200,000 rows);
+      an answer that does come back later is extracted again (0.02 more extractions a row);
     - `packed`: focus times packed in bytes (`tempo_eval.core.focus_pack`), by the hash of
       (text, reference date), each with a digest of its text (`_digest`) that a lookup checks:
       texts seen once a while ago, and texts pushed out of `kept`; when it holds
@@ -78,7 +93,7 @@ class _Memo:
     what the memo holds, only the time does: an unpacked focus time equals the extracted one.
     """
 
-    __slots__ = ("kept", "recent", "packed", "unpacked", "limit", "packed_limit")
+    __slots__ = ("kept", "recent", "answers", "packed", "unpacked", "limit", "packed_limit")
 
     def __init__(self, limit: int, packed_limit: int) -> None:
         self.kept: dict[tuple[str, Any], FocusTime] = {}
@@ -86,23 +101,35 @@ class _Memo:
         #: again, they go back as they were, not packed and digested once more
         self.unpacked: dict[tuple[str, Any], bytes | tuple[bytes, Any, bytes | FocusTime]] = {}
         self.recent: dict[tuple[str, Any], FocusTime] = {}
+        self.answers: dict[tuple[str, Any], FocusTime] = {}
         self.packed: dict[int, bytes | tuple[bytes, Any, bytes | FocusTime]] = {}
         self.limit = max(1, limit)
         self.packed_limit = max(1, packed_limit)
 
     def __len__(self) -> int:
-        return len(self.kept) + len(self.recent) + len(self.packed)
+        return len(self.kept) + len(self.recent) + len(self.answers) + len(self.packed)
 
-    def get(self, text: str, reference_date: Any) -> FocusTime:
+    def get(self, text: str, reference_date: Any, answer: bool = False) -> FocusTime:
+        """The focus time of (text, reference date); an `answer` extracted here goes to
+        `answers`, any other text to `recent`."""
         key = (text, reference_date)
         found = self.kept.get(key)
         if found is not None:
             return found
         found = self.recent.pop(key, None)
         if found is None:
+            found = self.answers.pop(key, None)
+        if found is None:
             found = self._unpack(key)
             if found is None:  # not seen lately: extract
                 found = _extract(text, reference_date)
+                if answer:
+                    answers = self.answers
+                    if len(answers) >= RECENT_WHOLE:  # the oldest half dropped, not packed
+                        for old in list(islice(answers, RECENT_WHOLE // 2)):
+                            del answers[old]
+                    answers[key] = found
+                    return found
                 recent = self.recent
                 if len(recent) >= RECENT_WHOLE:
                     self._pack_oldest(recent, RECENT_WHOLE // 2)
@@ -124,9 +151,9 @@ class _Memo:
             return None
         text, reference_date = key
         if type(entry) is bytes:  # the digest, then the packed focus time (no reference date)
-            if reference_date is not None or entry[:16] != _digest(text):
+            if reference_date is not None or entry[:DIGEST_SIZE] != _digest(text):
                 return None
-            found = unpack(entry, text, 16)
+            found = unpack(entry, text, DIGEST_SIZE)
         else:
             digest, entry_date, focus = entry
             if entry_date != reference_date or digest != _digest(text):
@@ -159,10 +186,10 @@ class _Memo:
 def extraction_memo(limit: int = MAX_ENTRIES, recent_limit: int = MAX_RECENT) -> Iterator[None]:
     """Within the block, each distinct text is extracted once (see the module docstring); at most
     `limit` focus times are kept whole (texts seen more than once), `recent_limit` packed (texts
-    seen once, and those pushed out of the whole ones) and `RECENT_WHOLE` more whole (texts seen
-    once lately): see `_Memo`; memory stays bounded on a file of any size. Inside an open memo, the open
-    one goes on: the runner opens one for the whole run, so a text repeated across batches is
-    extracted once too."""
+    seen once, and those pushed out of the whole ones) and `RECENT_WHOLE` more whole twice (texts
+    and answers seen once lately): see `_Memo`; memory stays bounded on a file of any size.
+    Inside an open memo, the open one goes on: the runner opens one for the whole run, so a text
+    repeated across batches is extracted once too."""
     if _memo.get() is not None:
         yield
         return
@@ -173,12 +200,12 @@ def extraction_memo(limit: int = MAX_ENTRIES, recent_limit: int = MAX_RECENT) ->
         _memo.reset(token)
 
 
-def _extract_once(text: str, reference_date: Any) -> FocusTime:
+def _extract_once(text: str, reference_date: Any, answer: bool = False) -> FocusTime:
     memo = _memo.get()
     if memo is None or type(text) is not str:
         return _extract(text, reference_date)
     try:
-        return memo.get(text, reference_date)
+        return memo.get(text, reference_date, answer)
     except TypeError:  # an unhashable reference date: extract without the memo
         return _extract(text, reference_date)
 
@@ -214,5 +241,6 @@ def extract_dfts(documents: Sequence[str], reference_date: object = None) -> lis
 
 
 def extract_aft(answer: str, reference_date: object = None) -> FocusTime:
-    """`tempo_eval.core.extract.extract_aft`, once per distinct text inside a memo."""
-    return _extract_once(answer, reference_date)
+    """`tempo_eval.core.extract.extract_aft`, once per distinct text inside a memo (an answer
+    seen once is not packed: see `_Memo`)."""
+    return _extract_once(answer, reference_date, True)

@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from tempo_eval import packed_details
@@ -60,7 +60,6 @@ from tempo_eval.metrics.base import (
 )
 from tempo_eval.metrics.ndcg import (
     GAIN_KINDS,
-    dcg_curve_unchecked,
     dedupe,
     discount,
     discounted_gains,
@@ -68,7 +67,7 @@ from tempo_eval.metrics.ndcg import (
     gain_list,
     gold_gains,
     gold_relevance,
-    ndcg_of_curves,
+    ndcg_curve_totals,
     rank_by_trec_eval,
 )
 
@@ -254,23 +253,25 @@ class TemporalNDCG(Metric):
         the dataset's columns); the other columns are left out, so a full row is never
         "ambiguous". A row without a value for its mode raises `MissingInput` naming the column
         (the runner scores it NaN "missing_input"), whatever the other columns hold."""
-        mode = self.row_mode(row.keys())
-        try:
-            self._check_row(row, self.required_columns(row.keys()))
-        except MissingInput as missing:
-            why = (
-                " (gold mode: the dataset has retrieved_ids and gold_ids columns)"
-                if mode == "gold" and self.mode == "auto" else f" ({mode} mode)"
-            )
-            raise MissingInput(
-                missing.column,
-                f"This row has no {missing.column!r} value, which {self.name} needs{why}.",
-            ) from None
-        key = (self.input_names, mode)
-        names = _ROW_NAMES.get(key)
-        if names is None:  # the canonical inputs of the mode, in `input_names` order
-            names = _ROW_NAMES[key] = tuple(n for n in self._canonical_inputs() if n in _ROW_INPUTS[mode])
-        return row_values(row, names)
+        return self._columns_reader(tuple(row))(row)
+
+    def _columns_reader(self, columns: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+        """`inputs_from_row` for rows whose keys are `columns`, the mode, the columns required
+        and the inputs read worked out once (`Metric.row_reader`)."""
+        mode, required, check = self.row_mode(columns), self.required_columns(columns), self._check_row
+        names = _row_names(self, mode)
+        why = (" (gold mode: the dataset has retrieved_ids and gold_ids columns)"
+               if mode == "gold" and self.mode == "auto" else f" ({mode} mode)")
+
+        def read(row: Mapping[str, Any]) -> dict[str, Any]:
+            try:
+                check(row, required)
+            except MissingInput as missing:
+                raise MissingInput(missing.column, f"This row has no {missing.column!r} value, "
+                                   f"which {self.name} needs{why}.") from None
+            return row_values(row, names)
+
+        return read
 
     # -- measuring ----------------------------------------------------------------------------
 
@@ -472,8 +473,7 @@ class TemporalNDCG(Metric):
         texts = require_text_list(docs, docs_name)
         from tempo_eval.llm.reply_schemas import RelevanceGrade  # pydantic: only where a judge asks
 
-        # The provider bounds how many requests are in flight.
-        replies = await asyncio.gather(
+        replies = await asyncio.gather(  # the provider bounds how many requests are in flight
             *(judge.ajudge(LLM_PROMPT.format(query=query, document=text), RelevanceGrade) for text in texts)
         )
         documents: list[dict[str, Any]] = []
@@ -530,6 +530,15 @@ class TemporalNDCG(Metric):
 
 # ---- helpers ---------------------------------------------------------------------------------
 
+def _row_names(metric: TemporalNDCG, mode: str) -> tuple[str, ...]:
+    """The canonical inputs a row gives in `mode`, in `input_names` order."""
+    key = (metric.input_names, mode)
+    names = _ROW_NAMES.get(key)
+    if names is None:
+        names = _ROW_NAMES[key] = tuple(n for n in metric._canonical_inputs() if n in _ROW_INPUTS[mode])
+    return names
+
+
 def _checked_mode(metric: TemporalNDCG, given: set[str]) -> str:
     """`metric.resolved_mode(given)`; ValueError when that mode does not use every input given."""
     mode = metric.resolved_mode(given)
@@ -581,10 +590,9 @@ def _curve(k: int, gains: Sequence[float], ideal_gains: Sequence[float]) -> tupl
     depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
     if ideal_gains is gains and not any(gains):  # no gain at all (half the rows, on the bench): NaN over 0
         return [NAN] * depth, min(k, max(depth, MAX_CURVE_RANKS)), 0.0, 0.0
-    dcg = dcg_curve_unchecked(gains, depth)
-    idcg = dcg_curve_unchecked(sorted(ideal_gains, reverse=True), depth)
-    curve = ndcg_of_curves(dcg, idcg)  # `ndcg_curve`, its DCG and IDCG kept for the details
-    return curve, min(k, max(depth, MAX_CURVE_RANKS)), dcg[-1], idcg[-1]
+    # `ndcg_curve`, its DCG and IDCG kept for the details
+    curve, dcg, idcg = ndcg_curve_totals(gains, sorted(ideal_gains, reverse=True), depth)
+    return curve, min(k, max(depth, MAX_CURVE_RANKS)), dcg, idcg
 
 
 def _year_sets(value: Any, name: str) -> list[set[int] | frozenset[int]]:
