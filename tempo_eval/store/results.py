@@ -320,15 +320,20 @@ class ResultRecords:
 def encoded_frame(encoded: EncodedRows) -> pd.DataFrame:
     """`ResultRecords.results_rows`'s frame of the results `encoded` (as they are stored), without
     reading them back: sorted by row, then metric, as the store sorts them."""
-    return frame_of_result_rows(sorted(map(_RESULT_FIELDS, encoded.results), key=_ROW_METRIC))
+    return frame_of_result_rows(_result_rows(encoded))
 
 
 def encoded_columns(encoded: EncodedRows) -> dict[str, list[Any]]:
     """`encoded_frame`'s columns (`RESULT_COLUMNS`) as lists, without the frame: a score that is
     NaN in the frame is None here."""
-    rows = sorted(map(_RESULT_FIELDS, encoded.results), key=_ROW_METRIC)
+    rows = _result_rows(encoded)
     columns = zip(*rows, strict=True) if rows else [()] * len(RESULT_COLUMNS)
     return {name: list(values) for name, values in zip(RESULT_COLUMNS, columns, strict=True)}
+
+
+def _result_rows(encoded: EncodedRows) -> list[tuple[Any, ...]]:
+    """The `RESULT_COLUMNS` of each result written, by row and metric."""
+    return sorted(map(_RESULT_FIELDS, encoded.results), key=_ROW_METRIC)
 
 
 _RESULT_FIELDS = itemgetter(1, 2, 3, 4, 5, 7, 6)  # an encoded result's row, query_id, run, metric, score, reason_code, reason
