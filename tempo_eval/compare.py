@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tempo_eval.safe_text import md_cell
 from tempo_eval.schema import DEFAULT_SIGNIFICANCE_TEST
 
 TESTS = ("fisher", "student")
@@ -370,7 +371,7 @@ class ComparisonReport:
         header = ["#", "Run", *self.metrics]
         lines = [_md_row(header), _md_row(["---"] * len(header))]
         for run in self.runs:
-            cells = [self.label(run), _md_escape(run)]
+            cells = [self.label(run), md_cell(run)]
             for metric in self.metrics:
                 score = self._format(self.means[run][metric])
                 if run in self.best(metric):
@@ -383,7 +384,7 @@ class ComparisonReport:
             rows = [_md_row(header), _md_row(["---"] * len(header))]
             for p in self.pairs:
                 rows.append(_md_row([
-                    p.metric, _md_escape(p.run_a), _md_escape(p.run_b), self._format(p.mean_a),
+                    p.metric, md_cell(p.run_a), md_cell(p.run_b), self._format(p.mean_a),
                     self._format(p.mean_b), _format_p(p.p_value),
                     _format_p(p.p_adjusted) + (" *" if p.significant else ""),
                     f"{p.wins} / {p.ties} / {p.losses}",
@@ -439,10 +440,6 @@ def _format_p(p: float) -> str:
 
 def _md_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
-
-
-def _md_escape(text: str) -> str:
-    return str(text).replace("|", "\\|")
 
 
 _LATEX_SPECIAL = {

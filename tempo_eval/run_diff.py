@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,8 @@ import numpy as np
 import pandas as pd
 
 from tempo_eval.compare import bootstrap_ci, paired_t_test, randomization_test
+from tempo_eval.safe_text import md_cell as _md_cell
+from tempo_eval.safe_text import one_line as _one_line
 
 DEFAULT_TOLERANCE = 0.01
 #: rounding error allowed when a change is compared with the tolerance (scores are in [0, 1])
@@ -281,19 +283,6 @@ def _format_p(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def _one_line(text: Any) -> str:
-    """Text on one line (a terminal listing): runs of whitespace, newlines included, as one space."""
-    return " ".join(str(text).split())
-
-
-def _md_cell(text: Any) -> str:
-    """Text made safe in a Markdown table cell: pipes and newlines would break the row."""
-    cleaned = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
-    for ch in "*_`[]<>#":
-        cleaned = cleaned.replace(ch, "\\" + ch)
-    return cleaned
-
-
 @dataclass
 class RunDiff:
     """The diff of two runs: what `diff_runs` / `diff_stored` return; renders itself."""
@@ -360,12 +349,13 @@ class RunDiff:
 
         return to_csv_text(self.rows_table())
 
-    def headline(self) -> str:
-        """Which runs, how rows were matched, what was left out: one paragraph."""
+    def headline(self, *, escape: Callable[[Any], str] = _one_line) -> str:
+        """Which runs, how rows were matched, what was left out: one paragraph, the run names
+        through `escape` (for a terminal by default; `to_markdown` escapes the whole line once)."""
         b, c = self.baseline, self.candidate
         m = self.matching
         text = (
-            f"Baseline #{b['id']} {_one_line(b['name'])} against candidate #{c['id']} {_one_line(c['name'])}: "
+            f"Baseline #{b['id']} {escape(b['name'])} against candidate #{c['id']} {escape(c['name'])}: "
             f"{self.matched} rows matched by {'query id' if m.by == 'query_id' else 'query text'}"
         )
         if m.unmatched_baseline or m.unmatched_candidate:
@@ -413,7 +403,7 @@ class RunDiff:
         """The same, as Markdown ready to paste in a pull-request comment."""
         header = ["Metric", "Baseline", "Candidate", "Change (95% CI)", "p", "Improved", "Regressed",
                   "Unchanged", "NaN → number", "Number → NaN"]
-        lines = [f"### Run diff\n\n{_md_cell(self.headline())}\n", "| " + " | ".join(header) + " |",
+        lines = [f"### Run diff\n\n{_md_cell(self.headline(escape=str))}\n", "| " + " | ".join(header) + " |",
                  "|" + "---|" * len(header)]
         for metric in self.metrics:
             s = self.summary.loc[metric]

@@ -45,6 +45,7 @@ from tempo_eval.cli.common import (
 )
 from tempo_eval.cli.evaluate import below_thresholds, build_metrics, parse_fail_under, parse_mapping
 from tempo_eval.cli.parser import build_parser
+from tempo_eval.safe_text import one_line
 
 __all__ = [
     "CONVERSATION_METRICS",
@@ -84,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except (ValueError, OSError) as exc:  # InputError is a ValueError
-        message = " ".join(str(exc).split()) or type(exc).__name__
+        message = one_line(exc) or type(exc).__name__
         print(f"error: {_masked(message)}", file=sys.stderr)
         return EXIT_INPUT
     except RuntimeError as exc:
@@ -93,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not isinstance(exc, (VerifierUnavailable, WorkspaceError)):
             raise
-        print(f"error: {_masked(' '.join(str(exc).split()))}", file=sys.stderr)
+        print(f"error: {_masked(one_line(exc))}", file=sys.stderr)
         return EXIT_INPUT
 
 

@@ -29,6 +29,7 @@ from tempo_eval.cli.common import (
     max_input_bytes,
 )
 from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
+from tempo_eval.safe_text import one_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -294,7 +295,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     for warning in dataset.warnings:  # a streamed file's warnings are known once it is read
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
 
     if result.results_streamed:
         out.finish()
@@ -418,7 +419,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
         if bar is not None:
             bar.close()
     for warning in run.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     print(
         f"{run.n_rows} rows in {run.n_blocks} blocks: {run.computed_blocks} computed, "
         f"{run.skipped_blocks} already done"

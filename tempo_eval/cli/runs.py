@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
+from tempo_eval.safe_text import one_line as _one_line
 
 
 def add_parser(commands: Any) -> None:
@@ -97,17 +98,13 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
     header = ["id", "name", "dataset", "status", "rows", "created", "verifier", "means"]
     lines = [header]
     for r in records:
-        means = ", ".join(f"{m} {_mean_text(s)} ({s['n_measurable']}/{s['n_total']})" for m, s in r["means"].items())
+        means = ", ".join(f"{_one_line(m)} {_mean_text(s)} ({s['n_measurable']}/{s['n_total']})" for m, s in r["means"].items())
         lines.append([str(r["id"]), _one_line(r["name"]), _one_line(r["dataset"]), r["status"], str(r["rows"]),
-                      str(r["created"]), r["verifier"] or "—", means or "—"])
+                      str(r["created"]), _one_line(r["verifier"] or "—"), means or "—"])
     widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
     for line in lines:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
     return EXIT_OK
-
-
-def _one_line(text: Any) -> str:
-    return " ".join(str(text).split())
 
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
@@ -132,12 +129,12 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         print("tags: " + ", ".join(map(_one_line, record["tags"])))
     for metric, s in record["means"].items():
         ci = "" if s["ci_low"] is None else f", 95% CI {s['ci_low']:.3f}–{s['ci_high']:.3f}"
-        reasons = ", ".join(f"{code}: {n}" for code, n in sorted(s["nan_reasons"].items()))
-        print(f"{metric}: mean {_mean_text(s)}{ci}, {s['n_measurable']}/{s['n_total']} measurable"
+        reasons = ", ".join(f"{_one_line(code)}: {n}" for code, n in sorted(s["nan_reasons"].items()))
+        print(f"{_one_line(metric)}: mean {_mean_text(s)}{ci}, {s['n_measurable']}/{s['n_total']} measurable"
               + (f"; NaN: {reasons}" if reasons else ""))
     print("settings:")
     for key, value in record["settings"].items():
-        print(f"  {key} = {_one_line(json.dumps(value, default=str) if not isinstance(value, str) else value)}")
+        print(f"  {_one_line(key)} = {_one_line(json.dumps(value, default=str) if not isinstance(value, str) else value)}")
     return EXIT_OK
 
 
