@@ -162,6 +162,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    if args.run_name is not None and not args.run_name.split():
+        raise CLIError(f"--run-name {args.run_name!r}: a run name must not be empty; leave the option out "
+                       "for a name made from the file and the metrics")
     names = metric_names(args.metric, args.metrics)
     if args.engine != "ray" and not any(n in CONVERSATION_METRICS for n in names):
         _warm_up_workers(args, names)  # first: the server imports the scoring modules beside ours
@@ -312,6 +315,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         frame = result.frame
         write_frame(frame, args.out)
     # the summary is the command's answer: on stdout; progress, warnings and errors on stderr
+    if result.resumed:
+        name = one_line(store.run_info(result.run_id)["name"])
+        print(f"resumed run #{result.run_id} {name!r} (same dataset and settings"
+              f"{', same name' if args.run_name is not None else ''}): stored rows were reused; give another "
+              "--run-name for a new run", file=sys.stderr)
     print(
         f"run {result.run_id}: {result.n_rows} rows, {result.computed} results computed, "
         f"{result.reused} reused -> {args.out}"
@@ -582,7 +590,11 @@ def add_parser(commands: Any) -> None:
                     help="environment variable holding the judge's API key (default OPENAI_API_KEY)")
     ev.add_argument("--reference-date", metavar="YYYY-MM-DD",
                     help="resolves 'last year' and the like in rows without a reference_date")
-    ev.add_argument("--run-name", help="a name for the run in the workspace")
+    ev.add_argument("--run-name", metavar="NAME",
+                    help="a name for the run in the workspace. A run of the same dataset and settings is "
+                         "resumed (its stored rows reused, 'resumed run #N' on stderr): without --run-name "
+                         "the newest such run, with it the newest such run of that NAME; a NAME no such run "
+                         "has makes a new run. A run is never renamed here (the Runs page renames runs)")
     ev.add_argument("--concurrency", type=int, default=4, help="rows evaluated at once (default 4)")
     ev.add_argument("--processes", type=int, metavar="N",
                     help="processes that score the rows of the offline metrics (the focus-time metrics, "
