@@ -486,20 +486,41 @@ def diff_runs(
 # ---- from the store -------------------------------------------------------------------------
 
 def resolve_run(store: Any, ref: str | int) -> int:
-    """A run's id from its id ("12", "#12") or its name; LookupError naming `ref` when no run
-    (or more than one run) answers to it."""
+    """A run's id from a reference, as the command line takes one:
+
+    - "#12" is the id 12, and only that; "name:NAME" is the run named NAME, and only that;
+    - "12" (digits) is the id 12 or the run named "12": when both exist and are different runs,
+      LookupError lists both (choose with "#12" or "name:12"), never one silently;
+    - anything else is a name.
+
+    LookupError naming `ref` when no run (or more than one run of that name) answers to it."""
     runs = store.list_runs()
     text = str(ref).strip()
-    digits = text[1:] if text.startswith("#") else text
-    if digits.isdigit() and int(digits) in set(runs["id"].astype(int)):
-        return int(digits)
-    named = runs[runs["name"] == text]
+    ids = {int(i) for i in runs["id"]}
+    if text.startswith("#"):
+        digits = text[1:].strip()
+        if digits.isdecimal() and int(digits) in ids:
+            return int(digits)
+        raise LookupError(f"no run with id {text!r} (list them with 'tempo-eval runs')")
+    by_name = text.startswith("name:")
+    name = text[len("name:"):].strip() if by_name else text
+    named = sorted(int(i) for i in runs.loc[runs["name"] == name, "id"])
+    if not by_name and text.isdecimal() and int(text) in ids:
+        others = [i for i in named if i != int(text)]
+        if others:
+            listed = ", ".join(f"#{i}" for i in others)
+            raise LookupError(
+                f"{text!r} is both the id of run #{int(text)} and the name of run(s) {listed}: write "
+                f"'#{int(text)}' for the id or 'name:{text}' for the name"
+            )
+        return int(text)
     if len(named) == 1:
-        return int(named["id"].iloc[0])
+        return named[0]
     if len(named) > 1:
-        ids = ", ".join(f"#{i}" for i in sorted(named["id"].astype(int)))
-        raise LookupError(f"run name {text!r} is ambiguous: runs {ids} have it; name the run by its id")
-    raise LookupError(f"no run with id or name {text!r} (list them with 'tempo-eval runs')")
+        listed = ", ".join(f"#{i}" for i in named)
+        raise LookupError(f"run name {name!r} is ambiguous: runs {listed} have it; name the run by its id (#N)")
+    what = "name" if by_name else "id or name"
+    raise LookupError(f"no run with {what} {name!r} (list them with 'tempo-eval runs')")
 
 
 def run_header(store: Any, run_id: int) -> dict[str, Any]:

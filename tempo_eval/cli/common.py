@@ -38,6 +38,11 @@ DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfu
 CONVERSATION_METRICS = ("turn_faithfulness",)
 
 
+#: how a run is chosen on the command line (`tempo_eval.run_diff.resolve_run`), for help texts
+RUN_REF_HELP = ("its id (12 or #12) or its name; name:NAME for the name alone (a name made of digits, "
+                "say); 'tempo-eval runs' lists them")
+
+
 EXIT_OK = 0
 
 

@@ -6,7 +6,8 @@
     tempo-eval runs export RUN --out results.csv          # per-row results (.csv, .jsonl, .parquet)
     tempo-eval runs delete RUN --yes                      # with its results and claims
 
-RUN is a run's id or its name. Exit 2 for an unknown run (one line naming it), a delete without
+RUN is a run's id (12 or #12) or its name (name:NAME for the name alone: "name:1" is the run named
+"1"); a number that is both one run's id and another run's name is refused, naming both. Exit 2 for an unknown run (one line naming it), a delete without
 --yes, or a run being evaluated by a live process.
 """
 
@@ -18,7 +19,7 @@ import os
 import sys
 from typing import Any
 
-from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
+from tempo_eval.cli.common import EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option
 from tempo_eval.safe_text import one_line as _one_line
 
 
@@ -36,20 +37,20 @@ def add_parser(commands: Any) -> None:
     actions = runs.add_subparsers(dest="action", metavar="ACTION")
 
     show = actions.add_parser("show", help="one run: settings, means with their CI, NaN reasons")
-    show.add_argument("run", help="the run's id or name")
+    show.add_argument("run", help=f"the run: {RUN_REF_HELP}")
     show.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     add_workspace_option(show)
     show.set_defaults(handler=cmd_runs_show)
 
     export = actions.add_parser("export", help="write one run's per-row results to a file")
-    export.add_argument("run", help="the run's id or name")
+    export.add_argument("run", help=f"the run: {RUN_REF_HELP}")
     export.add_argument("--out", required=True, metavar="FILE", help="where to write: .csv, .jsonl or .parquet")
     export.add_argument("--claims", action="store_true", help="write the run's verified claims instead")
     add_workspace_option(export)
     export.set_defaults(handler=cmd_runs_export)
 
     delete = actions.add_parser("delete", help="delete one run with its results and claims")
-    delete.add_argument("run", help="the run's id or name")
+    delete.add_argument("run", help=f"the run: {RUN_REF_HELP}")
     delete.add_argument("--yes", action="store_true", help="delete without asking (required when not on a terminal)")
     add_workspace_option(delete)
     delete.set_defaults(handler=cmd_runs_delete)
