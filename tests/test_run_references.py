@@ -61,3 +61,4 @@ def test_a_name_made_of_digits_that_is_no_id_is_found_and_unknowns_are_named(tmp
                       ("#x", "no run with id '#x'")):
         with pytest.raises(LookupError, match=said):
             resolve_run(store, ref)
+

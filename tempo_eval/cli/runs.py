@@ -147,8 +147,9 @@ def cmd_runs_export(args: argparse.Namespace) -> int:
     frame = store.claims_frame(run_id) if args.claims else store.results_frame(run_id)
     if args.claims:
         frame = frame.assign(probabilities=[None if p is None else json.dumps(p) for p in frame["probabilities"]])
-    written = write_frame(frame, args.out)
-    print(f"run {run_id}: {len(frame)} {'claims' if args.claims else 'results'} written to {written}", file=sys.stderr)
+    kind = write_frame(frame, args.out)
+    print(f"run {run_id}: {len(frame)} {'claims' if args.claims else 'results'} written to "
+          f"{_one_line(os.path.abspath(args.out))} ({kind})", file=sys.stderr)
     return EXIT_OK
 
 
