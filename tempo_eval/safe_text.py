@@ -48,3 +48,17 @@ def md_cell(text: Any) -> str:
     (`terminal_safe`: the Markdown is also printed to a terminal)."""
     cleaned = " ".join(str(text).split())
     return terminal_safe("".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in cleaned))
+
+
+#: what plotly's text renderer reads as markup in user text, and its replacement: plotly decodes
+#: only &amp; &lt; &gt; (and a few symbols) and numeric references, so a quote escaped as &quot;
+#: would show as "&quot;"; quotes are left as typed (no tag can open without "<"); braces as
+#: numeric references, so "%{x}" in a name is not a hover template's field
+_PLOTLY = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "{": "&#123;", "}": "&#125;"})
+
+
+def plotly_text(text: Any) -> str:
+    """User text (query ids and texts, run and metric names) made inert, once, for plotly's
+    titles, legends, axis labels, hover text and templates (`tempo_eval.viz`); shown as typed,
+    quotes included."""
+    return str(text).translate(_PLOTLY)

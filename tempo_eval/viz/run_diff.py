@@ -3,10 +3,10 @@ each metric's mean change with its 95% CI."""
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import plotly.graph_objects as go
+
+from tempo_eval.safe_text import plotly_text
 
 OUTCOME_COLOURS = {"regressed": "#D55E00", "improved": "#0072B2", "unchanged": "#8c8c8c"}
 #: queries named in one point's hover text before "and N more"
@@ -14,10 +14,6 @@ HOVER_QUERIES = 5
 #: above this many markers the scatter is drawn with WebGL
 WEBGL_POINTS = 5000
 
-
-def _escape(text: object) -> str:
-    """User text made inert in plotly's HTML subset."""
-    return html.escape(str(text))
 
 
 def point_groups(rows: pd.DataFrame) -> pd.DataFrame:
@@ -29,7 +25,7 @@ def point_groups(rows: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["baseline", "candidate", "outcome", "count", "first", "queries"])
     keyed = measured.assign(
         _b=measured["baseline"].round(6), _c=measured["candidate"].round(6), _pos=measured.index,
-        _label=[_escape(q if isinstance(q, str) and q else k) for q, k in zip(measured["query"], measured["key"],
+        _label=[plotly_text(q if isinstance(q, str) and q else k) for q, k in zip(measured["query"], measured["key"],
                                                                                 strict=True)],
     )
     keys = ["_b", "_c", "outcome"]
@@ -65,9 +61,9 @@ def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: s
             hovertemplate="%{text}<br>baseline %{x:.3f}<br>candidate %{y:.3f}<extra></extra>",
         ))
     fig.update_layout(
-        title=f"{_escape(metric)} per row",
-        xaxis={"title": f"baseline: {_escape(baseline)}", "range": [-0.03, 1.03]},
-        yaxis={"title": f"candidate: {_escape(candidate)}", "range": [-0.03, 1.03], "scaleanchor": "x"},
+        title=f"{plotly_text(metric)} per row",
+        xaxis={"title": f"baseline: {plotly_text(baseline)}", "range": [-0.03, 1.03]},
+        yaxis={"title": f"candidate: {plotly_text(candidate)}", "range": [-0.03, 1.03], "scaleanchor": "x"},
         legend={"orientation": "h", "y": -0.2, "title": {"text": "bigger marker: more rows at that point"}},
         margin={"t": 50, "l": 50, "r": 20, "b": 40}, clickmode="event+select",
     )
@@ -77,7 +73,7 @@ def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: s
 def change_chart(summary: pd.DataFrame) -> go.Figure:
     """Each metric's mean change (candidate - baseline) with its 95% CI as error bars; 0 marked."""
     fig = go.Figure(go.Scatter(
-        x=summary["delta"], y=[_escape(m) for m in summary["metric"]], mode="markers",
+        x=summary["delta"], y=[plotly_text(m) for m in summary["metric"]], mode="markers",
         marker={"size": 10, "color": "#333"},
         error_x={"type": "data", "symmetric": False, "array": summary["ci_high"] - summary["delta"],
                  "arrayminus": summary["delta"] - summary["ci_low"]},

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+
+from tempo_eval.safe_text import plotly_text
 
 WIN_COLOURS = {"A better": "#0072B2", "B better": "#E69F00", "tie": "#8c8c8c"}
 
@@ -50,9 +50,9 @@ def paired_scatter(pairs: pd.DataFrame, *, name_a: str, name_b: str, metric: str
             text=[_ids_text(ids) for ids in points["query_id"]],
             hovertemplate="%{text}<br>A %{x:.3f}<br>B %{y:.3f}<extra></extra>",
         ))
-    label_a, label_b = _escape(name_a), _escape(name_b)
+    label_a, label_b = plotly_text(name_a), plotly_text(name_b)
     fig.update_layout(
-        title=f"{_escape(metric)} per query",
+        title=f"{plotly_text(metric)} per query",
         xaxis={"title": f"A: {label_a}", "range": [-0.03, 1.03]},
         yaxis={"title": f"B: {label_b}", "range": [-0.03, 1.03]},
         legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
@@ -68,11 +68,7 @@ def point_size(count: int) -> float:
 
 def _ids_text(ids: list[str]) -> str:
     if len(ids) == 1:
-        return f"query {_escape(ids[0])}"
-    shown = ", ".join(_escape(i) for i in ids[:5]) + (", …" if len(ids) > 5 else "")
+        return f"query {plotly_text(ids[0])}"
+    shown = ", ".join(plotly_text(i) for i in ids[:5]) + (", …" if len(ids) > 5 else "")
     return f"{len(ids)} queries with these scores: {shown}"
 
-
-def _escape(text: object) -> str:
-    """User text (query ids, run names) made inert in plotly's HTML subset."""
-    return html.escape(str(text))

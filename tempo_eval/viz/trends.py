@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import plotly.graph_objects as go
+
+from tempo_eval.safe_text import plotly_text
 
 #: Okabe-Ito colours, one per metric
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -14,7 +14,7 @@ COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 
 def run_axis_label(run_id: int, name: object) -> str:
     """The x-axis label of a run: its name and id (names can repeat), escaped for plotly."""
-    return f"{html.escape(str(name))} #{int(run_id)}"
+    return f"{plotly_text(str(name))} #{int(run_id)}"
 
 
 def trend_chart(trends: pd.DataFrame) -> go.Figure:
@@ -25,7 +25,7 @@ def trend_chart(trends: pd.DataFrame) -> go.Figure:
     for i, (metric, part) in enumerate(trends.groupby("metric", sort=False)):
         fig.add_trace(go.Scatter(
             x=[run_axis_label(r, n) for r, n in zip(part["run_id"], part["name"], strict=True)],
-            y=part["mean"], mode="lines+markers", name=html.escape(str(metric)),
+            y=part["mean"], mode="lines+markers", name=plotly_text(str(metric)),
             line={"color": COLOURS[i % len(COLOURS)]}, marker={"size": 9},
             error_y={"type": "data", "symmetric": False, "array": part["ci_high"] - part["mean"],
                      "arrayminus": part["mean"] - part["ci_low"]},
