@@ -455,16 +455,12 @@ def _latex_escape(text: str) -> str:
 
 # ---- entry points ---------------------------------------------------------------------------
 
-#: metrics (the name before "@K") where a lower mean is better, and those with no better
-#: direction (no best run and no "beats" marks; the tests are still run and shown)
-LOWER_IS_BETTER = frozenset({"future_leak", "stale_evidence"})
-NO_DIRECTION = frozenset({"median_age", "median_evidence_age"})
-
-
 def direction(metric: str) -> str:
-    """"higher" (the default), "lower" (future leak, stale evidence) or "none" (median age)."""
-    head = metric.strip().lower().partition("@")[0]
-    return "lower" if head in LOWER_IS_BETTER else "none" if head in NO_DIRECTION else "higher"
+    """"higher", "lower" (future leak, stale evidence) or "none" (median age): as the metric's
+    class declares it (`tempo_eval.metric_catalog.direction`; "higher" for a retrieval measure)."""
+    from tempo_eval.metric_catalog import direction as declared
+
+    return declared(metric)
 
 
 def compare(

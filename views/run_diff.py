@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.metric_catalog import DIRECTION_WORDS
 from tempo_eval.report_html import diff_html
 from tempo_eval.run_diff import DEFAULT_TOLERANCE, RunDiff
 from tempo_eval_app import errors, formatting, links, row_detail, selection, store_reads
@@ -26,7 +27,7 @@ SHOW = {
     "all": "All rows",
 }
 _NONE = {"regressed": "No row regressed", "improved": "No row improved", "changed": "No row changed"}
-_CHANGED = ["regressed", "improved", "became not measurable", "became measurable"]
+_CHANGED = ["regressed", "improved", "increased", "decreased", "became not measurable", "became measurable"]
 TESTS = {"student": "paired t-test", "fisher": "Fisher randomisation (paired)"}
 
 
@@ -211,6 +212,11 @@ with errors.page_guard("run diff"):
     st.session_state.setdefault("diff_show", "regressed")
     show = f2.segmented_control("Show", list(SHOW), key="diff_show", format_func=SHOW.get) or "all"
     shown = _rows(report, metric, show)
+    way = str(report.summary.at[metric, "direction"])
+    if way != "higher":
+        st.caption(f"{formatting.md_escape(metric)}: {formatting.md_escape(DIRECTION_WORDS[way])}"
+                   + (": a rise is a regression." if way == "lower"
+                      else ": a change is counted as increased or decreased, never as improved or regressed."))
     if shown.empty and show in ("regressed", "improved", "changed"):
         st.caption(f"{formatting.md_escape(_NONE[show])} on this metric "
                    f"(a change of at most {tolerance:.3f} counts as unchanged).")

@@ -16,9 +16,9 @@ One module per subcommand (`evaluate`, `import_results`, `compare`, `import_scor
 
 Exit codes: 0 success; 1 a metric failed on every row with any failure code (row_error,
 judge_error, verifier_error, ...), --deadline passed before every row was evaluated, or a metric's
-mean is below its `--fail-under` threshold (the results are still written and stored; one line per
-cause on stderr: "error: all N rows failed: ...", "error: the deadline ...", "fail: METRIC MEAN <
-THRESHOLD"); 2 bad input or usage (one line "error: ..." on stderr, no traceback), including a
+mean is below its `--fail-under` threshold or above its `--fail-over` one (a lower-is-better metric's
+gate; the results are still written and stored; one line per cause on stderr: "error: all N rows
+failed: ...", "error: the deadline ...", "fail: METRIC MEAN < THRESHOLD"); 2 bad input or usage (one line "error: ..." on stderr, no traceback), including a
 metric that needs a column the dataset lacks, an --out that names an input, and a damaged
 workspace; 130 interrupted (every finished row is stored; the same command resumes).
 
