@@ -20,7 +20,7 @@ import pandas as pd
 from tempo_eval._process import own_start_time, process_start_time
 from tempo_eval._secrets import redact, secret_values, strip_secrets
 from tempo_eval.store.datasets import _clean_name
-from tempo_eval.store.db import json_or
+from tempo_eval.store.db import NEXT_RUN_ID, json_or
 from tempo_eval.store.packing import dumps
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
@@ -128,7 +128,8 @@ class RunRecords:
                     return int(row[0]), True
             chosen = wanted or (None if default_name is None else _clean_name(default_name, "run"))
             cursor = self._conn.execute(
-                "INSERT INTO runs (dataset_id, name, config, config_hash, status) VALUES (?, ?, ?, ?, 'running')",
+                f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status)"
+                f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running')",
                 (dataset_id, chosen or "run", dumps(clean), digest),
             )
             run_id = int(cursor.lastrowid)
@@ -202,8 +203,8 @@ class RunRecords:
                 )
             else:
                 cursor = self._conn.execute(
-                    "INSERT INTO runs (dataset_id, name, config, config_hash, status, origin)"
-                    " VALUES (?, ?, ?, ?, 'running', ?)",
+                    f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin)"
+                    f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?)",
                     (dataset_id, _clean_name(name or default_name, "run"), dumps(clean), config_hash(clean), origin),
                 )
                 run_id = int(cursor.lastrowid)
