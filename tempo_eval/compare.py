@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tempo_eval.safe_text import md_cell
+from tempo_eval.safe_text import md_cell, terminal_safe
 from tempo_eval.schema import DEFAULT_SIGNIFICANCE_TEST
 
 TESTS = ("fisher", "student")
@@ -450,7 +450,7 @@ _LATEX_SPECIAL = {
 
 
 def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in terminal_safe(text))
 
 
 # ---- entry points ---------------------------------------------------------------------------

@@ -50,6 +50,7 @@ import pandas as pd
 
 from tempo_eval.compare import bootstrap_ci, paired_t_test, randomization_test
 from tempo_eval.metric_catalog import DIRECTION_WORDS, direction
+from tempo_eval.safe_text import json_safe
 from tempo_eval.safe_text import md_cell as _md_cell
 from tempo_eval.safe_text import one_line as _one_line
 
@@ -347,7 +348,7 @@ class RunDiff:
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+        return json_safe(json.dumps(self.to_dict(), ensure_ascii=False, indent=2, allow_nan=False))
 
     def summary_table(self) -> pd.DataFrame:
         """The summary in user words (`SUMMARY_LABELS`), one line per metric."""

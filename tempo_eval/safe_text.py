@@ -37,6 +37,17 @@ def terminal_safe(text: Any) -> str:
     return _CONTROLS.sub(_visible, str(text))
 
 
+#: what JSON leaves raw that a terminal may obey: DEL, C1 controls, bidi and line separators
+_JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def json_safe(text: str) -> str:
+    """JSON text (`json.dumps(..., ensure_ascii=False)`) with the characters it leaves raw that a
+    terminal may obey written as `\\uXXXX` escapes: the same JSON value, nothing lost (they only
+    occur inside strings; json.dumps escapes the C0 controls itself)."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def one_line(text: Any) -> str:
     """`terminal_safe` text on one line: runs of whitespace (newlines included) as one space."""
     return terminal_safe(" ".join(str(text).split()))

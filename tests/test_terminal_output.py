@@ -82,3 +82,24 @@ def test_compare_markdown_escapes_run_names_as_diff_markdown_does() -> None:
     diff = diff_runs(frame, frame, baseline={"id": 1, "name": name_a}, candidate={"id": 2, "name": name_b})
     assert md_cell(diff.headline(escape=str)) in diff.to_markdown()
     assert "a\\|b\\*\\[link\\](http://x)\\_evil\\x1b" in diff.to_markdown()
+
+
+def test_json_outputs_escape_what_a_terminal_obeys_and_keep_the_value(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    base, cand = _hostile_runs(tmp_path)
+    outputs = {}
+    for args in (["runs", "--format", "json"], ["runs", "show", str(base), "--format", "json"],
+                 ["diff", str(base), str(cand), "--format", "json"]):
+        code, out, _ = run_cli(args, capsys)
+        assert code == 0 and not RAW.search(out), args
+        outputs[args[0] + args[1]] = json.loads(out)
+    # the values are kept exactly
+    assert {r["name"] for r in outputs["runs--format"]} == {"base " + HOSTILE, "cand " + HOSTILE}
+    assert outputs["runsshow"]["name"] == "base " + HOSTILE
+    assert outputs[f"diff{base}"]["candidate"]["name"] == "cand " + HOSTILE
+
+
+def test_compare_latex_shows_controls_as_text() -> None:
+    per_query = {"a" + HOSTILE: {"ndcg": {"q1": 0.1, "q2": 0.5}}, "b": {"ndcg": {"q1": 0.9, "q2": 0.8}}}
+    latex = compare(per_query, test="student").to_latex()
+    assert not RAW.search(latex) and "\\textbackslash{}x1b" in latex

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from tempo_eval.cli.common import EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option
+from tempo_eval.safe_text import json_safe
 from tempo_eval.safe_text import one_line as _one_line
 
 
@@ -91,7 +92,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
     store = _open(args)
     records = _records(store, store.list_runs(args.dataset))
     if args.format == "json":
-        sys.stdout.write(json.dumps(records, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json_safe(json.dumps(records, ensure_ascii=False, indent=2)) + "\n")
         return EXIT_OK
     if not records:
         print("No run stored" + (f" for dataset {args.dataset}" if args.dataset is not None else "") + ".")
@@ -119,7 +120,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     record.update(note=info["note"], tags=info["tags"], usage=info["usage"], error=info["error"],
                   finished=info["finished_at"], settings=flatten_config(info["config"]))
     if args.format == "json":
-        sys.stdout.write(json.dumps(record, ensure_ascii=False, indent=2, default=str) + "\n")
+        sys.stdout.write(json_safe(json.dumps(record, ensure_ascii=False, indent=2, default=str)) + "\n")
         return EXIT_OK
     print(f"run #{record['id']} {_one_line(record['name'])}: {record['status']}, dataset #{record['dataset_id']} "
           f"{_one_line(record['dataset'])}, {record['rows']} rows, created {record['created']}")
