@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tempo_eval.safe_text import md_cell, terminal_safe
 from tempo_eval.schema import DEFAULT_SIGNIFICANCE_TEST
 
 TESTS = ("fisher", "student")
@@ -370,7 +371,7 @@ class ComparisonReport:
         header = ["#", "Run", *self.metrics]
         lines = [_md_row(header), _md_row(["---"] * len(header))]
         for run in self.runs:
-            cells = [self.label(run), _md_escape(run)]
+            cells = [self.label(run), md_cell(run)]
             for metric in self.metrics:
                 score = self._format(self.means[run][metric])
                 if run in self.best(metric):
@@ -383,7 +384,7 @@ class ComparisonReport:
             rows = [_md_row(header), _md_row(["---"] * len(header))]
             for p in self.pairs:
                 rows.append(_md_row([
-                    p.metric, _md_escape(p.run_a), _md_escape(p.run_b), self._format(p.mean_a),
+                    p.metric, md_cell(p.run_a), md_cell(p.run_b), self._format(p.mean_a),
                     self._format(p.mean_b), _format_p(p.p_value),
                     _format_p(p.p_adjusted) + (" *" if p.significant else ""),
                     f"{p.wins} / {p.ties} / {p.losses}",
@@ -441,10 +442,6 @@ def _md_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _md_escape(text: str) -> str:
-    return str(text).replace("|", "\\|")
-
-
 _LATEX_SPECIAL = {
     "\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#", "_": "\\_",
     "{": "\\{", "}": "\\}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}",
@@ -453,21 +450,17 @@ _LATEX_SPECIAL = {
 
 
 def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in terminal_safe(text))
 
 
 # ---- entry points ---------------------------------------------------------------------------
 
-#: metrics (the name before "@K") where a lower mean is better, and those with no better
-#: direction (no best run and no "beats" marks; the tests are still run and shown)
-LOWER_IS_BETTER = frozenset({"future_leak", "stale_evidence"})
-NO_DIRECTION = frozenset({"median_age", "median_evidence_age"})
-
-
 def direction(metric: str) -> str:
-    """"higher" (the default), "lower" (future leak, stale evidence) or "none" (median age)."""
-    head = metric.strip().lower().partition("@")[0]
-    return "lower" if head in LOWER_IS_BETTER else "none" if head in NO_DIRECTION else "higher"
+    """"higher", "lower" (future leak, stale evidence) or "none" (median age): as the metric's
+    class declares it (`tempo_eval.metric_catalog.direction`; "higher" for a retrieval measure)."""
+    from tempo_eval.metric_catalog import direction as declared
+
+    return declared(metric)
 
 
 def compare(

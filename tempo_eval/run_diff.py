@@ -20,8 +20,11 @@ How rows are matched (`match_rows`):
 
 Per metric that both runs hold (`metric_rows`, `metric_summary`), over the matched rows:
 
-- delta = candidate - baseline; |delta| <= tolerance is "unchanged", above is "improved",
-  below -tolerance is "regressed";
+- delta = candidate - baseline; |delta| <= tolerance is "unchanged"; beyond it, a change the
+  better way is "improved" and the other "regressed", as the metric declares its direction
+  (`tempo_eval.metric_catalog.direction`: a rise in future_leak or stale_evidence is a
+  regression); for a metric with no better direction (median_evidence_age) a change is
+  "increased" or "decreased", never improved or regressed;
 - NaN -> number is "became measurable", number -> NaN "became not measurable", NaN on both sides
   "not measured"; a row whose result one run did not store is "not stored". None of these has a
   delta, and none is counted as improved, regressed or unchanged;
@@ -30,15 +33,15 @@ Per metric that both runs hold (`metric_rows`, `metric_summary`), over the match
   the p-value is the paired test of the Compare page (`compare.paired_t_test` by default,
   `compare.randomization_test` with test="fisher"); NaN below 2 rows.
 
-Rows are sorted by delta ascending (worst regression first); rows without a delta come last,
-those that became not measurable first among them.
+Rows are sorted worst regression first (delta ascending, descending for a lower-is-better
+metric); rows without a delta come last, those that became not measurable first among them.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +49,10 @@ import numpy as np
 import pandas as pd
 
 from tempo_eval.compare import bootstrap_ci, paired_t_test, randomization_test
+from tempo_eval.metric_catalog import DIRECTION_WORDS, direction
+from tempo_eval.safe_text import json_safe
+from tempo_eval.safe_text import md_cell as _md_cell
+from tempo_eval.safe_text import one_line as _one_line
 
 DEFAULT_TOLERANCE = 0.01
 #: rounding error allowed when a change is compared with the tolerance (scores are in [0, 1])
@@ -53,17 +60,25 @@ _ROUNDING = 1e-12
 TESTS = ("student", "fisher")
 #: outcomes of a matched row on one metric, in the order rows without a delta are listed
 OUTCOMES = (
-    "regressed", "improved", "unchanged", "became not measurable", "became measurable",
-    "not measured", "not stored",
+    "regressed", "improved", "increased", "decreased", "unchanged", "became not measurable",
+    "became measurable", "not measured", "not stored",
 )
+#: the outcomes of a row measured in both runs (its change has a sign)
+MEASURED = ("improved", "regressed", "increased", "decreased", "unchanged")
+#: a change up and a change down beyond the tolerance, by the metric's direction
+_CHANGE_WORDS = {"higher": ("improved", "regressed"), "lower": ("regressed", "improved"),
+                 "none": ("increased", "decreased")}
+#: the sign that turns a delta into a gain (worst regression first), by direction
+_GAIN_SIGN = {"higher": 1.0, "lower": -1.0, "none": 0.0}
 #: summary keys, in the order of the `--format json` object
 SUMMARY_KEYS = (
-    "baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value", "improved",
-    "regressed", "unchanged", "became_measurable", "became_not_measurable",
+    "direction", "baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value", "improved",
+    "regressed", "unchanged", "became_measurable", "became_not_measurable", "increased", "decreased",
 )
 #: the summary's columns in user words (tables, CSV, HTML)
 SUMMARY_LABELS = {
     "metric": "metric",
+    "direction": "better when",
     "n": "rows measured",
     "baseline_mean": "baseline mean",
     "candidate_mean": "candidate mean",
@@ -74,6 +89,8 @@ SUMMARY_LABELS = {
     "improved": "improved",
     "regressed": "regressed",
     "unchanged": "unchanged",
+    "increased": "increased (no better direction)",
+    "decreased": "decreased (no better direction)",
     "became_measurable": "became measurable",
     "became_not_measurable": "became not measurable",
     "not_measured": "not measured in either",
@@ -179,8 +196,11 @@ def match_rows(baseline_rows: pd.DataFrame, candidate_rows: pd.DataFrame, *, by:
 
 # ---- per metric -----------------------------------------------------------------------------
 
-def outcomes(baseline: np.ndarray, candidate: np.ndarray, stored: np.ndarray, tolerance: float) -> np.ndarray:
-    """The outcome of each row (see `OUTCOMES`): `stored` is False where one run has no result."""
+def outcomes(baseline: np.ndarray, candidate: np.ndarray, stored: np.ndarray, tolerance: float,
+             way: str = "higher") -> np.ndarray:
+    """The outcome of each row (see `OUTCOMES`): `stored` is False where one run has no result;
+    `way` is the metric's direction ("higher", "lower" or "none")."""
+    up, down = _CHANGE_WORDS[way]
     b = np.asarray(baseline, dtype=float)
     c = np.asarray(candidate, dtype=float)
     delta = c - b
@@ -190,14 +210,15 @@ def outcomes(baseline: np.ndarray, candidate: np.ndarray, stored: np.ndarray, to
     return np.select(
         [~np.asarray(stored, dtype=bool), np.isnan(b) & np.isnan(c), np.isnan(b), np.isnan(c),
          delta > limit, delta < -limit],
-        ["not stored", "not measured", "became measurable", "became not measurable", "improved", "regressed"],
+        ["not stored", "not measured", "became measurable", "became not measurable", up, down],
         default="unchanged",
     ).astype(object)
 
 
 def metric_rows(pairs: pd.DataFrame, baseline: pd.DataFrame, candidate: pd.DataFrame, metric: str,
                 *, tolerance: float = DEFAULT_TOLERANCE) -> pd.DataFrame:
-    """One line per matched pair on one metric (`ROW_COLUMNS`), in the pairs' order."""
+    """One line per matched pair on one metric (`ROW_COLUMNS`), in the pairs' order; outcomes by
+    the metric's declared direction."""
     def side(results: pd.DataFrame, row_column: str) -> pd.DataFrame:
         part = results.loc[results["metric"] == metric, ["row", "score", "reason_code"]]
         part = part.drop_duplicates("row").rename(columns={"row": row_column})
@@ -218,7 +239,7 @@ def metric_rows(pairs: pd.DataFrame, baseline: pd.DataFrame, candidate: pd.DataF
         "baseline": b_scores,
         "candidate": c_scores,
         "delta": c_scores - b_scores,
-        "outcome": outcomes(b_scores, c_scores, stored, tolerance),
+        "outcome": outcomes(b_scores, c_scores, stored, tolerance, direction(metric)),
         "reason_baseline": b["reason_code"].astype(object).where(b["reason_code"].notna(), None).to_numpy(),
         "reason_candidate": c["reason_code"].astype(object).where(c["reason_code"].notna(), None).to_numpy(),
     }, columns=ROW_COLUMNS)
@@ -229,7 +250,7 @@ def metric_summary(rows: pd.DataFrame, *, test: str = "student", seed: int = 42)
     the mean delta with its 95% bootstrap CI, the paired test's p-value and the outcome counts."""
     if test not in TESTS:
         raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
-    measured = rows[rows["outcome"].isin(["improved", "regressed", "unchanged"])]
+    measured = rows[rows["outcome"].isin(MEASURED)]
     b = measured["baseline"].to_numpy(dtype=float)
     c = measured["candidate"].to_numpy(dtype=float)
     n = len(measured)
@@ -241,6 +262,7 @@ def metric_summary(rows: pd.DataFrame, *, test: str = "student", seed: int = 42)
     counts = rows["outcome"].value_counts()
     return {
         "n": n,
+        "direction": direction(str(rows["metric"].iloc[0])) if len(rows) else "higher",
         "baseline_mean": float(b.mean()) if n else math.nan,
         "candidate_mean": float(c.mean()) if n else math.nan,
         "delta": float((c - b).mean()) if n else math.nan,
@@ -252,11 +274,12 @@ def metric_summary(rows: pd.DataFrame, *, test: str = "student", seed: int = 42)
 
 
 def sort_worst_first(rows: pd.DataFrame) -> pd.DataFrame:
-    """Delta ascending; rows without a delta last, in `OUTCOMES` order; then metric and key."""
+    """Gain ascending (the delta, its opposite for a lower-is-better metric, 0 for a metric with
+    no direction); rows without a delta last, in `OUTCOMES` order; then metric and key."""
     order = {outcome: i for i, outcome in enumerate(OUTCOMES)}
-    keyed = rows.assign(
-        _nan=rows["delta"].isna(), _outcome=rows["outcome"].map(order), _delta=rows["delta"].fillna(0.0),
-    )
+    signs = {m: _GAIN_SIGN[direction(str(m))] for m in rows["metric"].unique()}
+    gain = rows["delta"].fillna(0.0) * rows["metric"].map(signs).astype(float)
+    keyed = rows.assign(_nan=rows["delta"].isna(), _outcome=rows["outcome"].map(order), _delta=gain)
     keyed = keyed.sort_values(["_nan", "_delta", "_outcome", "metric", "row_baseline"], kind="stable")
     return keyed.drop(columns=["_nan", "_outcome", "_delta"]).reset_index(drop=True)
 
@@ -279,19 +302,6 @@ def _format_p(p: float) -> str:
     if math.isnan(p):
         return "—"
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
-
-
-def _one_line(text: Any) -> str:
-    """Text on one line (a terminal listing): runs of whitespace, newlines included, as one space."""
-    return " ".join(str(text).split())
-
-
-def _md_cell(text: Any) -> str:
-    """Text made safe in a Markdown table cell: pipes and newlines would break the row."""
-    cleaned = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
-    for ch in "*_`[]<>#":
-        cleaned = cleaned.replace(ch, "\\" + ch)
-    return cleaned
 
 
 @dataclass
@@ -338,7 +348,7 @@ class RunDiff:
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+        return json_safe(json.dumps(self.to_dict(), ensure_ascii=False, indent=2, allow_nan=False))
 
     def summary_table(self) -> pd.DataFrame:
         """The summary in user words (`SUMMARY_LABELS`), one line per metric."""
@@ -360,12 +370,13 @@ class RunDiff:
 
         return to_csv_text(self.rows_table())
 
-    def headline(self) -> str:
-        """Which runs, how rows were matched, what was left out: one paragraph."""
+    def headline(self, *, escape: Callable[[Any], str] = _one_line) -> str:
+        """Which runs, how rows were matched, what was left out: one paragraph, the run names
+        through `escape` (for a terminal by default; `to_markdown` escapes the whole line once)."""
         b, c = self.baseline, self.candidate
         m = self.matching
         text = (
-            f"Baseline #{b['id']} {_one_line(b['name'])} against candidate #{c['id']} {_one_line(c['name'])}: "
+            f"Baseline #{b['id']} {escape(b['name'])} against candidate #{c['id']} {escape(c['name'])}: "
             f"{self.matched} rows matched by {'query id' if m.by == 'query_id' else 'query text'}"
         )
         if m.unmatched_baseline or m.unmatched_candidate:
@@ -384,10 +395,11 @@ class RunDiff:
         for metric in self.metrics:
             s = self.summary.loc[metric]
             lines.append(
-                f"{metric}: {_format(s['baseline_mean'])} -> {_format(s['candidate_mean'])} "
+                f"{_one_line(metric)}{self._direction_note(metric)}: {_format(s['baseline_mean'])} -> "
+                f"{_format(s['candidate_mean'])} "
                 f"(change {_format(s['delta'], '+.3f')}, 95% CI {_format(s['ci_low'], '+.3f')} to "
                 f"{_format(s['ci_high'], '+.3f')}, p {_format_p(s['p_value'])}, {int(s['n'])} rows measured); "
-                f"{int(s['improved'])} improved, {int(s['regressed'])} regressed, {int(s['unchanged'])} unchanged, "
+                f"{self._change_counts(metric)}, {int(s['unchanged'])} unchanged, "
                 f"{int(s['became_measurable'])} became measurable, {int(s['became_not_measurable'])} became not measurable"
             )
         worst = self._worst(top)
@@ -399,6 +411,17 @@ class RunDiff:
             )
         lines += self._unmatched_lines()
         return "\n".join(lines) + "\n"
+
+    def _direction_note(self, metric: str) -> str:
+        """" (lower is better)", " (no better direction)", or nothing for higher is better."""
+        way = str(self.summary.at[metric, "direction"])
+        return "" if way == "higher" else f" ({DIRECTION_WORDS[way]})"
+
+    def _change_counts(self, metric: str) -> str:
+        s = self.summary.loc[metric]
+        if s["direction"] == "none":
+            return f"{int(s['increased'])} increased, {int(s['decreased'])} decreased"
+        return f"{int(s['improved'])} improved, {int(s['regressed'])} regressed"
 
     def _unmatched_lines(self) -> list[str]:
         lines = []
@@ -413,17 +436,26 @@ class RunDiff:
         """The same, as Markdown ready to paste in a pull-request comment."""
         header = ["Metric", "Baseline", "Candidate", "Change (95% CI)", "p", "Improved", "Regressed",
                   "Unchanged", "NaN → number", "Number → NaN"]
-        lines = [f"### Run diff\n\n{_md_cell(self.headline())}\n", "| " + " | ".join(header) + " |",
+        lines = [f"### Run diff\n\n{_md_cell(self.headline(escape=str))}\n", "| " + " | ".join(header) + " |",
                  "|" + "---|" * len(header)]
+        neither = []
         for metric in self.metrics:
             s = self.summary.loc[metric]
+            if s["direction"] == "none":
+                neither.append(f"{_md_cell(metric)}: {self._change_counts(metric)}")
+                improved = regressed = "—"
+            else:
+                improved = str(int(s["improved"]))
+                regressed = f"**{int(s['regressed'])}**" if s["regressed"] else "0"
             lines.append("| " + " | ".join([
-                _md_cell(metric), _format(s["baseline_mean"]), _format(s["candidate_mean"]),
+                _md_cell(metric) + _md_cell(self._direction_note(metric)), _format(s["baseline_mean"]),
+                _format(s["candidate_mean"]),
                 f"{_format(s['delta'], '+.3f')} ({_format(s['ci_low'], '+.3f')} to {_format(s['ci_high'], '+.3f')})",
-                _format_p(s["p_value"]), str(int(s["improved"])),
-                f"**{int(s['regressed'])}**" if s["regressed"] else "0", str(int(s["unchanged"])),
+                _format_p(s["p_value"]), improved, regressed, str(int(s["unchanged"])),
                 str(int(s["became_measurable"])), str(int(s["became_not_measurable"])),
             ]) + " |")
+        if neither:
+            lines += ["", "No better direction, so no row improved or regressed: " + "; ".join(neither) + "."]
         worst = self._worst(top)
         if not worst.empty:
             lines += ["", f"**Worst regressions** (top {len(worst)})", "",
@@ -483,7 +515,7 @@ def diff_runs(
             else pd.DataFrame(columns=ROW_COLUMNS))
     summary = pd.DataFrame(
         [{"metric": m, **metric_summary(r, test=test, seed=seed)} for m, r in zip(chosen, per_metric, strict=True)],
-        columns=["metric", "n", *SUMMARY_KEYS[:6], *(o.replace(" ", "_") for o in OUTCOMES)],
+        columns=["metric", "n", *SUMMARY_KEYS[:7], *(o.replace(" ", "_") for o in OUTCOMES)],
     ).set_index("metric", drop=False)
     summary.index.name = None
     return RunDiff(
@@ -496,20 +528,41 @@ def diff_runs(
 # ---- from the store -------------------------------------------------------------------------
 
 def resolve_run(store: Any, ref: str | int) -> int:
-    """A run's id from its id ("12", "#12") or its name; LookupError naming `ref` when no run
-    (or more than one run) answers to it."""
+    """A run's id from a reference, as the command line takes one:
+
+    - "#12" is the id 12, and only that; "name:NAME" is the run named NAME, and only that;
+    - "12" (digits) is the id 12 or the run named "12": when both exist and are different runs,
+      LookupError lists both (choose with "#12" or "name:12"), never one silently;
+    - anything else is a name.
+
+    LookupError naming `ref` when no run (or more than one run of that name) answers to it."""
     runs = store.list_runs()
     text = str(ref).strip()
-    digits = text[1:] if text.startswith("#") else text
-    if digits.isdigit() and int(digits) in set(runs["id"].astype(int)):
-        return int(digits)
-    named = runs[runs["name"] == text]
+    ids = {int(i) for i in runs["id"]}
+    if text.startswith("#"):
+        digits = text[1:].strip()
+        if digits.isdecimal() and int(digits) in ids:
+            return int(digits)
+        raise LookupError(f"no run with id {text!r} (list them with 'tempo-eval runs')")
+    by_name = text.startswith("name:")
+    name = text[len("name:"):].strip() if by_name else text
+    named = sorted(int(i) for i in runs.loc[runs["name"] == name, "id"])
+    if not by_name and text.isdecimal() and int(text) in ids:
+        others = [i for i in named if i != int(text)]
+        if others:
+            listed = ", ".join(f"#{i}" for i in others)
+            raise LookupError(
+                f"{text!r} is both the id of run #{int(text)} and the name of run(s) {listed}: write "
+                f"'#{int(text)}' for the id or 'name:{text}' for the name"
+            )
+        return int(text)
     if len(named) == 1:
-        return int(named["id"].iloc[0])
+        return named[0]
     if len(named) > 1:
-        ids = ", ".join(f"#{i}" for i in sorted(named["id"].astype(int)))
-        raise LookupError(f"run name {text!r} is ambiguous: runs {ids} have it; name the run by its id")
-    raise LookupError(f"no run with id or name {text!r} (list them with 'tempo-eval runs')")
+        listed = ", ".join(f"#{i}" for i in named)
+        raise LookupError(f"run name {name!r} is ambiguous: runs {listed} have it; name the run by its id (#N)")
+    what = "name" if by_name else "id or name"
+    raise LookupError(f"no run with {what} {name!r} (list them with 'tempo-eval runs')")
 
 
 def run_header(store: Any, run_id: int) -> dict[str, Any]:

@@ -136,6 +136,9 @@ class RunResult:
     unstored: pd.DataFrame | None = field(default=None, repr=False)
     #: whether `on_results` received the results of every row (they are then `frame`, in parts)
     results_streamed: bool = False
+    #: whether an earlier run of the same dataset and settings (and name, when one was given) was
+    #: continued rather than a new run made
+    resumed: bool = False
 
     @cached_property
     def frame(self) -> pd.DataFrame:
@@ -190,7 +193,9 @@ def evaluate(
     `dataset` is a `tempo_eval.io` Dataset (or a DataFrame with canonical columns).
     `reference_date` (a date, or ISO text "YYYY-MM-DD"; a time part is dropped) fills rows
     without one and is part of the run's identity. With `resume` (default) an earlier run of the
-    same configuration continues; `resume=False` starts a new run. With `retry_failed` (default)
+    same dataset and configuration continues: the newest, or, given `run_name`, the newest of that
+    name (a name no such run has makes a new run; a run is never renamed; an empty `run_name`
+    raises ValueError before anything is stored); `resume=False` starts a new run. With `retry_failed` (default)
     resuming recomputes the stored results that failed (reason code "row_error", "judge_error",
     "verifier_error", ...). Up to `max_concurrency` rows are in flight at once on one event loop.
     Raises ValueError, before anything is stored, when a metric needs a column the dataset lacks.
@@ -257,6 +262,8 @@ async def aevaluate(
         raise ValueError(f"processes must be a positive integer, got {processes!r}")
     if deadline is not None and not (isinstance(deadline, (int, float)) and deadline > 0):
         raise ValueError(f"deadline must be a positive number of seconds, got {deadline!r}")
+    if run_name is not None and not str(run_name).split():  # before anything is stored
+        raise ValueError(f"run_name must not be empty, got {run_name!r}")
     stop_at = None if deadline is None else time.monotonic() + float(deadline)
     # Once, not per row: a bad date fails the run before it starts. The ISO date is the identity,
     # so "2024-06-30T00:00" and "2024-06-30" are the same run.
@@ -282,12 +289,12 @@ async def aevaluate(
         check_free_space(store.connection, _store_bytes(stream, len(metrics), store_rows),
                          f"storing {stream.name} and one result per row and metric")
     config = run_config(metrics, reference_date=reference_date)
+    # a run of the same dataset and settings is resumed: the newest, or with `run_name` the newest
+    # of that name (another name makes a new run; a run is never renamed)
     run_id, resumed = store.create_or_resume_run(
-        dataset_id, config, name=run_name or default_run_name(stream.name or "dataset", metrics),
+        dataset_id, config, name=run_name, default_name=default_run_name(stream.name or "dataset", metrics),
         resume=resume,
     )
-    if run_name is not None:
-        store.rename_run(run_id, run_name)
     names = [m.name for m in metrics]
     try:
         waited, holding = await _wait_for_run(store, run_id, cancel, stop_at)
@@ -296,7 +303,9 @@ async def aevaluate(
         resumed = waited or resumed
         run = _Run(store, dataset_id, run_id, metrics, names, reference_date, retry_failed, stop_at, deadline,
                    _with_rate(progress), processes, on_results)
-        return await run.evaluate(stream, resumed, store_rows, cancel, max_concurrency)
+        result = await run.evaluate(stream, resumed, store_rows, cancel, max_concurrency)
+        result.resumed = resumed
+        return result
     finally:
         with contextlib.suppress(WorkspaceError):  # a full disk: the lock is taken over later
             store.release_run(run_id)

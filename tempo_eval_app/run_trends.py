@@ -24,8 +24,13 @@ def pin_baseline(table: pd.DataFrame, runs: pd.DataFrame, metrics: list[str], wh
 
     ids = [int(i) for i in table["id"]]
     names = {int(r.id): f"{r.name} · #{r.id}" for r in table.itertuples()}
-    if st.session_state.get(BASELINE_KEY) not in [None, *ids]:
+    pinned = st.session_state.get(BASELINE_KEY)
+    if pinned not in [None, *ids]:
         st.session_state[BASELINE_KEY] = None
+        if int(pinned) not in set(store_reads.runs_table(None)["id"].astype(int)):
+            # deleted; ids are never reused, so no other run takes its place
+            where.caption(f"The pinned baseline run #{formatting.md_escape(pinned)} no longer exists (deleted): "
+                          "no baseline is pinned.")
     baseline = where.selectbox("Baseline for the Δ columns", [None, *ids], key=BASELINE_KEY,
                                format_func=lambda i: "none" if i is None else names.get(int(i), f"#{i}"),
                                help="Pin a run: each metric gets a column with every run's mean minus this run's.")

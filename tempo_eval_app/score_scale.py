@@ -9,9 +9,6 @@ from typing import Any
 
 import numpy as np
 
-#: metrics whose scores are not in [0, 1], and their unit
-UNITS = {"median_evidence_age": "days", "median_age": "days"}
-
 
 @dataclass(frozen=True)
 class Scale:
@@ -34,10 +31,12 @@ UNIT_INTERVAL = Scale(0.0, 1.0, 0.05)
 
 def score_scale(metric: str, values: Any) -> Scale:
     """0 to 1 (step 0.05) for a metric whose finite scores all lie in [0, 1] and that has no unit;
-    else from the floor of its smallest to the ceiling of its largest score, in its unit (`UNITS`;
+    else from the floor of its smallest to the ceiling of its largest score, in its unit (as the metric declares it, `tempo_eval.metric_catalog.scale`;
     step 1 for days or a span of 20 and more, a hundredth of the span below). A metric with a unit
     and no finite score: 0 to 1 in its unit."""
-    unit = UNITS.get(str(metric))
+    from tempo_eval.metric_catalog import scale
+
+    unit = scale(str(metric)).unit
     scores = np.asarray(values, dtype=np.float64)
     scores = scores[np.isfinite(scores)]
     if unit is None and (not scores.size or (scores.min() >= 0.0 and scores.max() <= 1.0)):

@@ -121,7 +121,7 @@ def test_json_has_the_documented_shape_with_nan_as_null() -> None:
     assert list(out["metrics"]) == ["m"]  # only the metrics both runs hold
     assert set(out["metrics"]["m"]) == {
         "baseline_mean", "candidate_mean", "delta", "ci_low", "ci_high", "p_value", "improved", "regressed",
-        "unchanged", "became_measurable", "became_not_measurable"}
+        "unchanged", "became_measurable", "became_not_measurable", "direction", "increased", "decreased"}
     assert out["rows"][0] == {"query_id": "a", "metric": "m", "baseline": 0.5, "candidate": 0.4,
                               "delta": pytest.approx(-0.1)}
     assert out["rows"][1]["delta"] is None and out["metrics"]["m"]["p_value"] is None

@@ -38,7 +38,7 @@ WRITER = textwrap.dedent("""
     store = RunStore(sys.argv[1])
     action, args = sys.argv[2], sys.argv[3:]
     if action == "create":
-        run_id, _ = store.create_or_resume_run(int(args[0]), {"metric": args[1]}, name=args[1])
+        run_id, _ = store.create_or_resume_run(int(args[0]), {"metric": args[1]}, default_name=args[1])
         print(run_id)
     elif action == "rows":
         run_id, first, n = (int(a) for a in args)

@@ -149,7 +149,7 @@ def test_hostile_run_names_are_escaped_in_the_legend_and_hover_text() -> None:
     fig = ndcg_curves_figure(bands, title="<b>t</b>")
     rendered = [t.name for t in fig.data] + [t.hovertemplate or "" for t in fig.data] + [fig.layout.title.text]
     assert not any("<a " in text or "<br><" in text for text in rendered)
-    assert fig.data[1].name == '&lt;a href=&quot;http://evil.example&quot;&gt;x&lt;/a&gt;&lt;br&gt;'
+    assert fig.data[1].name == '&lt;a href="http://evil.example"&gt;x&lt;/a&gt;&lt;br&gt;'
     assert fig.layout.title.text == "&lt;b&gt;t&lt;/b&gt;"
 
 

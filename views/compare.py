@@ -179,7 +179,7 @@ def _paired(a: pd.Series, b: pd.Series, name_a: str, name_b: str, metric: str):
     """(`paired_scores` of run A and run B, their scatter figure); shared, do not modify."""
     from tempo_eval.viz.scatter import paired_scatter, paired_scores
 
-    pairs = paired_scores(a, b)
+    pairs = paired_scores(a, b, metric=metric)
     return pairs, paired_scatter(pairs, name_a=name_a, name_b=name_b, metric=metric)
 
 

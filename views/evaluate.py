@@ -326,7 +326,9 @@ with errors.page_guard("evaluate"):
 
     run_name = st.text_input("Run name", "", key="keep_ev_run_name",
                              placeholder="named after what ran, e.g. temporal_qa · claims TF · lexical · 24 Nov 14:05",
-                             help="Leave empty to name the run after what ran; rename it later on Runs.")
+                             help="Leave empty to name the run after what ran (the same dataset and settings then resume "
+                                  "the newest such run); a name no run of these settings has makes a new run, the "
+                                  "same name resumes it. Rename runs on Runs.")
     found = worker_jobs.job(st.session_state.get("eval_job_id"))
     if found is None or (found.get("dataset_id") != dataset_id and not found["arguments"].get("path")):
         found = worker_jobs.latest_evaluation(dataset_id)  # started before a reload, or by another app process

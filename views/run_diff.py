@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.metric_catalog import DIRECTION_WORDS
 from tempo_eval.report_html import diff_html
 from tempo_eval.run_diff import DEFAULT_TOLERANCE, RunDiff
 from tempo_eval_app import errors, formatting, links, row_detail, selection, store_reads
@@ -26,14 +27,19 @@ SHOW = {
     "all": "All rows",
 }
 _NONE = {"regressed": "No row regressed", "improved": "No row improved", "changed": "No row changed"}
-_CHANGED = ["regressed", "improved", "became not measurable", "became measurable"]
+_CHANGED = ["regressed", "improved", "increased", "decreased", "became not measurable", "became measurable"]
 TESTS = {"student": "paired t-test", "fisher": "Fisher randomisation (paired)"}
 
 
 @st.cache_data(show_spinner="Comparing the two runs…", max_entries=16)
-def _diff(db: str, baseline: int, n_baseline: int, candidate: int, n_candidate: int,
+def _diff(db: str, baseline: tuple[int, str, int], candidate: tuple[int, str, int],
           tolerance: float, test: str) -> RunDiff:
+    """The diff, cached per run identity: (id, created_at, results) of each run. Ids are never
+    reused in a workspace, and the creation time tells a run of a workspace made again at the
+    same path from the old one's run of the same id."""
     from tempo_eval.run_diff import diff_stored
+
+    baseline, candidate = baseline[0], candidate[0]
 
     return diff_stored(store_reads.store(), baseline, candidate, tolerance=tolerance, test=test)
 
@@ -59,9 +65,23 @@ def _candidate_for(runs: pd.DataFrame, baseline: int) -> int:
     return int((same if not same.empty else others)["id"].iloc[0])
 
 
+def _gone_in_link(ids: list[int]) -> list[int]:
+    """The run ids the address names (?base=, ?cand=) on the page's first render that no stored
+    run has: deleted since the link was saved (ids are never reused, so it names no other run)."""
+    if "diff_base" in st.session_state or "diff_cand" in st.session_state:
+        return []
+    gone = []
+    for name in ("base", "cand"):
+        raw = links.param(name)
+        if raw is not None and raw.strip().lstrip("#").isdecimal() and int(raw.strip().lstrip("#")) not in ids:
+            gone.append(int(raw.strip().lstrip("#")))
+    return gone
+
+
 def _pickers(runs: pd.DataFrame) -> tuple[int, int, float, str]:
     ids = [int(i) for i in runs["id"]]
     names = {int(r.id): f"{r.name} · #{r.id} ({r.dataset})" for r in runs.itertuples()}
+    gone = _gone_in_link(ids)
     links.init_from_param("diff_base", "base", int, lambda v: v in ids)
     links.init_from_param("diff_cand", "cand", int, lambda v: v in ids)
     links.init_from_param("diff_tol", "tol", float, lambda v: 0.0 <= v <= 1.0)
@@ -78,8 +98,17 @@ def _pickers(runs: pd.DataFrame) -> tuple[int, int, float, str]:
                                 help="A row whose score moved by at most this much counts as unchanged.")
     test = c4.selectbox("Significance test", list(TESTS), key="diff_test", format_func=TESTS.get,
                         help="The paired test of the Compare page, on the rows measured in both runs.")
+    if gone:  # said, not replaced by other runs: the diff waits for the user's choice
+        st.warning(f"The link names run(s) {formatting.md_escape(', '.join(f'#{i}' for i in gone))}, which no "
+                   "longer exist (deleted). Pick the runs to compare above.")
+        st.stop()
     links.set_params(base=baseline, cand=candidate, tol=None if tolerance == DEFAULT_TOLERANCE else tolerance)
     return int(baseline), int(candidate), float(tolerance), str(test)
+
+
+def _identity(by_id: pd.DataFrame, run_id: int) -> tuple[int, str, int]:
+    """What the diff's cache keys a run on: id, creation time and number of results."""
+    return int(run_id), str(by_id.at[run_id, "created_at"]), int(by_id.at[run_id, "n_results"])
 
 
 def _summary(report: RunDiff) -> None:
@@ -190,9 +219,8 @@ with errors.page_guard("run diff"):
                 "something (a prompt, a model, a retriever) and evaluate it again.")
         st.stop()
     baseline, candidate, tolerance, test = _pickers(runs)
-    counts = runs.set_index("id")["n_results"]
-    report = _diff(store_reads.db_path(), baseline, int(counts[baseline]), candidate, int(counts[candidate]),
-                   tolerance, test)
+    by_id = runs.set_index("id")
+    report = _diff(store_reads.db_path(), _identity(by_id, baseline), _identity(by_id, candidate), tolerance, test)
     if baseline == candidate:
         st.caption("Baseline and candidate are the same run: every measured row is unchanged.")
     st.caption(formatting.md_escape(report.headline()))
@@ -211,6 +239,11 @@ with errors.page_guard("run diff"):
     st.session_state.setdefault("diff_show", "regressed")
     show = f2.segmented_control("Show", list(SHOW), key="diff_show", format_func=SHOW.get) or "all"
     shown = _rows(report, metric, show)
+    way = str(report.summary.at[metric, "direction"])
+    if way != "higher":
+        st.caption(f"{formatting.md_escape(metric)}: {formatting.md_escape(DIRECTION_WORDS[way])}"
+                   + (": a rise is a regression." if way == "lower"
+                      else ": a change is counted as increased or decreased, never as improved or regressed."))
     if shown.empty and show in ("regressed", "improved", "changed"):
         st.caption(f"{formatting.md_escape(_NONE[show])} on this metric "
                    f"(a change of at most {tolerance:.3f} counts as unchanged).")

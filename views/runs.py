@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.metric_catalog import DIRECTION_WORDS, direction
 from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import (
     errors,
@@ -282,7 +283,10 @@ with errors.page_guard("runs"):
             shown = shown.assign(verifier=[words.verifier_label(v) if isinstance(v, str) and ":" in v else v
                                            for v in shown["verifier"]])
         for column in deltas:
-            column_config[column] = st.column_config.NumberColumn(column, format="%+.3f", help="Mean minus the baseline's mean")
+            way = direction(column.removesuffix(" Δ"))
+            column_config[column] = st.column_config.NumberColumn(
+                column, format="%+.3f",
+                help="Mean minus the baseline's mean" + ("" if way == "higher" else f" ({formatting.md_escape(DIRECTION_WORDS[way])})"))
         # name, status and every metric's mean first: the scores are visible without scrolling
         order = ["id", "name", "status", *metrics, *deltas, *[f"{m} 95% CI" for m in metrics],
                  *[f"{m} measurable" for m in metrics], *[f"{m} NaN" for m in metrics],

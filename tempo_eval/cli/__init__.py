@@ -16,9 +16,9 @@ One module per subcommand (`evaluate`, `import_results`, `compare`, `import_scor
 
 Exit codes: 0 success; 1 a metric failed on every row with any failure code (row_error,
 judge_error, verifier_error, ...), --deadline passed before every row was evaluated, or a metric's
-mean is below its `--fail-under` threshold (the results are still written and stored; one line per
-cause on stderr: "error: all N rows failed: ...", "error: the deadline ...", "fail: METRIC MEAN <
-THRESHOLD"); 2 bad input or usage (one line "error: ..." on stderr, no traceback), including a
+mean is below its `--fail-under` threshold or above its `--fail-over` one (a lower-is-better metric's
+gate; the results are still written and stored; one line per cause on stderr: "error: all N rows
+failed: ...", "error: the deadline ...", "fail: METRIC MEAN < THRESHOLD"); 2 bad input or usage (one line "error: ..." on stderr, no traceback), including a
 metric that needs a column the dataset lacks, an --out that names an input, and a damaged
 workspace; 130 interrupted (every finished row is stored; the same command resumes).
 
@@ -45,6 +45,7 @@ from tempo_eval.cli.common import (
 )
 from tempo_eval.cli.evaluate import below_thresholds, build_metrics, parse_fail_under, parse_mapping
 from tempo_eval.cli.parser import build_parser
+from tempo_eval.safe_text import one_line
 
 __all__ = [
     "CONVERSATION_METRICS",
@@ -84,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except (ValueError, OSError) as exc:  # InputError is a ValueError
-        message = " ".join(str(exc).split()) or type(exc).__name__
+        message = one_line(exc) or type(exc).__name__
         print(f"error: {_masked(message)}", file=sys.stderr)
         return EXIT_INPUT
     except RuntimeError as exc:
@@ -93,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not isinstance(exc, (VerifierUnavailable, WorkspaceError)):
             raise
-        print(f"error: {_masked(' '.join(str(exc).split()))}", file=sys.stderr)
+        print(f"error: {_masked(one_line(exc))}", file=sys.stderr)
         return EXIT_INPUT
 
 

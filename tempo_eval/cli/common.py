@@ -12,22 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+# the module defining each metric the CLI can build, by metric name
+from tempo_eval.metric_catalog import METRIC_MODULES
+
 if TYPE_CHECKING:
     pass
-
-
-#: the module defining each metric the CLI can build, by metric name
-METRIC_MODULES = {
-    "temporal_faithfulness": "tempo_eval.metrics.temporal_faithfulness",
-    "temporal_ndcg": "tempo_eval.metrics.temporal_ndcg",
-    "factual_correctness": "tempo_eval.metrics.factual_correctness",
-    "turn_faithfulness": "tempo_eval.metrics.turn_faithfulness",
-    "future_leak": "tempo_eval.metrics.evidence_age",
-    "stale_evidence": "tempo_eval.metrics.evidence_age",
-    "median_evidence_age": "tempo_eval.metrics.evidence_age",
-    "recency_ndcg": "tempo_eval.metrics.evidence_age",
-    "answer_currency": "tempo_eval.metrics.answer_currency",
-}
 
 
 #: the metrics `evaluate` offers on dataset rows; turn_faithfulness runs on a conversation file
@@ -36,6 +25,11 @@ DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfu
 
 
 CONVERSATION_METRICS = ("turn_faithfulness",)
+
+
+#: how a run is chosen on the command line (`tempo_eval.run_diff.resolve_run`), for help texts
+RUN_REF_HELP = ("its id (12 or #12) or its name; name:NAME for the name alone (a name made of digits, "
+                "say); 'tempo-eval runs' lists them")
 
 
 EXIT_OK = 0

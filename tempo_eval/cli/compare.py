@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempo_eval.cli.common import EXIT_OK, CLIError, check_out_is_not_an_input, max_input_bytes
+from tempo_eval.safe_text import one_line
 from tempo_eval.schema import DEFAULT_SIGNIFICANCE_TEST
 
 if TYPE_CHECKING:
@@ -64,10 +65,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
             precision=args.score_precision, max_json_bytes=max_bytes, **dated,
         )
     for note in scores.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {one_line(note)}", file=sys.stderr)
     if len(scores.runs) < 2:
         raise CLIError(f"compare needs at least two runs; the run files hold {len(scores.runs)}")
-    print(f"note: {scores.missing_summary()}", file=sys.stderr)
+    print(f"note: {one_line(scores.missing_summary())}", file=sys.stderr)
     from tempo_eval.io.export import write_text_output
 
     if args.per_query:

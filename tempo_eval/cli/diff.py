@@ -3,6 +3,10 @@
     tempo-eval diff "prompt v1" "prompt v2" --format markdown          # a pull-request comment
     tempo-eval diff 12 15 --metric temporal_faithfulness --fail-on-regression 1   # CI gate
     tempo-eval diff 12 15 --format json --html diff.html
+    tempo-eval diff name:1 name:2                                     # runs named "1" and "2"
+
+A run is its id (12 or #12) or its name (name:NAME for the name alone); a number that is both one
+run's id and another run's name is refused, naming both (`tempo_eval.run_diff.resolve_run`).
 
 Exit codes: 0, or 1 when at least N rows regressed on a chosen metric (--fail-on-regression N;
 every metric both runs hold when no --metric is given); 2 on a usage error or an unknown run
@@ -17,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tempo_eval.cli.common import EXIT_FAILED, EXIT_OK, CLIError, add_workspace_option
+from tempo_eval.cli.common import EXIT_FAILED, EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option
 
 FORMATS = ("text", "markdown", "json", "csv")
 
@@ -34,8 +38,8 @@ def add_parser(commands: Any) -> None:
             "--tolerance) and those that became (not) measurable; then the worst regressions."
         ),
     )
-    diff.add_argument("baseline", help="the baseline run: its id or its name (tempo-eval runs lists them)")
-    diff.add_argument("candidate", help="the candidate run: its id or its name")
+    diff.add_argument("baseline", help=f"the baseline run: {RUN_REF_HELP}")
+    diff.add_argument("candidate", help=f"the candidate run: {RUN_REF_HELP}")
     diff.add_argument("--metric", action="append", metavar="M",
                       help="a metric to diff (repeatable; default every metric both runs hold)")
     diff.add_argument("--tolerance", type=float, default=0.01, metavar="T",

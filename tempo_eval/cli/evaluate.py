@@ -29,6 +29,7 @@ from tempo_eval.cli.common import (
     max_input_bytes,
 )
 from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
+from tempo_eval.safe_text import one_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -114,8 +115,9 @@ def _judge_of(verifier: Any) -> Any:
     return provider
 
 
-def parse_fail_under(text: str | None) -> dict[str, float]:
-    """"temporal_faithfulness=0.8,factual_correctness=0.7" -> {metric: threshold}."""
+def parse_fail_under(text: str | None, option: str = "--fail-under") -> dict[str, float]:
+    """"temporal_faithfulness=0.8,factual_correctness=0.7" -> {metric: threshold} (the value of
+    --fail-under, or of `option`: --fail-over)."""
     if not text:
         return {}
     thresholds: dict[str, float] = {}
@@ -128,21 +130,49 @@ def parse_fail_under(text: str | None) -> dict[str, float]:
         except ValueError:
             threshold = math.nan
         if not sep or not metric.strip() or math.isnan(threshold):
-            raise CLIError(f"--fail-under {item.strip()!r}: expected METRIC=THRESHOLD, e.g. temporal_faithfulness=0.8")
+            example = "future_leak=0.1" if option == "--fail-over" else "temporal_faithfulness=0.8"
+            raise CLIError(f"{option} {item.strip()!r}: expected METRIC=THRESHOLD, e.g. {example}")
         thresholds[metric.strip()] = threshold
     return thresholds
 
 
-def below_thresholds(aggregate: pd.DataFrame, thresholds: dict[str, float]) -> list[str]:
-    """One line per metric whose mean is below its threshold (or has no measurable row)."""
+def below_thresholds(aggregate: pd.DataFrame, thresholds: dict[str, float],
+                     maxima: dict[str, float] | None = None) -> list[str]:
+    """One line per metric whose mean is below its threshold (--fail-under), above its maximum
+    (--fail-over, `maxima`), or that has no measurable row."""
     lines = []
-    for metric, threshold in thresholds.items():
-        mean = float(aggregate.loc[metric, "mean"]) if metric in aggregate.index else math.nan
-        if math.isnan(mean):
-            lines.append(f"fail: {metric} has no measurable row (threshold {threshold:g})")
-        elif mean < threshold:
-            lines.append(f"fail: {metric} {mean:.4f} < {threshold:g}")
+    for gates, fails, sign in ((thresholds, lambda mean, t: mean < t, "<"),
+                               (maxima or {}, lambda mean, t: mean > t, ">")):
+        for metric, threshold in gates.items():
+            mean = float(aggregate.loc[metric, "mean"]) if metric in aggregate.index else math.nan
+            if math.isnan(mean):
+                lines.append(f"fail: {metric} has no measurable row (threshold {threshold:g})")
+            elif fails(mean, threshold):
+                lines.append(f"fail: {metric} {mean:.4f} {sign} {threshold:g}")
     return lines
+
+
+def check_gates(thresholds: dict[str, float], maxima: dict[str, float], names: list[str]) -> None:
+    """CLIError unless every gate names a computed metric the right way round, as the metric
+    declares its direction (`tempo_eval.metric_catalog.direction`): --fail-under (a minimum) for a
+    higher-is-better metric, --fail-over (a maximum) for a lower-is-better one (future_leak,
+    stale_evidence), and neither for a metric with no better direction (median_evidence_age)."""
+    from tempo_eval.metric_catalog import direction
+
+    for option, gates, wanted, other in (("--fail-under", thresholds, "higher", "--fail-over"),
+                                         ("--fail-over", maxima, "lower", "--fail-under")):
+        unknown = [metric for metric in gates if metric not in names]
+        if unknown:
+            raise CLIError(f"{option} names {', '.join(unknown)}, which --metrics does not compute ({', '.join(names)})")
+        for metric, threshold in gates.items():
+            way = direction(metric)
+            if way == "none":
+                raise CLIError(f"{option} {metric}={threshold:g}: {metric} has no better direction (neither a "
+                               "higher nor a lower mean is better), so no threshold on it can pass or fail a run")
+            if way != wanted:
+                word = "lower" if way == "lower" else "higher"
+                raise CLIError(f"{option} {metric}={threshold:g}: {word} is better for {metric}, so its gate is "
+                               f"{'a maximum' if way == 'lower' else 'a minimum'}: use {other} {metric}={threshold:g}")
 
 
 def _api_key(env_name: str | None) -> str | None:
@@ -161,6 +191,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    if args.run_name is not None and not args.run_name.split():
+        raise CLIError(f"--run-name {args.run_name!r}: a run name must not be empty; leave the option out "
+                       "for a name made from the file and the metrics")
     names = metric_names(args.metric, args.metrics)
     if args.engine != "ray" and not any(n in CONVERSATION_METRICS for n in names):
         _warm_up_workers(args, names)  # first: the server imports the scoring modules beside ours
@@ -185,9 +218,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.k is not None and args.k < 1:
         raise CLIError(f"--k must be a positive integer, got {args.k}")
     thresholds = parse_fail_under(args.fail_under)
-    unknown = [metric for metric in thresholds if metric not in names]
-    if unknown:
-        raise CLIError(f"--fail-under names {', '.join(unknown)}, which --metrics does not compute ({', '.join(names)})")
+    maxima = parse_fail_under(args.fail_over, "--fail-over")
+    check_gates(thresholds, maxima, names)
     check_out_is_not_an_input(Path(args.out), [Path(args.data)])
     if args.timeout is not None and not args.timeout > 0:
         raise CLIError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
@@ -255,7 +287,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     metrics = build_metrics(names, k=args.k, verifier=verifier, max_age=args.max_age, half_life=args.half_life,
                             ndcg_mode=args.ndcg_mode)
     if on_ray:
-        return _evaluate_on_ray(args, metrics, thresholds)
+        return _evaluate_on_ray(args, metrics, thresholds, maxima)
 
     store = RunStore()
     bar = None if args.no_progress else ProgressBar(sys.stderr)
@@ -294,7 +326,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     for warning in dataset.warnings:  # a streamed file's warnings are known once it is read
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
 
     if result.results_streamed:
         out.finish()
@@ -311,6 +343,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         frame = result.frame
         write_frame(frame, args.out)
     # the summary is the command's answer: on stdout; progress, warnings and errors on stderr
+    if result.resumed:
+        name = one_line(store.run_info(result.run_id)["name"])
+        print(f"resumed run #{result.run_id} {name!r} (same dataset and settings"
+              f"{', same name' if args.run_name is not None else ''}): stored rows were reused; give another "
+              "--run-name for a new run", file=sys.stderr)
     print(
         f"run {result.run_id}: {result.n_rows} rows, {result.computed} results computed, "
         f"{result.reused} reused -> {args.out}"
@@ -328,14 +365,15 @@ def _evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    return _exit_code(frame, aggregate, thresholds)
+    return _exit_code(frame, aggregate, thresholds, maxima)
 
 
-def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[str, float]) -> int:
-    """EXIT_FAILED when a metric failed on every row or is below its --fail-under threshold (one
-    line per cause on stderr), else EXIT_OK; the same for both engines."""
+def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[str, float],
+               maxima: dict[str, float]) -> int:
+    """EXIT_FAILED when a metric failed on every row, is below its --fail-under threshold or above
+    its --fail-over one (one line per cause on stderr), else EXIT_OK; the same for both engines."""
     failure = _all_rows_failed(frame)
-    below = below_thresholds(aggregate, thresholds)
+    below = below_thresholds(aggregate, thresholds, maxima)
     for line in below:
         print(line, file=sys.stderr)
     if failure is not None:
@@ -395,7 +433,8 @@ def _check_engine_options(args: argparse.Namespace) -> None:
 RAY_DEFAULTS = {"address": None, "num_workers": 2, "gpus_per_worker": 0.0, "block_size": 1000}
 
 
-def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: dict[str, float]) -> int:
+def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: dict[str, float],
+                     maxima: dict[str, float]) -> int:
     from tempo_eval.distributed.engine import evaluate_ray
     from tempo_eval.store.db import default_db_path
 
@@ -418,7 +457,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
         if bar is not None:
             bar.close()
     for warning in run.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     print(
         f"{run.n_rows} rows in {run.n_blocks} blocks: {run.computed_blocks} computed, "
         f"{run.skipped_blocks} already done"
@@ -428,7 +467,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
     )
     aggregate = run.aggregate()
     print(_summary(aggregate), flush=True)  # the answer, on stdout
-    return _exit_code(run.frame, aggregate, thresholds)
+    return _exit_code(run.frame, aggregate, thresholds, maxima)
 
 
 def _stream_limit(max_bytes: int | None) -> int | None:
@@ -581,7 +620,11 @@ def add_parser(commands: Any) -> None:
                     help="environment variable holding the judge's API key (default OPENAI_API_KEY)")
     ev.add_argument("--reference-date", metavar="YYYY-MM-DD",
                     help="resolves 'last year' and the like in rows without a reference_date")
-    ev.add_argument("--run-name", help="a name for the run in the workspace")
+    ev.add_argument("--run-name", metavar="NAME",
+                    help="a name for the run in the workspace. A run of the same dataset and settings is "
+                         "resumed (its stored rows reused, 'resumed run #N' on stderr): without --run-name "
+                         "the newest such run, with it the newest such run of that NAME; a NAME no such run "
+                         "has makes a new run. A run is never renamed here (the Runs page renames runs)")
     ev.add_argument("--concurrency", type=int, default=4, help="rows evaluated at once (default 4)")
     ev.add_argument("--processes", type=int, metavar="N",
                     help="processes that score the rows of the offline metrics (the focus-time metrics, "
@@ -609,7 +652,12 @@ def add_parser(commands: Any) -> None:
                     help="also show the libraries' own progress bars (transformers' \"Loading weights\")")
     ev.add_argument("--fail-under", metavar="METRIC=T,...",
                     help="exit 1 when a metric's mean is below its threshold, e.g. "
-                         "temporal_faithfulness=0.8,factual_correctness=0.7 (one line per metric below)")
+                         "temporal_faithfulness=0.8,factual_correctness=0.7 (one line per metric below); "
+                         "for metrics where higher is better")
+    ev.add_argument("--fail-over", metavar="METRIC=T,...",
+                    help="exit 1 when a metric's mean is above its threshold, e.g. future_leak=0.05,"
+                         "stale_evidence=0.3: the gate of a metric where lower is better (docs/metrics.md). "
+                         "median_evidence_age has no better direction: neither option takes it")
     ray_ = ev.add_argument_group(
         "distributed (--engine ray)",
         "Score on a Ray cluster: DATA may be a file, a directory of part files or an object-store "

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
+from tempo_eval.safe_text import one_line
 
 if TYPE_CHECKING:
     pass
@@ -31,8 +32,8 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     store = RunStore()
     run_id = import_results(args.dir, store=store, name=args.name)
     info = store.run_summary(run_id)
-    counts = ", ".join(f"{m}: {c['n']}" for m, c in info["metrics"].items())
-    print(f"run {run_id} ({info['name']}, {info['status']}): imported {counts or 'no results'} "
+    counts = ", ".join(f"{one_line(m)}: {c['n']}" for m, c in info["metrics"].items())
+    print(f"run {run_id} ({one_line(info['name'])}, {info['status']}): imported {counts or 'no results'} "
           f"into {default_db_path()}", file=sys.stderr)
     return EXIT_OK
 

@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tempo_eval.cli.common import EXIT_OK, add_workspace_option
+from tempo_eval.safe_text import one_line
 
 if TYPE_CHECKING:
     pass
@@ -23,18 +24,18 @@ def cmd_import(args: argparse.Namespace) -> int:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     foreign = load_foreign_results(args.results)
     for warning in foreign.dataset.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     store = RunStore()
     run_id = import_foreign_results(foreign, store, run_name=args.run_name)
     dataset_id = store.run_info(run_id)["dataset_id"]
     print(
         f"run {run_id}: {foreign.tool} scores of {len(foreign.dataset)} rows imported as an external run "
-        f"of dataset {dataset_id} ({foreign.dataset.name})",
+        f"of dataset {dataset_id} ({one_line(foreign.dataset.name)})",
         file=sys.stderr,
     )
     for metric, summary in store.run_summary(run_id)["metrics"].items():
         mean = "no score" if math.isnan(summary["mean"]) else f"{summary['mean']:.4f}"
-        print(f"{metric}: {mean}; scored {summary['n_measurable']}/{summary['n']}", file=sys.stderr)
+        print(f"{one_line(metric)}: {mean}; scored {summary['n_measurable']}/{summary['n']}", file=sys.stderr)
     return EXIT_OK
 
 

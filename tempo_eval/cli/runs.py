@@ -6,7 +6,8 @@
     tempo-eval runs export RUN --out results.csv          # per-row results (.csv, .jsonl, .parquet)
     tempo-eval runs delete RUN --yes                      # with its results and claims
 
-RUN is a run's id or its name. Exit 2 for an unknown run (one line naming it), a delete without
+RUN is a run's id (12 or #12) or its name (name:NAME for the name alone: "name:1" is the run named
+"1"); a number that is both one run's id and another run's name is refused, naming both. Exit 2 for an unknown run (one line naming it), a delete without
 --yes, or a run being evaluated by a live process.
 """
 
@@ -18,7 +19,9 @@ import os
 import sys
 from typing import Any
 
-from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
+from tempo_eval.cli.common import EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option
+from tempo_eval.safe_text import json_safe
+from tempo_eval.safe_text import one_line as _one_line
 
 
 def add_parser(commands: Any) -> None:
@@ -35,20 +38,20 @@ def add_parser(commands: Any) -> None:
     actions = runs.add_subparsers(dest="action", metavar="ACTION")
 
     show = actions.add_parser("show", help="one run: settings, means with their CI, NaN reasons")
-    show.add_argument("run", help="the run's id or name")
+    show.add_argument("run", help=f"the run: {RUN_REF_HELP}")
     show.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     add_workspace_option(show)
     show.set_defaults(handler=cmd_runs_show)
 
     export = actions.add_parser("export", help="write one run's per-row results to a file")
-    export.add_argument("run", help="the run's id or name")
+    export.add_argument("run", help=f"the run: {RUN_REF_HELP}")
     export.add_argument("--out", required=True, metavar="FILE", help="where to write: .csv, .jsonl or .parquet")
     export.add_argument("--claims", action="store_true", help="write the run's verified claims instead")
     add_workspace_option(export)
     export.set_defaults(handler=cmd_runs_export)
 
     delete = actions.add_parser("delete", help="delete one run with its results and claims")
-    delete.add_argument("run", help="the run's id or name")
+    delete.add_argument("run", help=f"the run: {RUN_REF_HELP}")
     delete.add_argument("--yes", action="store_true", help="delete without asking (required when not on a terminal)")
     add_workspace_option(delete)
     delete.set_defaults(handler=cmd_runs_delete)
@@ -89,7 +92,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
     store = _open(args)
     records = _records(store, store.list_runs(args.dataset))
     if args.format == "json":
-        sys.stdout.write(json.dumps(records, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json_safe(json.dumps(records, ensure_ascii=False, indent=2)) + "\n")
         return EXIT_OK
     if not records:
         print("No run stored" + (f" for dataset {args.dataset}" if args.dataset is not None else "") + ".")
@@ -97,17 +100,13 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
     header = ["id", "name", "dataset", "status", "rows", "created", "verifier", "means"]
     lines = [header]
     for r in records:
-        means = ", ".join(f"{m} {_mean_text(s)} ({s['n_measurable']}/{s['n_total']})" for m, s in r["means"].items())
+        means = ", ".join(f"{_one_line(m)} {_mean_text(s)} ({s['n_measurable']}/{s['n_total']})" for m, s in r["means"].items())
         lines.append([str(r["id"]), _one_line(r["name"]), _one_line(r["dataset"]), r["status"], str(r["rows"]),
-                      str(r["created"]), r["verifier"] or "—", means or "—"])
+                      str(r["created"]), _one_line(r["verifier"] or "—"), means or "—"])
     widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
     for line in lines:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
     return EXIT_OK
-
-
-def _one_line(text: Any) -> str:
-    return " ".join(str(text).split())
 
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
@@ -121,7 +120,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     record.update(note=info["note"], tags=info["tags"], usage=info["usage"], error=info["error"],
                   finished=info["finished_at"], settings=flatten_config(info["config"]))
     if args.format == "json":
-        sys.stdout.write(json.dumps(record, ensure_ascii=False, indent=2, default=str) + "\n")
+        sys.stdout.write(json_safe(json.dumps(record, ensure_ascii=False, indent=2, default=str)) + "\n")
         return EXIT_OK
     print(f"run #{record['id']} {_one_line(record['name'])}: {record['status']}, dataset #{record['dataset_id']} "
           f"{_one_line(record['dataset'])}, {record['rows']} rows, created {record['created']}")
@@ -132,12 +131,12 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         print("tags: " + ", ".join(map(_one_line, record["tags"])))
     for metric, s in record["means"].items():
         ci = "" if s["ci_low"] is None else f", 95% CI {s['ci_low']:.3f}–{s['ci_high']:.3f}"
-        reasons = ", ".join(f"{code}: {n}" for code, n in sorted(s["nan_reasons"].items()))
-        print(f"{metric}: mean {_mean_text(s)}{ci}, {s['n_measurable']}/{s['n_total']} measurable"
+        reasons = ", ".join(f"{_one_line(code)}: {n}" for code, n in sorted(s["nan_reasons"].items()))
+        print(f"{_one_line(metric)}: mean {_mean_text(s)}{ci}, {s['n_measurable']}/{s['n_total']} measurable"
               + (f"; NaN: {reasons}" if reasons else ""))
     print("settings:")
     for key, value in record["settings"].items():
-        print(f"  {key} = {_one_line(json.dumps(value, default=str) if not isinstance(value, str) else value)}")
+        print(f"  {_one_line(key)} = {_one_line(json.dumps(value, default=str) if not isinstance(value, str) else value)}")
     return EXIT_OK
 
 
@@ -149,8 +148,9 @@ def cmd_runs_export(args: argparse.Namespace) -> int:
     frame = store.claims_frame(run_id) if args.claims else store.results_frame(run_id)
     if args.claims:
         frame = frame.assign(probabilities=[None if p is None else json.dumps(p) for p in frame["probabilities"]])
-    written = write_frame(frame, args.out)
-    print(f"run {run_id}: {len(frame)} {'claims' if args.claims else 'results'} written to {written}", file=sys.stderr)
+    kind = write_frame(frame, args.out)
+    print(f"run {run_id}: {len(frame)} {'claims' if args.claims else 'results'} written to "
+          f"{_one_line(os.path.abspath(args.out))} ({kind})", file=sys.stderr)
     return EXIT_OK
 
 

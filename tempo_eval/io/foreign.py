@@ -290,9 +290,7 @@ def import_foreign_results(foreign: ForeignResults, store: Any, *, run_name: str
         "external": foreign.tool, "source": dataset.name, "content_hash": dataset.content_hash,
         "metrics": [{"name": m, "class": f"external:{foreign.tool}", "settings": {}} for m in foreign.metrics],
     }
-    run_id, _ = store.create_or_resume_run(
-        dataset_id, config, name=run_name or f"{foreign.tool}: {dataset.name}"
-    )
+    run_id, _ = store.create_or_resume_run(dataset_id, config, default_name=run_name or f"{foreign.tool}: {dataset.name}")
     if run_name is not None:  # the run found again gets the name asked for, as `evaluate` does
         store.rename_run(run_id, run_name)
     frame = dataset.frame

@@ -51,11 +51,21 @@ class Metric:
     name: ClassVar[str] = "metric"
     #: keyword arguments accepted by compute/measure; anything else raises TypeError.
     input_names: ClassVar[tuple[str, ...]] = ()
+    #: which way is better, declared once here and read by every surface through
+    #: `tempo_eval.metric_catalog.direction`: "higher" (the default), "lower" (a rise is a
+    #: regression: future_leak, stale_evidence) or "none" (neither: median_evidence_age, an age)
+    direction: ClassVar[str] = "higher"
+    #: the bounds of a score (None: unbounded on that side) and its unit (None: a plain score),
+    #: read through `tempo_eval.metric_catalog.scale` (chart axes, range filters)
+    score_range: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
+    unit: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         # Only a class that names itself is registered: a subclass that inherits a name (a test
         # double, a user's tweak) must not replace the metric the CLI and the runner build by name.
+        if cls.direction not in ("higher", "lower", "none"):
+            raise TypeError(f"{cls.__name__}.direction must be 'higher', 'lower' or 'none', got {cls.direction!r}")
         if "name" in cls.__dict__ and cls.name != "metric":
             METRICS[cls.name] = cls
 

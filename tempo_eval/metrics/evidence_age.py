@@ -150,6 +150,7 @@ class FutureLeak(_AsOfMetric):
     first day is after the as-of date."""
 
     name = "future_leak"
+    direction = "lower"
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
                         reference_date: Any = None, k: int | None = None) -> MetricResult:
@@ -172,6 +173,7 @@ class StaleEvidence(_AsOfMetric):
     days at the as-of date (age > max_age). Lower is better."""
 
     name = "stale_evidence"
+    direction = "lower"
 
     def __init__(self, k: int = 10, *, max_age: float = asof.DEFAULT_MAX_AGE) -> None:
         super().__init__(k)
@@ -199,6 +201,9 @@ class MedianEvidenceAge(_AsOfMetric):
     that are not from the future (age >= 0). Not a share: the score is a number of days."""
 
     name = "median_evidence_age"
+    direction = "none"  # an age: neither older nor newer evidence is better in itself
+    score_range = (0.0, None)
+    unit = "days"
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
                         reference_date: Any = None, k: int | None = None) -> MetricResult:

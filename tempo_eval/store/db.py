@@ -187,7 +187,28 @@ MIGRATIONS: list[str] = [
     DROP INDEX IF EXISTS results_scores;
     CREATE INDEX results_scores ON results (run_id, system, metric, reason_code, row_idx, score);
     """,
+    # run ids are never reused (issue 38.7): SQLite gives a new row max(id) + 1, so deleting the
+    # newest run handed its id to the next one, and a cache, a pinned baseline, a saved link or a
+    # CI's `diff 12 15` silently meant another run. The highest id ever given is kept here (from
+    # the runs and the jobs that name one, for a workspace that had deleted some), raised by every
+    # insert, and new runs take the next (`RunStore` inserts with `NEXT_RUN_ID`). Rebuilding `runs`
+    # with AUTOINCREMENT instead would cascade-delete every result under the foreign keys.
+    """
+    CREATE TABLE IF NOT EXISTS id_marks (
+        name TEXT PRIMARY KEY,          -- the table whose ids are never reused
+        high INTEGER NOT NULL           -- the highest id it ever held
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO id_marks (name, high) VALUES ('runs', MAX(
+        COALESCE((SELECT MAX(id) FROM runs), 0), COALESCE((SELECT MAX(run_id) FROM jobs), 0)));
+    CREATE TRIGGER IF NOT EXISTS runs_id_mark AFTER INSERT ON runs BEGIN
+        UPDATE id_marks SET high = MAX(high, NEW.id) WHERE name = 'runs';
+    END;
+    """,
 ]
+
+#: the id a new run takes, in an INSERT INTO runs (id, ...) VALUES (NEXT_RUN_ID, ...): one above
+#: the highest id any run ever had (`id_marks`), so ids are never reused after a delete
+NEXT_RUN_ID = "(SELECT high + 1 FROM id_marks WHERE name = 'runs')"
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

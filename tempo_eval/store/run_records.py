@@ -20,7 +20,7 @@ import pandas as pd
 from tempo_eval._process import own_start_time, process_start_time
 from tempo_eval._secrets import redact, secret_values, strip_secrets
 from tempo_eval.store.datasets import _clean_name
-from tempo_eval.store.db import json_or
+from tempo_eval.store.db import NEXT_RUN_ID, json_or
 from tempo_eval.store.packing import dumps
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
@@ -96,13 +96,18 @@ class RunRecords:
         *,
         name: str | None = None,
         resume: bool = True,
+        default_name: str | None = None,
     ) -> tuple[int, bool]:
         """The run of `config` on the dataset: `(run_id, resumed)`.
 
         With `resume` (the default) the newest run with the same dataset and configuration is
-        reopened (status back to running) whatever its status; otherwise a new run is created.
-        Secret-named keys are removed from `config` before it is hashed or written.
+        reopened (status back to running) whatever its status; given a `name`, only a run of that
+        name is (so another name makes a new run; a run is never renamed here); otherwise a new
+        run is created, named `name`, else `default_name`, else "run N". A `name` that is empty
+        or only whitespace raises ValueError before anything is written. Secret-named keys are
+        removed from `config` before it is hashed or written.
         """
+        wanted = None if name is None else _clean_name(name, "run")
         self._secrets = secret_values()
         clean = strip_secrets(dict(config))
         digest = config_hash(clean)
@@ -111,8 +116,9 @@ class RunRecords:
         with self._lock, self._immediate():
             if resume:
                 row = self._conn.execute(
-                    "SELECT id FROM runs WHERE dataset_id = ? AND config_hash = ? ORDER BY id DESC LIMIT 1",
-                    (dataset_id, digest),
+                    "SELECT id FROM runs WHERE dataset_id = ? AND config_hash = ? AND (? IS NULL OR name = ?)"
+                    " ORDER BY id DESC LIMIT 1",
+                    (dataset_id, digest, wanted, wanted),
                 ).fetchone()
                 if row is not None:
                     self._conn.execute(
@@ -120,12 +126,14 @@ class RunRecords:
                         (row[0],),
                     )
                     return int(row[0]), True
+            chosen = wanted or (None if default_name is None else _clean_name(default_name, "run"))
             cursor = self._conn.execute(
-                "INSERT INTO runs (dataset_id, name, config, config_hash, status) VALUES (?, ?, ?, ?, 'running')",
-                (dataset_id, name or "run", dumps(clean), digest),
+                f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status)"
+                f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running')",
+                (dataset_id, chosen or "run", dumps(clean), digest),
             )
             run_id = int(cursor.lastrowid)
-            if name is None:
+            if chosen is None:
                 self._conn.execute("UPDATE runs SET name = ? WHERE id = ?", (f"run {run_id}", run_id))
             return run_id, False
 
@@ -195,8 +203,8 @@ class RunRecords:
                 )
             else:
                 cursor = self._conn.execute(
-                    "INSERT INTO runs (dataset_id, name, config, config_hash, status, origin)"
-                    " VALUES (?, ?, ?, ?, 'running', ?)",
+                    f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin)"
+                    f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?)",
                     (dataset_id, _clean_name(name or default_name, "run"), dumps(clean), config_hash(clean), origin),
                 )
                 run_id = int(cursor.lastrowid)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import plotly.graph_objects as go
+
+from tempo_eval.safe_text import plotly_text
 
 
 def agreement_scatter(pairs: pd.DataFrame, *, ours: str, theirs: str) -> go.Figure:
@@ -16,11 +16,11 @@ def agreement_scatter(pairs: pd.DataFrame, *, ours: str, theirs: str) -> go.Figu
         x=pairs["theirs"], y=pairs["ours"], mode="markers",
         marker={"size": 9, "opacity": 0.75, "color": pairs["rank_gap"], "colorscale": "Cividis",
                 "colorbar": {"title": "rank gap"}},
-        text=pairs["query_id"].map(lambda q: html.escape(str(q))).tolist(),
+        text=pairs["query_id"].map(lambda q: plotly_text(str(q))).tolist(),
         hovertemplate="query %{text}<br>foreign %{x:.3f}<br>ours %{y:.3f}<extra></extra>",
     ))
     fig.update_layout(
-        xaxis={"title": html.escape(theirs)}, yaxis={"title": html.escape(ours)},
+        xaxis={"title": plotly_text(theirs)}, yaxis={"title": plotly_text(ours)},
         margin={"t": 30, "l": 50, "r": 20, "b": 40}, height=420,
     )
     return fig

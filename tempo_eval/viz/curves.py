@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from tempo_eval.compare import bootstrap_ci_columns
+from tempo_eval.safe_text import plotly_text
 
 #: one colour per run, in input order (colour-blind safe, Okabe-Ito)
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
@@ -66,20 +67,20 @@ def ndcg_curves_figure(bands: pd.DataFrame, *, title: str = "NDCG@k", confidence
             x=ks + ks[::-1],
             y=part["high"].tolist() + part["low"].tolist()[::-1],
             fill="toself", fillcolor=_rgba(colour, 0.18), line={"width": 0},
-            hoverinfo="skip", showlegend=False, legendgroup=str(run), name=f"{_escape(run)} band",
+            hoverinfo="skip", showlegend=False, legendgroup=str(run), name=f"{plotly_text(run)} band",
         ))
         fig.add_trace(go.Scatter(
-            x=ks, y=part["mean"], mode="lines+markers", name=_escape(run), legendgroup=str(run),
+            x=ks, y=part["mean"], mode="lines+markers", name=plotly_text(run), legendgroup=str(run),
             line={"color": colour, "width": 2},
             customdata=np.stack([part["low"], part["high"], part["n_queries"]], axis=-1),
             hovertemplate=(
-                f"<b>{_escape(run)}</b><br>NDCG@%{{x}} = %{{y:.3f}}<br>"
+                f"<b>{plotly_text(run)}</b><br>NDCG@%{{x}} = %{{y:.3f}}<br>"
                 f"{confidence:.0%} CI %{{customdata[0]:.3f}}–%{{customdata[1]:.3f}}"
                 "<br>%{customdata[2]} queries<extra></extra>"
             ),
         ))
     fig.update_layout(
-        title=_escape(title), xaxis_title="cutoff k", yaxis_title="mean NDCG@k",
+        title=plotly_text(title), xaxis_title="cutoff k", yaxis_title="mean NDCG@k",
         yaxis={"range": [0, 1.02]}, xaxis={"dtick": 1}, hovermode="x unified",
         legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
     )
@@ -90,9 +91,3 @@ def _rgba(hex_colour: str, alpha: float) -> str:
     red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({red},{green},{blue},{alpha})"
 
-
-def _escape(text: object) -> str:
-    """Plotly renders hover text as HTML: escape run names coming from user files."""
-    import html
-
-    return html.escape(str(text)).replace("{", "&#123;").replace("}", "&#125;")

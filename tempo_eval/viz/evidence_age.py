@@ -6,11 +6,12 @@ negative ages and sit left of the dashed line at 0.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+
+from tempo_eval.safe_text import plotly_text
 
 
 def age_histogram(ages: Mapping[str, Sequence[float]], *, title: str = "Evidence age") -> go.Figure:
@@ -21,15 +22,15 @@ def age_histogram(ages: Mapping[str, Sequence[float]], *, title: str = "Evidence
     if not any(values.size for values in shown.values()):
         fig.add_annotation(text="No document has both a publication date and an as-of date", showarrow=False,
                            x=0.5, y=0.5, xref="paper", yref="paper")
-        fig.update_layout(title=html.escape(title), xaxis={"visible": False}, yaxis={"visible": False})
+        fig.update_layout(title=plotly_text(title), xaxis={"visible": False}, yaxis={"visible": False})
         return fig
     for name, values in shown.items():
-        fig.add_trace(go.Histogram(x=values, name=html.escape(str(name)), opacity=0.6, nbinsx=40,
+        fig.add_trace(go.Histogram(x=values, name=plotly_text(str(name)), opacity=0.6, nbinsx=40,
                                    hovertemplate="age %{x} days<br>%{y} document(s)<extra>%{fullData.name}</extra>"))
     fig.add_vline(x=0, line_dash="dash", line_color="#888", annotation_text="as-of date",
                   annotation_position="top")
     fig.update_layout(
-        title=html.escape(title), barmode="overlay",
+        title=plotly_text(title), barmode="overlay",
         xaxis={"title": "age at the as-of date (days; negative: published after it)"},
         yaxis={"title": "documents"}, margin={"t": 50, "l": 60, "r": 20, "b": 60},
     )

@@ -15,13 +15,14 @@ An item with no year on either side is counted in `n_without_years` and not draw
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import plotly.graph_objects as go
+
+from tempo_eval.safe_text import plotly_text
 
 BIN_WIDTHS = {"year": 1, "decade": 10, "century": 100}
 #: the most bins an axis shows; beyond it bins are merged into the next wider ones
@@ -138,12 +139,12 @@ def heatmap_figure(
     if not data.n_items:
         fig.add_annotation(text="No item has years on both sides", showarrow=False, x=0.5, y=0.5,
                            xref="paper", yref="paper")
-        fig.update_layout(title=html.escape(title), xaxis={"visible": False}, yaxis={"visible": False})
+        fig.update_layout(title=plotly_text(title), xaxis={"visible": False}, yaxis={"visible": False})
         return fig
     z = data.counts.astype(float)
     z[z == 0] = np.nan  # blank, not the lowest colour
     show_text = z.size <= 400
-    hover = f"{html.escape(row_title)} %{{y}}<br>{html.escape(col_title)} %{{x}}<br>%{{customdata}} item(s)<extra></extra>"
+    hover = f"{plotly_text(row_title)} %{{y}}<br>{plotly_text(col_title)} %{{x}}<br>%{{customdata}} item(s)<extra></extra>"
     fig.add_trace(go.Heatmap(
         z=z, x=data.col_labels, y=data.row_labels, colorscale=colorscale, xgap=1, ygap=1,
         texttemplate="%{z:.0f}" if show_text else None,
@@ -162,9 +163,9 @@ def heatmap_figure(
         hovertemplate=hover, showlegend=False, name="cells",
     ))
     fig.update_layout(
-        title=html.escape(title),
-        xaxis={"title": html.escape(col_title), "type": "category", "tickangle": -45},
-        yaxis={"title": html.escape(row_title), "type": "category", "autorange": "reversed"},
+        title=plotly_text(title),
+        xaxis={"title": plotly_text(col_title), "type": "category", "tickangle": -45},
+        yaxis={"title": plotly_text(row_title), "type": "category", "autorange": "reversed"},
         margin={"t": 50, "l": 80, "r": 20, "b": 80},
         height=figure_height(len(data.row_bins)),
         clickmode="event+select", dragmode=False, hovermode="closest",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
+
+from tempo_eval.safe_text import plotly_text
 
 #: one colour per run, in input order (colour-blind safe, Okabe-Ito)
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
@@ -14,10 +15,10 @@ PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 def means_figure(means: Mapping[str, Mapping[str, float]], metrics: Sequence[str]) -> go.Figure:
     """`means[run][metric]` as bars: metrics on x, one bar per run (names escaped for plotly)."""
     fig = go.Figure()
-    labels = [html.escape(str(m)) for m in metrics]
+    labels = [plotly_text(str(m)) for m in metrics]
     for i, (run, by_metric) in enumerate(means.items()):
         fig.add_trace(go.Bar(
-            x=labels, y=[by_metric.get(m) for m in metrics], name=html.escape(str(run)),
+            x=labels, y=[by_metric.get(m) for m in metrics], name=plotly_text(str(run)),
             marker={"color": PALETTE[i % len(PALETTE)]},
             hovertemplate="%{x}: %{y:.3f}<extra>%{fullData.name}</extra>",
         ))

@@ -3,21 +3,25 @@ each metric's mean change with its 95% CI."""
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import plotly.graph_objects as go
 
-OUTCOME_COLOURS = {"regressed": "#D55E00", "improved": "#0072B2", "unchanged": "#8c8c8c"}
+from tempo_eval.metric_catalog import DIRECTION_WORDS, direction, scale
+from tempo_eval.safe_text import plotly_text
+from tempo_eval.viz.axes import axis_range
+
+#: a point's colour by its outcome; "increased" / "decreased" are the changes of a metric with no
+#: better direction (`tempo_eval.run_diff`), in neutral colours
+OUTCOME_COLOURS = {"regressed": "#D55E00", "improved": "#0072B2", "unchanged": "#8c8c8c",
+                   "increased": "#CC79A7", "decreased": "#009E73"}
+#: the outcomes a metric's points can have, by its direction
+_SHOWN = {"higher": ("regressed", "improved", "unchanged"), "lower": ("regressed", "improved", "unchanged"),
+          "none": ("increased", "decreased", "unchanged")}
 #: queries named in one point's hover text before "and N more"
 HOVER_QUERIES = 5
 #: above this many markers the scatter is drawn with WebGL
 WEBGL_POINTS = 5000
 
-
-def _escape(text: object) -> str:
-    """User text made inert in plotly's HTML subset."""
-    return html.escape(str(text))
 
 
 def point_groups(rows: pd.DataFrame) -> pd.DataFrame:
@@ -29,7 +33,7 @@ def point_groups(rows: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["baseline", "candidate", "outcome", "count", "first", "queries"])
     keyed = measured.assign(
         _b=measured["baseline"].round(6), _c=measured["candidate"].round(6), _pos=measured.index,
-        _label=[_escape(q if isinstance(q, str) and q else k) for q, k in zip(measured["query"], measured["key"],
+        _label=[plotly_text(q if isinstance(q, str) and q else k) for q, k in zip(measured["query"], measured["key"],
                                                                                 strict=True)],
     )
     keys = ["_b", "_c", "outcome"]
@@ -52,9 +56,11 @@ def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: s
     (hover names the queries). Each marker's customdata is the position of its first row."""
     groups = point_groups(rows)
     trace = go.Scattergl if len(groups) > WEBGL_POINTS else go.Scatter  # WebGL draws 100,000s of points
+    way, axis = direction(metric), axis_range(scale(metric), [*groups["baseline"], *groups["candidate"]])
     fig = go.Figure()
-    fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line={"dash": "dot", "color": "#999"})
-    for outcome, colour in OUTCOME_COLOURS.items():
+    fig.add_shape(type="line", x0=axis[0], y0=axis[0], x1=axis[1], y1=axis[1], line={"dash": "dot", "color": "#999"})
+    for outcome in _SHOWN[way]:
+        colour = OUTCOME_COLOURS[outcome]
         part = groups[groups["outcome"] == outcome] if not groups.empty else groups
         n = int(part["count"].sum()) if not part.empty else 0
         fig.add_trace(trace(
@@ -64,10 +70,12 @@ def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: s
             customdata=part["first"].tolist(), text=part["queries"].tolist(),
             hovertemplate="%{text}<br>baseline %{x:.3f}<br>candidate %{y:.3f}<extra></extra>",
         ))
+    unit = scale(metric).unit
     fig.update_layout(
-        title=f"{_escape(metric)} per row",
-        xaxis={"title": f"baseline: {_escape(baseline)}", "range": [-0.03, 1.03]},
-        yaxis={"title": f"candidate: {_escape(candidate)}", "range": [-0.03, 1.03], "scaleanchor": "x"},
+        title=f"{plotly_text(metric)} per row" + ("" if way == "higher" else f" ({DIRECTION_WORDS[way]})"),
+        xaxis={"title": f"baseline: {plotly_text(baseline)}" + (f" ({unit})" if unit else ""), "range": axis},
+        yaxis={"title": f"candidate: {plotly_text(candidate)}" + (f" ({unit})" if unit else ""), "range": axis,
+               "scaleanchor": "x"},
         legend={"orientation": "h", "y": -0.2, "title": {"text": "bigger marker: more rows at that point"}},
         margin={"t": 50, "l": 50, "r": 20, "b": 40}, clickmode="event+select",
     )
@@ -77,7 +85,7 @@ def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: s
 def change_chart(summary: pd.DataFrame) -> go.Figure:
     """Each metric's mean change (candidate - baseline) with its 95% CI as error bars; 0 marked."""
     fig = go.Figure(go.Scatter(
-        x=summary["delta"], y=[_escape(m) for m in summary["metric"]], mode="markers",
+        x=summary["delta"], y=[plotly_text(m) for m in summary["metric"]], mode="markers",
         marker={"size": 10, "color": "#333"},
         error_x={"type": "data", "symmetric": False, "array": summary["ci_high"] - summary["delta"],
                  "arrayminus": summary["delta"] - summary["ci_low"]},

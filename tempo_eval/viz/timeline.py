@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+
+from tempo_eval.safe_text import plotly_text
 
 
 def windows_frame(windows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -56,7 +57,7 @@ def turn_timeline(frame: pd.DataFrame, *, threshold: float | None = None) -> go.
         marker={"color": colours, "colorscale": "RdYlGn", "cmin": 0, "cmax": 1,
                 "pattern": {"shape": ["x" if math.isnan(s) else "" for s in scores]}},
         customdata=pd.concat([frame[["interactions", "claims", "yes", "no", "idk"]], pd.Series(labels, name="score")],
-                             axis=1).map(lambda v: html.escape(str(v))).to_numpy(),
+                             axis=1).map(lambda v: plotly_text(str(v))).to_numpy(),
         hovertemplate=(
             "window %{x} (interactions %{customdata[0]})<br>score %{customdata[5]}<br>"
             "%{customdata[1]} claims: %{customdata[2]} yes, %{customdata[3]} no, "
