@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_seed_good_response_is_fully_supported(lexical: LexicalVerifier) -> None
 
 def test_identity_and_protocol(lexical: LexicalVerifier) -> None:
     assert lexical.name == "lexical"
-    assert lexical.model_id == "minilm-l6-v2+calibrated-v3"
+    assert lexical.model_id == "minilm-l6-v2+calibrated-v4"
     assert isinstance(lexical, Verifier)
 
 
@@ -449,3 +450,43 @@ def test_on_faithbench_style_summaries_the_held_figure_holds_and_is_the_publishe
     assert published["n"] == held["n"]
     assert published["flag_rate"] == pytest.approx(held["flag_rate"], abs=0.001)
     assert published["balanced_accuracy"] == pytest.approx(held["balanced_accuracy"], abs=0.001)
+
+
+def test_a_date_whose_year_is_wrong_is_contradicted_even_when_that_year_is_stated_elsewhere(
+    lexical: LexicalVerifier,
+) -> None:
+    """The sample's q5: "20 July 1968" against a context stating the landing on 20 July 1969. The
+    year 1968 appears in another context (Apollo 8 in December 1968), so the years alone do not
+    conflict; the same day of the same month in another year does."""
+    premises = [
+        "Apollo 11 launched from Kennedy Space Center on 16 July 1969. The lunar module Eagle landed in "
+        "the Sea of Tranquility on 20 July 1969, and Neil Armstrong stepped onto the surface a few hours later.",
+        "Apollo 8 was the first crewed mission to orbit the Moon, circling it ten times in December 1968.",
+    ]
+    wrong, right = lexical.verify(
+        ["Apollo 11 landed on the Moon on 20 July 1968.", "Apollo 11 landed on the Moon on 20 July 1969."], premises
+    )
+    assert wrong.verdict is C, wrong.reason
+    assert "20 July 1969" in wrong.evidence and "dates differ" in wrong.reason
+    assert right.verdict is S, right.reason
+
+
+def test_claims_mode_on_the_sample_contradicts_exactly_the_answers_with_a_wrong_year(lexical: LexicalVerifier) -> None:
+    """The tour's promise (README step 3, data/sample/README.md): the eight answers that carry a
+    deliberately wrong year, and only they, have a contradicted temporal claim."""
+    import re
+
+    from tempo_eval.io import load_dataset
+    from tempo_eval.metrics import TemporalFaithfulness
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample"
+    wrong_years = set(re.findall(r"^\| (q\d+) \| \d+ \| \d+ \|$", (sample / "README.md").read_text(), re.M))
+    assert len(wrong_years) == 8
+    frame = load_dataset(sample / "temporal_qa.csv").frame
+    metric = TemporalFaithfulness(mode="nli", verifier=lexical)
+    contradicted = set()
+    for row in frame.itertuples():
+        result = metric.measure(answer=row.answer, contexts=list(row.contexts))
+        if any(claim["verdict"] == "CONTRADICTED" for claim in result.details.get("claims", [])):
+            contradicted.add(row.query_id)
+    assert contradicted == wrong_years

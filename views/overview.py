@@ -141,6 +141,21 @@ def _age_chart(dataset_id: int, k: int) -> None:
             f"{int(ages['future'].sum())} were published after their question's as-of date."))
 
 
+def _selected_runs(dataset_id: int) -> None:
+    """The stored means of the runs of this dataset selected in the sidebar, each named by its run,
+    above the figures computed here: a claims-mode run's Temporal Faithfulness is not the focus-time
+    one, and the page says which is which."""
+    run_ids = overview_runs.runs_of(dataset_id, selection.active_run_ids())
+    if not run_ids:
+        return
+    summary = overview_runs.summary_table(run_ids)
+    if summary.empty:
+        return
+    st.markdown("**Selected runs, as stored** (mean over the rows where the metric is measurable, in each run's "
+                "own mode and verifier)")
+    st.dataframe(formatting.display_table(summary), hide_index=True, width="stretch", key="overview_selected_runs")
+
+
 with errors.page_guard("overview"):
     dataset_id = selection.require_dataset_id()
     info = store_reads.dataset_info(dataset_id)
@@ -157,6 +172,9 @@ with errors.page_guard("overview"):
         st.stop()
     frame = store_reads.dataset_frame(dataset_id)
     scores = focus_scores.focus_time_scores(dataset_id, int(k))
+    _selected_runs(dataset_id)
+    st.markdown("**Computed here in focus-time mode** (no model, no stored run: the same figures whatever "
+                "run is selected)")
 
     means = {
         "Temporal Faithfulness (focus time)": "temporal_faithfulness",

@@ -125,7 +125,9 @@ def date_conflict(
 ) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
     """(claim date, evidence date) when the claim states a full date that neither the evidence nor
     the other premises (`known`) state, and the evidence states another full date in the same
-    year ("24 May 1953" vs "29 May 1953", "14 May 1912" vs "15 April 1912"); None otherwise.
+    year ("24 May 1953" vs "29 May 1953", "14 May 1912" vs "15 April 1912") or the same day of
+    the same month in another year ("20 July 1968" vs "20 July 1969": the year of a date is
+    wrong even when that year is stated elsewhere, of another event); None otherwise.
     Whether both dates are those of one event is the caller's to judge."""
     theirs = stated_dates(evidence)
     for date in sorted(stated_dates(claim)):
@@ -135,6 +137,9 @@ def date_conflict(
         same_year = [d for d in same_year if d[0] == date[0]]
         if same_year:
             return date, same_year[0]
+        same_day = sorted(d for d in theirs if d[1:] == date[1:])
+        if same_day:
+            return date, same_day[0]
     return None
 
 

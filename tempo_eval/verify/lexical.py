@@ -407,7 +407,7 @@ class LexicalVerifier:
     """
 
     name = "lexical"
-    model_id = "minilm-l6-v2+calibrated-v3"
+    model_id = "minilm-l6-v2+calibrated-v4"
 
     def __init__(
         self,
