@@ -106,8 +106,15 @@ def claims_frame(run_id: int) -> pd.DataFrame:
 
 
 def run_label(run_id: int) -> str:
-    info = store().run_info(run_id)
-    return f"{info['name']} #{run_id}"
+    """The run's short label, as every page names it (`tempo_eval.scoring.run_label`:
+    "#2 · claims TF · lexical"); "#N" alone for a run deleted meanwhile."""
+    from tempo_eval.scoring import run_label as label
+
+    try:
+        info = store().run_info(int(run_id))
+    except KeyError:
+        return f"#{int(run_id)}"
+    return label(int(run_id), info["name"], info["config"])
 
 
 def claims_of_runs(run_ids: Sequence[int]) -> pd.DataFrame:
@@ -243,7 +250,9 @@ def _wide(db: str, run_id: int, long: pd.DataFrame, *, queries: bool) -> pd.Data
     codes = wide["reason_code"].add_suffix(" reason")
     grid = pd.concat([scores, codes], axis=1).reset_index()
     grid.columns.name = None
-    grid.insert(0, "eval_run", f"{info['name']} #{run_id}")
+    from tempo_eval.scoring import run_label as label
+
+    grid.insert(0, "eval_run", label(int(run_id), info["name"], info["config"]))
     grid.insert(1, "run_id", run_id)
     if queries:
         # the query column only: a 100,000-row dataset is not decoded whole for it

@@ -768,7 +768,9 @@ def test_the_server_binds_this_machine_only_and_never_watches_the_venv() -> None
     assert config["fileWatcherType"] in ("poll", "none")
     assert ".venv" in config["folderWatchBlacklist"]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "http://localhost:8501" in readme and "--server.address 0.0.0.0" in readme and "Ctrl-C" in readme
+    serving = (ROOT / "docs" / "operations" / "serving.md").read_text(encoding="utf-8")
+    assert "http://localhost:8501" in readme and "Ctrl+C" in readme and "docs/operations/serving.md" in readme
+    assert "--server.address 0.0.0.0" in serving and "Ctrl+C" in serving
 
 
 # ---- Evaluate: the audit's fixes (issue 8) ----------------------------------------------------------

@@ -56,7 +56,8 @@ def test_pip_install_gives_the_tempo_eval_command(installed: Path, tmp_path: Pat
 
 @pytest.mark.slow
 def test_the_readme_python_examples_run_from_another_directory(installed: Path, tmp_path: Path) -> None:
-    blocks = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(encoding="utf-8"), flags=re.S)
+    blocks = [block for page in ("README.md", "docs/python-api.md")
+              for block in re.findall(r"```python\n(.*?)```", (REPO / page).read_text(encoding="utf-8"), flags=re.S)]
     assert blocks
     script = tmp_path / "readme_examples.py"
     script.write_text("import tempo_eval\nprint(tempo_eval.__file__)\n" + "\n".join(blocks))

@@ -63,7 +63,7 @@ def test_the_accuracy_note_reports_each_data_kind(tmp_path) -> None:
     assert "flags 50% of summaries at balanced accuracy 0.80" in note and "not measured" not in note
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/metrics.md"])
+@pytest.mark.parametrize("doc", ["docs/index.md", "docs/metrics.md"])
 def test_the_accuracy_the_docs_quote_is_the_published_one(doc: str) -> None:
     import re
     from pathlib import Path

@@ -80,7 +80,7 @@ def _gone_in_link(ids: list[int]) -> list[int]:
 
 def _pickers(runs: pd.DataFrame) -> tuple[int, int, float, str]:
     ids = [int(i) for i in runs["id"]]
-    names = {int(r.id): f"{r.name} · #{r.id} ({r.dataset})" for r in runs.itertuples()}
+    names = {int(r.id): f"{store_reads.run_label(int(r.id))} · {r.dataset}" for r in runs.itertuples()}
     gone = _gone_in_link(ids)
     links.init_from_param("diff_base", "base", int, lambda v: v in ids)
     links.init_from_param("diff_cand", "cand", int, lambda v: v in ids)
@@ -165,8 +165,8 @@ def _scatter(report: RunDiff, metric: str) -> int | None:
     from tempo_eval.viz.run_diff import diff_scatter
 
     rows = report.rows[report.rows["metric"] == metric]
-    fig = diff_scatter(rows, metric=metric, baseline=str(report.baseline["name"]),
-                       candidate=str(report.candidate["name"]))
+    fig = diff_scatter(rows, metric=metric, baseline=store_reads.run_label(report.baseline["id"]),
+                       candidate=store_reads.run_label(report.candidate["id"]))
     event = st.plotly_chart(fig, key=f"diff_scatter_{metric}", on_select="rerun", selection_mode="points",
                             width="stretch")
     for point in _selected_row(event, "points"):
@@ -185,10 +185,12 @@ def _both_versions(report: RunDiff, index: int) -> None:
     )
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Baseline** · {formatting.md_escape(report.baseline['name'])} #{report.baseline['id']:d}")
+        st.markdown(f"**Baseline** · {formatting.md_escape(store_reads.run_label(report.baseline['id']))}",
+                    help=f"Name: {report.baseline['name']}")
         row_detail.show_row(int(report.baseline["id"]), int(line["row_baseline"]), key="diff_baseline")
     with right:
-        st.markdown(f"**Candidate** · {formatting.md_escape(report.candidate['name'])} #{report.candidate['id']:d}")
+        st.markdown(f"**Candidate** · {formatting.md_escape(store_reads.run_label(report.candidate['id']))}",
+                    help=f"Name: {report.candidate['name']}")
         row_detail.show_row(int(report.candidate["id"]), int(line["row_candidate"]), key="diff_candidate")
 
 

@@ -103,7 +103,7 @@ def _matches(table: pd.DataFrame, text: str) -> pd.Series:
 
 
 def _run_choice_label(table: pd.DataFrame):
-    names = {int(r.id): f"{r.name} · #{r.id} ({r.dataset})" for r in table.itertuples()}
+    names = {int(r.id): f"{store_reads.run_label(int(r.id))} · {r.dataset}" for r in table.itertuples()}
     return lambda i: names.get(int(i), f"#{i}")
 
 
@@ -112,7 +112,7 @@ def _diff(table: pd.DataFrame, a: int, b: int) -> None:
 
     runs = selection.runs_of(None).set_index("id")
     info_a, info_b = store_reads.store().run_info(a), store_reads.store().run_info(b)
-    st.markdown(f"**A** = {formatting.md_escape(info_a['name'])} #{formatting.md_escape(a)} · **B** = {formatting.md_escape(info_b['name'])} #{formatting.md_escape(b)}")
+    st.markdown(f"**A** = {formatting.md_escape(store_reads.run_label(a))} · **B** = {formatting.md_escape(store_reads.run_label(b))}")
     diff = config_diff(info_a["config"], info_b["config"])
     if info_a["dataset_id"] != info_b["dataset_id"]:
         st.caption("The two runs are on different datasets: their means are over different rows.")
