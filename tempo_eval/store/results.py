@@ -222,6 +222,18 @@ class ResultRecords:
                 " GROUP BY metric ORDER BY metric", (run_id,)).fetchall()
         return pd.DataFrame(rows, columns=["metric", "n", "n_nan", "last_row"])
 
+    def metric_scores(self, run_id: int, metric: str) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+        """One metric of a run, by row: the rows with a result, their scores (NaN when not
+        measured) and reason codes; a narrow read of the results index, never the details."""
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT row_idx, score, reason_code FROM results WHERE run_id = ? AND metric = ? ORDER BY row_idx",
+                (run_id, metric)).fetchall()
+        if not found:
+            return np.empty(0, dtype=np.int64), np.empty(0), []
+        rows, scores, codes = zip(*found, strict=True)
+        return (np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float64), list(codes))
+
     def results_frames(self, run_id: int, rows_per_frame: int = 50_000) -> Iterator[pd.DataFrame]:
         """`results_frame` in parts of `rows_per_frame` dataset rows, in order: a run of any size
         is written out with the memory of one part."""
