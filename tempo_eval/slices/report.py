@@ -16,15 +16,17 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-from tempo_eval.compare import bootstrap_ci
-from tempo_eval.slices.keys import RowBins, row_bins_of_dataset
-from tempo_eval.slices.stats import (
-    ALPHA, N_PERMUTATIONS, best_split, day_iso, difference_interval, penalised_splits, wilson_interval,
-)
+    from tempo_eval.slices.keys import RowBins
+
+# numpy, pandas and the statistics are imported by the functions that use them: `import tempo_eval`
+# (which exports `slices`) stays cheap
+ALPHA = 0.01  # tempo_eval.slices.stats.ALPHA, repeated so the defaults need no import
+N_PERMUTATIONS = 999
 
 CSV_COLUMNS = ["run", "bin_start", "n", "mean", "low", "high", "not_measured"]
 #: a row of the dataset with no stored result for the metric
@@ -181,6 +183,9 @@ def _csv_num(value: float) -> str:
 
 def mean_interval(values: np.ndarray, binary: bool, seed: int = 42) -> tuple[float, float, float]:
     """(mean, low, high) of measured values: Wilson when binary, else the percentile bootstrap."""
+    from tempo_eval.compare import bootstrap_ci
+    from tempo_eval.slices.stats import wilson_interval
+
     if values.size == 0:
         return math.nan, math.nan, math.nan
     mean = float(values.mean())
@@ -200,6 +205,8 @@ class _Scored:
 
 
 def _scored(store: Any, run_id: int, metric: str, n_rows: int) -> _Scored:
+    import numpy as np
+
     rows, scores, codes = store.metric_scores(run_id, metric)
     by_row = np.full(n_rows, np.nan)
     reasons: list[Any] = [NOT_SCORED] * n_rows
@@ -214,6 +221,10 @@ def run_slices(store: Any, run_id: int, metric: str, keys: RowBins, scored: _Sco
                changepoint: bool, penalty: float | None, seed: int, n_permutations: int,
                alpha: float) -> RunSlices:
     """One run's bins (and change points) from its scores and its dataset's row bins."""
+    import numpy as np
+
+    from tempo_eval.slices.stats import day_iso
+
     info = store.run_info(run_id)
     values = scored.scores[keys.rows]
     measured = ~np.isnan(values)
@@ -245,6 +256,10 @@ def changepoints(values: np.ndarray, bin_of: np.ndarray, labels: list[str], *, b
     `penalty`, every split of the penalised optimal partition, each tested between its
     neighbouring change points. Each: start (first bin after), before / after (mean, low, high),
     drop (before - after, value, low, high), p_value."""
+    import numpy as np
+
+    from tempo_eval.slices.stats import best_split, difference_interval, penalised_splits
+
     n_bins = len(labels)
     if penalty is None:
         cuts = [0, n_bins]
@@ -284,6 +299,11 @@ def changepoints(values: np.ndarray, bin_of: np.ndarray, labels: list[str], *, b
 
 def paired_difference(keys: RowBins, a: _Scored, b: _Scored, seed: int = 42) -> list[dict[str, Any]]:
     """Per bin, over the rows measured in both: n, mean of b - a and its bootstrap interval."""
+    import numpy as np
+
+    from tempo_eval.compare import bootstrap_ci
+    from tempo_eval.slices.stats import day_iso
+
     both = ~np.isnan(a.scores[keys.rows]) & ~np.isnan(b.scores[keys.rows])
     starts, first = np.unique(keys.starts, return_index=True)
     bounds = np.append(first, keys.rows.size)
@@ -307,7 +327,10 @@ def slices(runs: list[int | str] | int | str, metric: str, *, by: str = "as_of",
     The store is `store`, else the workspace `workspace`, else the default workspace.
     Raises LookupError for an unknown run, ValueError for an unknown by / bin or a metric the
     runs do not have."""
+    import numpy as np
+
     from tempo_eval.run_diff import resolve_run
+    from tempo_eval.slices.keys import row_bins_of_dataset
 
     if store is None:
         from tempo_eval.store.runs import RunStore
