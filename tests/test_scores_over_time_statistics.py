@@ -8,7 +8,13 @@ import pytest
 
 from tempo_eval.slices.report import changepoints
 from tempo_eval.slices.stats import (
-    ALPHA, best_split, bin_starts, day_iso, difference_interval, penalised_splits, wilson_interval,
+    ALPHA,
+    best_split,
+    bin_starts,
+    day_iso,
+    difference_interval,
+    penalised_splits,
+    wilson_interval,
 )
 
 YEARS = np.arange(2000, 2025)
