@@ -27,6 +27,7 @@ PAGES = [
     st.Page("views/results.py", title="Results", icon=":material/table_rows:"),
     st.Page("views/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     st.Page("views/run_diff.py", title="Run diff", icon=":material/difference:"),
+    st.Page("views/time.py", title="Scores over time", icon=":material/timeline:"),
     st.Page("views/claims.py", title="Claims", icon=":material/fact_check:"),
     st.Page("views/review.py", title="Review verdicts", icon=":material/rule:"),
     st.Page("views/conversation.py", title="Conversation", icon=":material/forum:"),

@@ -374,3 +374,25 @@ def _workspace_db(workspace: str) -> Any:
     folder = Path(workspace)
     folder.mkdir(parents=True, exist_ok=True)
     return folder / DB_FILENAME
+
+
+def bin_rows(store: Any, run_id: int, metric: str, *, by: str, bin: str, start: str, k: int = 10) -> Any:
+    """The rows of one run in the bin that starts on `start` (ISO date): row, query_id, query,
+    score (NaN when not measured) and reason_code, in row order."""
+    import numpy as np
+    import pandas as pd
+
+    from tempo_eval.slices.keys import row_bins_of_dataset
+
+    dataset_id = int(store.run_info(run_id)["dataset_id"])
+    keys = row_bins_of_dataset(store, dataset_id, by, bin, k)
+    day = int(np.datetime64(start, "D").astype(np.int64))
+    rows = np.unique(keys.rows[keys.starts == day])
+    scored = _scored(store, run_id, metric, keys.n_rows)
+    query_ids = store.dataset_column(dataset_id, "query_id") or [str(r) for r in range(keys.n_rows)]
+    queries = store.dataset_column(dataset_id, "query") or [None] * keys.n_rows
+    return pd.DataFrame({
+        "row": rows, "query_id": [query_ids[r] for r in rows.tolist()],
+        "query": [queries[r] for r in rows.tolist()], "score": scored.scores[rows],
+        "reason_code": [scored.reasons[r] for r in rows.tolist()],
+    })
