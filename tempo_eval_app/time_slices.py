@@ -41,14 +41,22 @@ def metrics_of(run_ids: list[int]) -> list[str]:
     return [m for m in held[0] if all(m in h for h in held[1:])] if held else []
 
 
-def _picked(event: Any) -> tuple[int, str] | None:
+def _picked(event: Any, fig: Any) -> tuple[int, str] | None:
+    """(run, bin start) of the first clicked point: its customdata, looked up in the figure by
+    curve and point number where the selection does not carry it."""
     selection = getattr(event, "selection", None)
     if selection is None and isinstance(event, dict):
         selection = event.get("selection")
     points = (getattr(selection, "points", None) or (selection.get("points") if isinstance(selection, dict) else None)
               or [])
     for point in points:
-        data = point.get("customdata") if isinstance(point, dict) else None
+        if not isinstance(point, dict):
+            continue
+        data = point.get("customdata")
+        curve, index = point.get("curve_number"), point.get("point_index", point.get("point_number"))
+        if data is None and isinstance(curve, int) and isinstance(index, int) and 0 <= curve < len(fig.data):
+            custom = fig.data[curve].customdata
+            data = custom[index] if custom is not None and 0 <= index < len(custom) else None
         if isinstance(data, (list, tuple)) and len(data) == 2:
             return int(data[0]), str(data[1])
     return None
@@ -82,7 +90,8 @@ def show(runs: list[int], metric: str, by: str, bin: str, *, key: str) -> None:
         why = "; ".join(f"{v} rows: {k}" for k, v in unplaced.items()) or "no measured row"
         st.info(f"No row of these runs has a place on this axis ({formatting.md_escape(why)}). Try another **By**.")
         return
-    event = st.plotly_chart(slices_figure(rep), key=f"{key}_chart", on_select="rerun", selection_mode="points",
+    fig = slices_figure(rep)
+    event = st.plotly_chart(fig, key=f"{key}_chart", on_select="rerun", selection_mode="points",
                             width="stretch")
     _changes_caption(rep)
     st.caption("Click a point to open the rows of its bin. Intervals: Wilson for 0/1 scores, else bootstrap.")
@@ -99,7 +108,7 @@ def show(runs: list[int], metric: str, by: str, bin: str, *, key: str) -> None:
     row.download_button("HTML", data=lambda: slices_html(rep).encode("utf-8"), file_name=f"{stem}.html",
                         mime="text/html", key=f"{key}_html", icon=":material/download:",
                         help="One file with the chart and the tables; opens offline.")
-    picked = _picked(event)
+    picked = _picked(event, fig)
     if picked is not None:
         _bin(picked, metric, by, bin, key=key)
 

@@ -24,7 +24,8 @@ def _rgba(colour: str, alpha: float) -> str:
 
 
 def _band(fig: go.Figure, x: list, low: list, high: list, colour: str, name: str, row: int) -> None:
-    fig.add_trace(go.Scatter(x=x + x[::-1], y=high + low[::-1], fill="toself", fillcolor=_rgba(colour, 0.18),
+    fig.add_trace(go.Scatter(x=x + x[::-1], y=high + low[::-1], mode="lines", fill="toself",
+                             fillcolor=_rgba(colour, 0.18),
                              line={"width": 0}, hoverinfo="skip", showlegend=False, name=f"{name} 95%"),
                   row=row, col=1)
 
