@@ -139,3 +139,13 @@ def test_the_report_and_the_statistics_share_one_significance_level() -> None:
     from tempo_eval.slices import report, stats
 
     assert (report.ALPHA, report.N_PERMUTATIONS) == (stats.ALPHA, stats.N_PERMUTATIONS)
+
+
+def test_unreadable_and_missing_as_of_dates_are_unplaced_with_their_reason() -> None:
+    from tempo_eval.slices.keys import as_of_bins
+
+    bins = as_of_bins(["2024-03-05", "5 March 2024", None, "not a date", "2023"], "month")
+    assert bins.rows.tolist() == [4, 0, 1] and bins.unplaced == {
+        "as-of date that cannot be read": 1, "no as-of date (reference_date)": 1}
+    fast = as_of_bins(["2024-03-05", "", "2024-04-01"], "quarter")
+    assert fast.rows.tolist() == [0, 2] and fast.unplaced == {"no as-of date (reference_date)": 1}

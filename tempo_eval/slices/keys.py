@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tempo_eval.core.pubdates import EPOCH, DateError, parse_date
+from tempo_eval.core.pubdates import EPOCH, DateError, parse_date, parse_day_column
 from tempo_eval.slices.stats import bin_starts
 
 BY = ("as_of", "focus_year", "evidence_year")
@@ -65,7 +65,16 @@ def _read_days(values: list[Any], column: str) -> tuple[np.ndarray, int]:
 
 def as_of_bins(dates: list[Any], bin: str) -> RowBins:
     """Each row in the bin of its as-of date."""
-    days, unreadable = _read_days(dates, "reference_date")
+    import pyarrow as pa
+
+    try:  # ISO dates in one pass of pyarrow; a value it cannot read sends the column the slow way
+        try:
+            column: Any = pa.array(dates, type=pa.string())  # texts and None: no per-value check
+        except (pa.ArrowException, TypeError):
+            column = dates
+        days, unreadable = parse_day_column(column, column="reference_date"), 0
+    except (DateError, TypeError, ValueError):
+        days, unreadable = _read_days(dates, "reference_date")
     starts = bin_starts(days, bin)
     placed = np.flatnonzero(~np.isnan(starts))
     unplaced = {}

@@ -198,10 +198,17 @@ def mean_interval(values: np.ndarray, binary: bool, seed: int = 42) -> tuple[flo
 
 @dataclass
 class _Scored:
-    """A run's scores laid over its dataset's rows: NaN where not measured, and why."""
+    """A run's scores laid over its dataset's rows (NaN where not measured), and why a row is not
+    measured: {row: reason code} of the rows with a NaN result; rows without one are not scored."""
 
     scores: np.ndarray
-    reasons: list[Any]
+    codes: dict[int, Any]
+    n_results: int
+
+    def reason(self, row: int) -> str:
+        if row not in self.codes:
+            return NOT_SCORED
+        return str(self.codes[row] or "not measurable")
 
 
 def _scored(store: Any, run_id: int, metric: str, n_rows: int) -> _Scored:
@@ -209,12 +216,9 @@ def _scored(store: Any, run_id: int, metric: str, n_rows: int) -> _Scored:
 
     rows, scores, codes = store.metric_scores(run_id, metric)
     by_row = np.full(n_rows, np.nan)
-    reasons: list[Any] = [NOT_SCORED] * n_rows
-    inside = rows < n_rows
+    inside = (rows >= 0) & (rows < n_rows)
     by_row[rows[inside]] = scores[inside]
-    for row, score, code in zip(rows[inside].tolist(), scores[inside].tolist(), codes, strict=False):
-        reasons[row] = None if not math.isnan(score) else (code or "not measurable")
-    return _Scored(by_row, reasons)
+    return _Scored(by_row, codes, int(rows.size))
 
 
 def run_slices(store: Any, run_id: int, metric: str, keys: RowBins, scored: _Scored, *, binary: bool,
@@ -235,7 +239,7 @@ def run_slices(store: Any, run_id: int, metric: str, keys: RowBins, scored: _Sco
         part = slice(bounds[i], bounds[i + 1])
         v = values[part][measured[part]]
         mean, low, high = mean_interval(v, binary, seed)
-        missing = [scored.reasons[r] for r in keys.rows[part][~measured[part]].tolist()]
+        missing = [scored.reason(r) for r in keys.rows[part][~measured[part]].tolist()]
         bins.append(Bin(day_iso(start), int(v.size), mean, low, high, len(missing),
                         dict(Counter(str(m) for m in missing))))
     result = RunSlices(run_id, str(info["name"]), int(info["dataset_id"]), binary, bins,
@@ -276,10 +280,13 @@ def changepoints(values: np.ndarray, bin_of: np.ndarray, labels: list[str], *, b
         low_cut = max(c for c in cuts if c < point)
         high_cut = min(c for c in cuts if c > point)
         inside = (bin_of >= low_cut) & (bin_of < high_cut)
-        local = best_split(values[inside], bin_of[inside] - low_cut, high_cut - low_cut,
-                           n_permutations=n_permutations, seed=seed)
-        if penalty is not None and local is not None:
-            local = type(local)(point - low_cut, local.gain, local.p_value)
+        if penalty is None:
+            local = split
+        else:
+            local = best_split(values[inside], bin_of[inside] - low_cut, high_cut - low_cut,
+                               n_permutations=n_permutations, seed=seed)
+            if local is not None:
+                local = type(local)(point - low_cut, local.gain, local.p_value)
         if local is None or (penalty is None and local.p_value >= alpha):
             continue
         before_values = values[inside & (bin_of < point)]
@@ -329,7 +336,6 @@ def slices(runs: list[int | str] | int | str, metric: str, *, by: str = "as_of",
     runs do not have."""
     import numpy as np
 
-    from tempo_eval.run_diff import resolve_run
     from tempo_eval.slices.keys import row_bins_of_dataset
 
     if store is None:
@@ -339,19 +345,18 @@ def slices(runs: list[int | str] | int | str, metric: str, *, by: str = "as_of",
     refs = [runs] if isinstance(runs, (int, str)) else list(runs)
     if not refs:
         raise ValueError("no run given: name at least one run")
-    ids = [resolve_run(store, ref) for ref in refs]
+    ids = [_run_id(store, ref) for ref in refs]
     report_runs, scored_runs, keys_of = [], [], {}
     for run_id in ids:
         info = store.run_info(run_id)
         dataset_id = int(info["dataset_id"])
-        counts = store.metric_counts(run_id)
-        if metric not in set(counts["metric"]):
-            have = ", ".join(counts["metric"]) or "no result"
+        scored = _scored(store, run_id, metric, int(store.dataset_info(dataset_id)["n_rows"]))
+        if not scored.n_results:
+            have = ", ".join(store.metric_counts(run_id)["metric"]) or "no result"
             raise ValueError(f"run #{run_id} has no results for metric {metric!r} (it has: {have})")
         if dataset_id not in keys_of:
             keys_of[dataset_id] = row_bins_of_dataset(store, dataset_id, by, bin, k)
         keys = keys_of[dataset_id]
-        scored = _scored(store, run_id, metric, keys.n_rows)
         known = scored.scores[~np.isnan(scored.scores)]
         binary = bool(known.size) and bool(np.isin(known, (0.0, 1.0)).all())
         scored_runs.append((run_id, dataset_id, scored))
@@ -364,6 +369,20 @@ def slices(runs: list[int | str] | int | str, metric: str, *, by: str = "as_of",
             differences.append(Difference(first_id, run_id, paired_difference(keys_of[dataset_id], first_scored,
                                                                               scored, seed)))
     return SliceReport(metric, by, bin, report_runs, differences)
+
+
+def _run_id(store: Any, ref: int | str) -> int:
+    """A run's id: an int is looked up directly (no listing of every run's counts), a text as
+    `tempo-eval runs` lists runs (id, "#id" or name)."""
+    from tempo_eval.run_diff import resolve_run
+
+    if isinstance(ref, int) and not isinstance(ref, bool):
+        try:
+            store.run_info(ref)
+        except KeyError:
+            raise LookupError(f"no run with id or name {str(ref)!r} (list them with 'tempo-eval runs')") from None
+        return ref
+    return resolve_run(store, ref)
 
 
 def _workspace_db(workspace: str) -> Any:
@@ -394,5 +413,5 @@ def bin_rows(store: Any, run_id: int, metric: str, *, by: str, bin: str, start: 
     return pd.DataFrame({
         "row": rows, "query_id": [query_ids[r] for r in rows.tolist()],
         "query": [queries[r] for r in rows.tolist()], "score": scored.scores[rows],
-        "reason_code": [scored.reasons[r] for r in rows.tolist()],
+        "reason_code": [None if not np.isnan(scored.scores[r]) else scored.reason(r) for r in rows.tolist()],
     })

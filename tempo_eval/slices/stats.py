@@ -129,15 +129,18 @@ def best_split(values: np.ndarray, bin_index: np.ndarray, n_bins: int, *,
     binary = bool(np.isin(values, (0.0, 1.0)).all())
     done = 0
     # permutation statistics in chunks: at most ~4 million row values at a time
-    chunk = max(1, min(n_permutations, 4_000_000 // max(1, values.size)))
-    order = np.argsort(bin_index, kind="stable")
-    sorted_values = values[order]
-    edges = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
-    occupied = n > 0
+    chunk = n_permutations if binary else max(1, min(n_permutations, 4_000_000 // max(1, values.size)))
+    if not binary:
+        sorted_values = values[np.argsort(bin_index, kind="stable")]
+        edges = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)
+        occupied = n > 0
+        ones = 0
+    else:
+        ones = int(np.count_nonzero(values))
     while done < n_permutations:
         size = min(chunk, n_permutations - done)
         if binary:
-            perm_sums = rng.multivariate_hypergeometric(n.astype(np.int64), int(values.sum()), size=size)
+            perm_sums = rng.multivariate_hypergeometric(n.astype(np.int64), ones, size=size)
         else:
             shuffled = rng.permuted(np.broadcast_to(sorted_values, (size, values.size)), axis=1)
             perm_sums = np.zeros((size, n_bins))

@@ -26,7 +26,7 @@ def make_time_runs(store: RunStore) -> tuple[int, int]:
     dataset_id = int(store.run_info(first)["dataset_id"])
     second, _ = store.create_or_resume_run(dataset_id, {"metrics": [METRIC], "variant": "fresher"}, name=SECOND,
                                            resume=False)
-    rows, scores, _ = store.metric_scores(first, METRIC)
+    rows, scores, _ = store.metric_scores(first, METRIC)  # in index order
     dates = store.dataset_column(dataset_id, "reference_date")
     ids = store.dataset_column(dataset_id, "query_id")
     written = []
