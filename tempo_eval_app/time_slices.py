@@ -64,15 +64,16 @@ def _picked(event: Any, fig: Any) -> tuple[int, str] | None:
 
 def _changes_caption(rep: Any) -> None:
     for run in rep.runs:
-        label = formatting.md_escape(f"{run.name} #{run.run}")
         if not run.changepoints:
-            st.caption(f"{label}: no change point found (the test of no change was not rejected at 1%).")
+            st.caption(formatting.md_escape(f"{run.name} #{run.run}") + ": no change point found (the test of no change was not "
+                       "rejected at 1%).")
         for c in run.changepoints:
             st.caption(
-                f"{label}: the level changes at **{c['start']}**: {c['before']['mean']:.3f} "
-                f"({c['before']['low']:.3f}–{c['before']['high']:.3f}) before, {c['after']['mean']:.3f} "
-                f"({c['after']['low']:.3f}–{c['after']['high']:.3f}) after; drop {c['drop']['value']:+.3f} "
-                f"({c['drop']['low']:+.3f}–{c['drop']['high']:+.3f}), permutation p = {c['p_value']:.3g}.")
+                formatting.md_escape(f"{run.name} #{run.run}") + f": the level changes at **{formatting.md_escape(c['start'])}**: "
+                f"{c['before']['mean']:.3f} ({c['before']['low']:.3f}–{c['before']['high']:.3f}) before, "
+                f"{c['after']['mean']:.3f} ({c['after']['low']:.3f}–{c['after']['high']:.3f}) after; drop "
+                f"{c['drop']['value']:+.3f} ({c['drop']['low']:+.3f}–{c['drop']['high']:+.3f}), permutation "
+                f"p = {c['p_value']:.3g}.")
 
 
 def show(runs: list[int], metric: str, by: str, bin: str, *, key: str) -> None:
@@ -116,7 +117,7 @@ def show(runs: list[int], metric: str, by: str, bin: str, *, key: str) -> None:
 def _bin(picked: tuple[int, str], metric: str, by: str, bin: str, *, key: str) -> None:
     run, start = picked
     rows = _bin_rows(store_reads.db_path(), run, store_reads.n_results(run), metric, by, bin, start)
-    st.subheader(f"Bin {start}: {len(rows)} row(s) of run #{run}")
+    st.subheader(f"Bin {formatting.md_escape(start)}: {len(rows):d} row(s) of run #{run:d}")
     event = st.dataframe(rows, hide_index=True, width="stretch", key=f"{key}_bin_rows", on_select="rerun",
                          selection_mode="single-row",
                          column_config={"score": st.column_config.NumberColumn("score", format="%.3f"),

@@ -48,6 +48,6 @@ with errors.page_guard("scores over time"):
         st.session_state["time_bin"] = "year"
     bin_ = c3.selectbox("Bin", bins, key="time_bin")
     links.set_params(by=by, bin=bin_)
-    st.caption(f"{formatting.md_escape(metric)} per {bin_} of the rows' {time_slices.BY[by].lower()}.")
+    st.caption(formatting.md_escape(f"{metric} per {bin_} of the rows' {time_slices.BY[by].lower()}."))
     time_slices.show(chosen, metric, by, bin_, key="time")
     links.view_link("by", "bin")
