@@ -35,7 +35,8 @@ PAGES = [
     st.Page("views/agreement.py", title="Agreement", icon=":material/join_inner:"),
 ]
 
-navigation = st.navigation(PAGES)
+# expanded: every page listed (past 12 pages Streamlit otherwise folds the last ones under "View more")
+navigation = st.navigation(PAGES, expanded=True)
 widgets.readable_css()
 selection.keep_page_settings()
 with selection.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages
