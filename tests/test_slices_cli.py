@@ -149,3 +149,14 @@ def test_unreadable_and_missing_as_of_dates_are_unplaced_with_their_reason() -> 
         "as-of date that cannot be read": 1, "no as-of date (reference_date)": 1}
     fast = as_of_bins(["2024-03-05", "", "2024-04-01"], "quarter")
     assert fast.rows.tolist() == [0, 2] and fast.unplaced == {"no as-of date (reference_date)": 1}
+
+
+def test_the_html_report_is_standalone_and_escapes_run_names(workspace) -> None:
+    from tempo_eval.report_html import slices_html
+
+    folder, first, second = workspace
+    report = tempo_eval.slices([first, second], METRIC, bin="year", changepoint=True, workspace=str(folder))
+    report.runs[0].name = "<script>alert(1)</script>"
+    page = slices_html(report)
+    assert page.startswith("<!DOCTYPE html>") and "<script>alert(1)</script>" not in page
+    assert "Change points" in page and "2023-01-01" in page and "no_temporal_claims" in page

@@ -149,6 +149,10 @@ class SliceReport:
                 if not r.changepoints:
                     lines.append("  no change point found (test of no change not rejected at "
                                  f"{ALPHA:g})")
+        paired = {d.b for d in self.differences}
+        for r in self.runs[1:]:
+            if r.run not in paired:
+                lines.append(f"\nrun #{r.run} is on another dataset than run #{self.runs[0].run}: no paired difference")
         for d in self.differences:
             lines.append(f"\nrun #{d.b} minus run #{d.a}, rows measured in both")
             for b in d.bins:
