@@ -135,12 +135,6 @@ def test_text_names_the_change_point_or_says_none_was_found(workspace, capsys) -
     assert report.to_dict()["runs"][0]["changepoint"] is None
 
 
-def test_the_report_and_the_statistics_share_one_significance_level() -> None:
-    from tempo_eval.slices import report, stats
-
-    assert (report.ALPHA, report.N_PERMUTATIONS) == (stats.ALPHA, stats.N_PERMUTATIONS)
-
-
 def test_unreadable_and_missing_as_of_dates_are_unplaced_with_their_reason() -> None:
     from tempo_eval.slices.keys import as_of_bins
 

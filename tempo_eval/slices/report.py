@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
 # numpy, pandas and the statistics are imported by the functions that use them: `import tempo_eval`
 # (which exports `slices`) stays cheap
-ALPHA = 0.01  # tempo_eval.slices.stats.ALPHA, repeated so the defaults need no import
-N_PERMUTATIONS = 999
 
 CSV_COLUMNS = ["run", "bin_start", "n", "mean", "low", "high", "not_measured"]
 #: a row of the dataset with no stored result for the metric
@@ -64,6 +62,7 @@ class RunSlices:
     changepoints: list[dict[str, Any]] = field(default_factory=list)
     unplaced: dict[str, int] = field(default_factory=dict)
     changepoint_tested: bool = False
+    alpha: float = 0.01
 
     @property
     def changepoint(self) -> dict[str, Any] | None:
@@ -148,7 +147,7 @@ class SliceReport:
                 lines.extend("  " + _change_text(c) for c in r.changepoints)
                 if not r.changepoints:
                     lines.append("  no change point found (test of no change not rejected at "
-                                 f"{ALPHA:g})")
+                                 f"{r.alpha:g})")
         paired = {d.b for d in self.differences}
         for r in self.runs[1:]:
             if r.run not in paired:
@@ -247,7 +246,7 @@ def run_slices(store: Any, run_id: int, metric: str, keys: RowBins, scored: _Sco
         bins.append(Bin(day_iso(start), int(v.size), mean, low, high, len(missing),
                         dict(Counter(str(m) for m in missing))))
     result = RunSlices(run_id, str(info["name"]), int(info["dataset_id"]), binary, bins,
-                       unplaced=dict(keys.unplaced), changepoint_tested=changepoint)
+                       unplaced=dict(keys.unplaced), changepoint_tested=changepoint, alpha=alpha)
     if changepoint:
         bin_of = np.searchsorted(starts, keys.starts)[measured]
         result.changepoints = changepoints(values[measured], bin_of, [b.start for b in bins], binary=binary,
@@ -257,8 +256,8 @@ def run_slices(store: Any, run_id: int, metric: str, keys: RowBins, scored: _Sco
 
 
 def changepoints(values: np.ndarray, bin_of: np.ndarray, labels: list[str], *, binary: bool,
-                 penalty: float | None = None, seed: int = 42, n_permutations: int = N_PERMUTATIONS,
-                 alpha: float = ALPHA) -> list[dict[str, Any]]:
+                 penalty: float | None = None, seed: int = 42, n_permutations: int | None = None,
+                 alpha: float | None = None) -> list[dict[str, Any]]:
     """The change points of measured `values` in bins `bin_of` (indices into `labels`): by default
     the best single split, reported when its permutation p-value is below `alpha`; with a
     `penalty`, every split of the penalised optimal partition, each tested between its
@@ -266,7 +265,16 @@ def changepoints(values: np.ndarray, bin_of: np.ndarray, labels: list[str], *, b
     drop (before - after, value, low, high), p_value."""
     import numpy as np
 
-    from tempo_eval.slices.stats import best_split, difference_interval, penalised_splits
+    from tempo_eval.slices.stats import (
+        ALPHA,
+        N_PERMUTATIONS,
+        best_split,
+        difference_interval,
+        penalised_splits,
+    )
+
+    n_permutations = N_PERMUTATIONS if n_permutations is None else n_permutations
+    alpha = ALPHA if alpha is None else alpha
 
     n_bins = len(labels)
     if penalty is None:
@@ -331,17 +339,22 @@ def paired_difference(keys: RowBins, a: _Scored, b: _Scored, seed: int = 42) -> 
 def slices(runs: list[int | str] | int | str, metric: str, *, by: str = "as_of", bin: str = "year",
            changepoint: bool = False, penalty: float | None = None, store: Any = None,
            workspace: str | None = None, k: int = 10, seed: int = 42,
-           n_permutations: int = N_PERMUTATIONS, alpha: float = ALPHA) -> SliceReport:
+           n_permutations: int | None = None, alpha: float | None = None) -> SliceReport:
     """Scores of stored runs over time (see the module docstring). `runs` are run ids or names
     as `tempo-eval runs` lists them; `by` is as_of, focus_year or evidence_year (years: bin
     "year" only), `bin` week, month, quarter or year; `k` the top documents of evidence_year.
+    The change point's test draws `n_permutations` (999) reassignments with `seed` and reports a
+    change when p < `alpha` (0.01; `tempo_eval.slices.stats`); `penalty` finds several.
     The store is `store`, else the workspace `workspace`, else the default workspace.
     Raises LookupError for an unknown run, ValueError for an unknown by / bin or a metric the
     runs do not have."""
     import numpy as np
 
     from tempo_eval.slices.keys import row_bins_of_dataset
+    from tempo_eval.slices.stats import ALPHA, N_PERMUTATIONS
 
+    n_permutations = N_PERMUTATIONS if n_permutations is None else n_permutations
+    alpha = ALPHA if alpha is None else alpha
     if store is None:
         from tempo_eval.store.runs import RunStore
 
