@@ -111,3 +111,10 @@ def test_continuous_scores_are_permuted_row_by_row() -> None:
     split = best_split(values, bins, 12, n_permutations=199)
     assert split.index == 7 and split.p_value == pytest.approx(1 / 200)
     assert best_split(values[bins == 3], bins[bins == 3], 12) is None  # one bin: nothing to split
+
+
+def test_a_change_point_starts_at_a_bin_with_rows() -> None:
+    bins = np.repeat([0, 1, 3, 4], 100)  # bin 2 holds no measured row
+    values = np.where(bins >= 3, 0.0, 1.0)
+    split = best_split(values, bins, 5, n_permutations=99)
+    assert split.index == 3 and split.p_value == pytest.approx(0.01)

@@ -84,7 +84,7 @@ def split_gain(n: np.ndarray, sums: np.ndarray) -> np.ndarray:
     """For bins in order with counts `n` and sums `sums` (the last axis), the between-segment sum
     of squares of each split into bins [0, k) and [k, B), k = 1..B-1: S_L²/N_L + S_R²/N_R - S²/N,
     the drop in the row-level squared error when the two sides get their own means. -inf where a
-    side is empty."""
+    side is empty or the right side's first bin has no rows."""
     n = np.asarray(n, dtype=np.float64)
     sums = np.asarray(sums, dtype=np.float64)
     left_n = np.cumsum(n, axis=-1)[..., :-1]
@@ -94,7 +94,8 @@ def split_gain(n: np.ndarray, sums: np.ndarray) -> np.ndarray:
     right_n, right_s = total_n - left_n, total_s - left_s
     with np.errstate(divide="ignore", invalid="ignore"):
         gain = left_s ** 2 / left_n + right_s ** 2 / right_n - total_s ** 2 / total_n
-    return np.where((left_n > 0) & (right_n > 0), gain, -np.inf)
+    # a split starts its right side at a bin with rows: the first bin after a break has rows
+    return np.where((left_n > 0) & (right_n > 0) & (n[..., 1:] > 0), gain, -np.inf)
 
 
 @dataclass(frozen=True)
