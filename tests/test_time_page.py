@@ -62,3 +62,17 @@ def test_run_diff_offers_the_same_curve_for_its_two_runs(tmp_path: Path) -> None
     shown = _bins(at)
     expected = tempo_eval.slices([first, second], METRIC, by="as_of", bin="year").frame()
     pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected, check_dtype=False)
+
+
+def test_the_curve_never_loads_the_rows_of_a_run(monkeypatch) -> None:
+    first, second = make_time_runs(RunStore())
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the Time page loaded a run's results")
+
+    for name in ("results_frame", "results_frames", "scores_frame", "results_rows"):
+        monkeypatch.setattr(RunStore, name, refuse)
+    at = _open("views/time.py", bin="month")
+    at.multiselect(key="time_runs").set_value([first, second]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(_bins(at)) > 0
