@@ -118,3 +118,47 @@ def test_a_change_point_starts_at_a_bin_with_rows() -> None:
     values = np.where(bins >= 3, 0.0, 1.0)
     split = best_split(values, bins, 5, n_permutations=99)
     assert split.index == 3 and split.p_value == pytest.approx(0.01)
+
+
+def test_the_best_split_is_the_least_squares_split_of_the_rows_at_bin_boundaries() -> None:
+    """What ruptures' Dynp(model="l2", n_bkps=1) finds on the row-level signal, restricted to the
+    boundaries between bins: checked by an exhaustive search over the rows."""
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        sizes = rng.integers(1, 40, size=15)
+        bins = np.repeat(np.arange(15), sizes)
+        values = rng.random(bins.size) < np.where(bins >= rng.integers(2, 13), 0.3, 0.7)
+        values = values.astype(float)
+        edges = np.cumsum(sizes)[:-1]
+        costs = [((values[:e] - values[:e].mean()) ** 2).sum() + ((values[e:] - values[e:].mean()) ** 2).sum()
+                 for e in edges]
+        assert best_split(values, bins, 15, n_permutations=9).index == int(np.argmin(costs)) + 1
+
+
+def test_the_penalised_partition_is_the_exhaustive_optimum() -> None:
+    """`penalised_splits` against every subset of bin boundaries (8 bins: 128 partitions)."""
+    from itertools import combinations
+
+    rng = np.random.default_rng(12)
+    for trial in range(20):
+        sizes = rng.integers(1, 30, size=8)
+        bins = np.repeat(np.arange(8), sizes)
+        values = (rng.random(bins.size) < rng.choice([0.2, 0.5, 0.9], size=8)[bins]).astype(float)
+        variance = values.var()
+        if variance == 0:
+            continue
+        penalty = float(rng.uniform(0.5, 6))
+
+        def cost(points: tuple[int, ...]) -> float:
+            cuts = [0, *points, 8]
+            total = 0.0
+            for a, b in zip(cuts, cuts[1:], strict=False):
+                part = values[(bins >= a) & (bins < b)]
+                total += ((part - part.mean()) ** 2).sum()
+            return total / variance + penalty * len(points)
+
+        options = [c for k in range(8) for c in combinations(range(1, 8), k)]
+        best = min(options, key=cost)
+        n, s = np.bincount(bins), np.bincount(bins, weights=values)
+        found = tuple(penalised_splits(n, s, s, penalty))
+        assert cost(found) == pytest.approx(cost(best)), (trial, found, best)
