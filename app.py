@@ -27,6 +27,7 @@ PAGES = [
     st.Page("views/results.py", title="Results", icon=":material/table_rows:"),
     st.Page("views/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     st.Page("views/run_diff.py", title="Run diff", icon=":material/difference:"),
+    st.Page("views/time.py", title="Scores over time", icon=":material/timeline:"),
     st.Page("views/claims.py", title="Claims", icon=":material/fact_check:"),
     st.Page("views/review.py", title="Review verdicts", icon=":material/rule:"),
     st.Page("views/conversation.py", title="Conversation", icon=":material/forum:"),
@@ -34,7 +35,8 @@ PAGES = [
     st.Page("views/agreement.py", title="Agreement", icon=":material/join_inner:"),
 ]
 
-navigation = st.navigation(PAGES)
+# expanded: every page listed (past 12 pages Streamlit otherwise folds the last ones under "View more")
+navigation = st.navigation(PAGES, expanded=True)
 widgets.readable_css()
 selection.keep_page_settings()
 with selection.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages

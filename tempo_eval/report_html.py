@@ -1,6 +1,7 @@
 """One standalone HTML file for a report: headings, paragraphs, tables and plotly figures, with
 plotly.js embedded once, so the file opens offline and fetches nothing from the network; and the
-reports built from them: `diff_html` (a run diff) and `comparison_html` (a comparison of runs).
+reports built from them: `diff_html` (a run diff), `comparison_html` (a comparison of runs) and
+`slices_html` (scores over time).
 
     standalone_html("Run diff", [heading("Figures"), table(frame), figure(fig)])   # a str
 
@@ -101,3 +102,27 @@ def comparison_html(report: Any, *, board: pd.DataFrame | None = None) -> str:
         heading("Run pairs"), table(pairs, float_format="{:.4g}"),
     ]
     return standalone_html("Comparison of " + ", ".join(report.runs), blocks)
+
+
+def slices_html(report: Any) -> str:
+    """Scores over time (`tempo_eval.slices.SliceReport`) as one file: the curves with their bands
+    and change points, the differences, the table of bins, the change points and the rows not
+    measured with their reasons."""
+    from tempo_eval.viz.slices import slices_figure
+
+    blocks = [figure(slices_figure(report)), heading("Bins"), table(report.frame())]
+    changes = [{"run": r.run, "change at": c["start"], "mean before": c["before"]["mean"],
+                "mean after": c["after"]["mean"], "drop": c["drop"]["value"], "drop low": c["drop"]["low"],
+                "drop high": c["drop"]["high"], "p-value": c["p_value"]}
+               for r in report.runs for c in r.changepoints]
+    tested = [r for r in report.runs if r.changepoint_tested]
+    if tested:
+        blocks.append(heading("Change points"))
+        blocks.append(table(pd.DataFrame(changes)) if changes else paragraph("No change point found."))
+    reasons = report.reasons_frame()
+    if not reasons.empty:
+        blocks += [heading("Rows not measured or not placed in time"), table(reasons)]
+    for diff in report.differences:
+        blocks += [heading(f"Run #{diff.b} minus run #{diff.a}, rows measured in both", 3),
+                   table(pd.DataFrame(diff.bins))]
+    return standalone_html(f"{report.metric} over time ({report.by.replace('_', ' ')}, by {report.bin})", blocks)

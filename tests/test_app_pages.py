@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 SAMPLE = ROOT / "data" / "sample"
 PAGES = ["overview", "datasets", "evaluate", "runs", "results", "compare", "claims", "conversation", "heatmaps", "agreement",
-         "run_diff"]
+         "run_diff", "time"]
 TIMEOUT = 180
 
 

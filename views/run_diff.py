@@ -16,7 +16,15 @@ import streamlit as st
 from tempo_eval.metric_catalog import DIRECTION_WORDS
 from tempo_eval.report_html import diff_html
 from tempo_eval.run_diff import DEFAULT_TOLERANCE, RunDiff
-from tempo_eval_app import errors, formatting, links, row_detail, selection, store_reads
+from tempo_eval_app import (
+    errors,
+    formatting,
+    links,
+    row_detail,
+    selection,
+    store_reads,
+    time_slices,
+)
 
 selection.page_setup("Run diff")
 
@@ -213,6 +221,15 @@ def _downloads(report: RunDiff, baseline: int, candidate: int) -> None:
                        help="Every matched row on every metric, with both scores.")
 
 
+def _over_time(baseline: int, candidate: int, metric: str) -> None:
+    """The Scores over time chart of the two runs on the metric chosen above."""
+    c1, c2 = st.columns(2)
+    by = c1.selectbox("By", list(time_slices.BY), key="diff_time_by", format_func=time_slices.BY.get)
+    bins = time_slices.BINS if by == "as_of" else ("year",)
+    bin_ = c2.selectbox("Bin", bins, index=len(bins) - 1, key="diff_time_bin")
+    time_slices.show([baseline, candidate], metric, by, bin_, key="diff_time")
+
+
 with errors.page_guard("run diff"):
     runs = store_reads.runs_table(None)
     runs = runs[runs["n_results"] > 0]
@@ -259,4 +276,6 @@ with errors.page_guard("run diff"):
     opened = picked if picked is not None else point
     if opened is not None and opened in report.rows.index:
         _both_versions(report, opened)
+    with st.expander("Over time: both runs per bin of the rows' time, where the level changes"):
+        _over_time(baseline, candidate, metric)
     links.view_link("base", "cand", "tol")
