@@ -31,6 +31,8 @@ import numpy as np
 
 #: the ordinal of 1970-01-01: days are counted from it
 EPOCH = date(1970, 1, 1).toordinal()
+#: 0001-01-01 in days since 1970-01-01: the first day Python's dates hold
+_FIRST_DAY = 1 - EPOCH
 
 _MONTHS = {
     name: number
@@ -221,9 +223,15 @@ def parse_day_column(values: Any, *, source: str | None = None, column: str | No
         array = pc.cast(array, pa.string())
     stripped = pc.utf8_trim_whitespace(array)
     iso = pc.match_substring_regex(stripped, r"^\d{4}-\d{2}-\d{2}$")
-    stamped = pc.strptime(pc.if_else(iso, stripped, None), format="%Y-%m-%d", unit="s",
-                          error_is_null=True)
-    days = pc.cast(pc.cast(stamped, pa.date32()), pa.int32()).to_numpy(zero_copy_only=False)
+    stamped = pc.cast(pc.strptime(pc.if_else(iso, stripped, None), format="%Y-%m-%d", unit="s",
+                                  error_is_null=True), pa.date32())
+    # strptime rolls impossible days over (2023-02-30 -> March 2) and takes year 0: only a date
+    # that writes back as its own text stays on the fast path; the rest go to `parse_date`,
+    # which refuses them with the line
+    valid = pc.and_(pc.equal(pc.strftime(stamped, format="%Y-%m-%d"), stripped),
+                    pc.greater_equal(pc.cast(stamped, pa.int32()), _FIRST_DAY))
+    stamped = pc.if_else(valid, stamped, None)
+    days = pc.cast(stamped, pa.int32()).to_numpy(zero_copy_only=False)
     days = np.where(np.isnan(days.astype(np.float64)), np.nan, days).astype(np.float64)
     blank = pc.fill_null(pc.equal(pc.utf8_length(stripped), 0), True).to_numpy(zero_copy_only=False)
     slow = np.flatnonzero(np.isnan(days) & ~blank)
