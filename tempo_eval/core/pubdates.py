@@ -19,6 +19,7 @@ other formats fall back to `parse_date` one distinct value at a time.
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
 from collections.abc import Sequence
@@ -64,6 +65,11 @@ EXPECTED = (
 
 class DateError(ValueError):
     """A date that cannot be read; the message names where it was and what was expected."""
+
+
+class DateOutOfRange(DateError):
+    """A date that is well written but falls outside the years 1 to 9999 once converted to UTC
+    (`0001-01-01T00:00:00+01:00` is 0000-12-31 in UTC): the message names the place and why."""
 
 
 @dataclass(frozen=True)
@@ -127,18 +133,14 @@ def parse_date(value: Any, *, source: str | None = None, row: int | None = None,
     """One date (see the module docstring); None when missing; DateError naming the place."""
     if is_missing(value):
         return None
-    if isinstance(value, datetime):
-        return _from_datetime(value)
-    if isinstance(value, date):
-        return PubDate(value, value, value.isoformat())
-    if hasattr(value, "to_pydatetime"):  # pandas Timestamp
-        return _from_datetime(value.to_pydatetime())
-    if isinstance(value, np.datetime64):
-        return parse_date(str(np.datetime_as_string(value, unit="s")))
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 1000 <= value <= 9999:
-        return _parse_text(str(int(value)))  # a year written as a JSON number
-    text = str(value).strip() if isinstance(value, str) else None
-    parsed = _parse_text(text) if text is not None else None
+    try:
+        parsed = _parse_value(value)
+    except OverflowError:
+        where = where_text(source, row, column, line)
+        raise DateOutOfRange(
+            f"{where + ': ' if where else ''}{_shown(value)} falls outside the dates that can be read once "
+            "converted to UTC (0001-01-01 to 9999-12-31); give the date without its time zone, or in UTC"
+        ) from None
     if parsed is None:
         where = where_text(source, row, column, line)
         raise DateError(
@@ -147,7 +149,29 @@ def parse_date(value: Any, *, source: str | None = None, row: int | None = None,
     return parsed
 
 
+def _shown(value: Any) -> str:
+    return repr(value.isoformat()) if isinstance(value, (date, datetime)) else repr(value)
+
+
+def _parse_value(value: Any) -> PubDate | None:
+    """`parse_date` without the place: None when the value is no date, OverflowError when it is
+    one that leaves the calendar (years 1 to 9999) on its way to UTC."""
+    if isinstance(value, datetime):
+        return _from_datetime(value)
+    if isinstance(value, date):
+        return PubDate(value, value, value.isoformat())
+    if hasattr(value, "to_pydatetime"):  # pandas Timestamp
+        return _from_datetime(value.to_pydatetime())
+    if isinstance(value, np.datetime64):
+        return _parse_value(str(np.datetime_as_string(value, unit="s")))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 1000 <= value <= 9999:
+        return _parse_text(str(int(value)))  # a year written as a JSON number
+    return _parse_text(value.strip()) if isinstance(value, str) else None
+
+
 def _from_datetime(moment: datetime) -> PubDate:
+    """The UTC date of a date-time with a zone (its own date without one); OverflowError when
+    the conversion leaves the years 1 to 9999."""
     if moment.tzinfo is not None and moment.utcoffset() is not None:
         moment = moment.astimezone(UTC)
     day = moment.date()
@@ -174,8 +198,7 @@ def _parse_text(text: str) -> PubDate | None:
         year, month = int(match[1]), int(match[2])
         if year < 1 or not 1 <= month <= 12:
             return None
-        following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
-        return PubDate(date(year, month, 1), date.fromordinal(following.toordinal() - 1), text)
+        return PubDate(date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]), text)
     match = _SLASHED.match(text)
     if match:
         return _day(int(match[1]), int(match[2]), int(match[3]))

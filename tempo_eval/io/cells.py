@@ -34,7 +34,7 @@ from typing import Any
 
 from tempo_eval._values import is_na
 from tempo_eval.core.pubdates import EXPECTED as DATES_EXPECTED
-from tempo_eval.core.pubdates import DateError, parse_date
+from tempo_eval.core.pubdates import DateError, DateOutOfRange, parse_date
 from tempo_eval.io.errors import InputError, json_error_text, quote
 
 #: the largest cell we read, in characters; larger cells are nearly always a broken quote or a
@@ -117,6 +117,8 @@ def date_cell(value: Any) -> str | None:
         return None
     try:
         parsed = parse_date(value)
+    except DateOutOfRange as error:
+        raise CellError(str(error)) from None
     except DateError:
         parsed = None
     if parsed is None:
@@ -151,6 +153,8 @@ def dates_cell(value: Any) -> list[str | None] | None:
             item = None
         try:
             parsed = parse_date(item)
+        except DateOutOfRange as error:
+            raise CellError(f"item {position} of the list: {error}") from None
         except DateError:
             raise CellError(
                 f"item {position} of the list is {describe(item)}, not a date; expected {DATES_EXPECTED} "
