@@ -60,7 +60,8 @@ def test_compare_refuses_an_impossible_date_naming_the_file_and_line(tmp_path, c
 def test_the_compare_page_refuses_an_impossible_date_naming_the_file_and_line(kind: str) -> None:
     from streamlit.testing.v1 import AppTest
 
-    from tests.test_hostile_compare_dates import FILES, RUNS as PAGE_RUNS, ROOT, _said
+    from tests.test_hostile_compare_dates import FILES, ROOT, _said
+    from tests.test_hostile_compare_dates import RUNS as PAGE_RUNS
 
     bad, line = _broken(Path(os.environ["TEMPO_EVAL_HOME"]), kind, "2023-02-30")
     dates = {"doc": FIXTURE / "doc-dates.tsv", "query": FIXTURE / "query-dates.tsv", kind: bad}

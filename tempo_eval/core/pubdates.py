@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -286,9 +287,45 @@ class IdDates:
     dates: Any  # pyarrow string array, "" where blank
     #: each entry's row in the file (non-empty lines counted from 0), when only some were kept
     rows: np.ndarray | None = None
+    #: the SHA-256 of the file's bytes, when asked for (`read_id_dates(..., digest=True)`)
+    digest: str | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def name(self) -> str:
+        """The file's name and content digest: what identifies the dates in a run's settings."""
+        from pathlib import Path
+
+        return f"{Path(self.source).name} sha256:{self.digest}" if self.digest else Path(self.source).name
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        """id -> entry, built once (`dates_of`, row by row); an id given twice is a DateError
+        naming both lines."""
+        positions: dict[str, int] = {}
+        for entry, doc in enumerate(self.ids.to_pylist()):
+            if positions.setdefault(doc, entry) != entry:
+                lines = _line_numbers(self.source)[self._file_rows(np.array([positions[doc], entry]))]
+                raise DateError(f"{self.source}: {self.kind} id {doc!r} is given twice "
+                                f"(lines {lines[0]} and {lines[1]})")
+        return positions
+
+    def dates_of(self, wanted: Sequence[str]) -> list[PubDate | None]:
+        """The date of each id (None when absent or blank), read by `parse_date`: the lookup of
+        one dataset row (`days_of` is the one for whole runs). A date that cannot be read raises
+        DateError naming the file and its line."""
+        found: list[PubDate | None] = []
+        for doc in wanted:
+            entry = self._positions.get(doc) if isinstance(doc, str) else None
+            text = None if entry is None else self.dates[entry].as_py()
+            try:
+                found.append(None if text is None else parse_date(text, source=self.source, column="date"))
+            except DateError:
+                line = int(_line_numbers(self.source)[self._file_rows(np.array([entry]))][0])
+                found.append(parse_date(text, source=self.source, column="date", line=line))
+        return found
 
     def days_of(self, wanted: Any) -> np.ndarray:
         """Days of each id in `wanted` (a numpy array of any shape, a list or a pyarrow array;
@@ -346,12 +383,13 @@ def _parse_rows(dates: Any, source: str, rows: np.ndarray) -> np.ndarray:
         return parse_day_column(dates, source=source, column="date", lines=_line_numbers(source)[rows])
 
 
-def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None) -> IdDates:
+def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None, digest: bool = False) -> IdDates:
     """A file of `id<TAB>date` lines (a doc-dates or query-dates file), read by pyarrow's CSV
     reader; empty lines are skipped. With `wanted` (ids: a list, numpy or pyarrow array) the file
     is streamed in blocks and only the lines of those ids are kept, so a corpus-sized file costs
     one pass and little memory. A line without exactly one tab or with an empty id raises
-    DateError naming the file and the line; dates are read when looked up (`IdDates.days_of`)."""
+    DateError naming the file and the line; dates are read when looked up (`IdDates.days_of`).
+    With `digest`, the file's SHA-256 is kept (`IdDates.name`: a run's settings name the file by it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv
@@ -402,7 +440,17 @@ def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None) -> IdDate
     ids = pa.concat_arrays(id_parts) if id_parts else pa.array([], pa.string())
     dates = pa.concat_arrays(date_parts) if date_parts else pa.array([], pa.string())
     rows = np.concatenate(row_parts) if row_parts else (None if keep is None else np.zeros(0, np.int64))
-    return IdDates(source, kind, ids, dates, rows)
+    return IdDates(source, kind, ids, dates, rows, _sha256(path) if digest else None)
+
+
+def _sha256(path: Any) -> str:
+    import hashlib
+
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            sha.update(block)
+    return sha.hexdigest()
 
 
 def _unique_ids(wanted: Any) -> Any:
