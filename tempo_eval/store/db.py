@@ -187,6 +187,12 @@ MIGRATIONS: list[str] = [
     DROP INDEX IF EXISTS results_scores;
     CREATE INDEX results_scores ON results (run_id, system, metric, reason_code, row_idx, score);
     """,
+    # who queued a job from the dashboard (a browser session's opaque id, tempo_eval_app.worker_jobs
+    # .session_id): only that session's page shows it as its own and may cancel it; NULL for jobs
+    # queued elsewhere and before this column
+    """
+    ALTER TABLE jobs ADD COLUMN session TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
