@@ -17,9 +17,8 @@ import time
 import pytest
 
 from tempo_eval.store.jobs import JobQueue
-from tests.support.app_server import AppServer
 from tests.support.jobs import write_rows
-from tests.test_browser import CHROMIUM, LAUNCH_ARGS, expect, require_browser, wait_idle
+from tests.test_browser import app_page, expect, require_browser, wait_idle
 from tests.test_browser_jobs import _use_path, store_dataset
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -49,19 +48,18 @@ def _wait_for(condition, seconds: float = 120.0):
 
 def test_a_job_belongs_to_its_session_and_an_interrupted_one_resumes_after_a_reload(tmp_path, monkeypatch) -> None:
     require_browser()
-    from playwright.sync_api import sync_playwright
-
     home = tmp_path / "home"
     dataset_id = store_dataset(home, 20)
     (home / "logs").mkdir()
     big = write_rows(home / "logs" / "big.jsonl", ROWS)
     monkeypatch.setenv("TEMPO_EVAL_HOME", str(home))
     queue = JobQueue()
-    with AppServer(home) as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+    with app_page(home) as (first, server, _):
+        browser = first.context.browser
         try:
-            # session A evaluates a file given by its path
-            first = _evaluate_page(browser, server.url, dataset_id)
+            # session A (the helper's page: a browser context of its own) evaluates a file given by its path
+            first.goto(f"{server.url}/evaluate?dataset={dataset_id}")
+            wait_idle(first)
             _use_path(first, str(big))
             first.get_by_role("button", name="Run evaluation").click()
             expect(first.get_by_text(PROGRESS).first).to_be_visible(timeout=120_000)
@@ -117,9 +115,5 @@ def test_a_job_belongs_to_its_session_and_an_interrupted_one_resumes_after_a_rel
             third.get_by_role("button", name="Cancel").first.click()
             expect(third.get_by_text(re.compile(r"^Cancelled after|^Finished:")).first).to_be_visible(timeout=120_000)
             assert "Traceback" not in server.log()
-        except Exception:
-            print(server.log()[-4000:])
-            raise
         finally:
-            browser.close()
             queue.close()
