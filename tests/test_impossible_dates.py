@@ -17,7 +17,7 @@ from tests.test_app_pages import worker_in_this_process  # noqa: F401 - the page
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "asof"
 RUNS = [str(FIXTURE / "run_live.trec"), str(FIXTURE / "run_snapshot.trec")]
-IMPOSSIBLE = ["2023-02-30", "2023-02-29", "0000-01-01", "2023-04-31"]
+IMPOSSIBLE = ["2023-02-30", "2023-02-29", "0000-01-01", "2023-04-31", "2023-02-31", "2024-02-30", "0000-02-29"]
 
 
 @pytest.mark.parametrize("text", IMPOSSIBLE)

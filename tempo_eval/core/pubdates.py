@@ -247,16 +247,11 @@ def parse_day_column(values: Any, *, source: str | None = None, column: str | No
         array = pc.cast(array, pa.string())
     stripped = pc.utf8_trim_whitespace(array)
     iso = pc.match_substring_regex(stripped, r"^\d{4}-\d{2}-\d{2}$")
-    stamped = pc.cast(pc.strptime(pc.if_else(iso, stripped, None), format="%Y-%m-%d", unit="s",
-                                  error_is_null=True), pa.date32())
-    # strptime rolls impossible days over (2023-02-30 -> March 2) and takes year 0: only a date
-    # that writes back as its own text stays on the fast path; the rest go to `parse_date`,
-    # which refuses them with the line
-    valid = pc.and_(pc.equal(pc.strftime(stamped, format="%Y-%m-%d"), stripped),
-                    pc.greater_equal(pc.cast(stamped, pa.int32()), _FIRST_DAY))
-    stamped = pc.if_else(valid, stamped, None)
+    candidates = pc.if_else(iso, stripped, None)
+    stamped = pc.cast(pc.strptime(candidates, format="%Y-%m-%d", unit="s", error_is_null=True), pa.date32())
     days = pc.cast(stamped, pa.int32()).to_numpy(zero_copy_only=False)
     days = np.where(np.isnan(days.astype(np.float64)), np.nan, days).astype(np.float64)
+    _drop_impossible(days, candidates, stamped)
     blank = pc.fill_null(pc.equal(pc.utf8_length(stripped), 0), True).to_numpy(zero_copy_only=False)
     slow = np.flatnonzero(np.isnan(days) & ~blank)
     if slow.size:
@@ -271,6 +266,23 @@ def parse_day_column(values: Any, *, source: str | None = None, column: str | No
                 )
             days[index] = known[text]
     return days
+
+
+def _drop_impossible(days: np.ndarray, candidates: Any, stamped: Any) -> None:
+    """NaN (for `parse_date`, which refuses them with the line) where pyarrow's strptime read an
+    impossible date: it rolls the day over (2023-02-30 -> March 2, 2023-04-31 -> May 1), landing
+    on day 1 to 3 of the next month with another day than the text's, and it takes year 0. Only
+    those few days are compared with their text, so the fast path stays fast."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    day = pc.day(stamped)
+    suspect = np.flatnonzero(pc.fill_null(pc.less_equal(day, 3), False).to_numpy(zero_copy_only=False))
+    if suspect.size:
+        index = pa.array(suspect)
+        written = pc.cast(pc.utf8_slice_codeunits(candidates.take(index), 8, 10), pa.int64())
+        days[suspect[pc.not_equal(day.take(index), written).to_numpy(zero_copy_only=False)]] = np.nan
+    days[days < _FIRST_DAY] = np.nan
 
 
 @dataclass(frozen=True)
