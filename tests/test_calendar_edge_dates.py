@@ -93,3 +93,11 @@ def test_the_python_api_refuses_with_the_column() -> None:
         FutureLeak(k=2).compute(retrieved_ids=["d1"], context_dates=["2022-01-01"], reference_date=UNDERFLOW)
     with pytest.raises(DateOutOfRange, match="column 'context_dates'"):
         FutureLeak(k=2).compute(retrieved_ids=["d1"], context_dates=[OVERFLOW], reference_date="2023-01-01")
+
+
+def test_recency_ndcg_at_the_end_of_the_calendar_says_the_gains_decayed_to_nothing() -> None:
+    from tempo_eval.metrics.evidence_age import RecencyNDCG
+
+    result = RecencyNDCG(k=2).measure(retrieved_ids=["d1"], context_dates=["2022-01-01"], reference_date="9999-12",
+                                      gold_ids=["d1"])
+    assert result.reason_code == "no_gold" and "so old on it" in result.reason and "9999-12" in result.reason

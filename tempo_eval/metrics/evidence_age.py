@@ -282,9 +282,11 @@ class RecencyNDCG(_AsOfMetric):
         ideal = float(asof.ideal_dcg(asof.recency_gains(ideal_rel, ideal_ages, self.half_life), k)[0])
         details["dcg"], details["idcg"] = found, ideal
         if ideal <= 0:
+            old = "" if bool((ideal_ages < 0).all()) else (
+                f", or is so old on it (thousands of half-lives of {self.half_life:g} days) that its gain is 0")
             return not_measurable(
                 self.name, asof.NO_GOLD,
-                f"Every relevant document was published after the as-of date {details['as_of']}: "
+                f"Every relevant document was published after the as-of date {details['as_of']}{old}: "
                 "no ranking can earn a gain.", **details,
             )
         score = found / ideal
