@@ -86,3 +86,22 @@ def test_a_bad_date_in_the_doc_dates_file_names_its_line(tmp_path, capsys) -> No
     code, err = run_cli(["evaluate", str(paths["rows.jsonl"]), "--metrics", "recency_ndcg", "--doc-dates",
                          str(paths["doc-dates.tsv"]), "--out", str(tmp_path / "o.csv"), "--no-progress"], capsys)
     assert code == 2 and "doc-dates.tsv" in err and "line 5" in err and "'2022-02-30'" in err, err
+
+
+def test_rows_without_context_dates_are_dated_by_the_doc_dates_file(tmp_path, capsys) -> None:
+    paths = _write(tmp_path)
+    with_dates = [json.loads(line) for line in paths["rows.jsonl"].read_text().splitlines()]
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(json.dumps({k: v for k, v in row.items() if k != "context_dates"}) + "\n"
+                            for row in with_dates))
+    scores = {}
+    for data in (paths["rows.jsonl"], bare):
+        out = tmp_path / f"{data.stem}.csv"
+        code, err = run_cli(["evaluate", str(data), "--metrics", "recency_ndcg,future_leak", "--k", "3", "--doc-dates",
+                             str(paths["doc-dates.tsv"]), "--out", str(out), "--no-progress"], capsys)
+        assert code == 0, err
+        scores[data.stem] = pd.read_csv(out).sort_values(["query_id", "metric"])["score"].tolist()
+    assert scores["rows"] == pytest.approx(scores["bare"], nan_ok=True)
+    code, err = run_cli(["evaluate", str(bare), "--metrics", "recency_ndcg", "--out", str(tmp_path / "o.csv"),
+                         "--no-progress"], capsys)
+    assert code == 2 and "context_dates" in err  # without the file, the dates must be in the rows
