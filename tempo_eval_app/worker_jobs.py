@@ -13,10 +13,18 @@ reading what was uploaded on a page (`tempo_eval_app.upload_jobs`: a dataset fil
 on Datasets, foreign scores on Agreement): the page saves the bytes to the workspace, queues the
 job (`page_job`), waits for it a moment (`PAGE_WAIT_S`, enough for a small file) and otherwise
 shows it waiting or reading (`show_pending`) until it ends.
+
+An evaluation belongs to the browser session that queued it (`session_id`, kept in the job's
+row): only that session shows it as its own, with Cancel, and waits for it before running
+another; other sessions see that it runs in the workspace (`others_evaluating`) and may start
+their own. An interrupted evaluation (its worker died) is listed to every session of the
+workspace with Resume (`interrupted_evaluations`): its row holds all a worker needs, and the
+session that resumes it owns it from then on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -66,6 +74,42 @@ def spawn_worker(*, key_for: int | None = None, api_key: str | None = None) -> N
     threading.Thread(target=process.wait, name="worker-reaper", daemon=True).start()
 
 
+#: the cookie a browser keeps for the app (Streamlit's XSRF token, set once per browser)
+_BROWSER_COOKIE = "_streamlit_xsrf"
+
+
+def session_id() -> str:
+    """The opaque id of this browser session, the owner of the jobs it queues: a digest of the
+    browser's XSRF cookie (a reload or another tab of the same browser keeps it; another browser
+    has its own), else a random id kept in this tab's session state (no cookie: a reload is
+    then a new session)."""
+    token = _cookie_token()
+    if token:
+        return hashlib.sha256(b"tempo-eval session " + token).hexdigest()[:32]
+    if "_session_id" not in st.session_state:
+        st.session_state["_session_id"] = os.urandom(16).hex()
+    return str(st.session_state["_session_id"])
+
+
+def _cookie_token() -> bytes | None:
+    """The secret part of the XSRF cookie (tornado's version 2 is `2|mask|masked token|time`: the
+    mask changes when the cookie is written again, the token does not), or the cookie as it is."""
+    try:
+        cookie = st.context.cookies.get(_BROWSER_COOKIE)
+    except (AttributeError, RuntimeError):  # no browser (a script run without a session)
+        return None
+    if not isinstance(cookie, str) or not cookie:
+        return None
+    parts = cookie.split("|")
+    if len(parts) == 4 and parts[0] == "2":
+        try:
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+            return bytes(byte ^ mask[i % len(mask)] for i, byte in enumerate(masked)) if mask else masked
+        except ValueError:
+            pass
+    return cookie.encode()
+
+
 def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: str, api_key: str | None,
                      *, path: Path | None = None) -> int:
     """Queue an evaluation of a stored dataset (or of the file `path`, already confined to the
@@ -83,7 +127,7 @@ def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: st
     if api_key == PLACEHOLDER_API_KEY:
         arguments["api_key_source"] = PLACEHOLDER
     job_id = queue().submit("evaluate", arguments, label=label, dataset_id=dataset_id,
-                            needs_key=typed is not None)
+                            needs_key=typed is not None, session=session_id())
     spawn_worker(key_for=job_id if typed else None, api_key=typed)
     return job_id
 
@@ -179,8 +223,9 @@ def save_uploads(uploads: list[Any]) -> list[list[str]]:
 
 
 def resume(job: dict[str, Any], api_key: str | None) -> bool:
-    """Queue an ended job again and start a worker; False when it was active already."""
-    if not queue().requeue(job["id"]):
+    """Queue an ended job again and start a worker; False when it was active already. This
+    session owns it from then on (it may be another than the one that queued it: a reload)."""
+    if not queue().requeue(job["id"], session=session_id()):
         return False
     needs = bool(job.get("needs_key")) and bool(api_key)
     spawn_worker(key_for=job["id"] if needs else None, api_key=api_key if needs else None)
@@ -219,11 +264,29 @@ def _start_for_orphan(found: dict[str, Any]) -> None:
 
 
 def latest_evaluation(dataset_id: int) -> dict[str, Any] | None:
-    """The newest evaluation job of a dataset (active or not), or of a file still being
-    evaluated (its dataset id is known once the worker has stored it)."""
-    found = queue().jobs(kind="evaluate", dataset_id=dataset_id, limit=1)
-    found += [j for j in queue().jobs(kind="evaluate", active=True, limit=20) if j["dataset_id"] is None]
+    """This session's newest evaluation job of a dataset (active or not), or of a file it is still
+    evaluating (its dataset id is known once the worker has stored it); another session's jobs
+    are `others_evaluating`."""
+    mine = session_id()
+    found = [j for j in queue().jobs(kind="evaluate", dataset_id=dataset_id, limit=20) if j["session"] == mine][:1]
+    found += [j for j in queue().jobs(kind="evaluate", active=True, limit=20)
+              if j["dataset_id"] is None and j["session"] == mine]
     return job(max(j["id"] for j in found)) if found else None
+
+
+def others_evaluating() -> list[dict[str, Any]]:
+    """The evaluations queued or running in the workspace that this session did not queue
+    (another browser, the command line): shown, never cancelled from here."""
+    mine = session_id()
+    return [j for j in queue().jobs(kind="evaluate", active=True, limit=20) if j["session"] != mine]
+
+
+def interrupted_evaluations(limit: int = 5) -> list[dict[str, Any]]:
+    """The newest evaluations of the workspace whose worker died before they ended (any session's:
+    after a reload, the page lists them with Resume); a running one whose worker is gone is
+    marked interrupted first."""
+    queue().reap()
+    return queue().jobs(kind="evaluate", status="interrupted", limit=limit)
 
 
 def save_upload(upload: Any, *, rewrite: bool = True) -> Path:

@@ -94,11 +94,13 @@ def test_a_job_survives_a_restart_of_the_app_and_shows_on_a_second_app_process(t
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
             page.set_default_timeout(60_000)
             with AppServer(home) as first, AppServer(home) as second:  # two app processes, one workspace
                 _start_evaluation(page, first.url, dataset_id)
-                other = browser.new_page(viewport={"width": 1400, "height": 1000})
+                # the same browser (its session: the job is its own) on the second app process
+                other = context.new_page()
                 other.goto(f"{second.url}/evaluate?dataset={dataset_id}")
                 wait_idle(other)
                 expect(other.get_by_text(progress).first).to_be_visible(timeout=60_000)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from tempo_eval.io import InputError, load_dataset
-from tempo_eval.io.cells import CellError, list_cell, text_cell
+from tempo_eval.io.cells import CellError, list_cell
 
 
 @pytest.mark.parametrize(
@@ -92,22 +92,6 @@ def test_bracket_led_texts_are_text(cell: str, expected: list[str]) -> None:
     notes: list[str] = []
     assert list_cell(cell, ids=False, notes=notes) == expected
     assert len(notes) == 1 and "read as text" in notes[0]
-
-
-@pytest.mark.parametrize("word", ["NaN", "nan", "None", "null", "NULL", "N/A", " n/a "])
-def test_missing_words_are_missing_values(word: str) -> None:
-    assert text_cell(word) is None
-    assert list_cell(word, ids=True) is None
-
-
-def test_missing_words_in_id_and_text_columns_load_as_missing() -> None:
-    data = b"query,answer,retrieved_ids\nq1,NaN,None\nq2,ok,d1\n"
-    frame = load_dataset(data, name="d.csv").frame
-    assert frame["answer"].tolist() == [None, "ok"]
-    assert frame["retrieved_ids"].tolist() == [None, ["d1"]]
-    with pytest.raises(InputError, match="query id is empty") as caught:
-        load_dataset(b"id,query,answer\nN/A,q,a\n", name="d.csv")
-    assert caught.value.row == 1
 
 
 def test_an_entirely_empty_required_column_warns_with_what_the_user_gets() -> None:

@@ -196,8 +196,9 @@ def test_an_evaluation_cancelled_while_it_waited_says_so() -> None:
     at = AppTest.from_file(str(root / "app.py"), default_timeout=180).run()
     dataset_id = int(at.session_state["dataset_id"])
     queue = JobQueue()
+    at.session_state["_session_id"] = "this-tab"  # the job is this session's (tempo_eval_app.worker_jobs.session_id)
     waited = queue.submit("evaluate", {"dataset_id": dataset_id, "tf": True}, label="faithfulness",
-                          dataset_id=dataset_id)
+                          dataset_id=dataset_id, session="this-tab")
     queue.request_cancel(waited)
     at.switch_page("views/evaluate.py").run()
     assert not at.exception, [e.value for e in at.exception]

@@ -2,7 +2,9 @@
 bar (rows per second, time left) and a cancel button. The page only queues the job and reads it
 from the workspace (tempo_eval_app/worker_jobs.py): a reload, another tab, a restart of the app or
 another app process on the same workspace finds it again. Every finished row is in the run store
-at once; running the same configuration again resumes it.
+at once; running the same configuration again resumes it. A job belongs to the browser session
+that queued it: another session sees it running in the workspace (no Cancel) and may start its
+own; an interrupted evaluation of the workspace is listed with Resume to every session.
 """
 
 from __future__ import annotations
@@ -145,7 +147,8 @@ def _show_job(job: dict, api_key: str) -> None:
             "the worker was stopped). Every finished row is stored; resuming computes only the rest."))
         if st.button("Resume", key=f"resume_{job['id']}", icon=":material/play_arrow:"):
             typed, _ = judge_keys.judge_api_key(job["arguments"].get("judge_url", ""), api_key)
-            worker_jobs.resume(job, typed)
+            if worker_jobs.resume(job, typed):
+                st.session_state["eval_job_id"] = st.session_state["eval_job_watched"] = job["id"]
             st.rerun()
     elif job["status"] == "cancelled" and not job["total"]:  # cancelled while it waited
         st.warning(formatting.md_escape(f"{job['label']}: cancelled before it started; nothing was evaluated."))
@@ -165,6 +168,29 @@ def _show_job(job: dict, api_key: str) -> None:
         # the files are built from the store when a button is clicked: the page holds no results
         downloads.download_results(lambda: store_reads.store().results_frame(run_id), f"run_{run_id}_results",
                                    key=f"dl_{job['id']}")
+
+
+def _workspace_jobs(own: int | None, api_key: str) -> None:
+    """The evaluations of the workspace that are not this session's: another session's running
+    ones (their progress, no Cancel: they are not this session's to stop) and the interrupted
+    ones, any session's, each with Resume (a reload or another browser can finish them)."""
+    interrupted = [j for j in worker_jobs.interrupted_evaluations() if j["id"] != own]
+    for job in interrupted:
+        _show_job(job, api_key)
+
+    @st.fragment(run_every=1.0 if worker_jobs.others_evaluating() else None)
+    def others() -> None:
+        with errors.page_guard("evaluate workspace jobs"):
+            for job in worker_jobs.others_evaluating():
+                if job["status"] == "queued":
+                    line = f"{job['label']}: waiting in the queue"
+                else:
+                    line = worker_jobs.progress_line(job)
+                st.info(formatting.md_escape(f"Another session is evaluating in this workspace: {line}. "
+                                             "It is not this session's to cancel; you can run your own."),
+                        icon=":material/group:")
+
+    others()
 
 
 @st.cache_data(show_spinner="Summarising the run…", max_entries=16)
@@ -330,8 +356,9 @@ with errors.page_guard("evaluate"):
                                   "the newest such run); a name no run of these settings has makes a new run, the "
                                   "same name resumes it. Rename runs on Runs.")
     found = worker_jobs.job(st.session_state.get("eval_job_id"))
-    if found is None or (found.get("dataset_id") != dataset_id and not found["arguments"].get("path")):
-        found = worker_jobs.latest_evaluation(dataset_id)  # started before a reload, or by another app process
+    if (found is None or found["session"] != worker_jobs.session_id()
+            or (found.get("dataset_id") != dataset_id and not found["arguments"].get("path"))):
+        found = worker_jobs.latest_evaluation(dataset_id)  # this browser's, started before a reload or elsewhere
     running = found is not None and found["active"]
     start = st.button("Run evaluation", type="primary", key="run_evaluation", disabled=bool(problems or running),
                       icon=":material/play_arrow:")
@@ -389,6 +416,8 @@ with errors.page_guard("evaluate"):
                     st.rerun()  # the whole page: the button and the runs table below
 
         progress_panel()
+
+    _workspace_jobs(None if found is None else found["id"], api_key)
 
     st.subheader("Runs of this dataset")
     runs = selection.runs_of(dataset_id)

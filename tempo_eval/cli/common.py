@@ -126,3 +126,9 @@ def add_workspace_option(parser: argparse.ArgumentParser) -> None:
     """The --workspace option of every command that uses the run store."""
     parser.add_argument("--workspace", metavar="DIR",
                         help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
+
+
+def add_doc_dates_option(parser: argparse.ArgumentParser, use: str) -> None:
+    """--doc-dates FILE, the same option for `compare` and `evaluate` (`use`: what it is for)."""
+    parser.add_argument("--doc-dates", metavar="FILE",
+                        help=f"publication date of each document: docid<TAB>date lines ({use})")

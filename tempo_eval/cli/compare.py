@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tempo_eval.cli.common import EXIT_OK, CLIError, check_out_is_not_an_input, max_input_bytes
+from tempo_eval.cli.common import (
+    EXIT_OK,
+    CLIError,
+    add_doc_dates_option,
+    check_out_is_not_an_input,
+    max_input_bytes,
+)
 from tempo_eval.safe_text import one_line
 from tempo_eval.schema import DEFAULT_SIGNIFICANCE_TEST
 
@@ -107,8 +113,7 @@ def add_parser(commands: Any) -> None:
     )
     cmp_.add_argument("runs", nargs="+", metavar="RUN_FILE", help="TREC run files (two or more runs)")
     cmp_.add_argument("--qrels", required=True, help="TREC qrels file")
-    cmp_.add_argument("--doc-dates", metavar="FILE",
-                      help="publication date of each document: docid<TAB>date lines (for the as-of metrics)")
+    add_doc_dates_option(cmp_, "for the as-of metrics")
     cmp_.add_argument("--query-dates", metavar="FILE",
                       help="as-of date of each query: qid<TAB>date lines (for the as-of metrics)")
     cmp_.add_argument("--metric", action="append", metavar="METRIC@K",

@@ -24,6 +24,7 @@ from tempo_eval.cli.common import (
     METRIC_MODULES,
     CLIError,
     ProgressBar,
+    add_doc_dates_option,
     add_workspace_option,
     check_out_is_not_an_input,
     max_input_bytes,
@@ -62,11 +63,13 @@ NDCG_MODES = {"gold": "gold", "focus": "focus_time", "judge": "llm"}
 def build_metrics(
     names: Sequence[str], *, k: int | None = None, verifier: Any = None,
     max_age: float | None = None, half_life: float | None = None, ndcg_mode: str | None = None,
+    doc_dates: Any = None,
 ) -> list[Any]:
     """Metric instances by name. `k` goes to metrics that take a cutoff, `verifier` to metrics that
     verify claims (temporal_faithfulness then runs in its verifier mode), `max_age` to
     stale_evidence and `half_life` to recency_ndcg (days), `ndcg_mode` (gold, focus or judge) to
-    temporal_ndcg instead of its automatic choice."""
+    temporal_ndcg instead of its automatic choice, `doc_dates` (an `IdDates`, `--doc-dates`) to the
+    as-of ranking metrics."""
     import importlib
 
     from tempo_eval.metrics.base import METRICS
@@ -83,7 +86,7 @@ def build_metrics(
             settings["k"] = k
         if verifier is not None and "verifier" in accepted:
             settings["verifier"] = verifier
-        for option, value in (("max_age", max_age), ("half_life", half_life)):
+        for option, value in (("max_age", max_age), ("half_life", half_life), ("doc_dates", doc_dates)):
             if value is not None and option in accepted:
                 settings[option] = value
         if ndcg_mode is not None and name == "temporal_ndcg":
@@ -98,12 +101,26 @@ def build_metrics(
         ("k", k, "--k", "takes a cutoff"),
         ("max_age", max_age, "--max-age", "takes a maximum age (stale_evidence does)"),
         ("half_life", half_life, "--half-life", "takes a half-life (recency_ndcg does)"),
+        ("doc_dates", doc_dates, "--doc-dates", "dates documents (the as-of metrics do)"),
     ):
         if value is not None and not any(option in inspect.signature(type(m)).parameters for m in metrics):
             raise CLIError(f"{flag} was given but none of the chosen metrics {names_taking}")
     if ndcg_mode is not None and "temporal_ndcg" not in names:
         raise CLIError("--ndcg-mode sets temporal_ndcg's mode, but temporal_ndcg is not among the metrics")
     return metrics
+
+
+def _doc_dates(path: str | None) -> Any:
+    """The --doc-dates file, read as `compare` reads it (`read_id_dates`), named in the run's
+    settings by its SHA-256; None without the option. Every date and id is checked here, before
+    the first row (an error names the file and the line), not row by row."""
+    if not path:
+        return None
+    from tempo_eval.core.pubdates import read_id_dates
+
+    dates = read_id_dates(path, digest=True)
+    dates.days_of(dates.ids)
+    return dates
 
 
 def _judge_of(verifier: Any) -> Any:
@@ -220,7 +237,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     thresholds = parse_fail_under(args.fail_under)
     maxima = parse_fail_under(args.fail_over, "--fail-over")
     check_gates(thresholds, maxima, names)
-    check_out_is_not_an_input(Path(args.out), [Path(args.data)])
+    check_out_is_not_an_input(Path(args.out), [Path(args.data), *([Path(args.doc_dates)] if args.doc_dates else [])])
     if args.timeout is not None and not args.timeout > 0:
         raise CLIError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     if args.max_retries is not None and args.max_retries < 0:
@@ -285,7 +302,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     elif args.timeout is not None or args.max_retries is not None:
         raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
     metrics = build_metrics(names, k=args.k, verifier=verifier, max_age=args.max_age, half_life=args.half_life,
-                            ndcg_mode=args.ndcg_mode)
+                            ndcg_mode=args.ndcg_mode, doc_dates=_doc_dates(args.doc_dates))
     if on_ray:
         return _evaluate_on_ray(args, metrics, thresholds, maxima)
 
@@ -607,6 +624,8 @@ def add_parser(commands: Any) -> None:
                     help="stale_evidence: a document older than this at the as-of date is stale (default 365)")
     ev.add_argument("--half-life", type=float, metavar="DAYS",
                     help="recency_ndcg: a document's gain halves every DAYS of age (default 365)")
+    add_doc_dates_option(ev, "the as-of ranking metrics: dates a retrieved document the row leaves undated, "
+                             "and recency_ndcg's relevant documents the row did not retrieve, as compare does")
     ev.add_argument("--verifier", choices=("nli", "lexical", "llm"),
                     help="who verifies claims (temporal_faithfulness then checks claims instead of "
                          "year overlap; factual_correctness defaults to lexical)")

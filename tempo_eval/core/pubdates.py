@@ -19,18 +19,22 @@ other formats fall back to `parse_date` one distinct value at a time.
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 #: the ordinal of 1970-01-01: days are counted from it
 EPOCH = date(1970, 1, 1).toordinal()
+#: 0001-01-01 in days since 1970-01-01: the first day Python's dates hold
+_FIRST_DAY = 1 - EPOCH
 
 _MONTHS = {
     name: number
@@ -62,6 +66,11 @@ EXPECTED = (
 
 class DateError(ValueError):
     """A date that cannot be read; the message names where it was and what was expected."""
+
+
+class DateOutOfRange(DateError):
+    """A date that is well written but falls outside the years 1 to 9999 once converted to UTC
+    (`0001-01-01T00:00:00+01:00` is 0000-12-31 in UTC): the message names the place and why."""
 
 
 @dataclass(frozen=True)
@@ -125,18 +134,14 @@ def parse_date(value: Any, *, source: str | None = None, row: int | None = None,
     """One date (see the module docstring); None when missing; DateError naming the place."""
     if is_missing(value):
         return None
-    if isinstance(value, datetime):
-        return _from_datetime(value)
-    if isinstance(value, date):
-        return PubDate(value, value, value.isoformat())
-    if hasattr(value, "to_pydatetime"):  # pandas Timestamp
-        return _from_datetime(value.to_pydatetime())
-    if isinstance(value, np.datetime64):
-        return parse_date(str(np.datetime_as_string(value, unit="s")))
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 1000 <= value <= 9999:
-        return _parse_text(str(int(value)))  # a year written as a JSON number
-    text = str(value).strip() if isinstance(value, str) else None
-    parsed = _parse_text(text) if text is not None else None
+    try:
+        parsed = _parse_value(value)
+    except OverflowError:
+        where = where_text(source, row, column, line)
+        raise DateOutOfRange(
+            f"{where + ': ' if where else ''}{_shown(value)} falls outside the dates that can be read once "
+            "converted to UTC (0001-01-01 to 9999-12-31); give the date without its time zone, or in UTC"
+        ) from None
     if parsed is None:
         where = where_text(source, row, column, line)
         raise DateError(
@@ -145,7 +150,29 @@ def parse_date(value: Any, *, source: str | None = None, row: int | None = None,
     return parsed
 
 
+def _shown(value: Any) -> str:
+    return repr(value.isoformat()) if isinstance(value, (date, datetime)) else repr(value)
+
+
+def _parse_value(value: Any) -> PubDate | None:
+    """`parse_date` without the place: None when the value is no date, OverflowError when it is
+    one that leaves the calendar (years 1 to 9999) on its way to UTC."""
+    if isinstance(value, datetime):
+        return _from_datetime(value)
+    if isinstance(value, date):
+        return PubDate(value, value, value.isoformat())
+    if hasattr(value, "to_pydatetime"):  # pandas Timestamp
+        return _from_datetime(value.to_pydatetime())
+    if isinstance(value, np.datetime64):
+        return _parse_value(str(np.datetime_as_string(value, unit="s")))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 1000 <= value <= 9999:
+        return _parse_text(str(int(value)))  # a year written as a JSON number
+    return _parse_text(value.strip()) if isinstance(value, str) else None
+
+
 def _from_datetime(moment: datetime) -> PubDate:
+    """The UTC date of a date-time with a zone (its own date without one); OverflowError when
+    the conversion leaves the years 1 to 9999."""
     if moment.tzinfo is not None and moment.utcoffset() is not None:
         moment = moment.astimezone(UTC)
     day = moment.date()
@@ -172,8 +199,7 @@ def _parse_text(text: str) -> PubDate | None:
         year, month = int(match[1]), int(match[2])
         if year < 1 or not 1 <= month <= 12:
             return None
-        following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
-        return PubDate(date(year, month, 1), date.fromordinal(following.toordinal() - 1), text)
+        return PubDate(date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]), text)
     match = _SLASHED.match(text)
     if match:
         return _day(int(match[1]), int(match[2]), int(match[3]))
@@ -221,10 +247,11 @@ def parse_day_column(values: Any, *, source: str | None = None, column: str | No
         array = pc.cast(array, pa.string())
     stripped = pc.utf8_trim_whitespace(array)
     iso = pc.match_substring_regex(stripped, r"^\d{4}-\d{2}-\d{2}$")
-    stamped = pc.strptime(pc.if_else(iso, stripped, None), format="%Y-%m-%d", unit="s",
-                          error_is_null=True)
-    days = pc.cast(pc.cast(stamped, pa.date32()), pa.int32()).to_numpy(zero_copy_only=False)
+    candidates = pc.if_else(iso, stripped, None)
+    stamped = pc.cast(pc.strptime(candidates, format="%Y-%m-%d", unit="s", error_is_null=True), pa.date32())
+    days = pc.cast(stamped, pa.int32()).to_numpy(zero_copy_only=False)
     days = np.where(np.isnan(days.astype(np.float64)), np.nan, days).astype(np.float64)
+    _drop_impossible(days, candidates, stamped)
     blank = pc.fill_null(pc.equal(pc.utf8_length(stripped), 0), True).to_numpy(zero_copy_only=False)
     slow = np.flatnonzero(np.isnan(days) & ~blank)
     if slow.size:
@@ -241,6 +268,23 @@ def parse_day_column(values: Any, *, source: str | None = None, column: str | No
     return days
 
 
+def _drop_impossible(days: np.ndarray, candidates: Any, stamped: Any) -> None:
+    """NaN (for `parse_date`, which refuses them with the line) where pyarrow's strptime read an
+    impossible date: it rolls the day over (2023-02-30 -> March 2, 2023-04-31 -> May 1), landing
+    on day 1 to 3 of the next month with another day than the text's, and it takes year 0. Only
+    those few days are compared with their text, so the fast path stays fast."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    day = pc.day(stamped)
+    suspect = np.flatnonzero(pc.fill_null(pc.less_equal(day, 3), False).to_numpy(zero_copy_only=False))
+    if suspect.size:
+        index = pa.array(suspect)
+        written = pc.cast(pc.utf8_slice_codeunits(candidates.take(index), 8, 10), pa.int64())
+        days[suspect[pc.not_equal(day.take(index), written).to_numpy(zero_copy_only=False)]] = np.nan
+    days[days < _FIRST_DAY] = np.nan
+
+
 @dataclass(frozen=True)
 class IdDates:
     """The lines of a doc-dates or query-dates file: ids and their date texts, as read.
@@ -255,9 +299,45 @@ class IdDates:
     dates: Any  # pyarrow string array, "" where blank
     #: each entry's row in the file (non-empty lines counted from 0), when only some were kept
     rows: np.ndarray | None = None
+    #: the SHA-256 of the file's bytes, when asked for (`read_id_dates(..., digest=True)`)
+    digest: str | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def name(self) -> str:
+        """The file's name and content digest: what identifies the dates in a run's settings."""
+        from pathlib import Path
+
+        return f"{Path(self.source).name} sha256:{self.digest}" if self.digest else Path(self.source).name
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        """id -> entry, built once (`dates_of`, row by row); an id given twice is a DateError
+        naming both lines."""
+        positions: dict[str, int] = {}
+        for entry, doc in enumerate(self.ids.to_pylist()):
+            if positions.setdefault(doc, entry) != entry:
+                lines = _line_numbers(self.source)[self._file_rows(np.array([positions[doc], entry]))]
+                raise DateError(f"{self.source}: {self.kind} id {doc!r} is given twice "
+                                f"(lines {lines[0]} and {lines[1]})")
+        return positions
+
+    def dates_of(self, wanted: Sequence[str]) -> list[PubDate | None]:
+        """The date of each id (None when absent or blank), read by `parse_date`: the lookup of
+        one dataset row (`days_of` is the one for whole runs). A date that cannot be read raises
+        DateError naming the file and its line."""
+        found: list[PubDate | None] = []
+        for doc in wanted:
+            entry = self._positions.get(doc) if isinstance(doc, str) else None
+            text = None if entry is None else self.dates[entry].as_py()
+            try:
+                found.append(None if text is None else parse_date(text, source=self.source, column="date"))
+            except DateError:
+                line = int(_line_numbers(self.source)[self._file_rows(np.array([entry]))][0])
+                found.append(parse_date(text, source=self.source, column="date", line=line))
+        return found
 
     def days_of(self, wanted: Any) -> np.ndarray:
         """Days of each id in `wanted` (a numpy array of any shape, a list or a pyarrow array;
@@ -315,12 +395,13 @@ def _parse_rows(dates: Any, source: str, rows: np.ndarray) -> np.ndarray:
         return parse_day_column(dates, source=source, column="date", lines=_line_numbers(source)[rows])
 
 
-def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None) -> IdDates:
+def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None, digest: bool = False) -> IdDates:
     """A file of `id<TAB>date` lines (a doc-dates or query-dates file), read by pyarrow's CSV
     reader; empty lines are skipped. With `wanted` (ids: a list, numpy or pyarrow array) the file
     is streamed in blocks and only the lines of those ids are kept, so a corpus-sized file costs
     one pass and little memory. A line without exactly one tab or with an empty id raises
-    DateError naming the file and the line; dates are read when looked up (`IdDates.days_of`)."""
+    DateError naming the file and the line; dates are read when looked up (`IdDates.days_of`).
+    With `digest`, the file's SHA-256 is kept (`IdDates.name`: a run's settings name the file by it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv
@@ -371,7 +452,17 @@ def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None) -> IdDate
     ids = pa.concat_arrays(id_parts) if id_parts else pa.array([], pa.string())
     dates = pa.concat_arrays(date_parts) if date_parts else pa.array([], pa.string())
     rows = np.concatenate(row_parts) if row_parts else (None if keep is None else np.zeros(0, np.int64))
-    return IdDates(source, kind, ids, dates, rows)
+    return IdDates(source, kind, ids, dates, rows, _sha256(path) if digest else None)
+
+
+def _sha256(path: Any) -> str:
+    import hashlib
+
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            sha.update(block)
+    return sha.hexdigest()
 
 
 def _unique_ids(wanted: Any) -> Any:

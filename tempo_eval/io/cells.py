@@ -15,8 +15,10 @@ one (`[Source 1] The report says ...`) is text, split at `|`, with a note; a bro
 or bracket right after the `[`, or only ids and commas: `["a", `, `[1, 2`) is an error, never
 silently read as text. Gold ids are
 a list (binary relevance) or an object `{"doc": grade}` with integer grades (graded relevance).
-Empty cells (empty or blank text, None, NaN) and the words NaN, None, null and N/A that
-spreadsheets and pandas write for them (`MISSING_WORDS`) are missing values: `None`, not `[]`.
+Missing values are `None`, not `[]`: JSON's `null` (and a Parquet null, a float NaN), and in a
+CSV / TSV file an empty (or blank) cell. Words are text: an answer "None", a query id "NaN", the
+texts "null", "nan" and "n/a" are read as written, in every format (no reader applies pandas' or
+pyarrow's default list of missing-value words).
 
 The functions here raise `CellError` with the problem only; the loader adds the place.
 """
@@ -34,7 +36,7 @@ from typing import Any
 
 from tempo_eval._values import is_na
 from tempo_eval.core.pubdates import EXPECTED as DATES_EXPECTED
-from tempo_eval.core.pubdates import DateError, parse_date
+from tempo_eval.core.pubdates import DateError, DateOutOfRange, parse_date
 from tempo_eval.io.errors import InputError, json_error_text, quote
 
 #: the largest cell we read, in characters; larger cells are nearly always a broken quote or a
@@ -43,9 +45,6 @@ MAX_CELL_CHARS = 1_000_000
 
 LIST_EXPECTED = "expected a JSON list, a Python list literal or values separated by '|'"
 GRADES_EXPECTED = 'expected a JSON object of integer grades like {"d1": 2, "d7": 1}'
-
-#: cell texts that mean "no value" (pandas, R, spreadsheets and databases write these)
-MISSING_WORDS = frozenset({"NaN", "nan", "NAN", "None", "none", "NONE", "null", "Null", "NULL", "N/A", "n/a"})
 
 #: a `[`-led cell that was meant as a list (broken ones are errors, not text): a quote, bracket or
 #: brace right after the `[`, or nothing but ids, numbers and commas ("[1, 2", "[oops")
@@ -75,9 +74,9 @@ def describe(value: Any) -> str:
 
 
 def is_missing(value: Any) -> bool:
-    """None, NaN, pandas' NA/NaT (`is_na`), empty or blank text, and `MISSING_WORDS`."""
+    """None, NaN, pandas' NA/NaT (`is_na`), empty or blank text; a word ("None", "NaN") is text."""
     if isinstance(value, str):
-        return not value or value.isspace() or value.strip() in MISSING_WORDS
+        return not value or value.isspace()
     return is_na(value)
 
 
@@ -94,7 +93,7 @@ def text_cell(value: Any) -> str | None:
     if type(value) is str:
         if len(value) > MAX_CELL_CHARS:
             check_size(value)
-        return None if not value or value.isspace() or value.strip() in MISSING_WORDS else value
+        return None if not value or value.isspace() else value
     if is_missing(value):
         return None
     if isinstance(value, bool):
@@ -117,6 +116,8 @@ def date_cell(value: Any) -> str | None:
         return None
     try:
         parsed = parse_date(value)
+    except DateOutOfRange as error:
+        raise CellError(str(error)) from None
     except DateError:
         parsed = None
     if parsed is None:
@@ -147,10 +148,10 @@ def dates_cell(value: Any) -> list[str | None] | None:
         items = [value]
     labels: list[str | None] = []
     for position, item in enumerate(items or [], 1):
-        if isinstance(item, str) and item.strip() in MISSING_WORDS:
-            item = None
         try:
             parsed = parse_date(item)
+        except DateOutOfRange as error:
+            raise CellError(f"item {position} of the list: {error}") from None
         except DateError:
             raise CellError(
                 f"item {position} of the list is {describe(item)}, not a date; expected {DATES_EXPECTED} "
@@ -219,7 +220,7 @@ def list_cell(value: Any, *, ids: bool, notes: list[str] | None = None) -> list[
     """
     if type(value) is str:
         text = value.strip()
-        if not text or text in MISSING_WORDS:
+        if not text:
             return None
         check_size(text)
         if text[0] == "[":

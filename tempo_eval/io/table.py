@@ -15,7 +15,6 @@ from typing import Any
 
 from tempo_eval.io.cells import (
     MAX_CELL_CHARS,
-    MISSING_WORDS,
     CellError,
     date_cell,
     dates_cell,
@@ -154,7 +153,6 @@ def _fast_lists(values: Sequence[Any]) -> list[Any]:
 def _fast_texts(values: Sequence[Any]) -> list[Any]:
     return [
         value if type(value) is str and value and not value.isspace() and len(value) <= MAX_CELL_CHARS
-        and value not in MISSING_WORDS
         else _SLOW
         for value in values
     ]

@@ -18,6 +18,8 @@ counts like an undated one (it is in no denominator and earns no gain).
 Not measurable (NaN): no as-of date, no top-k document with a known date (every age NaN), for
 median age no dated document that is not from the future, for Recency NDCG an IDCG of 0 (no
 relevant document, or every relevant document from the future). `reason_codes` names why.
+Recency NDCG of a query that ranks no document at all (`ranked` = 0) is 0, as NDCG's: an empty
+ranking earns no gain; it is not a ranking of undated documents.
 """
 
 from __future__ import annotations
@@ -134,37 +136,49 @@ def recency_ndcg(
     ideal_relevance: np.ndarray,
     ideal_ages: np.ndarray,
     half_life: float = DEFAULT_HALF_LIFE,
+    *,
+    ranked: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per row: Recency NDCG@k, k = the number of columns of `relevance` / `ages` (the top k).
 
     `ideal_relevance` / `ideal_ages`: every relevant document of the query (padded with 0
-    relevance), whatever was retrieved. NaN where IDCG is 0 or no top-k document has a known age
-    (`reason_codes` says which)."""
+    relevance), whatever was retrieved. `ranked`: how many documents each row ranks in its top k
+    (the rest of the row is padding); a row that ranks none scores 0 when IDCG > 0. NaN where
+    IDCG is 0, or where the row ranks documents none of which has a known age (`reason_codes`
+    says which)."""
     k = _matrix(relevance).shape[1]
     found = dcg(recency_gains(relevance, ages, half_life))
     ideal = ideal_dcg(recency_gains(ideal_relevance, ideal_ages, half_life), k)
     with np.errstate(invalid="ignore", divide="ignore"):
         score = np.where(ideal > 0, found / np.where(ideal > 0, ideal, 1.0), np.nan)
-    return np.where(dated_counts(ages) > 0, score, np.nan)
+    return np.where(_dated_or_empty(ages, ranked), score, np.nan)
+
+
+def _dated_or_empty(ages: np.ndarray, ranked: np.ndarray | None) -> np.ndarray:
+    """Rows with a dated top-k document, or (with `ranked`) no document at all."""
+    dated = dated_counts(ages) > 0
+    return dated if ranked is None else dated | (np.asarray(ranked).reshape(-1) == 0)
 
 
 def reason_codes(
-    as_of: np.ndarray, ages: np.ndarray, *, relevant: np.ndarray | None = None
+    as_of: np.ndarray, ages: np.ndarray, *, relevant: np.ndarray | None = None,
+    ranked: np.ndarray | None = None,
 ) -> list[str | None]:
     """Why each row is not measurable, in order of precedence: no as-of date (`no_as_of`), no
     relevant document (`no_gold`, only when `relevant`, the per-row count of relevant documents,
-    is given: Recency NDCG), no top-k document with a known date (`no_dates`); None when
-    measurable on those grounds (median age and Recency NDCG may still be NaN: see their
-    functions)."""
+    is given: Recency NDCG), no top-k document with a known date (`no_dates`; with `ranked`, the
+    per-row count of ranked documents, not for a row that ranks none: Recency NDCG scores it 0);
+    None when measurable on those grounds (median age and Recency NDCG may still be NaN: see
+    their functions)."""
     as_of = np.asarray(as_of, dtype=np.float64).reshape(-1)
-    counts = dated_counts(ages)
+    dated = _dated_or_empty(ages, ranked)
     codes: list[str | None] = []
     for row in range(len(as_of)):
         if np.isnan(as_of[row]):
             codes.append(NO_AS_OF)
         elif relevant is not None and relevant[row] <= 0:
             codes.append(NO_GOLD)
-        elif counts[row] == 0:
+        elif not dated[row]:
             codes.append(NO_DATES)
         else:
             codes.append(None)
@@ -181,8 +195,10 @@ def run_scores(
     ideal_published: np.ndarray | None = None,
     max_age: float = DEFAULT_MAX_AGE,
     half_life: float = DEFAULT_HALF_LIFE,
+    ranked: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Every as-of metric at cutoff k for a whole run, one value per query (NaN: not measurable).
+    `ranked` (Q,): how many documents each query ranks (`recency_ndcg`: 0 scores 0).
 
     `published`: (Q, depth) publication days of each query's documents in rank order (NaN for an
     undated or missing document); `as_of`: (Q,) days (NaN: no as-of date). With `relevance`
@@ -205,7 +221,7 @@ def run_scores(
             raise ValueError("recency_ndcg needs ideal_relevance and ideal_published with relevance")
         ideal_ages = evidence_ages(as_of, ideal_published)
         scores["recency_ndcg"] = recency_ndcg(
-            _matrix(relevance)[:, :k], ages, ideal_relevance, ideal_ages, half_life
+            _matrix(relevance)[:, :k], ages, ideal_relevance, ideal_ages, half_life, ranked=ranked
         )
     return scores
 

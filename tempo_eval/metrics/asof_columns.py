@@ -93,8 +93,9 @@ def run_asof_scores(
     width = int(r_ranks.max()) + 1 if len(r_ranks) else 1
     ideal_relevance = scatter(len(queries), width, r_rows, r_ranks, q_grades[chosen], 0.0)
     ideal_published = scatter(len(queries), width, r_rows, r_ranks, doc_dates.days_of(_take(q_docids, chosen)), np.nan)
+    ranked = np.bincount(rows, minlength=len(queries))
     return asof.run_scores(published, as_of, k, relevance=relevance, ideal_relevance=ideal_relevance,
-                           ideal_published=ideal_published, max_age=max_age, half_life=half_life)
+                           ideal_published=ideal_published, max_age=max_age, half_life=half_life, ranked=ranked)
 
 
 def _grades_of_cells(codes: np.ndarray, docids: Any, q_codes: np.ndarray, q_docids: Any, q_grades: np.ndarray) -> np.ndarray:

@@ -12,7 +12,11 @@ explain the number:
   gold Temporal NDCG.
 - NaN with a reason code, never 0: `no_as_of` (no reference_date), `no_dates` (no top-k document
   with a known date; for median age, none that is not from the future), `no_gold` (Recency NDCG:
-  no relevant document, or every relevant document published after the as-of date).
+  no relevant document, or every relevant document published after the as-of date). Recency NDCG
+  of a row that retrieved nothing but has relevant documents is 0, as NDCG's (and `compare`'s).
+- `doc_dates` (an `IdDates`: `evaluate --doc-dates FILE`, the file `compare` reads): a retrieved
+  document without a date in the row takes the file's, and Recency NDCG dates the relevant
+  documents the row did not retrieve from it (the ideal ordering), as `compare` does.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tempo_eval._values import is_na
-from tempo_eval.core.pubdates import PubDate, parse_date
+from tempo_eval.core.pubdates import IdDates, PubDate, parse_date
 from tempo_eval.metrics import asof
 from tempo_eval.metrics.base import (
     Metric,
@@ -41,7 +45,8 @@ class _Evidence:
     """A row's documents in rank order: ids, dates and ages (the as-of date may be unknown)."""
 
     def __init__(self, retrieved_ids: Sequence[str] | None, contexts: Sequence[str] | None,
-                 context_dates: Sequence[Any] | None, reference_date: Any) -> None:
+                 context_dates: Sequence[Any] | None, reference_date: Any,
+                 doc_dates: IdDates | None = None) -> None:
         dates = [] if context_dates is None else list(context_dates)
         if retrieved_ids is not None:
             if len(retrieved_ids) != len(dates) and context_dates is not None:
@@ -70,6 +75,9 @@ class _Evidence:
             parse_date(value, column="context_dates") if not isinstance(value, PubDate) else value
             for value in dates
         ]
+        if doc_dates is not None and retrieved_ids is not None and None in self.dates:
+            from_file = doc_dates.dates_of(self.docs)
+            self.dates = [own if own is not None else filed for own, filed in zip(self.dates, from_file, strict=True)]
         as_of = parse_date(reference_date, column="reference_date")
         self.as_of: PubDate | None = as_of
         days = np.array([math.nan if d is None else d.day for d in self.dates], dtype=np.float64)
@@ -101,13 +109,14 @@ class _AsOfMetric(Metric):
         "retrieved_ids", "contexts", "context_dates", "reference_date", "k",
     )
 
-    def __init__(self, k: int = 10) -> None:
+    def __init__(self, k: int = 10, *, doc_dates: IdDates | None = None) -> None:
         self.k = require_k(k)
+        self.doc_dates = doc_dates
 
     def required_columns(self, columns: Collection[str]) -> list[str]:
-        """The dataset needs `context_dates`; a row whose cell is empty is NaN `no_dates`, a row
-        without `reference_date` NaN `no_as_of`."""
-        return ["context_dates"]
+        """The dataset needs `context_dates` (or `retrieved_ids` with a doc-dates file); a row
+        whose cell is empty is NaN `no_dates`, a row without `reference_date` NaN `no_as_of`."""
+        return ["retrieved_ids"] if self.doc_dates is not None else ["context_dates"]
 
     def inputs_from_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
         canonical = canonical_columns()
@@ -123,7 +132,7 @@ class _AsOfMetric(Metric):
     def _evidence(self, retrieved_ids: Any, contexts: Any, context_dates: Any,
                   reference_date: Any, k: int | None) -> tuple[_Evidence, int]:
         k = require_k(self.k if k is None else k)
-        return _Evidence(retrieved_ids, contexts, context_dates, reference_date), k
+        return _Evidence(retrieved_ids, contexts, context_dates, reference_date, self.doc_dates), k
 
     def _not_measurable(self, code: str, k: int, details: dict[str, Any]) -> MetricResult:
         reasons = {
@@ -175,8 +184,9 @@ class StaleEvidence(_AsOfMetric):
     name = "stale_evidence"
     direction = "lower"
 
-    def __init__(self, k: int = 10, *, max_age: float = asof.DEFAULT_MAX_AGE) -> None:
-        super().__init__(k)
+    def __init__(self, k: int = 10, *, max_age: float = asof.DEFAULT_MAX_AGE,
+                 doc_dates: IdDates | None = None) -> None:
+        super().__init__(k, doc_dates=doc_dates)
         self.max_age = asof.require_days(max_age, "max_age", allow_zero=True)
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
@@ -230,19 +240,21 @@ class RecencyNDCG(_AsOfMetric):
     """Recency NDCG@k: gold NDCG whose gains decay with the document's age, halving every
     `half_life` days: g_i = rel_i * 2^(-age_i / half_life); 0 for a document from the future;
     rel_i for an undated one. IDCG is the ideal ordering of every relevant gold document with its
-    own gain (its date from any retrieved copy; undiscounted when unknown)."""
+    own gain (its date from any retrieved copy, else from `doc_dates`; undiscounted when unknown).
+    A row that retrieved nothing scores 0 (no gain; NDCG's rule), not `no_dates`."""
 
     name = "recency_ndcg"
     input_names = _AsOfMetric.input_names + ("gold_ids",)
 
-    def __init__(self, k: int = 10, *, half_life: float = asof.DEFAULT_HALF_LIFE) -> None:
-        super().__init__(k)
+    def __init__(self, k: int = 10, *, half_life: float = asof.DEFAULT_HALF_LIFE,
+                 doc_dates: IdDates | None = None) -> None:
+        super().__init__(k, doc_dates=doc_dates)
         self.half_life = asof.require_days(half_life, "half_life")
 
     def required_columns(self, columns: Collection[str]) -> list[str]:
-        """context_dates and retrieved_ids (relevance is by id); a row without gold_ids is NaN
-        `no_gold`."""
-        return ["retrieved_ids", "context_dates"]
+        """context_dates (unless a doc-dates file dates the documents) and retrieved_ids
+        (relevance is by id); a row without gold_ids is NaN `no_gold`."""
+        return ["retrieved_ids"] if self.doc_dates is not None else ["retrieved_ids", "context_dates"]
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
                         reference_date: Any = None, k: int | None = None, gold_ids: Any = None) -> MetricResult:
@@ -262,17 +274,24 @@ class RecencyNDCG(_AsOfMetric):
         age_of = dict(zip(evidence.docs, evidence.ages, strict=True))
         ideal_rel = np.array([list(relevant.values())], dtype=np.float64)
         ideal_ages = np.array([[age_of.get(doc, math.nan) for doc in relevant]], dtype=np.float64)
+        unseen = [doc for doc in relevant if doc not in age_of]
+        if self.doc_dates is not None and unseen and evidence.as_of is not None:
+            filed = dict(zip(unseen, self.doc_dates.dates_of(unseen), strict=True))
+            ideal_ages = np.array([[age_of[doc] if doc in age_of else _age(evidence.as_of, filed[doc])
+                                    for doc in relevant]], dtype=np.float64)
         details["relevant"] = len(relevant)
-        code = _code(evidence, top, relevant=len(relevant))
+        code = _code(evidence, top, relevant=len(relevant), ranked=top.shape[1])
         if code:
             return self._not_measurable(code, k, details)
         found = float(asof.dcg(gains.reshape(1, -1))[0])
         ideal = float(asof.ideal_dcg(asof.recency_gains(ideal_rel, ideal_ages, self.half_life), k)[0])
         details["dcg"], details["idcg"] = found, ideal
         if ideal <= 0:
+            old = "" if bool((ideal_ages < 0).all()) else (
+                f", or is so old on it (thousands of half-lives of {self.half_life:g} days) that its gain is 0")
             return not_measurable(
                 self.name, asof.NO_GOLD,
-                f"Every relevant document was published after the as-of date {details['as_of']}: "
+                f"Every relevant document was published after the as-of date {details['as_of']}{old}: "
                 "no ranking can earn a gain.", **details,
             )
         score = found / ideal
@@ -281,7 +300,13 @@ class RecencyNDCG(_AsOfMetric):
         return MetricResult(self.name, score, reason, None, details)
 
 
-def _code(evidence: _Evidence, top: np.ndarray, *, relevant: int | None = None) -> str | None:
+def _code(evidence: _Evidence, top: np.ndarray, *, relevant: int | None = None,
+          ranked: int | None = None) -> str | None:
     as_of = np.array([math.nan if evidence.as_of is None else 0.0])
     counts = None if relevant is None else np.array([relevant])
-    return asof.reason_codes(as_of, top, relevant=counts)[0]
+    return asof.reason_codes(as_of, top, relevant=counts, ranked=None if ranked is None else np.array([ranked]))[0]
+
+
+def _age(as_of: PubDate, published: PubDate | None) -> float:
+    """as_of - published in days (NaN when the document's date is unknown), as `asof.evidence_ages`."""
+    return math.nan if published is None else float(asof.evidence_ages(as_of.day, np.array([[published.day]]))[0, 0])

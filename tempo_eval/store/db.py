@@ -204,6 +204,12 @@ MIGRATIONS: list[str] = [
         UPDATE id_marks SET high = MAX(high, NEW.id) WHERE name = 'runs';
     END;
     """,
+    # who queued a job from the dashboard (a browser session's opaque id, tempo_eval_app.worker_jobs
+    # .session_id): only that session's page shows it as its own and may cancel it; NULL for jobs
+    # queued elsewhere and before this column
+    """
+    ALTER TABLE jobs ADD COLUMN session TEXT;
+    """,
 ]
 
 #: the id a new run takes, in an INSERT INTO runs (id, ...) VALUES (NEXT_RUN_ID, ...): one above

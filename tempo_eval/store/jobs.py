@@ -1,7 +1,9 @@
 """The workspace's job queue: long work (an evaluation, an NLI model check) that the dashboard
 starts in a worker process and then only watches.
 
-A job is a row of the `jobs` table: its kind and arguments (JSON, never a secret), its status
+A job is a row of the `jobs` table: its kind and arguments (JSON, never a secret), the browser
+session that queued it from the dashboard (`session`, an opaque id; the one that resumes it takes
+it over), its status
 (queued, running, finished, cancelled, failed, interrupted), progress (done of total, rows per
 second), the worker that runs it (pid, the process's start time and host, so a dead worker is
 told from a live one even when its pid is reused), a cancel request, an error and the run it
@@ -150,13 +152,14 @@ class JobQueue:
     # ---- writing ------------------------------------------------------------------------------
 
     def submit(self, kind: str, arguments: dict[str, Any], *, label: str = "", dataset_id: int | None = None,
-               needs_key: bool = False) -> int:
-        """Queue a job; returns its id. `needs_key`: only the worker started with its key may run it."""
+               needs_key: bool = False, session: str | None = None) -> int:
+        """Queue a job; returns its id. `needs_key`: only the worker started with its key may run it;
+        `session`: the dashboard session that queued it (its owner)."""
         with self._lock, self._conn:
             cursor = self._conn.execute(
-                "INSERT INTO jobs (kind, label, arguments, dataset_id, status, needs_key, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
-                (kind, label, _dumps(arguments), dataset_id, int(needs_key), time.time(), time.time()),
+                "INSERT INTO jobs (kind, label, arguments, dataset_id, status, needs_key, session, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
+                (kind, label, _dumps(arguments), dataset_id, int(needs_key), session, time.time(), time.time()),
             )
             return int(cursor.lastrowid)
 
@@ -292,13 +295,14 @@ class JobQueue:
                                " WHERE id = ? AND status = 'queued'", (now, now, job_id))
             self._conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running'", (job_id,))
 
-    def requeue(self, job_id: int) -> bool:
-        """Queue an ended job again (it resumes from what is stored); False when it is active."""
+    def requeue(self, job_id: int, *, session: str | None = None) -> bool:
+        """Queue an ended job again (it resumes from what is stored); False when it is active.
+        With `session`, that session (the one resuming it) becomes its owner."""
         with self._lock, self._conn:
             cursor = self._conn.execute(
                 "UPDATE jobs SET status = 'queued', cancel_requested = 0, error = NULL, finished_at = NULL,"
-                f" pid = NULL, updated_at = ? WHERE id = ? AND status IN ({_marks(ENDED)})",
-                (time.time(), job_id, *ENDED))
+                f" pid = NULL, session = COALESCE(?, session), updated_at = ? WHERE id = ? AND status IN ({_marks(ENDED)})",
+                (session, time.time(), job_id, *ENDED))
             return cursor.rowcount == 1
 
     # ---- reading ------------------------------------------------------------------------------
@@ -309,9 +313,12 @@ class JobQueue:
         return None if row is None else _job(row)
 
     def jobs(self, *, kind: str | None = None, dataset_id: int | None = None, active: bool = False,
-             limit: int = 50) -> list[dict[str, Any]]:
-        """Jobs, newest first, filtered by kind, dataset and whether they are queued or running."""
+             status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Jobs, newest first, filtered by kind, dataset, whether they are queued or running, and status."""
         where, params = ["1 = 1"], []
+        if status is not None:
+            where.append("status = ?")
+            params.append(status)
         if kind is not None:
             where.append("kind = ?")
             params.append(kind)
