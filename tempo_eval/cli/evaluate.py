@@ -25,7 +25,7 @@ from tempo_eval.cli.common import (
     CLIError,
     ProgressBar,
     add_workspace_option,
-    check_out_is_not_an_input,
+    check_output,
     max_input_bytes,
 )
 from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
@@ -188,7 +188,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     unknown = [metric for metric in thresholds if metric not in names]
     if unknown:
         raise CLIError(f"--fail-under names {', '.join(unknown)}, which --metrics does not compute ({', '.join(names)})")
-    check_out_is_not_an_input(Path(args.out), [Path(args.data)])
+    check_output(args.out, "--out", [args.data])
     if args.timeout is not None and not args.timeout > 0:
         raise CLIError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     if args.max_retries is not None and args.max_retries < 0:
