@@ -558,7 +558,7 @@ def _parquet_tables(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tempo_eval.io.jsonfiles import parquet_table
+    from tempo_eval.io.jsonfiles import parquet_columns, parquet_table
 
     offset = 0
     try:
@@ -569,7 +569,8 @@ def _parquet_tables(
                 raise _ReadWhole() from None
             if parquet.metadata.num_rows == 0:
                 raise _ReadWhole()
-            for record_batch in parquet.iter_batches(batch_size=batch_rows, use_threads=False):
+            columns = parquet_columns(parquet.schema_arrow, canonical.explicit, label, canonical.reader_warnings)
+            for record_batch in parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=False):
                 table = parquet_table(pa.Table.from_batches([record_batch]), label)
                 yield BatchTable(table.columns, table.values, table.n_rows, None, arrow=table.arrow, offset=offset)
                 offset += table.n_rows
