@@ -104,12 +104,6 @@ class _Borrowed:
     def tell(self) -> int:
         return self._source.tell()
 
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
     def close(self) -> None:
         self.closed = True
 
