@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -21,4 +22,5 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        # in this thread's context: what the caller set (confined reads, `tempo_eval._confine`) holds there
+        return pool.submit(contextvars.copy_context().run, asyncio.run, coro).result()

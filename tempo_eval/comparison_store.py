@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tempo_eval._confine import open_binary
+
 #: NDCG is kept at every cutoff up to this (the page's largest k)
 MAX_K = 100
 #: the folder layout's version: a new one never reads an old folder
@@ -79,7 +81,7 @@ def content_key(arguments: dict[str, Any]) -> str:
     digest = hashlib.sha256(json.dumps(settings_of(arguments), sort_keys=True).encode())
     for role, path in _inputs(arguments):
         file_digest = hashlib.sha256()
-        with open(path, "rb") as handle:
+        with open_binary(path) as handle:  # confined in a dashboard job (`tempo_eval._confine`)
             while chunk := handle.read(1 << 22):
                 file_digest.update(chunk)
         digest.update(role.encode() + b"\0" + file_digest.digest())

@@ -13,8 +13,11 @@ from typing import Any
 import streamlit as st
 
 from tempo_eval import comparison_store
+from tempo_eval.compare import LABELS
 from tempo_eval_app import formatting, links, paths, run_files, worker_jobs
 
+#: the most run files a comparison takes (its runs are labelled a-z)
+MAX_RUNS = len(LABELS)
 #: session keys of the inputs a reopened comparison fills in
 _PATH_KEYS = {"runs": "compare_run_paths", "qrels": "compare_qrels_path", "doc_dates": "compare_doc_dates_path",
               "query_dates": "compare_query_dates_path"}
@@ -51,10 +54,29 @@ def _one_file(text: str, label: str) -> Path | None:
     """The one file a path (or a folder holding one file) names; None for an empty input."""
     if not text.strip():
         return None
-    found = paths.files_named(text)
-    if len(found) != 1:
-        raise paths.PathRefused(f"{label}: {text.strip()} holds {len(found)} files; name one file")
-    return found[0]
+    try:
+        return paths.files_named(text, limit=1)[0]
+    except paths.TooManyFiles:
+        raise paths.PathRefused(f"{label}: {text.strip()} holds several files; name one file") from None
+
+
+def _runs_named(typed: str, uploads: int) -> list[Path]:
+    """The run files the typed lines name (files or folders), refused at once when they and the
+    `uploads` are more than Compare takes (`MAX_RUNS`): a folder's files are counted before any
+    is checked or read (`paths.files_named`)."""
+    runs: list[Path] = []
+    for line in (line for line in typed.splitlines() if line.strip()):
+        try:
+            runs += paths.files_named(line, limit=MAX_RUNS)
+        except paths.TooManyFiles:
+            raise paths.PathRefused(f"Compare takes at most {MAX_RUNS} runs: the folder {line.strip()} holds more "
+                                    f"than {MAX_RUNS} files; name the run files, or a folder of at most "
+                                    f"{MAX_RUNS}") from None
+        if len(runs) + uploads > MAX_RUNS:
+            break
+    if len(runs) + uploads > MAX_RUNS:
+        raise paths.PathRefused(f"Compare takes at most {MAX_RUNS} runs; the paths and uploads name more")
+    return runs
 
 
 def _inputs() -> tuple[list[Any], Any, Any, Any]:
@@ -85,12 +107,12 @@ def _inputs() -> tuple[list[Any], Any, Any, Any]:
     doc_upload = u3.file_uploader("…or upload the doc-dates file", key="compare_doc_dates_upload")
     query_upload = u4.file_uploader("…or upload the query-dates file", key="compare_query_dates_upload")
     try:
-        runs = [f for line in typed.splitlines() if line.strip() for f in paths.files_named(line)]
+        runs = _runs_named(typed, len(uploads or []))
         qrels = _one_file(qrels_typed, "Qrels") if qrels_typed.strip() else None
         doc_dates = _one_file(doc_typed, "Doc-dates file")
         query_dates = _one_file(query_typed, "Query-dates file")
         st.session_state["compare_corpus_file"] = (
-            str(paths.files_named(corpus_typed)[0]) if corpus_typed.strip() else None
+            str(_one_file(corpus_typed, "Corpus")) if corpus_typed.strip() else None
         )
     except paths.PathRefused as refused:
         st.error(formatting.md_escape(str(refused)))

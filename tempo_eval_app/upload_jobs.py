@@ -25,7 +25,6 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from tempo_eval.io.errors import InputError
@@ -154,13 +153,17 @@ def _conversations(path: str, name: str) -> int:
 def read_runs(arguments: dict[str, Any], progress: Progress = _quiet,
               cancel: threading.Event | None = None) -> dict[str, Any]:
     """Kind `trec_runs`: {runs: [[name, path], ...], qrels: [name, path], queries?, corpus?, store}."""
+    from tempo_eval._confine import open_binary
     from tempo_eval.io.stream import frame_stream
     from tempo_eval_app.retrieval import load_runs_dataset
 
     cancel = cancel or threading.Event()
 
     def named(pair: list[str] | None) -> tuple[str, bytes] | None:
-        return None if pair is None else (pair[0], Path(pair[1]).read_bytes())
+        if pair is None:
+            return None
+        with open_binary(pair[1]) as saved:  # confined where it is opened (tempo_eval._confine)
+            return pair[0], saved.read()
 
     try:
         dataset = load_runs_dataset(

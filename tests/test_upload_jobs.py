@@ -9,6 +9,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tempo_eval.cli.job import run_worker
+from tempo_eval.store.db import workspace_dir
 from tempo_eval.store.jobs import JobQueue
 from tempo_eval.store.runs import RunStore
 from tempo_eval_app import upload_jobs
@@ -33,7 +34,8 @@ def test_a_dataset_job_reads_without_storing_then_stores_on_request(tmp_path: Pa
 
 
 def test_a_refused_file_fails_the_job_with_the_loaders_whole_message(tmp_path: Path) -> None:
-    path = tmp_path / "saved_rows.jsonl"
+    path = workspace_dir() / "uploads" / "saved_rows.jsonl"  # where the page saves an upload
+    path.parent.mkdir(exist_ok=True)
     path.write_bytes(b'{"query": "a", "answer": "b"}\n{not json}\n')
     queue = JobQueue()
     job_id = queue.submit("dataset_upload", {"path": str(path), "name": "rows.jsonl", "mapping": None, "store": False})
@@ -43,13 +45,16 @@ def test_a_refused_file_fails_the_job_with_the_loaders_whole_message(tmp_path: P
     assert "rows.jsonl" in job["error"] and "line 2" in job["error"] and "saved_rows" not in job["error"]
 
 
-def test_trec_runs_and_foreign_scores_are_job_kinds_of_the_worker(tmp_path: Path) -> None:
+def test_trec_runs_and_foreign_scores_are_job_kinds_of_the_worker() -> None:
+    uploads = workspace_dir() / "uploads"  # where the pages save what they queue (the worker reads no other place)
+    uploads.mkdir(exist_ok=True)
     queue = JobQueue()
     runs = queue.submit("trec_runs", {"runs": [["run_bm25.trec", str(SAMPLE / "run_bm25.trec")]],
                                       "qrels": ["qrels.txt", str(SAMPLE / "qrels.txt")], "store": True})
     bad = queue.submit("trec_runs", {"runs": [["r.trec", str(SAMPLE / "run_bm25.trec")]],
-                                     "qrels": ["q.txt", str(_write(tmp_path / "q.txt", b"q1 0 d1 1\nq2 0 d2 maybe\n"))]})
-    data = ROOT / "tests" / "data" / "interop" / "deepeval_test_run.json"
+                                     "qrels": ["q.txt", str(_write(uploads / "q.txt", b"q1 0 d1 1\nq2 0 d2 maybe\n"))]})
+    data = _write(uploads / "test_run.json",
+                  (ROOT / "tests" / "data" / "interop" / "deepeval_test_run.json").read_bytes())
     foreign = queue.submit("foreign_import", {"path": str(data), "name": "test_run.json"})
     _run_all(queue)
     assert queue.get(runs)["status"] == "finished" and queue.get(runs)["dataset_id"] is not None

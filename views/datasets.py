@@ -102,17 +102,12 @@ def _adopt_stored(session_key: str, name: str) -> None:
 
 
 def _column_peek(upload, saved_name: str) -> list[str]:
-    """The file's columns for the mapping editor, read once per upload (kept in the session):
-    from its first megabyte when the header is there (CSV, TSV, JSONL), so a big upload is not
-    copied or decoded whole."""
+    """The file's columns for the mapping editor, read once per upload (kept in the session)
+    from a bounded start of it (`uploads.peek_columns`: a few MB, decompressed as read), so a
+    big or compressed upload is never copied or decompressed whole in the app's process."""
     key = f"_columns_{saved_name}"
     if key not in st.session_state:
-        name = upload.name.lower()
-        upload.seek(0)
-        whole = name.endswith((".json", ".parquet", ".pq", ".gz", ".zst"))
-        data = upload.getvalue() if whole else upload.read(1 << 20)
-        upload.seek(0)
-        st.session_state[key] = uploads.peek_columns(data, upload.name)
+        st.session_state[key] = uploads.peek_columns(upload, upload.name)
     return st.session_state[key]
 
 

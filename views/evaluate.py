@@ -102,9 +102,11 @@ def _dataset_source() -> tuple[str, object, str | None]:
     if not typed.strip():
         return source, None, "Type the path of the dataset file."
     try:
-        found = paths.files_named(typed)
-        if len(found) != 1:
-            raise paths.PathRefused(f"{typed.strip()!r} is a folder of {len(found)} files: name one file")
+        found = paths.files_named(typed, limit=1)
+    except paths.TooManyFiles:
+        st.error(formatting.md_escape(f"Refused: {typed.strip()!r} is a folder of several files: name one file"),
+                 icon=":material/block:")
+        return source, None, "The path was refused (see above)."
     except paths.PathRefused as refused:
         st.error(formatting.md_escape(f"Refused: {refused}"), icon=":material/block:")
         return source, None, "The path was refused (see above)."

@@ -82,6 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return job.main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    nul = _with_nul_byte(args)
+    if nul is not None:  # refused before any path is touched: no file name holds a NUL byte
+        print(f"error: {_masked(nul)}", file=sys.stderr)
+        return EXIT_INPUT
     try:
         return args.handler(args)
     except (ValueError, OSError) as exc:  # InputError is a ValueError
@@ -96,6 +100,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {_masked(one_line(exc))}", file=sys.stderr)
         return EXIT_INPUT
+
+
+def _with_nul_byte(args: object) -> str | None:
+    """The refusal of the first argument holding a NUL byte (a path, a name), None when none does."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str) and "\x00" in item:
+                return (f"{item!r} (given as {name.replace('_', '-')}) contains a NUL byte, which no file "
+                        "name holds; give it without the NUL byte")
+    return None
 
 
 def _secrets() -> list[str]:

@@ -102,24 +102,33 @@ def max_input_bytes(args: argparse.Namespace) -> int | None:
     return int(args.max_input_mb * 10**6)
 
 
-def check_out_is_not_an_input(out: Path, inputs: Sequence[Path], *, workspace: bool = True) -> None:
-    """Refuse an --out that is one of the inputs (or, with `workspace`, the workspace database):
-    writing the results would destroy it."""
-    from tempo_eval.store.db import default_db_path
+def check_output(out: str | os.PathLike[str], option: str = "--out", inputs: Sequence[str | os.PathLike[str]] = ()) -> None:
+    """Refuse an output file (`option`: --out, --html, --per-query) that is one of the inputs or
+    a file the workspace's store owns (its database, the database's -wal / -shm, its folders:
+    `tempo_eval.store.db.owned_by_workspace`): writing there would destroy it. Every writer of
+    the command line calls this before it writes; call it after --workspace is applied."""
+    from tempo_eval.store.db import owned_by_workspace
 
-    for source in [*inputs, *([default_db_path()] if workspace else [])]:
+    target = Path(out)
+    for source in map(Path, inputs):
         try:
             same = (
-                os.path.samefile(out, source) if out.exists() and source.exists()
-                else out.resolve() == source.resolve()
+                os.path.samefile(target, source) if target.exists() and source.exists()
+                else target.resolve() == source.resolve()
             )
         except (OSError, RuntimeError):  # a symlink loop: not the same file; its reader says what it is
             same = False
         if same:
             raise CLIError(
-                f"--out {str(out)!r} is the input {str(source)!r}; writing the results there would "
-                "overwrite it: choose another --out file"
+                f"{option} {str(out)!r} is the input {str(source)!r}; writing there would "
+                f"overwrite it: choose another {option} file"
             )
+    owned = owned_by_workspace(target)
+    if owned is not None:
+        raise CLIError(
+            f"{option} {str(out)!r} is {owned}; writing there would destroy what the workspace "
+            f"stores: choose another {option} file outside the workspace's files"
+        )
 
 
 def add_workspace_option(parser: argparse.ArgumentParser) -> None:

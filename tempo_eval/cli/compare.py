@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempo_eval.cli.common import (
     EXIT_OK,
     CLIError,
     add_doc_dates_option,
-    check_out_is_not_an_input,
+    check_output,
     max_input_bytes,
 )
 from tempo_eval.safe_text import one_line
@@ -51,10 +50,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.depth is not None and args.depth < 1:
         raise CLIError(f"--depth must be a positive integer, got {args.depth}")
     max_bytes = max_input_bytes(args)
-    for output in (args.out, args.per_query):  # compare does not use the workspace: only its inputs are guarded
+    for option, output in (("--out", args.out), ("--per-query", args.per_query)):
         if output:
             inputs = [*args.runs, args.qrels, *(p for p in (args.doc_dates, args.query_dates) if p)]
-            check_out_is_not_an_input(Path(output), [Path(p) for p in inputs], workspace=False)
+            check_output(output, option, inputs)
     # TREC lines are streamed (each query's top documents kept): no size limit; JSON is held whole
     if args.engine == "ray":
         from tempo_eval.distributed.compare import score_trec_files_ray

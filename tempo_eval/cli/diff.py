@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tempo_eval.cli.common import EXIT_FAILED, EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option
+from tempo_eval.cli.common import EXIT_FAILED, EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option, check_output
 
 FORMATS = ("text", "markdown", "json", "csv")
 
@@ -69,6 +69,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise CLIError(f"--top must be 0 or more, got {args.top}")
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    if args.html:
+        check_output(args.html, "--html")
     store = RunStore()
     try:
         baseline = resolve_run(store, args.baseline)

@@ -26,7 +26,7 @@ from tempo_eval.cli.common import (
     ProgressBar,
     add_doc_dates_option,
     add_workspace_option,
-    check_out_is_not_an_input,
+    check_output,
     max_input_bytes,
 )
 from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
@@ -237,7 +237,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     thresholds = parse_fail_under(args.fail_under)
     maxima = parse_fail_under(args.fail_over, "--fail-over")
     check_gates(thresholds, maxima, names)
-    check_out_is_not_an_input(Path(args.out), [Path(args.data), *([Path(args.doc_dates)] if args.doc_dates else [])])
+    check_output(args.out, "--out", [args.data, *([args.doc_dates] if args.doc_dates else [])])
     if args.timeout is not None and not args.timeout > 0:
         raise CLIError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     if args.max_retries is not None and args.max_retries < 0:

@@ -136,8 +136,17 @@ def _tidy(action: Any, queue: JobQueue, *args: Any) -> None:
 
 
 def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[str, Any]:
-    """Run one claimed job; returns how it ended ({id, status, error?, run_id?, result?})."""
+    """Run one claimed job; returns how it ended ({id, status, error?, run_id?, result?}). Every
+    file the job opens by path is confined again where it is opened (`tempo_eval._confine`): the
+    page checked the path when it was typed, the file may have been swapped since."""
+    from tempo_eval._confine import allowed_roots, reads_confined_to
+
     logger.info("job %d (%s) started", job["id"], job["kind"])
+    with reads_confined_to(allowed_roots()):
+        return _run_job(queue, job, api_key)
+
+
+def _run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[str, Any]:
     try:
         missing = job_files.missing_upload(job["arguments"])
         if missing is not None:  # said in the page's words, not as the reader's missing path

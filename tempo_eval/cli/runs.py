@@ -19,7 +19,7 @@ import os
 import sys
 from typing import Any
 
-from tempo_eval.cli.common import EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option
+from tempo_eval.cli.common import EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option, check_output
 from tempo_eval.safe_text import json_safe
 from tempo_eval.safe_text import one_line as _one_line
 
@@ -57,11 +57,14 @@ def add_parser(commands: Any) -> None:
     delete.set_defaults(handler=cmd_runs_delete)
 
 
-def _open(args: argparse.Namespace) -> Any:
+def _open(args: argparse.Namespace, *, out: str | None = None) -> Any:
+    """The run store of --workspace; an output file `out` is checked first (`check_output`)."""
     from tempo_eval.store.runs import RunStore
 
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
+    if out is not None:
+        check_output(out, "--out")
     return RunStore()
 
 
@@ -143,7 +146,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
 def cmd_runs_export(args: argparse.Namespace) -> int:
     from tempo_eval.io.export import write_frame
 
-    store = _open(args)
+    store = _open(args, out=args.out)
     run_id = _run_id(store, args.run)
     frame = store.claims_frame(run_id) if args.claims else store.results_frame(run_id)
     if args.claims:

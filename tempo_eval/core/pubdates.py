@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from tempo_eval._confine import confined_roots, open_binary
+
 #: the ordinal of 1970-01-01: days are counted from it
 EPOCH = date(1970, 1, 1).toordinal()
 #: 0001-01-01 in days since 1970-01-01: the first day Python's dates hold
@@ -422,8 +424,11 @@ def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None, digest: b
     }
     keep = None if wanted is None else _unique_ids(wanted)
     id_parts, date_parts, row_parts = [], [], []
+    # inside a dashboard job the file is opened confined (`tempo_eval._confine`), else by pyarrow
+    handle = None
     try:
-        reader = csv.open_csv(path, **options)
+        handle = None if confined_roots() is None else open_binary(path)
+        reader = csv.open_csv(path if handle is None else handle, **options)
         offset = 0
         for batch in reader:
             ids = pc.utf8_trim_whitespace(batch.column(0))
@@ -445,6 +450,9 @@ def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None, digest: b
         raise DateError(f"{source}: no such {kind}-dates file") from None
     except (OSError, pa.ArrowInvalid) as error:
         raise DateError(f"{source}: cannot read the {kind}-dates file: {error}") from None
+    finally:
+        if handle is not None:
+            handle.close()
     if bad:
         raise DateError(
             f"{source}{_line_text(path, bad[0].text)}: expected '{kind}_id<TAB>date', got {bad[0].text!r}"
@@ -478,7 +486,7 @@ def _unique_ids(wanted: Any) -> Any:
 
 def _line_numbers(path: Any) -> np.ndarray:
     """The 1-based numbers of the file's non-empty lines (the rows pyarrow's reader returns)."""
-    with open(path, "rb") as handle:
+    with open_binary(path) as handle:
         lines = handle.read().split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -489,7 +497,7 @@ def _line_text(path: Any, text: str | None) -> str:
     """", line N" for the first line equal to `text` (pyarrow's reader does not number lines)."""
     if text is None:
         return ""
-    with open(path, "rb") as handle:
+    with open_binary(path) as handle:
         for number, line in enumerate(handle, 1):
             if line.rstrip(b"\r\n").decode("utf-8", "replace") == text:
                 return f", line {number}"

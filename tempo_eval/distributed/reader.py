@@ -53,7 +53,7 @@ from tempo_eval.io.delimited import (
     misplaced_quote,
 )
 from tempo_eval.io.errors import InputError
-from tempo_eval.io.jsonfiles import _read_jsonl, parquet_table
+from tempo_eval.io.jsonfiles import _read_jsonl, parquet_columns, parquet_table
 
 logger = logging.getLogger(__name__)
 
@@ -321,8 +321,9 @@ def _canonical(
 ) -> tuple[pd.DataFrame, dict[str, str]]:
     notes: list[str] = []
     with _gc_paused():  # as the local loader reads: see there why
-        if fmt == "parquet":
-            raw = parquet_table(table, file.name)
+        if fmt == "parquet":  # unmapped list, struct and binary columns left out, as the local reader does
+            keep = parquet_columns(table.schema, mapping, file.name, notes)
+            raw = parquet_table(table if keep is None else table.select(keep), file.name)
         elif fmt == "jsonl":
             data = b"".join(chunk.as_py() for chunk in table.column("bytes"))
             raw = _read_jsonl(decode_text(data, file.name, notes), file.name)

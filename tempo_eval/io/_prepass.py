@@ -18,12 +18,18 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from tempo_eval.io._source import check_text_bytes
+from tempo_eval.io.errors import InputError
 
 #: bytes read at a time
 CHUNK = 1 << 22
+#: the longest line (a CSV or JSON Lines row), or element of a JSON array, the streaming reader
+#: takes, in bytes: a row's cells hold at most `MAX_CELL_CHARS` (1,000,000) characters each, so
+#: a longer line is a broken quote or a bomb (a few KB of .zst that decompress to a 1 GB line).
+#: It is refused while it is read, after at most a chunk past this limit: memory stays bounded.
+MAX_LINE_BYTES = 32 << 20
 
 _NEWLINE, _QUOTE = ord("\n"), ord('"')
 
@@ -83,14 +89,68 @@ class BackgroundHash:
         self._thread.join()
 
 
-def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, json_lines: bool = False) -> Scan:
+def line_too_long(source: str, line: int, limit: int, *, element: bool = False) -> InputError:
+    """The refusal of a line longer than `limit` bytes (or of a JSON array's `element`, counted
+    from 1, longer than `limit` characters), naming the file and the line (element)."""
+    what = "the array's element" if element else "the line"
+    unit = "characters" if element else "bytes"
+    return InputError(
+        f"{what} is longer than {limit:,} {unit}; expected at most {limit:,} (a cell holds at most "
+        "1,000,000 characters: is a closing quote missing, or a whole document in one cell?)",
+        source=source, line=None if element else line, row=line if element else None, row_label="element",
+    )
+
+
+class LineLengths:
+    """Lines longer than `limit` bytes found chunk by chunk, before anything holds them: `check`
+    takes each chunk with the positions of its line ends and raises `line_too_long`."""
+
+    def __init__(self, source: str, limit: int) -> None:
+        self.source, self.limit = source, limit
+        self.since = 0  # bytes of the line not ended yet
+        self.lines = 0  # line ends before this chunk
+
+    def check(self, chunk: bytes, ends: Any) -> None:
+        if not len(ends):
+            self.since += len(chunk)
+            if self.since > self.limit:
+                raise line_too_long(self.source, self.lines + 1, self.limit)
+            return
+        first = self.since + int(ends[0])
+        if first > self.limit:
+            raise line_too_long(self.source, self.lines + 1, self.limit)
+        if len(chunk) > self.limit and len(ends) > 1:  # a line inside the chunk may be longer
+            import numpy as np
+
+            inner = np.diff(ends) - 1
+            longest = int(inner.argmax())
+            if inner[longest] > self.limit:
+                raise line_too_long(self.source, self.lines + longest + 2, self.limit)
+        self.since = len(chunk) - int(ends[-1]) - 1
+        self.lines += len(ends)
+        if self.since > self.limit:
+            raise line_too_long(self.source, self.lines + 1, self.limit)
+
+    def rest(self, chunks: Iterator[bytes], scan: Scan) -> Scan:
+        """`scan` (not streamable) once the lines of the remaining `chunks` are checked: the
+        whole-file reader that reads it then holds no line longer than the limit either."""
+        import numpy as np
+
+        for chunk in chunks:
+            self.check(chunk, np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == _NEWLINE))
+        return scan
+
+
+def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, json_lines: bool = False,
+              max_line_bytes: int = MAX_LINE_BYTES) -> Scan:
     """Check decompressed text the way the whole-file reader does, chunk by chunk: the first chunk
     through `check_text_bytes` (binary files, other encodings, a NUL byte: the same InputError),
     every chunk for NUL bytes and UTF-8; for CSV/TSV (`delimiter` given) a header line the fast
     reader takes, an even count of quotes and no misplaced quote. Rows are estimated from line
     ends (a cell with a line break counts more than once: an estimate, for progress). With
     `json_lines`, `keys` collects the keys of every line's object (a line that is not one is
-    passed over here: the streaming reader names it)."""
+    passed over here: the streaming reader names it). A line longer than `max_line_bytes` raises
+    InputError naming it (`LineLengths`), before the line is held."""
     import numpy as np
 
     scan = Scan(content_hash="")
@@ -103,6 +163,7 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, js
     last = b""
     first = True
     misplaced = _misplaced_pattern(delimiter) if delimiter is not None else None
+    lengths = LineLengths(source, max_line_bytes)
     for chunk in chunks:
         if first:
             chunk = check_text_bytes(chunk, source, scan.warnings)
@@ -111,8 +172,11 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, js
                 scan.streamable = False
         elif b"\x00" in chunk:
             scan.streamable = False
+        counted = np.frombuffer(chunk, dtype=np.uint8)  # counted by numpy: 3x faster than bytes.count
+        ends = np.flatnonzero(counted == _NEWLINE)
+        lengths.check(chunk, ends)
         if not scan.streamable:
-            return scan
+            return lengths.rest(chunks, scan)
         scan.size += len(chunk)
         # ASCII is UTF-8: decoded only to be checked, such a chunk is not (when no character
         # started in the chunk before is left unfinished); JSON Lines need the text for keys
@@ -121,17 +185,16 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, js
                 text = decoder.decode(chunk)
             except UnicodeDecodeError:
                 scan.streamable = False
-                return scan
+                return lengths.rest(chunks, scan)
             if keys is not None:
                 lines = (partial + text).split("\n")
                 partial = lines.pop()
                 _collect_keys(lines, keys)
-        counted = np.frombuffer(chunk, dtype=np.uint8)  # counted by numpy: 3x faster than bytes.count
-        rows += int(np.count_nonzero(counted == _NEWLINE))
+        rows += len(ends)
         if delimiter is not None:
             if misplaced is not None and misplaced.search(tail + chunk):
                 scan.streamable = False
-                return scan
+                return lengths.rest(chunks, scan)
             quotes += int(np.count_nonzero(counted == _QUOTE))
             tail = chunk[-2:]
         last = chunk[-1:] or last
@@ -150,12 +213,12 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, js
     return scan
 
 
-def scan_json_array(chunks: Iterator[bytes], source: str) -> Scan:
+def scan_json_array(chunks: Iterator[bytes], source: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> Scan:
     """`scan_text` for a JSON document: streamable when it is one array of objects (at least one)
     read to its end (`tempo_eval.io.json_array`), with `keys` the keys of all its objects and
     `estimated_rows` their count. Any other document (`{"data": [...]}`, a DeepEval test run,
     JSON Lines under a .json name, text that is not valid JSON) is left to the whole-file reader."""
-    from tempo_eval.io.json_array import NotAnArray, array_elements
+    from tempo_eval.io.json_array import ElementTooLong, NotAnArray, array_elements
 
     scan = Scan(content_hash="")
     keys: dict[str, None] = {}
@@ -174,12 +237,14 @@ def scan_json_array(chunks: Iterator[bytes], source: str) -> Scan:
         yield decoder.decode(b"", final=True)
 
     try:
-        for element in array_elements(texts()):
+        for element in array_elements(texts(), max_element=max_line_bytes):
             if type(element) is not dict:
                 raise NotAnArray("an element is not an object")
             scan.estimated_rows += 1
             if len(element) > len(keys) or not keys.keys() >= element.keys():
                 keys.update(dict.fromkeys(element))
+    except ElementTooLong as long:
+        raise line_too_long(source, long.index, max_line_bytes, element=True) from None
     except (NotAnArray, UnicodeDecodeError, RecursionError):
         scan.streamable = False
     scan.streamable = scan.streamable and scan.estimated_rows > 0

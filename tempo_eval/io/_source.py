@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tempo_eval._confine import PathRefused, confined_roots, open_confined
 from tempo_eval.io.errors import InputError
 
 #: the default input size limit, in megabytes (10**6 bytes)
@@ -113,11 +114,22 @@ _CHUNK = 1 << 20
 def open_regular(path: str | os.PathLike[str], label: str | None = None) -> int:
     """An open, blocking descriptor of the regular file at `path` (links followed); InputError
     naming the path for a missing file, a directory, a FIFO, a device, a socket or a link loop
-    (see `read_regular_file`). The caller closes it."""
+    (see `read_regular_file`). The caller closes it. Inside a dashboard job
+    (`tempo_eval._confine.reads_confined_to`) the path is confined to the allowed folders and
+    opened without following links (`open_confined`): InputError with the refusal otherwise."""
     label = label or Path(path).name
     shown = str(path)
+    roots = confined_roots()
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        if roots is not None:  # a dashboard job: confined again where the file is opened
+            fd = open_confined(path, roots)
+        else:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except PathRefused as refused:
+        raise InputError(str(refused), source=label) from None
+    except ValueError:  # an embedded NUL byte
+        raise InputError(f"{shown!r} contains a NUL byte, which no file name holds; expected a file's path",
+                         source=label) from None
     except FileNotFoundError:
         raise InputError(f"file not found: {shown!r}; expected an existing file", source=label) from None
     except IsADirectoryError:

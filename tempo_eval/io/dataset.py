@@ -109,7 +109,7 @@ def load_dataset(
     warnings: list[str] = []
     with _gc_paused():
         if source_format == "parquet":
-            table = _read_parquet(data, raw.name)
+            table = _read_parquet(data, raw.name, mapping, warnings)
         elif source_format in ("csv", "tsv"):
             table = _read_delimited(data, raw.name, "," if source_format == "csv" else "\t", warnings)
         else:

@@ -25,6 +25,14 @@ class NotAnArray(ValueError):
     """The text is not one JSON array read to its end."""
 
 
+class ElementTooLong(ValueError):
+    """An element longer than `array_elements`' `max_element` characters (`index`: 1-based)."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(f"element {index} is too long")
+        self.index = index
+
+
 class _Text:
     """The pieces of text as one buffer, with the read part dropped as it goes."""
 
@@ -66,9 +74,11 @@ class _Text:
                 return ""
 
 
-def array_elements(texts: Iterator[str]) -> Iterator[Any]:
+def array_elements(texts: Iterator[str], max_element: int | None = None) -> Iterator[Any]:
     """The elements of the array the text holds, in order; raises NotAnArray (see the module
-    docstring) when the text is not an array followed by nothing but whitespace."""
+    docstring) when the text is not an array followed by nothing but whitespace, and
+    ElementTooLong once an element is found longer than `max_element` characters (before it is
+    held whole: at most about twice that is read)."""
     text = _Text(texts)
     if text.skip_space() != "[":
         raise NotAnArray("the document is not an array")
@@ -76,8 +86,10 @@ def array_elements(texts: Iterator[str]) -> Iterator[Any]:
     if text.skip_space() == "]":
         text.pos += 1
     else:
+        index = 0
         while True:
-            yield _element(text)
+            index += 1
+            yield _element(text, index, max_element)
             following = text.skip_space()
             text.pos += 1
             if following == "]":
@@ -89,7 +101,7 @@ def array_elements(texts: Iterator[str]) -> Iterator[Any]:
         raise NotAnArray("more text after the array")
 
 
-def _element(text: _Text) -> Any:
+def _element(text: _Text, index: int = 1, max_element: int | None = None) -> Any:
     """Decode the element at the read position. While it is cut at the end of the buffer, more
     text is read (as much again as the buffer holds, so a large element is decoded a few times,
     not once per piece); an error before the end is one of the text itself."""
@@ -100,6 +112,8 @@ def _element(text: _Text) -> Any:
         except json.JSONDecodeError as error:
             # the decoder stops where a cut element ends, or names the start of a cut string
             cut = error.pos >= len(text.buffer) - 6 or error.msg.startswith("Unterminated string")
+            if cut and max_element is not None and len(text.buffer) - text.pos > max_element:
+                raise ElementTooLong(index) from None
             if cut and text.more(at_least=max(len(text.buffer) - text.pos, 1)):
                 continue
             raise NotAnArray(f"not valid JSON ({error.msg})") from None

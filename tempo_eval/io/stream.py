@@ -116,10 +116,13 @@ def open_stream(
     format: str | None = None,
     max_bytes: int | None = None,
     batch_rows: int = BATCH_ROWS,
+    max_line_bytes: int = _prepass.MAX_LINE_BYTES,
 ) -> DatasetStream:
     """Open the dataset file at `path` for reading in batches of `batch_rows` rows (see the module
     docstring). The first pass and the first batch are read here: a problem in the first rows,
-    the mapping or the header raises InputError at once, the rest while the batches are read."""
+    the mapping or the header raises InputError at once, the rest while the batches are read. A
+    CSV or JSON Lines line (a JSON array's element) longer than `max_line_bytes` is refused by
+    the first pass, naming the file and the line, before it is held."""
     from tempo_eval.io.dataset import _format_of, load_dataset
 
     label = name or Path(path).name
@@ -131,7 +134,7 @@ def open_stream(
         raw.seek(0)
         hashing = _prepass.BackgroundHash(raw)  # in a thread, beside the checks
         try:
-            scan = _first_pass(path, label, source_format, compression, delimiter)
+            scan = _first_pass(path, label, source_format, compression, delimiter, max_line_bytes)
             if source_format == "parquet" and compression is not None:
                 copy = _decompressed_copy(path, label, compression)
                 scan.streamable = copy is not None
@@ -151,9 +154,9 @@ def open_stream(
     if source_format == "parquet":
         tables = _parquet_tables(path, label, batch_rows, canonical, copy)
     elif source_format == "jsonl":
-        tables = _jsonl_tables(path, label, compression, batch_rows, scan.keys)
+        tables = _jsonl_tables(path, label, compression, batch_rows, scan.keys, max_line_bytes)
     elif source_format == "json":
-        tables = _json_array_tables(path, label, compression, batch_rows, scan.keys)
+        tables = _json_array_tables(path, label, compression, batch_rows, scan.keys, max_line_bytes)
     else:
         tables = _csv_tables(path, label, compression, delimiter or ",", batch_rows, canonical)
 
@@ -199,7 +202,7 @@ def open_stream(
 
 
 def _first_pass(path: Any, label: str, source_format: str, compression: str | None, delimiter: str | None,
-                ) -> _prepass.Scan:
+                max_line_bytes: int = _prepass.MAX_LINE_BYTES) -> _prepass.Scan:
     """The first pass's checks of a text file (`tempo_eval.io._prepass`), without the hash; a
     Parquet file is streamable unless compressed (then only when it decompresses)."""
     if source_format not in ("csv", "tsv", "jsonl", "json"):
@@ -207,8 +210,9 @@ def _first_pass(path: Any, label: str, source_format: str, compression: str | No
     try:
         with _decompressed(path, label, compression) as text:
             if source_format == "json":
-                return _prepass.scan_json_array(_chunks(text), label)
-            return _prepass.scan_text(_chunks(text), label, delimiter, json_lines=source_format == "jsonl")
+                return _prepass.scan_json_array(_chunks(text), label, max_line_bytes=max_line_bytes)
+            return _prepass.scan_text(_chunks(text), label, delimiter, json_lines=source_format == "jsonl",
+                                      max_line_bytes=max_line_bytes)
     except (OSError, _arrow_error()):  # a damaged compressed file: the whole-file reader says how
         return _prepass.Scan("", streamable=False)
 
@@ -396,7 +400,8 @@ class _Readable(io.RawIOBase):
 
 
 def _jsonl_tables(
-    path: Any, label: str, compression: str | None, batch_rows: int, keys: list[str] | None
+    path: Any, label: str, compression: str | None, batch_rows: int, keys: list[str] | None,
+    max_line_bytes: int = _prepass.MAX_LINE_BYTES,
 ) -> Iterator[BatchTable]:
     """Batches of the lines' objects, each with every key of the file (`keys`, from the first
     pass) as a column, as the whole-file reader's table has them."""
@@ -422,6 +427,8 @@ def _jsonl_tables(
             if chunk:
                 cut = data.rfind(b"\n") + 1
                 complete, leftover = data[:cut], data[cut:]
+                if len(leftover) > max_line_bytes:  # the file grew a long line after the first pass
+                    raise _prepass.line_too_long(label, number + complete.count(b"\n") + 1, max_line_bytes)
             else:
                 complete, leftover = data, b""
             if complete:
@@ -441,14 +448,15 @@ def _jsonl_tables(
 
 
 def _json_array_tables(
-    path: Any, label: str, compression: str | None, batch_rows: int, keys: list[str] | None
+    path: Any, label: str, compression: str | None, batch_rows: int, keys: list[str] | None,
+    max_line_bytes: int = _prepass.MAX_LINE_BYTES,
 ) -> Iterator[BatchTable]:
     """Batches of the objects of a JSON document that is one array of them (the first pass found
     it so), each with every key of the file as a column; rows are placed by number, as the
     whole-file reader places them. Anything unexpected: the whole-file reader reads the rest."""
     import codecs
 
-    from tempo_eval.io.json_array import NotAnArray, array_elements
+    from tempo_eval.io.json_array import ElementTooLong, NotAnArray, array_elements
     from tempo_eval.io.jsonfiles import _records_table
 
     def texts(raw: Any) -> Iterator[str]:
@@ -461,7 +469,7 @@ def _json_array_tables(
     records: list[dict[str, Any]] = []
     with _decompressed(path, label, compression) as raw:
         try:
-            for element in itertools.chain(array_elements(texts(raw)), [None]):
+            for element in itertools.chain(array_elements(texts(raw), max_line_bytes), [None]):
                 if element is not None:
                     if type(element) is not dict:
                         raise _ReadWhole()
@@ -473,6 +481,8 @@ def _json_array_tables(
                     yield BatchTable(table.columns, table.values, table.n_rows, None, offset=offset)
                     offset += table.n_rows
                     records = []
+        except ElementTooLong as long:  # changed since the first pass
+            raise _prepass.line_too_long(label, long.index, max_line_bytes, element=True) from None
         except (NotAnArray, UnicodeDecodeError, RecursionError):  # changed since the first pass
             raise _ReadWhole() from None
 
@@ -558,7 +568,7 @@ def _parquet_tables(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tempo_eval.io.jsonfiles import parquet_table
+    from tempo_eval.io.jsonfiles import parquet_columns, parquet_table
 
     offset = 0
     try:
@@ -569,7 +579,8 @@ def _parquet_tables(
                 raise _ReadWhole() from None
             if parquet.metadata.num_rows == 0:
                 raise _ReadWhole()
-            for record_batch in parquet.iter_batches(batch_size=batch_rows, use_threads=False):
+            columns = parquet_columns(parquet.schema_arrow, canonical.explicit, label, canonical.reader_warnings)
+            for record_batch in parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=False):
                 table = parquet_table(pa.Table.from_batches([record_batch]), label)
                 yield BatchTable(table.columns, table.values, table.n_rows, None, arrow=table.arrow, offset=offset)
                 offset += table.n_rows

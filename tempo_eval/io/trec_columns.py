@@ -32,8 +32,15 @@ import pyarrow.csv as pacsv
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.trec import qrels_line, run_line
 
-#: bytes of text parsed at once (whole lines; a longer line is read whole)
+#: bytes of text parsed at once (whole lines)
 BLOCK_BYTES = 16 << 20
+#: the longest query id, document id and run name (tag) read, in characters: ids are far shorter;
+#: a longer field is a broken file or a bomb (a 130 KB .gz whose run name is 512 MB)
+MAX_FIELD_CHARS = 1_000
+#: the longest line read, in bytes (six fields of at most MAX_FIELD_CHARS characters, with room):
+#: a line not ended this far past a block's end is refused before more of it is read
+MAX_LINE_BYTES = 64 << 10
+_FIELD_NAMES = (("qid", "query id"), ("docid", "document id"), ("tag", "run name"))
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\x28\xb5\x2f\xfd": "zstd"}
 _FIELDS = {
     "run": (("qid", "q0", "docid", "rank", "score", "tag"), {"rank": pa.int64(), "score": pa.float64()}),
@@ -95,20 +102,26 @@ def _open(source: Any, name: str) -> tuple[Any, Any, int]:
 
 
 def iter_blocks(
-    source: Any, kind: str, *, name: str, block_bytes: int = BLOCK_BYTES, progress: Any = None
+    source: Any, kind: str, *, name: str, block_bytes: int = BLOCK_BYTES, progress: Any = None,
+    max_field_chars: int = MAX_FIELD_CHARS, max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[Block]:
     """The blocks of a run (`kind` "run") or qrels ("qrels") file; InputError on the first bad line.
     A file whose text starts with "{" is JSON: the caller reads it with `tempo_eval.io.trec`
     (`starts_with_json`). `progress(fraction)` is called after each block with the share of the
-    (compressed) file read so far."""
+    (compressed) file read so far. A query id, document id or run name longer than
+    `max_field_chars` characters, and a line longer than `max_line_bytes` bytes past a block's
+    end, are refused with the file and the line while the file is read (memory stays at a block)."""
     stream, raw, size = _open(source, name)
+    limits = (max_field_chars, max_line_bytes)
     try:
-        yield from _blocks(stream, raw, size, kind, name, block_bytes, progress)
+        yield from _blocks(stream, raw, size, kind, name, block_bytes, progress, limits)
     finally:  # also when the caller stops early (a bad line, a cancel): no file left open
         _close(stream, raw)
 
 
-def _blocks(stream: Any, raw: Any, size: int, kind: str, name: str, block_bytes: int, progress: Any) -> Iterator[Block]:
+def _blocks(stream: Any, raw: Any, size: int, kind: str, name: str, block_bytes: int, progress: Any,
+            limits: tuple[int, int] = (MAX_FIELD_CHARS, MAX_LINE_BYTES)) -> Iterator[Block]:
+    max_field_chars, max_line_bytes = limits
     rest = b""
     line = 1
     first = True
@@ -120,10 +133,14 @@ def _blocks(stream: Any, raw: Any, size: int, kind: str, name: str, block_bytes:
             cut, rest = len(data), b""
         else:
             cut = data.rfind(b"\n") + 1
-            if cut == 0:  # no line end yet: read on
+            if cut == 0:  # no line end yet: read on, unless the line is already too long
+                if len(data) > max_line_bytes:
+                    raise _long_line(name, line, max_line_bytes)
                 rest = data
                 continue
             rest = data[cut:]  # the block is data[:cut], parsed without a copy
+            if len(rest) > max_line_bytes:
+                raise _long_line(name, line + data.count(b"\n", 0, cut), max_line_bytes)
         if first:
             start = len(data)
             data = _check_start(data, name)
@@ -131,12 +148,50 @@ def _blocks(stream: Any, raw: Any, size: int, kind: str, name: str, block_bytes:
             delimiter = b"\t" if data[: data.find(b"\n")].count(b"\t") >= 3 else b" "
             first = False
         if cut:
-            yield _parse(data, cut, kind, name, line, delimiter)
+            yield _check_fields(_parse(data, cut, kind, name, line, delimiter), data, cut, name, max_field_chars)
             line += data.count(b"\n", 0, cut)
             if progress is not None and size:
                 progress(min(1.0, raw.tell() / size))
         if not chunk:
             return
+
+
+def _long_line(name: str, line: int, limit: int) -> InputError:
+    return InputError(f"the line is longer than {limit:,} bytes; expected a TREC line of six fields (query id, "
+                      f"Q0, document id, rank, score, run name) of at most {MAX_FIELD_CHARS:,} characters each",
+                      source=name, line=line)
+
+
+def _check_fields(block: Block, data: bytes, end: int, name: str, limit: int) -> Block:
+    """`block` when none of its query ids, document ids and run names is longer than `limit`
+    characters; else InputError naming the line (found only then)."""
+    for column, what in _FIELD_NAMES:
+        values = block.columns.get(column)
+        if values is None or not len(values) or pc.max(pc.binary_length(values)).as_py() <= limit:
+            continue  # bytes are at least characters: the common case costs one pass
+        lengths = pc.utf8_length(values)
+        if pc.max(lengths).as_py() <= limit:
+            continue
+        row = int(pc.index(pc.greater(lengths, limit), True).as_py())
+        value = values[row].as_py()
+        raise InputError(
+            f"the {what} is {len(value):,} characters long (it starts {value[:40]!r}); expected at most {limit:,}",
+            source=name, line=_line_of_row(data, end, block.first_line, row),
+        )
+    return block
+
+
+def _line_of_row(data: bytes, end: int, first_line: int, row: int) -> int | None:
+    """The line number of the block's `row`-th field line (blank and comment lines skipped)."""
+    seen = -1
+    for number, text in enumerate(bytes(data[:end]).split(b"\n"), start=first_line):
+        fields = text.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        seen += 1
+        if seen == row:
+            return number
+    return None
 
 
 def starts_with_json(source: Any, name: str) -> bool:

@@ -384,6 +384,38 @@ def default_db_path() -> Path:
     return workspace_dir() / DB_FILENAME
 
 
+#: the files beside the database that SQLite writes (write-ahead log, shared memory, rollback journal)
+DB_COMPANIONS = ("-wal", "-shm", "-journal")
+#: the workspace's folders the store and the dashboard's jobs write (saved comparisons, uploads,
+#: worker logs, temporary files)
+OWNED_FOLDERS = ("cache", "uploads", "logs", "tmp")
+
+
+def owned_by_workspace(path: str | os.PathLike[str]) -> str | None:
+    """What of the workspace's `path` is when the store owns it, so writing there would destroy
+    what is stored ("the workspace database", "a file of the workspace's uploads/ folder"), else
+    None. Links are resolved; a hard link to the database counts as the database. Creates
+    nothing (the workspace may not exist)."""
+    workspace = Path(os.environ.get("TEMPO_EVAL_HOME") or Path.home() / ".tempo_eval")
+    try:
+        target = Path(path).resolve()
+        home = workspace.resolve()
+    except (OSError, RuntimeError):  # a link loop: not a file of ours; its writer says what it is
+        return None
+    for suffix in ("", *DB_COMPANIONS):
+        database = home / (DB_FILENAME + suffix)
+        try:
+            same = target == database or (target.exists() and database.exists() and os.path.samefile(target, database))
+        except OSError:
+            same = False
+        if same:
+            return "the workspace database" if not suffix else f"the workspace database's {suffix[1:]} file"
+    for folder in OWNED_FOLDERS:
+        if target.is_relative_to(home / folder):
+            return f"a file of the workspace's {folder}/ folder"
+    return None
+
+
 #: bytes the write-ahead log (`tempo_eval.sqlite-wal`) is truncated to after a checkpoint
 WAL_SIZE_LIMIT = 8 << 20
 
