@@ -21,7 +21,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tempo_eval.cli.common import EXIT_FAILED, EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option, check_output
+from tempo_eval.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    RUN_REF_HELP,
+    CLIError,
+    add_workspace_option,
+    check_output,
+)
 
 FORMATS = ("text", "markdown", "json", "csv")
 

@@ -19,7 +19,13 @@ import os
 import sys
 from typing import Any
 
-from tempo_eval.cli.common import EXIT_OK, RUN_REF_HELP, CLIError, add_workspace_option, check_output
+from tempo_eval.cli.common import (
+    EXIT_OK,
+    RUN_REF_HELP,
+    CLIError,
+    add_workspace_option,
+    check_output,
+)
 from tempo_eval.safe_text import json_safe
 from tempo_eval.safe_text import one_line as _one_line
 
