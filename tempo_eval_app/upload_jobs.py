@@ -99,6 +99,9 @@ def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Eve
         n_rows = stream.n_rows if stream.n_rows is not None else read
         if write:
             store.finish_dataset(dataset_id, n_rows, stream.warnings)
+        qrels = getattr(stream.dataset, "qrels", None)
+        if store is not None and qrels is not None and store.dataset_qrels(dataset_id) is None:
+            store.save_dataset_qrels(dataset_id, qrels)  # TREC runs: the judgements their comparison reads
         progress(n_rows, n_rows)
         summary = {"rows": n_rows, "columns": [str(c) for c in stream.columns], "source_format": stream.source_format,
                    "mapping": dict(stream.mapping or {}), "warnings": list(stream.warnings), "preview": preview or []}
@@ -155,12 +158,12 @@ def read_runs(arguments: dict[str, Any], progress: Progress = _quiet,
               cancel: threading.Event | None = None) -> dict[str, Any]:
     """Kind `trec_runs`: {runs: [[name, path], ...], qrels: [name, path], queries?, corpus?, store}."""
     from tempo_eval.io.stream import frame_stream
-    from tempo_eval_app.retrieval import load_runs_dataset
+    from tempo_eval.io.trec_dataset import load_runs_dataset
 
     cancel = cancel or threading.Event()
 
-    def named(pair: list[str] | None) -> tuple[str, bytes] | None:
-        return None if pair is None else (pair[0], Path(pair[1]).read_bytes())
+    def named(pair: list[str] | None) -> tuple[str, Path] | None:
+        return None if pair is None else (pair[0], Path(pair[1]))
 
     try:
         dataset = load_runs_dataset(

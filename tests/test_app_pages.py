@@ -490,8 +490,8 @@ def test_compare_scores_runs_with_disjoint_queries_as_the_engine_does() -> None:
 
     from tempo_eval.compare import compare_trec
     from tempo_eval.io.trec import load_qrels, load_run
+    from tempo_eval.io.trec_dataset import _named, load_runs_dataset
     from tempo_eval.store.runs import RunStore
-    from tempo_eval_app.retrieval import _named, load_runs_dataset
 
     # alpha ranks q1-q3, beta q2-q4: q1 and q4 are each missing from one run (scored 0, as
     # trec_eval -c); q5 has no relevant document and is not measurable

@@ -145,6 +145,15 @@ def _log2(n: int) -> float:
     return _LOG2[n] if n < len(_LOG2) else math.log2(n)
 
 
+def log2_ranks(k: int) -> np.ndarray:
+    """log2(i + 1) for ranks i = 1..k: the one table of rank discounts (DCG divides a gain by
+    it), from the C library as trec_eval computes them. Every NDCG here reads it: the row
+    metrics (`discount`, `dcg_curve`), the column kernels (`ndcg_columns`) and the as-of math."""
+    if k + 2 <= len(_LOG2):
+        return np.array(_LOG2[2:k + 2])
+    return np.array([_log2(i) for i in range(2, k + 2)])
+
+
 #: `discount(rank)` of the first ranks (index = rank), looked up: the same divisions, done once
 _DISCOUNTS = [math.nan] + [1.0 / _LOG2[rank + 1] for rank in range(1, len(_LOG2) - 1)]
 
@@ -380,7 +389,7 @@ def _gold_curves(
         raise ValueError("qrels hold a NaN relevance grade")
     ideal = _top_values_per_row(grade_values, grade_lengths, k)
 
-    discounts = 1.0 / np.log2(np.arange(2, k + 2))
+    discounts = 1.0 / log2_ranks(k)
     # cumsum adds left to right, the order of trec_eval's loop
     dcg = np.cumsum(_gain_matrix(relevance, gain_kind) * discounts, axis=1)
     idcg = np.cumsum(_gain_matrix(ideal, gain_kind) * discounts, axis=1)

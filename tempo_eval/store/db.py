@@ -187,6 +187,14 @@ MIGRATIONS: list[str] = [
     DROP INDEX IF EXISTS results_scores;
     CREATE INDEX results_scores ON results (run_id, system, metric, reason_code, row_idx, score);
     """,
+    # a dataset of TREC runs keeps its qrels file as given (issue 42): its systems then compare on
+    # every judged query, the ones no run retrieved and the zero grades included, as the CLI does
+    """
+    CREATE TABLE IF NOT EXISTS dataset_qrels (
+        dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,
+        qrels      BLOB NOT NULL           -- the qrels file's bytes as given (compressed or not)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
