@@ -647,7 +647,7 @@ def compare_trec(
 
     `depth` keeps each query's top `depth` documents only (trec_eval -M); `precision` is how
     scores are compared when ranking: "float32" (default: trec_eval <= 9, pytrec_eval-terrier) or
-    "double" (trec_eval 10.0), see `tempo_eval.metrics.ndcg.SCORE_PRECISIONS`.
+    "double" (trec_eval 10.0), see `tempo_eval.core.ranking.SCORE_PRECISIONS`.
     """
     from tempo_eval.metrics.ndcg import DEFAULT_SCORE_PRECISION, ndcg_gold_batch
 

@@ -9,7 +9,7 @@ process, and every app process on the same workspace shows it.
 
 What runs here: evaluations (Evaluate), the NLI model check (Evaluate's verifier list), so the
 app process never imports torch or transformers, Compare's run files (`run_files.py`), and
-reading what was uploaded on a page (`tempo_eval_app.upload_jobs`: a dataset file or TREC runs
+reading what was uploaded on a page (`tempo_eval.jobs.uploads`: a dataset file or TREC runs
 on Datasets, foreign scores on Agreement): the page saves the bytes to the workspace, queues the
 job (`page_job`), waits for it a moment (`PAGE_WAIT_S`, enough for a small file) and otherwise
 shows it waiting or reading (`show_pending`) until it ends.
@@ -108,7 +108,7 @@ def partial_label(jobs: list[dict[str, Any]]) -> str:
 #: how long a page waits for an upload's job before it shows the job reading instead (s);
 #: TEMPO_EVAL_PAGE_WAIT_S sets another (the tests wait until the job ends)
 PAGE_WAIT_S = 3.0
-#: the job kinds of the upload boxes (see `tempo_eval_app.upload_jobs`)
+#: the job kinds of the upload boxes (see `tempo_eval.jobs.uploads`)
 UPLOAD_KINDS = READ_KINDS
 
 

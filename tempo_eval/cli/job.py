@@ -18,7 +18,7 @@ Kinds: `evaluate` (the Evaluate page's settings, see `evaluation_metrics`, with 
 `tempo_eval.comparison_store.compute`), `nli_check`
 (whether an NLI checkpoint loads here; the page shows what the last check found, so the app
 process never loads torch), and the uploads read for a page (`PAGE_KINDS`: `dataset_upload`,
-`trec_runs`, `foreign_import`, see `tempo_eval_app.upload_jobs`).
+`trec_runs`, `foreign_import`, see `tempo_eval.jobs.uploads`).
 """
 
 from __future__ import annotations
@@ -168,15 +168,15 @@ def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[s
         logger.info("job %d ended", job["id"])
 
 
-#: kinds whose work is the dashboard's own (reading what was uploaded on a page); their handlers
-#: are in `tempo_eval_app.upload_jobs` (no Streamlit there), imported only when such a job runs
+#: kinds that read what was uploaded on a page; their handlers are the engine's
+#: (`tempo_eval.jobs.uploads`), imported only when such a job runs
 PAGE_KINDS = READ_KINDS
 
 
 def page_job(kind: str, arguments: dict[str, Any], progress: Any = None,
              cancel: threading.Event | None = None) -> dict[str, Any]:
     """Run a `PAGE_KINDS` job; returns how it ended ({status, error?, result?, dataset_id?, run_id?})."""
-    from tempo_eval_app.upload_jobs import HANDLERS
+    from tempo_eval.jobs.uploads import HANDLERS
 
     return HANDLERS[kind](arguments, progress or (lambda done, total: None), cancel)
 

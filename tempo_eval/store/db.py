@@ -361,6 +361,12 @@ def workspace_dir() -> Path:
     return path
 
 
+def comparisons_dir() -> Path:
+    """`cache/compare/` of the workspace: the saved comparisons of run files
+    (`tempo_eval.comparison_store` writes them, `tempo_eval.store.job_files` sweeps old ones)."""
+    return workspace_dir() / "cache" / "compare"
+
+
 def default_db_path() -> Path:
     return workspace_dir() / DB_FILENAME
 

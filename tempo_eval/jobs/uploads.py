@@ -8,15 +8,16 @@ the worker stores with the job: {status, error?, result, dataset_id?, run_id?}. 
 loaders refuse fails the job with the loader's own message (naming the file, row and field),
 which the page shows in its words (`errors.in_app_terms`). With `store` false a dataset is only
 read (the page shows its preview); with `store` true it is also stored in the workspace, so a
-reload or another session finds it. No Streamlit here: the worker imports this module.
+reload or another session finds it. The engine owns this work (the worker imports this module);
+the dashboard only queues the jobs and shows them. A TREC dataset keeps its qrels file as given
+(`tempo_eval.io.trec_dataset`), so its comparison counts every judged query.
 
 A dataset file is read in batches (`tempo_eval.io.stream.open_stream`, the whole-file reader's
 checks and messages) and stored a batch at a time (`begin_dataset` / `add_dataset_rows` /
 `finish_dataset`), so the worker's memory grows with a batch, not the file. Between batches the
 handler reports its progress and reads the job's cancel request: a cancelled (or refused) read
-removes the dataset it began storing, so no half dataset is left listed. TREC runs and foreign
-scores are read whole (their readers take bytes or a whole file); their cancel is seen between
-reading and storing.
+removes the dataset it began storing, so no half dataset is left listed. TREC runs (read by `tempo_eval.io.trec_stream`, the command line's reader) and foreign scores
+are read whole before they are stored; their cancel is seen between reading and storing.
 """
 
 from __future__ import annotations
