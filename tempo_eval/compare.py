@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -696,3 +697,15 @@ def per_query_from_frame(
     for run, metric, qid, score in frame[[by, "metric", query, "score"]].itertuples(index=False, name=None):
         out.setdefault(str(run), {}).setdefault(str(metric), {})[str(qid)] = float(score)
     return out
+
+
+class _CallableModule(type(sys.modules[__name__])):
+    """This module called is `compare(...)`: `from tempo_eval import compare` finds the module
+    once it is imported (a package's submodule is an attribute of the package), so the public
+    noun and the module are one object."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ComparisonReport:
+        return compare(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
