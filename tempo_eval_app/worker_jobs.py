@@ -295,6 +295,26 @@ def progress_line(found: dict[str, Any]) -> str:
     return line
 
 
+def show_active(found: dict[str, Any]) -> bool:
+    """A queued job's place in the queue, or a running one's progress bar, each with a Cancel
+    button (the Evaluate and Conversation pages' evaluations); False, drawing nothing, once the
+    job has ended."""
+    if found["status"] == "queued":
+        place = queue().place(found["id"])
+        st.info(md_escape(f"{found['label']}: waiting in the queue, place {place or '…'} "
+                          f"({default_limit()} evaluation(s) run at once on this machine)."),
+                icon=":material/hourglass_top:")
+    elif found["status"] == "running":
+        fraction = found["done"] / found["total"] if found["total"] else 0.0
+        st.progress(min(1.0, fraction), text=md_escape(progress_line(found)))
+    else:
+        return False
+    if st.button("Cancel", key=f"cancel_{found['id']}", icon=":material/stop_circle:"):
+        queue().request_cancel(found["id"])
+        st.toast("Cancelling: rows in flight finish and are stored.")
+    return True
+
+
 def elapsed(found: dict[str, Any]) -> float:
     end = found.get("finished_at") or time.time()
     return max(0.0, end - (found.get("started_at") or end))

@@ -237,7 +237,8 @@ class _Watch:
 def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[list[Any], list[Any]]:
     """The metrics the Evaluate page's settings name, and the judges (providers) whose token use
     goes with the run. Settings: tf, tf_mode, ndcg, ndcg_mode, fc, k, verifier, nli_model,
-    judge_url, judge_model, api_key_source ("placeholder" for an endpoint without a key)."""
+    judge_url, judge_model, api_key_source ("placeholder" for an endpoint without a key); turn,
+    window_size, turn_threshold, turn_penalize (Turn Faithfulness: Evaluate and Conversation)."""
     from tempo_eval.verify import make_verifier
 
     if settings.get("api_key_source") == PLACEHOLDER:
@@ -283,7 +284,10 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
     if settings.get("turn"):
         from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
 
-        metrics.append(TurnFaithfulness(window_size=int(settings.get("window_size") or 10), verifier=verifier))
+        metrics.append(TurnFaithfulness(window_size=int(settings.get("window_size") or 10),
+                                        threshold=float(settings.get("turn_threshold", 0.5)),
+                                        penalize_ambiguous_claims=bool(settings.get("turn_penalize")),
+                                        verifier=verifier))
     # a cached verifier wraps the LLM verifier, whose provider counts the tokens
     judges = {id(p): p for p in (provider, getattr(verifier, "provider", None),
                                  getattr(getattr(verifier, "verifier", None), "provider", None)) if p is not None}
