@@ -255,23 +255,6 @@ def ndcg_gold_batch(
     return dict(zip(qids, curves[:, -1].tolist(), strict=True))
 
 
-def ndcg_gold_curve_batch(
-    run: Mapping[str, Mapping[str, float]],
-    qrels: Mapping[str, Mapping[str, float]],
-    k: int,
-    *,
-    gain_kind: str = "linear",
-    precision: str = DEFAULT_SCORE_PRECISION,
-    depth: int | None = None,
-) -> dict[str, list[float]]:
-    """NDCG@1..k per query, with the semantics of `ndcg_gold_batch` (whose values are the last
-    element of each curve)."""
-    qids, curves = _gold_curves(run, qrels, k, gain_kind, precision, depth)
-    if curves.shape[1] < k:  # flat past the documents present: repeat the last value up to k
-        curves = np.pad(curves, ((0, 0), (0, k - curves.shape[1])), mode="edge")
-    return dict(zip(qids, curves.tolist(), strict=True))
-
-
 def _gold_curves(
     run: Mapping[str, Mapping[str, float]],
     qrels: Mapping[str, Mapping[str, float]],
