@@ -7,17 +7,14 @@ whichever way the runs came in: a stored dataset keeps the full qrels, zero grad
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tempo_eval.cli import main
 from tests.test_app_pages import worker_in_this_process  # noqa: F401 - the page's jobs run in this process
+from tests.test_compare_files import _cli_means
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
@@ -48,13 +45,7 @@ def _files() -> tuple[Path, Path, Path]:
 
 
 def _cli(missing: str) -> tuple[dict[str, float], str]:
-    a, b, qrels = _files()
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        assert main(["compare", str(a), str(b), "--qrels", str(qrels), "--test", "student",
-                     "--format", "csv", "--missing", missing]) == 0
-    table = pd.read_csv(io.StringIO(out.getvalue()))
-    return dict(zip(table["run"], table["ndcg@10"], strict=True)), err.getvalue()
+    return _cli_means(*_files(), missing)
 
 
 def _shown(at: AppTest) -> tuple[dict[str, float], str]:
@@ -97,38 +88,30 @@ def _stored_by_the_datasets_page() -> int:
     return int(job["dataset_id"])
 
 
-@pytest.mark.parametrize("missing", ["zero", "drop"])
-def test_runs_stored_on_the_datasets_page_compare_as_the_command_line_does(missing: str) -> None:
-    expected, said = _cli(missing)
-    assert COUNTS in said
-    at = _compare_page(missing, dataset=_stored_by_the_datasets_page(), compare_source=SYSTEMS)
-    at.run()
-    means, captions = _shown(at)
-    assert means == pytest.approx(expected, abs=1e-12)
-    assert COUNTS in captions
-
-
-@pytest.mark.parametrize("missing", ["zero", "drop"])
-def test_run_file_paths_on_the_compare_page_give_the_command_line_means(missing: str) -> None:
-    expected, _ = _cli(missing)
-    a, b, qrels = _files()
-    at = _compare_page(missing, compare_source=FILES, compare_run_paths=f"{a}\n{b}", compare_qrels_path=str(qrels))
-    at.run()
-    means, captions = _shown(at)
-    assert means == pytest.approx(expected, abs=1e-12)
-    assert COUNTS in captions
-
-
-@pytest.mark.parametrize("missing", ["zero", "drop"])
-def test_run_files_uploaded_on_the_compare_page_give_the_command_line_means(missing: str) -> None:
-    expected, _ = _cli(missing)
-    at = _compare_page(missing, compare_source=FILES)
-    at.run()
+def _through(door: str, missing: str) -> AppTest:
+    """The Compare page showing the runs entered by `door`: stored on Datasets (the dataset's
+    retrieval systems), run files named by their paths, or run files uploaded on Compare."""
+    if door == "datasets":
+        at = _compare_page(missing, dataset=_stored_by_the_datasets_page(), compare_source=SYSTEMS)
+        return at.run()
+    if door == "paths":
+        a, b, qrels = _files()
+        at = _compare_page(missing, compare_source=FILES, compare_run_paths=f"{a}\n{b}",
+                           compare_qrels_path=str(qrels))
+        return at.run()
+    at = _compare_page(missing, compare_source=FILES).run()
     at.file_uploader(key="compare_run_uploads").set_value([("a.run", RUN_A.encode(), "text/plain"),
                                                             ("b.run", RUN_B.encode(), "text/plain")])
     at.file_uploader(key="compare_qrels_upload").set_value(("qrels.txt", QRELS.encode(), "text/plain"))
-    at.run()
-    means, captions = _shown(at)
+    return at.run()
+
+
+@pytest.mark.parametrize("missing", ["zero", "drop"])
+@pytest.mark.parametrize("door", ["datasets", "paths", "uploads"])
+def test_the_compare_page_gives_the_command_line_means_whichever_way_the_runs_came_in(door: str, missing: str) -> None:
+    expected, said = _cli(missing)
+    assert COUNTS in said
+    means, captions = _shown(_through(door, missing))
     assert means == pytest.approx(expected, abs=1e-12)
     assert COUNTS in captions
 
