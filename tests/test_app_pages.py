@@ -504,10 +504,10 @@ def _trace_values(values: object) -> list[float]:
 def test_compare_scores_runs_with_disjoint_queries_as_the_engine_does() -> None:
     import json
 
-    from tempo_eval.compare import compare_trec
     from tempo_eval.io.trec import load_qrels, load_run
     from tempo_eval.io.trec_dataset import _named, load_runs_dataset
     from tempo_eval.store.runs import RunStore
+    from tempo_eval.trec_scores import compare_trec
 
     # alpha ranks q1-q3, beta q2-q4: q1 and q4 are each missing from one run (scored 0, as
     # trec_eval -c); q5 has no relevant document and is not measurable
