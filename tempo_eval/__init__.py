@@ -1,10 +1,56 @@
 """tempo-eval: evaluate retrieval-augmented generation with time as a first-class dimension.
 
-Importing this package is cheap: torch, transformers, sentence-transformers and openai are
-imported only by the code paths that need them.
+    from tempo_eval import evaluate, compare, diff, load_dataset, METRICS, RunStore
+
+    result = evaluate("qa.csv", metrics=["temporal_faithfulness"])   # a run in the workspace
+    report = compare(per_query, test="student")                      # runs against each other
+    changes = diff(RunStore(), baseline_id, candidate_id)            # two stored runs row by row
+
+Importing this package is cheap: each public noun's module is imported the first time the noun
+is asked for (module `__getattr__`), and torch, transformers, sentence-transformers and openai
+only by the code paths that need them.
 """
 
-from tempo_eval.slices.report import slices
+from __future__ import annotations
 
-__all__ = ["slices"]
+from importlib import import_module
+from typing import Any
+
+# eager: light, and the function must win over the `tempo_eval.slices` subpackage of the same name
+from tempo_eval.slices.report import slices  # noqa: E402
+
 __version__ = "0.1.0"
+
+#: public noun -> (module, name there)
+_NOUNS = {
+    "METRICS": ("tempo_eval.metrics", "METRICS"),  # the registry, filled as the metrics package loads
+    "RunStore": ("tempo_eval.store.runs", "RunStore"),  # the workspace: datasets, runs, results
+    "compare": ("tempo_eval.compare", "compare"),
+    "diff": ("tempo_eval.run_diff", "diff_stored"),
+    "evaluate": ("tempo_eval.runner", "evaluate"),
+    "load_dataset": ("tempo_eval.io.dataset", "load_dataset"),
+}
+
+__all__ = [
+    "METRICS",
+    "RunStore",
+    "compare",
+    "diff",
+    "evaluate",
+    "load_dataset",
+    "slices",
+]
+
+
+def __getattr__(name: str) -> Any:
+    found = _NOUNS.get(name)
+    if found is None:
+        raise AttributeError(f"module 'tempo_eval' has no attribute {name!r}")
+    value = getattr(import_module(found[0]), found[1])
+    if name != "compare":  # `tempo_eval.compare` is also the module (callable as the function)
+        globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

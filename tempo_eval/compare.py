@@ -6,7 +6,7 @@
     report.pairs_frame()            # one row per (metric, run pair): p-values, W/T/L
     report.to_latex()
 
-    report = compare_trec(runs, qrels, metrics=["ndcg@10", "ndcg@5"])   # TREC run files + qrels
+TREC runs and qrels are scored, then compared here, by `tempo_eval.trec_scores` (`compare_trec`).
 
 How the numbers are made (per metric):
 
@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -615,62 +616,6 @@ def missing_summary(missing: Mapping[str, int], *, n_judged: int, everywhere: in
     return f"{text}; {MISSING_WORDS[policy]}."
 
 
-def compare_trec(
-    runs: Mapping[str, Any],
-    qrels: Any,
-    *,
-    metrics: Sequence[str] = ("ndcg@10",),
-    missing: str = "zero",
-    depth: int | None = None,
-    precision: str | None = None,
-    **options: Any,
-) -> ComparisonReport:
-    """Compare TREC-style runs against qrels: NDCG@k per query (trec_eval's ndcg_cut.k, from
-    `tempo_eval.metrics.ndcg.ndcg_gold_batch`), then `compare(..., **options)`.
-
-    `runs` maps names to `tempo_eval.io` Runs (or {query: {doc: score}} mappings); `qrels` is a
-    Qrels (or {query: {doc: relevance}}). Queries of a run that the qrels do not judge are ignored.
-    A judged query (one with a relevant document) that a run has no results for is, with
-    `missing="zero"` (default), scored 0 for that run, as `trec_eval -c` does and as users of ranx
-    expect: a run is not rewarded for skipping queries, and every run is averaged over the same
-    judged queries. The counts are in `report.n_filled` and the caption. With `missing="drop"`
-    such a query is left out of every run's comparison (trec_eval without -c compares each run on
-    its own queries; dropping keeps the comparison paired) and counted in `n_dropped`. A query
-    with no relevant document is not measurable (NaN) and dropped either way.
-
-    `depth` keeps each query's top `depth` documents only (trec_eval -M); `precision` is how
-    scores are compared when ranking: "float32" (default: trec_eval <= 9, pytrec_eval-terrier) or
-    "double" (trec_eval 10.0), see `tempo_eval.metrics.ndcg.SCORE_PRECISIONS`.
-    """
-    from tempo_eval.metrics.ndcg import DEFAULT_SCORE_PRECISION, ndcg_gold_batch
-
-    if missing not in MISSING_POLICIES:
-        raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
-    judgments = getattr(qrels, "judgments", qrels)
-    judged = judged_queries(judgments)
-    cutoffs = {metric: parse_trec_metric(metric) for metric in metrics}
-    per_query: dict[str, dict[str, dict[str, float]]] = {}
-    filled: dict[str, dict[str, int]] = {metric: {} for metric in cutoffs}
-    absent: dict[str, set[str]] = {}
-    for name, run in runs.items():
-        scores = getattr(run, "scores", run)
-        absent[str(name)] = {q for q in judged if q not in scores}
-        per_query[str(name)] = {}
-        for metric, k in cutoffs.items():
-            values = dict(ndcg_gold_batch(
-                scores, judgments, k, precision=precision or DEFAULT_SCORE_PRECISION, depth=depth,
-            ))
-            if missing == "zero":
-                filled[metric][str(name)] = fill_missing_queries(values, judged, 0.0)
-            per_query[str(name)][metric] = values
-    report = compare(per_query, metrics=list(metrics), **options)
-    note = missing_summary(
-        {name: len(a) for name, a in absent.items()}, n_judged=len(judged),
-        everywhere=len(set.intersection(*absent.values())) if absent else 0, policy=missing,
-    )
-    return replace(report, n_filled=filled if missing == "zero" else {}, missing_note=note)
-
-
 def per_query_from_frame(
     frame: pd.DataFrame, *, by: str = "run", query: str = "query_id"
 ) -> dict[str, dict[str, dict[str, float]]]:
@@ -689,3 +634,15 @@ def per_query_from_frame(
     for run, metric, qid, score in frame[[by, "metric", query, "score"]].itertuples(index=False, name=None):
         out.setdefault(str(run), {}).setdefault(str(metric), {})[str(qid)] = float(score)
     return out
+
+
+class _CallableModule(type(sys.modules[__name__])):
+    """This module called is `compare(...)`: `from tempo_eval import compare` finds the module
+    once it is imported (a package's submodule is an attribute of the package), so the public
+    noun and the module are one object."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ComparisonReport:
+        return compare(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

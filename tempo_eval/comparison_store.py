@@ -45,9 +45,9 @@ AS_OF = ("future_leak", "stale_evidence", "median_age", "recency_ndcg")
 
 def cache_root() -> Path:
     """`cache/compare/` of the current workspace."""
-    from tempo_eval.store.db import workspace_dir
+    from tempo_eval.store.db import comparisons_dir
 
-    return workspace_dir() / "cache" / "compare"
+    return comparisons_dir()
 
 
 def settings_of(arguments: dict[str, Any]) -> dict[str, Any]:

@@ -124,3 +124,29 @@ class MetricResult:
 def not_measurable(metric: str, reason_code: str, reason: str, **details: Any) -> MetricResult:
     """A NaN result; every NaN carries a machine-readable reason and a readable sentence."""
     return MetricResult(metric, NAN, reason, reason_code, dict(details))
+
+
+# ---- stored results ----------------------------------------------------------------------------
+
+#: the columns of a run's results as every floor reads them (store, export, engines)
+RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
+
+
+def frame_of_result_rows(rows: list[tuple]) -> Any:
+    """The results frame of SELECT row_idx, query_id, system, metric, score, reason_code, reason."""
+    import numpy as np
+    import pandas as pd
+
+    # column by column: much faster than a list of row tuples for 100,000s of results
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(RESULT_COLUMNS)
+    data = dict(zip(RESULT_COLUMNS, columns, strict=True))
+    frame = pd.DataFrame({
+        "row": np.asarray(data["row"], dtype=np.int64),
+        "query_id": np.asarray(data["query_id"], dtype=object),
+        "run": np.asarray(data["run"], dtype=object),
+        "metric": np.asarray(data["metric"], dtype=object),
+        "score": np.asarray([math.nan if s is None else s for s in data["score"]], dtype=float),
+        "reason_code": np.asarray(data["reason_code"], dtype=object),
+        "reason": np.asarray(data["reason"], dtype=object),
+    }, columns=RESULT_COLUMNS)
+    return frame

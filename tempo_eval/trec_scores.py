@@ -23,14 +23,19 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tempo_eval.compare import MISSING_POLICIES, missing_summary, parse_trec_metric
+from tempo_eval.compare import (
+    MISSING_POLICIES,
+    ComparisonReport,
+    missing_summary,
+    parse_trec_metric,
+)
 
 
 @dataclass
@@ -60,6 +65,22 @@ class TrecScores:
     _codes: Any = field(default=None, repr=False)
     #: the doc-dates and query-dates files the as-of metrics read, for `documents`
     _dates: tuple[Any, Any] | None = field(default=None, repr=False)
+    #: the codes of the judged queries each run has no results for
+    _absent: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def select(self, runs: Sequence[str]) -> TrecScores:
+        """The same scores for some of the runs only (in the order given), the counts of judged
+        queries that no chosen run has recomputed."""
+        names = [r for r in runs if r in self.per_query]
+        absent = [set(self._absent[r].tolist()) for r in names if r in self._absent]
+        return replace(
+            self, runs=names, per_query={r: self.per_query[r] for r in names},
+            missing={r: self.missing[r] for r in names}, curves={r: self.curves[r] for r in names if r in self.curves},
+            missing_everywhere=len(set.intersection(*absent)) if absent else 0,
+            origins={r: self.origins[r] for r in names if r in self.origins},
+            _top={r: self._top[r] for r in names if r in self._top},
+            _absent={r: self._absent[r] for r in names if r in self._absent},
+        )
 
     def ranked_documents(self, run: str, query_id: str, k: int) -> list[tuple[str, int]]:
         """(document id, grade) of the run's first k documents for a query (trec_eval's order)."""
@@ -148,16 +169,9 @@ def score_trec_files(
     ndcg@K (`tempo_eval.metrics.asof_columns.asof_per_query`)."""
     from tempo_eval.io.trec_stream import QueryCodes, read_qrels, read_runs
 
-    if missing not in MISSING_POLICIES:
-        raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
         raise ValueError(f"depth must be a positive integer, got {depth!r}")
-    from tempo_eval.metrics.asof_columns import parse_run_metric
-
-    as_of_metrics = {metric: parsed for metric in metrics if (parsed := parse_run_metric(metric))}
-    cutoffs = {metric: parse_trec_metric(metric) for metric in metrics if metric not in as_of_metrics}
-    if not cutoffs and not as_of_metrics:
-        raise ValueError("no metric to compute")
+    cutoffs, as_of_metrics = _metrics(metrics, missing)
     if as_of_metrics and (doc_dates is None or query_dates is None):
         raise ValueError(f"{', '.join(as_of_metrics)} need the publication date of each document and the "
                          "as-of date of each query: give a doc-dates and a query-dates file (id<TAB>date lines)")
@@ -174,6 +188,49 @@ def score_trec_files(
         _add_as_of(scores, loaded, judgments, codes, as_of_metrics, list(metrics), doc_dates=doc_dates,
                    query_dates=query_dates, max_age=max_age, half_life=half_life)
     return scores
+
+
+def score_dataset_runs(
+    frame: pd.DataFrame,
+    qrels: Any = None,
+    *,
+    metrics: Sequence[str] = ("ndcg@10",),
+    missing: str = "zero",
+    curve_k: int | None = None,
+    gain_kind: str = "linear",
+) -> TrecScores:
+    """NDCG@k of the retrieval systems of a stored dataset (its `run`, `query_id` and
+    `retrieved_ids` columns, each ranking in its order), with the same kernel and the same
+    missing-query rule as `score_trec_files`. `qrels` is the qrels file kept with the dataset
+    (bytes; every judged query, the ones no system retrieved too); without one the judgements
+    are the dataset's `gold_ids` (`tempo_eval.io.trec_dataset.frame_qrels`)."""
+    from tempo_eval.io.trec_dataset import frame_qrels, frame_runs
+    from tempo_eval.io.trec_stream import QueryCodes, read_qrels
+
+    cutoffs, as_of_metrics = _metrics(metrics, missing)
+    if as_of_metrics:
+        raise ValueError(f"{', '.join(as_of_metrics)} need run files with date files (score_trec_files)")
+    codes = QueryCodes()
+    judgments = read_qrels(qrels, codes) if qrels is not None else frame_qrels(frame, codes)
+    loaded = frame_runs(frame, codes)
+    if not loaded:
+        raise ValueError("the dataset has no retrieval system (no retrieved_ids column)")
+    widest = max([*cutoffs.values(), curve_k or 1])
+    return _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind)
+
+
+def _metrics(metrics: Sequence[str], missing: str) -> tuple[dict[str, int], dict[str, Any]]:
+    """({NDCG metric: k}, {as-of metric: (name, k)}) of the metrics asked; ValueError naming a
+    wrong one, or a wrong missing-query rule."""
+    from tempo_eval.metrics.asof_columns import parse_run_metric
+
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
+    as_of_metrics = {metric: parsed for metric in metrics if (parsed := parse_run_metric(metric))}
+    cutoffs = {metric: parse_trec_metric(metric) for metric in metrics if metric not in as_of_metrics}
+    if not cutoffs and not as_of_metrics:
+        raise ValueError("no metric to compute")
+    return cutoffs, as_of_metrics
 
 
 def _add_as_of(scores, loaded, judgments, codes, as_of_metrics, asked, **dated) -> None:
@@ -300,8 +357,65 @@ def _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kin
         missing={name: len(a) for name, a in absent_by_run.items()}, missing_everywhere=len(everywhere),
         n_judged=len(judged), policy=missing, notes=notes, curves=curves,
         judged=[codes.ids[c] for c in judged], origins={name: (run.source, run.tag) for name, run in loaded.items()},
-        _top=loaded, _qrels=judgments, _codes=codes,
+        _top=loaded, _qrels=judgments, _codes=codes, _absent=absent_by_run,
     )
+
+
+def compare_trec(
+    runs: Mapping[str, Any],
+    qrels: Any,
+    *,
+    metrics: Sequence[str] = ("ndcg@10",),
+    missing: str = "zero",
+    depth: int | None = None,
+    precision: str | None = None,
+    **options: Any,
+) -> ComparisonReport:
+    """Compare TREC-style runs against qrels: NDCG@k per query (trec_eval's ndcg_cut.k, from
+    `tempo_eval.metrics.ndcg.ndcg_gold_batch`), then `compare(..., **options)`.
+
+    `runs` maps names to `tempo_eval.io` Runs (or {query: {doc: score}} mappings); `qrels` is a
+    Qrels (or {query: {doc: relevance}}). Queries of a run that the qrels do not judge are ignored.
+    A judged query (one with a relevant document) that a run has no results for is, with
+    `missing="zero"` (default), scored 0 for that run, as `trec_eval -c` does and as users of ranx
+    expect: a run is not rewarded for skipping queries, and every run is averaged over the same
+    judged queries. The counts are in `report.n_filled` and the caption. With `missing="drop"`
+    such a query is left out of every run's comparison (trec_eval without -c compares each run on
+    its own queries; dropping keeps the comparison paired) and counted in `n_dropped`. A query
+    with no relevant document is not measurable (NaN) and dropped either way.
+
+    `depth` keeps each query's top `depth` documents only (trec_eval -M); `precision` is how
+    scores are compared when ranking: "float32" (default: trec_eval <= 9, pytrec_eval-terrier) or
+    "double" (trec_eval 10.0), see `tempo_eval.core.ranking.SCORE_PRECISIONS`.
+    """
+    from tempo_eval.compare import compare, fill_missing_queries, judged_queries
+    from tempo_eval.metrics.ndcg import DEFAULT_SCORE_PRECISION, ndcg_gold_batch
+
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
+    judgments = getattr(qrels, "judgments", qrels)
+    judged = judged_queries(judgments)
+    cutoffs = {metric: parse_trec_metric(metric) for metric in metrics}
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    filled: dict[str, dict[str, int]] = {metric: {} for metric in cutoffs}
+    absent: dict[str, set[str]] = {}
+    for name, run in runs.items():
+        scores = getattr(run, "scores", run)
+        absent[str(name)] = {q for q in judged if q not in scores}
+        per_query[str(name)] = {}
+        for metric, k in cutoffs.items():
+            values = dict(ndcg_gold_batch(
+                scores, judgments, k, precision=precision or DEFAULT_SCORE_PRECISION, depth=depth,
+            ))
+            if missing == "zero":
+                filled[metric][str(name)] = fill_missing_queries(values, judged, 0.0)
+            per_query[str(name)][metric] = values
+    report = compare(per_query, metrics=list(metrics), **options)
+    note = missing_summary(
+        {name: len(a) for name, a in absent.items()}, n_judged=len(judged),
+        everywhere=len(set.intersection(*absent.values())) if absent else 0, policy=missing,
+    )
+    return replace(report, n_filled=filled if missing == "zero" else {}, missing_note=note)
 
 
 def compare_scores(scores: TrecScores, **options: Any):

@@ -22,7 +22,7 @@ def load_sample_qa() -> int:
 
 def load_sample_runs() -> int:
     """Store the bundled BM25 and dense runs with qrels, queries and corpus as one dataset."""
-    from tempo_eval_app.retrieval import load_runs_dataset
+    from tempo_eval.io.trec_dataset import load_runs_dataset
 
     with (SAMPLE_DIR / "run_bm25.trec").open("rb") as bm25, (SAMPLE_DIR / "run_dense.trec").open("rb") as dense:
         dataset = load_runs_dataset(

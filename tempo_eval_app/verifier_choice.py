@@ -11,8 +11,6 @@ from typing import Any
 
 import streamlit as st
 
-from tempo_eval_app import judge_keys
-
 DEFAULT_NLI_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
 VERIFIER_NAMES = {"lexical": "Lexical (offline)", "nli": "NLI model", "llm": "LLM judge"}
 
@@ -48,22 +46,3 @@ def describe(settings: dict[str, Any]) -> str:
     if name == "llm":
         return f"LLM judge {settings['judge_model'] or '(no model given)'} at {settings['judge_url'] or 'the default endpoint'}"
     return "lexical verifier (offline, calibrated on labelled claims)"
-
-
-def build_verifier(settings: dict[str, Any], name: str | None = None) -> Any:
-    """The verifier `name` (default: the chosen one) built with these settings."""
-    from tempo_eval.verify import make_verifier
-
-    name = name or settings["verifier"]
-    if name == "lexical":
-        return make_verifier("lexical")  # calibrated on data: no thresholds to set
-    if name == "nli":
-        return make_verifier("nli", model=settings["nli_model"])
-    if name == "llm":
-        if not settings["judge_model"]:
-            raise ValueError("The LLM judge has no model: give the judge's model (and endpoint) on Evaluate.")
-        # never None with a custom endpoint: the server's key must not follow a typed address
-        api_key, _ = judge_keys.judge_api_key(settings["judge_url"], settings["api_key"])
-        return make_verifier("llm", model=settings["judge_model"], base_url=settings["judge_url"] or None,
-                             api_key=api_key)
-    raise ValueError(f"unknown verifier {name!r}; expected one of {', '.join(VERIFIER_NAMES)}")

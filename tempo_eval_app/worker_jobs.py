@@ -9,7 +9,7 @@ process, and every app process on the same workspace shows it.
 
 What runs here: evaluations (Evaluate), the NLI model check (Evaluate's verifier list), so the
 app process never imports torch or transformers, Compare's run files (`run_files.py`), and
-reading what was uploaded on a page (`tempo_eval_app.upload_jobs`: a dataset file or TREC runs
+reading what was uploaded on a page (`tempo_eval.jobs.uploads`: a dataset file or TREC runs
 on Datasets, foreign scores on Agreement): the page saves the bytes to the workspace, queues the
 job (`page_job`), waits for it a moment (`PAGE_WAIT_S`, enough for a small file) and otherwise
 shows it waiting or reading (`show_pending`) until it ends.
@@ -152,7 +152,7 @@ def partial_label(jobs: list[dict[str, Any]]) -> str:
 #: how long a page waits for an upload's job before it shows the job reading instead (s);
 #: TEMPO_EVAL_PAGE_WAIT_S sets another (the tests wait until the job ends)
 PAGE_WAIT_S = 3.0
-#: the job kinds of the upload boxes (see `tempo_eval_app.upload_jobs`)
+#: the job kinds of the upload boxes (see `tempo_eval.jobs.uploads`)
 UPLOAD_KINDS = READ_KINDS
 
 
@@ -356,6 +356,26 @@ def progress_line(found: dict[str, Any]) -> str:
         if left:
             line += f" · {left} left"
     return line
+
+
+def show_active(found: dict[str, Any]) -> bool:
+    """A queued job's place in the queue, or a running one's progress bar, each with a Cancel
+    button (the Evaluate and Conversation pages' evaluations); False, drawing nothing, once the
+    job has ended."""
+    if found["status"] == "queued":
+        place = queue().place(found["id"])
+        st.info(md_escape(f"{found['label']}: waiting in the queue, place {place or '…'} "
+                          f"({default_limit()} evaluation(s) run at once on this machine)."),
+                icon=":material/hourglass_top:")
+    elif found["status"] == "running":
+        fraction = found["done"] / found["total"] if found["total"] else 0.0
+        st.progress(min(1.0, fraction), text=md_escape(progress_line(found)))
+    else:
+        return False
+    if st.button("Cancel", key=f"cancel_{found['id']}", icon=":material/stop_circle:"):
+        queue().request_cancel(found["id"])
+        st.toast("Cancelling: rows in flight finish and are stored.")
+    return True
 
 
 def elapsed(found: dict[str, Any]) -> float:

@@ -63,6 +63,22 @@ def wait_job(at: AppTest) -> dict:
         time.sleep(0.05)
 
 
+def evaluate_conversation(at: AppTest) -> AppTest:
+    """Click Evaluate on the Conversation page, wait for the worker job it queued, then run the
+    page again: it selects the job's run and shows it."""
+    at.button(key="conv_run").click().run()
+    try:
+        job_id = at.session_state["conv_job_id"]
+    except KeyError:  # refused before a job was queued (the page says why)
+        return at
+    queue = JobQueue()
+    deadline = time.monotonic() + TIMEOUT
+    while (queue.get(job_id) or {}).get("active", False):
+        assert time.monotonic() < deadline, "the conversation's evaluation did not finish"
+        time.sleep(0.05)
+    return at.run()
+
+
 def open_app() -> AppTest:
     return AppTest.from_file(APP, default_timeout=TIMEOUT).run()
 
@@ -488,10 +504,10 @@ def _trace_values(values: object) -> list[float]:
 def test_compare_scores_runs_with_disjoint_queries_as_the_engine_does() -> None:
     import json
 
-    from tempo_eval.compare import compare_trec
     from tempo_eval.io.trec import load_qrels, load_run
+    from tempo_eval.io.trec_dataset import _named, load_runs_dataset
     from tempo_eval.store.runs import RunStore
-    from tempo_eval_app.retrieval import _named, load_runs_dataset
+    from tempo_eval.trec_scores import compare_trec
 
     # alpha ranks q1-q3, beta q2-q4: q1 and q4 are each missing from one run (scored 0, as
     # trec_eval -c); q5 has no relevant document and is not measurable
@@ -549,7 +565,7 @@ def test_heatmaps_of_a_conversation_dataset_say_what_they_need() -> None:
 def test_conversation_sample_gives_a_timeline_and_flags_the_wrong_excavation_year() -> None:
     at = goto(open_app(), "conversation")
     at.button(key="conv_sample_museum").click().run()
-    at.button(key="conv_run").click().run()
+    evaluate_conversation(at)
     assert_clean(at)
     assert at.get("plotly_chart")
     windows = table_with(at, "window", "interactions")
@@ -724,7 +740,7 @@ def test_a_conversation_is_stored_as_a_run_and_reopens_after_a_reload() -> None:
 
     at = goto(open_app(), "conversation")
     at.button(key="conv_sample_museum").click().run()
-    at.button(key="conv_run").click().run()
+    evaluate_conversation(at)
     assert_clean(at)
     runs = RunStore().list_runs()
     assert len(runs) == 1 and runs.loc[0, "dataset"].startswith("Conversation: ")

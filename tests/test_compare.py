@@ -10,12 +10,12 @@ from scipy import stats
 
 from tempo_eval.compare import (
     compare,
-    compare_trec,
     holm,
     paired_t_test,
     per_query_from_frame,
     randomization_test,
 )
+from tempo_eval.trec_scores import compare_trec
 
 
 def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -149,7 +149,7 @@ def test_page_reads_a_folder_of_runs_and_says_what_is_wrong_in_a_file() -> None:
 
 
 def test_corpus_texts_reads_only_the_wanted_documents(tmp_path: Path) -> None:
-    from tempo_eval_app.retrieval import corpus_texts
+    from tempo_eval.io.trec_dataset import corpus_texts
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(f'{{"doc_id": "d{i}", "text": "text {i}, see d1"}}\n' for i in range(5000)))

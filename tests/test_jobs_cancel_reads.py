@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tempo_eval.jobs.uploads import import_foreign, read_dataset, read_runs
 from tempo_eval.store.jobs import JobQueue
 from tempo_eval.store.runs import RunStore
-from tempo_eval_app.upload_jobs import import_foreign, read_dataset, read_runs
 from tests.support.jobs import ROOT, write_rows
 
 

@@ -12,8 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tempo_eval.io.dataset import load_dataset
+from tempo_eval.jobs.uploads import read_dataset
 from tempo_eval.store.runs import RunStore
-from tempo_eval_app.upload_jobs import read_dataset
 from tests.support.jobs import write_rows
 from tests.test_app_pages import ROOT, TIMEOUT
 

@@ -84,8 +84,8 @@ def test_a_comparison_folder_that_links_out_is_never_removed(tmp_path) -> None:
 
 def test_a_cancelled_read_removes_the_half_dataset_a_killed_read_left(tmp_path) -> None:
     from tempo_eval.io.stream import open_stream
+    from tempo_eval.jobs.uploads import read_dataset
     from tempo_eval.store.runs import RunStore
-    from tempo_eval_app.upload_jobs import read_dataset
 
     path = write_rows(tmp_path / "rows.jsonl", 5_000)
     store = RunStore()

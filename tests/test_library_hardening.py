@@ -108,7 +108,7 @@ def test_exported_labels_with_a_line_separator_in_a_claim_import_again() -> None
 def test_every_json_lines_reader_splits_on_newlines_only() -> None:
     from tempo_eval.io.conversation import load_conversations
     from tempo_eval.io.dataset import load_dataset
-    from tempo_eval_app.retrieval import load_corpus
+    from tempo_eval.io.trec_dataset import load_corpus
 
     row = '{"query": "When?", "answer": "In 2001.\\u2028Then 2002.", "contexts": ["It was 2001.\u2028 Later 2002."]}\n'
     frame = load_dataset(row.encode(), name="d.jsonl").frame

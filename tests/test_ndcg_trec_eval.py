@@ -14,7 +14,7 @@ import ir_measures
 import pytest
 import pytrec_eval
 
-from tempo_eval.metrics.ndcg import ndcg_gold_batch, ndcg_gold_curve_batch
+from tempo_eval.metrics.ndcg import ndcg_gold_batch
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
 
 CUTOFFS = (1, 3, 5, 10, 20, 100)
@@ -96,12 +96,12 @@ def test_batch_equals_trec_eval_ndcg_cut(collection):
 
 def test_batch_curves_equal_trec_eval_at_every_cutoff(collection):
     run, qrels, expected = collection
-    curves = ndcg_gold_curve_batch(run, qrels, max(CUTOFFS))
+    at = {k: ndcg_gold_batch(run, qrels, k) for k in CUTOFFS}
     for qid in run:
         if not qrels[qid]:
             continue
         for k in CUTOFFS:
-            _assert_matches(curves[qid][k - 1], expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
+            _assert_matches(at[k][qid], expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
 
 
 def test_class_with_retrieved_scores_equals_trec_eval(collection):
@@ -158,21 +158,20 @@ def test_runs_of_very_different_depths_equal_trec_eval():
     run["deep"] = {f"d{i}": rng.randrange(200) / 7 for i in range(5000)}
     qrels["deep"] = {f"d{rng.randrange(6000)}": rng.choice((0, 1, 2, 3)) for _ in range(300)}
     expected = _trec_eval(qrels, run)
-    curves = ndcg_gold_curve_batch(run, qrels, 100)
+    at = {k: ndcg_gold_batch(run, qrels, k) for k in CUTOFFS}
     for qid in run:
         if not qrels[qid]:
             continue
         for k in CUTOFFS:
-            _assert_matches(curves[qid][k - 1], expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
+            _assert_matches(at[k][qid], expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
 
 
 def test_scores_beyond_float32_range_tie_as_in_trec_eval():
     run = {"q": {"a": 5.1e38, "b": 4.08e38, "c": -1e39, "d": 1.0}}  # a, b overflow to +inf
     qrels = {"q": {"a": 2, "c": 1, "d": 3}}
     expected = _trec_eval(qrels, run, (1, 2, 4))["q"]
-    ours = ndcg_gold_curve_batch(run, qrels, 4)["q"]
     for k in (1, 2, 4):
-        assert ours[k - 1] == pytest.approx(expected[f"ndcg_cut_{k}"], abs=TOLERANCE)
+        assert ndcg_gold_batch(run, qrels, k)["q"] == pytest.approx(expected[f"ndcg_cut_{k}"], abs=TOLERANCE)
     assert TemporalNDCG(k=2).compute(retrieved_scores=run["q"], gold_ids=qrels["q"]) == pytest.approx(
         expected["ndcg_cut_2"], abs=TOLERANCE
     )

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_app_pages import assert_clean, goto, open_app, table_with, wait_job
+from tests.test_app_pages import (
+    assert_clean,
+    evaluate_conversation,
+    goto,
+    open_app,
+    table_with,
+    wait_job,
+    worker_in_this_process,  # noqa: F401 - the page's jobs run in this process
+)
 
 INTEROP = Path(__file__).resolve().parent / "data" / "interop"
 CONVERSATION_FILES = [
@@ -17,7 +25,7 @@ CONVERSATION_FILES = [
 
 
 def _evaluated_conversations(at) -> int:
-    at.button(key="conv_run").click().run()
+    evaluate_conversation(at)
     assert_clean(at)
     return len(table_with(at, "window", "interactions"))
 
@@ -60,7 +68,7 @@ def test_a_near_miss_column_is_suggested_in_the_screens_words() -> None:
 def test_evaluate_offers_turn_faithfulness_on_conversations_and_says_what_the_others_need() -> None:
     at = goto(open_app(), "conversation")
     at.button(key="conv_sample_museum").click().run()
-    at.button(key="conv_run").click().run()
+    evaluate_conversation(at)
     goto(at, "evaluate")
     assert_clean(at)
     keys = {c.key for c in at.checkbox}

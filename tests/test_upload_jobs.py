@@ -9,10 +9,10 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tempo_eval.cli.job import run_worker
+from tempo_eval.jobs import uploads as upload_jobs
 from tempo_eval.store.db import workspace_dir
 from tempo_eval.store.jobs import JobQueue
 from tempo_eval.store.runs import RunStore
-from tempo_eval_app import upload_jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"

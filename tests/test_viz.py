@@ -12,6 +12,7 @@ import pytest
 
 from tempo_eval.compare import bootstrap_ci
 from tempo_eval.core.focus import YearSpan
+from tempo_eval.io import trec_dataset as retrieval
 from tempo_eval.io.errors import InputError
 from tempo_eval.viz.curves import curve_bands, ndcg_curves_figure
 from tempo_eval.viz.heatmap import (
@@ -32,7 +33,6 @@ from tempo_eval.viz.highlight import (
 )
 from tempo_eval.viz.scatter import paired_scatter, paired_scores
 from tempo_eval.viz.timeline import turn_timeline, windows_frame
-from tempo_eval_app import retrieval
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 
@@ -225,19 +225,14 @@ def test_sample_runs_become_one_row_per_run_and_query_ranked_as_trec_eval_ranks(
 
 
 def test_frame_rankings_and_qrels_reproduce_the_runs_ndcg() -> None:
-    from tempo_eval.compare import compare_trec
-    from tempo_eval.io.trec import load_qrels, load_run
-    from tempo_eval.metrics.ndcg import ndcg_gold_batch
+    from tempo_eval.trec_scores import score_dataset_runs, score_trec_files
 
-    frame = _sample_runs().frame
-    rankings = retrieval.system_rankings(frame)
-    qrels = retrieval.qrels_from_frame(frame)
-    original = load_run([SAMPLE / "run_bm25.trec", SAMPLE / "run_dense.trec"])
-    judged = load_qrels(SAMPLE / "qrels.txt")
-    for name in ("bm25", "dense-minilm"):
-        ours = ndcg_gold_batch(rankings[name], qrels, 10)
-        theirs = compare_trec({name: original[name], "x": original[name]}, judged).means[name]["ndcg@10"]
-        assert np.mean(list(ours.values())) == pytest.approx(theirs, abs=1e-12)
+    dataset = _sample_runs()
+    files = score_trec_files([SAMPLE / "run_bm25.trec", SAMPLE / "run_dense.trec"], SAMPLE / "qrels.txt")
+    for qrels in (dataset.qrels, None):  # the qrels kept with the dataset, or its gold_ids
+        ours = score_dataset_runs(dataset.frame, qrels)
+        for name in ("bm25", "dense-minilm"):
+            assert ours.per_query[name]["ndcg@10"] == pytest.approx(files.per_query[name]["ndcg@10"], abs=1e-12)
 
 
 def test_a_malformed_corpus_line_is_named() -> None:

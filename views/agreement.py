@@ -61,7 +61,7 @@ with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEva
     upload = st.file_uploader("Results file", key="agreement_upload",
                               type=["csv", "tsv", "jsonl", "json", "parquet", "gz"])
     if upload is not None and st.button("Import", key="agreement_import"):
-        # a worker reads and stores the file (`tempo_eval_app.upload_jobs`), not the app process
+        # a worker reads and stores the file (`tempo_eval.jobs.uploads`), not the app process
         arguments = {"path": str(worker_jobs.save_upload(upload)), "name": upload.name}
         st.session_state["agreement_import_job"] = worker_jobs.page_job(
             "foreign_import", arguments, f"Import {upload.name}", again=True)["id"]

@@ -23,6 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.compare import DEFAULT_TEST, TESTS
+from tempo_eval.io.trec_dataset import systems
 from tempo_eval_app import (
     compare_asof,
     compare_files,
@@ -30,7 +31,6 @@ from tempo_eval_app import (
     errors,
     formatting,
     links,
-    retrieval,
     run_files,
     samples,
     selection,
@@ -46,33 +46,22 @@ FILES = "TREC run files (paths on this machine, a folder of runs, or uploads)"
 MISSING_CHOICES = {"zero": "scored 0 (as trec_eval -c)", "drop": "left out of every run's comparison"}
 
 
-@st.cache_data(show_spinner="Scoring the runs…", max_entries=16)
-def _system_curves(
-    db: str, dataset_id: int, k: int, missing: str = "zero"
-) -> tuple[dict[str, dict[str, list[float]]], dict[str, int]]:
-    """({system: {query_id: NDCG@1..k}}, {system: judged queries it has no ranking for}) in gold
-    mode (trec_eval's ndcg_cut at every cutoff).
-
-    Same rule as `tempo_eval.compare.compare_trec(missing="zero")` (trec_eval -c): a judged query
-    (one with a relevant document) that a system did not rank scores 0 at every cutoff, so the
-    curves, the scatter and the significance table average every system over the same queries.
-    """
-    from tempo_eval.compare import fill_missing_queries, judged_queries
-    from tempo_eval.metrics.ndcg import ndcg_gold_curve_batch
+@st.cache_resource(show_spinner="Scoring the runs…", max_entries=16)
+def _system_scores(db: str, dataset_id: int, k: int, missing: str = "zero"):
+    """The dataset's systems scored as the command line scores run files
+    (`tempo_eval.trec_scores.score_dataset_runs`: NDCG@1..k, trec_eval's ndcg_cut, against the
+    qrels kept with the dataset, its `gold_ids` otherwise), with the page's rule for judged
+    queries a system did not rank: scored 0 (trec_eval -c) or left out. Shared, do not modify."""
+    from tempo_eval.trec_scores import score_dataset_runs
 
     frame = store_reads._dataset_frame(db, dataset_id)
-    qrels = retrieval.qrels_from_frame(frame)
-    judged = judged_queries(qrels)
-    curves: dict[str, dict[str, list[float]]] = {}
-    filled: dict[str, int] = {}
-    for name, ranking in retrieval.system_rankings(frame).items():
-        per_query = ndcg_gold_curve_batch(ranking, qrels, k)
-        if missing == "zero":
-            filled[name] = fill_missing_queries(per_query, judged, [0.0] * k)
-        else:
-            filled[name] = sum(1 for q in judged if q not in per_query)
-        curves[name] = per_query
-    return curves, filled
+    qrels = store_reads.store().dataset_qrels(dataset_id)
+    return score_dataset_runs(frame, qrels, metrics=[f"ndcg@{k}"], missing=missing, curve_k=k)
+
+
+def _system_curves(scores) -> dict[str, dict[str, list[float]]]:
+    """{system: {query_id: NDCG@1..k}} of `_system_scores`."""
+    return {name: dict(zip(ids, matrix.tolist(), strict=True)) for name, (ids, matrix) in scores.curves.items()}
 
 
 def _tables(report) -> tuple[pd.DataFrame, pd.DataFrame, str, str, str]:
@@ -105,20 +94,19 @@ def _best_marked(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
 def _system_report(
     db: str, dataset_id: int, k: int, chosen: tuple[str, ...], test: str, alpha: float, missing: str = "zero"
 ):
-    """The engine's comparison of the chosen systems: `compare_trec` with the page's missing rule."""
-    from tempo_eval.compare import compare_trec
+    """The engine's comparison of the chosen systems (`compare_scores`, the command line's)."""
+    from tempo_eval.trec_scores import compare_scores
 
-    frame = store_reads._dataset_frame(db, dataset_id)
-    rankings = retrieval.system_rankings(frame)
-    report = compare_trec({name: rankings[name] for name in chosen}, retrieval.qrels_from_frame(frame),
-                          metrics=[f"ndcg@{k}"], missing=missing, test=test, alpha=alpha)
-    return _tables(report)
+    scores = _system_scores(db, dataset_id, k, missing).select(chosen)
+    return _tables(compare_scores(scores, test=test, alpha=alpha))
 
 
 @st.cache_data(show_spinner="Reading the documents of this query from the corpus…", max_entries=64)
 def _corpus_texts(corpus: str, modified: int, doc_ids: tuple[str, ...]) -> dict[str, str]:
     """The corpus texts of these documents only (`modified` keys the cache to the file's version)."""
-    return retrieval.corpus_texts(corpus, doc_ids)
+    from tempo_eval.io.trec_dataset import corpus_texts
+
+    return corpus_texts(corpus, doc_ids)
 
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
@@ -208,7 +196,7 @@ def _eval_series(run_ids: list[int], metric: str) -> dict[str, pd.Series]:
 with errors.page_guard("compare"):
     dataset_id = selection.active_dataset_id()
     frame = store_reads.dataset_frame(dataset_id) if dataset_id is not None else pd.DataFrame()
-    names = retrieval.systems(frame)
+    names = systems(frame)
     has_gold = {"retrieved_ids", "gold_ids"} <= set(frame.columns)
     sources = []
     if len(names) >= 2 and has_gold:
@@ -254,7 +242,8 @@ with errors.page_guard("compare"):
     elif source == SYSTEMS:
         k = int(c1.number_input("k", 1, 100, 10, key="compare_k"))
         chosen = st.multiselect("Runs", names, default=widgets.multiselect_default("compare_runs", names), key="compare_runs")
-        all_curves, filled = _system_curves(store_reads.db_path(), dataset_id, k, missing)
+        system_scores = _system_scores(store_reads.db_path(), dataset_id, k, missing)
+        all_curves = _system_curves(system_scores)
         curves = {name: all_curves[name] for name in chosen if name in all_curves}
         metric = f"ndcg@{k}"
         series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
@@ -386,10 +375,9 @@ with errors.page_guard("compare"):
     widgets.html_blocks(*blocks, legend_html(("grounded", "ungrounded")))
     scores = {name: s.get(query_id) for name, s in series.items()}
     if source == SYSTEMS:
-        qrels = retrieval.qrels_from_frame(rows)
-        grades = qrels.get(str(query_id), {})
         columns = st.columns(min(len(curves), 3))
         for i, name in enumerate(curves):
+            grades = dict(system_scores.ranked_documents(name, str(query_id), k))
             sys_rows = rows[rows["run"] == name] if "run" in rows.columns else rows
             with columns[i % len(columns)]:
                 st.markdown(f"**{formatting.md_escape(name)}** · {formatting.md_escape(metric)} {formatting.fmt_score(scores.get(name))}")

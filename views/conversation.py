@@ -3,7 +3,10 @@ sliding window as a timeline, with the claims of each window and their verdicts.
 
 A conversation is stored as a dataset (one row: `conversation_id`, `turns`) and its evaluation as
 an ordinary run, so the Runs page lists it and a refresh or a link (`?dataset=..&runs=..`)
-reopens it. The verifier is the one chosen on Evaluate (lexical, NLI model or LLM judge).
+reopens it. The verifier is the one chosen on Evaluate (lexical, NLI model or LLM judge). The
+evaluation is a worker job, as Evaluate's are (`tempo_eval_app.worker_jobs`): the verifier's model
+loads in the worker process, never in the app's; the page shows the job's progress and, once it
+ends, its run.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from tempo_eval_app import (
     verifier_choice,
     widgets,
     words,
+    worker_jobs,
 )
 
 selection.page_setup("Conversation")
@@ -34,6 +38,7 @@ SAMPLES = {
 }
 TEXT_KEY = "conversation_text"
 METRIC = "turn_faithfulness"
+JOB_KEY = "conv_job_id"  # the evaluation queued from this page
 
 
 def _load_sample(name: str) -> None:
@@ -61,18 +66,52 @@ def conversation_dataset(text: str, upload: tuple[str, bytes, str | None] | None
     return dataset
 
 
-def _evaluate(text: str, upload: tuple[str, bytes, str | None] | None, window_size: int, threshold: float, penalize: bool) -> tuple[int, int]:
-    """Store the conversation and evaluate it with the verifier chosen on Evaluate: (dataset id,
-    run id). The same conversation with the same settings resumes its stored run."""
-    from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
-    from tempo_eval.runner import evaluate
+def _start(text: str, upload: tuple[str, bytes, str | None] | None, window_size: int, threshold: float,
+           penalize: bool) -> int:
+    """Store the conversations as a dataset and queue their evaluation with the verifier chosen
+    on Evaluate: an `evaluate` job run by a worker process, as Evaluate's are (the verifier's
+    model loads there, never in the app's process); returns the job id. The same conversation
+    with the same settings resumes its stored run."""
+    from tempo_eval_app import judge_keys
 
-    settings = verifier_choice.chosen_settings()
-    metric = TurnFaithfulness(threshold=threshold, window_size=window_size, penalize_ambiguous_claims=penalize,
-                              verifier=verifier_choice.build_verifier(settings))
-    with st.spinner("Checking every window's claims…"):
-        result = evaluate(conversation_dataset(text, upload), [metric], store=store_reads.store())
-    return result.dataset_id, result.run_id
+    chosen = verifier_choice.chosen_settings()
+    if chosen["verifier"] == "llm" and not chosen["judge_model"]:
+        raise ValueError("The LLM judge has no model: give the judge's model (and endpoint) on Evaluate.")
+    dataset_id = store_reads.save_dataset(conversation_dataset(text, upload))
+    settings = {
+        "tf": False, "tf_mode": "focus_time", "ndcg": False, "ndcg_mode": "gold", "fc": False, "k": 10,
+        "turn": True, "window_size": window_size, "turn_threshold": threshold, "turn_penalize": penalize,
+        "asof": [], "reference_date": None, "run_name": "", "verifier": chosen["verifier"],
+        "nli_model": chosen["nli_model"], "judge_url": chosen["judge_url"], "judge_model": chosen["judge_model"],
+    }
+    api_key = judge_keys.judge_api_key(chosen["judge_url"], chosen["api_key"])[0] if chosen["verifier"] == "llm" else None
+    return worker_jobs.start_evaluation(settings, dataset_id, "turn faithfulness of the conversation", api_key)
+
+
+def _job_panel(found: dict) -> None:
+    """The evaluation's job while it waits or runs (progress, Cancel), how it failed; once it
+    has finished, its dataset and run are selected and shown below."""
+
+    @st.fragment(run_every=1.0 if found["active"] else None)
+    def panel() -> None:
+        with errors.page_guard("conversation progress"):
+            current = worker_jobs.job(found["id"]) or found
+            if worker_jobs.show_active(current):
+                return
+            if current["status"] == "failed":
+                st.error(formatting.md_escape(f"The evaluation failed: {errors.in_app_terms(current['error'] or '')} "
+                                              "(details in the workspace's logs/workers.log)."))
+            elif current["status"] in ("cancelled", "interrupted"):
+                st.warning(formatting.md_escape(f"{current['label']}: {current['status']} after {current['done']:,} "
+                                                "rows; evaluate again to resume where it stopped."))
+            elif current["run_id"] is not None and current["dataset_id"] is not None:
+                st.session_state.pop(JOB_KEY, None)
+                st.session_state.pop("conv_window_pick", None)
+                selection.select_dataset(int(current["dataset_id"]), [int(current["run_id"])])  # reruns the page
+            elif found["active"]:
+                st.rerun()
+
+    panel()
 
 
 def _stored_run(dataset_id: int) -> int | None:
@@ -197,11 +236,13 @@ with errors.page_guard("conversation"):
     chosen_verifier = verifier_choice.chosen_settings()
     st.caption(f"Verifier: {formatting.md_escape(verifier_choice.describe(chosen_verifier))} — chosen on **Evaluate**.")
 
-    if st.button("Evaluate the conversation", type="primary", key="conv_run", disabled=not (text.strip() or st.session_state.get(FILE_KEY)),
-                 icon=":material/play_arrow:"):
-        dataset_id, run_id = _evaluate(text, st.session_state.get(FILE_KEY), window_size, threshold, penalize)
-        st.session_state.pop("conv_window_pick", None)
-        selection.select_dataset(dataset_id, [run_id])  # reruns: the sidebar and the URL show it
+    found = worker_jobs.job(st.session_state.get(JOB_KEY))
+    if st.button("Evaluate the conversation", type="primary", key="conv_run", icon=":material/play_arrow:",
+                 disabled=not (text.strip() or st.session_state.get(FILE_KEY)) or bool(found and found["active"])):
+        st.session_state[JOB_KEY] = _start(text, st.session_state.get(FILE_KEY), window_size, threshold, penalize)
+        found = worker_jobs.job(st.session_state[JOB_KEY])
+    if found is not None:
+        _job_panel(found)
 
     dataset_id = selection.active_dataset_id()
     run_id = _stored_run(dataset_id) if dataset_id is not None else None

@@ -2,7 +2,7 @@
 the column mapping, preview, and make it the active dataset. The bundled samples are one click away.
 
 Reading a file (and storing it) is a worker's job, not the app process's
-(`tempo_eval_app.upload_jobs`): the page saves the upload to the workspace, queues the read and
+(`tempo_eval.jobs.uploads`): the page saves the upload to the workspace, queues the read and
 shows what the worker found; the reads of every session show under "Uploads read by workers".
 """
 

@@ -16,7 +16,6 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.scoring import metric_needs
-from tempo_eval.store.jobs import default_limit
 from tempo_eval.verify.lexical import SUMMARY as LEXICAL_SUMMARY
 from tempo_eval_app import (
     downloads,
@@ -115,24 +114,8 @@ def _dataset_source() -> tuple[str, object, str | None]:
     return source, found[0], None
 
 
-def _cancel_button(job: dict) -> None:
-    if st.button("Cancel", key=f"cancel_{job['id']}", icon=":material/stop_circle:"):
-        worker_jobs.queue().request_cancel(job["id"])
-        st.toast("Cancelling: rows in flight finish and are stored.")
-
-
 def _show_job(job: dict, api_key: str) -> None:
-    if job["status"] == "queued":
-        place = worker_jobs.queue().place(job["id"])
-        st.info(formatting.md_escape(
-            f"{job['label']}: waiting in the queue, place {place or '…'} "
-            f"({default_limit()} evaluation(s) run at once on this machine)."), icon=":material/hourglass_top:")
-        _cancel_button(job)
-        return
-    if job["status"] == "running":
-        fraction = job["done"] / job["total"] if job["total"] else 0.0
-        st.progress(min(1.0, fraction), text=formatting.md_escape(worker_jobs.progress_line(job)))
-        _cancel_button(job)
+    if worker_jobs.show_active(job):  # queued or running: its place or its progress, and Cancel
         return
     outcome = None
     if job["run_id"] is not None:

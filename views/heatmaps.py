@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.io.trec_dataset import systems
 from tempo_eval_app import (
     downloads,
     errors,
     focus_scores,
     formatting,
     links,
-    retrieval,
     selection,
     store_reads,
 )
@@ -110,7 +110,7 @@ with errors.page_guard("heatmaps"):
         st.info("This dataset holds conversations, not queries with answers and documents: its years "
                 "are drawn on the **Conversation** page. Choose a dataset of queries for heatmaps.")
         st.stop()
-    names = retrieval.systems(frame)
+    names = systems(frame)
     c1, c2, c3 = st.columns(3)
     options = names or [ALL]
     links.init_from_param("heat_run", "run", str, lambda v: v in options)

@@ -18,7 +18,7 @@ Kinds: `evaluate` (the Evaluate page's settings, see `evaluation_metrics`, with 
 `tempo_eval.comparison_store.compute`), `nli_check`
 (whether an NLI checkpoint loads here; the page shows what the last check found, so the app
 process never loads torch), and the uploads read for a page (`PAGE_KINDS`: `dataset_upload`,
-`trec_runs`, `foreign_import`, see `tempo_eval_app.upload_jobs`).
+`trec_runs`, `foreign_import`, see `tempo_eval.jobs.uploads`).
 """
 
 from __future__ import annotations
@@ -177,15 +177,15 @@ def _run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[
         logger.info("job %d ended", job["id"])
 
 
-#: kinds whose work is the dashboard's own (reading what was uploaded on a page); their handlers
-#: are in `tempo_eval_app.upload_jobs` (no Streamlit there), imported only when such a job runs
+#: kinds that read what was uploaded on a page; their handlers are the engine's
+#: (`tempo_eval.jobs.uploads`), imported only when such a job runs
 PAGE_KINDS = READ_KINDS
 
 
 def page_job(kind: str, arguments: dict[str, Any], progress: Any = None,
              cancel: threading.Event | None = None) -> dict[str, Any]:
     """Run a `PAGE_KINDS` job; returns how it ended ({status, error?, result?, dataset_id?, run_id?})."""
-    from tempo_eval_app.upload_jobs import HANDLERS
+    from tempo_eval.jobs.uploads import HANDLERS
 
     return HANDLERS[kind](arguments, progress or (lambda done, total: None), cancel)
 
@@ -246,7 +246,8 @@ class _Watch:
 def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[list[Any], list[Any]]:
     """The metrics the Evaluate page's settings name, and the judges (providers) whose token use
     goes with the run. Settings: tf, tf_mode, ndcg, ndcg_mode, fc, k, verifier, nli_model,
-    judge_url, judge_model, api_key_source ("placeholder" for an endpoint without a key)."""
+    judge_url, judge_model, api_key_source ("placeholder" for an endpoint without a key); turn,
+    window_size, turn_threshold, turn_penalize (Turn Faithfulness: Evaluate and Conversation)."""
     from tempo_eval.verify import make_verifier
 
     if settings.get("api_key_source") == PLACEHOLDER:
@@ -292,7 +293,10 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
     if settings.get("turn"):
         from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
 
-        metrics.append(TurnFaithfulness(window_size=int(settings.get("window_size") or 10), verifier=verifier))
+        metrics.append(TurnFaithfulness(window_size=int(settings.get("window_size") or 10),
+                                        threshold=float(settings.get("turn_threshold", 0.5)),
+                                        penalize_ambiguous_claims=bool(settings.get("turn_penalize")),
+                                        verifier=verifier))
     # a cached verifier wraps the LLM verifier, whose provider counts the tokens
     judges = {id(p): p for p in (provider, getattr(verifier, "provider", None),
                                  getattr(getattr(verifier, "verifier", None), "provider", None)) if p is not None}

@@ -80,6 +80,8 @@ class Dataset:
     content_hash: str
     source_format: str
     warnings: list[str] = field(default_factory=list)
+    #: TREC runs: the qrels file as given (every judged query), kept by the store with the dataset
+    qrels: bytes | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.frame)

@@ -63,9 +63,9 @@ class Run:
 
     def ranking(self, qid: str, *, precision: str | None = None) -> list[str]:
         """Document ids of `qid` best first: score descending, then document id descending
-        (trec_eval's tie rule; scores compared at `precision`, see `tempo_eval.metrics.ndcg`).
+        (trec_eval's tie rule; scores compared at `precision`, see `tempo_eval.core.ranking`).
         A query the run does not contain has an empty ranking."""
-        from tempo_eval.metrics.ndcg import DEFAULT_SCORE_PRECISION, rank_by_trec_eval
+        from tempo_eval.core.ranking import DEFAULT_SCORE_PRECISION, rank_by_trec_eval
 
         return rank_by_trec_eval(self.scores.get(qid, {}), precision=precision or DEFAULT_SCORE_PRECISION)
 

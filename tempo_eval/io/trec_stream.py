@@ -8,7 +8,7 @@ Memory grows with queries x `keep`, not with the size of the files: each block o
 (`tempo_eval.io.trec_columns`) is cut to every query's best `keep` documents before the next is
 read. The order is trec_eval's: score descending, ties broken by document id descending (byte
 order, trec_eval's strcmp), scores compared as float32 (trec_eval <= 9, pytrec_eval-terrier) or
-as doubles (`precision`; see `tempo_eval.metrics.ndcg`). So a query's top `keep` here are the
+as doubles (`precision`; see `tempo_eval.core.ranking`). So a query's top `keep` here are the
 first `keep` of the ranking `tempo_eval.io.trec.Run.ranking` gives, and NDCG@k for any k <= keep
 is the same as on the whole file. Ties at the cut are all kept until the end, where document ids
 decide; a run whose scores are all equal is held whole.
@@ -145,8 +145,8 @@ def read_runs(
     when tags clash), each holding every query's top `keep` documents in trec_eval's order.
     A JSON run is read whole, up to `max_json_bytes` (default: the input limit). `progress` is
     called with the share of the files read so far (files counted equally)."""
+    from tempo_eval.core.ranking import require_precision
     from tempo_eval.io.trec import assign_run_names
-    from tempo_eval.metrics.ndcg import require_precision
 
     require_precision(precision)
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:

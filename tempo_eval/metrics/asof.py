@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from tempo_eval.metrics.ndcg import log2_ranks
+
 DEFAULT_MAX_AGE = 365
 DEFAULT_HALF_LIFE = 365
 
@@ -111,15 +113,11 @@ def recency_gains(relevance: np.ndarray, ages: np.ndarray, half_life: float = DE
     return np.where(unknown, relevance, relevance * decay)
 
 
-def discounts(k: int) -> np.ndarray:
-    """1 / log2(i + 1) for ranks i = 1..k."""
-    return 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
-
-
 def dcg(gains: np.ndarray) -> np.ndarray:
-    """Per row: sum_i g_i / log2(i + 1) over the row's columns in order."""
+    """Per row: sum_i g_i / log2(i + 1) over the row's columns in order (the discounts of
+    `tempo_eval.metrics.ndcg.log2_ranks`)."""
     gains = _matrix(gains)
-    return gains @ discounts(gains.shape[1]) if gains.shape[1] else np.zeros(gains.shape[0])
+    return gains @ (1.0 / log2_ranks(gains.shape[1])) if gains.shape[1] else np.zeros(gains.shape[0])
 
 
 def ideal_dcg(ideal_gains: np.ndarray, k: int) -> np.ndarray:

@@ -34,64 +34,15 @@ from typing import Any
 import numpy as np
 
 from tempo_eval.core.focus import as_year_set
+from tempo_eval.core.ranking import (  # trec_eval's ranking rule, shared with the TREC readers
+    DEFAULT_SCORE_PRECISION,
+    _at_precision,
+    rank_by_trec_eval,
+    require_precision,
+)
 from tempo_eval.metrics.base import NAN, require_k
 
 GAIN_KINDS = ("linear", "exponential")
-#: how run scores are compared when ranking: "float32" (trec_eval <= 9, pytrec_eval-terrier,
-#: ir_measures) or "double" (trec_eval 10.0)
-SCORE_PRECISIONS = ("float32", "double")
-DEFAULT_SCORE_PRECISION = "float32"
-
-
-# ---- ranking -----------------------------------------------------------------------------------
-
-def rank_by_trec_eval(scores: Mapping[str, float], *, precision: str = DEFAULT_SCORE_PRECISION) -> list[str]:
-    """Document ids ordered as trec_eval ranks a run: score descending, then id descending.
-
-    With precision "float32" (default) scores are compared after rounding to float32 (trec_eval
-    <= 9 keeps them as C floats), so scores that differ only beyond single precision tie and the
-    larger id (string order) comes first; with "double" they are compared as given (trec_eval 10).
-    Raises TypeError for a non-string id or a non-numeric score, ValueError for a NaN score.
-    """
-    if not isinstance(scores, Mapping):
-        raise TypeError(f"scores must be a mapping of document id -> score, got {type(scores).__name__}")
-    docs = list(scores)
-    for doc in docs:
-        if not isinstance(doc, str):
-            raise TypeError(f"document ids must be strings, got {doc!r}")
-    rounded = _float32_scores(list(scores.values()), "scores", precision)
-    return [doc for _, doc in sorted(zip(rounded, docs, strict=True), reverse=True)]
-
-
-def _float32_scores(values: list[Any], name: str, precision: str = DEFAULT_SCORE_PRECISION) -> list[float]:
-    """`values` as Python floats at the comparison precision (float32 roundings by default);
-    refuses non-numbers and NaN."""
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, Real):
-            raise TypeError(f"{name} must hold numeric scores, found {value!r}")
-    array = _at_precision(np.asarray(values, dtype=np.float64), precision)
-    if np.isnan(array).any():
-        raise ValueError(f"{name} holds a NaN score: a NaN cannot be ranked")
-    return array.tolist()
-
-
-def require_precision(precision: str) -> str:
-    if precision not in SCORE_PRECISIONS:
-        raise ValueError(f"score precision must be one of {', '.join(SCORE_PRECISIONS)}, got {precision!r}")
-    return precision
-
-
-def _at_precision(array: np.ndarray, precision: str) -> np.ndarray:
-    """float64 scores as compared at `precision`: rounded to float32, or unchanged for double."""
-    return _to_float32(array) if require_precision(precision) == "float32" else array
-
-
-def _to_float32(array: np.ndarray) -> np.ndarray:
-    # Scores beyond float32 range become +-inf, as they do in trec_eval; that overflow is expected.
-    with np.errstate(over="ignore"):
-        return array.astype(np.float32)
-
-
 def cut_depth(
     run: Mapping[str, Mapping[str, float]], depth: int, *, precision: str = DEFAULT_SCORE_PRECISION
 ) -> dict[str, dict[str, float]]:
@@ -143,6 +94,15 @@ _LOG2 = [math.nan, 0.0] + [math.log2(n) for n in range(2, 1026)]
 
 def _log2(n: int) -> float:
     return _LOG2[n] if n < len(_LOG2) else math.log2(n)
+
+
+def log2_ranks(k: int) -> np.ndarray:
+    """log2(i + 1) for ranks i = 1..k: the one table of rank discounts (DCG divides a gain by
+    it), from the C library as trec_eval computes them. Every NDCG here reads it: the row
+    metrics (`discount`, `dcg_curve`), the column kernels (`ndcg_columns`) and the as-of math."""
+    if k + 2 <= len(_LOG2):
+        return np.array(_LOG2[2:k + 2])
+    return np.array([_log2(i) for i in range(2, k + 2)])
 
 
 #: `discount(rank)` of the first ranks (index = rank), looked up: the same divisions, done once
@@ -295,23 +255,6 @@ def ndcg_gold_batch(
     return dict(zip(qids, curves[:, -1].tolist(), strict=True))
 
 
-def ndcg_gold_curve_batch(
-    run: Mapping[str, Mapping[str, float]],
-    qrels: Mapping[str, Mapping[str, float]],
-    k: int,
-    *,
-    gain_kind: str = "linear",
-    precision: str = DEFAULT_SCORE_PRECISION,
-    depth: int | None = None,
-) -> dict[str, list[float]]:
-    """NDCG@1..k per query, with the semantics of `ndcg_gold_batch` (whose values are the last
-    element of each curve)."""
-    qids, curves = _gold_curves(run, qrels, k, gain_kind, precision, depth)
-    if curves.shape[1] < k:  # flat past the documents present: repeat the last value up to k
-        curves = np.pad(curves, ((0, 0), (0, k - curves.shape[1])), mode="edge")
-    return dict(zip(qids, curves.tolist(), strict=True))
-
-
 def _gold_curves(
     run: Mapping[str, Mapping[str, float]],
     qrels: Mapping[str, Mapping[str, float]],
@@ -380,7 +323,7 @@ def _gold_curves(
         raise ValueError("qrels hold a NaN relevance grade")
     ideal = _top_values_per_row(grade_values, grade_lengths, k)
 
-    discounts = 1.0 / np.log2(np.arange(2, k + 2))
+    discounts = 1.0 / log2_ranks(k)
     # cumsum adds left to right, the order of trec_eval's loop
     dcg = np.cumsum(_gain_matrix(relevance, gain_kind) * discounts, axis=1)
     idcg = np.cumsum(_gain_matrix(ideal, gain_kind) * discounts, axis=1)

@@ -10,18 +10,11 @@ A query without a relevant document has no ideal gain: NaN here (trec_eval: 0.0)
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pyarrow as pa
 
 from tempo_eval.metrics.base import require_k
-from tempo_eval.metrics.ndcg import GAIN_KINDS
-
-
-def log2_discounts(k: int) -> np.ndarray:
-    """log2(i + 1) for ranks i = 1..k, from the C library as trec_eval computes them."""
-    return np.array([math.log2(i + 2) for i in range(k)])
+from tempo_eval.metrics.ndcg import GAIN_KINDS, log2_ranks
 
 
 def gain_sums(grades: np.ndarray, gain_kind: str = "linear") -> np.ndarray:
@@ -30,7 +23,7 @@ def gain_sums(grades: np.ndarray, gain_kind: str = "linear") -> np.ndarray:
         raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {gain_kind!r}")
     positive = np.where(grades > 0, grades, 0.0)
     gains = positive if gain_kind == "linear" else np.exp2(positive) - 1.0
-    return np.cumsum(gains / log2_discounts(grades.shape[1]), axis=1)
+    return np.cumsum(gains / log2_ranks(grades.shape[1]), axis=1)
 
 
 def ideal_grades(codes: np.ndarray, grades: np.ndarray, n_queries: int, k: int) -> np.ndarray:

@@ -217,8 +217,16 @@ class DatasetRecords:
         """Store a dataset (a `tempo_eval.io` Dataset) and return its id.
 
         A dataset with the same content hash and mapping is stored once: its existing id is
-        returned and the rows are not written again.
+        returned and the rows are not written again. A dataset of TREC runs keeps its qrels
+        (`Dataset.qrels`, `dataset_qrels`).
         """
+        dataset_id = self._save_rows(dataset)
+        qrels = getattr(dataset, "qrels", None)
+        if qrels is not None and self.dataset_qrels(dataset_id) is None:
+            self.save_dataset_qrels(dataset_id, qrels)
+        return dataset_id
+
+    def _save_rows(self, dataset: Any) -> int:
         frame: pd.DataFrame = dataset.frame
         content_hash = getattr(dataset, "content_hash", None) or frame_content_hash(frame)
         mapping = dumps(dict(getattr(dataset, "mapping", None) or {}))
@@ -397,7 +405,21 @@ class DatasetRecords:
             content_hash=info["content_hash"],
             source_format=info["format"],
             warnings=info["warnings"],
+            qrels=self.dataset_qrels(dataset_id),
         )
+
+    def save_dataset_qrels(self, dataset_id: int, qrels: bytes) -> None:
+        """Keep the qrels file of a dataset of TREC runs (its bytes as given) with the dataset."""
+        with self._lock, self._conn:
+            self._conn.execute("INSERT OR REPLACE INTO dataset_qrels (dataset_id, qrels) VALUES (?, ?)",
+                               (int(dataset_id), bytes(qrels)))
+
+    def dataset_qrels(self, dataset_id: int) -> bytes | None:
+        """The qrels file kept with a dataset of TREC runs, or None (a dataset stored without one)."""
+        with self._lock:
+            row = self._conn.execute("SELECT qrels FROM dataset_qrels WHERE dataset_id = ?",
+                                     (int(dataset_id),)).fetchone()
+        return None if row is None else bytes(row[0])
 
     def dataset_info(self, dataset_id: int) -> dict[str, Any]:
         """Name, hash, mapping, format, row count and warnings of a dataset (without its rows)."""

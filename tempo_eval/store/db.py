@@ -210,6 +210,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE jobs ADD COLUMN session TEXT;
     """,
+    # a dataset of TREC runs keeps its qrels file as given (issue 42): its systems then compare on
+    # every judged query, the ones no run retrieved and the zero grades included, as the CLI does
+    """
+    CREATE TABLE IF NOT EXISTS dataset_qrels (
+        dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,
+        qrels      BLOB NOT NULL           -- the qrels file's bytes as given (compressed or not)
+    );
+    """,
 ]
 
 #: the id a new run takes, in an INSERT INTO runs (id, ...) VALUES (NEXT_RUN_ID, ...): one above
@@ -378,6 +386,12 @@ def workspace_dir() -> Path:
     path = Path(os.environ.get("TEMPO_EVAL_HOME") or Path.home() / ".tempo_eval")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def comparisons_dir() -> Path:
+    """`cache/compare/` of the workspace: the saved comparisons of run files
+    (`tempo_eval.comparison_store` writes them, `tempo_eval.store.job_files` sweeps old ones)."""
+    return workspace_dir() / "cache" / "compare"
 
 
 def default_db_path() -> Path:

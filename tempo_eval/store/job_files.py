@@ -184,9 +184,9 @@ def _writer_alive(name: str) -> bool:
 
 
 def _sweep_comparisons(queue: Any, now: float) -> list[Path]:
-    from tempo_eval.comparison_store import cache_root
+    from tempo_eval.store.db import comparisons_dir
 
-    root = _own_folder(cache_root())
+    root = _own_folder(comparisons_dir())
     if root is None or not root.is_dir():
         return []
     last_job: dict[str, float] = {}

@@ -18,12 +18,10 @@ import pandas as pd
 from tempo_eval._secrets import redact
 from tempo_eval._values import is_na
 from tempo_eval.packed_details import PackedDetails
-from tempo_eval.schema import MetricResult, is_retryable
+from tempo_eval.schema import RESULT_COLUMNS, MetricResult, frame_of_result_rows, is_retryable
 from tempo_eval.store.claims import _claim_record
 from tempo_eval.store.packing import _maskable_when_packed, _pack_details, _unpack_details, dumps
 from tempo_eval.store.run_records import _HEARTBEAT_SECONDS
-
-RESULT_COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
 
 #: result rows `scores_frame` reads at a time
 _SCORES_PART = 20_000
@@ -359,18 +357,3 @@ _ROW_METRIC = itemgetter(0, 3)
 _ROW_METRIC_OF_ENCODED = itemgetter(1, 4)  # an encoded result's row, metric
 
 
-def frame_of_result_rows(rows: list[tuple]) -> pd.DataFrame:
-    """The results frame of SELECT row_idx, query_id, system, metric, score, reason_code, reason."""
-    # column by column: much faster than a list of row tuples for 100,000s of results
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(RESULT_COLUMNS)
-    data = dict(zip(RESULT_COLUMNS, columns, strict=True))
-    frame = pd.DataFrame({
-        "row": np.asarray(data["row"], dtype=np.int64),
-        "query_id": np.asarray(data["query_id"], dtype=object),
-        "run": np.asarray(data["run"], dtype=object),
-        "metric": np.asarray(data["metric"], dtype=object),
-        "score": np.asarray([math.nan if s is None else s for s in data["score"]], dtype=float),
-        "reason_code": np.asarray(data["reason_code"], dtype=object),
-        "reason": np.asarray(data["reason"], dtype=object),
-    }, columns=RESULT_COLUMNS)
-    return frame

@@ -8,15 +8,16 @@ the worker stores with the job: {status, error?, result, dataset_id?, run_id?}. 
 loaders refuse fails the job with the loader's own message (naming the file, row and field),
 which the page shows in its words (`errors.in_app_terms`). With `store` false a dataset is only
 read (the page shows its preview); with `store` true it is also stored in the workspace, so a
-reload or another session finds it. No Streamlit here: the worker imports this module.
+reload or another session finds it. The engine owns this work (the worker imports this module);
+the dashboard only queues the jobs and shows them. A TREC dataset keeps its qrels file as given
+(`tempo_eval.io.trec_dataset`), so its comparison counts every judged query.
 
 A dataset file is read in batches (`tempo_eval.io.stream.open_stream`, the whole-file reader's
 checks and messages) and stored a batch at a time (`begin_dataset` / `add_dataset_rows` /
 `finish_dataset`), so the worker's memory grows with a batch, not the file. Between batches the
 handler reports its progress and reads the job's cancel request: a cancelled (or refused) read
-removes the dataset it began storing, so no half dataset is left listed. TREC runs and foreign
-scores are read whole (their readers take bytes or a whole file); their cancel is seen between
-reading and storing.
+removes the dataset it began storing, so no half dataset is left listed. TREC runs (read by `tempo_eval.io.trec_stream`, the command line's reader) and foreign scores
+are read whole before they are stored; their cancel is seen between reading and storing.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tempo_eval.io.errors import InputError
@@ -98,6 +100,9 @@ def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Eve
         n_rows = stream.n_rows if stream.n_rows is not None else read
         if write:
             store.finish_dataset(dataset_id, n_rows, stream.warnings)
+        qrels = getattr(stream.dataset, "qrels", None)
+        if store is not None and qrels is not None and store.dataset_qrels(dataset_id) is None:
+            store.save_dataset_qrels(dataset_id, qrels)  # TREC runs: the judgements their comparison reads
         progress(n_rows, n_rows)
         summary = {"rows": n_rows, "columns": [str(c) for c in stream.columns], "source_format": stream.source_format,
                    "mapping": dict(stream.mapping or {}), "warnings": list(stream.warnings), "preview": preview or []}
@@ -153,17 +158,13 @@ def _conversations(path: str, name: str) -> int:
 def read_runs(arguments: dict[str, Any], progress: Progress = _quiet,
               cancel: threading.Event | None = None) -> dict[str, Any]:
     """Kind `trec_runs`: {runs: [[name, path], ...], qrels: [name, path], queries?, corpus?, store}."""
-    from tempo_eval._confine import open_binary
     from tempo_eval.io.stream import frame_stream
-    from tempo_eval_app.retrieval import load_runs_dataset
+    from tempo_eval.io.trec_dataset import load_runs_dataset
 
     cancel = cancel or threading.Event()
 
-    def named(pair: list[str] | None) -> tuple[str, bytes] | None:
-        if pair is None:
-            return None
-        with open_binary(pair[1]) as saved:  # confined where it is opened (tempo_eval._confine)
-            return pair[0], saved.read()
+    def named(pair: list[str] | None) -> tuple[str, Path] | None:
+        return None if pair is None else (pair[0], Path(pair[1]))
 
     try:
         dataset = load_runs_dataset(

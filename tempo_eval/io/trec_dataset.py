@@ -5,8 +5,11 @@ descending, then document id descending), `gold_ids` (the graded qrels of the qu
 and when given, `query` (joined by query id from a dataset file) and `contexts` (the corpus texts
 of the retrieved documents, aligned with `retrieved_ids`; "" for a document not in the corpus).
 
-No streamlit here: the Datasets page and the tests call it the same way. The corpus reader lives
-here until `tempo_eval.io` has one.
+The runs and the qrels are read by `tempo_eval.io.trec_stream`, as the command line reads them;
+the Dataset keeps the qrels file as given (`Dataset.qrels`), which the store keeps with the
+dataset, so its systems compare on every judged query (`tempo_eval.trec_scores.score_dataset_runs`).
+`frame_runs` and `frame_qrels` turn a stored dataset's rows back into the reader's columns.
+The corpus reader lives here until `tempo_eval.io` has one.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.jsonlines import json_lines
@@ -102,47 +107,59 @@ def corpus_texts(path: Any, doc_ids: Sequence[str], *, chunk_bytes: int = 1 << 2
 
 
 def load_runs_dataset(
-    runs: Sequence[tuple[str, bytes]],
-    qrels: tuple[str, bytes],
+    runs: Sequence[tuple[str, Any]],
+    qrels: tuple[str, Any],
     *,
-    queries: tuple[str, bytes] | None = None,
-    corpus: tuple[str, bytes] | None = None,
+    queries: tuple[str, Any] | None = None,
+    corpus: tuple[str, Any] | None = None,
     name: str | None = None,
 ) -> Any:
     """A `tempo_eval.io` Dataset holding every run's ranking of every query (see the module
-    docstring). `runs` are (file name, bytes) pairs; a file may hold several run tags."""
+    docstring), its `qrels` the judgements file as given (every judged query, zero grades too,
+    for the comparison of its systems). `runs` are (file name, bytes or path) pairs; a file may
+    hold several run tags. Runs and qrels are read by `tempo_eval.io.trec_stream`, the reader of
+    the command line: TREC lines without a size limit, JSON up to the input limit."""
     from tempo_eval.io.dataset import Dataset, load_dataset
-    from tempo_eval.io.trec import load_qrels, load_run
-    from tempo_eval.metrics.ndcg import rank_by_trec_eval
+    from tempo_eval.io.trec_stream import QueryCodes, read_qrels, read_runs
 
     if not runs:
         raise InputError("give at least one run file", source="runs")
-    loaded = load_run([_named(file_name, data) for file_name, data in runs])
-    judgments = _judgments(load_qrels(_named(*qrels)))
+    parts = [(file_name, _bytes(data)) for file_name, data in runs]
+    qrels_bytes = _bytes(qrels[1])
+    codes = QueryCodes()
+    judgments = read_qrels(_named(qrels[0], qrels_bytes), codes)
+    loaded = read_runs([_named(file_name, data) for file_name, data in parts], codes, keep=WHOLE_RANKING)
+    relevant = judgments.grades > 0
+    gold: dict[int, dict[str, int]] = {}
+    for code, doc, grade in zip(judgments.codes[relevant].tolist(), judgments.docids.filter(pa.array(relevant)).to_pylist(),
+                                judgments.grades[relevant].tolist(), strict=True):
+        gold.setdefault(code, {})[doc] = int(grade)
     texts: dict[str, str] = {}
     if queries is not None:
-        query_frame = load_dataset(queries[1], name=queries[0]).frame
+        query_frame = load_dataset(_bytes(queries[1]), name=queries[0]).frame
         if "query" in query_frame.columns:
             texts = {str(q): t for q, t in zip(query_frame["query_id"], query_frame["query"], strict=True) if isinstance(t, str)}
-    documents = load_corpus(corpus[1], corpus[0]) if corpus is not None else None
+    documents = load_corpus(_bytes(corpus[1]), corpus[0]) if corpus is not None else None
 
     rows = []
-    warnings: list[str] = []
+    warnings: list[str] = list(dict.fromkeys(note for run in loaded.values() for note in run.notes))
+    judged = judgments.judged_codes()
     for run_name, run in loaded.items():
-        scores = getattr(run, "scores", run)
-        missing = sorted(set(judgments) - set(scores))
-        if missing:
-            warnings.append(f"run {run_name!r} has no ranking for {len(missing)} judged queries (e.g. {missing[0]})")
-        for query_id in sorted(scores, key=_natural):
-            ranked = rank_by_trec_eval(scores[query_id])
-            row: dict[str, Any] = {
-                "query_id": str(query_id),
-                "run": run_name,
-                "retrieved_ids": ranked,
-                "gold_ids": {d: int(g) for d, g in judgments.get(query_id, {}).items() if g > 0} or None,
-            }
+        missing = judged[~np.isin(judged, run.query_codes())]
+        if len(missing):
+            warnings.append(f"run {run_name!r} has no ranking for {len(missing)} judged queries "
+                            f"(e.g. {codes.ids[int(missing[0])]})")
+        starts = np.flatnonzero(np.r_[True, run.codes[1:] != run.codes[:-1]]) if len(run.codes) else np.zeros(0, int)
+        bounds = np.r_[starts, len(run.codes)]
+        docids = run.docids.to_pylist()
+        ranked_queries = [(codes.ids[int(run.codes[s])], int(run.codes[s]), s, e)
+                          for s, e in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
+        for query_id, code, first, last in sorted(ranked_queries, key=lambda q: _natural(q[0])):
+            ranked = docids[first:last]
+            row: dict[str, Any] = {"query_id": query_id, "run": run_name, "retrieved_ids": ranked,
+                                   "gold_ids": dict(gold[code]) if code in gold else None}
             if texts:
-                row["query"] = texts.get(str(query_id))
+                row["query"] = texts.get(query_id)
             if documents is not None:
                 row["contexts"] = [documents.get(d, "") for d in ranked]
             rows.append(row)
@@ -153,7 +170,7 @@ def load_runs_dataset(
     columns = ["query_id", "query", "contexts", "retrieved_ids", "gold_ids", "run"]
     frame = pd.DataFrame(rows, columns=[c for c in columns if any(c in r for r in rows)], dtype=object)
     digest = hashlib.sha256()
-    for part in [*runs, qrels, *(p for p in (queries, corpus) if p is not None)]:
+    for part in [*parts, (qrels[0], qrels_bytes), *((p[0], _bytes(p[1])) for p in (queries, corpus) if p is not None)]:
         digest.update(part[0].encode("utf-8") + b"\0" + hashlib.sha256(part[1]).digest())
     return Dataset(
         frame=frame,
@@ -162,7 +179,21 @@ def load_runs_dataset(
         content_hash=digest.hexdigest(),
         source_format="trec",
         warnings=warnings,
+        qrels=qrels_bytes,
     )
+
+
+#: `read_runs`' keep for a dataset: every retrieved document of every query
+WHOLE_RANKING = 2**62
+
+
+def _bytes(data: Any) -> bytes:
+    """An upload's bytes, or the bytes of the file at a path."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    from pathlib import Path
+
+    return Path(data).read_bytes()
 
 
 def _named(name: str, data: bytes) -> io.BytesIO:
@@ -170,11 +201,6 @@ def _named(name: str, data: bytes) -> io.BytesIO:
     buffer = io.BytesIO(data)
     buffer.name = name
     return buffer
-
-
-def _judgments(qrels: Any) -> dict[str, dict[str, float]]:
-    judged = getattr(qrels, "judgments", qrels)
-    return {str(q): {str(d): float(g) for d, g in docs.items()} for q, docs in judged.items()}
 
 
 def _natural(query_id: str) -> tuple[Any, ...]:
@@ -193,36 +219,48 @@ def systems(frame: pd.DataFrame) -> list[str]:
     return [str(r) for r in dict.fromkeys(frame["run"].dropna())]
 
 
-def system_rankings(frame: pd.DataFrame) -> dict[str, dict[str, dict[str, float]]]:
-    """{system: {query_id: {doc_id: score}}} with scores that reproduce each row's order.
+def frame_runs(frame: pd.DataFrame, codes: Any) -> dict[str, Any]:
+    """The dataset's systems as runs of `tempo_eval.io.trec_stream` (`TopRun`, keyed by the `run`
+    column, "dataset" without one): each row's `retrieved_ids` in their order (ranked by
+    trec_eval's rule when read from run files), a document listed twice counted at its first
+    place. `codes` is the `QueryCodes` the qrels share."""
+    from tempo_eval.io.trec_stream import TopRun
 
-    Duplicated ids count at their first position (the gold-mode rule).
-    """
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    by_run: dict[str, tuple[list[int], list[str]]] = {}
+    seen: set[tuple[str, str]] = set()
     if "retrieved_ids" not in frame.columns:
-        return out
-    names = frame["run"] if "run" in frame.columns else pd.Series(["dataset"] * len(frame))
+        return {}
+    names = frame["run"] if "run" in frame.columns else pd.Series(["dataset"] * len(frame), index=frame.index)
     for system, query_id, ranked in zip(names, frame["query_id"], frame["retrieved_ids"], strict=True):
         if not isinstance(ranked, (list, tuple)) or system is None:
             continue
-        scores: dict[str, float] = {}
-        for position, doc in enumerate(ranked):
-            scores.setdefault(str(doc), float(len(ranked) - position))
-        out.setdefault(str(system), {})[str(query_id)] = scores
-    return out
+        if (str(system), str(query_id)) in seen:
+            continue  # a query ranked twice by one system: its first row, as trec_eval takes a ranking once
+        seen.add((str(system), str(query_id)))
+        query_codes, docids = by_run.setdefault(str(system), ([], []))
+        code = codes.code(str(query_id))
+        kept = [str(d) for d in dict.fromkeys(str(d) for d in ranked)]
+        query_codes.extend([code] * len(kept))
+        docids.extend(kept)
+    runs = {}
+    for name, (query_codes, docids) in by_run.items():
+        order = np.argsort(np.asarray(query_codes, dtype=np.int32), kind="stable")
+        runs[name] = TopRun(name, np.asarray(query_codes, dtype=np.int32)[order],
+                            pa.array(docids, pa.string()).take(pa.array(order)), source="dataset", tag=name)
+    return runs
 
 
-def qrels_from_frame(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """{query_id: {doc_id: grade}} from the gold_ids column (a list means grade 1)."""
-    qrels: dict[str, dict[str, float]] = {}
-    if "gold_ids" not in frame.columns:
-        return qrels
-    for query_id, gold in zip(frame["query_id"], frame["gold_ids"], strict=True):
-        if isinstance(gold, Mapping):
-            grades = {str(d): float(g) for d, g in gold.items()}
-        elif isinstance(gold, (list, tuple)):
-            grades = {str(d): 1.0 for d in gold}
-        else:
-            continue
-        qrels.setdefault(str(query_id), {}).update(grades)
-    return qrels
+def frame_qrels(frame: pd.DataFrame, codes: Any) -> Any:
+    """The judgements a dataset's `gold_ids` column holds (a list means grade 1), as
+    `tempo_eval.io.trec_stream.QrelsColumns`: for a dataset stored without its qrels file."""
+    from tempo_eval.io.trec_stream import QrelsColumns
+
+    grades: dict[tuple[str, str], int] = {}
+    if "gold_ids" in frame.columns:
+        for query_id, gold in zip(frame["query_id"], frame["gold_ids"], strict=True):
+            if isinstance(gold, Mapping):
+                grades.update(((str(query_id), str(d)), int(g)) for d, g in gold.items())
+            elif isinstance(gold, (list, tuple)):
+                grades.update(((str(query_id), str(d)), 1) for d in gold)
+    return QrelsColumns("gold_ids", np.fromiter((codes.code(q) for q, _ in grades), np.int32, len(grades)),
+                        pa.array([d for _, d in grades], pa.string()), np.fromiter(grades.values(), np.int64, len(grades)))
