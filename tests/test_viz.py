@@ -51,7 +51,7 @@ def test_a_claim_made_of_markup_is_highlighted_as_text() -> None:
     answer = "Before <b>bold</b> after."
     out = highlight_claims(answer, [{"claim": "<b>bold</b>", "verdict": "CONTRADICTED", "evidence": '"><script>'}])
     assert "&lt;b&gt;bold&lt;/b&gt;</mark>" in out
-    assert 'title="contradicted — evidence: &quot;&gt;&lt;script&gt;"' in out
+    assert 'title="Contradicted — evidence: &quot;&gt;&lt;script&gt;"' in out
 
 
 def test_repeated_claims_take_successive_occurrences() -> None:

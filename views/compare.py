@@ -36,6 +36,7 @@ from tempo_eval_app import (
     selection,
     store_reads,
     widgets,
+    words,
 )
 
 selection.page_setup("Compare runs")
@@ -276,7 +277,7 @@ with errors.page_guard("compare"):
                 "Select runs that computed the same metric, or evaluate one again with it."
             ))
             st.stop()
-        metric = c1.selectbox("Metric", shared, key="compare_metric",
+        metric = c1.selectbox("Metric", shared, key="compare_metric", format_func=words.metric_label,
                               help="The metrics every selected run computed.")
         series = _eval_series(run_ids, metric)
 
@@ -381,7 +382,7 @@ with errors.page_guard("compare"):
         qft = extract_qft(query_text)
         query_years = set(qft.years)
         blocks = [widgets.heading_html("Query"), text_block(render_marks(query_text, year_marks(qft.spans))),
-                  widgets.plain_html("Query years: " + (", ".join(map(str, sorted(query_years))) or "none found"),
+                  widgets.plain_html("Query years: " + (formatting.year_ranges(query_years) or "none found"),
                                      muted=True)]
     widgets.html_blocks(*blocks, legend_html(("grounded", "ungrounded")))
     scores = {name: s.get(query_id) for name, s in series.items()}
@@ -405,8 +406,8 @@ with errors.page_guard("compare"):
                     years = sorted(extract_dft(text).years) if text else []
                     listing.append({
                         "rank": rank, "doc_id": doc, "grade": grades.get(doc, 0),
-                        "years": ", ".join(map(str, years[:8])) + (" …" if len(years) > 8 else ""),
-                        "overlap": ", ".join(map(str, sorted(query_years & set(years)))),
+                        "years": formatting.year_ranges(years, most=8),
+                        "overlap": formatting.year_ranges(query_years & set(years)),
                     })
                 st.dataframe(pd.DataFrame(listing), hide_index=True, key=f"drill_{i}")
                 with st.expander("Documents with their years"):

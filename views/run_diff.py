@@ -15,7 +15,7 @@ import streamlit as st
 
 from tempo_eval.report_html import diff_html
 from tempo_eval.run_diff import DEFAULT_TOLERANCE, RunDiff
-from tempo_eval_app import errors, formatting, links, row_detail, selection, store_reads
+from tempo_eval_app import errors, formatting, links, row_detail, selection, store_reads, words
 
 selection.page_setup("Run diff")
 
@@ -84,6 +84,8 @@ def _pickers(runs: pd.DataFrame) -> tuple[int, int, float, str]:
 
 def _summary(report: RunDiff) -> None:
     table = report.summary_table()
+    if "metric" in table.columns:
+        table["metric"] = [words.metric_label(m) for m in table["metric"]]
     config = {c: st.column_config.NumberColumn(c, format="%.3f")
               for c in ("baseline mean", "candidate mean", "95% CI low", "95% CI high")}
     config["mean change"] = st.column_config.NumberColumn("mean change", format="%+.3f",
@@ -136,7 +138,7 @@ def _scatter(report: RunDiff, metric: str) -> int | None:
     from tempo_eval.viz.run_diff import diff_scatter
 
     rows = report.rows[report.rows["metric"] == metric]
-    fig = diff_scatter(rows, metric=metric, baseline=str(report.baseline["name"]),
+    fig = diff_scatter(rows, metric=words.metric_label(metric), baseline=str(report.baseline["name"]),
                        candidate=str(report.candidate["name"]))
     event = st.plotly_chart(fig, key=f"diff_scatter_{metric}", on_select="rerun", selection_mode="points",
                             width="stretch")
@@ -150,7 +152,7 @@ def _both_versions(report: RunDiff, index: int) -> None:
     line = report.rows.loc[index]
     st.subheader("Both versions of the row")
     st.caption(
-        f"{formatting.md_escape(line['metric'])} · query {formatting.md_escape(line['query_id'])}: "
+        f"{formatting.md_escape(words.metric_label(line['metric']))} · query {formatting.md_escape(line['query_id'])}: "
         f"{formatting.fmt_score(line['baseline'])} → {formatting.fmt_score(line['candidate'])} "
         f"({formatting.md_escape(line['outcome'])})"
     )
@@ -207,7 +209,7 @@ with errors.page_guard("run diff"):
     f1, f2 = st.columns([1, 2])
     if st.session_state.get("diff_metric") not in report.metrics:
         st.session_state["diff_metric"] = _default_metric(report)
-    metric = f1.selectbox("Metric", report.metrics, key="diff_metric")
+    metric = f1.selectbox("Metric", report.metrics, key="diff_metric", format_func=words.metric_label)
     st.session_state.setdefault("diff_show", "regressed")
     show = f2.segmented_control("Show", list(SHOW), key="diff_show", format_func=SHOW.get) or "all"
     shown = _rows(report, metric, show)

@@ -18,10 +18,12 @@ from typing import Any
 
 from tempo_eval.verify.base import (
     HALLUCINATED,
+    VERDICT_LABELS,
     ClaimVerdict,
     Verdict,
     Verifier,
     VerifierUnavailable,
+    verdict_label,
 )
 
 VERIFIER_NAMES = ("nli", "llm", "lexical")
@@ -29,6 +31,7 @@ DEFAULT_NLI_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
 
 __all__ = [
     "HALLUCINATED",
+    "VERDICT_LABELS",
     "CachedVerifier",
     "VERIFIER_NAMES",
     "ClaimVerdict",
@@ -42,6 +45,7 @@ __all__ = [
     "default_lexical_verifier",
     "default_nli_verifier",
     "make_verifier",
+    "verdict_label",
 ]
 
 

@@ -21,6 +21,30 @@ class Verdict(StrEnum):
 #: verdicts the dashboard calls hallucinations
 HALLUCINATED = frozenset({Verdict.NOT_SUPPORTED, Verdict.CONTRADICTED})
 
+#: how every page, legend and export says a verdict: one word each, in the verdicts' order
+VERDICT_LABELS: dict[str, str] = {
+    Verdict.SUPPORTED.value: "Supported",
+    Verdict.PARTIALLY_SUPPORTED.value: "Partly supported",
+    Verdict.NEUTRAL.value: "Neutral (not stated)",
+    Verdict.NOT_SUPPORTED.value: "Not supported",
+    Verdict.CONTRADICTED.value: "Contradicted",
+    Verdict.ERROR.value: "Not verified (error)",
+}
+
+
+def verdict_label(verdict: object) -> str:
+    """The display name of a verdict: "Neutral (not stated)" for NEUTRAL (or Verdict.NEUTRAL),
+    "Partly supported" for PARTIALLY_SUPPORTED. Turn Faithfulness' yes / no / idk are the same
+    verdicts (SUPPORTED / CONTRADICTED / anything else) and get the same names. A value that is
+    no verdict (None, a judge's free text) is returned as it is, "" for None."""
+    if verdict is None:
+        return ""
+    text = verdict.value if isinstance(verdict, Verdict) else str(verdict)
+    return VERDICT_LABELS.get(text.upper(), _YES_NO_IDK.get(text.lower(), text))
+
+
+_YES_NO_IDK = {"yes": "Supported", "no": "Contradicted", "idk": "Neutral (not stated)"}
+
 
 @dataclass
 class ClaimVerdict:
