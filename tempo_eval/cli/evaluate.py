@@ -158,6 +158,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         return _evaluate(args)
 
 
+def _check_available(verifier: Any) -> None:
+    """Fail before the first row, not once per row, when the verifier cannot run here (a model
+    that cannot be loaded, the [nli] extra not installed)."""
+    inner = getattr(verifier, "verifier", verifier)
+    if hasattr(inner, "check_available"):
+        available, why = inner.check_available()
+        if not available:
+            raise CLIError(why)
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
@@ -241,12 +251,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 raise CLIError(f"--batch-size must be a positive integer, got {args.batch_size}")
             options["batch_size"] = args.batch_size
         verifier = make_verifier(args.verifier, **options)
-        # Fail before the first row, not once per row, when the model cannot be loaded.
-        inner = getattr(verifier, "verifier", verifier)
-        if hasattr(inner, "check_available"):
-            available, why = inner.check_available()
-            if not available:
-                raise CLIError(why)
+        _check_available(verifier)
     elif args.model or args.base_url:
         raise CLIError("--model and --base-url need --verifier")
     elif args.batch_size is not None:
@@ -255,6 +260,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
     metrics = build_metrics(names, k=args.k, verifier=verifier, max_age=args.max_age, half_life=args.half_life,
                             ndcg_mode=args.ndcg_mode)
+    if verifier is None:  # metrics that verify claims by default do it with the lexical verifier
+        for metric in metrics:
+            if hasattr(metric, "_verifier"):
+                _check_available(metric._verifier())
     if on_ray:
         return _evaluate_on_ray(args, metrics, thresholds)
 

