@@ -316,7 +316,13 @@ def test_a_crowded_cell_does_not_set_every_colour_and_each_row_gets_room() -> No
     """One cell of 22 among cells of 1 to 8: the colour scale tops out at the 90th percentile of
     the counts (the 22 shares the darkest colour, its text and hover keep 22); 9 rows of bins get
     ROW_PX pixels each inside the plot area, whatever the margins."""
-    from tempo_eval.viz.heatmap import ROW_PX, colour_cap, figure_height, heatmap_figure, year_heatmap
+    from tempo_eval.viz.heatmap import (
+        ROW_PX,
+        colour_cap,
+        figure_height,
+        heatmap_figure,
+        year_heatmap,
+    )
 
     counts = np.array([[3, 0, 2], [1, 22, 8], [2, 3, 1]])
     assert colour_cap(counts) == 8
