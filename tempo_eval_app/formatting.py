@@ -95,6 +95,23 @@ def _whole(value: object) -> bool:
         return False
 
 
+def pairs_table(pairs: pd.DataFrame) -> pd.DataFrame:
+    """A significance table's pairs of runs (`ComparisonReport.pairs_frame`) as the pages show
+    them: `display_table`'s words, A's wins / ties / losses in one column ("3 / 7 / 20"), and no
+    metric column when every pair is on the same metric (the page names it), so the table fits a
+    1280-pixel screen."""
+    frame = pairs.copy()
+    if {"wins", "ties", "losses"} <= set(frame.columns):
+        counts = [f"{fmt_count(w)} / {fmt_count(t)} / {fmt_count(lo)}"
+                  for w, t, lo in zip(frame["wins"], frame["ties"], frame["losses"], strict=True)]
+        at = list(frame.columns).index("wins")
+        frame = frame.drop(columns=["wins", "ties", "losses"])
+        frame.insert(at, "A better / tie / worse", counts)
+    if "metric" in frame.columns and frame["metric"].nunique() <= 1:
+        frame = frame.drop(columns=["metric"])
+    return display_table(frame)
+
+
 def row_name(query_id: object, row: int) -> str:
     """How a page names a dataset row: "query q1" by its query id, else "row 5", numbered from 1
     as a spreadsheet numbers them (`row` is the 0-based position the store keeps)."""

@@ -42,6 +42,11 @@ def test_tables_show_verdicts_metrics_and_pair_columns_by_name() -> None:
     assert list(shown.columns) == ["metric", "run A", "run B", "mean A", "mean B", "p-value", "p-value (adjusted)",
                                    "significant", "A better", "ties", "A worse", "queries"]
     assert shown.loc[0, "metric"] == "Temporal Faithfulness"
+    compact = formatting.pairs_table(pairs)
+    assert list(compact.columns) == ["run A", "run B", "mean A", "mean B", "p-value", "p-value (adjusted)",
+                                     "significant", "A better / tie / worse", "queries"]
+    assert compact.loc[0, "A better / tie / worse"] == "1 / 2 / 3"
+    assert "metric" in formatting.pairs_table(pd.concat([pairs, pairs.assign(metric="other")])).columns
     claims = formatting.display_table(pd.DataFrame({"verdict": ["NEUTRAL", "CONTRADICTED"], "label": ["idk", "no"],
                                                     "human": [None, "SUPPORTED"]}))
     assert claims["verdict"].tolist() == ["Neutral (not stated)", "Contradicted"]

@@ -313,7 +313,7 @@ with errors.page_guard("compare"):
     st.caption(formatting.md_escape(caption.replace("the best mean is in bold", "“best mean” names the metrics "
                                                     "where the run's mean is the best")))
     # p-values as "< 0.001", not 28 decimals; "yes"/"no" for significant
-    st.dataframe(formatting.display_table(pairs), hide_index=True, width="stretch", key="compare_pairs")
+    st.dataframe(formatting.pairs_table(pairs), hide_index=True, width="stretch", key="compare_pairs")
     row = st.container(horizontal=True)  # one block, not four columns: fewer elements to send and draw
     row.download_button("Table (Markdown)", markdown, "comparison.md", key="compare_md", icon=":material/download:")
     row.download_button("Table (LaTeX)", latex, "comparison.tex", key="compare_tex", icon=":material/download:")

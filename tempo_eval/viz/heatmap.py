@@ -169,7 +169,7 @@ def heatmap_figure(
         title=html.escape(title),
         xaxis={"title": html.escape(col_title), "type": "category", "tickangle": -45},
         yaxis={"title": html.escape(row_title), "type": "category", "autorange": "reversed"},
-        margin={"t": TOP_PX, "l": 80, "r": 20, "b": BOTTOM_PX, "autoexpand": False},
+        margin={"t": TOP_PX, "l": 100, "r": 20, "b": BOTTOM_PX},
         height=figure_height(len(data.row_bins)),
         clickmode="event+select", dragmode=False, hovermode="closest",
     )
