@@ -164,7 +164,7 @@ def test_06_claims_counts_neutral_and_a_hallucinated_claim_has_no_internal_name(
     page, _server, _dialogs = app
     nav(page, "Claims")
     labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
-    assert "Neutral" in [label.strip() for label in labels]
+    assert "Neutral (not stated)" in [label.strip() for label in labels]  # the verdict's one name
     page.get_by_text("Hallucinated only").click()
     wait_idle(page)
     page.locator("mark.te-CONTRADICTED, mark.te-NOT_SUPPORTED").first.wait_for()
