@@ -16,7 +16,7 @@ import streamlit as st
 
 from tempo_eval_app import errors, selection, serving, widgets
 
-st.set_page_config(page_title="tempo-eval", page_icon=":material/schedule:", layout="wide")
+st.set_page_config(page_title="tempo-eval", page_icon=selection.PAGE_ICON, layout="wide")
 errors.configure_logging()
 
 PAGES = [

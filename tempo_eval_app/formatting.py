@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterable
 
 import pandas as pd
+
+from tempo_eval.verify.base import verdict_label
 
 #: what a missing value shows
 MISSING = "—"
@@ -66,9 +69,64 @@ def fmt_value(value: object, column: str = "") -> str:
     return str(value)
 
 
+def year_ranges(years: Iterable[object], *, most: int | None = None) -> str:
+    """Years as the pages list them: sorted, each once, runs of consecutive years as one range
+    ("1666, 1675–1710"; "1675–1676" for two); "" for none. With `most`, only the first `most`
+    pieces (a year or a range), then " …". Values that are not whole numbers are left out."""
+    unique = sorted({int(y) for y in years if _whole(y)})
+    pieces: list[str] = []
+    start = previous = None
+    for year in [*unique, None]:
+        if year is not None and previous is not None and year == previous + 1:
+            previous = year
+            continue
+        if start is not None:
+            pieces.append(str(start) if start == previous else f"{start}–{previous}")
+        start = previous = year
+    if most is not None and len(pieces) > most:
+        return ", ".join(pieces[:most]) + " …"
+    return ", ".join(pieces)
+
+
+def _whole(value: object) -> bool:
+    try:
+        return float(value) == int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def pairs_table(pairs: pd.DataFrame) -> pd.DataFrame:
+    """A significance table's pairs of runs (`ComparisonReport.pairs_frame`) as the pages show
+    them: `display_table`'s words, A's wins / ties / losses in one column ("3 / 7 / 20"), and no
+    metric column when every pair is on the same metric (the page names it), so the table fits a
+    1280-pixel screen."""
+    frame = pairs.copy()
+    if {"wins", "ties", "losses"} <= set(frame.columns):
+        counts = [f"{fmt_count(w)} / {fmt_count(t)} / {fmt_count(lo)}"
+                  for w, t, lo in zip(frame["wins"], frame["ties"], frame["losses"], strict=True)]
+        at = list(frame.columns).index("wins")
+        frame = frame.drop(columns=["wins", "ties", "losses"])
+        frame.insert(at, "A better / tie / worse", counts)
+    if "metric" in frame.columns and frame["metric"].nunique() <= 1:
+        frame = frame.drop(columns=["metric"])
+    return display_table(frame)
+
+
+def row_name(query_id: object, row: int) -> str:
+    """How a page names a dataset row: "query q1" by its query id, else "row 5", numbered from 1
+    as a spreadsheet numbers them (`row` is the 0-based position the store keeps)."""
+    if not is_missing(query_id):
+        return f"query {query_id}"
+    return f"row {int(row) + 1:,}"
+
+
+#: columns that hold a verdict (the verifier's, a human label, Turn Faithfulness' yes / no / idk)
+VERDICT_COLUMNS = frozenset({"verdict", "human", "label"})
+
+
 def display_table(frame: pd.DataFrame, *, keep: tuple[str, ...] = ()) -> pd.DataFrame:
     """`frame` as the pages show it: every number in the one format (`fmt_value`), missing values
-    as MISSING, verifier ids as their label, columns named in the user's words. Columns in `keep`
+    as MISSING, verifier ids, metrics and verdicts by their names, columns named in the user's words. Columns in `keep`
     stay as they are (ids a selection maps back)."""
     from tempo_eval_app import words
 
@@ -81,6 +139,8 @@ def display_table(frame: pd.DataFrame, *, keep: tuple[str, ...] = ()) -> pd.Data
             shown[column] = [words.verifier_label(v) for v in values]
         elif column == "metric":
             shown[column] = [words.metric_label(v) for v in values]
+        elif column in VERDICT_COLUMNS:
+            shown[column] = [verdict_label(v) if not is_missing(v) else MISSING for v in values]
         else:
             shown[column] = [fmt_value(v, str(column)) for v in values]
     return shown.rename(columns=words.column_labels([c for c in shown.columns if c not in keep]))

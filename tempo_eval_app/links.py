@@ -64,13 +64,36 @@ def view_query(names: Sequence[str]) -> str:
     return "?" + urlencode([(n, params[n]) for n in wanted]) if wanted else ""
 
 
+def view_url(query: str, base: str | None) -> str:
+    """The full address of a view: the page's own address `base` (scheme, host, port and page
+    path, without a query) followed by `query`; `query` alone when there is no usable base (no
+    browser session, or an address that is not http or https)."""
+    from urllib.parse import urlsplit
+
+    if not base:
+        return query
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return query
+    return parts._replace(query="", fragment="").geturl() + query
+
+
 def view_link(*names: str) -> None:
-    """Tell the user that the address bar reopens this view, with the page's own parameters
-    `names`: the query is shown with `st.code` (plain text, never markdown), so a value from the
-    URL cannot end a code span and inject links or images."""
+    """Tell the user that this address reopens the view, with the page's own parameters `names`:
+    the full link (the page's address from `st.context.url` and the query), clickable, and as
+    plain text to copy (`st.code`, never markdown, so a value from the URL cannot end a code span
+    and inject links or images). Values are URL-encoded, the link is HTML-escaped."""
+    import html
+
     query = view_query(names)
-    if query:
-        st.caption("Link to this view: the page address with this query reopens it.")
-        st.code(query, language=None)
-    else:
+    if not query:
         st.caption("")
+        return
+    url = view_url(query, getattr(st.context, "url", None))
+    if url.startswith("http"):
+        safe = html.escape(url, quote=True)
+        st.html(f'<div style="font-size: 0.875rem; color: rgba(49, 51, 63, 0.6)">Link to this view: '
+                f'<a href="{safe}" target="_self">open this view again</a> (copy the address below to share it)</div>')
+    else:
+        st.caption("Link to this view: the page address with this query reopens it.")
+    st.code(url, language=None)

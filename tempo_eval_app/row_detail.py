@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import asof_detail, formatting, store_reads, widgets
+from tempo_eval_app import asof_detail, formatting, store_reads, widgets, words
 
 
 def rank_table(ranks: list) -> pd.DataFrame:
@@ -95,7 +95,7 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
             if not isinstance(text, str):
                 continue
             dft = extract_dft(text, reference_date=ref)
-            years = ", ".join(map(str, sorted(dft.years))) or "none found"
+            years = formatting.year_ranges(dft.years) or "none found"
             cards.append(widgets.card_html(f"Context {i:d} · years: {years}", render_marks(text, year_marks(dft.spans))))
         widgets.html_blocks(*cards)  # one element for all the contexts' cards
 
@@ -103,7 +103,7 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
     for metric, result in results.items():
         years = result.details.get("years")
         if isinstance(years, list) and years:
-            st.markdown(f"**Per-year grounding** ({formatting.md_escape(metric)})")
+            st.markdown(f"**Per-year grounding** ({formatting.md_escape(words.metric_label(metric))})")
             st.dataframe(pd.DataFrame([
                 {"year": y.get("year"), "grounded": y.get("grounded"),
                  "contexts": ", ".join(str(int(c) + 1) for c in y.get("contexts", [])),
@@ -112,5 +112,5 @@ def show_row(run_id: int, row: int, *, key: str) -> None:
             ]), hide_index=True, width="stretch", key=f"{key}_years_{metric}")
         ranks = result.details.get("ranks")
         if isinstance(ranks, list) and ranks and metric not in asof_detail.RANKED:
-            st.markdown(f"**Ranked documents** ({formatting.md_escape(metric)}), relevant ones marked")
-            st.dataframe(rank_table(ranks), hide_index=True, width="stretch", key=f"{key}_ranks_{metric}")
+            st.markdown(f"**Ranked documents** ({formatting.md_escape(words.metric_label(metric))}), relevant ones marked")
+            st.dataframe(formatting.display_table(rank_table(ranks)), hide_index=True, width="stretch", key=f"{key}_ranks_{metric}")

@@ -19,6 +19,8 @@ from tempo_eval_app.samples import SAMPLE_QA_NAME, load_sample_qa
 from tempo_eval_app.store_reads import db_path, store_for
 
 #: session keys shared by the sidebar and the pages
+#: the browser tab's icon: an image in the repository, so the app needs no font server (offline)
+PAGE_ICON = str(Path(__file__).with_name("icon.png"))
 DATASET_KEY = "dataset_id"
 RUNS_KEY = "run_ids"
 _PENDING_DATASET = "_pending_dataset_id"
@@ -198,7 +200,7 @@ def page_setup(title: str) -> None:
     """The first call of every page: page config (when the page runs on its own), logging, the
     title, and the shared sidebar when the entry script did not draw it."""
     with contextlib.suppress(st.errors.StreamlitAPIException):
-        st.set_page_config(page_title=f"{title} · tempo-eval", layout="wide")
+        st.set_page_config(page_title=f"{title} · tempo-eval", page_icon=PAGE_ICON, layout="wide")
     configure_logging()
     st.title(md_escape(title))
     if not getattr(_entry, "active", False):

@@ -3,10 +3,13 @@
 Pages show `metric_label("temporal_faithfulness")` ("Temporal Faithfulness"), rename a table's
 columns with `column_labels` ("ci_low" -> "95% CI low") and describe a verifier id with
 `verifier_label` ("Lexical (offline), calibrated"; its full id goes in a tooltip). A name with no
-entry is shown as it is.
+entry is shown as it is. Verdicts are named by the engine's `verdict_label` ("Neutral (not
+stated)" for NEUTRAL), the one vocabulary of every page, legend and export.
 """
 
 from __future__ import annotations
+
+from tempo_eval.verify.base import verdict_label
 
 #: metric names as the pages say them
 METRIC_LABELS = {
@@ -44,6 +47,25 @@ COLUMN_LABELS = {
     "p_adjusted": "p-value (adjusted)",
     "verifier": "verifier",
     "n_claims": "claims",
+    # a pair of runs in a significance table (`PairComparison`)
+    "run_a": "run A",
+    "run_b": "run B",
+    "mean_a": "mean A",
+    "mean_b": "mean B",
+    "significant": "significant",
+    "wins": "A better",
+    "ties": "ties",
+    "losses": "A worse",
+    "n_queries": "queries",
+    # a ranked document of an NDCG result
+    "doc": "document",
+    "discounted_gain": "discounted gain",
+    # a claim's verdicts: Turn Faithfulness' yes / no / idk counts, a human label
+    "yes": verdict_label("yes"),
+    "no": verdict_label("no"),
+    "idk": verdict_label("idk"),
+    "human": "human label",
+    "label": "counts as",
 }
 
 #: verifier families (the part of a verifier id before ":")

@@ -347,7 +347,7 @@ def test_lexical_evaluation_lands_in_the_store_and_the_claims_page_highlights_ve
     # focus a hallucinated claim through session state (what a table click does)
     at.toggle(key="claims_hallucinated").set_value(True).run()
     table = at.dataframe(key="claims_table").value
-    assert set(table["verdict"]) <= {"NOT_SUPPORTED", "CONTRADICTED"}
+    assert set(table["verdict"]) <= {"Not supported", "Contradicted"}  # by their names
     assert len(table) > 0
     at.session_state["claims_focus"] = f"{run_id}:1:temporal_faithfulness:0"  # q2: the Berlin Wall, 1987
     at.run()
@@ -571,9 +571,9 @@ def test_conversation_sample_gives_a_timeline_and_flags_the_wrong_excavation_yea
     windows = table_with(at, "window", "interactions")
     assert len(windows) == 4
     at.selectbox(key="conv_window_pick").set_value(3).run()
-    claims = table_with(at, "claim", "label")
+    claims = table_with(at, "claim", "counts as")  # Turn Faithfulness' yes / no / idk, by the verdicts' names
     flagged = claims[claims["claim"].str.contains("1949")]
-    assert list(flagged["label"]) == ["no"]
+    assert list(flagged["counts as"]) == ["Contradicted"]
 
 
 def test_malformed_conversation_shows_the_parsers_message() -> None:
@@ -756,8 +756,8 @@ def test_a_conversation_is_stored_as_a_run_and_reopens_after_a_reload() -> None:
     assert_clean(fresh)
     assert len(table_with(fresh, "window", "interactions")) == 4
     assert fresh.selectbox(key="conv_window_pick").value == 3
-    claims = table_with(fresh, "claim", "label")
-    assert list(claims[claims["claim"].str.contains("1949")]["label"]) == ["no"]
+    claims = table_with(fresh, "claim", "counts as")
+    assert list(claims[claims["claim"].str.contains("1949")]["counts as"]) == ["Contradicted"]
     # the Runs page lists it among all datasets
     goto(fresh, "runs")
     fresh.toggle(key="runs_all").set_value(True).run()
@@ -878,7 +878,7 @@ def test_compare_offers_the_metrics_two_runs_share() -> None:
     goto(at, "compare")
     assert_clean(at)
     assert not any("at least two runs" in i.value for i in at.info)
-    assert at.selectbox(key="compare_metric").options == ["temporal_ndcg"]
+    assert at.selectbox(key="compare_metric").options == ["Temporal NDCG@k"]  # its display name
     assert len(table_with(at, "label", "temporal_ndcg beats")) == 2
 
 

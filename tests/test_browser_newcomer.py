@@ -164,7 +164,7 @@ def test_06_claims_counts_neutral_and_a_hallucinated_claim_has_no_internal_name(
     page, _server, _dialogs = app
     nav(page, "Claims")
     labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
-    assert "Neutral" in [label.strip() for label in labels]
+    assert "Neutral (not stated)" in [label.strip() for label in labels]  # the verdict's one name
     page.get_by_text("Hallucinated only").click()
     wait_idle(page)
     page.locator("mark.te-CONTRADICTED, mark.te-NOT_SUPPORTED").first.wait_for()
@@ -191,7 +191,7 @@ def test_10_results_and_overview_rows_open_with_a_click_and_one_link_per_page(ap
     nav(page, "Results")
     assert page.get_by_role("spinbutton", name=re.compile("Dataset row")).count() == 0
     click_grid_row(page, 0, 2)
-    expect(page.get_by_text(re.compile(r"dataset row 2\b"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"query q3\b"))).to_be_visible()
     assert page.get_by_text("Link to this view").count() == 1
     nav(page, "Overview")
     assert page.get_by_role("combobox", name="Row").count() == 0

@@ -68,16 +68,18 @@ def counters(at: AppTest) -> dict[str, str]:
 def test_claims_page_counters_columns_errors_and_confidence() -> None:
     run_id = stored_run()
     at = open_claims(run_id)
-    assert counters(at) == {"Claims": "4 of 4", "Supported": "1", "Neutral": "1", "Not supported": "0", "Contradicted": "1"}
+    assert counters(at) == {"Claims": "4 of 4", "Supported": "1", "Neutral (not stated)": "1", "Not supported": "0",
+                            "Contradicted": "1"}
     table = at.dataframe(key="claims_table").value
     assert table.columns[:4].tolist() == ["verdict", "claim", "evidence", "reason"]
     assert table["confidence"].round(2).tolist()[:3] == [0.9, 0.55, 0.97]
-    error_row = table[table["verdict"] == "ERROR"].iloc[0]
+    error_row = table[table["verdict"] == "Not verified (error)"].iloc[0]
     assert "judge timed out after 30 s" in error_row["reason"]
 
     # the counters follow the filters
     at.multiselect(key="claims_verdicts").set_value(["CONTRADICTED"]).run()
-    assert counters(at) == {"Claims": "1 of 4", "Supported": "0", "Neutral": "0", "Not supported": "0", "Contradicted": "1"}
+    assert counters(at) == {"Claims": "1 of 4", "Supported": "0", "Neutral (not stated)": "0", "Not supported": "0",
+                            "Contradicted": "1"}
     at.multiselect(key="claims_verdicts").set_value(["SUPPORTED", "NEUTRAL", "CONTRADICTED", "ERROR"]).run()
     at.slider(key="claims_confidence").set_value(0.6).run()
     assert counters(at)["Claims"] == "2 of 4" and counters(at)["Supported"] == "1"
@@ -85,7 +87,8 @@ def test_claims_page_counters_columns_errors_and_confidence() -> None:
     # the hallucinated-only view says what it shows
     at.slider(key="claims_confidence").set_value(0.0).run()
     at.toggle(key="claims_hallucinated").set_value(True).run()
-    assert any("NOT_SUPPORTED and CONTRADICTED" in c.value for c in at.caption)
+    assert any("Not supported and Contradicted claims only" in c.value for c in at.caption)
+    assert at.multiselect(key="claims_verdicts_hallucinated").options == ["Contradicted"]  # what the switch keeps
 
     # an ERROR claim in focus shows its error text
     at.toggle(key="claims_hallucinated").set_value(False).run()
@@ -105,7 +108,7 @@ def test_a_verdict_is_confirmed_or_corrected_and_the_review_page_scores_agreemen
     at.button(key="claims_save_label").click().run()
     assert not at.exception, [e.value for e in at.exception]
     table = at.dataframe(key="claims_table").value
-    assert table.loc[table["claim"] == "It burned for about four days.", "human"].iloc[0] == "SUPPORTED"
+    assert table.loc[table["claim"] == "It burned for about four days.", "human"].iloc[0] == "Supported"
     at.session_state["claims_focus"] = f"{run_id}:1:{METRIC}:0"  # the 1987 claim: confirm CONTRADICTED
     at.run()
     at.button(key="claims_save_label").click().run()

@@ -178,8 +178,13 @@ def test_every_command_line_of_the_readme_and_the_user_guide_runs_as_written(pat
         argv = [sys.executable, "-m", "tempo_eval", found.group(1), *shlex.split(found.group(2), comments=True)]
         done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
         assert done.returncode == 0, (command, done.stderr[-2000:])
+    # the runs are in the workspace, and nothing is written into the folder the commands ran from
+    assert {p.name for p in tmp_path.iterdir()} <= {"data", "home"}
     if path == README:
-        assert (tmp_path / "results.csv").stat().st_size > 0
+        from tempo_eval.store.db import DB_FILENAME
+        from tempo_eval.store.runs import RunStore
+
+        assert len(RunStore(tmp_path / "home" / DB_FILENAME).list_runs()) >= 2
 
 
 def test_the_cli_help_points_to_the_metric_semantics():

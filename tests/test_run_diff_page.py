@@ -34,7 +34,7 @@ def test_the_diff_page_shows_the_figures_in_user_words_and_the_regressed_rows_fi
     summary = next(d.value for d in at.dataframe if "rows measured" in d.value.columns).set_index("metric")
     assert {"rows measured", "95% CI low", "95% CI high", "p-value", "regressed", "became not measurable"} <= set(
         summary.columns)
-    assert summary.loc["temporal_faithfulness", "regressed"] == 2
+    assert summary.loc["Temporal Faithfulness", "regressed"] == 2  # the metric by its display name
     rows = at.dataframe(key="diff_rows").value
     assert set(rows["query id"]) == {"q1", "q3"} and (rows["outcome"] == "regressed").all()
     assert rows["query id"].iloc[0] == "q1"  # 1.0 -> 0.0 before q3's smaller drop

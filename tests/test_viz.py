@@ -51,7 +51,7 @@ def test_a_claim_made_of_markup_is_highlighted_as_text() -> None:
     answer = "Before <b>bold</b> after."
     out = highlight_claims(answer, [{"claim": "<b>bold</b>", "verdict": "CONTRADICTED", "evidence": '"><script>'}])
     assert "&lt;b&gt;bold&lt;/b&gt;</mark>" in out
-    assert 'title="contradicted — evidence: &quot;&gt;&lt;script&gt;"' in out
+    assert 'title="Contradicted — evidence: &quot;&gt;&lt;script&gt;"' in out
 
 
 def test_repeated_claims_take_successive_occurrences() -> None:
@@ -305,3 +305,31 @@ def test_identical_scatter_points_are_one_bigger_point() -> None:
     assert len(tie.x) == 1 and "3 queries" in tie.text[0] and tie.name == "tie (3)"
     lone = next(t for t in fig.data if t.name.startswith("B better"))
     assert tie.marker.size[0] > lone.marker.size[0]
+
+
+def test_a_crowded_cell_does_not_set_every_colour_and_each_row_gets_room() -> None:
+    """One cell of 22 among cells of 1 to 8: the colour scale tops out at the 90th percentile of
+    the counts (the 22 shares the darkest colour, its text and hover keep 22); 9 rows of bins get
+    ROW_PX pixels each inside the plot area, whatever the margins."""
+    from tempo_eval.viz.heatmap import (
+        ROW_PX,
+        colour_cap,
+        figure_height,
+        heatmap_figure,
+        year_heatmap,
+    )
+
+    counts = np.array([[3, 0, 2], [1, 22, 8], [2, 3, 1]])
+    assert colour_cap(counts) == 8
+    assert colour_cap(np.array([[0, 5]])) == 5 and colour_cap(np.zeros((2, 2), dtype=int)) == 0
+    items = [(i, [1100 + 100 * (i % 9)], [1100 + 100 * (i % 9)]) for i in range(9)]
+    items += [(100 + i, [1900], [1900]) for i in range(22)]
+    data = year_heatmap(items)
+    assert len(data.row_bins) == 9
+    fig = heatmap_figure(data, row_title="query years", col_title="document years")
+    trace = fig.data[0]
+    assert trace.zmax < data.counts.max() and trace.colorbar.ticktext[-1] == f"≥ {int(trace.zmax)}"
+    assert max(fig.data[1].customdata) == data.counts.max() == 23  # the true count in the hover
+    margin = fig.layout.margin
+    assert fig.layout.height == figure_height(9)
+    assert fig.layout.height - margin.t - margin.b >= 9 * ROW_PX >= 9 * 24

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.verify.base import verdict_label
 from tempo_eval_app import (
     downloads,
     errors,
@@ -22,6 +23,7 @@ from tempo_eval_app import verifier_notes as notes
 selection.page_setup("Claims")
 
 HALLUCINATED = ("NOT_SUPPORTED", "CONTRADICTED")
+VERDICTS = ("SUPPORTED", "PARTIALLY_SUPPORTED", "NEUTRAL", "NOT_SUPPORTED", "CONTRADICTED", "ERROR")
 
 
 def _probabilities_text(probabilities: object) -> str:
@@ -61,16 +63,18 @@ with errors.page_guard("claims"):
     f1, f2, f3 = st.columns([1, 2, 2])
     links.init_from_param("claims_hallucinated", "hallucinated", lambda v: v == "1")
     hallucinated = f1.toggle("Hallucinated only", key="claims_hallucinated",
-                             help="NOT_SUPPORTED and CONTRADICTED claims.")
+                             help=f"{verdict_label('NOT_SUPPORTED')} and {verdict_label('CONTRADICTED')} claims.")
     metrics = sorted(claims["metric"].unique())
     chosen_metrics = f2.multiselect("Metric", metrics, format_func=words.metric_label, default=widgets.multiselect_default("claims_metrics", metrics), key="claims_metrics")
     eval_runs = list(dict.fromkeys(claims["eval_run"]))
     chosen_runs = f3.multiselect("Evaluation run", eval_runs, default=widgets.multiselect_default("claims_runs", eval_runs), key="claims_runs")
     g1, g2, g3 = st.columns([2, 2, 1])
-    verdicts = [v for v in ("SUPPORTED", "PARTIALLY_SUPPORTED", "NEUTRAL", "NOT_SUPPORTED", "CONTRADICTED", "ERROR")
-                if v in set(claims["verdict"])]
-    links.init_from_param("claims_verdicts", "verdict", lambda v: [x for x in v.split(",") if x in verdicts])
-    chosen_verdicts = g1.multiselect("Verdict", verdicts, default=widgets.multiselect_default("claims_verdicts", verdicts), key="claims_verdicts")
+    # the Verdict filter offers only what the switch keeps (its own key: switching back restores the choice)
+    verdicts = [v for v in VERDICTS if v in set(claims["verdict"]) and (not hallucinated or v in HALLUCINATED)]
+    verdict_key = "claims_verdicts_hallucinated" if hallucinated else "claims_verdicts"
+    links.init_from_param(verdict_key, "verdict", lambda v: [x for x in v.split(",") if x in verdicts])
+    chosen_verdicts = g1.multiselect("Verdict", verdicts, default=widgets.multiselect_default(verdict_key, verdicts),
+                                     key=verdict_key, format_func=verdict_label)
     systems = [s for s in dict.fromkeys(claims["run"].dropna())]
     chosen_systems = g2.multiselect("System (dataset run column)", systems, default=widgets.multiselect_default("claims_systems", systems), key="claims_systems",
                                     disabled=not systems)
@@ -93,16 +97,15 @@ with errors.page_guard("claims"):
 
     if hallucinated:
         st.caption(
-            "Showing NOT_SUPPORTED and CONTRADICTED verdicts only"
+            f"Showing {verdict_label('NOT_SUPPORTED')} and {verdict_label('CONTRADICTED')} claims only"
             + (f", with confidence ≥ {min_confidence:.2f}." if min_confidence > 0 else ", at any confidence.")
         )
     counts = shown["verdict"].value_counts()  # the counters follow the filters
     cols = st.columns(5)
     cols[0].metric("Claims", f"{formatting.fmt_count(len(shown))} of {formatting.fmt_count(len(claims))}")
-    for column, (label, verdict) in zip(cols[1:], (("Supported", "SUPPORTED"), ("Neutral", "NEUTRAL"),
-                                                   ("Not supported", "NOT_SUPPORTED"), ("Contradicted", "CONTRADICTED")),
-                                        strict=True):
-        column.metric(label, formatting.fmt_count(int(counts.get(verdict, 0))), help=f"Claims with the verdict {verdict}")
+    for column, verdict in zip(cols[1:], ("SUPPORTED", "NEUTRAL", "NOT_SUPPORTED", "CONTRADICTED"), strict=True):
+        column.metric(verdict_label(verdict), formatting.fmt_count(int(counts.get(verdict, 0))),
+                      help=f"Claims with the verdict {verdict_label(verdict)}")
 
     # the columns an analyst reads first, then the narrow identifiers
     shown["reason"] = [
@@ -115,12 +118,14 @@ with errors.page_guard("claims"):
         table_columns.remove("run")
     table = shown[table_columns].copy()
     table["metric"] = [words.metric_label(m) for m in table["metric"]]
+    table["verdict"] = [verdict_label(v) for v in table["verdict"]]
+    table["human"] = [verdict_label(v) if isinstance(v, str) else None for v in table["human"]]
     event = st.dataframe(
         table, hide_index=True, width="stretch", height=min(360, 40 + 35 * max(len(shown), 1)),
         key="claims_table",
         on_select="rerun", selection_mode="single-row",
         column_config={
-            "verdict": st.column_config.TextColumn("verdict", width=130),  # CONTRADICTED in full
+            "verdict": st.column_config.TextColumn("verdict", width=150),  # "Neutral (not stated)" in full
             "claim": st.column_config.TextColumn("claim", width="medium"),
             "evidence": st.column_config.TextColumn("evidence", width="medium"),
             "reason": st.column_config.TextColumn("reason", width="medium"),
@@ -148,7 +153,6 @@ with errors.page_guard("claims"):
 
     st.subheader(formatting.md_escape(f"Query {claim['query_id']} · {words.metric_label(claim['metric'])} · {claim['eval_run']}"))
     from tempo_eval.viz.highlight import (
-        VERDICT_LABELS,
         claim_marks,
         legend_html,
         render_marks,
@@ -180,7 +184,7 @@ with errors.page_guard("claims"):
 
     with st.container(border=True):
         # the claim and what the verifier said about it: one element (user and model text escaped)
-        verdict = VERDICT_LABELS.get(claim["verdict"], claim["verdict"])
+        verdict = verdict_label(claim["verdict"])
         parts = [widgets.heading_html(f"Selected claim — {verdict}"), widgets.plain_html(claim["claim"])]
         if isinstance(claim["evidence"], str) and claim["evidence"]:
             parts += [widgets.heading_html("Evidence sentence"), widgets.plain_html(claim["evidence"])]
@@ -206,11 +210,11 @@ with errors.page_guard("claims"):
             options = ["SUPPORTED", "NEUTRAL", "CONTRADICTED"]
             suggested = current or {"NOT_SUPPORTED": "NEUTRAL", "PARTIALLY_SUPPORTED": "NEUTRAL"}.get(claim["verdict"], claim["verdict"])
             l1, l2 = st.columns([3, 1])
-            label = l1.radio("Human label", options, horizontal=True, key=f"label_{claim['key']}",
+            label = l1.radio("Human label", options, horizontal=True, key=f"label_{claim['key']}", format_func=verdict_label,
                              index=options.index(suggested) if suggested in options else 1)
             if l2.button("Save label", key="claims_save_label", icon=":material/check:"):
                 notes.label_store().set_label(claim["claim"], list(claim["premises"]), label)
                 st.rerun()
             if current:
-                st.caption(f"Stored human label: {formatting.md_escape(current)}.")
+                st.caption(f"Stored human label: {formatting.md_escape(verdict_label(current))}.")
     links.view_link("hallucinated", "verdict")

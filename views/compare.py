@@ -36,6 +36,7 @@ from tempo_eval_app import (
     selection,
     store_reads,
     widgets,
+    words,
 )
 
 selection.page_setup("Compare runs")
@@ -265,7 +266,7 @@ with errors.page_guard("compare"):
                 "Select runs that computed the same metric, or evaluate one again with it."
             ))
             st.stop()
-        metric = c1.selectbox("Metric", shared, key="compare_metric",
+        metric = c1.selectbox("Metric", shared, key="compare_metric", format_func=words.metric_label,
                               help="The metrics every selected run computed.")
         series = _eval_series(run_ids, metric)
 
@@ -301,7 +302,7 @@ with errors.page_guard("compare"):
     st.caption(formatting.md_escape(caption.replace("the best mean is in bold", "“best mean” names the metrics "
                                                     "where the run's mean is the best")))
     # p-values as "< 0.001", not 28 decimals; "yes"/"no" for significant
-    st.dataframe(formatting.display_table(pairs), hide_index=True, width="stretch", key="compare_pairs")
+    st.dataframe(formatting.pairs_table(pairs), hide_index=True, width="stretch", key="compare_pairs")
     row = st.container(horizontal=True)  # one block, not four columns: fewer elements to send and draw
     row.download_button("Table (Markdown)", markdown, "comparison.md", key="compare_md", icon=":material/download:")
     row.download_button("Table (LaTeX)", latex, "comparison.tex", key="compare_tex", icon=":material/download:")
@@ -370,7 +371,7 @@ with errors.page_guard("compare"):
         qft = extract_qft(query_text)
         query_years = set(qft.years)
         blocks = [widgets.heading_html("Query"), text_block(render_marks(query_text, year_marks(qft.spans))),
-                  widgets.plain_html("Query years: " + (", ".join(map(str, sorted(query_years))) or "none found"),
+                  widgets.plain_html("Query years: " + (formatting.year_ranges(query_years) or "none found"),
                                      muted=True)]
     widgets.html_blocks(*blocks, legend_html(("grounded", "ungrounded")))
     scores = {name: s.get(query_id) for name, s in series.items()}
@@ -393,8 +394,8 @@ with errors.page_guard("compare"):
                     years = sorted(extract_dft(text).years) if text else []
                     listing.append({
                         "rank": rank, "doc_id": doc, "grade": grades.get(doc, 0),
-                        "years": ", ".join(map(str, years[:8])) + (" …" if len(years) > 8 else ""),
-                        "overlap": ", ".join(map(str, sorted(query_years & set(years)))),
+                        "years": formatting.year_ranges(years, most=8),
+                        "overlap": formatting.year_ranges(query_years & set(years)),
                     })
                 st.dataframe(pd.DataFrame(listing), hide_index=True, key=f"drill_{i}")
                 with st.expander("Documents with their years"):

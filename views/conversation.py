@@ -184,7 +184,8 @@ def _show(dataset_id: int, run_id: int) -> None:
                 st.text(turn["content"])
     if records:
         st.dataframe(
-            pd.DataFrame(records)[[c for c in ("turn", "claim", "label", "verdict", "evidence", "reason") if c in records[0]]],
+            formatting.display_table(pd.DataFrame(records)[[c for c in ("turn", "claim", "verdict", "label", "evidence", "reason")
+                                                            if c in records[0]]]),
             hide_index=True, width="stretch", key="conv_claims",
         )
     links.view_link("conv", "window")
@@ -232,7 +233,8 @@ with errors.page_guard("conversation"):
                                       int(st.session_state.get("settings_window_size", 10)), key="conv_window"))
     st.session_state["settings_window_size"] = window_size
     threshold = float(o2.slider("Threshold", 0.0, 1.0, 0.5, 0.05, key="conv_threshold"))
-    penalize = o3.checkbox("Count 'idk' as unfaithful", key="conv_penalize")
+    penalize = o3.checkbox("Count Neutral (not stated) claims as unfaithful", key="conv_penalize",
+                           help="Claims that are neither supported nor contradicted (Neutral, Partly or Not supported).")
     chosen_verifier = verifier_choice.chosen_settings()
     st.caption(f"Verifier: {formatting.md_escape(verifier_choice.describe(chosen_verifier))} — chosen on **Evaluate**.")
 

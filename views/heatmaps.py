@@ -160,8 +160,8 @@ with errors.page_guard("heatmaps"):
                     listing.append({
                         "query_id": ids[i], "run": row.get("run"), "query": row.get("query"), "rank": rank + 1,
                         "doc_id": retrieved[rank] if rank < len(retrieved) else None,
-                        "query years": ", ".join(map(str, query_years[i] or [])),
-                        "document years": ", ".join(map(str, context_years[i][rank])),
+                        "query years": formatting.year_ranges(query_years[i] or []),
+                        "document years": formatting.year_ranges(context_years[i][rank]),
                         "document": _snippet(row["contexts"][rank]),
                     })
                 table = pd.DataFrame(listing)
@@ -192,8 +192,8 @@ with errors.page_guard("heatmaps"):
                 listing = [
                     {
                         "query_id": ids[i], "run": frame.iloc[i].get("run"), "answer": frame.iloc[i].get("answer"),
-                        "answer years": ", ".join(map(str, answer_years[i] or [])),
-                        "context years": ", ".join(map(str, sorted({y for ys in context_years[i] or [] for y in ys}))),
+                        "answer years": formatting.year_ranges(answer_years[i] or []),
+                        "context years": formatting.year_ranges(y for ys in context_years[i] or [] for y in ys),
                     }
                     for i in data.keys_for(*cell)
                 ]

@@ -161,8 +161,11 @@ with errors.page_guard("results"):
     column_config["query"] = st.column_config.TextColumn("query", width="medium")
     column_config["query_id"] = st.column_config.TextColumn("query id")
     column_config["eval_run"] = st.column_config.TextColumn("run")
-    column_config["row"] = st.column_config.NumberColumn("row", help="The row's number in the dataset (from 0)")
-    order = [c for c in ["eval_run", "row", "query_id", "system", *metrics, "query", *reason_columns] if c in display.columns]
+    column_config["row"] = st.column_config.NumberColumn("row", help="The row's number in the dataset, from 1")
+    # the query id names a line; the row number (from 1, as a spreadsheet counts) only without one
+    display = display.assign(row=display["row"] + 1)
+    named = "query_id" in display.columns and not display["query_id"].map(formatting.is_missing).any()
+    order = [c for c in ["eval_run", *([] if named else ["row"]), "query_id", "system", *metrics, "query", *reason_columns] if c in display.columns]
     reasons_shown = [c for c in reason_columns if c in display.columns]
     if reasons_shown:  # an empty reason shows as missing too, not as an empty cell
         display = display.assign(**{c: display[c].mask(display[c].astype("string").str.strip().isin(("", "None", "nan")))
@@ -188,7 +191,9 @@ with errors.page_guard("results"):
     links.init_from_param("results_row", "row", int, lambda v: v in rows)
     row = int(st.session_state.get("results_row", first))
     links.set_params(row=row, drun=detail_run if len(run_ids) > 1 else None)
-    st.caption(f"Run **{formatting.md_escape(store_reads.run_label(detail_run))}** · dataset row {row:,}")
+    here = grid.loc[(grid["run_id"] == detail_run) & (grid["row"] == row), "query_id"] if "query_id" in grid else []
+    st.caption(f"Run **{formatting.md_escape(store_reads.run_label(detail_run))}** · "
+               f"{formatting.md_escape(formatting.row_name(here.iloc[0] if len(here) else None, row))}")
     row_detail.show_row(detail_run, int(row), key="results")
     links.view_link("metric", "range", "nan", "system", "q", "row", "drun", "page")
 

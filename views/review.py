@@ -10,7 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.review import LABELS, agreement, rescore
-from tempo_eval_app import errors, formatting, selection, store_reads, widgets
+from tempo_eval.verify.base import verdict_label
+from tempo_eval_app import errors, formatting, selection, store_reads, widgets, words
 from tempo_eval_app import verifier_notes as notes
 
 selection.page_setup("Review verdicts")
@@ -64,15 +65,16 @@ with errors.page_guard("review"):
         result = agreement(list(group["human"]), list(group["verdict"]))
         row = {"verifier": verifier, "n": result["n"], "accuracy": result["accuracy"], "kappa": result["kappa"]}
         for label in LABELS:
-            row[f"{label} precision"] = result["per_class"][label]["precision"]
-            row[f"{label} recall"] = result["per_class"][label]["recall"]
+            row[f"{verdict_label(label)} precision"] = result["per_class"][label]["precision"]
+            row[f"{verdict_label(label)} recall"] = result["per_class"][label]["recall"]
         rows.append(row)
     table = pd.DataFrame(rows)
     st.dataframe(table, hide_index=True, width="stretch", key="review_agreement",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in table.columns if c not in ("verifier", "n")})
     for verifier in table["verifier"]:
         st.caption(f"**{formatting.md_escape(verifier)}** — {formatting.md_escape(notes.accuracy_caption(verifier))}")
-    st.caption("Verdicts are compared on three classes: NOT_SUPPORTED and PARTIALLY_SUPPORTED count as NEUTRAL; "
+    st.caption(f"Verdicts are compared on three classes: {verdict_label('NOT_SUPPORTED')} and "
+               f"{verdict_label('PARTIALLY_SUPPORTED')} count as {verdict_label('NEUTRAL')}; "
                "ERROR verdicts are left out. Kappa corrects the agreement for chance (1 = perfect, 0 = chance).")
 
     st.subheader("Scores with human labels overriding the verifier")
@@ -84,7 +86,7 @@ with errors.page_guard("review"):
     means = scores.groupby("metric")[["model_score", "human_score"]].mean()
     cols = st.columns(max(1, len(means)))
     for col, (metric, mean) in zip(cols, means.iterrows(), strict=False):
-        col.metric(f"{formatting.md_escape(metric)}: verifier → human", _fmt(mean["human_score"]),
+        col.metric(f"{formatting.md_escape(words.metric_label(metric))}: verifier → human", _fmt(mean["human_score"]),
                    delta=None if math.isnan(mean["human_score"] - mean["model_score"]) else f"{mean['human_score'] - mean['model_score']:+.3f}",
                    help=f"Mean with the verifier's verdicts: {_fmt(mean['model_score'])}")
     st.dataframe(changed if not changed.empty else scores, hide_index=True, width="stretch", key="review_scores",

@@ -24,6 +24,7 @@ from tempo_eval_app import (
     selection,
     store_reads,
     time_slices,
+    words,
 )
 
 selection.page_setup("Run diff")
@@ -121,6 +122,8 @@ def _identity(by_id: pd.DataFrame, run_id: int) -> tuple[int, str, int]:
 
 def _summary(report: RunDiff) -> None:
     table = report.summary_table()
+    if "metric" in table.columns:
+        table["metric"] = [words.metric_label(m) for m in table["metric"]]
     config = {c: st.column_config.NumberColumn(c, format="%.3f")
               for c in ("baseline mean", "candidate mean", "95% CI low", "95% CI high")}
     config["mean change"] = st.column_config.NumberColumn("mean change", format="%+.3f",
@@ -174,7 +177,7 @@ def _scatter(report: RunDiff, metric: str) -> int | None:
 
     rows = report.rows[report.rows["metric"] == metric]
     fig = diff_scatter(rows, metric=metric, baseline=store_reads.run_label(report.baseline["id"]),
-                       candidate=store_reads.run_label(report.candidate["id"]))
+                       candidate=store_reads.run_label(report.candidate["id"]), label=words.metric_label(metric))
     event = st.plotly_chart(fig, key=f"diff_scatter_{metric}", on_select="rerun", selection_mode="points",
                             width="stretch")
     for point in _selected_row(event, "points"):
@@ -187,7 +190,7 @@ def _both_versions(report: RunDiff, index: int) -> None:
     line = report.rows.loc[index]
     st.subheader("Both versions of the row")
     st.caption(
-        f"{formatting.md_escape(line['metric'])} · query {formatting.md_escape(line['query_id'])}: "
+        f"{formatting.md_escape(words.metric_label(line['metric']))} · query {formatting.md_escape(line['query_id'])}: "
         f"{formatting.fmt_score(line['baseline'])} → {formatting.fmt_score(line['candidate'])} "
         f"({formatting.md_escape(line['outcome'])})"
     )
@@ -254,7 +257,7 @@ with errors.page_guard("run diff"):
     f1, f2 = st.columns([1, 2])
     if st.session_state.get("diff_metric") not in report.metrics:
         st.session_state["diff_metric"] = _default_metric(report)
-    metric = f1.selectbox("Metric", report.metrics, key="diff_metric")
+    metric = f1.selectbox("Metric", report.metrics, key="diff_metric", format_func=words.metric_label)
     st.session_state.setdefault("diff_show", "regressed")
     show = f2.segmented_control("Show", list(SHOW), key="diff_show", format_func=SHOW.get) or "all"
     shown = _rows(report, metric, show)

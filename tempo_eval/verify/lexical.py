@@ -424,6 +424,14 @@ class LexicalVerifier:
     def model(self) -> dict[str, Any]:
         return self._model if self._model is not None else _default_model()
 
+    def check_available(self) -> tuple[bool, str]:
+        """(True, what it does) when it can run here, else (False, why): without an embedder of
+        its own it needs the [nli] extra's packages (looked up, not imported)."""
+        from tempo_eval.verify.base import missing_extra
+
+        missing = None if self._embedder is not None else missing_extra(self.name)
+        return (True, SUMMARY) if missing is None else (False, missing)
+
     @property
     def settings(self) -> str:
         """The settings that change verdicts, for cache keys."""

@@ -144,13 +144,17 @@ def heatmap_figure(
     z = data.counts.astype(float)
     z[z == 0] = np.nan  # blank, not the lowest colour
     show_text = z.size <= 400
+    top, cap = int(data.counts.max()), colour_cap(data.counts)
+    colorbar = {"title": "items", "tick0": 0, "dtick": count_tick(cap), "tickformat": "d"}
+    if cap < top:  # one crowded cell does not wash the others out: it shares the darkest colour
+        ticks = list(range(0, cap, count_tick(cap)))
+        colorbar = {"title": "items", "tickvals": [*ticks, cap], "ticktext": [*map(str, ticks), f"≥ {cap}"]}
     hover = f"{plotly_text(row_title)} %{{y}}<br>{plotly_text(col_title)} %{{x}}<br>%{{customdata}} item(s)<extra></extra>"
     fig.add_trace(go.Heatmap(
         z=z, x=data.col_labels, y=data.row_labels, colorscale=colorscale, xgap=1, ygap=1,
         texttemplate="%{z:.0f}" if show_text else None,
         hoverinfo="skip",  # the cell markers below hover; an empty cell shows nothing
-        colorbar={"title": "items", "tick0": 0, "dtick": count_tick(int(data.counts.max())), "tickformat": "d"},
-        zmin=0 if data.counts.max() <= 1 else None,
+        colorbar=colorbar, zmin=0, zmax=max(cap, 1),
     ))
     # Plotly cannot select heatmap cells: one invisible square marker per non-empty cell makes a
     # click select the cell (Streamlit's on_select), and gives the hover its count
@@ -166,7 +170,7 @@ def heatmap_figure(
         title=plotly_text(title),
         xaxis={"title": plotly_text(col_title), "type": "category", "tickangle": -45},
         yaxis={"title": plotly_text(row_title), "type": "category", "autorange": "reversed"},
-        margin={"t": 50, "l": 80, "r": 20, "b": 80},
+        margin={"t": TOP_PX, "l": 100, "r": 20, "b": BOTTOM_PX},
         height=figure_height(len(data.row_bins)),
         clickmode="event+select", dragmode=False, hovermode="closest",
     )
@@ -175,14 +179,32 @@ def heatmap_figure(
 
 #: the side of the invisible marker that makes a cell clickable (pixels)
 CELL_MARKER_PX = 18
-#: pixels per row of bins, so every row label stays legible however many bins there are
-ROW_PX = 22
+#: pixels per row of bins, so every row label and count stays legible however many bins there are
+ROW_PX = 30
+#: the margins above (title) and below (column labels at -45°, "1900–1999", and the axis title)
+TOP_PX, BOTTOM_PX = 50, 120
+#: the share of non-empty cells whose colours are spread over the whole scale (see `colour_cap`)
+COLOUR_QUANTILE = 0.9
 
 
 def figure_height(n_rows: int) -> int:
-    """The heatmap's height for `n_rows` row bins: at least 320 px, else ROW_PX per row plus the
-    title and axis margins (about 40 decades get some 1,010 px instead of being squeezed into 300)."""
-    return max(320, ROW_PX * n_rows + 130)
+    """The heatmap's height for `n_rows` row bins: the plot area gives every row ROW_PX pixels,
+    and the fixed margins hold the title and the slanted column labels (9 centuries get 440 px,
+    some 40 decades 1,370 px, instead of being squeezed into 300); at least 320 px."""
+    return max(320, ROW_PX * n_rows + TOP_PX + BOTTOM_PX)
+
+
+def colour_cap(counts: np.ndarray) -> int:
+    """The count that gets the darkest colour: the COLOUR_QUANTILE quantile of the non-empty
+    cells' counts (one of them, not between two). A cell far above the others (22 where the rest hold 1 to 8) then
+    shares the darkest colour instead of washing the others out; its true count stays in its
+    text and hover. The largest count when at most two cells are non-empty; 0 for an empty map."""
+    values = np.sort(np.asarray(counts)[np.asarray(counts) > 0])
+    if values.size == 0:
+        return 0
+    if values.size <= 2:
+        return int(values[-1])
+    return int(np.quantile(values, COLOUR_QUANTILE, method="lower"))
 
 
 def count_tick(max_count: int) -> int:

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tempo_eval.verify.base import VERDICT_LABELS, verdict_label
+
 #: verdict -> (background, readable label); one colour per verdict, used by every view
 VERDICT_COLOURS: dict[str, str] = {
     "SUPPORTED": "#c8e6c9",
@@ -21,14 +23,6 @@ VERDICT_COLOURS: dict[str, str] = {
     "NOT_SUPPORTED": "#ffd8a8",
     "CONTRADICTED": "#ffb3b3",
     "ERROR": "#d0d0ff",
-}
-VERDICT_LABELS: dict[str, str] = {
-    "SUPPORTED": "supported",
-    "PARTIALLY_SUPPORTED": "partially supported",
-    "NEUTRAL": "not addressed",
-    "NOT_SUPPORTED": "not supported",
-    "CONTRADICTED": "contradicted",
-    "ERROR": "not verified (error)",
 }
 YEAR_COLOURS = {"grounded": "#c8e6c9", "ungrounded": "#ffb3b3", "year": "#dbe9ff"}
 
@@ -115,7 +109,7 @@ def claim_marks(text: str, claims: Sequence[Mapping[str, Any]]) -> tuple[list[Ma
             continue
         taken.append(span)
         verdict = str(claim.get("verdict") or "ERROR")
-        title = VERDICT_LABELS.get(verdict, verdict.lower())
+        title = verdict_label(verdict)
         evidence = claim.get("evidence")
         if evidence:
             title += f" — evidence: {evidence}"

@@ -50,7 +50,8 @@ def point_groups(rows: pd.DataFrame) -> pd.DataFrame:
     return groups[["baseline", "candidate", "outcome", "count", "first", "queries"]]
 
 
-def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: str) -> go.Figure:
+def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: str,
+                 label: str | None = None) -> go.Figure:
     """Baseline score (x) against candidate score (y) of one metric's rows, with the diagonal
     (no change); coloured by outcome; identical points are one marker sized by their count
     (hover names the queries). Each marker's customdata is the position of its first row."""
@@ -72,7 +73,7 @@ def diff_scatter(rows: pd.DataFrame, *, metric: str, baseline: str, candidate: s
         ))
     unit = scale(metric).unit
     fig.update_layout(
-        title=f"{plotly_text(metric)} per row" + ("" if way == "higher" else f" ({DIRECTION_WORDS[way]})"),
+        title=f"{plotly_text(label or metric)} per row" + ("" if way == "higher" else f" ({DIRECTION_WORDS[way]})"),
         xaxis={"title": f"baseline: {plotly_text(baseline)}" + (f" ({unit})" if unit else ""), "range": axis},
         yaxis={"title": f"candidate: {plotly_text(candidate)}" + (f" ({unit})" if unit else ""), "range": axis,
                "scaleanchor": "x"},

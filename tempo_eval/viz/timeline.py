@@ -60,8 +60,8 @@ def turn_timeline(frame: pd.DataFrame, *, threshold: float | None = None) -> go.
                              axis=1).map(lambda v: plotly_text(str(v))).to_numpy(),
         hovertemplate=(
             "window %{x} (interactions %{customdata[0]})<br>score %{customdata[5]}<br>"
-            "%{customdata[1]} claims: %{customdata[2]} yes, %{customdata[3]} no, "
-            "%{customdata[4]} idk<extra></extra>"
+            "%{customdata[1]} claims: %{customdata[2]} supported, %{customdata[3]} contradicted, "
+            "%{customdata[4]} neutral (not stated)<extra></extra>"
         ),
         name="window score",
     ))
