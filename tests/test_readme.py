@@ -184,7 +184,7 @@ def test_every_command_line_of_the_readme_and_the_user_guide_runs_as_written(pat
         from tempo_eval.store.db import DB_FILENAME
         from tempo_eval.store.runs import RunStore
 
-        assert len(RunStore(tmp_path / "home" / DB_FILENAME).list_runs()) >= 2
+        assert len(RunStore(tmp_path / "home" / DB_FILENAME).list_runs()) >= 3
 
 
 def test_the_cli_help_points_to_the_metric_semantics():
