@@ -376,7 +376,7 @@ class RunDiff:
         b, c = self.baseline, self.candidate
         m = self.matching
         text = (
-            f"Baseline #{b['id']} {escape(b['name'])} against candidate #{c['id']} {escape(c['name'])}: "
+            f"Baseline {escape(_run_label(b))} against candidate {escape(_run_label(c))}: "
             f"{self.matched} rows matched by {'query id' if m.by == 'query_id' else 'query text'}"
         )
         if m.unmatched_baseline or m.unmatched_candidate:
@@ -569,10 +569,18 @@ def run_header(store: Any, run_id: int) -> dict[str, Any]:
     """What the diff says about a run: id, name, dataset_id, dataset, status, created_at, rows."""
     info = store.run_info(run_id)
     dataset = store.dataset_info(info["dataset_id"])
+    from tempo_eval.run_names import run_label
+
     return {
         "id": int(info["id"]), "name": info["name"], "dataset_id": int(info["dataset_id"]),
         "dataset": dataset["name"], "status": info["status"], "created_at": info["created_at"],
+        "label": run_label(int(info["id"]), info["name"], info.get("config")),
     }
+
+
+def _run_label(run: dict[str, Any]) -> str:
+    """A run as the headline names it: its label ("#2 · claims TF · lexical"), else id and name."""
+    return str(run.get("label") or f"#{run['id']} {run['name']}")
 
 
 def ids_generated(store: Any, dataset_id: int) -> bool:

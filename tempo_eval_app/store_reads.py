@@ -108,7 +108,7 @@ def claims_frame(run_id: int) -> pd.DataFrame:
 def run_label(run_id: int) -> str:
     """The run's short label, as every page names it (`tempo_eval.scoring.run_label`:
     "#2 · claims TF · lexical"); "#N" alone for a run deleted meanwhile."""
-    from tempo_eval.scoring import run_label as label
+    from tempo_eval.run_names import run_label as label
 
     try:
         info = store().run_info(int(run_id))
@@ -250,7 +250,7 @@ def _wide(db: str, run_id: int, long: pd.DataFrame, *, queries: bool) -> pd.Data
     codes = wide["reason_code"].add_suffix(" reason")
     grid = pd.concat([scores, codes], axis=1).reset_index()
     grid.columns.name = None
-    from tempo_eval.scoring import run_label as label
+    from tempo_eval.run_names import run_label as label
 
     grid.insert(0, "eval_run", label(int(run_id), info["name"], info["config"]))
     grid.insert(1, "run_id", run_id)

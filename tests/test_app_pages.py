@@ -373,10 +373,12 @@ def test_a_refresh_finds_the_finished_run_in_the_store() -> None:
 
 def test_evaluate_page_says_why_a_verifier_is_not_available() -> None:
     at = goto(open_app(), "evaluate")
-    text = " ".join(m.value for m in at.markdown)
-    assert "No judge configured" in text
+    # the offline default chosen: the others are listed by their availability alone
+    assert any("❔ llm" in c.value or "❌ llm" in c.value for c in at.caption)
     at.radio(key="keep_ev_verifier").set_value("llm")
     at.selectbox(key="keep_ev_tf_mode").set_value("nli").run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "No judge configured" in text  # the chosen one says why it is not available
     assert any("needs a judge" in w.value or "not available" in w.value for w in at.warning)
     assert at.button(key="run_evaluation").disabled
 
@@ -812,6 +814,8 @@ def test_the_lexical_verifier_description_is_the_calibrated_one() -> None:
 def test_a_judge_is_not_called_available_before_it_answered() -> None:
     at = goto(open_app(), "evaluate")
     at.text_input(key="keep_ev_judge_model").set_value("m").run()
+    assert any("❔ llm" in c.value for c in at.caption)  # listed beside the chosen verifier: not yet known
+    at.radio(key="keep_ev_verifier").set_value("llm").run()
     line = next(m.value for m in at.markdown if "**llm**" in m.value)
     assert "✅" not in line and "test request" in line
 

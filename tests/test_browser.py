@@ -216,7 +216,7 @@ def test_upload_evaluate_with_the_lexical_verifier_and_see_the_highlighted_claim
     use_uploaded_dataset(page, "twelve_questions.csv")
 
     nav(page, "Evaluate")
-    choose(page, "Mode", "Claims: each temporal sentence checked by the verifier")
+    choose(page, "Mode", "Claims, by the verifier")
     page.get_by_role("button", name="Run evaluation").click()
     page.get_by_text(re.compile(r"Finished: 12 rows evaluated")).first.wait_for(timeout=240_000)
     wait_idle(page)

@@ -148,7 +148,7 @@ def _evaluate_sample(page, mode: str) -> int:
 
 def test_07_09_a_run_is_named_after_what_ran_and_its_summary_speaks_plainly(app) -> None:
     page, _server, _dialogs = app
-    _evaluate_sample(page, "Claims: each temporal sentence checked by the verifier")
+    _evaluate_sample(page, "Claims, by the verifier")
     expect(page.locator('[role="columnheader"]').filter(has_text="95% CI low").first).to_be_attached(timeout=60_000)
     texts = " ".join(grid_texts(page))
     for words in ("95% CI low", "rows measured", "why not measured"):
@@ -202,7 +202,7 @@ def test_10_results_and_overview_rows_open_with_a_click_and_one_link_per_page(ap
 
 def test_05_compare_two_evaluation_runs_without_the_single_system_notice(app) -> None:
     page, _server, _dialogs = app
-    run_id = _evaluate_sample(page, "Focus time: answer years found in the contexts (no model)")
+    run_id = _evaluate_sample(page, "Focus time (no model)")
     # Evaluate selects the run it saw finish, so the sidebar holds it on every page
     expect(page).to_have_url(re.compile(rf"[?&]runs=(\d+,)*{run_id}\b"), timeout=30_000)
     nav(page, "Compare runs")

@@ -1,7 +1,8 @@
-"""The README's "First ten minutes", driven in headless Chromium, one screenshot per step.
+"""The README's five-minute tour, driven in headless Chromium, one screenshot per step.
 
-Open the sample, evaluate it, open a claim, compare two runs, read a heatmap: the same clicks a new
-user makes, against the real `streamlit run`. The screenshots go to a temporary folder, or to
+Open the sample, evaluate it, open a claim, compare two retriever runs, read a heatmap, diff two
+evaluation runs, read scores over time: the same clicks a new user makes, against the real
+`streamlit run`. The screenshots go to a temporary folder, or to
 docs/screenshots/ (the ones the README shows) when TEMPO_EVAL_WRITE_SCREENSHOTS=1, so regenerating
 them is one command and a plain test run never changes the tree:
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,7 +32,8 @@ from tests.test_browser import (
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 #: the walk-through's steps, in order; the README links each of these files
-STEPS = ("01_open_the_sample", "02_evaluate", "03_open_a_claim", "04_compare_two_runs", "05_read_a_heatmap")
+STEPS = ("01_open_the_sample", "02_evaluate", "03_open_a_claim", "04_compare_two_runs", "05_read_a_heatmap",
+         "06_diff_two_runs", "07_scores_over_time")
 VIEWPORT = {"width": 1280, "height": 800}
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -113,7 +116,7 @@ def test_first_ten_minutes_walkthrough(walk, shots_dir: Path, tmp_path: Path) ->
 
 
 def walk_through(page, shots_dir: Path) -> None:
-    """The README's five steps, one screenshot each."""
+    """The README's tour, one screenshot per step."""
     # 1. The app opens on the bundled sample, its focus-time scores computed without any model.
     page.get_by_text("Temporal Faithfulness (focus time)").first.wait_for()
     wait_idle(page)
@@ -122,7 +125,7 @@ def walk_through(page, shots_dir: Path) -> None:
 
     # 2. Evaluate the sample: temporal claims checked by the offline lexical verifier.
     nav(page, "Evaluate")
-    choose(page, "Mode", "Claims: each temporal sentence checked by the verifier")
+    choose(page, "Mode", "Claims, by the verifier")
     page.get_by_role("button", name="Run evaluation").click()
     finished = page.get_by_text(re.compile(r"Finished: 30 rows evaluated"))
     finished.first.wait_for(timeout=600_000)  # seconds alone; minutes on a loaded machine
@@ -157,3 +160,42 @@ def walk_through(page, shots_dir: Path) -> None:
     heatmap.wait_for()
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .heatmaplayer .hm').length >= 1")
     save(page, shots_dir, "05_read_a_heatmap", page.get_by_role("tab", name="Query × retrieved documents"))
+
+    # 6. Diff two runs: the sample evaluated again in focus-time mode, against the claims run.
+    choose(page, "Dataset", "Sample: temporal QA")  # step 4 opened the retriever runs' dataset
+    nav(page, "Evaluate")
+    choose(page, "Mode", "Focus time (no model)")
+    page.get_by_role("button", name="Run evaluation").click()
+    wait_idle(page)
+    # the first run's "Finished" may still be on screen: wait on Run diff for the second run
+    summary = page.get_by_text(re.compile(r"improved|regressed")).first
+    deadline = time.monotonic() + 600
+    while True:
+        nav(page, "Run diff")
+        if summary.count() or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(2_000)
+    summary.wait_for(timeout=60_000)
+    expect(page.get_by_text(re.compile(r"#\d+ · (claims|focus-time) TF")).first).to_be_visible()
+    save(page, shots_dir, "06_diff_two_runs")
+
+    # 7. Scores over time: the bundled run whose answers degrade from 2023, by as-of date.
+    nav(page, "Evaluate")
+    page.get_by_text("A file on this machine (path)").click()
+    wait_idle(page)
+    box = page.get_by_label("Path of the dataset file on the app's machine")
+    box.fill(str(ROOT / "data" / "sample" / "answers_over_time.csv"))
+    box.press("Enter")
+    wait_idle(page)
+    if page.get_by_role("checkbox", name="Temporal NDCG@k").is_checked():  # no gold ids in this file
+        page.get_by_text("Temporal NDCG@k", exact=True).click()
+        wait_idle(page)
+    page.get_by_role("button", name="Run evaluation").click()
+    page.get_by_text(re.compile(r"Finished: 240 rows evaluated")).first.wait_for(timeout=600_000)
+    wait_idle(page)
+    choose(page, "Dataset", "answers_over_time")
+    nav(page, "Scores over time")
+    page.locator(".js-plotly-plot .scatterlayer path.point").first.wait_for(state="attached", timeout=60_000)
+    changes = page.get_by_text(re.compile(r"the level changes at 2023-01-01")).first
+    expect(changes).to_be_visible(timeout=60_000)
+    save(page, shots_dir, "07_scores_over_time", page.locator(".js-plotly-plot").first, "center")

@@ -39,10 +39,14 @@ VERIFIER_HELP = {
     "llm": "An OpenAI-compatible judge (any endpoint); the key stays in this browser session.",
 }
 TF_MODES = {
-    "focus_time": "Focus time: answer years found in the contexts (no model)",
-    "nli": "Claims: each temporal sentence checked by the verifier",
-    "llm": "LLM judge: extracts and labels the temporal claims",
+    "focus_time": "Focus time (no model)",
+    "nli": "Claims, by the verifier",
+    "llm": "LLM judge",
 }
+#: what each mode does, in the Mode box's help
+TF_MODE_HELP = ("Focus time: the share of the answer's years found in the contexts (no model). Claims: each "
+                "temporal sentence of the answer checked against the contexts by the verifier below. LLM judge: "
+                "the judge extracts the temporal claims and labels each; the score is computed from its labels.")
 #: the as-of metrics (docs/metrics.md, "As-of evaluation"): name -> label on the page
 ASOF_METRICS = {
     "future_leak": "Future leak@k",
@@ -54,10 +58,14 @@ ASOF_METRICS = {
 #: how answer currency decides that an answer matches a reference (asof-spec)
 CURRENCY_MATCH = {"words": "Word match (no model)", "verifier": "The verifier below"}
 NDCG_MODES = {
-    "gold": "Gold: retrieved_ids against gold_ids (trec_eval's ndcg_cut)",
-    "focus_time": "Focus time: query years against context years",
-    "llm": "LLM judge: grades each context 0-4",
+    "gold": "Gold ids (trec_eval)",
+    "focus_time": "Focus time (no model)",
+    "llm": "LLM judge",
 }
+#: what each mode does, in the Mode box's help
+NDCG_MODE_HELP = ("Gold: retrieved_ids ranked against gold_ids, as trec_eval's ndcg_cut. Focus time: relevance from "
+                  "the query's years against each context's years (no model). LLM judge: the judge grades each "
+                  "context 0-4.")
 
 
 def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | None, str]]:
@@ -220,10 +228,12 @@ with errors.page_guard("evaluate"):
     tf_mode, ndcg_mode = "focus_time", "gold"
     if not needs["temporal_faithfulness"]:
         use_tf = c1.checkbox("Temporal Faithfulness", value=True, key="keep_ev_tf")
-        tf_mode = c1.selectbox("Mode", list(TF_MODES), format_func=TF_MODES.get, key="keep_ev_tf_mode", disabled=not use_tf)
+        tf_mode = c1.selectbox("Mode", list(TF_MODES), format_func=TF_MODES.get, key="keep_ev_tf_mode", disabled=not use_tf,
+                               help=TF_MODE_HELP)
     if not needs["temporal_ndcg"]:
         use_ndcg = c2.checkbox("Temporal NDCG@k", value="retrieved_ids" in columns, key="keep_ev_ndcg")
-        ndcg_mode = c2.selectbox("Mode ", list(NDCG_MODES), format_func=NDCG_MODES.get, key="keep_ev_ndcg_mode", disabled=not use_ndcg)
+        ndcg_mode = c2.selectbox("Mode ", list(NDCG_MODES), format_func=NDCG_MODES.get, key="keep_ev_ndcg_mode",
+                                 disabled=not use_ndcg, help=NDCG_MODE_HELP)
     if not needs["factual_correctness"]:
         use_fc = c3.checkbox("Factual Correctness", value=False, key="keep_ev_fc",
                              help="Claims of the answer against the reference, and back (precision, recall, F1).")
@@ -246,52 +256,65 @@ with errors.page_guard("evaluate"):
         help="Read the row's reference_date (the as-of date) and context_dates (publication dates); answer "
              "currency reads reference and outdated_references. docs/metrics.md, 'As-of evaluation'.",
     )
-    a1, a2, a3 = st.columns(3)
-    max_age = a1.number_input("Stale after (days, max_age)", 0, 36500, 365, key="keep_ev_max_age",
-                              disabled="stale_evidence" not in use_asof)
-    half_life = a2.number_input("Recency half-life (days)", 1, 36500, 365, key="keep_ev_half_life",
-                                disabled="recency_ndcg" not in use_asof)
-    # the spec's two ways to match an answer to a reference; the word match needs no model, as
-    # `evaluate` without --verifier
-    currency_match = a3.radio(
-        "Answer currency matches by", list(CURRENCY_MATCH), format_func=CURRENCY_MATCH.get,
-        key="keep_ev_currency_match", disabled="answer_currency" not in use_asof,
-        help="Word match: the normalised reference occurs in the normalised answer (SQuAD-style). "
-             "Verifier: the verifier chosen below says the answer supports the reference.",
-    )
+    # the as-of settings only when an as-of metric is chosen (their values are kept meanwhile)
+    max_age = int(st.session_state.get("keep_ev_max_age", 365))
+    half_life = int(st.session_state.get("keep_ev_half_life", 365))
+    currency_match = st.session_state.get("keep_ev_currency_match", "words")
+    if use_asof:
+        a1, a2, a3 = st.columns(3)
+        max_age = a1.number_input("Stale after (days, max_age)", 0, 36500, max_age, key="keep_ev_max_age",
+                                  disabled="stale_evidence" not in use_asof)
+        half_life = a2.number_input("Recency half-life (days)", 1, 36500, half_life, key="keep_ev_half_life",
+                                    disabled="recency_ndcg" not in use_asof)
+        # the spec's two ways to match an answer to a reference; the word match needs no model, as
+        # `evaluate` without --verifier
+        currency_match = a3.radio(
+            "Answer currency matches by", list(CURRENCY_MATCH), format_func=CURRENCY_MATCH.get,
+            key="keep_ev_currency_match", disabled="answer_currency" not in use_asof,
+            help="Word match: the normalised reference occurs in the normalised answer (SQuAD-style). "
+                 "Verifier: the verifier chosen below says the answer supports the reference.",
+        )
     currency_by_verifier = "answer_currency" in use_asof and currency_match == "verifier"
 
     st.subheader("Settings")
-    s1, s2, s3 = st.columns(3)
+    s1, s2, _ = st.columns(3)
     k = s1.number_input("k (cutoff)", 1, 1000, 10, key="keep_ev_k")
-    use_date = s1.checkbox("Reference date", key="keep_ev_use_date",
+    use_date = s2.checkbox("Reference date", key="keep_ev_use_date",
                            help="Resolves relative expressions such as 'last year' for rows without their own.")
-    reference_date = s1.date_input("Reference date", dt.date(2024, 1, 1), key="keep_ev_date", disabled=not use_date,
+    reference_date = s2.date_input("Reference date", dt.date(2024, 1, 1), key="keep_ev_date", disabled=not use_date,
                                    label_visibility="collapsed")
-    window = s2.number_input("Conversation window size", 1, 100, st.session_state.get("settings_window_size", 10),
-                             key="keep_ev_window", help="Used on the Conversation page.")
-    st.session_state["settings_window_size"] = int(window)
-    nli_model = s3.text_input("NLI model (hub id or local path)", "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli",
-                              key="keep_ev_nli_model")
-    judge_url = s3.text_input("Judge endpoint (base URL)", "", key="keep_ev_judge_url",
-                              placeholder="https://api.openai.com/v1 or http://localhost:8000/v1")
-    judge_model = s3.text_input("Judge model", "", key="keep_ev_judge_model", placeholder="gpt-4o-mini")
-    api_key = s3.text_input("API key (kept in this session only, never stored)", "", type="password",
-                            key="keep_ev_api_key")
-
-    _, key_source = judge_keys.judge_api_key(judge_url, api_key)
-    endpoint = formatting.md_escape(judge_url.strip()) if judge_url.strip() else "the default endpoint (OpenAI or OPENAI_BASE_URL)"
-    note = " The server's OPENAI_API_KEY is only ever sent to the default endpoint." if judge_url.strip() else ""
-    s3.caption(f"Judge API key: {key_source}. Endpoint: {endpoint}.{note}")
+    window = int(st.session_state.get("settings_window_size", 10))
+    if use_turn:
+        window = s1.number_input("Conversation window size", 1, 100, window, key="keep_ev_window",
+                                 help="Turn Faithfulness: how many turns each sliding window holds.")
+        st.session_state["settings_window_size"] = int(window)
 
     st.subheader("Verifier")
-    judge_ready = bool(judge_model.strip())
-    status = _availability(nli_model.strip() or verifier_choice.DEFAULT_NLI_MODEL, judge_ready)
     names = ["lexical", "nli", "llm"]
     verifier = st.radio(
         "Who decides whether a claim is supported", names, key="keep_ev_verifier", horizontal=True,
         format_func=lambda n: {"lexical": "Lexical (offline)", "nli": "NLI model", "llm": "LLM judge"}[n],
     )
+    # what only one verifier or the judge needs, folded away unless it is the one in use: the
+    # page stays short for the offline default (the fields keep their values when folded)
+    judge_used = verifier == "llm" or (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm")
+    with st.expander("NLI model", expanded=verifier == "nli"):
+        nli_model = st.text_input("NLI model (hub id or local path)", "MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli",
+                                  key="keep_ev_nli_model")
+    with st.expander("LLM judge: endpoint, model and API key", expanded=judge_used):
+        j1, j2 = st.columns(2)
+        judge_url = j1.text_input("Judge endpoint (base URL)", "", key="keep_ev_judge_url",
+                                  placeholder="https://api.openai.com/v1 or http://localhost:8000/v1")
+        judge_model = j2.text_input("Judge model", "", key="keep_ev_judge_model", placeholder="gpt-4o-mini")
+        api_key = j1.text_input("API key (kept in this session only, never stored)", "", type="password",
+                                key="keep_ev_api_key")
+        _, key_source = judge_keys.judge_api_key(judge_url, api_key)
+        endpoint = formatting.md_escape(judge_url.strip()) if judge_url.strip() else "the default endpoint (OpenAI or OPENAI_BASE_URL)"
+        note = " The server's OPENAI_API_KEY is only ever sent to the default endpoint." if judge_url.strip() else ""
+        j2.caption(f"Judge API key: {key_source}. Endpoint: {endpoint}.{note}")
+
+    judge_ready = bool(judge_model.strip())
+    status = _availability(nli_model.strip() or verifier_choice.DEFAULT_NLI_MODEL, judge_ready)
     nli_id = nli_model.strip() or verifier_choice.DEFAULT_NLI_MODEL
 
     # a fragment that polls while the NLI model is being loaded in the background, so its status
@@ -299,22 +322,28 @@ with errors.page_guard("evaluate"):
     @st.fragment(run_every=1.0 if status["nli"][0] is None else None)
     def verifier_status() -> None:
         current = _availability(nli_id, judge_ready)
-        for name in names:
-            ok, why = current[name]
-            icon = "✅" if ok else "❌" if ok is False else "⏳" if name == "nli" else "❔"
-            # the description once; the availability sentence only when something is wrong or pending
-            line = f"{icon} **{name}** — {VERIFIER_HELP[name]}"
-            if ok is not True and why:
-                line += f" *{formatting.md_escape(why)}*"
-            st.markdown(line)
+
+        def icon(name: str) -> str:
+            ok = current[name][0]
+            return "✅" if ok else "❌" if ok is False else "⏳" if name == "nli" else "❔"
+
+        # the chosen verifier in full (what it is, and why not when it is not available), the
+        # others by their availability alone
+        ok, why = current[verifier]
+        line = f"{icon(verifier)} **{verifier}** — {VERIFIER_HELP[verifier]}"
+        if ok is not True and why:
+            line += f" *{formatting.md_escape(why)}*"
+        st.markdown(line)
+        st.caption("Also here: " + " · ".join(f"{icon(name)} {name}" for name in names if name != verifier))
         if status["nli"][0] is None and current["nli"][0] is not None:
             st.rerun()  # the whole page, so "still being checked" problems go away
 
     verifier_status()
-    # measured accuracy and what each verifier cannot judge, from bench/verifier_accuracy.py --write
+    # measured accuracy and what the chosen verifier cannot judge, from bench/verifier_accuracy.py --write
     from tempo_eval.verify.accuracy import accuracy_note
 
-    st.caption("  \n".join(f"**{formatting.md_escape(name)}** accuracy: {formatting.md_escape(accuracy_note(name))}" for name in names))
+    with st.expander(f"How accurate is {verifier}? What can it not judge?"):
+        st.caption(formatting.md_escape(accuracy_note(verifier)))
 
     needs_verifier = (use_tf and tf_mode == "nli") or use_fc or use_turn or currency_by_verifier
     needs_judge = (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm") or (needs_verifier and verifier == "llm")
