@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import formatting, row_detail, store_reads
+from tempo_eval_app import formatting, row_detail, store_reads, words
 
 BY = {"as_of": "As-of date", "focus_year": "Focus year", "evidence_year": "Evidence year"}
 BINS = ("week", "month", "quarter", "year")
@@ -91,7 +91,8 @@ def show(runs: list[int], metric: str, by: str, bin: str, *, key: str) -> None:
         why = "; ".join(f"{v} rows: {k}" for k, v in unplaced.items()) or "no measured row"
         st.info(f"No row of these runs has a place on this axis ({formatting.md_escape(why)}). Try another **By**.")
         return
-    fig = slices_figure(rep)
+    fig = slices_figure(rep, labels={r.run: store_reads.run_label(r.run) for r in rep.runs},
+                        metric_label=words.metric_label(metric))
     event = st.plotly_chart(fig, key=f"{key}_chart", on_select="rerun", selection_mode="points",
                             width="stretch")
     _changes_caption(rep)

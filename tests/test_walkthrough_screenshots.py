@@ -188,7 +188,7 @@ def walk_through(page, shots_dir: Path) -> None:
     box.press("Enter")
     wait_idle(page)
     if page.get_by_role("checkbox", name="Temporal NDCG@k").is_checked():  # no gold ids in this file
-        page.get_by_text("Temporal NDCG@k", exact=True).click()
+        page.get_by_text("Temporal NDCG@k", exact=True).first.click()
         wait_idle(page)
     page.get_by_role("button", name="Run evaluation").click()
     page.get_by_text(re.compile(r"Finished: 240 rows evaluated")).first.wait_for(timeout=600_000)
