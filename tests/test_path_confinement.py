@@ -156,3 +156,23 @@ def test_outside_a_job_the_readers_follow_links_as_before(tmp_path: Path) -> Non
     link = tmp_path / "link.jsonl"
     link.symlink_to(secret)
     assert len(load_dataset(link).frame) == 2  # the command line reads what its user names
+
+
+def test_the_compare_pages_corpus_swapped_for_a_link_outside_is_refused_where_it_is_opened(tmp_path: Path) -> None:
+    """The corpus path typed on Compare is read by the page for each opened query: it is opened
+    confined too (a file swapped for a link after the typed check is not read)."""
+    from tempo_eval.io.trec_dataset import corpus_texts
+
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    allowed.mkdir()
+    outside.mkdir()
+    corpus = allowed / "corpus.jsonl"
+    corpus.write_text('{"doc_id": "d1", "text": "inside"}\n', encoding="utf-8")
+    secret = outside / "secret.jsonl"
+    secret.write_text('{"doc_id": "d1", "text": "the secret"}\n', encoding="utf-8")
+    with _confine.reads_confined_to([allowed]):
+        assert corpus_texts(corpus, ["d1"]) == {"d1": "inside"}
+    corpus.unlink()
+    corpus.symlink_to(secret)
+    with _confine.reads_confined_to([allowed]), pytest.raises(ValueError):
+        corpus_texts(corpus, ["d1"])

@@ -105,9 +105,11 @@ def _system_report(
 @st.cache_data(show_spinner="Reading the documents of this query from the corpus…", max_entries=64)
 def _corpus_texts(corpus: str, modified: int, doc_ids: tuple[str, ...]) -> dict[str, str]:
     """The corpus texts of these documents only (`modified` keys the cache to the file's version)."""
+    from tempo_eval._confine import allowed_roots, reads_confined_to
     from tempo_eval.io.trec_dataset import corpus_texts
 
-    return corpus_texts(corpus, doc_ids)
+    with reads_confined_to(allowed_roots()):  # checked again where the file is opened
+        return corpus_texts(corpus, doc_ids)
 
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
@@ -352,11 +354,17 @@ with errors.page_guard("compare"):
                 if corpus:
                     from pathlib import Path
 
-                    texts = _corpus_texts(corpus, Path(corpus).stat().st_mtime_ns, tuple(doc for doc, _ in ranked))
-                    with st.expander("Documents"):
-                        for rank, (doc, grade) in enumerate(ranked, start=1):
-                            text = texts.get(doc)
-                            widgets.plain(f"{rank}. {doc} (grade {grade}): " + (text if text is not None else "not in the corpus"))
+                    try:
+                        texts = _corpus_texts(corpus, Path(corpus).lstat().st_mtime_ns, tuple(doc for doc, _ in ranked))
+                    except (ValueError, OSError) as refused:  # e.g. swapped for a link leading out
+                        st.warning(formatting.md_escape(f"The corpus is not read: {refused}"))
+                        texts = None
+                    if texts is not None:
+                        with st.expander("Documents"):
+                            for rank, (doc, grade) in enumerate(ranked, start=1):
+                                text = texts.get(doc)
+                                widgets.plain(f"{rank}. {doc} (grade {grade}): "
+                                              + (text if text is not None else "not in the corpus"))
         links.view_link("k", "compare", "q")
         st.stop()
     rows = frame[frame["query_id"].astype(str) == str(query_id)]

@@ -86,7 +86,11 @@ def corpus_texts(path: Any, doc_ids: Sequence[str], *, chunk_bytes: int = 1 << 2
     pattern = re.compile(rb'(?:^|(?<=["\t])|(?<=: ))(?:' + alternatives + rb')(?=["\t,}])', re.MULTILINE)
     found: dict[str, str] = {}
     rest = b""
-    with open(path, "rb") as handle:
+    from tempo_eval.io._source import open_regular_file
+
+    # a regular file, opened without following links and, inside `reads_confined_to`, confined to
+    # the allowed folders where it is opened (the Compare page's typed corpus path)
+    with open_regular_file(path, name) as handle:
         while wanted - found.keys():
             chunk = handle.read(chunk_bytes)
             data = rest + chunk
