@@ -24,6 +24,7 @@ import os
 import secrets as _random
 import sqlite3
 import threading
+from pathlib import Path
 from typing import Any
 
 from tempo_eval._secrets import secret_values
@@ -86,6 +87,12 @@ class RunStore(DatasetRecords, RunRecords, ResultRecords, ClaimRecords, SummaryR
     def connection(self) -> sqlite3.Connection:
         """The open connection (for reading; writes go through the store's methods)."""
         return self._conn
+
+    def folder(self) -> Path | None:
+        """The folder of this store's database file (the workspace), None for one in memory."""
+        with self._lock:
+            found = self._conn.execute("PRAGMA database_list").fetchone()
+        return Path(found[2]).parent if found and found[2] else None
 
     def close(self) -> None:
         self._conn.close()
