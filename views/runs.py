@@ -285,7 +285,7 @@ with errors.page_guard("runs"):
         for column in deltas:
             way = direction(column.removesuffix(" Δ"))
             column_config[column] = st.column_config.NumberColumn(
-                column, format="%+.3f",
+                f"{words.metric_label(column.removesuffix(' Δ'))} Δ", format="%+.3f",
                 help="Mean minus the baseline's mean" + ("" if way == "higher" else f" ({formatting.md_escape(DIRECTION_WORDS[way])})"))
         # name, status and every metric's mean first: the scores are visible without scrolling
         order = ["id", "name", "status", *metrics, *deltas, *[f"{m} 95% CI" for m in metrics],
