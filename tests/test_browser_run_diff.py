@@ -4,6 +4,7 @@ of it show side by side."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -52,8 +53,10 @@ def test_open_the_diff_click_a_regressed_row_and_see_both_versions(diff_page) ->
     both = page.get_by_role("heading", name="Both versions of the row")
     expect(both).to_be_visible(timeout=60_000)
     wait_idle(page)
-    expect(page.get_by_text("Baseline · sample baseline")).to_be_visible()
-    expect(page.get_by_text("Candidate · years changed")).to_be_visible()
+    # each run by its label: id, what ran, then the name it was given
+    paragraphs = page.locator('[data-testid="stMain"] p')
+    expect(paragraphs.filter(has_text=re.compile(r"^Baseline\s*· #\d+ · .*sample baseline")).first).to_be_visible()
+    expect(paragraphs.filter(has_text=re.compile(r"^Candidate\s*· #\d+ · .*years changed")).first).to_be_visible()
     # the baseline answer has 1666 found in the contexts, the candidate's 1766 is not there
     baseline_html = page.locator('mark.te-grounded').filter(has_text="1666")
     candidate_html = page.locator('mark.te-ungrounded').filter(has_text="1766")

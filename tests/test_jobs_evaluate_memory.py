@@ -113,13 +113,14 @@ def test_an_ended_evaluation_is_summarised_from_its_scores_not_its_results(tmp_p
     store.close()
     queue = JobQueue()
     ended(queue, "evaluate", {**SETTINGS, "dataset_id": dataset_id}, "finished", run_id=run.run_id,
-          dataset_id=dataset_id)
+          dataset_id=dataset_id, session="this-tab")  # queued by this page's session
     queue.close()
     reads = []
     original = RunStore.results_frame
     monkeypatch.setattr(RunStore, "results_frame", lambda self, run_id: reads.append(run_id) or original(self, run_id))
     at = AppTest.from_file(str(ROOT / "views" / "evaluate.py"), default_timeout=TIMEOUT)
     at.query_params["dataset"] = str(dataset_id)
+    at.session_state["_session_id"] = "this-tab"  # tempo_eval_app.worker_jobs.session_id
     at.run()
     at.run()
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]

@@ -58,8 +58,10 @@ def _stop(worker: subprocess.Popen) -> str:
     return text
 
 
-def test_an_upload_starts_and_finishes_while_an_evaluation_runs_in_another_worker(tmp_path) -> None:
+def test_an_upload_starts_and_finishes_while_an_evaluation_runs_in_another_worker(tmp_path, monkeypatch) -> None:
     from tempo_eval.io.dataset import load_dataset
+
+    monkeypatch.setenv("TEMPO_EVAL_ALLOWED_DIRS", str(tmp_path))  # the workers read the upload from here
 
     store = RunStore()
     try:

@@ -99,7 +99,8 @@ def test_the_worker_started_with_a_key_holds_its_job(tmp_path) -> None:
     queue = JobQueue()
     path = write_rows(tmp_path / "rows.jsonl", 5)
     keyed = queue.submit("evaluate", {**SETTINGS, "path": str(path)}, needs_key=True)
-    env = {**os.environ, "TEMPO_EVAL_JOB_KEY": "sk-test-not-a-real-key"}
+    # the worker reads a typed path only inside the allowed folders it was started with
+    env = {**os.environ, "TEMPO_EVAL_JOB_KEY": "sk-test-not-a-real-key", "TEMPO_EVAL_ALLOWED_DIRS": str(tmp_path)}
     done = subprocess.run([sys.executable, "-m", "tempo_eval", "job", "run", "--key-for", str(keyed), "--limit", "1"],
                           env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

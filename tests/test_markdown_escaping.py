@@ -34,7 +34,8 @@ TEXT_KEYWORDS = ("body", "label", "text", "help")
 #: receivers that are not Streamlit (a logger's .error / .warning / .info)
 NOT_STREAMLIT = {"logger", "logging", "log", "handle", "file", "sys"}
 #: calls whose value is a number or a fixed string, never user text: the score formatters and len
-SAFE_CALLS = {"md_escape", "fmt_score", "fmt_count", "fmt_p", "plural", "_fmt", "len", "int"}
+SAFE_CALLS = {"md_escape", "fmt_score", "fmt_count", "fmt_p", "plural", "_fmt", "len", "int",
+              "verdict_label"}  # verdict_label: the constant display name of an engine verdict
 #: f-string format specs that only a number accepts (".3f", "+.2f", "d", ",")
 NUMERIC_SPEC = re.compile(r"^[+\- ]?,?(\.\d+)?[dfeg%]?$")
 #: names proven to hold app-made text, with why (keep this short; anything else goes through md_escape)
@@ -54,6 +55,8 @@ ALLOWED_NAMES = {
     ("claims.py", "label"): "a counter title from the page's constant tuple",
     ("claims.py", "verdict"): "a verdict name from the page's constant tuple",
     ("evaluate.py", "unavailable"): "metric labels (words.METRIC_LABELS) and the column names they need (constants)",
+    ("evaluate.py", "TF_MODE_HELP"): "the page's constant help text of the Mode box",
+    ("evaluate.py", "NDCG_MODE_HELP"): "the page's constant help text of the Mode box",
 }
 
 

@@ -43,7 +43,9 @@ def test_an_existing_workspace_is_upgraded_in_place_and_keeps_its_runs(tmp_path:
     path = tmp_path / "old.sqlite"
     old = sqlite3.connect(path)
     old.execute("PRAGMA foreign_keys=ON")
-    old.executescript("BEGIN; " + "; ".join(MIGRATIONS[:-1]) + f"; PRAGMA user_version = {SCHEMA_VERSION - 1}; COMMIT;")
+    # a workspace of the version before the id marks (later migrations come after it)
+    before = next(i for i, script in enumerate(MIGRATIONS) if "id_marks" in script)
+    old.executescript("BEGIN; " + "; ".join(MIGRATIONS[:before]) + f"; PRAGMA user_version = {before}; COMMIT;")
     old.execute("INSERT INTO datasets (id, name, content_hash, mapping, n_rows, rows) VALUES (1, 'd', 'h', '{}', 1, '{}')")
     for run_id in (1, 2, 3):
         old.execute("INSERT INTO runs (id, dataset_id, name, config, config_hash, status) "

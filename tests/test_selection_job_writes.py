@@ -141,7 +141,7 @@ def test_a_run_renamed_resumed_or_deleted_by_another_process_shows_at_the_next_r
     assert _shown(dataset_id) == {run_id: ("first name", "finished", 2)}
     _elsewhere("rename", run_id, "second name")
     assert _shown(dataset_id) == {run_id: ("second name", "finished", 2)}
-    assert store_reads.run_label(run_id) == "second name #" + str(run_id)
+    assert store_reads.run_label(run_id) == f"#{run_id} · second name"  # the label: id first, then the name
 
     # the same configuration again (the command line, a job): the run resumes, then ends again
     assert int(_elsewhere("create", dataset_id, "first name")) == run_id
@@ -163,13 +163,13 @@ def test_the_sidebar_shows_a_run_that_another_process_finishes_at_the_next_rerun
     run_id = int(_elsewhere("create", sample, "from a job"))
     _elsewhere("rows", run_id, 0, 2)
     at.run()
-    assert at.sidebar.multiselect(key=RUNS_KEY).options == [f"from a job · #{run_id} (running, 2 results)"]
+    assert at.sidebar.multiselect(key=RUNS_KEY).options == [f"#{run_id} · from a job (running, 2 results)"]
 
     _elsewhere("rows", run_id, 2, 28)
     _elsewhere("finish", run_id)
     at.run()
     assert not at.exception
-    assert at.sidebar.multiselect(key=RUNS_KEY).options == [f"from a job · #{run_id} (finished, 30 results)"]
+    assert at.sidebar.multiselect(key=RUNS_KEY).options == [f"#{run_id} · from a job (finished, 30 results)"]
 
     _elsewhere("delete", run_id)
     at.run()

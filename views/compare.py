@@ -85,10 +85,13 @@ def _best_marked(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         top = column.max() if way == "higher" else column.min()
         for position, value in enumerate(column):
             if value == top:
-                best[position].append(str(metric))
+                best[position].append(words.metric_label(metric))
     shown = table.copy()
     shown["best mean"] = [", ".join(names) or formatting.MISSING for names in best]
-    return shown, {m: st.column_config.NumberColumn(format="%.4f") for m in metrics}
+    # metrics by their display names, in the headers too ("Temporal Faithfulness beats")
+    settings: dict[str, Any] = {m: st.column_config.NumberColumn(words.metric_label(m), format="%.4f") for m in metrics}
+    settings.update({f"{m} beats": st.column_config.TextColumn(f"{words.metric_label(m)} beats") for m in metrics})
+    return shown, settings
 
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)

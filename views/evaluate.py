@@ -334,7 +334,8 @@ with errors.page_guard("evaluate"):
         if ok is not True and why:
             line += f" *{formatting.md_escape(why)}*"
         st.markdown(line)
-        st.caption("Also here: " + " · ".join(f"{icon(name)} {name}" for name in names if name != verifier))
+        st.caption("Also here: " + formatting.md_escape(" · ".join(f"{icon(name)} {name}" for name in names
+                                                                 if name != verifier)))
         if status["nli"][0] is None and current["nli"][0] is not None:
             st.rerun()  # the whole page, so "still being checked" problems go away
 
@@ -342,7 +343,7 @@ with errors.page_guard("evaluate"):
     # measured accuracy and what the chosen verifier cannot judge, from bench/verifier_accuracy.py --write
     from tempo_eval.verify.accuracy import accuracy_note
 
-    with st.expander(f"How accurate is {verifier}? What can it not judge?"):
+    with st.expander(f"How accurate is {formatting.md_escape(verifier)}? What can it not judge?"):
         st.caption(formatting.md_escape(accuracy_note(verifier)))
 
     needs_verifier = (use_tf and tf_mode == "nli") or use_fc or use_turn or currency_by_verifier

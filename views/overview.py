@@ -153,7 +153,8 @@ def _selected_runs(dataset_id: int) -> None:
         return
     st.markdown("**Selected runs, as stored** (mean over the rows where the metric is measurable, in each run's "
                 "own mode and verifier)")
-    st.dataframe(formatting.display_table(summary), hide_index=True, width="stretch", key="overview_selected_runs")
+    # a static table: a few lines, and the row table below stays the page's first grid
+    st.table(formatting.display_table(summary).set_index("run"))
 
 
 with errors.page_guard("overview"):

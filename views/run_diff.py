@@ -197,11 +197,11 @@ def _both_versions(report: RunDiff, index: int) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Baseline** · {formatting.md_escape(store_reads.run_label(report.baseline['id']))}",
-                    help=f"Name: {report.baseline['name']}")
+                    help=f"Name: {formatting.md_escape(report.baseline['name'])}")
         row_detail.show_row(int(report.baseline["id"]), int(line["row_baseline"]), key="diff_baseline")
     with right:
         st.markdown(f"**Candidate** · {formatting.md_escape(store_reads.run_label(report.candidate['id']))}",
-                    help=f"Name: {report.candidate['name']}")
+                    help=f"Name: {formatting.md_escape(report.candidate['name'])}")
         row_detail.show_row(int(report.candidate["id"]), int(line["row_candidate"]), key="diff_candidate")
 
 

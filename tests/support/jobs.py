@@ -40,7 +40,9 @@ def upload(name: str, rows: int = 50) -> Path:
 
 def ended(queue: JobQueue, kind: str, arguments: dict[str, Any], status: str, **fields: Any) -> dict[str, Any]:
     """A job of `kind` queued, taken by this process and ended as `status` (with `fields`)."""
-    job_id = queue.submit(kind, arguments, dataset_id=fields.pop("dataset_id", None))
+    session = fields.pop("session", None)  # the browser session that queued it (the Evaluate page's own)
+    job_id = queue.submit(kind, arguments, dataset_id=fields.pop("dataset_id", None),
+                          **({"session": session} if session is not None else {}))
     assert queue.claim(Worker.this_process(), limit=5, kinds=(kind,))["id"] == job_id
     queue.finish(job_id, status, **fields)
     return queue.get(job_id)
