@@ -28,7 +28,7 @@ MARKDOWN_CALLS = {
     "markdown", "error", "warning", "info", "success", "caption", "toast", "write", "title", "header",
     "subheader", "expander", "popover", "metric", "radio", "selectbox", "multiselect", "checkbox",
     "toggle", "button", "download_button", "link_button", "form_submit_button", "text_input",
-    "text_area", "number_input", "slider", "select_slider", "file_uploader", "date_input", "status",
+    "text_area", "number_input", "slider", "select_slider", "file_uploader", "date_input", "status", "table",
 }
 TEXT_KEYWORDS = ("body", "label", "text", "help")
 #: receivers that are not Streamlit (a logger's .error / .warning / .info)
@@ -56,6 +56,7 @@ ALLOWED_NAMES = {
     ("claims.py", "verdict"): "a verdict name from the page's constant tuple",
     ("evaluate.py", "unavailable"): "metric labels (words.METRIC_LABELS) and the column names they need (constants)",
     ("evaluate.py", "TF_MODE_HELP"): "the page's constant help text of the Mode box",
+    ("overview.py", "shown"): "a table whose every cell, index label and column name went through md_escape just above",
     ("evaluate.py", "NDCG_MODE_HELP"): "the page's constant help text of the Mode box",
 }
 

@@ -153,8 +153,13 @@ def _selected_runs(dataset_id: int) -> None:
         return
     st.markdown("**Selected runs, as stored** (mean over the rows where the metric is measurable, in each run's "
                 "own mode and verifier)")
-    # a static table: a few lines, and the row table below stays the page's first grid
-    st.table(formatting.display_table(summary).set_index("run"))
+    # a static table: a few lines, and the row table below stays the page's first grid. st.table
+    # renders its cells as Markdown: every cell (a run's name is user text) is escaped
+    shown = formatting.display_table(summary).set_index("run")
+    shown = shown.map(formatting.md_escape)
+    shown.index = [formatting.md_escape(label) for label in shown.index]
+    shown.columns = [formatting.md_escape(column) for column in shown.columns]
+    st.table(shown)
 
 
 with errors.page_guard("overview"):
