@@ -92,7 +92,7 @@ def _run_choices(db: str, dataset_id: int) -> tuple[list[int], dict[int, str], l
     """A dataset's runs: ids (newest first), labels, and the default choice: the newest run that
     has results and is not failed (a run whose rows all failed is never what a page opens on)."""
     runs = runs_of(dataset_id)
-    labels = {int(r.id): f"{store_reads.run_label(int(r.id))} ({r.status}, {r.n_results:,} results)"
+    labels = {int(r.id): f"{store_reads.run_label(int(r.id), r.name, r.config_hash)} ({r.status}, {r.n_results:,} results)"
               for r in runs.itertuples()}
     usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
     return list(labels), labels, [int(usable["id"].iloc[0])] if not usable.empty else []

@@ -105,11 +105,24 @@ def claims_frame(run_id: int) -> pd.DataFrame:
     return _claims(db_path(), int(run_id), n_results(run_id))
 
 
-def run_label(run_id: int) -> str:
-    """The run's short label, as every page names it (`tempo_eval.scoring.run_label`:
-    "#2 · claims TF · lexical"); "#N" alone for a run deleted meanwhile."""
+@st.cache_data(show_spinner=False, max_entries=4096)
+def _run_config(db: str, run_id: int, config_hash: str) -> Any:
+    """A run's stored configuration: it never changes for a (run, config hash), and run ids are
+    never reused, so the pages' lists read it once per run, not on every rerun."""
+    try:
+        return _store_for(db).run_info(int(run_id))["config"]
+    except KeyError:  # deleted meanwhile
+        return None
+
+
+def run_label(run_id: int, name: str | None = None, config_hash: str | None = None) -> str:
+    """The run's short label, as every page names it (`tempo_eval.run_names.run_label`:
+    "#2 · claims TF · lexical"); "#N" alone for a run deleted meanwhile. A list of runs passes
+    each run's name and config hash from the runs table it already holds: no read per run."""
     from tempo_eval.run_names import run_label as label
 
+    if name is not None and config_hash is not None:
+        return label(int(run_id), name, _run_config(db_path(), int(run_id), str(config_hash)))
     try:
         info = store().run_info(int(run_id))
     except KeyError:

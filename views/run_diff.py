@@ -89,7 +89,7 @@ def _gone_in_link(ids: list[int]) -> list[int]:
 
 def _pickers(runs: pd.DataFrame) -> tuple[int, int, float, str]:
     ids = [int(i) for i in runs["id"]]
-    names = {int(r.id): f"{store_reads.run_label(int(r.id))} · {r.dataset}" for r in runs.itertuples()}
+    names = {int(r.id): f"{store_reads.run_label(int(r.id), r.name, r.config_hash)} · {r.dataset}" for r in runs.itertuples()}
     gone = _gone_in_link(ids)
     links.init_from_param("diff_base", "base", int, lambda v: v in ids)
     links.init_from_param("diff_cand", "cand", int, lambda v: v in ids)

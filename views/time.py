@@ -19,7 +19,7 @@ with errors.page_guard("scores over time"):
         st.info("Scores over time need a stored run with results: evaluate a dataset on **Evaluate**.")
         st.stop()
     ids = [int(i) for i in runs["id"]]
-    names = {int(r.id): f"{store_reads.run_label(int(r.id))} · {r.dataset}" for r in runs.itertuples()}
+    names = {int(r.id): f"{store_reads.run_label(int(r.id), r.name, r.config_hash)} · {r.dataset}" for r in runs.itertuples()}
     links.init_from_param("time_by", "by", str, lambda v: v in time_slices.BY)
     links.init_from_param("time_bin", "bin", str, lambda v: v in time_slices.BINS)
     if not [r for r in st.session_state.get("time_runs", []) if r in ids]:

@@ -33,20 +33,17 @@ is current. What each metric, mode and reason code means: [Metrics](../metrics.m
 def _fixed_terminal() -> Iterator[None]:
     """argparse wraps help at the terminal's width (COLUMNS) and names the program after
     sys.argv[0]: fix both so the page is the same on every machine."""
-    saved_columns, saved_argv0 = os.environ.get("COLUMNS"), sys.argv[0] if sys.argv else None
+    saved_columns, saved_argv = os.environ.get("COLUMNS"), list(sys.argv)
     os.environ["COLUMNS"] = str(WIDTH + 2)  # argparse keeps two columns of margin
-    if sys.argv:
-        sys.argv[0] = PROGRAM
-    else:
-        sys.argv.append(PROGRAM)
+    sys.argv[:] = [PROGRAM, *saved_argv[1:]]
     try:
         yield
     finally:
+        sys.argv[:] = saved_argv
         if saved_columns is None:
             os.environ.pop("COLUMNS", None)
         else:
             os.environ["COLUMNS"] = saved_columns
-        sys.argv[0] = saved_argv0 if saved_argv0 is not None else sys.argv[0]
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
