@@ -1,14 +1,14 @@
 """The Compare page's as-of sections for run files with dates: the evidence-age distribution of
 every run overlaid, and per run the queries that leak (future_leak@k > 0), each of which opens to
 its ranked top-k documents with their publication dates, ages and flags (future, stale, undated).
-The numbers come from the worker's saved comparison (`tempo_eval.comparison_store`).
+The numbers come from the worker's saved comparison (`tempo_eval.compare.saved`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval import comparison_store
+from tempo_eval.compare import saved as comparison_store
 from tempo_eval_app import downloads, formatting
 
 #: the columns of an opened query's documents, in this order

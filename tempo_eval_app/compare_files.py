@@ -12,8 +12,8 @@ from typing import Any
 
 import streamlit as st
 
-from tempo_eval import comparison_store
-from tempo_eval.compare import LABELS
+from tempo_eval.compare import saved as comparison_store
+from tempo_eval.compare.statistics import LABELS
 from tempo_eval_app import formatting, links, paths, run_files, worker_jobs
 
 #: the most run files a comparison takes (its runs are labelled a-z)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval.identity import os_user
+from tempo_eval.common.identity import os_user
 
 
 def sign_in_configured() -> bool:

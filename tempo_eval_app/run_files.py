@@ -4,7 +4,7 @@ The page never reads the runs itself: it queues a `compare_runs` job in the work
 (`tempo_eval.store.jobs`, through `tempo_eval_app.worker_jobs`) with the files' paths (uploads
 are first saved to the workspace's uploads/ folder, as data) and the settings, and starts a
 worker (`python -m tempo_eval job run`). The worker writes the per-query values to a folder of
-the workspace keyed by the SHA-256 of the files and settings (`tempo_eval.comparison_store`);
+the workspace keyed by the SHA-256 of the files and settings (`tempo_eval.compare.saved`);
 the page reads that folder. A job is found again by its arguments (paths, each file's size and
 modification time, settings), so a rerun, a reload (the job id is in the address), another
 browser session or another app process shows the same comparison without scoring again.
@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from tempo_eval import comparison_store
+from tempo_eval.compare import saved as comparison_store
 from tempo_eval_app import worker_jobs
 
 KIND = "compare_runs"

@@ -1,4 +1,4 @@
-"""The saved comparison of run files (tempo_eval.comparison_store) and its `compare_runs` job in a
+"""The saved comparison of run files (tempo_eval.compare.saved) and its `compare_runs` job in a
 worker process (issue 29.1): one folder per content and settings, reused whatever the files are
 called; the values equal `compare`'s; the worker is a process of its own."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tempo_eval import comparison_store
+from tempo_eval.compare import saved as comparison_store
 from tempo_eval.store.jobs import JobQueue
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +29,7 @@ def test_the_same_bytes_under_other_names_are_scored_once(tmp_path: Path, monkey
     first = comparison_store.compute(_arguments())
     copy = tmp_path / "copy"
     shutil.copytree(FIXTURE, copy)
-    import tempo_eval.trec_scores as trec_scores
+    import tempo_eval.compare.trec_scores as trec_scores
 
     def refuse(*args, **kwargs):
         raise AssertionError("scored again")
@@ -107,7 +107,7 @@ def test_documents_hand_computed_flags_and_ages(tmp_path: Path) -> None:
 
     import pandas as pd
 
-    from tempo_eval.trec_scores import score_trec_files
+    from tempo_eval.compare.trec_scores import score_trec_files
 
     (tmp_path / "a.run").write_text("".join(f"q1 Q0 {d} {r} {10 - r} a\n" for r, d in
                                             enumerate(["fut", "old", "year", "blank", "absent", "late"], 1))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tempo_eval import _confine
 from tempo_eval.cli import job as job_cli
+from tempo_eval.common import confine as _confine
 from tempo_eval.store.jobs import JobQueue
 from tempo_eval.store.runs import RunStore
 
@@ -102,7 +102,7 @@ def test_resume_after_the_file_was_swapped_is_refused(tmp_path: Path) -> None:
 
 
 def test_compares_scoring_job_refuses_a_run_file_swapped_for_a_link(tmp_path: Path) -> None:
-    from tempo_eval import comparison_store
+    from tempo_eval.compare import saved as comparison_store
 
     folder = _workspace() / "runs"
     folder.mkdir()
