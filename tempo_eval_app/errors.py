@@ -34,8 +34,8 @@ def configure_logging() -> None:
 
 #: how the engine's messages, written for Python users, name things, and what the app calls them
 APP_TERMS = {
-    "load_run": "upload it under Run files on Datasets",
-    "load_qrels": "upload it as Qrels on Datasets",
+    "read_runs": "upload it under Run files on Datasets",
+    "read_qrels": "upload it as Qrels on Datasets",
     "load_dataset": "upload it as a dataset on Datasets",
     "load_conversations": "paste or upload it on the Conversation page",
     "parse_conversation": "paste or upload it on the Conversation page",
@@ -44,7 +44,7 @@ _LOAD_WITH = re.compile(r"load (?:it|them) with (?:tempo_eval\.io\.)?(\w+)(?:\(\
 
 
 def in_app_terms(text: str) -> str:
-    """An engine message with its Python names ("load it with load_qrels") said in the app's terms
+    """An engine message with its Python names ("load it with read_qrels") said in the app's terms
     ("upload it as Qrels on Datasets"); any other text is left as it is."""
     def replace(match: re.Match[str]) -> str:
         return APP_TERMS.get(match.group(1), match.group(0))
