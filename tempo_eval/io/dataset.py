@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -45,12 +45,11 @@ import pandas as pd
 
 from tempo_eval.common.schema import CANONICAL_COLUMNS, is_index_column  # noqa: F401  (CANONICAL_COLUMNS re-exported)
 from tempo_eval.io._source import RawInput, decode_text, gunzip_if_needed, read_input
-from tempo_eval.io.cells import comma_separated_ids_warning
+from tempo_eval.io.batches import canonical_frame, empty_column_warnings  # noqa: F401 - re-exported
 from tempo_eval.io.delimited import _read_delimited
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.jsonfiles import _read_json, _read_jsonl, _read_parquet
 from tempo_eval.io.mapping import ALIASES, _resolve_mapping, detect_mapping  # noqa: F401 - re-exported
-from tempo_eval.io.table import _convert, _Table, duplicate_query_error, frame_columns
 
 FORMATS: tuple[str, ...] = ("csv", "tsv", "jsonl", "json", "parquet")
 _EXTENSIONS = {
@@ -117,7 +116,7 @@ def load_dataset(
         else:
             text = decode_text(data, raw.name, warnings)
             table = _read_jsonl(text, raw.name) if source_format == "jsonl" else _read_json(text, raw.name)
-        frame, used = _canonical_frame(table, mapping, raw.name, warnings)
+        frame, used = canonical_frame(table, mapping, raw.name, warnings)
     return Dataset(
         frame=frame,
         name=raw.name,
@@ -174,100 +173,9 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _canonical_frame(
-    table: _Table, explicit: Mapping[str, str] | None, source: str, warnings: list[str]
-) -> tuple[pd.DataFrame, dict[str, str]]:
-    index_columns = [c for c in table.columns if is_index_column(c)]
-    if index_columns:
-        # a row index pandas saved with the file (to_csv without index=False) is no data
-        table = _Table([c for c in table.columns if c not in index_columns], table.values, table.n_rows,
-                       table.lines, table.arrow)
-        warnings.append(f"{source}: column {', '.join(map(repr, index_columns))} is a saved row index; "
-                        "not read as data")
-    mapping = _resolve_mapping(table.columns, explicit, source, warnings)
-    data: dict[str, Any] = {}
-    for canonical, column in mapping.items():
-        data[canonical] = _convert(table, canonical, column, source, warnings)
-    warnings.extend(empty_column_warnings(data, mapping, source))
-    for canonical in ("retrieved_ids", "gold_ids"):
-        if canonical in mapping:
-            # "d1, d2, d3" parses as one id; say so rather than score it silently
-            note = comma_separated_ids_warning(
-                table.values[mapping[canonical]], source=source, column=mapping[canonical], place=table.place
-            )
-            if note is not None:
-                warnings.append(note)
-    if "query_id" in data:
-        id_column = mapping["query_id"]
-        for index, qid in enumerate(data["query_id"]):
-            if qid is None:
-                raise InputError(
-                    "the query id is empty; expected an id in every row (or remove the column to "
-                    "number the rows q1, q2, ...)",
-                    source=source,
-                    column=id_column,
-                    **table.place(index),
-                )
-    else:
-        data["query_id"] = _generated_ids(data, table.n_rows)
-    _check_unique_ids(data, mapping, table, source)
-
-    columns = frame_columns(table, data, mapping, lambda _, message: warnings.append(f"{source}: {message}"))
-    # One frame built at once: adding thousands of columns one by one is quadratic (and pandas
-    # warns about fragmentation once per column).
-    frame = pd.DataFrame(columns)
-    return frame, mapping
-
-
-#: what a user gets when a column is empty in every row
-_EMPTY_CONSEQUENCE = {
-    "query": "metrics that read the query report missing_input on every row",
-    "answer": "metrics that judge the answer (temporal_faithfulness, factual_correctness) report "
-              "missing_input on every row",
-    "contexts": "metrics that check the answer against the contexts report missing_input on every row",
-    "retrieved_ids": "temporal_ndcg has no ranking to score and reports missing_input on every row",
-    "reference": "factual_correctness has no reference and reports missing_input on every row",
-    "gold_ids": "temporal_ndcg has no gold relevance and reports missing_input on every row",
-}
-
-
-def empty_column_warnings(data: Mapping[str, Sequence[Any]], mapping: Mapping[str, str], source: str) -> list[str]:
-    """A warning for each mapped column that is empty in every row (a DeepEval golden has no
-    actual_output or retrieval_context yet), naming the column and what the user will get."""
-    notes = []
-    for canonical, consequence in _EMPTY_CONSEQUENCE.items():
-        values = data.get(canonical)
-        if canonical not in mapping or values is None or not len(values):
-            continue
-        if all(value is None or (isinstance(value, list | dict) and not value) for value in values):
-            notes.append(
-                f"{source}: column {mapping[canonical]!r} ({canonical}) is empty in every row; "
-                f"{consequence}. Fill it in (a DeepEval golden has no actual_output or "
-                "retrieval_context until your application answers) or map another column"
-            )
-    return notes
-
-
 def _generated_ids(data: Mapping[str, list[Any]], n_rows: int) -> list[str]:
     if "run" not in data or "query" not in data:
         return [f"q{i}" for i in range(1, n_rows + 1)]
     # several runs in one file: the same query text gets the same id in every run
     ids: dict[Any, str] = {}
     return [ids.setdefault(text, f"q{len(ids) + 1}") for text in data["query"]]
-
-
-def _check_unique_ids(
-    data: Mapping[str, list[Any]], mapping: Mapping[str, str], table: _Table, source: str
-) -> None:
-    runs = data.get("run")
-    keys = zip(runs, data["query_id"], strict=True) if runs is not None else data["query_id"]
-    seen: dict[Any, int] = {}
-    for index, key in enumerate(keys):
-        first = seen.setdefault(key, index)
-        if first == index:
-            continue
-        first_place = table.place(first)
-        first_at = f"row {first_place['row']}" + (
-            f" (line {first_place['line']})" if first_place["line"] is not None else ""
-        )
-        raise duplicate_query_error(data, index, mapping, runs, first_at, source, table.place(index))
