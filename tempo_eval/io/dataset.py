@@ -33,35 +33,25 @@ JSON, JSON Lines, Parquet); `mapping` picks the source column of each canonical 
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import hashlib
-from collections.abc import Iterator, Mapping
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any
 
 import pandas as pd
 
 from tempo_eval.common.schema import CANONICAL_COLUMNS, is_index_column  # noqa: F401  (CANONICAL_COLUMNS re-exported)
-from tempo_eval.io._source import RawInput, decode_text, gunzip_if_needed, read_input
-from tempo_eval.io.batches import canonical_frame, empty_column_warnings  # noqa: F401 - re-exported
-from tempo_eval.io.delimited import _read_delimited
-from tempo_eval.io.errors import InputError
-from tempo_eval.io.jsonfiles import _read_json, _read_jsonl, _read_parquet
+from tempo_eval.io._source import _too_large, read_input
+from tempo_eval.io.batches import empty_column_warnings  # noqa: F401 - re-exported
 from tempo_eval.io.mapping import ALIASES, _resolve_mapping, detect_mapping  # noqa: F401 - re-exported
-
-FORMATS: tuple[str, ...] = ("csv", "tsv", "jsonl", "json", "parquet")
-_EXTENSIONS = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "json",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
+from tempo_eval.io.stream import (  # noqa: F401 - FORMATS, _EXTENSIONS, _format_of, _gc_paused re-exported
+    _EXTENSIONS,
+    FORMATS,
+    _format_of,
+    _gc_paused,
+    open_stream,
+    read_whole,
+)
 
 
 @dataclass
@@ -103,54 +93,37 @@ def load_dataset(
     `max_bytes` (default: `tempo_eval.io._source.max_input_bytes()`, 128 MB unless the
     environment variable TEMPO_EVAL_MAX_INPUT_MB says otherwise) is refused before it is read.
     Raises InputError.
+
+    A file is the collected stream of `tempo_eval.io.stream.open_stream` (the same reader, checks
+    and messages as `evaluate`'s); bytes and uploads are read whole by the same stream module
+    (`read_whole`), as one batch of the same canonical conversion.
     """
-    raw = read_input(path_or_buffer, name=name, default_name="data", max_bytes=max_bytes)
-    source_format = _format_of(raw, format)
-    data = gunzip_if_needed(raw)
-    warnings: list[str] = []
-    with _gc_paused():
-        if source_format == "parquet":
-            table = _read_parquet(data, raw.name, mapping, warnings)
-        elif source_format in ("csv", "tsv"):
-            table = _read_delimited(data, raw.name, "," if source_format == "csv" else "\t", warnings)
-        else:
-            text = decode_text(data, raw.name, warnings)
-            table = _read_jsonl(text, raw.name) if source_format == "jsonl" else _read_json(text, raw.name)
-        frame, used = canonical_frame(table, mapping, raw.name, warnings)
-    return Dataset(
-        frame=frame,
-        name=raw.name,
-        mapping=used,
-        content_hash=hashlib.sha256(raw.data).hexdigest(),
-        source_format=source_format,
-        warnings=warnings,
-    )
+    from tempo_eval.io._source import max_input_bytes
+
+    limit = max_input_bytes() if max_bytes is None else max_bytes
+    if isinstance(path_or_buffer, (str, os.PathLike)):
+        stream = open_stream(path_or_buffer, mapping, name=name, format=format, max_bytes=limit)
+        if stream.size > limit:  # a compressed file: held whole, its decompressed size counts
+            raise _too_large(stream.size, limit, stream.name, "decompressed, the file holds more than")
+    else:
+        stream = read_whole(read_input(path_or_buffer, name=name, default_name="data", max_bytes=limit), mapping,
+                            format)
+    return collect(stream)
 
 
-# ---- format detection ---------------------------------------------------------------------
-
-
-def _format_of(raw: RawInput, requested: str | None) -> str:
-    if requested is not None:
-        fmt = requested.lower().lstrip(".")
-        if fmt not in FORMATS:
-            raise InputError(
-                f"format={requested!r} is not supported; expected one of {', '.join(FORMATS)}",
-                source=raw.name,
-            )
-        return fmt
-    suffixes = [s.lower() for s in PurePath(raw.name).suffixes]
-    if suffixes and suffixes[-1] in (".gz", ".zst"):
-        suffixes.pop()
-    ext = suffixes[-1] if suffixes else ""
-    if ext in _EXTENSIONS:
-        return _EXTENSIONS[ext]
-    hint = " Excel workbooks are not read directly: save as 'CSV UTF-8'." if ext in (".xlsx", ".xls") else ""
-    raise InputError(
-        f"cannot tell the format from the name {raw.name!r}; expected a name ending in .csv, .tsv, "
-        f".jsonl, .json or .parquet (optionally .gz or .zst), or pass format=...{hint}",
-        source=raw.name,
-    )
+def collect(stream: Any) -> Dataset:
+    """The Dataset of a `tempo_eval.io.stream.DatasetStream`: its batches, read to the end, as one frame."""
+    frames = [frame for _, frame in stream.batches()]
+    if len(frames) == 1:
+        frame = frames[0]
+    elif frames:
+        with _gc_paused():
+            frame = pd.concat(frames, ignore_index=True)
+    else:
+        frame = pd.DataFrame({c: pd.Series([], dtype=object) for c in stream.columns})
+    frame.index = pd.RangeIndex(len(frame))
+    return Dataset(frame=frame, name=stream.name, mapping=dict(stream.mapping), content_hash=stream.content_hash,
+                   source_format=stream.source_format, warnings=list(stream.warnings))
 
 
 # ---- readers: each returns a _Table of raw cell values ---------------------------------------
@@ -159,18 +132,6 @@ def _format_of(raw: RawInput, requested: str | None) -> str:
 # ---- mapping and canonical conversion ------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Reading a large file creates millions of small lists and strings that all stay alive; the
-    # cyclic collector would rescan them again and again for nothing (a fifth to a half of the
-    # time). Nothing made while loading holds a reference cycle that needs collecting.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _generated_ids(data: Mapping[str, list[Any]], n_rows: int) -> list[str]:
