@@ -27,7 +27,8 @@ import argparse
 import os
 import sys
 import tempfile
-from collections import Counter
+import threading
+from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,15 +55,20 @@ def floor(module: str) -> int:
 
 
 class Trace:
-    """The profile function: a stack of the modules control is in (None for other packages)."""
+    """The profile function: per thread, a stack of the modules control is in (None for other
+    packages); a thread's first entry into a module counts as a visit."""
 
     def __init__(self) -> None:
         self.on = False
         self.done = False
-        self.stack: list[str | None] = []
+        self.stacks: defaultdict[int, list[str | None]] = defaultdict(list)
         self.visits: Counter[str] = Counter()
         self.climbs: list[tuple[str, str]] = []
         self.path: list[str] = []
+
+    @property
+    def stack(self) -> list[str | None]:
+        return self.stacks[threading.get_ident()]
 
     def _here(self) -> str | None:
         return next((m for m in reversed(self.stack) if m is not None), None)
@@ -75,7 +81,7 @@ class Trace:
         if event == "call":
             if not self.on and (name, frame.f_code.co_name) in START:
                 self.on = True
-                self.stack = []
+                self.stacks.clear()
             if self.on and (name, frame.f_code.co_name) in STOP:
                 self.done = True
                 return
@@ -99,8 +105,6 @@ def evaluate(data: str, metric: str, workspace: str, trace: Trace | None = None)
     argv = ["evaluate", data, "--metric", metric, "--no-progress"]
     if trace is None:
         return main(argv)
-    import threading
-
     sys.setprofile(trace)
     threading.setprofile(trace)
     try:
