@@ -41,17 +41,10 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.common.schema import CANONICAL_COLUMNS, is_index_column  # noqa: F401  (CANONICAL_COLUMNS re-exported)
-from tempo_eval.io._source import _too_large, read_input
+from tempo_eval.io._source import _EXTENSIONS, FORMATS, _format_of, _too_large, read_input  # noqa: F401 - re-exported
 from tempo_eval.io.batches import empty_column_warnings  # noqa: F401 - re-exported
 from tempo_eval.io.mapping import ALIASES, _resolve_mapping, detect_mapping  # noqa: F401 - re-exported
-from tempo_eval.io.stream import (  # noqa: F401 - FORMATS, _EXTENSIONS, _format_of, _gc_paused re-exported
-    _EXTENSIONS,
-    FORMATS,
-    _format_of,
-    _gc_paused,
-    open_stream,
-    read_whole,
-)
+from tempo_eval.io.stream import _gc_paused, open_stream, read_whole
 
 
 @dataclass

@@ -50,7 +50,7 @@ import itertools
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -59,6 +59,7 @@ from tempo_eval.io import _prepass
 from tempo_eval.io._paced import PacedReader
 from tempo_eval.io._source import (
     RawInput,
+    _format_of,
     compression_of,
     decode_text,
     gunzip_if_needed,
@@ -66,22 +67,9 @@ from tempo_eval.io._source import (
     read_input,
 )
 from tempo_eval.io.batches import BatchTable, Canonical, canonical_frame
-from tempo_eval.io.errors import InputError
 
 #: rows per batch
 BATCH_ROWS = 1000
-
-FORMATS: tuple[str, ...] = ("csv", "tsv", "jsonl", "json", "parquet")
-_EXTENSIONS = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "json",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
 
 #: no limit: a file read whole because the streaming reader could not (see the module docstring)
 _UNLIMITED = 1 << 62
@@ -270,29 +258,6 @@ def open_stream(
 
     stream._batches = batches()
     return stream
-
-
-def _format_of(raw: RawInput, requested: str | None) -> str:
-    if requested is not None:
-        fmt = requested.lower().lstrip(".")
-        if fmt not in FORMATS:
-            raise InputError(
-                f"format={requested!r} is not supported; expected one of {', '.join(FORMATS)}",
-                source=raw.name,
-            )
-        return fmt
-    suffixes = [s.lower() for s in PurePath(raw.name).suffixes]
-    if suffixes and suffixes[-1] in (".gz", ".zst"):
-        suffixes.pop()
-    ext = suffixes[-1] if suffixes else ""
-    if ext in _EXTENSIONS:
-        return _EXTENSIONS[ext]
-    hint = " Excel workbooks are not read directly: save as 'CSV UTF-8'." if ext in (".xlsx", ".xls") else ""
-    raise InputError(
-        f"cannot tell the format from the name {raw.name!r}; expected a name ending in .csv, .tsv, "
-        f".jsonl, .json or .parquet (optionally .gz or .zst), or pass format=...{hint}",
-        source=raw.name,
-    )
 
 
 @contextlib.contextmanager
