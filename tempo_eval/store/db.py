@@ -218,6 +218,17 @@ MIGRATIONS: list[str] = [
         qrels      BLOB NOT NULL           -- the qrels file's bytes as given (compressed or not)
     );
     """,
+    # who may do what in a shared workspace (issue 40, tempo_eval.store.users, tempo_eval.access):
+    # a signed-in user's role; the first admin is named in the settings (TEMPO_EVAL_ADMIN), not here.
+    # Plain SQL that PostgreSQL runs too; added_at is ISO text written by Python.
+    """
+    CREATE TABLE IF NOT EXISTS users (
+        email    TEXT PRIMARY KEY,       -- lower-cased, as signed in
+        role     TEXT NOT NULL CHECK (role IN ('viewer', 'analyst', 'admin')),
+        added_by TEXT NOT NULL DEFAULT '',
+        added_at TEXT NOT NULL
+    );
+    """,
 ]
 
 #: the id a new run takes, in an INSERT INTO runs (id, ...) VALUES (NEXT_RUN_ID, ...): one above
