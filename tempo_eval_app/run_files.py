@@ -18,7 +18,7 @@ from typing import Any
 import streamlit as st
 
 from tempo_eval import comparison_store
-from tempo_eval_app import worker_jobs
+from tempo_eval_app import permissions, worker_jobs
 
 KIND = "compare_runs"
 #: the largest k the page offers: every saved comparison holds NDCG up to it
@@ -27,7 +27,7 @@ MAX_K = comparison_store.MAX_K
 
 def saved(source: Any) -> Path:
     """A path as it is; an upload written to the workspace's uploads/ folder (once)."""
-    return source if isinstance(source, Path) else worker_jobs.save_upload(source)
+    return source if isinstance(source, Path) else worker_jobs.save_upload(source, action="compare_files")
 
 
 def _stamp(path: Path) -> list[int]:
@@ -64,6 +64,7 @@ def request(args: dict[str, Any], *, again: bool = False) -> dict[str, Any]:
             found["status"] == "finished" and comparison_store.is_saved(str((found["result"] or {}).get("key"))))
         if usable:
             return found
+    permissions.require("compare_files")
     job_id = queue.submit(KIND, args, label="compare run files")
     worker_jobs.spawn_worker()
     return worker_jobs.job(job_id)

@@ -15,6 +15,7 @@ from tempo_eval.store.db import default_db_path
 from tempo_eval.store.run_records import runs_frame
 from tempo_eval.store.runs import RunStore
 from tempo_eval_app import run_counts
+from tempo_eval_app.permissions import require
 
 
 @st.cache_resource(show_spinner=False)
@@ -74,6 +75,8 @@ def dataset_info(dataset_id: int) -> dict[str, Any]:
 
 
 def save_dataset(dataset: Any) -> int:
+    """Store a dataset (a page's, or a bundled sample): only a role that may upload."""
+    require("upload")
     return store().save_dataset(dataset)
 
 

@@ -15,6 +15,7 @@ from tempo_eval_app import (
     downloads,
     errors,
     formatting,
+    permissions,
     samples,
     selection,
     store_reads,
@@ -141,6 +142,7 @@ with errors.page_guard("datasets"):
     sample_tab, file_tab, trec_tab, stored_tab = st.tabs(
         ["Sample data", "Upload a dataset", "TREC runs + qrels", "Stored datasets"]
     )
+    refused = permissions.blocked("upload")  # every box of the first three tabs stores or uploads
 
     with sample_tab:
         st.markdown(
@@ -149,17 +151,21 @@ with errors.page_guard("datasets"):
             "retriever runs over the same passages."
         )
         left, right = st.columns(2)
-        if left.button("Open the temporal QA sample", key="load_sample_qa", type="primary", icon=":material/quiz:"):
+        if left.button("Open the temporal QA sample", key="load_sample_qa", type="primary", icon=":material/quiz:",
+                       disabled=bool(refused), help=refused):
             selection.select_dataset(samples.load_sample_qa())
-        if right.button("Open the BM25 vs dense runs", key="load_sample_runs", icon=":material/compare_arrows:"):
+        if right.button("Open the BM25 vs dense runs", key="load_sample_runs", icon=":material/compare_arrows:",
+                        disabled=bool(refused), help=refused):
             selection.select_dataset(samples.load_sample_runs())
+        permissions.explain(refused)
 
     with file_tab:
         from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping
 
         # no `type=` filter: the loader's message for a wrong file ("save as CSV UTF-8") is clearer
+        permissions.explain(refused)
         upload = st.file_uploader(
-            "Dataset file", key="dataset_upload",
+            "Dataset file", key="dataset_upload", disabled=bool(refused),
             help="CSV, TSV, JSONL, JSON or Parquet (optionally gzipped). List cells in CSV are JSON "
                  "lists; gold_ids may be a JSON object of graded relevance. A worker process reads it.",
         )
@@ -222,12 +228,13 @@ with errors.page_guard("datasets"):
             "holding the query texts and a corpus (JSONL doc_id/text) to see years in the comparison "
             "and the heatmaps."
         )
-        run_files = st.file_uploader("Run files", accept_multiple_files=True, key="trec_runs")
-        qrels_file = st.file_uploader("Qrels", key="trec_qrels")
+        permissions.explain(refused)
+        run_files = st.file_uploader("Run files", accept_multiple_files=True, key="trec_runs", disabled=bool(refused))
+        qrels_file = st.file_uploader("Qrels", key="trec_qrels", disabled=bool(refused))
         queries_file = st.file_uploader("Queries (a dataset file with query_id and query), optional",
-                                        key="trec_queries")
+                                        key="trec_queries", disabled=bool(refused))
         corpus_file = st.file_uploader("Corpus (JSONL doc_id/text or TSV), optional",
-                                       type=["jsonl", "tsv", "txt"], key="trec_corpus")
+                                       type=["jsonl", "tsv", "txt"], key="trec_corpus", disabled=bool(refused))
 
         def save_runs() -> dict:
             """The boxes' files written to the workspace (again when a worker removed them)."""
@@ -237,7 +244,7 @@ with errors.page_guard("datasets"):
                 "corpus": worker_jobs.save_uploads([corpus_file])[0] if corpus_file else None,
             }
 
-        if st.button("Read the runs", key="read_runs", disabled=not (run_files and qrels_file)):
+        if st.button("Read the runs", key="read_runs", disabled=not (run_files and qrels_file) or bool(refused)):
             arguments = save_runs()
             label = f"Read the runs {', '.join(f.name for f in run_files)}"
             st.session_state["runs_read"] = (arguments, label)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from tempo_eval.review import LABELS, agreement, rescore
 from tempo_eval.verify.base import verdict_label
-from tempo_eval_app import errors, formatting, selection, store_reads, widgets, words
+from tempo_eval_app import errors, formatting, permissions, selection, store_reads, widgets, words
 from tempo_eval_app import verifier_notes as notes
 
 selection.page_setup("Review verdicts")
@@ -29,9 +29,12 @@ with errors.page_guard("review"):
                            mime="text/csv", key="labels_csv", icon=":material/download:")
         c2.download_button("Labels as JSONL", data=lambda: store.export("jsonl"), file_name="claim_labels.jsonl",
                            mime="application/jsonl", key="labels_jsonl", icon=":material/download:")
+        refused = permissions.blocked("label")
         upload = st.file_uploader("Import labels (CSV or JSONL with claim, premises or premises_hash, label, note)",
-                                  type=["csv", "jsonl"], key="labels_upload")
-        if upload is not None and st.button("Import", key="labels_import"):
+                                  type=["csv", "jsonl"], key="labels_upload", disabled=bool(refused))
+        permissions.explain(refused)
+        if upload is not None and st.button("Import", key="labels_import", disabled=bool(refused)):
+            permissions.require("label")
             try:
                 count = store.import_labels(upload.getvalue(), upload.name)
             except ValueError as error:  # InputError names the file, row and field

@@ -20,6 +20,7 @@ from tempo_eval_app import (
     errors,
     formatting,
     links,
+    permissions,
     run_trends,
     selection,
     store_reads,
@@ -143,8 +144,9 @@ def _diff(table: pd.DataFrame, a: int, b: int) -> None:
 def _delete_run(run_id: int) -> None:
     state = st.session_state
     try:
+        permissions.require("delete_run", owner=permissions.run_owner(run_id))
         store_reads.store().delete_run(run_id)
-    except RunInUse as busy:  # said on the page (a callback's own output would not stay)
+    except (RunInUse, permissions.PermissionDenied) as busy:  # said on the page (a callback's own output would not stay)
         state.pop("runs_confirm_delete_run", None)
         state[_REFUSED_KEY] = str(busy)
         return
@@ -158,8 +160,9 @@ def _delete_run(run_id: int) -> None:
 def _delete_dataset(dataset_id: int) -> None:
     state = st.session_state
     try:
+        permissions.require("delete_dataset")
         store_reads.store().delete_dataset(dataset_id)
-    except RunInUse as busy:
+    except (RunInUse, permissions.PermissionDenied) as busy:
         state.pop("runs_confirm_delete_dataset", None)
         state[_REFUSED_KEY] = str(busy)
         return
@@ -174,11 +177,15 @@ def _manage_run(run_id: int) -> None:
     _say_refused_delete()
     s = store_reads.store()
     info = s.run_info(run_id)
+    owner = permissions.run_owner(run_id)
+    refused = permissions.blocked("edit_run", owner=owner)
     c1, c2, c3 = st.columns(3)
     name = c1.text_input("Name", info["name"], key=f"runs_name_{run_id}")
     note = c2.text_input("Note", info["note"], key=f"runs_note_{run_id}")
     tags = c3.text_input("Tags (comma-separated)", ", ".join(info["tags"]), key=f"runs_tags_{run_id}")
-    if st.button("Save name, note and tags", key=f"runs_save_{run_id}", icon=":material/save:"):
+    if st.button("Save name, note and tags", key=f"runs_save_{run_id}", icon=":material/save:",
+                 disabled=bool(refused), help=refused):
+        permissions.require("edit_run", owner=owner)
         s.rename_run(run_id, name)
         s.set_run_note(run_id, note)
         s.set_run_tags(run_id, tags.split(","))
@@ -191,13 +198,14 @@ def _manage_run(run_id: int) -> None:
             f"and {counts['claims']} claims? Cached verdicts stay, so re-running it is quick."
         )
 
-    _confirmed_delete("run", run_id, question, _delete_run)
+    permissions.explain(refused)
+    _confirmed_delete("run", run_id, question, _delete_run, permissions.blocked("delete_run", owner=owner))
 
 
 def _say_refused_delete() -> None:
     refused = st.session_state.pop(_REFUSED_KEY, None)
     if refused:
-        st.warning(f"Not deleted: {formatting.md_escape(refused)}.", icon=":material/hourglass_top:")
+        st.warning(f"Not deleted: {formatting.md_escape(refused.rstrip('.'))}.", icon=":material/hourglass_top:")
 
 
 def _manage_dataset(dataset_id: int) -> None:
@@ -205,7 +213,10 @@ def _manage_dataset(dataset_id: int) -> None:
     s = store_reads.store()
     info = s.dataset_info(dataset_id)
     name = st.text_input("Dataset name", info["name"], key=f"runs_dataset_name_{dataset_id}")
-    if st.button("Rename the dataset", key="runs_dataset_rename", icon=":material/edit:"):
+    refused = permissions.blocked("edit_dataset")
+    if st.button("Rename the dataset", key="runs_dataset_rename", icon=":material/edit:", disabled=bool(refused),
+                 help=refused):
+        permissions.require("edit_dataset")
         s.rename_dataset(dataset_id, name)
         store_reads.forget_cached_reads()
         st.rerun()
@@ -217,15 +228,22 @@ def _manage_dataset(dataset_id: int) -> None:
             "Cached verdicts stay."
         )
 
-    _confirmed_delete("dataset", dataset_id, question, _delete_dataset)
+    permissions.explain(refused)
+    _confirmed_delete("dataset", dataset_id, question, _delete_dataset, permissions.blocked("delete_dataset"))
 
 
-def _confirmed_delete(what: str, target: int, question: Callable[[], str], delete: Callable[[int], None]) -> None:
+def _confirmed_delete(what: str, target: int, question: Callable[[], str], delete: Callable[[int], None],
+                      refused: str | None = None) -> None:
     """A "Delete this WHAT…" button that asks `question()` (what the delete takes) before
     `delete(target)` runs, as a callback: callbacks run before the widgets, so the selection can
-    drop what was deleted."""
+    drop what was deleted. `refused`: why the acting user may not (the button disabled, the reason
+    under it; `delete` checks again where it deletes)."""
     confirm_key = f"runs_confirm_delete_{what}"
-    if st.session_state.get(confirm_key) == target:
+    if refused:
+        st.button(f"Delete this {formatting.md_escape(what)}…", key=f"runs_delete_{what}", icon=":material/delete:",
+                  disabled=True, help=refused)
+        permissions.explain(refused)
+    elif st.session_state.get(confirm_key) == target:
         st.warning(question())
         yes, no = st.columns(2)
         yes.button(f"Yes, delete the {formatting.md_escape(what)}", type="primary", key=f"runs_delete_{what}_yes",

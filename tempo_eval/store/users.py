@@ -25,7 +25,7 @@ from tempo_eval.store.db import connect
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 class UserStore:
@@ -72,7 +72,7 @@ class UserStore:
         """Every user of the table, by e-mail: email, role, added_by, added_at."""
         with self._lock:
             rows = self._conn.execute("SELECT email, role, added_by, added_at FROM users ORDER BY email").fetchall()
-        return [dict(zip(("email", "role", "added_by", "added_at"), row)) for row in rows]
+        return [dict(zip(("email", "role", "added_by", "added_at"), row, strict=True)) for row in rows]
 
     def role_of(self, email: str) -> str | None:
         """The role `email` acts as: admin when TEMPO_EVAL_ADMIN names them, else the table's,
