@@ -28,12 +28,18 @@ def sign_in_configured() -> bool:
         return False
 
 
+def signed_in() -> bool:
+    """True when this session has signed in through `st.login` (False before, and where the
+    session carries no sign-in state at all)."""
+    return bool(st.user.get("is_logged_in", False))
+
+
 def current_user() -> str:
     """The acting user's name: the signed-in e-mail, "" when sign-in is configured and nobody has
     signed in, else the operating-system user."""
     if not sign_in_configured():
         return os_user()
-    if not st.user.is_logged_in:
+    if not signed_in():
         return ""
     return str(st.user.get("email") or "").strip().lower()
 

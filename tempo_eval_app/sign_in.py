@@ -24,7 +24,7 @@ from typing import Any
 import streamlit as st
 
 from tempo_eval_app.formatting import md_escape
-from tempo_eval_app.identity import current_role, current_user, sign_in_configured
+from tempo_eval_app.identity import current_role, current_user, sign_in_configured, signed_in
 
 #: what a local server's address may be (besides an IP address that is loopback)
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
@@ -58,7 +58,7 @@ def gate() -> None:
         if not loopback(address):
             _closed(address)
         return
-    if not st.user.is_logged_in:
+    if not signed_in():
         _sign_in_screen()
     if not current_user():
         st.title("tempo-eval")
@@ -91,7 +91,7 @@ def _closed(address: Any) -> None:
 
 def sidebar() -> None:
     """Who is signed in, as what role, and Sign out (nothing without sign-in)."""
-    if not sign_in_configured() or not st.user.is_logged_in:
+    if not sign_in_configured() or not signed_in():
         return
     with st.sidebar:
         st.caption(md_escape(f"Signed in as {current_user()} · {current_role() or 'no role'}"))

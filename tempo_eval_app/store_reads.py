@@ -75,7 +75,8 @@ def dataset_info(dataset_id: int) -> dict[str, Any]:
 
 
 def save_dataset(dataset: Any) -> int:
-    """Store a dataset (a page's, or a bundled sample): only a role that may upload."""
+    """Store a dataset a page was given: only a role that may upload (the bundled samples are
+    stored by `samples` for every role)."""
     require("upload")
     return store().save_dataset(dataset)
 

@@ -31,7 +31,6 @@ from tempo_eval_app import (
     errors,
     formatting,
     links,
-    permissions,
     run_files,
     samples,
     selection,
@@ -217,9 +216,7 @@ with errors.page_guard("compare"):
             + "Compare the runs of a dataset with a `run` column (TREC runs + qrels on **Datasets**), "
             "select two evaluation runs in the sidebar, or name TREC run files below."
         )
-        refused = permissions.blocked("upload")
-        if st.button("Open the BM25 vs dense sample runs", key="compare_load_sample", type="primary",
-                     disabled=bool(refused), help=refused):
+        if st.button("Open the BM25 vs dense sample runs", key="compare_load_sample", type="primary"):
             selection.select_dataset(samples.load_sample_runs())
     sources.append(FILES)
     compare_files.reopen(FILES)  # a reload or another session finds its run-file comparison again

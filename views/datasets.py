@@ -142,7 +142,7 @@ with errors.page_guard("datasets"):
     sample_tab, file_tab, trec_tab, stored_tab = st.tabs(
         ["Sample data", "Upload a dataset", "TREC runs + qrels", "Stored datasets"]
     )
-    refused = permissions.blocked("upload")  # every box of the first three tabs stores or uploads
+    refused = permissions.blocked("upload")  # the upload boxes (the bundled samples are for every role)
 
     with sample_tab:
         st.markdown(
@@ -151,13 +151,10 @@ with errors.page_guard("datasets"):
             "retriever runs over the same passages."
         )
         left, right = st.columns(2)
-        if left.button("Open the temporal QA sample", key="load_sample_qa", type="primary", icon=":material/quiz:",
-                       disabled=bool(refused), help=refused):
+        if left.button("Open the temporal QA sample", key="load_sample_qa", type="primary", icon=":material/quiz:"):
             selection.select_dataset(samples.load_sample_qa())
-        if right.button("Open the BM25 vs dense runs", key="load_sample_runs", icon=":material/compare_arrows:",
-                        disabled=bool(refused), help=refused):
+        if right.button("Open the BM25 vs dense runs", key="load_sample_runs", icon=":material/compare_arrows:"):
             selection.select_dataset(samples.load_sample_runs())
-        permissions.explain(refused)
 
     with file_tab:
         from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping
