@@ -5,8 +5,8 @@ job is queued or touched until it lets the session in:
 
 - With an `[auth]` section in `.streamlit/secrets.toml` (Streamlit's OIDC login, `st.login`), a
   session that has not signed in sees only the sign-in screen, whatever page address or `?query`
-  it asked for; after sign-in the same address opens (the provider sends the browser back to the
-  app, which reopens the page). A signed-in account with no e-mail is refused (users are e-mails).
+  it asked for; after sign-in the provider sends the browser back to the app's first page (open
+  the address again). A signed-in account with no e-mail is refused (users are e-mails).
 - Without one, the app is the local single-user tool: it serves only a loopback address
   (127.0.0.1, the configured `server.address`). Started on another address (0.0.0.0, a LAN
   address), every session gets a screen saying why and what to do, and nothing else: anyone who
