@@ -23,6 +23,7 @@ from typing import Any
 
 import streamlit as st
 
+from tempo_eval.access import settings_admins
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.identity import current_role, current_user, sign_in_configured, signed_in
 
@@ -58,6 +59,13 @@ def gate() -> None:
         if not loopback(address):
             _closed(address)
         return
+    try:
+        settings_admins()
+    except ValueError as bad:  # said to whoever opens the app, before anyone acts on a wrong role
+        st.title("tempo-eval")
+        st.error(md_escape(f"The app's settings are wrong: {bad}. Ask whoever runs it to correct the setting "
+                           "and start it again."), icon=":material/settings:")
+        st.stop()
     if not signed_in():
         _sign_in_screen()
     if not current_user():

@@ -156,12 +156,14 @@ def test_loopback_addresses_are_served(address: str) -> None:
     assert loopback(address)
 
 
+AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32, "client_id": "c",
+        "client_secret": "s", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+
+
 def test_with_sign_in_configured_every_page_shows_only_the_sign_in_screen() -> None:
     for page in (None, "views/evaluate.py", "views/runs.py"):
         at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-        at.secrets["auth"] = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32,
-                              "client_id": "c", "client_secret": "s",
-                              "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+        at.secrets["auth"] = AUTH
         if page is not None:
             at.switch_page(page)
         at.query_params["sel"] = "1"
@@ -170,3 +172,22 @@ def test_with_sign_in_configured_every_page_shows_only_the_sign_in_screen() -> N
         assert [t.value for t in at.title] == ["tempo-eval"]
         assert [b.label for b in at.button] == ["Sign in"]
         assert not at.sidebar.selectbox and not at.dataframe
+
+
+def test_several_providers_get_a_button_each() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.secrets["auth"] = {"redirect_uri": AUTH["redirect_uri"], "cookie_secret": AUTH["cookie_secret"],
+                          "google": {k: AUTH[k] for k in ("client_id", "client_secret", "server_metadata_url")},
+                          "okta": {k: AUTH[k] for k in ("client_id", "client_secret", "server_metadata_url")}}
+    at.run()
+    assert [b.label for b in at.button] == ["Sign in with google", "Sign in with okta"]
+
+
+def test_a_wrong_first_admin_setting_is_said_before_anyone_signs_in(monkeypatch) -> None:
+    monkeypatch.setenv("TEMPO_EVAL_ADMIN", "ana at example.org")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.secrets["auth"] = AUTH
+    at.run()
+    assert not at.exception and not at.button
+    [error] = at.error
+    assert "TEMPO_EVAL_ADMIN: 'ana at example.org' is not an e-mail address" in plain(error.value)
