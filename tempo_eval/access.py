@@ -78,7 +78,7 @@ def denial(role: str | None, action: str, *, user: str = "", owner: str | None =
     if role not in ROLES:
         return f"Sign in to {words}."
     if rank(role) < rank(least):
-        return (f"You cannot {words}: your role is {role}, and it needs {_article(least)} {least} "
+        return (f"You cannot {words}: your role is {role}, and it needs {article(least)} {least} "
                 f"(ask an admin of this workspace).")
     if action in OWN_RUN_ACTIONS and role != "admin":
         if owner is None or not str(owner).strip():
@@ -126,5 +126,6 @@ def settings_admins(environ: dict[str, str] | None = None) -> frozenset[str]:
     return frozenset(admins)
 
 
-def _article(word: str) -> str:
+def article(word: str) -> str:
+    """"a" or "an" before a role's name."""
     return "an" if word[:1] in "aeiou" else "a"

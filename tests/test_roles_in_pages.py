@@ -191,3 +191,15 @@ def test_a_wrong_first_admin_setting_is_said_before_anyone_signs_in(monkeypatch)
     assert not at.exception and not at.button
     [error] = at.error
     assert "TEMPO_EVAL_ADMIN: 'ana at example.org' is not an e-mail address" in plain(error.value)
+
+
+@pytest.mark.parametrize(("page", "reason"), [
+    ("datasets", "You cannot upload or store a dataset: your role is viewer"),
+    ("agreement", "You cannot upload or store a dataset: your role is viewer"),
+    ("review", "You cannot label verdicts: your role is viewer"),
+])
+def test_a_viewer_sees_why_each_page_s_writing_controls_are_disabled(acting, page: str, reason: str) -> None:
+    acting("viewer", "v@x.org")
+    at = goto(open_app(), page)
+    assert not at.exception
+    assert reason in captions(at)

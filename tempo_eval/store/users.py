@@ -20,7 +20,7 @@ import os
 import threading
 from typing import Any
 
-from tempo_eval.access import DEFAULT_ROLE, check_role, normal_email, settings_admins
+from tempo_eval.access import DEFAULT_ROLE, article, check_role, normal_email, settings_admins
 from tempo_eval.store.db import connect
 
 
@@ -46,7 +46,7 @@ class UserStore:
         with self._lock, self._conn:
             before = self._role_in_table(email)
             if before == "admin" and role != "admin":
-                self._refuse_last_admin(email, f"making {email} {_article(role)} {role}")
+                self._refuse_last_admin(email, f"making {email} {article(role)} {role}")
             if before is None:
                 self._conn.execute("INSERT INTO users (email, role, added_by, added_at) VALUES (?, ?, ?, ?)",
                                    (email, role, str(added_by or ""), _now()))
@@ -92,7 +92,8 @@ class UserStore:
         with self._lock:
             cursor = self._conn.execute("SELECT * FROM runs WHERE id = ?", (int(run_id),))
             row = cursor.fetchone()
-            names = [column[0] for column in cursor.description or ()]
+            # DB-API's description (sqlite3, psycopg), or a SQLAlchemy result's keys()
+            names = list(cursor.keys()) if hasattr(cursor, "keys") else [c[0] for c in cursor.description or ()]
         if row is None or "created_by" not in names:
             return None
         owner = row[names.index("created_by")]
@@ -110,7 +111,3 @@ class UserStore:
         if not others:
             raise ValueError(f"{what} would leave the workspace without an admin: add another admin first, "
                              "or name one in the setting TEMPO_EVAL_ADMIN")
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
