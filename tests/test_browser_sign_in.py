@@ -28,6 +28,8 @@ VIEWER = "vic@example.org"
 #: once runs record who made them)
 OWN_RUN = "ana's run"
 OTHER_RUN = "bob's run"
+#: how long an expectation waits for the page (the machine may be loaded)
+WAIT_MS = 60_000
 
 
 class SignedInServer(AppServer):
@@ -90,7 +92,7 @@ def _sign_in(page, url: str, provider: str, email: str) -> None:
     page.get_by_role("button", name="Sign in").click()
     page.get_by_placeholder("sub").fill(email)
     page.get_by_role("button", name="Authorize").click()
-    expect(page.get_by_text(_signed_in_as(email))).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(_signed_in_as(email))).to_be_visible(timeout=WAIT_MS)
     wait_idle(page)
 
 
@@ -105,7 +107,7 @@ def _sign_out(page) -> None:
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url(re.compile("end_session"))
     page.get_by_role("button", name="End session").click()
-    expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=WAIT_MS)
 
 
 def _text(page) -> str:
@@ -143,7 +145,7 @@ def test_a_viewer_reads_an_analyst_evaluates_and_deletes_own_runs(tmp_path, monk
                 # before sign-in: the sign-in screen only, whatever the address
                 for address in ("/", "/evaluate", f"/runs?sel={runs[OWN_RUN]}", f"/results?runs={runs[OWN_RUN]}"):
                     page.goto(server.url + address)
-                    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+                    expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=WAIT_MS)
                     wait_idle(page)
                     assert page.locator('[data-testid="stSidebarNav"]').count() == 0
                     assert "Run evaluation" not in _text(page) and "Delete this run" not in _text(page)
@@ -151,27 +153,27 @@ def test_a_viewer_reads_an_analyst_evaluates_and_deletes_own_runs(tmp_path, monk
 
                 # a viewer (signed in, not listed) reads, and neither evaluates nor deletes
                 _sign_in(page, server.url, provider, VIEWER)
-                expect(page.get_by_text(_signed_in_as(VIEWER, "viewer"))).to_be_visible()
+                expect(page.get_by_text(_signed_in_as(VIEWER, "viewer"))).to_be_visible(timeout=WAIT_MS)
                 page.goto(f"{server.url}/evaluate?dataset={runs['dataset']}")
                 wait_idle(page)
-                expect(page.get_by_role("button", name="Run evaluation")).to_be_disabled()
+                expect(page.get_by_role("button", name="Run evaluation")).to_be_disabled(timeout=WAIT_MS)
                 expect(page.get_by_text(re.compile("You cannot start an evaluation: your role is viewer")).first
-                       ).to_be_visible()
+                       ).to_be_visible(timeout=WAIT_MS)
                 page.goto(f"{server.url}/runs?dataset={runs['dataset']}&sel={runs[OWN_RUN]}")
                 wait_idle(page)
-                expect(page.get_by_role("button", name=re.compile("Delete this run"))).to_be_disabled()
-                expect(page.get_by_text(re.compile("You cannot delete a run: your role is viewer")).first).to_be_visible()
+                expect(page.get_by_role("button", name=re.compile("Delete this run"))).to_be_disabled(timeout=WAIT_MS)
+                expect(page.get_by_text(re.compile("You cannot delete a run: your role is viewer")).first).to_be_visible(timeout=WAIT_MS)
                 assert JobQueue().jobs(kind="evaluate") == []
                 _sign_out(page)
                 assert page.locator('[data-testid="stSidebarNav"]').count() == 0
 
                 # an analyst evaluates, deletes their own run, and not another's
                 _sign_in(page, server.url, provider, ANALYST)
-                expect(page.get_by_text(_signed_in_as(ANALYST, "analyst"))).to_be_visible()
+                expect(page.get_by_text(_signed_in_as(ANALYST, "analyst"))).to_be_visible(timeout=WAIT_MS)
                 page.goto(f"{server.url}/runs?dataset={runs['dataset']}&sel={runs[OTHER_RUN]}")
                 wait_idle(page)
-                expect(page.get_by_role("button", name=re.compile("Delete this run"))).to_be_disabled()
-                expect(page.get_by_text(re.compile("You cannot delete a run made by bob")).first).to_be_visible()
+                expect(page.get_by_role("button", name=re.compile("Delete this run"))).to_be_disabled(timeout=WAIT_MS)
+                expect(page.get_by_text(re.compile("You cannot delete a run made by bob")).first).to_be_visible(timeout=WAIT_MS)
                 page.goto(f"{server.url}/runs?dataset={runs['dataset']}&sel={runs[OWN_RUN]}")
                 wait_idle(page)
                 page.get_by_role("button", name=re.compile("Delete this run")).click()
@@ -183,7 +185,7 @@ def test_a_viewer_reads_an_analyst_evaluates_and_deletes_own_runs(tmp_path, monk
                 page.goto(f"{server.url}/evaluate?dataset={runs['dataset']}")
                 wait_idle(page)
                 start = page.get_by_role("button", name="Run evaluation")
-                expect(start).to_be_enabled()
+                expect(start).to_be_enabled(timeout=WAIT_MS)
                 start.click()
                 deadline = time.monotonic() + 240
                 while not (jobs := JobQueue().jobs(kind="evaluate")) or jobs[0]["active"]:
@@ -193,7 +195,7 @@ def test_a_viewer_reads_an_analyst_evaluates_and_deletes_own_runs(tmp_path, monk
                 assert jobs[0]["run_id"] in RunStore(home / "tempo_eval.sqlite").list_runs()["id"].tolist()
                 _sign_out(page)
             except Exception:
-                print(server.log()[-4000:])
+                print(f"at {page.url}:\n{page.locator('body').inner_text()[:2000]}\n{server.log()[-4000:]}")
                 raise
             finally:
                 browser.close()
