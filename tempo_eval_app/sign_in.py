@@ -80,9 +80,8 @@ def _sign_in_screen() -> None:
     st.title("tempo-eval")
     st.write("This workspace is shared: sign in to open it.")
     for name in providers():
-        label = "Sign in" if name is None else f"Sign in with {name}"
         kwargs: dict[str, Any] = {} if name is None else {"args": (name,)}
-        st.button(label, key=f"sign_in_{name or 'default'}", type="primary", icon=":material/login:",
+        st.button("Sign in" if name is None else f"Sign in with {md_escape(name)}", key=f"sign_in_{name or 'default'}", type="primary", icon=":material/login:",
                   on_click=st.login, **kwargs)
     st.stop()
 

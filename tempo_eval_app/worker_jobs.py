@@ -215,7 +215,7 @@ def show_pending(found: dict[str, Any]) -> None:
         refused = blocked("manage_jobs")
         if not current["cancel_requested"] and st.button("Cancel", key=f"cancel_upload_{job_id}",
                                                          icon=":material/stop_circle:", disabled=bool(refused),
-                                                         help=refused):
+                                                         help=md_escape(refused) if refused else None):
             require("manage_jobs")
             queue().request_cancel(job_id)
             st.rerun(scope="fragment")
@@ -384,7 +384,7 @@ def show_active(found: dict[str, Any]) -> bool:
         return False
     refused = blocked("manage_jobs")
     if st.button("Cancel", key=f"cancel_{found['id']}", icon=":material/stop_circle:", disabled=bool(refused),
-                 help=refused):
+                 help=md_escape(refused) if refused else None):
         require("manage_jobs")
         queue().request_cancel(found["id"])
         st.toast("Cancelling: rows in flight finish and are stored.")

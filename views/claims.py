@@ -215,7 +215,7 @@ with errors.page_guard("claims"):
                              index=options.index(suggested) if suggested in options else 1)
             refused = permissions.blocked("label")
             if l2.button("Save label", key="claims_save_label", icon=":material/check:", disabled=bool(refused),
-                         help=refused):
+                         help=formatting.md_escape(refused) if refused else None):
                 permissions.require("label")
                 notes.label_store().set_label(claim["claim"], list(claim["premises"]), label)
                 st.rerun()

@@ -242,7 +242,7 @@ with errors.page_guard("conversation"):
 
     found = worker_jobs.job(st.session_state.get(JOB_KEY))
     refused = permissions.blocked("evaluate")
-    if st.button("Evaluate the conversation", type="primary", key="conv_run", icon=":material/play_arrow:", help=refused,
+    if st.button("Evaluate the conversation", type="primary", key="conv_run", icon=":material/play_arrow:", help=formatting.md_escape(refused) if refused else None,
                  disabled=not (text.strip() or st.session_state.get(FILE_KEY)) or bool(found and found["active"] or refused)):
         st.session_state[JOB_KEY] = _start(text, st.session_state.get(FILE_KEY), window_size, threshold, penalize)
         found = worker_jobs.job(st.session_state[JOB_KEY])

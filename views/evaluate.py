@@ -143,7 +143,7 @@ def _show_job(job: dict, api_key: str) -> None:
             "the worker was stopped). Every finished row is stored; resuming computes only the rest."))
         refused = permissions.blocked("evaluate")
         if st.button("Resume", key=f"resume_{job['id']}", icon=":material/play_arrow:", disabled=bool(refused),
-                     help=refused):
+                     help=formatting.md_escape(refused) if refused else None):
             typed, _ = judge_keys.judge_api_key(job["arguments"].get("judge_url", ""), api_key)
             if worker_jobs.resume(job, typed):
                 st.session_state["eval_job_id"] = st.session_state["eval_job_watched"] = job["id"]
@@ -382,7 +382,7 @@ with errors.page_guard("evaluate"):
     running = found is not None and found["active"]
     refused = permissions.blocked("evaluate")
     start = st.button("Run evaluation", type="primary", key="run_evaluation",
-                      disabled=bool(problems or running or refused), icon=":material/play_arrow:", help=refused)
+                      disabled=bool(problems or running or refused), icon=":material/play_arrow:", help=formatting.md_escape(refused) if refused else None)
     permissions.explain(refused)
     if start:  # checked before anything is asked of the judge; start_evaluation checks again
         permissions.require("evaluate")

@@ -184,7 +184,7 @@ def _manage_run(run_id: int) -> None:
     note = c2.text_input("Note", info["note"], key=f"runs_note_{run_id}")
     tags = c3.text_input("Tags (comma-separated)", ", ".join(info["tags"]), key=f"runs_tags_{run_id}")
     if st.button("Save name, note and tags", key=f"runs_save_{run_id}", icon=":material/save:",
-                 disabled=bool(refused), help=refused):
+                 disabled=bool(refused), help=formatting.md_escape(refused) if refused else None):
         permissions.require("edit_run", owner=owner)
         s.rename_run(run_id, name)
         s.set_run_note(run_id, note)
@@ -215,7 +215,7 @@ def _manage_dataset(dataset_id: int) -> None:
     name = st.text_input("Dataset name", info["name"], key=f"runs_dataset_name_{dataset_id}")
     refused = permissions.blocked("edit_dataset")
     if st.button("Rename the dataset", key="runs_dataset_rename", icon=":material/edit:", disabled=bool(refused),
-                 help=refused):
+                 help=formatting.md_escape(refused) if refused else None):
         permissions.require("edit_dataset")
         s.rename_dataset(dataset_id, name)
         store_reads.forget_cached_reads()
@@ -241,7 +241,7 @@ def _confirmed_delete(what: str, target: int, question: Callable[[], str], delet
     confirm_key = f"runs_confirm_delete_{what}"
     if refused:
         st.button(f"Delete this {formatting.md_escape(what)}…", key=f"runs_delete_{what}", icon=":material/delete:",
-                  disabled=True, help=refused)
+                  disabled=True, help=formatting.md_escape(refused) if refused else None)
         permissions.explain(refused)
     elif st.session_state.get(confirm_key) == target:
         st.warning(question())
