@@ -12,8 +12,8 @@ from typing import Any
 
 import streamlit as st
 
-from tempo_eval import comparison_store
-from tempo_eval.compare import LABELS
+from tempo_eval.compare import saved as saved_comparisons
+from tempo_eval.compare.statistics import LABELS
 from tempo_eval_app import formatting, links, paths, permissions, run_files, worker_jobs
 
 #: the most run files a comparison takes (its runs are labelled a-z)
@@ -151,7 +151,7 @@ def _watch(job: dict[str, Any]) -> None:
     progress()
 
 
-def scores(missing: str, k: int) -> comparison_store.StoredComparison:
+def scores(missing: str, k: int) -> saved_comparisons.StoredComparison:
     """The inputs, then the saved comparison of a worker's job (the page shows its progress and
     reruns until it ends; a refused path or a bad file is said and stops the page)."""
     runs, qrels, doc_dates, query_dates = _inputs()

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import streamlit as st
 
-from tempo_eval._secrets import mask_log_handlers, secret_values
-from tempo_eval.access import PermissionDenied
+from tempo_eval.common.access import PermissionDenied
+from tempo_eval.common.secrets import mask_log_handlers, secret_values
 from tempo_eval.io.errors import InputError
 from tempo_eval.store.db import WorkspaceError
 from tempo_eval.verify.base import VerifierUnavailable

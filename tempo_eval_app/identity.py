@@ -4,7 +4,7 @@ With sign-in configured (an `[auth]` section in `.streamlit/secrets.toml`) the u
 signed-in e-mail from Streamlit's OIDC login (`st.user`), or nobody before sign-in; without it
 the app is a local single-user tool and acts as the operating-system user that started it.
 
-The role (`current_role`, `tempo_eval.access`): without sign-in, the local user is an admin (the
+The role (`current_role`, `tempo_eval.common.access`): without sign-in, the local user is an admin (the
 app's user owns the workspace's files anyway); signed in, the role the workspace's users table
 gives the e-mail (`tempo_eval.store.users.UserStore.role_of`: TEMPO_EVAL_ADMIN is an admin, a
 user not listed a viewer); nobody signed in has none.
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval.access import LOCAL_ROLE
-from tempo_eval.identity import os_user
+from tempo_eval.common.access import LOCAL_ROLE
+from tempo_eval.common.identity import os_user
 from tempo_eval.store.db import default_db_path
 from tempo_eval.store.users import UserStore
 

@@ -1,4 +1,4 @@
-"""The roles enforced in the dashboard, where each action happens (`tempo_eval.access` is the rule).
+"""The roles enforced in the dashboard, where each action happens (`tempo_eval.common.access` is the rule).
 
 Every place that writes (queues an evaluation, stores or uploads a dataset, compares run files,
 labels, edits or deletes a run or a dataset, cancels or resumes a job) calls `require` just before
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval import access
-from tempo_eval.access import PermissionDenied
+from tempo_eval.common import access
+from tempo_eval.common.access import PermissionDenied
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.identity import current_role, current_user
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import streamlit as st
 
-from tempo_eval.access import settings_admins
+from tempo_eval.common.access import settings_admins
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.identity import current_role, current_user, sign_in_configured, signed_in
 

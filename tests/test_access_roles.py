@@ -1,11 +1,11 @@
-"""The roles' rule (`tempo_eval.access`): what a viewer, an analyst and an admin may do, runs that
+"""The roles' rule (`tempo_eval.common.access`): what a viewer, an analyst and an admin may do, runs that
 are one's own, nobody signed in, and the first admin named in the settings."""
 
 from __future__ import annotations
 
 import pytest
 
-from tempo_eval.access import (
+from tempo_eval.common.access import (
     ACTIONS,
     DEFAULT_ROLE,
     ROLES,

@@ -53,9 +53,9 @@ def _provider():
 
 def _workspace(home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """The sample dataset with two runs, the analyst's and another's; the analyst listed."""
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
     from tempo_eval.store.users import UserStore
     from tempo_eval_app.samples import SAMPLE_DIR, SAMPLE_QA_NAME

@@ -113,7 +113,7 @@ def test_the_owner_of_a_run_is_who_made_it_or_nobody_when_not_recorded(users: Us
 
 def test_the_command_line_adds_lists_and_removes_users(capsys, monkeypatch) -> None:
     monkeypatch.delenv("TEMPO_EVAL_ADMIN", raising=False)
-    monkeypatch.setattr("tempo_eval.identity.os_user", lambda: "operator")
+    monkeypatch.setattr("tempo_eval.common.identity.os_user", lambda: "operator")
     code, _, err = run_cli_streams(["users", "add", "Ana@x.org", "--role", "analyst"], capsys)
     assert (code, err.strip()) == (0, "Added ana@x.org as analyst.")
     code, _, err = run_cli_streams(["users", "add", "ana@x.org", "--role", "admin"], capsys)

@@ -1,7 +1,7 @@
 """Agreement: a foreign metric (imported RAGAS / DeepEval scores) against one of ours, row by row.
 
 A scatter of the two scores, Spearman's rho and Kendall's tau over the rows both scored, and the
-rows where they disagree most (`tempo_eval.agreement`). Foreign scores come from the import box
+rows where they disagree most (`tempo_eval.compare.agreement`). Foreign scores come from the import box
 at the top, `tempo-eval import FILE` or `tempo_eval.io.foreign.import_foreign_results`; our scores
 from any run of the same dataset.
 """
@@ -85,7 +85,7 @@ with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEva
                      icon=":material/error:")
 
 with errors.page_guard("agreement"):
-    from tempo_eval.agreement import agreement_pairs, rank_correlations
+    from tempo_eval.compare.agreement import agreement_pairs, rank_correlations
     from tempo_eval.viz.agreement import agreement_scatter
 
     dataset_id = selection.require_dataset_id()

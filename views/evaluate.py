@@ -15,7 +15,7 @@ import os
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.scoring import metric_needs
+from tempo_eval.engine.scoring import metric_needs
 from tempo_eval.verify.lexical import SUMMARY as LEXICAL_SUMMARY
 from tempo_eval_app import (
     downloads,
@@ -198,7 +198,7 @@ def _outcome(db: str, run_id: int, version: tuple) -> tuple[pd.DataFrame | None,
     `run_version`, from its scores alone: the page never holds the run's results (a 200,000-row
     run's results frame is hundreds of MB, and every rerun of this page used to read it and
     resample its CI again). The reasons are read only when some result failed."""
-    from tempo_eval.scoring import aggregate_frame
+    from tempo_eval.engine.scoring import aggregate_frame
 
     store = store_reads.store_for(db)
     scores = store.run_scores([run_id])

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.review import LABELS, agreement, rescore
+from tempo_eval.compare.review import LABELS, agreement, rescore
 from tempo_eval.verify.base import verdict_label
 from tempo_eval_app import errors, formatting, permissions, selection, store_reads, widgets, words
 from tempo_eval_app import verifier_notes as notes

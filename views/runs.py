@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.metric_catalog import DIRECTION_WORDS, direction
+from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import (
     errors,
@@ -109,7 +109,7 @@ def _run_choice_label(table: pd.DataFrame):
 
 
 def _diff(table: pd.DataFrame, a: int, b: int) -> None:
-    from tempo_eval.leaderboard import config_diff, mean_changes
+    from tempo_eval.compare.leaderboard import config_diff, mean_changes
 
     runs = selection.runs_of(None).set_index("id")
     info_a, info_b = store_reads.store().run_info(a), store_reads.store().run_info(b)

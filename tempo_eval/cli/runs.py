@@ -26,8 +26,8 @@ from tempo_eval.cli.common import (
     add_workspace_option,
     check_output,
 )
-from tempo_eval.safe_text import json_safe
-from tempo_eval.safe_text import one_line as _one_line
+from tempo_eval.common.safe_text import json_safe
+from tempo_eval.common.safe_text import one_line as _one_line
 
 
 def add_parser(commands: Any) -> None:
@@ -75,7 +75,7 @@ def _open(args: argparse.Namespace, *, out: str | None = None) -> Any:
 
 
 def _run_id(store: Any, ref: str) -> int:
-    from tempo_eval.run_diff import resolve_run
+    from tempo_eval.compare.run_diff import resolve_run
 
     try:
         return resolve_run(store, ref)
@@ -84,7 +84,7 @@ def _run_id(store: Any, ref: str) -> int:
 
 
 def _records(store: Any, runs: Any) -> list[dict[str, Any]]:
-    from tempo_eval.leaderboard import leaderboard, run_records, run_setup
+    from tempo_eval.compare.leaderboard import leaderboard, run_records, run_setup
 
     ids = [int(i) for i in runs["id"]]
     setups = {run_id: run_setup(config) for run_id, config in store.run_configs(ids).items()}
@@ -119,7 +119,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
-    from tempo_eval.leaderboard import flatten_config
+    from tempo_eval.compare.leaderboard import flatten_config
 
     store = _open(args)
     run_id = _run_id(store, args.run)

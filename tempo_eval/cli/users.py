@@ -4,7 +4,7 @@
     tempo-eval users add EMAIL --role viewer|analyst|admin   # add, or change a user's role
     tempo-eval users remove EMAIL                       # they are a viewer again when they sign in
 
-Roles (`tempo_eval.access`): a viewer reads; an analyst also evaluates, uploads, compares files,
+Roles (`tempo_eval.common.access`): a viewer reads; an analyst also evaluates, uploads, compares files,
 labels and deletes their own runs; an admin also deletes any run and manages users. A signed-in
 user not listed is a viewer; the settings' TEMPO_EVAL_ADMIN is an admin whatever is listed. The
 command line is run by whoever has the workspace's files, so it checks no role; it records the
@@ -21,10 +21,10 @@ import sys
 from typing import Any
 
 from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
-from tempo_eval.safe_text import json_safe
-from tempo_eval.safe_text import one_line as _one_line
+from tempo_eval.common.safe_text import json_safe
+from tempo_eval.common.safe_text import one_line as _one_line
 
-#: the roles (`tempo_eval.access.ROLES`, repeated here so `--help` imports nothing of the engine)
+#: the roles (`tempo_eval.common.access.ROLES`, repeated here so `--help` imports nothing of the engine)
 ROLE_CHOICES = ("viewer", "analyst", "admin")
 
 
@@ -68,7 +68,7 @@ def _open(args: argparse.Namespace) -> Any:
 
 
 def cmd_users_list(args: argparse.Namespace) -> int:
-    from tempo_eval.access import settings_admins
+    from tempo_eval.common.access import settings_admins
 
     users = _open(args).users()
     admins = sorted(settings_admins())
@@ -91,7 +91,7 @@ def cmd_users_list(args: argparse.Namespace) -> int:
 
 
 def cmd_users_add(args: argparse.Namespace) -> int:
-    from tempo_eval.identity import os_user
+    from tempo_eval.common.identity import os_user
 
     store = _open(args)
     before = store.add(args.email, args.role, added_by=os_user())

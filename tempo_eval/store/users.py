@@ -1,4 +1,4 @@
-"""The users of a shared workspace and their roles (table `users`; the rule is `tempo_eval.access`).
+"""The users of a shared workspace and their roles (table `users`; the rule is `tempo_eval.common.access`).
 
 A user is an e-mail (lower-cased, as the sign-in gives it) with a role (viewer, analyst, admin),
 who added them and when. `role_of` answers what a signed-in user is: an admin when the settings
@@ -20,7 +20,13 @@ import os
 import threading
 from typing import Any
 
-from tempo_eval.access import DEFAULT_ROLE, article, check_role, normal_email, settings_admins
+from tempo_eval.common.access import (
+    DEFAULT_ROLE,
+    article,
+    check_role,
+    normal_email,
+    settings_admins,
+)
 from tempo_eval.store.db import connect
 
 
