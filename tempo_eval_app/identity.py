@@ -12,6 +12,8 @@ user not listed a viewer); nobody signed in has none.
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
 from tempo_eval.common.access import LOCAL_ROLE
@@ -21,11 +23,26 @@ from tempo_eval.store.users import UserStore
 
 
 def sign_in_configured() -> bool:
-    """True when `.streamlit/secrets.toml` has an `[auth]` section."""
+    """True when `.streamlit/secrets.toml` has an `[auth]` section, and when a settings file is
+    there but cannot be read (`settings_unreadable`): whether it configures sign-in is unknown, so
+    the app does not fall back to the local single-user tool, whose user is an admin."""
     try:
         return "auth" in st.secrets
     except (FileNotFoundError, KeyError, OSError, ValueError):
-        return False
+        return settings_unreadable() is not None
+
+
+def settings_unreadable() -> str | None:
+    """Why a settings file (`.streamlit/secrets.toml`, or another of Streamlit's `secrets.files`)
+    that is there cannot be read (Streamlit's message: the file, the line and column), or None
+    when the settings are read or there is no such file."""
+    try:
+        _ = "auth" in st.secrets
+    except (FileNotFoundError, KeyError, OSError, ValueError) as error:
+        files = st.get_option("secrets.files") or []
+        if any(os.path.exists(str(path)) for path in files):
+            return str(error).strip() or type(error).__name__
+    return None
 
 
 def signed_in() -> bool:

@@ -7,6 +7,9 @@ job is queued or touched until it lets the session in:
   session that has not signed in sees only the sign-in screen, whatever page address or `?query`
   it asked for; after sign-in the provider sends the browser back to the app's first page (open
   the address again). A signed-in account with no e-mail is refused (users are e-mails).
+- A settings file that is there but cannot be read (a TOML error) lets nobody in: it may be
+  the one that configures sign-in, and the app must not fall back to the local tool, whose user
+  is an admin, behind a proxy meant for a team. The screen names the file, line and column.
 - Without one, the app is the local single-user tool: it serves only a loopback address
   (127.0.0.1, the configured `server.address`). Started on another address (0.0.0.0, a LAN
   address), every session gets a screen saying why and what to do, and nothing else: anyone who
@@ -25,7 +28,13 @@ import streamlit as st
 
 from tempo_eval.common.access import settings_admins
 from tempo_eval_app.formatting import md_escape
-from tempo_eval_app.identity import current_role, current_user, sign_in_configured, signed_in
+from tempo_eval_app.identity import (
+    current_role,
+    current_user,
+    settings_unreadable,
+    sign_in_configured,
+    signed_in,
+)
 
 #: what a local server's address may be (besides an IP address that is loopback)
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
@@ -59,13 +68,13 @@ def gate() -> None:
         if not loopback(address):
             _closed(address)
         return
+    unreadable = settings_unreadable()
+    if unreadable is not None:  # sign-in may be what it configures: nobody is let in until it is read
+        _wrong_settings(unreadable.rstrip("."))
     try:
         settings_admins()
     except ValueError as bad:  # said to whoever opens the app, before anyone acts on a wrong role
-        st.title("tempo-eval")
-        st.error(md_escape(f"The app's settings are wrong: {bad}. Ask whoever runs it to correct the setting "
-                           "and start it again."), icon=":material/settings:")
-        st.stop()
+        _wrong_settings(str(bad))
     if not signed_in():
         _sign_in_screen()
     if not current_user():
@@ -74,6 +83,13 @@ def gate() -> None:
                  "Sign in with an account that has one.", icon=":material/no_accounts:")
         st.button("Sign out", on_click=st.logout, icon=":material/logout:")
         st.stop()
+
+
+def _wrong_settings(why: str) -> None:
+    st.title("tempo-eval")
+    st.error(md_escape(f"The app's settings are wrong: {why}. Ask whoever runs it to correct the setting "
+                       "and start it again."), icon=":material/settings:")
+    st.stop()
 
 
 def _sign_in_screen() -> None:

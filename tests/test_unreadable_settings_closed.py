@@ -1,0 +1,68 @@
+"""A settings file (`.streamlit/secrets.toml`) that is there but cannot be read lets nobody in:
+it may be the one that configures sign-in, and the app must not fall back to the local
+single-user tool (whose user is an admin) on 127.0.0.1 behind a proxy meant for a team. The
+screen names the file, the line and the column; a readable settings file without `[auth]`
+leaves the local tool as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit import config
+from streamlit.testing.v1 import AppTest
+
+from tests.test_app_pages import APP, TIMEOUT
+
+
+@pytest.fixture
+def settings_file(tmp_path: Path) -> Iterator[Path]:
+    """The one settings file the app reads (Streamlit's `secrets.files`), written by the test."""
+    path = tmp_path / ".streamlit" / "secrets.toml"
+    path.parent.mkdir()
+    before = config.get_option("secrets.files")
+    config.set_option("secrets.files", [str(path)])
+    st.secrets._reset()
+    try:
+        yield path
+    finally:
+        config.set_option("secrets.files", before)
+        st.secrets._reset()
+
+
+def plain(text: str) -> str:
+    return text.replace("\\", "").replace("\u2060", "")
+
+
+def test_an_unreadable_settings_file_lets_nobody_in(settings_file: Path) -> None:
+    from tempo_eval_app import permissions
+
+    settings_file.write_text('[auth]\nclient_id = tempo-eval\ncookie_secret = "x"\n', encoding="utf-8")
+    for page in (None, "views/evaluate.py", "views/runs.py"):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        if page is not None:
+            at.switch_page(page)
+        at.query_params["sel"] = "1"
+        at.run()
+        assert not at.exception
+        assert [t.value for t in at.title] == ["tempo-eval"]
+        [error] = at.error
+        said = plain(error.value)
+        assert "The app's settings are wrong" in said and str(settings_file) in said and "line 2" in said
+        assert not at.button and not at.sidebar.selectbox and not at.dataframe
+    # where the work is done too (a callback runs before the page's door)
+    assert permissions.current_role() is None
+    assert permissions.blocked("delete_run", owner="") is not None
+
+
+def test_a_readable_settings_file_without_sign_in_leaves_the_local_tool(settings_file: Path) -> None:
+    from tempo_eval_app import permissions
+
+    settings_file.write_text('some_service_url = "http://127.0.0.1:9"\n', encoding="utf-8")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception and not at.error
+    assert "Sign in" not in [b.label for b in at.button]
+    assert at.sidebar.selectbox  # the shared sidebar: the app itself
+    assert permissions.current_role() == "admin"
