@@ -10,6 +10,8 @@ job is queued or touched until it lets the session in:
 - A settings file that is there but cannot be read (a TOML error) lets nobody in: it may be
   the one that configures sign-in, and the app must not fall back to the local tool, whose user
   is an admin, behind a proxy meant for a team. The screen names the file, line and column.
+- Streamlit's `server.trustedUserHeaders` (request headers copied into `st.user`, over the
+  sign-in's e-mail) is refused with sign-in: a browser sending the header could act as anyone.
 - Without one, the app is the local single-user tool: it serves only a loopback address
   (127.0.0.1, the configured `server.address`). Started on another address (0.0.0.0, a LAN
   address), every session gets a screen saying why and what to do, and nothing else: anyone who
@@ -71,6 +73,10 @@ def gate() -> None:
     unreadable = settings_unreadable()
     if unreadable is not None:  # sign-in may be what it configures: nobody is let in until it is read
         _wrong_settings(unreadable.rstrip("."))
+    if st.get_option("server.trustedUserHeaders"):  # request headers would rewrite who signed in
+        _wrong_settings("server.trustedUserHeaders copies request headers into the signed-in user, over what "
+                        "the sign-in said, so a browser sending such a header could act as anyone; with sign-in "
+                        "([auth]) leave it unset")
     try:
         settings_admins()
     except ValueError as bad:  # said to whoever opens the app, before anyone acts on a wrong role

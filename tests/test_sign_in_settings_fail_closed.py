@@ -1,8 +1,8 @@
-"""A settings file (`.streamlit/secrets.toml`) that is there but cannot be read lets nobody in:
-it may be the one that configures sign-in, and the app must not fall back to the local
-single-user tool (whose user is an admin) on 127.0.0.1 behind a proxy meant for a team. The
-screen names the file, the line and the column; a readable settings file without `[auth]`
-leaves the local tool as it was."""
+"""Settings that could let the wrong person in close the door instead, saying which setting to
+correct: a settings file (`.streamlit/secrets.toml`) that is there but cannot be read (it may be
+the one that configures sign-in: the app must not fall back to the local single-user tool, whose
+user is an admin, on 127.0.0.1 behind a proxy meant for a team), and request headers copied into
+the signed-in user. A readable settings file without `[auth]` leaves the local tool as it was."""
 
 from __future__ import annotations
 
@@ -66,3 +66,21 @@ def test_a_readable_settings_file_without_sign_in_leaves_the_local_tool(settings
     assert "Sign in" not in [b.label for b in at.button]
     assert at.sidebar.selectbox  # the shared sidebar: the app itself
     assert permissions.current_role() == "admin"
+
+
+def test_request_headers_copied_into_the_signed_in_user_are_refused_with_sign_in() -> None:
+    """Streamlit's `server.trustedUserHeaders` writes request headers over the sign-in's user
+    (st.user): with sign-in, a browser sending the header would choose its own e-mail, and role."""
+    before = config.get_option("server.trustedUserHeaders")
+    config.set_option("server.trustedUserHeaders", {"X-Forwarded-Email": "email"})
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.secrets["auth"] = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32,
+                              "client_id": "c", "client_secret": "s" * 16,
+                              "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+        at.run()
+    finally:
+        config.set_option("server.trustedUserHeaders", before)
+    assert not at.exception and not at.button
+    [error] = at.error
+    assert "server.trustedUserHeaders" in plain(error.value) and "leave it unset" in plain(error.value)
