@@ -160,14 +160,24 @@ AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret":
         "client_secret": "s", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
 
 
+#: the first page, and pages with writing controls, each asked for with a query
+DOOR_PAGES = (None, "views/evaluate.py", "views/runs.py")
+
+
+def opened(page: str | None, auth: dict | None = None) -> AppTest:
+    """The app run on `page` (None: the first page) with `?sel=1`, and `[auth]` when given."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if auth is not None:
+        at.secrets["auth"] = auth
+    if page is not None:
+        at.switch_page(page)
+    at.query_params["sel"] = "1"
+    return at.run()
+
+
 def test_with_sign_in_configured_every_page_shows_only_the_sign_in_screen() -> None:
-    for page in (None, "views/evaluate.py", "views/runs.py"):
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-        at.secrets["auth"] = AUTH
-        if page is not None:
-            at.switch_page(page)
-        at.query_params["sel"] = "1"
-        at.run()
+    for page in DOOR_PAGES:
+        at = opened(page, AUTH)
         assert not at.exception
         assert [t.value for t in at.title] == ["tempo-eval"]
         assert [b.label for b in at.button] == ["Sign in"]

@@ -15,6 +15,7 @@ from streamlit import config
 from streamlit.testing.v1 import AppTest
 
 from tests.test_app_pages import APP, TIMEOUT
+from tests.test_roles_in_pages import DOOR_PAGES, opened
 
 
 @pytest.fixture
@@ -40,12 +41,8 @@ def test_an_unreadable_settings_file_lets_nobody_in(settings_file: Path) -> None
     from tempo_eval_app import permissions
 
     settings_file.write_text('[auth]\nclient_id = tempo-eval\ncookie_secret = "x"\n', encoding="utf-8")
-    for page in (None, "views/evaluate.py", "views/runs.py"):
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-        if page is not None:
-            at.switch_page(page)
-        at.query_params["sel"] = "1"
-        at.run()
+    for page in DOOR_PAGES:
+        at = opened(page)
         assert not at.exception
         assert [t.value for t in at.title] == ["tempo-eval"]
         [error] = at.error
