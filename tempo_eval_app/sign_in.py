@@ -11,7 +11,9 @@ job is queued or touched until it lets the session in:
   the one that configures sign-in, and the app must not fall back to the local tool, whose user
   is an admin, behind a proxy meant for a team. The screen names the file, line and column.
 - Streamlit's `server.trustedUserHeaders` (request headers copied into `st.user`, over the
-  sign-in's e-mail) is refused with sign-in: a browser sending the header could act as anyone.
+  sign-in's e-mail: a browser sending the header could act as anyone) and
+  `server.unsafeMetricsUserAttributes` (the signed-in users' e-mails on `/_stcore/metrics`, which
+  answers anyone) are refused with sign-in, naming the option.
 - Without one, the app is the local single-user tool: it serves only a loopback address
   (127.0.0.1, the configured `server.address`). Started on another address (0.0.0.0, a LAN
   address), every session gets a screen saying why and what to do, and nothing else: anyone who
@@ -40,6 +42,16 @@ from tempo_eval_app.identity import (
 
 #: what a local server's address may be (besides an IP address that is loopback)
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
+
+
+#: Streamlit's options that would let a browser past the sign-in, or show who signed in to one
+#: that has not: refused with sign-in, each with what it does
+_UNSAFE_WITH_SIGN_IN = {
+    "server.trustedUserHeaders": "copies request headers into the signed-in user, over what the sign-in said, "
+                                 "so a browser sending such a header could act as anyone",
+    "server.unsafeMetricsUserAttributes": "publishes who signed in (their e-mails) at /_stcore/metrics, which "
+                                          "anyone reaches without signing in",
+}
 
 
 def loopback(address: str | None) -> bool:
@@ -73,10 +85,9 @@ def gate() -> None:
     unreadable = settings_unreadable()
     if unreadable is not None:  # sign-in may be what it configures: nobody is let in until it is read
         _wrong_settings(unreadable.rstrip("."))
-    if st.get_option("server.trustedUserHeaders"):  # request headers would rewrite who signed in
-        _wrong_settings("server.trustedUserHeaders copies request headers into the signed-in user, over what "
-                        "the sign-in said, so a browser sending such a header could act as anyone; with sign-in "
-                        "([auth]) leave it unset")
+    for option, why in _UNSAFE_WITH_SIGN_IN.items():
+        if st.get_option(option):
+            _wrong_settings(f"{option} {why}; with sign-in ([auth]) leave it unset")
     try:
         settings_admins()
     except ValueError as bad:  # said to whoever opens the app, before anyone acts on a wrong role

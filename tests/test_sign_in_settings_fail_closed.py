@@ -1,8 +1,9 @@
 """Settings that could let the wrong person in close the door instead, saying which setting to
 correct: a settings file (`.streamlit/secrets.toml`) that is there but cannot be read (it may be
 the one that configures sign-in: the app must not fall back to the local single-user tool, whose
-user is an admin, on 127.0.0.1 behind a proxy meant for a team), and request headers copied into
-the signed-in user. A readable settings file without `[auth]` leaves the local tool as it was."""
+user is an admin, on 127.0.0.1 behind a proxy meant for a team), and Streamlit's options that copy
+request headers into the signed-in user or publish who signed in. A readable settings file
+without `[auth]` leaves the local tool as it was."""
 
 from __future__ import annotations
 
@@ -65,11 +66,15 @@ def test_a_readable_settings_file_without_sign_in_leaves_the_local_tool(settings
     assert permissions.current_role() == "admin"
 
 
-def test_request_headers_copied_into_the_signed_in_user_are_refused_with_sign_in() -> None:
-    """Streamlit's `server.trustedUserHeaders` writes request headers over the sign-in's user
-    (st.user): with sign-in, a browser sending the header would choose its own e-mail, and role."""
-    before = config.get_option("server.trustedUserHeaders")
-    config.set_option("server.trustedUserHeaders", {"X-Forwarded-Email": "email"})
+@pytest.mark.parametrize(("option", "value", "said"), [
+    # request headers written over the sign-in's user: a browser sending one chooses its e-mail, and role
+    ("server.trustedUserHeaders", {"X-Forwarded-Email": "email"}, "could act as anyone"),
+    # the signed-in users' e-mails on /_stcore/metrics, which answers before sign-in
+    ("server.unsafeMetricsUserAttributes", ["email"], "publishes who signed in"),
+])
+def test_streamlit_options_that_undo_the_sign_in_are_refused_with_it(option: str, value, said: str) -> None:
+    before = config.get_option(option)
+    config.set_option(option, value)
     try:
         at = AppTest.from_file(APP, default_timeout=TIMEOUT)
         at.secrets["auth"] = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32,
@@ -77,7 +82,7 @@ def test_request_headers_copied_into_the_signed_in_user_are_refused_with_sign_in
                               "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
         at.run()
     finally:
-        config.set_option("server.trustedUserHeaders", before)
+        config.set_option(option, before)
     assert not at.exception and not at.button
     [error] = at.error
-    assert "server.trustedUserHeaders" in plain(error.value) and "leave it unset" in plain(error.value)
+    assert option in plain(error.value) and said in plain(error.value) and "leave it unset" in plain(error.value)
