@@ -51,12 +51,21 @@ def signed_in() -> bool:
     return bool(st.user.get("is_logged_in", False))
 
 
+def unverified_email() -> bool:
+    """True when the provider says the signed-in e-mail is not verified (its `email_verified`
+    claim is false): a provider that lets an account name any e-mail, unchecked, would otherwise
+    let it act as whoever owns that address, an admin too. A provider that sends no such claim
+    (Microsoft Entra ID, some others) is taken at its word."""
+    value = st.user.get("email_verified")
+    return value is False or str(value).strip().lower() in ("false", "0", "no")
+
+
 def current_user() -> str:
     """The acting user's name: the signed-in e-mail, "" when sign-in is configured and nobody has
-    signed in, else the operating-system user."""
+    signed in (or the provider says the e-mail is not verified), else the operating-system user."""
     if not sign_in_configured():
         return os_user()
-    if not signed_in():
+    if not signed_in() or unverified_email():
         return ""
     return str(st.user.get("email") or "").strip().lower()
 

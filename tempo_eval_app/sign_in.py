@@ -6,7 +6,8 @@ job is queued or touched until it lets the session in:
 - With an `[auth]` section in `.streamlit/secrets.toml` (Streamlit's OIDC login, `st.login`), a
   session that has not signed in sees only the sign-in screen, whatever page address or `?query`
   it asked for; after sign-in the provider sends the browser back to the app's first page (open
-  the address again). A signed-in account with no e-mail is refused (users are e-mails).
+  the address again). A signed-in account with no e-mail is refused (users are e-mails), and so is
+  one whose provider says its e-mail is not verified (`email_verified` false).
 - A settings file that is there but cannot be read (a TOML error) lets nobody in: it may be
   the one that configures sign-in, and the app must not fall back to the local tool, whose user
   is an admin, behind a proxy meant for a team. The screen names the file, line and column.
@@ -38,6 +39,7 @@ from tempo_eval_app.identity import (
     settings_unreadable,
     sign_in_configured,
     signed_in,
+    unverified_email,
 )
 
 #: what a local server's address may be (besides an IP address that is loopback)
@@ -94,12 +96,21 @@ def gate() -> None:
         _wrong_settings(str(bad))
     if not signed_in():
         _sign_in_screen()
+    if unverified_email():
+        _refused(f"Your sign-in provider has not verified the e-mail address {st.user.get('email') or ''}, and "
+                 "this workspace knows its users by e-mail, so it lets in only a verified one. Verify it with "
+                 "your provider, or sign in with another account.")
     if not current_user():
-        st.title("tempo-eval")
-        st.error("Your sign-in gave no e-mail address, and this workspace knows its users by e-mail. "
-                 "Sign in with an account that has one.", icon=":material/no_accounts:")
-        st.button("Sign out", on_click=st.logout, icon=":material/logout:")
-        st.stop()
+        _refused("Your sign-in gave no e-mail address, and this workspace knows its users by e-mail. "
+                 "Sign in with an account that has one.")
+
+
+def _refused(why: str) -> None:
+    """A signed-in account the workspace cannot know: why, and Sign out."""
+    st.title("tempo-eval")
+    st.error(md_escape(why), icon=":material/no_accounts:")
+    st.button("Sign out", on_click=st.logout, icon=":material/logout:")
+    st.stop()
 
 
 def _wrong_settings(why: str) -> None:
