@@ -18,8 +18,11 @@ job is queued or touched until it lets the session in:
 - Without one, the app is the local single-user tool: it serves only a loopback address
   (127.0.0.1, the configured `server.address`). Started on another address (0.0.0.0, a LAN
   address), every session gets a screen saying why and what to do, and nothing else: anyone who
-  could reach the port would otherwise use the workspace unsigned. A reverse proxy on the same
-  machine still reaches it on 127.0.0.1.
+  could reach the port would otherwise use the workspace unsigned. A browser that opened it by
+  another name than this machine's (its Host header: not localhost, a loopback IP or a name under
+  .localhost) gets such a screen too: a web site that points its own name at 127.0.0.1 (DNS
+  rebinding) would otherwise drive the local app, whose user is an admin, from the visitor's
+  browser, and a proxy passing on the name it was reached by is told apart the same way.
 
 `sidebar` shows the signed-in e-mail and role with Sign out.
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import ipaddress
 from typing import Any
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -68,6 +72,28 @@ def loopback(address: str | None) -> bool:
         return False
 
 
+def foreign_name(host: str | None) -> str | None:
+    """The name a browser opened the app by (its Host header, port left out) when that name is
+    not this machine's own: a loopback IP, localhost, or a name under `.localhost` (which
+    browsers keep on this machine). None for this machine's names, and when no Host was sent."""
+    host = str(host or "").strip()
+    if not host:
+        return None
+    try:
+        name = urlsplit(f"//{host}").hostname or ""
+    except ValueError:
+        return host
+    return None if loopback(name) or name.endswith(".localhost") else name
+
+
+def _opened_by() -> str | None:
+    """This session's Host header (None outside a browser session)."""
+    try:
+        return st.context.headers.get("Host")
+    except (AttributeError, RuntimeError):
+        return None
+
+
 def providers() -> list[str | None]:
     """The sign-in providers of `[auth]`: [None] for the one provider set in `[auth]` itself,
     else the names of its `[auth.NAME]` sections."""
@@ -83,6 +109,9 @@ def gate() -> None:
         address = st.get_option("server.address")
         if not loopback(address):
             _closed(address)
+        name = foreign_name(_opened_by())
+        if name is not None:
+            _closed_to_name(name)
         return
     unreadable = settings_unreadable()
     if unreadable is not None:  # sign-in may be what it configures: nobody is let in until it is read
@@ -136,6 +165,17 @@ def _closed(address: Any) -> None:
         f"This app serves address {address or 'every interface'} without sign-in, so anyone who can reach "
         "it would use the workspace. Serve it on 127.0.0.1 (the default, .streamlit/config.toml), or "
         "configure sign-in ([auth] in .streamlit/secrets.toml, see docs/operations/team.md) to share it."),
+        icon=":material/lock:")
+    st.stop()
+
+
+def _closed_to_name(name: str) -> None:
+    st.title("tempo-eval")
+    st.error(md_escape(
+        f"This app was opened by the name {name}, not as this machine (localhost, 127.0.0.1), and it has no "
+        "sign-in: another web site pointing its name at this machine, or a proxy, would use the workspace as "
+        "you. Open http://localhost:" + str(st.get_option("server.port")) + " on this machine, or configure "
+        "sign-in ([auth] in .streamlit/secrets.toml, see docs/operations/team.md) to share it."),
         icon=":material/lock:")
     st.stop()
 
