@@ -37,20 +37,15 @@ def test_a_page_reached_by_another_name_gets_only_the_closed_screen(tmp_path) ->
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=[
             *LAUNCH_ARGS, "--host-resolver-rules=MAP rebind.test 127.0.0.1"])
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(60_000)
-        try:
-            for address in ("/", "/runs?sel=1", "/evaluate"):
-                page.goto(f"http://rebind.test:{server.port}{address}")
-                expect(page.get_by_text("This app was opened by the name rebind.test")).to_be_visible(timeout=60_000)
-                wait_idle(page)
-                assert page.locator('[data-testid="stSidebarNav"]').count() == 0
-                assert page.locator('[data-testid="stDataFrame"]').count() == 0
-            page.goto(f"http://localhost:{server.port}/")  # this machine's name: the app as before
-            expect(page.locator('[data-testid="stSidebarNav"]')).to_be_visible(timeout=60_000)
-            assert "was opened by the name" not in page.locator("body").inner_text()
-        except Exception:
-            print(f"at {page.url}:\n{page.locator('body').inner_text()[:2000]}\n{server.log()[-3000:]}")
-            raise
-        finally:
-            browser.close()
+        page.set_default_timeout(60_000)  # the browser closes with the playwright context
+        for address in ("/", "/runs?sel=1", "/evaluate"):
+            page.goto(f"http://rebind.test:{server.port}{address}")
+            expect(page.get_by_text("This app was opened by the name rebind.test")).to_be_visible(timeout=60_000)
+            wait_idle(page)
+            shown = page.locator("body").inner_text()
+            assert page.locator('[data-testid="stSidebarNav"]').count() == 0, shown
+            assert page.locator('[data-testid="stDataFrame"]').count() == 0, shown
+        page.goto(f"http://localhost:{server.port}/")  # this machine's name: the app as before
+        expect(page.locator('[data-testid="stSidebarNav"]')).to_be_visible(timeout=60_000)
+        assert "was opened by the name" not in page.locator("body").inner_text()
     assert "Traceback" not in server.log()
