@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import tempo_eval
+from tempo_eval.common import __version__
 from tempo_eval.common.schema import (
     MISSING_INPUT,
     ROW_ERROR,
@@ -102,7 +102,7 @@ def run_config(metrics: Sequence[Metric], *, reference_date: Any = None) -> dict
     return {
         "metrics": [metric_config(m) for m in metrics],
         "reference_date": _setting(reference_date),
-        "tempo_eval_version": tempo_eval.__version__,
+        "tempo_eval_version": __version__,
     }
 
 
