@@ -15,7 +15,7 @@ import functools
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 CODE_ROOTS = ("tempo_eval", "tempo_eval_app", "views")
 DASHBOARD = ("streamlit", "tempo_eval_app", "views", "app")
 

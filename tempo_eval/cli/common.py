@@ -10,14 +10,10 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 # the module defining each metric the CLI can build, by metric name
 from tempo_eval.metrics.catalog import METRIC_MODULES
-
-if TYPE_CHECKING:
-    pass
-
 
 #: the metrics `evaluate` offers on dataset rows; turn_faithfulness runs on a conversation file
 #: (`load_conversations`), one conversation per row

@@ -157,8 +157,6 @@ def _check_available(verifier: Any) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     if args.run_name is not None and not args.run_name.split():
         raise CLIError(f"--run-name {args.run_name!r}: a run name must not be empty; leave the option out "
                        "for a name made from the file and the metrics")

@@ -8,16 +8,12 @@ with `evaluate_ray(..., store=False)`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
 from tempo_eval.common.safe_text import one_line
-
-if TYPE_CHECKING:
-    pass
 
 
 def cmd_import_results(args: argparse.Namespace) -> int:
@@ -25,8 +21,6 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     from tempo_eval.store.db import default_db_path
     from tempo_eval.store.runs import RunStore
 
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     if not Path(args.dir).is_dir():
         raise CLIError(f"{args.dir!r} is not a directory; expected the --out directory of an --engine ray run")
     store = RunStore()

@@ -5,23 +5,17 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tempo_eval.cli.common import EXIT_OK, add_workspace_option
 from tempo_eval.common.safe_text import one_line
-
-if TYPE_CHECKING:
-    pass
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
     from tempo_eval.store.runs import RunStore
 
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     foreign = load_foreign_results(args.results)
     for warning in foreign.dataset.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)

@@ -6,14 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from tempo_eval.cli.common import EXIT_INPUT
-
-if TYPE_CHECKING:
-    pass
+from typing import Any
 
 from tempo_eval.cli import compare, diff, evaluate, import_results, import_scores, runs, slices
+from tempo_eval.cli.common import EXIT_INPUT
 
 
 class _Parser(argparse.ArgumentParser):

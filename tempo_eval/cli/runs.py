@@ -67,8 +67,6 @@ def _open(args: argparse.Namespace, *, out: str | None = None) -> Any:
     """The run store of --workspace; an output file `out` is checked first (`check_output`)."""
     from tempo_eval.store.runs import RunStore
 
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     if out is not None:
         check_output(out, "--out")
     return RunStore()

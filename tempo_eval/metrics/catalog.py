@@ -36,9 +36,6 @@ METRIC_MODULES = {
 #: other names of a metric held here: Compare's as-of metrics on TREC runs (`median_age@K`)
 ALIASES = {"median_age": "median_evidence_age"}
 
-#: the directions a metric may declare
-DIRECTIONS = ("higher", "lower", "none")
-
 #: what each direction means, in user words (help texts, captions, reports)
 DIRECTION_WORDS = {"higher": "higher is better", "lower": "lower is better", "none": "no better direction"}
 

@@ -53,7 +53,6 @@ LOCK = ".lock"
 DATASET = "dataset.json.gz"
 FORMAT_NAME = "tempo-eval-ray-output"
 FORMAT_VERSION = 2
-DETAIL_COLUMNS = ["row", "metric", "success", "details", "claims"]
 
 
 class OutputMismatch(ValueError):
