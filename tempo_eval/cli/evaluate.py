@@ -71,31 +71,17 @@ def build_metrics(
     stale_evidence and `half_life` to recency_ndcg (days), `ndcg_mode` (gold, focus or judge) to
     temporal_ndcg instead of its automatic choice, `doc_dates` (an `IdDates`, `--doc-dates`) to the
     as-of ranking metrics."""
-    import importlib
-
-    from tempo_eval.metrics.base import METRICS
+    from tempo_eval.metrics.catalog import build_metric
 
     metrics = []
     for name in names:
         if name not in METRIC_MODULES:
             raise CLIError(f"unknown metric {name!r}; available: {', '.join(DATASET_METRICS)}")
-        importlib.import_module(METRIC_MODULES[name])
-        cls = METRICS[name]
-        accepted = inspect.signature(cls).parameters
-        settings: dict[str, Any] = {}
-        if k is not None and "k" in accepted:
-            settings["k"] = k
-        if verifier is not None and "verifier" in accepted:
-            settings["verifier"] = verifier
-        for option, value in (("max_age", max_age), ("half_life", half_life), ("doc_dates", doc_dates)):
-            if value is not None and option in accepted:
-                settings[option] = value
-        if ndcg_mode is not None and name == "temporal_ndcg":
-            settings["mode"] = NDCG_MODES[ndcg_mode]
-            if ndcg_mode == "judge":
-                settings["llm"] = _judge_of(verifier)
+        mode = NDCG_MODES[ndcg_mode] if ndcg_mode is not None and name == "temporal_ndcg" else None
+        judge = _judge_of(verifier) if mode is not None and ndcg_mode == "judge" else None
         try:
-            metrics.append(cls(**settings))
+            metrics.append(build_metric(name, k=k, verifier=verifier, max_age=max_age, half_life=half_life,
+                                        doc_dates=doc_dates, mode=mode, llm=judge))
         except ValueError as error:
             raise CLIError(f"{name}: {error}") from None
     for option, value, flag, names_taking in (

@@ -306,25 +306,10 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
 def asof_metrics(settings: dict[str, Any], verifier: Any = None) -> list[Any]:
     """The as-of metrics the Evaluate page chose (settings "asof"), with k, max_age and half_life;
     answer currency with `verifier` (None: the word match)."""
-    names = settings.get("asof") or []
-    if not names:
-        return []
-    from tempo_eval.metrics.answer_currency import AnswerCurrency
-    from tempo_eval.metrics.evidence_age import (
-        FutureLeak,
-        MedianEvidenceAge,
-        RecencyNDCG,
-        StaleEvidence,
-    )
+    from tempo_eval.metrics.catalog import build_metric
 
-    build = {
-        "future_leak": lambda: FutureLeak(k=settings["k"]),
-        "stale_evidence": lambda: StaleEvidence(k=settings["k"], max_age=settings["max_age"]),
-        "median_evidence_age": lambda: MedianEvidenceAge(k=settings["k"]),
-        "recency_ndcg": lambda: RecencyNDCG(k=settings["k"], half_life=settings["half_life"]),
-        "answer_currency": lambda: AnswerCurrency(verifier=verifier),
-    }
-    return [build[name]() for name in names]
+    return [build_metric(name, k=settings.get("k"), max_age=settings.get("max_age"), half_life=settings.get("half_life"),
+                         verifier=verifier) for name in settings.get("asof") or []]
 
 
 def _source(settings: dict[str, Any], store: Any) -> Any:
