@@ -19,6 +19,7 @@ import streamlit as st
 
 from tempo_eval import comparison_store
 from tempo_eval_app import worker_jobs
+from tempo_eval_app.identity import current_user
 
 KIND = "compare_runs"
 #: the largest k the page offers: every saved comparison holds NDCG up to it
@@ -64,7 +65,7 @@ def request(args: dict[str, Any], *, again: bool = False) -> dict[str, Any]:
             found["status"] == "finished" and comparison_store.is_saved(str((found["result"] or {}).get("key"))))
         if usable:
             return found
-    job_id = queue.submit(KIND, args, label="compare run files")
+    job_id = queue.submit(KIND, args, label="compare run files", user=current_user())
     worker_jobs.spawn_worker()
     return worker_jobs.job(job_id)
 

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "tempo_eval"
 GROUND = ("tempo_eval.schema", "tempo_eval.packed_details", "tempo_eval._values", "tempo_eval._async",
-          "tempo_eval._secrets", "tempo_eval._process", "tempo_eval._extras")
+          "tempo_eval._secrets", "tempo_eval._process", "tempo_eval._extras", "tempo_eval.identity")
 #: floor 0 of the store: the workspace database and what is built on it alone
 STORE_FLOOR_0 = ("tempo_eval.store.db", "tempo_eval.store.packing", "tempo_eval.store.verdict_cache",
                  "tempo_eval.store.jobs", "tempo_eval.store.job_files")
