@@ -1,0 +1,64 @@
+"""The Runs and Datasets pages show who made each run and dataset ("unknown" where nobody was
+recorded) and filter by it: "Mine" keeps the current user's, "Made by" the users chosen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tempo_eval.store.runs import RunStore
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def _os_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    # without sign-in the app acts as the operating-system user (getpass reads these first)
+    monkeypatch.setenv("LOGNAME", "os-alice")
+    monkeypatch.setenv("USER", "os-alice")
+
+
+def _runs(at: AppTest) -> dict[str, str]:
+    """run name -> by, as the Runs page's table shows them."""
+    table = next(d.value for d in at.dataframe if "by" in d.value.columns and "name" in d.value.columns)
+    return dict(zip(table["name"], table["by"], strict=True))
+
+
+def test_the_runs_page_shows_who_made_each_run_and_mine_keeps_the_current_users() -> None:
+    at = AppTest.from_file(APP, default_timeout=180).run()  # opens on the bundled sample: stored as os-alice's
+    store = RunStore()
+    dataset_id = int(store.list_datasets()["id"].iloc[0])
+    for name, user in (("alice's run", "os-alice"), ("bob's run", "bob@example.org"), ("old run", None)):
+        run_id, _ = store.create_or_resume_run(dataset_id, {"name": name}, name=name, user=user)
+        store.set_status(run_id, "finished")
+    store.close()
+    at.switch_page("views/runs.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert _runs(at) == {"alice's run": "os-alice", "bob's run": "bob@example.org", "old run": "unknown"}
+    at.toggle(key="runs_mine").set_value(True).run()
+    assert _runs(at) == {"alice's run": "os-alice"}
+    assert at.query_params["mine"] == "1"
+    at.toggle(key="runs_mine").set_value(False).run()
+    assert sorted(at.multiselect(key="runs_by").options) == ["bob@example.org", "os-alice", "unknown"]
+    at.multiselect(key="runs_by").set_value(["bob@example.org", "unknown"]).run()
+    assert _runs(at) == {"bob's run": "bob@example.org", "old run": "unknown"}
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_the_datasets_page_shows_who_stored_each_dataset_and_filters_by_it() -> None:
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    store = RunStore()
+    store.connection.execute("INSERT INTO datasets (name, content_hash, mapping, n_rows, rows) "
+                             "VALUES ('before users', 'x', '{}', 0, '{}')")
+    store.connection.commit()
+    store.close()
+    at.switch_page("views/datasets.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    stored = next(d.value for d in at.dataframe if "by" in d.value.columns and "name" in d.value.columns)
+    by_name = dict(zip(stored["name"], stored["by"], strict=True))
+    assert by_name["before users"] == "unknown" and set(by_name.values()) == {"os-alice", "unknown"}
+    at.toggle(key="datasets_mine").set_value(True).run()
+    stored = next(d.value for d in at.dataframe if "by" in d.value.columns and "name" in d.value.columns)
+    assert set(stored["by"]) == {"os-alice"} and "before users" not in set(stored["name"])
