@@ -65,7 +65,9 @@ def consensus(labels: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     rows = [(claim, digest, len(group), majority(list(group["label"])))
             for (claim, digest), group in labels.groupby(["claim", "premises_hash"], sort=True)]
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["consensus"] = pd.Series([row[3] for row in rows], dtype=object)  # a tie stays None
+    return frame
 
 
 def reviewer_agreement(labels: pd.DataFrame) -> pd.DataFrame:

@@ -217,6 +217,6 @@ with errors.page_guard("claims"):
                 notes.label_store().set_label(claim["claim"], list(claim["premises"]), label, user=current_user())
                 st.rerun()
             if current:
-                st.caption(f"Your stored label: {formatting.md_escape(verdict_label(current))}. Other reviewers' "
-                           "labels are kept apart; **Review** shows how far reviewers agree.")
+                st.caption(f"Stored human label (yours): {formatting.md_escape(verdict_label(current))}. Other "
+                           "reviewers' labels are kept apart; **Review verdicts** shows how far reviewers agree.")
     links.view_link("hallucinated", "verdict")

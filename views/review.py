@@ -62,7 +62,7 @@ with errors.page_guard("review"):
     tied = claims[(claims["reviewers"] > 0) & claims["human"].isna()]
     mine = reviews[reviews["reviewer"] == (user_name(current_user()) or "")]
     st.caption(f"{int((claims['reviewers'] > 0).sum())} of {len(claims)} claims of the selected runs carry a human "
-               f"label ({len(mine)} of them yours, {reviews['reviewer'].nunique()} reviewer(s)). Confirm or correct "
+               f"label ({reviews['reviewer'].nunique()} reviewer(s); you labelled {len(mine)} of these claims). Confirm or correct "
                "verdicts on **Claims**; labels are kept per claim, premises and reviewer, so they apply to every run "
                "that checks the same claim against the same premises.")
     if reviews.empty:
@@ -84,7 +84,7 @@ with errors.page_guard("review"):
                                     "reason": "why no kappa"})
         st.caption("Cohen's kappa of each pair on the claims both labelled: 1 = perfect, 0 = what chance gives.")
 
-    st.subheader("Agreement with the reviewers' consensus")
+    st.subheader("Agreement with the human labels (the reviewers' consensus)")
     st.caption("The consensus of a claim is the label most of its reviewers gave; a tie gives none"
                + (f": {len(tied)} claim(s) of these runs are tied and left out below." if len(tied) else "."))
     if labelled.empty:
