@@ -12,11 +12,10 @@ import random
 import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
-from streamlit.testing.v1 import AppTest
 
 from tempo_eval.review import cohen_kappa, consensus, majority, reviewer_agreement
 from tempo_eval.store.labels import LabelStore
-from tests.test_claims_page import APP, METRIC, open_claims, stored_run, table_with
+from tests.test_claims_page import METRIC, open_claims, stored_run, table_with
 
 S, N, C = "SUPPORTED", "NEUTRAL", "CONTRADICTED"
 
@@ -120,11 +119,7 @@ def test_the_review_page_keeps_reviewers_apart_and_shows_their_agreement(monkeyp
     table = bob.dataframe(key="claims_table").value
     assert table.loc[table["claim"] == "It burned for about four days.", "human"].iloc[0] == "Neutral (not stated)"
 
-    review = AppTest.from_file(APP, default_timeout=120)
-    review.query_params["runs"] = str(run_id)
-    review.run()
-    review.switch_page("views/review.py").run()
-    assert not review.exception, [e.value for e in review.exception]
+    review = open_claims(run_id, "review")
     assert not review.error, [e.value for e in review.error]
     pairs = table_with(review, "reviewer_a", "reviewer_b", "kappa").set_index(["reviewer_a", "reviewer_b"])
     assert pairs.loc[("bob", "carol"), "reason"] == "no claim labelled by both"
