@@ -96,3 +96,13 @@ def test_runs_list_shows_who_made_each_run_and_filters_by_user_or_mine(data_file
         "os-alice", "bob", None}
     code, out, _ = run_cli_streams(["runs", "list", "--user", "nobody"], capsys)
     assert code == 0 and "made by nobody" in out
+
+
+def test_import_records_the_user_given(capsys: pytest.CaptureFixture[str]) -> None:
+    scores = Path(__file__).resolve().parent / "data" / "interop" / "deepeval_test_run.json"
+    code, err = run_cli(["import", str(scores), "--user", "carol"], capsys)
+    assert code == 0, err
+    store = RunStore()
+    (run_id,) = store.list_runs()["id"].tolist()
+    store.close()
+    assert _made_by(run_id) == ("carol", "carol")
