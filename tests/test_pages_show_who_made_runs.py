@@ -10,6 +10,14 @@ from streamlit.testing.v1 import AppTest
 
 from tempo_eval.store.runs import RunStore
 
+# the pages' jobs run by a worker in a thread of this process (an autouse fixture of test_app_pages)
+from tests.test_app_pages import (  # noqa: F401
+    evaluate_with_lexical,
+    open_app,
+    upload_dataset,
+    worker_in_this_process,
+)
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
@@ -62,3 +70,15 @@ def test_the_datasets_page_shows_who_stored_each_dataset_and_filters_by_it() -> 
     at.toggle(key="datasets_mine").set_value(True).run()
     stored = next(d.value for d in at.dataframe if "by" in d.value.columns and "name" in d.value.columns)
     assert set(stored["by"]) == {"os-alice"} and "before users" not in set(stored["name"])
+
+
+def test_an_upload_and_an_evaluation_from_the_pages_are_the_current_users() -> None:
+    rows = (Path(__file__).resolve().parents[1] / "data" / "sample" / "temporal_qa.jsonl").read_bytes()
+    at = upload_dataset(open_app(), "uploaded.jsonl", rows)
+    run_id = evaluate_with_lexical(at, run_name="from the page")
+    store = RunStore()
+    info = store.run_info(run_id)
+    uploaded = store.dataset_info(info["dataset_id"])
+    store.close()
+    assert uploaded["name"] == "uploaded.jsonl" and uploaded["created_by"] == "os-alice"
+    assert info["created_by"] == "os-alice"

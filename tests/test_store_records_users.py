@@ -165,3 +165,15 @@ def test_an_upload_job_records_its_user_on_the_dataset() -> None:
     store = RunStore()
     assert store.dataset_info(int(ended["dataset_id"]))["created_by"] == "uploader"
     store.close()
+
+
+def test_a_ray_run_in_the_workspace_records_its_user() -> None:
+    from tempo_eval.distributed.workspace import WorkspaceRun
+
+    manifest = {"dataset_name": "d", "content_hash": "h" * 64, "mapping": {}, "source_format": "csv",
+                "config": {"metrics": []}, "output_id": "o1"}
+    store = RunStore()
+    workspace = WorkspaceRun.open(store, manifest, name=None, default_name="ray", user="ray-user")
+    assert store.run_info(workspace.run_id)["created_by"] == "ray-user"
+    assert store.dataset_info(workspace.dataset_id)["created_by"] == "ray-user"
+    store.close()
