@@ -82,3 +82,18 @@ def test_an_upload_and_an_evaluation_from_the_pages_are_the_current_users() -> N
     store.close()
     assert uploaded["name"] == "uploaded.jsonl" and uploaded["created_by"] == "os-alice"
     assert info["created_by"] == "os-alice"
+
+
+def test_the_evaluate_page_says_who_started_another_sessions_evaluation() -> None:
+    from tempo_eval.store.jobs import JobQueue
+
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    queue = JobQueue()
+    # keyed: only the other session's worker may take it, so it stays queued here
+    queue.submit("evaluate", {"dataset_id": 1}, label="their.jsonl", session="another-session", user="bob@example.org",
+                 needs_key=True)
+    queue.close()
+    at.switch_page("views/evaluate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [i.value.replace("\\", "").replace("\u2060", "") for i in at.info if "Another session is evaluating" in i.value]
+    assert said and "their.jsonl: waiting in the queue, started by bob@example.org." in said[0]
