@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.identity import shown_user, user_name
 from tempo_eval.review import consensus
 from tempo_eval.store.labels import LabelStore, claim_premises, premises_hash
 from tempo_eval_app import store_reads
@@ -78,6 +79,16 @@ def label_reviews(claims: pd.DataFrame) -> pd.DataFrame:
     """Every reviewer's label of the claims (after `with_premises`): claim, premises_hash, reviewer
     ('' unknown), label (`LabelStore.reviews`)."""
     return label_store().reviews(_keys(claims))
+
+
+def others_labels(claim: str, digest: str | None) -> list[tuple[str, str]]:
+    """(reviewer as shown, label) of the other reviewers' labels of one claim: every label but the
+    current user's, by reviewer name ("unknown": labels from before reviewers were recorded)."""
+    if not digest:
+        return []
+    me = user_name(current_user()) or ""
+    found = label_store().reviews([(claim, digest)])
+    return sorted((shown_user(r), label) for r, label in zip(found["reviewer"], found["label"], strict=True) if r != me)
 
 
 def with_consensus(claims: pd.DataFrame, reviews: pd.DataFrame) -> pd.DataFrame:

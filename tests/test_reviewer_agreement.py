@@ -118,6 +118,12 @@ def test_the_review_page_keeps_reviewers_apart_and_shows_their_agreement(monkeyp
     bob = open_claims(run_id)
     table = bob.dataframe(key="claims_table").value
     assert table.loc[table["claim"] == "It burned for about four days.", "human"].iloc[0] == "Neutral (not stated)"
+    bob.session_state["claims_focus"] = f"{run_id}:0:{METRIC}:1"
+    bob.run()
+    said = [c.value.replace("\\", "") for c in bob.caption]
+    assert "Stored human label (yours): Neutral (not stated). Other reviewers' labels are kept apart; **Review " \
+           "verdicts** shows how far reviewers agree." in said
+    assert "Other reviewers: os-alice: Supported" in said
 
     review = open_claims(run_id, "review")
     assert not review.error, [e.value for e in review.error]

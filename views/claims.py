@@ -219,4 +219,8 @@ with errors.page_guard("claims"):
             if current:
                 st.caption(f"Stored human label (yours): {formatting.md_escape(verdict_label(current))}. Other "
                            "reviewers' labels are kept apart; **Review verdicts** shows how far reviewers agree.")
+            others = notes.others_labels(claim["claim"], claim["premises_hash"])
+            if others:
+                st.caption("Other reviewers: " + "; ".join(f"{formatting.md_escape(who)}: "
+                                                             f"{formatting.md_escape(verdict_label(said))}" for who, said in others))
     links.view_link("hallucinated", "verdict")
