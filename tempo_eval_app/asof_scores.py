@@ -24,6 +24,7 @@ def has_asof_columns(frame: pd.DataFrame) -> bool:
 
 @st.cache_data(show_spinner="Computing as-of metrics…", max_entries=16)
 def _asof_scores(db: str, dataset_id: int, k: int, max_age: float, half_life: float) -> pd.DataFrame:
+    from tempo_eval.engine.scoring import measure_batch
     from tempo_eval.metrics.answer_currency import AnswerCurrency
     from tempo_eval.metrics.evidence_age import (
         FutureLeak,
@@ -31,7 +32,6 @@ def _asof_scores(db: str, dataset_id: int, k: int, max_age: float, half_life: fl
         RecencyNDCG,
         StaleEvidence,
     )
-    from tempo_eval.scoring import measure_batch
 
     frame = _dataset_frame(db, dataset_id)
     metrics = {

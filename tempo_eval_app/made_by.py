@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.identity import shown_user, user_name
+from tempo_eval.common.identity import shown_user, user_name
 from tempo_eval_app import links
 from tempo_eval_app.identity import current_user
 

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.identity import shown_user, user_name
-from tempo_eval.review import consensus
+from tempo_eval.common.identity import shown_user, user_name
+from tempo_eval.compare.review import consensus
 from tempo_eval.store.labels import LabelStore, claim_premises, premises_hash
 from tempo_eval_app import store_reads
 from tempo_eval_app.identity import current_user
@@ -93,7 +93,7 @@ def others_labels(claim: str, digest: str | None) -> list[tuple[str, str]]:
 
 def with_consensus(claims: pd.DataFrame, reviews: pd.DataFrame) -> pd.DataFrame:
     """`claims` (after `with_premises`) plus `reviewers` (how many labelled the claim) and `human`:
-    the reviewers' consensus (`tempo_eval.review.consensus`; None on a tie or without labels)."""
+    the reviewers' consensus (`tempo_eval.compare.review.consensus`; None on a tie or without labels)."""
     agreed = consensus(reviews)
     by_key = {(c, h): (n, label) for c, h, n, label in agreed.itertuples(index=False)}
     keys = list(zip(claims["claim"], claims["premises_hash"], strict=True))

@@ -506,10 +506,10 @@ def _trace_values(values: object) -> list[float]:
 def test_compare_scores_runs_with_disjoint_queries_as_the_engine_does() -> None:
     import json
 
+    from tempo_eval.compare.trec_scores import compare_trec
     from tempo_eval.io.trec import load_qrels, load_run
     from tempo_eval.io.trec_dataset import _named, load_runs_dataset
     from tempo_eval.store.runs import RunStore
-    from tempo_eval.trec_scores import compare_trec
 
     # alpha ranks q1-q3, beta q2-q4: q1 and q4 are each missing from one run (scored 0, as
     # trec_eval -c); q5 has no relevant document and is not measurable
@@ -591,11 +591,11 @@ def test_malformed_conversation_shows_the_parsers_message() -> None:
 def store_focus_time_run(name: str, k: int = 10, *, fail: bool = False) -> int:
     """Evaluate the bundled QA sample in focus-time mode (no model) straight through the runner,
     into the test's workspace, as the app's sample dataset; returns the run id."""
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.base import Metric
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
     from tempo_eval_app.samples import SAMPLE_QA_NAME
 
@@ -862,9 +862,9 @@ def test_overview_shows_each_retrieval_system_not_one_pooled_mean() -> None:
 
 
 def _ndcg_only_run() -> int:
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
     from tempo_eval_app.samples import SAMPLE_QA_NAME
 
@@ -887,9 +887,9 @@ def test_compare_offers_the_metrics_two_runs_share() -> None:
 
 
 def test_compare_says_why_when_runs_share_no_metric() -> None:
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
     from tempo_eval_app.samples import SAMPLE_QA_NAME
 

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tempo_eval.compare import (
+from tempo_eval.compare.statistics import (
     compare,
     holm,
     paired_t_test,
     per_query_from_frame,
     randomization_test,
 )
-from tempo_eval.trec_scores import compare_trec
+from tempo_eval.compare.trec_scores import compare_trec
 
 
 def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -276,7 +276,7 @@ def test_the_screen_caption_describes_beats_columns_and_the_export_caption_super
 
 
 def test_a_lower_is_better_metric_marks_the_lower_run_as_the_winner() -> None:
-    from tempo_eval.compare import compare
+    from tempo_eval.compare.statistics import compare
 
     per_query = {
         "live": {"future_leak@10": {f"q{i}": 0.4 for i in range(12)}, "median_age@10": {f"q{i}": 5.0 for i in range(12)}},

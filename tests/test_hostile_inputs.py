@@ -206,7 +206,7 @@ def test_evaluate_with_a_huge_k_stays_small(tmp_path: Path) -> None:
 
 
 def test_compare_parses_a_huge_cutoff_and_scores_it_as_trec_eval(tmp_path: Path) -> None:
-    from tempo_eval.compare import parse_trec_metric
+    from tempo_eval.compare.statistics import parse_trec_metric
     from tempo_eval.metrics.ndcg import ndcg_gold_batch
 
     assert parse_trec_metric(f"ndcg@{HUGE_K}") == HUGE_K
@@ -361,8 +361,8 @@ def test_an_empty_contexts_list_is_not_measurable_in_every_mode(mode: str) -> No
 
 
 def test_an_empty_contexts_row_agrees_with_the_loader_warning(tmp_path: Path) -> None:
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     data = tmp_path / "data.jsonl"

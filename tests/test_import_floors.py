@@ -16,11 +16,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "tempo_eval"
-GROUND = ("tempo_eval.schema", "tempo_eval.packed_details", "tempo_eval._values", "tempo_eval._async",
-          "tempo_eval._secrets", "tempo_eval._process", "tempo_eval._extras", "tempo_eval.identity")
+GROUND = ("tempo_eval.common.schema", "tempo_eval.common.packed_details", "tempo_eval.common.values", "tempo_eval.common.run_sync",
+          "tempo_eval.common.secrets", "tempo_eval.common.process", "tempo_eval.common.extras", "tempo_eval.common.access",
+          "tempo_eval.common.identity")
 #: floor 0 of the store: the workspace database and what is built on it alone
 STORE_FLOOR_0 = ("tempo_eval.store.db", "tempo_eval.store.packing", "tempo_eval.store.verdict_cache",
-                 "tempo_eval.store.jobs", "tempo_eval.store.job_files")
+                 "tempo_eval.store.jobs", "tempo_eval.store.job_files", "tempo_eval.store.users")
 
 
 def _module_name(path: Path) -> str:
@@ -75,16 +76,16 @@ def test_the_engine_never_imports_the_dashboard() -> None:
 
 
 def test_the_readers_never_climb_to_metrics_store_or_engines() -> None:
-    above = ("tempo_eval.metrics", "tempo_eval.store", "tempo_eval.scoring", "tempo_eval.runner",
-             "tempo_eval.distributed", "tempo_eval.cli", "tempo_eval.jobs", "tempo_eval.trec_scores",
-             "tempo_eval.comparison_store", "tempo_eval.compare", "tempo_eval.viz")
+    above = ("tempo_eval.metrics", "tempo_eval.store", "tempo_eval.engine.scoring", "tempo_eval.engine.runner",
+             "tempo_eval.engine.distributed", "tempo_eval.cli", "tempo_eval.jobs", "tempo_eval.compare.trec_scores",
+             "tempo_eval.compare.saved", "tempo_eval.compare.statistics", "tempo_eval.viz")
     assert _breaking(("tempo_eval.io",), above, allowed=STORE_FLOOR_0) == []
 
 
 def test_the_metrics_never_import_readers_store_or_engines() -> None:
-    above = ("tempo_eval.io", "tempo_eval.store", "tempo_eval.scoring", "tempo_eval.runner",
-             "tempo_eval.distributed", "tempo_eval.cli", "tempo_eval.jobs", "tempo_eval.trec_scores",
-             "tempo_eval.comparison_store", "tempo_eval.compare")
+    above = ("tempo_eval.io", "tempo_eval.store", "tempo_eval.engine.scoring", "tempo_eval.engine.runner",
+             "tempo_eval.engine.distributed", "tempo_eval.cli", "tempo_eval.jobs", "tempo_eval.compare.trec_scores",
+             "tempo_eval.compare.saved", "tempo_eval.compare.statistics")
     assert _breaking(("tempo_eval.metrics",), above) == []
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tempo_eval.compare.trec_scores import compare_trec
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io import load_conversations, load_dataset, load_qrels, load_run
 from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
-from tempo_eval.trec_scores import compare_trec
 
 DATA = Path(__file__).resolve().parent / "data" / "interop"
 MANIFEST = json.loads((DATA / "manifest.json").read_text())

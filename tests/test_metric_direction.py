@@ -1,5 +1,5 @@
 """Each metric declares its direction once (`Metric.direction`, read through
-`tempo_eval.metric_catalog`), and every surface follows it (issue 38.5): a rise in future_leak
+`tempo_eval.metrics.catalog`), and every surface follows it (issue 38.5): a rise in future_leak
 is a regression in `diff` (text, JSON, Markdown) and fails --fail-on-regression; evaluate's gate
 on a lower-is-better metric is a maximum (--fail-over); median evidence age has no direction, so
 no row of it improves or regresses and no gate takes it; Compare and its scatter agree."""
@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tempo_eval.compare import compare
-from tempo_eval.metric_catalog import direction, scale
+from tempo_eval.compare.run_diff import diff_runs
+from tempo_eval.compare.statistics import compare
 from tempo_eval.metrics.base import Metric
-from tempo_eval.run_diff import diff_runs
+from tempo_eval.metrics.catalog import direction, scale
 from tempo_eval.viz.scatter import paired_scores
 from tests.support.cli import run_cli_streams as run_cli
 

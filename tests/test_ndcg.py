@@ -444,7 +444,7 @@ def test_in_auto_mode_the_datasets_columns_decide_the_mode_not_a_rows_values():
 def test_a_dataset_row_with_an_empty_gold_cell_is_nan_missing_input_through_the_runner():
     import pandas as pd
 
-    from tempo_eval.runner import evaluate
+    from tempo_eval.engine.runner import evaluate
 
     frame = pd.DataFrame({
         "query": ["What happened in 2020?", "What happened in 2020?"],

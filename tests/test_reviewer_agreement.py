@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from tempo_eval.review import cohen_kappa, consensus, majority, reviewer_agreement
+from tempo_eval.compare.review import cohen_kappa, consensus, majority, reviewer_agreement
 from tempo_eval.store.labels import LabelStore
 from tests.test_claims_page import METRIC, open_claims, stored_run, table_with
 

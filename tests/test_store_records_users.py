@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from tempo_eval.cli import job as job_cli
-from tempo_eval.identity import UNKNOWN_USER, shown_user, user_name
+from tempo_eval.common.identity import UNKNOWN_USER, shown_user, user_name
 from tempo_eval.io.dataset import Dataset
 from tempo_eval.store import db
 from tempo_eval.store.datasets import frame_content_hash
@@ -168,7 +168,7 @@ def test_an_upload_job_records_its_user_on_the_dataset() -> None:
 
 
 def test_a_ray_run_in_the_workspace_records_its_user() -> None:
-    from tempo_eval.distributed.workspace import WorkspaceRun
+    from tempo_eval.engine.distributed.workspace import WorkspaceRun
 
     manifest = {"dataset_name": "d", "content_hash": "h" * 64, "mapping": {}, "source_format": "csv",
                 "config": {"metrics": []}, "output_id": "o1"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import tempo_eval.store.results as results_module
-from tempo_eval.schema import MetricResult, not_measurable
+from tempo_eval.common.schema import MetricResult, not_measurable
 from tempo_eval.store.runs import RunStore
 
 

@@ -9,10 +9,10 @@ import random
 
 import pytest
 
+from tempo_eval.compare.trec_scores import compare_trec
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.trec import load_qrels, load_run
 from tempo_eval.metrics.ndcg import cut_depth, ndcg_gold_batch, rank_by_trec_eval
-from tempo_eval.trec_scores import compare_trec
 
 
 def _named(data: bytes, name: str) -> io.BytesIO:

@@ -1,4 +1,4 @@
-"""The streaming TREC path (`tempo_eval.trec_scores`) against pytrec_eval: 0 mismatches per query.
+"""The streaming TREC path (`tempo_eval.compare.trec_scores`) against pytrec_eval: 0 mismatches per query.
 
 Generated runs with tied scores, scores that tie only in float32, negative grades, judged
 documents never retrieved and queries without a relevant document, written in shuffled line
@@ -17,10 +17,10 @@ import pyarrow as pa
 import pytest
 import pytrec_eval
 
+from tempo_eval.compare.trec_scores import per_query_lines, score_trec_files
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.trec import load_run
 from tempo_eval.io.trec_stream import QueryCodes, read_qrels, read_runs
-from tempo_eval.trec_scores import per_query_lines, score_trec_files
 from tests.test_ndcg_trec_eval import _random_collection
 
 CUTOFFS = (1, 3, 5, 10, 20, 100)

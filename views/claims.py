@@ -13,6 +13,7 @@ from tempo_eval_app import (
     errors,
     formatting,
     links,
+    permissions,
     selection,
     store_reads,
     widgets,
@@ -213,9 +214,13 @@ with errors.page_guard("claims"):
             l1, l2 = st.columns([3, 1])
             label = l1.radio("Human label", options, horizontal=True, key=f"label_{claim['key']}", format_func=verdict_label,
                              index=options.index(suggested) if suggested in options else 1)
-            if l2.button("Save label", key="claims_save_label", icon=":material/check:"):
+            refused = permissions.blocked("label")
+            if l2.button("Save label", key="claims_save_label", icon=":material/check:", disabled=bool(refused),
+                         help=formatting.md_escape(refused) if refused else None):
+                permissions.require("label")
                 notes.label_store().set_label(claim["claim"], list(claim["premises"]), label, user=current_user())
                 st.rerun()
+            permissions.explain(refused)
             if current:
                 st.caption(f"Stored human label (yours): {formatting.md_escape(verdict_label(current))}. Other "
                            "reviewers' labels are kept apart; **Review verdicts** shows how far reviewers agree.")

@@ -11,12 +11,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.identity import shown_user
+from tempo_eval.common.identity import shown_user
 from tempo_eval_app import (
     downloads,
     errors,
     formatting,
     made_by,
+    permissions,
     samples,
     selection,
     store_reads,
@@ -143,6 +144,7 @@ with errors.page_guard("datasets"):
     sample_tab, file_tab, trec_tab, stored_tab = st.tabs(
         ["Sample data", "Upload a dataset", "TREC runs + qrels", "Stored datasets"]
     )
+    refused = permissions.blocked("upload")  # the upload boxes (the bundled samples are for every role)
 
     with sample_tab:
         st.markdown(
@@ -160,8 +162,9 @@ with errors.page_guard("datasets"):
         from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping
 
         # no `type=` filter: the loader's message for a wrong file ("save as CSV UTF-8") is clearer
+        permissions.explain(refused)
         upload = st.file_uploader(
-            "Dataset file", key="dataset_upload",
+            "Dataset file", key="dataset_upload", disabled=bool(refused),
             help="CSV, TSV, JSONL, JSON or Parquet (optionally gzipped). List cells in CSV are JSON "
                  "lists; gold_ids may be a JSON object of graded relevance. A worker process reads it.",
         )
@@ -224,12 +227,13 @@ with errors.page_guard("datasets"):
             "holding the query texts and a corpus (JSONL doc_id/text) to see years in the comparison "
             "and the heatmaps."
         )
-        run_files = st.file_uploader("Run files", accept_multiple_files=True, key="trec_runs")
-        qrels_file = st.file_uploader("Qrels", key="trec_qrels")
+        permissions.explain(refused)
+        run_files = st.file_uploader("Run files", accept_multiple_files=True, key="trec_runs", disabled=bool(refused))
+        qrels_file = st.file_uploader("Qrels", key="trec_qrels", disabled=bool(refused))
         queries_file = st.file_uploader("Queries (a dataset file with query_id and query), optional",
-                                        key="trec_queries")
+                                        key="trec_queries", disabled=bool(refused))
         corpus_file = st.file_uploader("Corpus (JSONL doc_id/text or TSV), optional",
-                                       type=["jsonl", "tsv", "txt"], key="trec_corpus")
+                                       type=["jsonl", "tsv", "txt"], key="trec_corpus", disabled=bool(refused))
 
         def save_runs() -> dict:
             """The boxes' files written to the workspace (again when a worker removed them)."""
@@ -239,7 +243,7 @@ with errors.page_guard("datasets"):
                 "corpus": worker_jobs.save_uploads([corpus_file])[0] if corpus_file else None,
             }
 
-        if st.button("Read the runs", key="read_runs", disabled=not (run_files and qrels_file)):
+        if st.button("Read the runs", key="read_runs", disabled=not (run_files and qrels_file) or bool(refused)):
             arguments = save_runs()
             label = f"Read the runs {', '.join(f.name for f in run_files)}"
             st.session_state["runs_read"] = (arguments, label)

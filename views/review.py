@@ -11,10 +11,10 @@ import math
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.identity import shown_user, user_name
-from tempo_eval.review import LABELS, agreement, rescore, reviewer_agreement
+from tempo_eval.common.identity import shown_user, user_name
+from tempo_eval.compare.review import LABELS, agreement, rescore, reviewer_agreement
 from tempo_eval.verify.base import verdict_label
-from tempo_eval_app import errors, formatting, selection, store_reads, widgets, words
+from tempo_eval_app import errors, formatting, permissions, selection, store_reads, widgets, words
 from tempo_eval_app import verifier_notes as notes
 from tempo_eval_app.identity import current_user
 
@@ -33,10 +33,13 @@ with errors.page_guard("review"):
                            mime="text/csv", key="labels_csv", icon=":material/download:")
         c2.download_button("Labels as JSONL", data=lambda: store.export("jsonl"), file_name="claim_labels.jsonl",
                            mime="application/jsonl", key="labels_jsonl", icon=":material/download:")
+        refused = permissions.blocked("label")
         upload = st.file_uploader("Import labels (CSV or JSONL with claim, premises or premises_hash, label, note; "
                                   "reviewer, else they are yours)",
-                                  type=["csv", "jsonl"], key="labels_upload")
-        if upload is not None and st.button("Import", key="labels_import"):
+                                  type=["csv", "jsonl"], key="labels_upload", disabled=bool(refused))
+        permissions.explain(refused)
+        if upload is not None and st.button("Import", key="labels_import", disabled=bool(refused)):
+            permissions.require("label")
             try:
                 count = store.import_labels(upload.getvalue(), upload.name, user=current_user())
             except ValueError as error:  # InputError names the file, row and field

@@ -14,14 +14,15 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.identity import shown_user
-from tempo_eval.metric_catalog import DIRECTION_WORDS, direction
+from tempo_eval.common.identity import shown_user
+from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import (
     errors,
     formatting,
     links,
     made_by,
+    permissions,
     run_trends,
     selection,
     store_reads,
@@ -110,7 +111,7 @@ def _run_choice_label(table: pd.DataFrame):
 
 
 def _diff(table: pd.DataFrame, a: int, b: int) -> None:
-    from tempo_eval.leaderboard import config_diff, mean_changes
+    from tempo_eval.compare.leaderboard import config_diff, mean_changes
 
     runs = selection.runs_of(None).set_index("id")
     info_a, info_b = store_reads.store().run_info(a), store_reads.store().run_info(b)
@@ -145,8 +146,9 @@ def _diff(table: pd.DataFrame, a: int, b: int) -> None:
 def _delete_run(run_id: int) -> None:
     state = st.session_state
     try:
+        permissions.require("delete_run", owner=permissions.run_owner(run_id))
         store_reads.store().delete_run(run_id)
-    except RunInUse as busy:  # said on the page (a callback's own output would not stay)
+    except (RunInUse, permissions.PermissionDenied) as busy:  # said on the page (a callback's own output would not stay)
         state.pop("runs_confirm_delete_run", None)
         state[_REFUSED_KEY] = str(busy)
         return
@@ -160,8 +162,9 @@ def _delete_run(run_id: int) -> None:
 def _delete_dataset(dataset_id: int) -> None:
     state = st.session_state
     try:
+        permissions.require("delete_dataset")
         store_reads.store().delete_dataset(dataset_id)
-    except RunInUse as busy:
+    except (RunInUse, permissions.PermissionDenied) as busy:
         state.pop("runs_confirm_delete_dataset", None)
         state[_REFUSED_KEY] = str(busy)
         return
@@ -176,11 +179,15 @@ def _manage_run(run_id: int) -> None:
     _say_refused_delete()
     s = store_reads.store()
     info = s.run_info(run_id)
+    owner = permissions.run_owner(run_id)
+    refused = permissions.blocked("edit_run", owner=owner)
     c1, c2, c3 = st.columns(3)
     name = c1.text_input("Name", info["name"], key=f"runs_name_{run_id}")
     note = c2.text_input("Note", info["note"], key=f"runs_note_{run_id}")
     tags = c3.text_input("Tags (comma-separated)", ", ".join(info["tags"]), key=f"runs_tags_{run_id}")
-    if st.button("Save name, note and tags", key=f"runs_save_{run_id}", icon=":material/save:"):
+    if st.button("Save name, note and tags", key=f"runs_save_{run_id}", icon=":material/save:",
+                 disabled=bool(refused), help=formatting.md_escape(refused) if refused else None):
+        permissions.require("edit_run", owner=owner)
         s.rename_run(run_id, name)
         s.set_run_note(run_id, note)
         s.set_run_tags(run_id, tags.split(","))
@@ -193,13 +200,14 @@ def _manage_run(run_id: int) -> None:
             f"and {counts['claims']} claims? Cached verdicts stay, so re-running it is quick."
         )
 
-    _confirmed_delete("run", run_id, question, _delete_run)
+    permissions.explain(refused)
+    _confirmed_delete("run", run_id, question, _delete_run, permissions.blocked("delete_run", owner=owner))
 
 
 def _say_refused_delete() -> None:
     refused = st.session_state.pop(_REFUSED_KEY, None)
     if refused:
-        st.warning(f"Not deleted: {formatting.md_escape(refused)}.", icon=":material/hourglass_top:")
+        st.warning(f"Not deleted: {formatting.md_escape(refused.rstrip('.'))}.", icon=":material/hourglass_top:")
 
 
 def _manage_dataset(dataset_id: int) -> None:
@@ -207,7 +215,10 @@ def _manage_dataset(dataset_id: int) -> None:
     s = store_reads.store()
     info = s.dataset_info(dataset_id)
     name = st.text_input("Dataset name", info["name"], key=f"runs_dataset_name_{dataset_id}")
-    if st.button("Rename the dataset", key="runs_dataset_rename", icon=":material/edit:"):
+    refused = permissions.blocked("edit_dataset")
+    if st.button("Rename the dataset", key="runs_dataset_rename", icon=":material/edit:", disabled=bool(refused),
+                 help=formatting.md_escape(refused) if refused else None):
+        permissions.require("edit_dataset")
         s.rename_dataset(dataset_id, name)
         store_reads.forget_cached_reads()
         st.rerun()
@@ -219,15 +230,22 @@ def _manage_dataset(dataset_id: int) -> None:
             "Cached verdicts stay."
         )
 
-    _confirmed_delete("dataset", dataset_id, question, _delete_dataset)
+    permissions.explain(refused)
+    _confirmed_delete("dataset", dataset_id, question, _delete_dataset, permissions.blocked("delete_dataset"))
 
 
-def _confirmed_delete(what: str, target: int, question: Callable[[], str], delete: Callable[[int], None]) -> None:
+def _confirmed_delete(what: str, target: int, question: Callable[[], str], delete: Callable[[int], None],
+                      refused: str | None = None) -> None:
     """A "Delete this WHAT…" button that asks `question()` (what the delete takes) before
     `delete(target)` runs, as a callback: callbacks run before the widgets, so the selection can
-    drop what was deleted."""
+    drop what was deleted. `refused`: why the acting user may not (the button disabled, the reason
+    under it; `delete` checks again where it deletes)."""
     confirm_key = f"runs_confirm_delete_{what}"
-    if st.session_state.get(confirm_key) == target:
+    if refused:
+        st.button(f"Delete this {formatting.md_escape(what)}…", key=f"runs_delete_{what}", icon=":material/delete:",
+                  disabled=True, help=formatting.md_escape(refused) if refused else None)
+        permissions.explain(refused)
+    elif st.session_state.get(confirm_key) == target:
         st.warning(question())
         yes, no = st.columns(2)
         yes.button(f"Yes, delete the {formatting.md_escape(what)}", type="primary", key=f"runs_delete_{what}_yes",

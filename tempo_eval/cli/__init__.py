@@ -45,7 +45,7 @@ from tempo_eval.cli.common import (
 )
 from tempo_eval.cli.evaluate import below_thresholds, build_metrics, parse_fail_under, parse_mapping
 from tempo_eval.cli.parser import build_parser
-from tempo_eval.safe_text import one_line
+from tempo_eval.common.safe_text import one_line
 
 __all__ = [
     "CONVERSATION_METRICS",
@@ -71,7 +71,7 @@ logger = logging.getLogger("tempo_eval.cli")
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
-    from tempo_eval._secrets import mask_log_handlers
+    from tempo_eval.common.secrets import mask_log_handlers
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     mask_log_handlers(_secrets)  # no key in any log line, whatever variable it came from
@@ -113,12 +113,12 @@ def _with_nul_byte(args: object) -> str | None:
 
 
 def _secrets() -> list[str]:
-    from tempo_eval._secrets import secret_values
+    from tempo_eval.common.secrets import secret_values
 
     return secret_values()
 
 
 def _masked(text: str) -> str:
-    from tempo_eval._secrets import mask
+    from tempo_eval.common.secrets import mask
 
     return mask(text, _secrets()) or text

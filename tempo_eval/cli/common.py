@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 # the module defining each metric the CLI can build, by metric name
-from tempo_eval.metric_catalog import METRIC_MODULES
+from tempo_eval.metrics.catalog import METRIC_MODULES
 
 if TYPE_CHECKING:
     pass
@@ -27,7 +27,7 @@ DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfu
 CONVERSATION_METRICS = ("turn_faithfulness",)
 
 
-#: how a run is chosen on the command line (`tempo_eval.run_diff.resolve_run`), for help texts
+#: how a run is chosen on the command line (`tempo_eval.compare.run_diff.resolve_run`), for help texts
 RUN_REF_HELP = ("its id (12 or #12) or its name; name:NAME for the name alone (a name made of digits, "
                 "say); 'tempo-eval runs' lists them")
 
@@ -146,8 +146,8 @@ def add_user_option(parser: argparse.ArgumentParser) -> None:
 
 def acting_user(args: argparse.Namespace) -> str:
     """Who a storing command acts as: --user, else the operating-system user
-    (`tempo_eval.identity.os_user`). An empty --user is refused."""
-    from tempo_eval.identity import os_user, user_name
+    (`tempo_eval.common.identity.os_user`). An empty --user is refused."""
+    from tempo_eval.common.identity import os_user, user_name
 
     given = getattr(args, "user", None)
     if given is None:

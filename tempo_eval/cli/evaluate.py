@@ -33,7 +33,7 @@ from tempo_eval.cli.common import (
 )
 from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
 from tempo_eval.cli.gates import below_thresholds, check_gates, parse_fail_under  # noqa: F401 - re-exported
-from tempo_eval.safe_text import one_line
+from tempo_eval.common.safe_text import one_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -168,13 +168,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.engine != "ray" and not any(n in CONVERSATION_METRICS for n in names):
         _warm_up_workers(args, names)  # first: the server imports the scoring modules beside ours
 
+    from tempo_eval.engine.pool import ScoringProcessError, default_processes
+    from tempo_eval.engine.runner import evaluate
+    from tempo_eval.engine.scoring import aggregate_frame
     from tempo_eval.io.conversation import load_conversations
     from tempo_eval.io.errors import InputError
     from tempo_eval.io.export import OUTPUT_FORMATS, write_frame, write_frames
     from tempo_eval.io.stream import open_stream
-    from tempo_eval.runner import evaluate
-    from tempo_eval.scoring import aggregate_frame
-    from tempo_eval.scoring_pool import ScoringProcessError, default_processes
     from tempo_eval.store.runs import RunStore
 
     max_bytes = max_input_bytes(args)
@@ -360,14 +360,14 @@ def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[st
 
 
 #: a dataset file smaller than this is not worth starting scoring processes for (at about a kilobyte
-#: a row, it holds fewer than `tempo_eval.scoring_pool.POOL_MIN_ROWS` rows)
+#: a row, it holds fewer than `tempo_eval.engine.pool.POOL_MIN_ROWS` rows)
 _WORKERS_MIN_BYTES = 2_000_000
 
 
 def _warm_up_workers(args: argparse.Namespace, names: list[str]) -> None:
     """Start the scoring processes' fork server while the file is read a first time, when the run
     may score in processes: a large file, more than one process, metrics that may be offline."""
-    from tempo_eval.scoring_pool import default_processes, warm_up
+    from tempo_eval.engine.pool import default_processes, warm_up
 
     with contextlib.suppress(OSError):
         if ((args.processes or default_processes()) > 1 and not args.verifier
@@ -415,7 +415,7 @@ RAY_DEFAULTS = {"address": None, "num_workers": 2, "gpus_per_worker": 0.0, "bloc
 
 def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: dict[str, float],
                      maxima: dict[str, float]) -> int:
-    from tempo_eval.distributed.engine import evaluate_ray
+    from tempo_eval.engine.distributed.engine import evaluate_ray
     from tempo_eval.store.db import default_db_path
 
     bar = None if args.no_progress else ProgressBar(sys.stderr)
@@ -477,7 +477,7 @@ def _all_rows_failed(frame: pd.DataFrame) -> str | None:
     """The failure to report when some metric failed on every row, with any failure code
     (row_error, judge_error, verifier_error, ...: see `is_retryable`). Nothing about the data was
     measured: a broken setup, not a finding. "all N rows failed: METRIC: REASON"."""
-    from tempo_eval.schema import is_retryable
+    from tempo_eval.common.schema import is_retryable
 
     for metric, part in frame.groupby("metric", sort=False):
         if len(part) and part["score"].isna().all() and all(map(is_retryable, part["reason_code"])):

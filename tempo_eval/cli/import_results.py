@@ -20,14 +20,14 @@ from tempo_eval.cli.common import (
     add_user_option,
     add_workspace_option,
 )
-from tempo_eval.safe_text import one_line
+from tempo_eval.common.safe_text import one_line
 
 if TYPE_CHECKING:
     pass
 
 
 def cmd_import_results(args: argparse.Namespace) -> int:
-    from tempo_eval.distributed.output import import_results
+    from tempo_eval.engine.distributed.output import import_results
     from tempo_eval.store.db import default_db_path
     from tempo_eval.store.runs import RunStore
 

@@ -10,7 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tempo_eval.cli.common import EXIT_OK, acting_user, add_user_option, add_workspace_option
-from tempo_eval.safe_text import one_line
+from tempo_eval.common.safe_text import one_line
 
 if TYPE_CHECKING:
     pass

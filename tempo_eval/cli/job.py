@@ -15,7 +15,7 @@ take the job.
 
 Kinds: `evaluate` (the Evaluate page's settings, see `evaluation_metrics`, with the stored
 `dataset_id` or a file's `path`), `compare_runs` (the Compare page's run files, see
-`tempo_eval.comparison_store.compute`), `nli_check`
+`tempo_eval.compare.saved.compute`), `nli_check`
 (whether an NLI checkpoint loads here; the page shows what the last check found, so the app
 process never loads torch), and the uploads read for a page (`PAGE_KINDS`: `dataset_upload`,
 `trec_runs`, `foreign_import`, see `tempo_eval.jobs.uploads`).
@@ -65,7 +65,7 @@ def main(argv: Sequence[str]) -> int:
         os.environ["TEMPO_EVAL_HOME"] = args.workspace
     keys: dict[int, str] = {}
     if args.key_for is not None and os.environ.get(KEY_ENV):
-        from tempo_eval._secrets import register_secret
+        from tempo_eval.common.secrets import register_secret
 
         keys[args.key_for] = os.environ.pop(KEY_ENV)
         register_secret(keys[args.key_for])
@@ -137,9 +137,9 @@ def _tidy(action: Any, queue: JobQueue, *args: Any) -> None:
 
 def run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[str, Any]:
     """Run one claimed job; returns how it ended ({id, status, error?, run_id?, result?}). Every
-    file the job opens by path is confined again where it is opened (`tempo_eval._confine`): the
+    file the job opens by path is confined again where it is opened (`tempo_eval.common.confine`): the
     page checked the path when it was typed, the file may have been swapped since."""
-    from tempo_eval._confine import allowed_roots, reads_confined_to
+    from tempo_eval.common.confine import allowed_roots, reads_confined_to
 
     logger.info("job %d (%s) started", job["id"], job["kind"])
     with reads_confined_to(allowed_roots()):
@@ -160,7 +160,7 @@ def _run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[
             status = result.status if result.status in ("finished", "cancelled", "failed") else "finished"
             return {"id": job["id"], "status": status, "run_id": result.run_id, "dataset_id": result.dataset_id}
         if job["kind"] == "compare_runs":  # run files of the Compare page, saved in the workspace
-            from tempo_eval.comparison_store import compute
+            from tempo_eval.compare.saved import compute
 
             with _Watch(queue, job["id"]) as watch:
                 result = compute(job["arguments"], lambda f: watch.progress(round(f * 1000), 1000), watch.cancel)
@@ -336,7 +336,7 @@ def _source(settings: dict[str, Any], store: Any) -> Any:
     runner streams files (issue 27.1), else it is loaded whole first."""
     if not settings.get("path"):
         return store.get_dataset(int(settings["dataset_id"]))
-    from tempo_eval import runner
+    from tempo_eval.engine import runner
 
     if hasattr(runner, "as_stream"):  # the streaming runner reads the file in batches
         return str(settings["path"])
@@ -349,7 +349,7 @@ def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any,
                    user: str | None = None) -> Any:
     """Evaluate the stored dataset `settings["dataset_id"]` with the settings' metrics, as `user` (who
     queued the job: the run it makes is recorded as theirs)."""
-    from tempo_eval.runner import evaluate
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     metrics, judges = evaluation_metrics(settings, api_key)

@@ -27,8 +27,8 @@ from tempo_eval.cli.common import (
     add_workspace_option,
     check_output,
 )
-from tempo_eval.safe_text import json_safe
-from tempo_eval.safe_text import one_line as _one_line
+from tempo_eval.common.safe_text import json_safe
+from tempo_eval.common.safe_text import one_line as _one_line
 
 
 def add_parser(commands: Any) -> None:
@@ -88,7 +88,7 @@ def _open(args: argparse.Namespace, *, out: str | None = None) -> Any:
 
 
 def _run_id(store: Any, ref: str) -> int:
-    from tempo_eval.run_diff import resolve_run
+    from tempo_eval.compare.run_diff import resolve_run
 
     try:
         return resolve_run(store, ref)
@@ -97,7 +97,7 @@ def _run_id(store: Any, ref: str) -> int:
 
 
 def _records(store: Any, runs: Any) -> list[dict[str, Any]]:
-    from tempo_eval.leaderboard import leaderboard, run_records, run_setup
+    from tempo_eval.compare.leaderboard import leaderboard, run_records, run_setup
 
     ids = [int(i) for i in runs["id"]]
     setups = {run_id: run_setup(config) for run_id, config in store.run_configs(ids).items()}
@@ -113,7 +113,7 @@ def _mean_text(summary: dict[str, Any] | None) -> str:
 def _made_by(args: argparse.Namespace) -> str | None:
     """Whose runs `runs list` shows: --user (as shown: 'unknown' for none), the operating-system
     user with --mine, else None (everyone's)."""
-    from tempo_eval.identity import os_user, shown_user, user_name
+    from tempo_eval.common.identity import os_user, shown_user, user_name
 
     if args.mine:
         return os_user()
@@ -125,7 +125,7 @@ def _made_by(args: argparse.Namespace) -> str | None:
 
 
 def cmd_runs_list(args: argparse.Namespace) -> int:
-    from tempo_eval.identity import shown_user
+    from tempo_eval.common.identity import shown_user
 
     whose = _made_by(args)
     store = _open(args)
@@ -154,7 +154,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
-    from tempo_eval.leaderboard import flatten_config
+    from tempo_eval.compare.leaderboard import flatten_config
 
     store = _open(args)
     run_id = _run_id(store, args.run)

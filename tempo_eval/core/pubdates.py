@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from tempo_eval._confine import confined_roots, open_binary
+from tempo_eval.common.confine import confined_roots, open_binary
 
 #: the ordinal of 1970-01-01: days are counted from it
 EPOCH = date(1970, 1, 1).toordinal()
@@ -424,7 +424,7 @@ def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None, digest: b
     }
     keep = None if wanted is None else _unique_ids(wanted)
     id_parts, date_parts, row_parts = [], [], []
-    # inside a dashboard job the file is opened confined (`tempo_eval._confine`), else by pyarrow
+    # inside a dashboard job the file is opened confined (`tempo_eval.common.confine`), else by pyarrow
     handle = None
     try:
         handle = None if confined_roots() is None else open_binary(path)

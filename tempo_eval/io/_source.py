@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tempo_eval._confine import PathRefused, confined_roots, open_confined
+from tempo_eval.common.confine import PathRefused, confined_roots, open_confined
 from tempo_eval.io.errors import InputError
 
 #: the default input size limit, in megabytes (10**6 bytes)
@@ -115,7 +115,7 @@ def open_regular(path: str | os.PathLike[str], label: str | None = None) -> int:
     """An open, blocking descriptor of the regular file at `path` (links followed); InputError
     naming the path for a missing file, a directory, a FIFO, a device, a socket or a link loop
     (see `read_regular_file`). The caller closes it. Inside a dashboard job
-    (`tempo_eval._confine.reads_confined_to`) the path is confined to the allowed folders and
+    (`tempo_eval.common.confine.reads_confined_to`) the path is confined to the allowed folders and
     opened without following links (`open_confined`): InputError with the refusal otherwise."""
     label = label or Path(path).name
     shown = str(path)

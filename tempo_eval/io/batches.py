@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval.common.schema import is_index_column
 from tempo_eval.io.cells import comma_separated_ids_warning
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.mapping import _resolve_mapping
@@ -29,7 +30,6 @@ from tempo_eval.io.table import (
     frame_columns,
     list_style_warning,
 )
-from tempo_eval.schema import is_index_column
 
 
 @dataclass

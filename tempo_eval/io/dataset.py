@@ -43,6 +43,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval.common.schema import CANONICAL_COLUMNS, is_index_column  # noqa: F401  (CANONICAL_COLUMNS re-exported)
 from tempo_eval.io._source import RawInput, decode_text, gunzip_if_needed, read_input
 from tempo_eval.io.cells import comma_separated_ids_warning
 from tempo_eval.io.delimited import _read_delimited
@@ -50,7 +51,6 @@ from tempo_eval.io.errors import InputError
 from tempo_eval.io.jsonfiles import _read_json, _read_jsonl, _read_parquet
 from tempo_eval.io.mapping import ALIASES, _resolve_mapping, detect_mapping  # noqa: F401 - re-exported
 from tempo_eval.io.table import _convert, _Table, duplicate_query_error, frame_columns
-from tempo_eval.schema import CANONICAL_COLUMNS, is_index_column  # noqa: F401  (CANONICAL_COLUMNS re-exported)
 
 FORMATS: tuple[str, ...] = ("csv", "tsv", "jsonl", "json", "parquet")
 _EXTENSIONS = {

@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from tempo_eval.common.schema import CANONICAL_COLUMNS, FOREIGN_ERROR, MetricResult
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.jsonfiles import (  # noqa: F401 - the DeepEval test-run detection, re-exported
     deepeval_case_records,
@@ -38,7 +39,6 @@ from tempo_eval.io.jsonfiles import (  # noqa: F401 - the DeepEval test-run dete
     is_deepeval_test_run,
 )
 from tempo_eval.io.jsonlines import json_lines
-from tempo_eval.schema import CANONICAL_COLUMNS, FOREIGN_ERROR, MetricResult
 
 TOOLS = ("ragas", "deepeval")
 #: the score columns RAGAS writes (its metrics' `name`; a "(mode=...)" suffix is allowed) and their

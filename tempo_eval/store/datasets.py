@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval._values import is_na
-from tempo_eval.identity import user_name
+from tempo_eval.common.identity import user_name
+from tempo_eval.common.values import is_na
 from tempo_eval.store.packing import _TAG_ZLIB, _json_text_of_container, _pack, _unpack, dumps
 
 

@@ -130,7 +130,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN origin TEXT;
     CREATE INDEX IF NOT EXISTS runs_origin ON runs (origin);
     """,
-    # the lock holder's process start time: a reused pid is another process (tempo_eval._process)
+    # the lock holder's process start time: a reused pid is another process (tempo_eval.common.process)
     """
     ALTER TABLE run_locks ADD COLUMN started REAL;
     """,
@@ -216,6 +216,17 @@ MIGRATIONS: list[str] = [
     CREATE TABLE IF NOT EXISTS dataset_qrels (
         dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,
         qrels      BLOB NOT NULL           -- the qrels file's bytes as given (compressed or not)
+    );
+    """,
+    # who may do what in a shared workspace (issue 40, tempo_eval.store.users, tempo_eval.common.access):
+    # a signed-in user's role; the first admin is named in the settings (TEMPO_EVAL_ADMIN), not here.
+    # Plain SQL that PostgreSQL runs too; added_at is ISO text written by Python.
+    """
+    CREATE TABLE IF NOT EXISTS users (
+        email    TEXT PRIMARY KEY,       -- lower-cased, as signed in
+        role     TEXT NOT NULL CHECK (role IN ('viewer', 'analyst', 'admin')),
+        added_by TEXT NOT NULL DEFAULT '',
+        added_at TEXT NOT NULL
     );
     """,
     # who did what (issue 40.4): the user who made each dataset, run and job (the operating-system
@@ -415,7 +426,7 @@ def workspace_dir() -> Path:
 
 def comparisons_dir() -> Path:
     """`cache/compare/` of the workspace: the saved comparisons of run files
-    (`tempo_eval.comparison_store` writes them, `tempo_eval.store.job_files` sweeps old ones)."""
+    (`tempo_eval.compare.saved` writes them, `tempo_eval.store.job_files` sweeps old ones)."""
     return workspace_dir() / "cache" / "compare"
 
 

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tempo_eval._process import process_start_time
-from tempo_eval.identity import user_name
+from tempo_eval.common.identity import user_name
+from tempo_eval.common.process import process_start_time
 from tempo_eval.store.db import connect
 
 logger = logging.getLogger("tempo_eval.job")
@@ -102,7 +102,7 @@ def lane_of(kind: str) -> str:
 
 
 def process_start(pid: int) -> str | None:
-    """When process `pid` started (`tempo_eval._process.process_start_time`, as text), or None
+    """When process `pid` started (`tempo_eval.common.process.process_start_time`, as text), or None
     when there is no such process or it has exited (a zombie, not yet collected, counts as exited)."""
     try:
         text = Path(f"/proc/{int(pid)}/stat").read_text()

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval.identity import user_name
+from tempo_eval.common.identity import user_name
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.jsonlines import read_json_lines
 from tempo_eval.store.db import connect, json_or

@@ -17,9 +17,9 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval._process import own_start_time, process_start_time
-from tempo_eval._secrets import redact, secret_values, strip_secrets
-from tempo_eval.identity import user_name
+from tempo_eval.common.identity import user_name
+from tempo_eval.common.process import own_start_time, process_start_time
+from tempo_eval.common.secrets import redact, secret_values, strip_secrets
 from tempo_eval.store.datasets import _clean_name
 from tempo_eval.store.db import NEXT_RUN_ID, json_or
 from tempo_eval.store.packing import dumps

@@ -4,7 +4,7 @@
     fig = ndcg_curves_figure(bands)
 
 The band at cutoff j is the percentile bootstrap interval of the mean NDCG@j over the queries,
-exactly what `tempo_eval.compare.bootstrap_ci` gives for that column (same seeded draws, same
+exactly what `tempo_eval.compare.statistics.bootstrap_ci` gives for that column (same seeded draws, same
 quantiles; a test pins the equality), computed for all cutoffs from one set of resampled query
 indices instead of k separate calls. Queries with a NaN at some cutoff (no relevant document
 judged) are left out of that run, as in the comparison table.
@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from tempo_eval.compare import bootstrap_ci_columns
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
+from tempo_eval.compare.statistics import bootstrap_ci_columns
 
 #: one colour per run, in input order (colour-blind safe, Okabe-Ito)
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]

@@ -12,7 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
 from tempo_eval.viz.trends import COLOURS
 
 _BY = {"as_of": "as-of date", "focus_year": "focus year", "evidence_year": "evidence year"}

@@ -216,7 +216,7 @@ def _stored_details(cell: Any, where: str, inflated: _Inflated) -> str | bytes:
     """The stored form of a details cell, once it reads back as a details dict: format 2's bytes
     (`output.details_cell`) as they are, format 1's JSON text packed as the store packs it.
     Packed focus-time details are checked by expanding them, as the store's readers will."""
-    from tempo_eval.packed_details import expand
+    from tempo_eval.common.packed_details import expand
     from tempo_eval.store.packing import (
         _TAG_LAYOUT,
         _TAG_ZDICT_1,

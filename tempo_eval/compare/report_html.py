@@ -61,7 +61,7 @@ def standalone_html(title: str, blocks: Sequence[str], *, figures: bool = True) 
 # ---- the reports ----------------------------------------------------------------------------
 
 def diff_html(report: Any, *, top: int = 50) -> str:
-    """A run diff (`tempo_eval.run_diff.RunDiff`) as one file: its headline, the figures per
+    """A run diff (`tempo_eval.compare.run_diff.RunDiff`) as one file: its headline, the figures per
     metric, the mean change with its CI, a baseline-against-candidate scatter per metric, the
     `top` worst regressions and the rows without a partner."""
     from tempo_eval.viz.run_diff import change_chart, diff_scatter
@@ -84,9 +84,9 @@ def diff_html(report: Any, *, top: int = 50) -> str:
 
 
 def comparison_html(report: Any, *, board: pd.DataFrame | None = None) -> str:
-    """A comparison of runs (`tempo_eval.compare.ComparisonReport`) as one file: a chart of each
+    """A comparison of runs (`tempo_eval.compare.statistics.ComparisonReport`) as one file: a chart of each
     run's mean per metric, the table with its caption (`board`, e.g. with each mean's CI
-    beside it, `tempo_eval.compare.cis_columns`; by default `report.to_dataframe()`), the run
+    beside it, `tempo_eval.compare.statistics.cis_columns`; by default `report.to_dataframe()`), the run
     pairs with p-values and W / T / L."""
     from tempo_eval.viz.means import means_figure
 

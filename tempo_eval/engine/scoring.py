@@ -1,6 +1,6 @@
 """Score one dataset row with the chosen metrics: what the local runner and the Ray engine share.
 
-Both engines (`tempo_eval.runner` and `tempo_eval.distributed.engine`) check their metrics and
+Both engines (`tempo_eval.engine.runner` and `tempo_eval.engine.distributed.engine`) check their metrics and
 columns, identify a run by its configuration, build each row and score it here, so they score
 alike; neither imports the other for it.
 
@@ -26,20 +26,20 @@ import numpy as np
 import pandas as pd
 
 import tempo_eval
-from tempo_eval._secrets import is_secret_name
-from tempo_eval._values import is_na
-from tempo_eval.compare import bootstrap_ci
-from tempo_eval.metrics.base import Metric, MissingInput
-from tempo_eval.schema import (
+from tempo_eval.common.schema import (
     MISSING_INPUT,
     ROW_ERROR,
     MetricResult,
     canonical_columns,
     not_measurable,
 )
+from tempo_eval.common.secrets import is_secret_name
+from tempo_eval.common.values import is_na
+from tempo_eval.compare.statistics import bootstrap_ci
+from tempo_eval.metrics.base import Metric, MissingInput
 from tempo_eval.store.datasets import frame_content_hash
 
-logger = logging.getLogger("tempo_eval.runner")  # the runner's log, as before the move
+logger = logging.getLogger("tempo_eval.engine.runner")  # the runner's log, as before the move
 
 
 # ---- configuration: what identifies a run ---------------------------------------------------
@@ -90,7 +90,7 @@ def default_run_name(dataset_name: str, metrics: Sequence[Metric], when: datetim
 
     stem = PurePath(str(dataset_name)).stem if "." in str(dataset_name) else str(dataset_name)
     stem = stem if len(stem) <= 40 else stem[:39] + "…"
-    from tempo_eval.run_names import describe_metrics
+    from tempo_eval.common.run_names import describe_metrics
 
     when = when or datetime.now()
     parts = [stem, describe_metrics([metric_config(m) for m in metrics]), f"{when.day} {when:%b %H:%M}"]
@@ -234,9 +234,9 @@ async def measure_batch(
     focus-time memo (`tempo_eval.core.focus_memo`): each distinct text of the batch is extracted
     once. For offline metrics (`Metric.batchable`); failures isolated as in `measure`, and each
     row's results are those `measure_row` gives for it alone, their details packed
-    (`tempo_eval.packed_details`: read like the dict, stored without being expanded)."""
+    (`tempo_eval.common.packed_details`: read like the dict, stored without being expanded)."""
+    from tempo_eval.common.packed_details import packing_details
     from tempo_eval.core.focus_memo import extraction_memo
-    from tempo_eval.packed_details import packing_details
 
     out = []
     # each metric's `row_reader` for the rows' columns (the same for every row of a batch), made once

@@ -51,8 +51,8 @@ def leaderboard(scores: pd.DataFrame, *, confidence: float = 0.95, n_resamples: 
     """One row per (run, metric) of `scores` (columns run_id, metric, score, reason_code), in
     order of first appearance: mean over measurable rows, percentile bootstrap CI of that mean,
     n_measurable, n_total, n_nan and nan_reasons ({reason_code: count}), as
-    `tempo_eval.scoring.aggregate_frame` gives for one run (same CI, same seed)."""
-    from tempo_eval.compare import bootstrap_ci
+    `tempo_eval.engine.scoring.aggregate_frame` gives for one run (same CI, same seed)."""
+    from tempo_eval.compare.statistics import bootstrap_ci
 
     if scores.empty:
         return pd.DataFrame(columns=LEADERBOARD_COLUMNS)

@@ -2,7 +2,7 @@
 and the Compare page reads.
 
 The worker (`python -m tempo_eval job run`, job kind `compare_runs`) calls `compute`: it scores
-the run files with `tempo_eval.trec_scores.score_trec_files` and writes the per-query values to
+the run files with `tempo_eval.compare.trec_scores.score_trec_files` and writes the per-query values to
 a folder of the workspace's `cache/compare/`, named by the SHA-256 of the files' bytes and of the
 settings, so the same files and settings, under any name or path, are scored once and a reload,
 another browser session or another app process finds the finished comparison. The page reads the
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tempo_eval._confine import open_binary
+from tempo_eval.common.confine import open_binary
 
 #: NDCG is kept at every cutoff up to this (the page's largest k)
 MAX_K = 100
@@ -81,7 +81,7 @@ def content_key(arguments: dict[str, Any]) -> str:
     digest = hashlib.sha256(json.dumps(settings_of(arguments), sort_keys=True).encode())
     for role, path in _inputs(arguments):
         file_digest = hashlib.sha256()
-        with open_binary(path) as handle:  # confined in a dashboard job (`tempo_eval._confine`)
+        with open_binary(path) as handle:  # confined in a dashboard job (`tempo_eval.common.confine`)
             while chunk := handle.read(1 << 22):
                 file_digest.update(chunk)
         digest.update(role.encode() + b"\0" + file_digest.digest())
@@ -106,7 +106,7 @@ def compute(arguments: dict[str, Any], progress: Callable[[float], None] | None 
 
 
 def _compute(arguments: dict[str, Any], progress: Callable[[float], None], cancel: Any) -> dict[str, Any]:
-    from tempo_eval.trec_scores import score_trec_files
+    from tempo_eval.compare.trec_scores import score_trec_files
 
     def report(fraction: float) -> None:
         if cancel is not None and cancel.is_set():
@@ -248,15 +248,15 @@ class StoredComparison:
         return {run: dict(zip(ids, matrix[:, :k].tolist(), strict=True)) for run, (ids, matrix) in self.curves.items()}
 
     def missing_summary(self) -> str:
-        from tempo_eval.compare import missing_summary
+        from tempo_eval.compare.statistics import missing_summary
 
         return missing_summary(self.missing, n_judged=self.n_judged, everywhere=self.missing_everywhere,
                                policy=self.policy)
 
     def report(self, k: int, **options: Any) -> Any:
-        """`tempo_eval.compare.compare` of NDCG@k and the as-of metrics, with the missing-query
-        counts (as `tempo_eval.trec_scores.compare_scores` gives the command line)."""
-        from tempo_eval.compare import compare
+        """`tempo_eval.compare.statistics.compare` of NDCG@k and the as-of metrics, with the missing-query
+        counts (as `tempo_eval.compare.trec_scores.compare_scores` gives the command line)."""
+        from tempo_eval.compare.statistics import compare
 
         metrics = self.metrics(k)
         report = compare(self.per_query(k), metrics=metrics, **options)
@@ -264,8 +264,8 @@ class StoredComparison:
         return replace(report, n_filled=filled, missing_note=self.missing_summary())
 
     def cis(self, k: int, **options: Any) -> dict[str, dict[str, tuple[float, float]]]:
-        """95% bootstrap intervals of each run's mean of each metric (`tempo_eval.compare.mean_cis`)."""
-        from tempo_eval.compare import mean_cis
+        """95% bootstrap intervals of each run's mean of each metric (`tempo_eval.compare.statistics.mean_cis`)."""
+        from tempo_eval.compare.statistics import mean_cis
 
         return mean_cis(self.per_query(k), self.metrics(k), **options)
 

@@ -1,5 +1,5 @@
 """How a run is named: what ran, in a few words, from the metric configs a run stores
-(`tempo_eval.scoring.metric_config`), and the short label every page and report gives a run
+(`tempo_eval.engine.scoring.metric_config`), and the short label every page and report gives a run
 ("#2 · claims TF · lexical"). Plain functions of plain data: the run's id, name and stored config.
 """
 

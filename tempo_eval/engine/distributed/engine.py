@@ -8,7 +8,7 @@ by the local engine's own reader (`tempo_eval.io.stream`), so the first block is
 the rest is read; a URI or a directory of parts is read with Ray Data (`reader`). Each block goes
 to an actor as it is read (`driver`: at most two blocks in flight per actor, `ray.wait` for the
 first finished). Rows are scored by the local runner's own functions: the offline metrics a
-block at a time (`tempo_eval.scoring.measure_batch`, in one focus-time memo kept for the actor's
+block at a time (`tempo_eval.engine.scoring.measure_batch`, in one focus-time memo kept for the actor's
 life), the others row by row (`measure_row`): same scores, same NaN reasons, a failing row NaN
 "row_error". The actor returns the block as Parquet bytes and as the rows the workspace stores,
 plus the verdicts it added to the cache; the driver writes them all (see `output` for the layout
@@ -37,11 +37,11 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval._extras import require_extra
-from tempo_eval.distributed import output
-from tempo_eval.distributed.driver import ActorPool, Driver
-from tempo_eval.distributed.reader import _URI
-from tempo_eval.distributed.shipping import (
+from tempo_eval.common.extras import require_extra
+from tempo_eval.engine.distributed import output
+from tempo_eval.engine.distributed.driver import ActorPool, Driver
+from tempo_eval.engine.distributed.reader import _URI
+from tempo_eval.engine.distributed.shipping import (
     CacheSource,
     install_default_caches,
     ship_metrics,
@@ -87,7 +87,7 @@ class RayRun:
 
     def aggregate(self, **kwargs: Any) -> pd.DataFrame:
         """As `RunResult.aggregate`."""
-        from tempo_eval.scoring import aggregate_frame
+        from tempo_eval.engine.scoring import aggregate_frame
 
         return aggregate_frame(self.frame, metrics=self.metrics, **kwargs)
 
@@ -132,7 +132,7 @@ def evaluate_ray(
     import ray
 
     from tempo_eval.core.extract import parse_reference_date
-    from tempo_eval.scoring import check_columns, check_metrics, run_config
+    from tempo_eval.engine.scoring import check_columns, check_metrics, run_config
     from tempo_eval.store.run_records import config_hash
 
     metrics = check_metrics(metrics)
@@ -185,8 +185,8 @@ def evaluate_ray(
             done = output.prepare(out, manifest)
             workspace = None
             if store is not False:
-                from tempo_eval.distributed.workspace import WorkspaceRun
-                from tempo_eval.scoring import default_run_name
+                from tempo_eval.engine.distributed.workspace import WorkspaceRun
+                from tempo_eval.engine.scoring import default_run_name
                 from tempo_eval.store.runs import RunStore
 
                 workspace = WorkspaceRun.open(store if store is not None else RunStore(), output.read_manifest(out),
@@ -242,14 +242,14 @@ def _open_input(data: Any, mapping: Mapping[str, str] | None, format: str | None
     by the local engine's reader (`open_stream`: scoring starts with its first batch, memory
     grows with a batch); a URI, a directory or a list of paths read with Ray Data (`reader`);
     a loaded Dataset or DataFrame cut into batches."""
+    from tempo_eval.engine.scoring import as_dataset
     from tempo_eval.io.stream import frame_stream, open_stream
-    from tempo_eval.scoring import as_dataset
 
     if isinstance(data, (str, Path)) and not _URI.match(str(data)) and os.path.isfile(data):
         return open_stream(data, mapping, format=format, batch_rows=block_size)
     if isinstance(data, (str, Path)) or (isinstance(data, (list, tuple)) and data
                                          and all(isinstance(d, (str, Path)) for d in data)):
-        from tempo_eval.distributed.reader import read_dataset
+        from tempo_eval.engine.distributed.reader import read_dataset
 
         dataset = read_dataset([str(d) for d in data] if isinstance(data, (list, tuple)) else str(data),
                                mapping, format=format)
@@ -276,8 +276,8 @@ class BlockScorer:
         self, payload: bytes, reference_date: str | None, max_concurrency: int, source: CacheSource,
         gpus_per_worker: float,
     ) -> None:
-        from tempo_eval._secrets import secret_values
-        from tempo_eval.distributed.shipping import worker_cache
+        from tempo_eval.common.secrets import secret_values
+        from tempo_eval.engine.distributed.shipping import worker_cache
 
         install_default_caches(source, gpus_per_worker)
         self.metrics = unship_metrics(payload)
@@ -318,8 +318,8 @@ class BlockScorer:
         """Rows `numbers` (their cells `rows`, under `columns`), every metric or `todo`'s for
         each row: (results file, details file, the rows the workspace stores for run `run_id`
         or None, the new verdicts, cache hits, cache misses)."""
-        from tempo_eval._async import run_sync
-        from tempo_eval.scoring_pool import gc_paused
+        from tempo_eval.common.run_sync import run_sync
+        from tempo_eval.engine.pool import gc_paused
 
         offline = all(m.batchable(columns) for m in self.metrics)
         # An offline block leaves no cycles (see `heap_settled_per_batch`): the collector is off
@@ -344,7 +344,7 @@ async def score_rows(
     local runner scores a batch: the offline metrics (`Metric.batchable`) of all the rows in one
     `measure_batch`, the others `max_concurrency` rows at once; `todo` names the metrics to
     compute for each row (default: all)."""
-    from tempo_eval.scoring import measure_batch, measure_row, row_dict, system
+    from tempo_eval.engine.scoring import measure_batch, measure_row, row_dict, system
 
     dicts = [row_dict(columns, values, reference_date) for values in rows]
     chosen = [list(metrics) if todo is None else [m for m in metrics if m.name in todo[k]] for k in range(len(rows))]

@@ -1,6 +1,6 @@
 """Distributed evaluation on Ray: the same scores as the local runner, on a cluster.
 
-    from tempo_eval.distributed import evaluate_ray, import_results
+    from tempo_eval.engine.distributed import evaluate_ray, import_results
     run = evaluate_ray("s3://bucket/logs/", metrics, out="results/", num_workers=8)
     import_results("results/")            # an output made elsewhere, into this workspace
 
@@ -28,11 +28,11 @@ __all__ = ["evaluate_ray", "import_results", "read_results"]
 def __getattr__(name: str) -> Any:
     # lazy: importing the package loads neither Ray nor pandas
     if name == "evaluate_ray":
-        from tempo_eval.distributed.engine import evaluate_ray
+        from tempo_eval.engine.distributed.engine import evaluate_ray
 
         return evaluate_ray
     if name in ("import_results", "read_results"):
-        from tempo_eval.distributed import output
+        from tempo_eval.engine.distributed import output
 
         return getattr(output, name)
-    raise AttributeError(f"module 'tempo_eval.distributed' has no attribute {name!r}")
+    raise AttributeError(f"module 'tempo_eval.engine.distributed' has no attribute {name!r}")

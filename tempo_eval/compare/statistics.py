@@ -6,7 +6,7 @@
     report.pairs_frame()            # one row per (metric, run pair): p-values, W/T/L
     report.to_latex()
 
-TREC runs and qrels are scored, then compared here, by `tempo_eval.trec_scores` (`compare_trec`).
+TREC runs and qrels are scored, then compared here, by `tempo_eval.compare.trec_scores` (`compare_trec`).
 
 How the numbers are made (per metric):
 
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -45,8 +44,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tempo_eval.safe_text import md_cell, terminal_safe
-from tempo_eval.schema import DEFAULT_SIGNIFICANCE_TEST
+from tempo_eval.common.safe_text import md_cell, terminal_safe
+from tempo_eval.common.schema import DEFAULT_SIGNIFICANCE_TEST
 
 TESTS = ("fisher", "student")
 DEFAULT_TEST = DEFAULT_SIGNIFICANCE_TEST
@@ -272,7 +271,7 @@ class ComparisonReport:
     #: per metric, per run: judged queries the run had no results for, scored 0 (`compare_trec`)
     n_filled: dict[str, dict[str, int]] = field(default_factory=dict)
     #: how many judged queries each run had no results for and what was done (`compare_trec`,
-    #: `tempo_eval.trec_scores`); "" when not known
+    #: `tempo_eval.compare.trec_scores`); "" when not known
     missing_note: str = ""
 
     def label(self, run: str) -> str:
@@ -458,8 +457,8 @@ def _latex_escape(text: str) -> str:
 
 def direction(metric: str) -> str:
     """"higher", "lower" (future leak, stale evidence) or "none" (median age): as the metric's
-    class declares it (`tempo_eval.metric_catalog.direction`; "higher" for a retrieval measure)."""
-    from tempo_eval.metric_catalog import direction as declared
+    class declares it (`tempo_eval.metrics.catalog.direction`; "higher" for a retrieval measure)."""
+    from tempo_eval.metrics.catalog import direction as declared
 
     return declared(metric)
 
@@ -634,15 +633,3 @@ def per_query_from_frame(
     for run, metric, qid, score in frame[[by, "metric", query, "score"]].itertuples(index=False, name=None):
         out.setdefault(str(run), {}).setdefault(str(metric), {})[str(qid)] = float(score)
     return out
-
-
-class _CallableModule(type(sys.modules[__name__])):
-    """This module called is `compare(...)`: `from tempo_eval import compare` finds the module
-    once it is imported (a package's submodule is an attribute of the package), so the public
-    noun and the module are one object."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> ComparisonReport:
-        return compare(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -4,7 +4,7 @@ app's one path for run files of any size.
     scores = score_trec_files(["bm25.run.gz", "dense.run"], "qrels.txt", metrics=["ndcg@10"])
     scores.per_query["bm25"]["ndcg@10"]["q1"]      # 0.63
     scores.missing["bm25"]                          # judged queries bm25 has no results for
-    report = compare_scores(scores, test="student") # tempo_eval.compare's report
+    report = compare_scores(scores, test="student") # tempo_eval.compare.statistics's report
 
 Each run keeps only every query's top min(depth, largest k) documents while it is read
 (`tempo_eval.io.trec_stream`), so memory grows with queries x k, not with the files.
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tempo_eval.compare import (
+from tempo_eval.compare.statistics import (
     MISSING_POLICIES,
     ComparisonReport,
     missing_summary,
@@ -388,7 +388,7 @@ def compare_trec(
     scores are compared when ranking: "float32" (default: trec_eval <= 9, pytrec_eval-terrier) or
     "double" (trec_eval 10.0), see `tempo_eval.core.ranking.SCORE_PRECISIONS`.
     """
-    from tempo_eval.compare import compare, fill_missing_queries, judged_queries
+    from tempo_eval.compare.statistics import compare, fill_missing_queries, judged_queries
     from tempo_eval.metrics.ndcg import DEFAULT_SCORE_PRECISION, ndcg_gold_batch
 
     if missing not in MISSING_POLICIES:
@@ -419,8 +419,8 @@ def compare_trec(
 
 
 def compare_scores(scores: TrecScores, **options: Any):
-    """`tempo_eval.compare.compare` on the scores, its report carrying the missing-query counts."""
-    from tempo_eval.compare import compare
+    """`tempo_eval.compare.statistics.compare` on the scores, its report carrying the missing-query counts."""
+    from tempo_eval.compare.statistics import compare
 
     report = compare(scores.per_query, metrics=scores.metrics, **options)
     filled = {m: dict(scores.missing) for m in scores.metrics} if scores.policy == "zero" else {}

@@ -8,9 +8,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tempo_eval.common.schema import MetricResult
+from tempo_eval.engine.scoring import measure_row
 from tempo_eval.metrics.base import Metric
-from tempo_eval.schema import MetricResult
-from tempo_eval.scoring import measure_row
 
 
 async def run_workers(coroutines: Sequence[Any]) -> None:

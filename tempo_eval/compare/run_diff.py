@@ -22,7 +22,7 @@ Per metric that both runs hold (`metric_rows`, `metric_summary`), over the match
 
 - delta = candidate - baseline; |delta| <= tolerance is "unchanged"; beyond it, a change the
   better way is "improved" and the other "regressed", as the metric declares its direction
-  (`tempo_eval.metric_catalog.direction`: a rise in future_leak or stale_evidence is a
+  (`tempo_eval.metrics.catalog.direction`: a rise in future_leak or stale_evidence is a
   regression); for a metric with no better direction (median_evidence_age) a change is
   "increased" or "decreased", never improved or regressed;
 - NaN -> number is "became measurable", number -> NaN "became not measurable", NaN on both sides
@@ -48,11 +48,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tempo_eval.compare import bootstrap_ci, paired_t_test, randomization_test
-from tempo_eval.metric_catalog import DIRECTION_WORDS, direction
-from tempo_eval.safe_text import json_safe
-from tempo_eval.safe_text import md_cell as _md_cell
-from tempo_eval.safe_text import one_line as _one_line
+from tempo_eval.common.safe_text import json_safe
+from tempo_eval.common.safe_text import md_cell as _md_cell
+from tempo_eval.common.safe_text import one_line as _one_line
+from tempo_eval.compare.statistics import bootstrap_ci, paired_t_test, randomization_test
+from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 
 DEFAULT_TOLERANCE = 0.01
 #: rounding error allowed when a change is compared with the tolerance (scores are in [0, 1])
@@ -569,7 +569,7 @@ def run_header(store: Any, run_id: int) -> dict[str, Any]:
     """What the diff says about a run: id, name, dataset_id, dataset, status, created_at, rows."""
     info = store.run_info(run_id)
     dataset = store.dataset_info(info["dataset_id"])
-    from tempo_eval.run_names import run_label
+    from tempo_eval.common.run_names import run_label
 
     return {
         "id": int(info["id"]), "name": info["name"], "dataset_id": int(info["dataset_id"]),

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tempo_eval.distributed import output
+from tempo_eval.engine.distributed import output
 
-logger = logging.getLogger("tempo_eval.distributed.engine")
+logger = logging.getLogger("tempo_eval.engine.distributed.engine")
 
 #: seconds `ray.wait` blocks at a time, so that Ctrl-C is seen while the actors score
 _WAIT_SECONDS = 0.5

@@ -22,5 +22,5 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        # in this thread's context: what the caller set (confined reads, `tempo_eval._confine`) holds there
+        # in this thread's context: what the caller set (confined reads, `tempo_eval.common.confine`) holds there
         return pool.submit(contextvars.copy_context().run, asyncio.run, coro).result()

@@ -45,7 +45,7 @@ from typing import BinaryIO
 
 ALLOWED_ENV = "TEMPO_EVAL_ALLOWED_DIRS"
 #: the repository (its data/ folder is allowed)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 _confined_to: contextvars.ContextVar[tuple[Path, ...] | None] = contextvars.ContextVar("confined_to", default=None)
 

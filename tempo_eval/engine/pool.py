@@ -6,9 +6,9 @@
     store.write_encoded(scored[0].encoded)
     pool.close()
 
-The runner (`tempo_eval.runner`) hands a batch of rows whose metrics are all offline
+The runner (`tempo_eval.engine.runner`) hands a batch of rows whose metrics are all offline
 (`Metric.batchable`: the focus-time metrics) to the pool and goes on reading the file and storing
-the dataset's rows; a worker scores the batch with `tempo_eval.scoring.measure_batch` and encodes
+the dataset's rows; a worker scores the batch with `tempo_eval.engine.scoring.measure_batch` and encodes
 the results for the store with `tempo_eval.store.results.encode_rows`, so the runner only writes
 them (`write_encoded`). Each worker keeps its focus-time memo across its batches and settles its
 heap after each batch as the runner does (the collector off during a batch, what it leaves frozen),
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported by the workers (and the fork server), not by `warm_up`'s caller
     from tempo_eval.store.results import EncodedRows
 
-logger = logging.getLogger("tempo_eval.runner")
+logger = logging.getLogger("tempo_eval.engine.runner")
 
 #: batches a worker may have in flight (one scored, one waiting), so it never waits for the next
 IN_FLIGHT_PER_WORKER = 2
@@ -161,7 +161,7 @@ class ScoringPool:
     def __init__(
         self, metrics: Sequence[Any], *, processes: int, run_id: int, memo_share: float | None = None,
     ) -> None:
-        from tempo_eval._secrets import secret_values
+        from tempo_eval.common.secrets import secret_values
         from tempo_eval.core.focus_memo import MAX_ENTRIES, MAX_RECENT
 
         try:
@@ -346,7 +346,7 @@ def _context(modules: list[str]) -> Any:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(dict.fromkeys(
-        ["tempo_eval.scoring_pool", "tempo_eval.scoring", "tempo_eval.store.results", *modules])))
+        ["tempo_eval.engine.pool", "tempo_eval.engine.scoring", "tempo_eval.store.results", *modules])))
     return context
 
 
@@ -408,7 +408,7 @@ async def _score(
     metrics: dict[str, Any], secrets: list[str], run_id: int, columns: list[str], cells: list[list[Any]],
     pending: list[tuple[int, list[str]]], id_column: str, reference_date: Any,
 ) -> EncodedRows:
-    from tempo_eval.scoring import measure_batch, row_dict, system
+    from tempo_eval.engine.scoring import measure_batch, row_dict, system
     from tempo_eval.store.results import encode_rows
 
     rows = [row_dict(columns, values, reference_date) for values in cells]

@@ -39,7 +39,7 @@ What the runner guarantees:
 - An exception that escapes a row (the store failing, say) stops the run: the other rows in
   flight are cancelled and awaited before the run is marked "failed", so nothing is written to a
   failed run afterwards.
-- `processes` > 1 scores offline batches in worker processes (`tempo_eval.scoring_pool`), with
+- `processes` > 1 scores offline batches in worker processes (`tempo_eval.engine.pool`), with
   the results of one process. Cancel, Ctrl-C and the deadline stop the workers at once (their
   batches in flight are not stored, or past the deadline stored as NaN "judge_error"); a worker
   that dies fails the run with `ScoringProcessError`, the rows stored before kept.
@@ -70,20 +70,19 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from tempo_eval._async import run_sync
-from tempo_eval._values import is_na
-from tempo_eval.core.focus_memo import extraction_memo
-from tempo_eval.io.stream import DatasetStream, frame_stream, open_stream
-from tempo_eval.metrics.base import Metric
-from tempo_eval.run_tasks import measure_row_until, run_workers
-from tempo_eval.schema import (  # noqa: F401 - MISSING_INPUT and ROW_ERROR re-exported
+from tempo_eval.common.run_sync import run_sync
+from tempo_eval.common.schema import (  # noqa: F401 - MISSING_INPUT and ROW_ERROR re-exported
     DEADLINE_ERROR,
     MISSING_INPUT,
     ROW_ERROR,
     MetricResult,
     not_measurable,
 )
-from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re-exported
+from tempo_eval.common.values import is_na
+from tempo_eval.core.focus_memo import extraction_memo
+from tempo_eval.engine.pool import ScoringPool, gc_paused, heap_settled_per_batch, pool_for
+from tempo_eval.engine.run_tasks import measure_row_until, run_workers
+from tempo_eval.engine.scoring import (  # noqa: F401 - metric_config, check_columns re-exported
     aggregate_frame,
     as_dataset,
     check_columns,
@@ -96,13 +95,14 @@ from tempo_eval.scoring import (  # noqa: F401 - metric_config, check_columns re
     run_config,
     system,
 )
-from tempo_eval.scoring_pool import ScoringPool, gc_paused, heap_settled_per_batch, pool_for
+from tempo_eval.io.stream import DatasetStream, frame_stream, open_stream
+from tempo_eval.metrics.base import Metric
 from tempo_eval.store.db import WorkspaceError, check_free_space
 from tempo_eval.store.results import RESULT_COLUMNS, EncodedRows, encoded_frame
 from tempo_eval.store.runs import RunStore
 
 if TYPE_CHECKING:
-    from tempo_eval.distributed.engine import RayRun
+    from tempo_eval.engine.distributed.engine import RayRun
 
 logger = logging.getLogger(__name__)
 
@@ -203,12 +203,12 @@ def evaluate(
     See the module docstring for failure isolation, cancellation and resume.
 
     `processes` > 1 scores the batches of a large dataset in that many worker processes while this
-    one reads and stores, when every metric is offline (see `tempo_eval.scoring_pool`); the
+    one reads and stores, when every metric is offline (see `tempo_eval.engine.pool`); the
     results are those of one process. `on_results(frame)` gets the stored results in row order,
     a batch at a time, during the run (see the module docstring). `user` is recorded as who made
-    the run and the dataset when they are new (None: unknown; `tempo_eval.identity`).
+    the run and the dataset when they are new (None: unknown; `tempo_eval.common.identity`).
 
-    `engine="ray"` runs on a Ray cluster instead and returns a `tempo_eval.distributed.engine.
+    `engine="ray"` runs on a Ray cluster instead and returns a `tempo_eval.engine.distributed.engine.
     RayRun`: `dataset` may then also be a path or URI read by Ray Data, `out=DIR` (required) gets
     the per-row results as Parquet, each block also written into `store` (default: the workspace)
     as it finishes, and `address`, `num_workers`, `gpus_per_worker`, `block_size`, `mapping`,
@@ -216,7 +216,7 @@ def evaluate(
     local engine: given with `engine="ray"` they raise TypeError.
     """
     if engine == "ray":
-        from tempo_eval.distributed.engine import evaluate_ray
+        from tempo_eval.engine.distributed.engine import evaluate_ray
 
         local_only = {"cancel": cancel is not None, "resume": resume is not True, "deadline": deadline is not None,
                       "processes": processes != 1, "on_results": on_results is not None}

@@ -1,5 +1,5 @@
 """`compare --engine ray`: every run file scored by a Ray task of its own, with the local engine's
-code (`tempo_eval.trec_scores.score_trec_files` on that file), so the values are the same.
+code (`tempo_eval.compare.trec_scores.score_trec_files` on that file), so the values are the same.
 
     scores = score_trec_files_ray(["bm25.run.gz", ...], "qrels.txt", metrics=["ndcg@10"])
 
@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tempo_eval.trec_scores import TrecScores
+from tempo_eval.compare.trec_scores import TrecScores
 
 
 def _score_one(run: str, qrels: str, metrics: tuple[str, ...], depth: int | None, precision: str,
                max_json_bytes: int | None) -> dict[str, Any]:
-    from tempo_eval.trec_scores import score_trec_files
+    from tempo_eval.compare.trec_scores import score_trec_files
 
     scores = score_trec_files([run], qrels, metrics=metrics, missing="drop", depth=depth, precision=precision,
                               max_json_bytes=max_json_bytes)
@@ -73,12 +73,12 @@ def score_trec_files_ray(
 ) -> TrecScores:
     """`score_trec_files` with one Ray task per run file; joins `address` (default: the running
     Ray, else a local one started and stopped here)."""
-    from tempo_eval._extras import require_extra
+    from tempo_eval.common.extras import require_extra
 
     require_extra("ray", "ray", "compare --engine ray")
     import ray
 
-    from tempo_eval.compare import MISSING_POLICIES, parse_trec_metric
+    from tempo_eval.compare.statistics import MISSING_POLICIES, parse_trec_metric
 
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")

@@ -23,8 +23,8 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval._secrets import secret_values
-from tempo_eval.distributed import checks, output
+from tempo_eval.common.secrets import secret_values
+from tempo_eval.engine.distributed import checks, output
 from tempo_eval.store.results import EncodedRows
 from tempo_eval.store.runs import RunStore
 

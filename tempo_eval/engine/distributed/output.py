@@ -40,9 +40,9 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval._secrets import redact, secret_values
-from tempo_eval.packed_details import PackedDetails
-from tempo_eval.schema import MetricResult, is_retryable
+from tempo_eval.common.packed_details import PackedDetails
+from tempo_eval.common.schema import MetricResult, is_retryable
+from tempo_eval.common.secrets import redact, secret_values
 from tempo_eval.store.datasets import _frame_rows, frame_rows_json
 from tempo_eval.store.packing import _unpack, dumps
 from tempo_eval.store.results import RESULT_COLUMNS, RESULT_ROW_FIELDS, EncodedRows, encode_rows
@@ -67,7 +67,7 @@ def block_path(out: str | os.PathLike[str], kind: str, block: int) -> Path:
 def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The manifest of `out` (None when there is none); raises OutputMismatch when it is not a
     tempo-eval Ray output's manifest (too large, not JSON, no format marker)."""
-    from tempo_eval.distributed.checks import MAX_MANIFEST_BYTES
+    from tempo_eval.engine.distributed.checks import MAX_MANIFEST_BYTES
 
     path = Path(out) / MANIFEST
     if not path.exists():
@@ -236,7 +236,7 @@ class DatasetWriter:
 
 def done_blocks(out: str | os.PathLike[str], n_blocks: int | None = None) -> set[int]:
     """The blocks whose results file exists (of the first `n_blocks`, when given)."""
-    from tempo_eval.distributed.checks import BLOCK_NAME
+    from tempo_eval.engine.distributed.checks import BLOCK_NAME
 
     found = set()
     for path in (Path(out) / "results").glob("block-*.parquet"):
@@ -456,7 +456,7 @@ def import_results(
     "finished" when every block is there, else "cancelled" (an interrupted Ray run: resume it,
     then import again). Raises RunInUse while a local evaluation is resuming the imported run.
     `user` is recorded as who made the run (and the dataset) when new."""
-    from tempo_eval.distributed import checks
+    from tempo_eval.engine.distributed import checks
     from tempo_eval.io.dataset import Dataset
 
     out = Path(out)

@@ -3,7 +3,7 @@
 Temporal Faithfulness and Temporal NDCG in focus-time mode build their details as a layout name
 and a list of values (`PackedDetails`); `expand` turns them into the details dict, the same keys,
 order and values for every caller. `metric.measure(...)` returns that dict. Rows scored to be
-stored (`tempo_eval.scoring.measure_batch`, under `packing_details`) keep the values packed: the
+stored (`tempo_eval.engine.scoring.measure_batch`, under `packing_details`) keep the values packed: the
 store writes them as they are and its readers expand them (`tempo_eval.store.packing`), so no
 dict of dicts is built, keyed and compressed per result (most of a worker's time on these rows).
 

@@ -1,0 +1,3 @@
+"""Ground floor: the shapes and small utilities every floor speaks (columns, results, missing
+values, safe text, secrets, confined paths, who is acting). Nothing here imports the rest of
+tempo_eval."""
