@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import streamlit as st
 
+from tempo_eval.common.access import PermissionDenied
 from tempo_eval.common.secrets import mask_log_handlers, secret_values
 from tempo_eval.io.errors import InputError
 from tempo_eval.store.db import WorkspaceError
@@ -62,7 +63,7 @@ _MAPPING = re.compile(r"(did you mean )?mapping=\{'(\w+)': ('[^']*'|\"[^\"]*\")\
 def error_message(exc: BaseException) -> str:
     """What the user reads: an InputError or an unavailable verifier as it is (in the app's terms,
     see `in_app_terms`); anything else as one line plus "details in the log"."""
-    if isinstance(exc, (InputError, VerifierUnavailable, WorkspaceError)):
+    if isinstance(exc, (InputError, VerifierUnavailable, WorkspaceError, PermissionDenied)):
         return in_app_terms(str(exc))
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     line = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
@@ -79,7 +80,7 @@ def page_guard(where: str = "page") -> Iterator[None]:
     """
     try:
         yield
-    except (InputError, VerifierUnavailable) as exc:
+    except (InputError, VerifierUnavailable, PermissionDenied) as exc:
         logger.info("%s: %s", where, exc)
         show_error(exc)
     except Exception as exc:

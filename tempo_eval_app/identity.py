@@ -1,15 +1,23 @@
-"""Who uses this browser session.
+"""Who uses this browser session, and as what role.
 
 With sign-in configured (an `[auth]` section in `.streamlit/secrets.toml`) the user is the
 signed-in e-mail from Streamlit's OIDC login (`st.user`), or nobody before sign-in; without it
 the app is a local single-user tool and acts as the operating-system user that started it.
+
+The role (`current_role`, `tempo_eval.common.access`): without sign-in, the local user is an admin (the
+app's user owns the workspace's files anyway); signed in, the role the workspace's users table
+gives the e-mail (`tempo_eval.store.users.UserStore.role_of`: TEMPO_EVAL_ADMIN is an admin, a
+user not listed a viewer); nobody signed in has none.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from tempo_eval.common.access import LOCAL_ROLE
 from tempo_eval.common.identity import os_user
+from tempo_eval.store.db import default_db_path
+from tempo_eval.store.users import UserStore
 
 
 def sign_in_configured() -> bool:
@@ -20,11 +28,37 @@ def sign_in_configured() -> bool:
         return False
 
 
+def signed_in() -> bool:
+    """True when this session has signed in through `st.login` (False before, and where the
+    session carries no sign-in state at all)."""
+    return bool(st.user.get("is_logged_in", False))
+
+
 def current_user() -> str:
     """The acting user's name: the signed-in e-mail, "" when sign-in is configured and nobody has
     signed in, else the operating-system user."""
     if not sign_in_configured():
         return os_user()
-    if not st.user.is_logged_in:
+    if not signed_in():
         return ""
     return str(st.user.get("email") or "").strip().lower()
+
+
+@st.cache_resource(show_spinner=False)
+def _users_for(db_path: str) -> UserStore:
+    return UserStore(db_path)
+
+
+def users() -> UserStore:
+    """The users of the current workspace (one connection per process and workspace)."""
+    return _users_for(str(default_db_path()))
+
+
+def current_role() -> str | None:
+    """The acting user's role: LOCAL_ROLE (admin) without sign-in, None before sign-in, else the
+    signed-in e-mail's role, read from the workspace at each call (a role changed by an admin
+    holds from the user's next click)."""
+    if not sign_in_configured():
+        return LOCAL_ROLE
+    user = current_user()
+    return users().role_of(user) if user else None

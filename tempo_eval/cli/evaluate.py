@@ -24,7 +24,9 @@ from tempo_eval.cli.common import (
     METRIC_MODULES,
     CLIError,
     ProgressBar,
+    acting_user,
     add_doc_dates_option,
+    add_user_option,
     add_workspace_option,
     check_output,
     max_input_bytes,
@@ -255,7 +257,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     try:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
-            progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
+            user=acting_user(args), progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
             deadline=args.deadline, processes=args.processes or default_processes(),
             on_results=ResultsOut(out, scores) if out is not None and StreamedOut.suits(args.out) else None,
         )
@@ -407,7 +409,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
             reference_date=args.reference_date, address=args.address, num_workers=args.num_workers,
             gpus_per_worker=args.gpus_per_worker, block_size=args.block_size,
             max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed, progress=bar,
-            run_name=args.run_name,
+            run_name=args.run_name, user=acting_user(args),
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -601,6 +603,7 @@ def add_parser(commands: Any) -> None:
                     help="when resuming, keep stored failures (row_error, judge_error, ...) instead "
                          "of computing them again")
     add_workspace_option(ev)
+    add_user_option(ev)
     ev.add_argument("--max-input-mb", type=float, metavar="MB",
                     help="refuse a dataset larger than this (default: no limit for a dataset file, which "
                          "is read in batches; 128 for a conversation file, held in memory; or "
