@@ -19,6 +19,7 @@ import streamlit as st
 
 from tempo_eval.compare import saved as saved_comparisons
 from tempo_eval_app import permissions, worker_jobs
+from tempo_eval_app.identity import current_user
 
 KIND = "compare_runs"
 #: the largest k the page offers: every saved comparison holds NDCG up to it
@@ -65,7 +66,7 @@ def request(args: dict[str, Any], *, again: bool = False) -> dict[str, Any]:
         if usable:
             return found
     permissions.require("compare_files")
-    job_id = queue.submit(KIND, args, label="compare run files")
+    job_id = queue.submit(KIND, args, label="compare run files", user=current_user())
     worker_jobs.spawn_worker()
     return worker_jobs.job(job_id)
 

@@ -39,6 +39,7 @@ from tempo_eval.cli.job import KEY_ENV, PLACEHOLDER
 from tempo_eval.store.db import default_db_path, workspace_dir
 from tempo_eval.store.jobs import PAGE_LIMIT, READ_KINDS, JobQueue, default_limit
 from tempo_eval_app.formatting import md_escape
+from tempo_eval_app.identity import current_user
 from tempo_eval_app.permissions import blocked, explain, require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,7 +130,7 @@ def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: st
     if api_key == PLACEHOLDER_API_KEY:
         arguments["api_key_source"] = PLACEHOLDER
     job_id = queue().submit("evaluate", arguments, label=label, dataset_id=dataset_id,
-                            needs_key=typed is not None, session=session_id())
+                            needs_key=typed is not None, session=session_id(), user=current_user())
     spawn_worker(key_for=job_id if typed else None, api_key=typed)
     return job_id
 
@@ -173,7 +174,7 @@ def page_job(kind: str, arguments: dict[str, Any], label: str, *, again: bool = 
     if found is None or found["status"] == "interrupted":
         if ensure is not None:
             ensure()
-        found = queue().get(queue().submit(kind, arguments, label=label))
+        found = queue().get(queue().submit(kind, arguments, label=label, user=current_user()))
         spawn_worker()
     return wait(found)
 
@@ -333,7 +334,7 @@ def nli_status(model: str) -> tuple[bool | None, str]:
     stale = (last is not None and last["status"] == "finished" and not (last["result"] or {}).get("ok")
              and time.time() - (last["finished_at"] or 0) > RECHECK_AFTER)
     if last is None or stale or last["status"] in ("interrupted", "cancelled"):
-        queue().submit("nli_check", arguments, label=f"NLI check {model}")
+        queue().submit("nli_check", arguments, label=f"NLI check {model}", user=current_user())
         spawn_worker()
         return None, CHECKING
     if last["active"]:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common.identity import shown_user
 from tempo_eval_app import (
     downloads,
     errors,
     formatting,
+    made_by,
     permissions,
     samples,
     selection,
@@ -116,7 +118,7 @@ def _stored_table(stored: pd.DataFrame, storing: list[dict]) -> pd.DataFrame:
     """The stored datasets, a dataset still being stored (its row count is set once all its rows
     are in) shown as "storing…" with the rows so far, not as 0 rows; one a stopped job left part
     way as "incomplete" (`worker_jobs.partial_label`)."""
-    table = stored.drop(columns=["content_hash"])
+    table = stored.drop(columns=["content_hash", "created_by"]).assign(by=made_by.by_column(stored["created_by"]))
     partial = worker_jobs.partial_label(storing)
     table["n_rows"] = [f"{int(n):,}" if n else partial for n in table["n_rows"]]
     return table.rename(columns={"n_rows": "rows"})
@@ -133,7 +135,7 @@ def _recent_reads() -> None:
             return
         st.dataframe(pd.DataFrame([{
             "job": j["id"], "what": j["label"], "status": j["status"],
-            "rows": (j["result"] or {}).get("rows"), "dataset": j["dataset_id"],
+            "rows": (j["result"] or {}).get("rows"), "dataset": j["dataset_id"], "by": shown_user(j.get("created_by")),
             "error": errors.in_app_terms(j["error"] or ""),
         } for j in found]), hide_index=True, width="stretch", key="upload_jobs_table")
 
@@ -265,7 +267,8 @@ with errors.page_guard("datasets"):
         if stored.empty:
             st.info("No dataset stored in this workspace yet.")
         else:
-            st.dataframe(_stored_table(stored, worker_jobs.storing()), hide_index=True, width="stretch", key="stored_table")
+            table = made_by.filter_widgets(_stored_table(stored, worker_jobs.storing()), "datasets", "datasets")
+            st.dataframe(table, hide_index=True, width="stretch", key="stored_table")
             active = selection.active_dataset_id()
             if active is not None:
                 st.subheader("Active dataset")

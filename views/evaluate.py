@@ -15,6 +15,7 @@ import os
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common.identity import shown_user
 from tempo_eval.engine.scoring import metric_needs
 from tempo_eval.verify.lexical import SUMMARY as LEXICAL_SUMMARY
 from tempo_eval_app import (
@@ -184,7 +185,8 @@ def _workspace_jobs(own: int | None, api_key: str) -> None:
                     line = f"{job['label']}: waiting in the queue"
                 else:
                     line = worker_jobs.progress_line(job)
-                st.info(formatting.md_escape(f"Another session is evaluating in this workspace: {line}. "
+                st.info(formatting.md_escape(f"Another session is evaluating in this workspace: {line}, started by "
+                                             f"{shown_user(job.get('created_by'))}. "
                                              "It is not this session's to cancel; you can run your own."),
                         icon=":material/group:")
 

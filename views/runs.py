@@ -1,8 +1,8 @@
 """Runs: the leaderboard of every stored run of the active dataset (or of all datasets).
 
-Per run: name, dataset, status, when it ran, how long it took, its verifier, judge and model, the
+Per run: name, dataset, status, when it ran and who made it, how long it took, its verifier, judge and model, the
 judge's token usage; per metric the mean with its 95% CI, measurable/total and NaN counts by
-reason. Filter and sort; select runs to open them in Results, Compare or Claims; diff two runs;
+reason. Filter (by text, status, "Mine" or who made it) and sort; select runs to open them in Results, Compare or Claims; diff two runs;
 rename, note, tag or delete a run and delete a dataset, each delete after a confirmation.
 """
 
@@ -14,12 +14,14 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common.identity import shown_user
 from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import (
     errors,
     formatting,
     links,
+    made_by,
     permissions,
     run_trends,
     selection,
@@ -80,7 +82,7 @@ def leaderboard_table(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         setup = setups.get(int(run.id), {"verifier": "", "judge": "", "model": ""})
         records.append({
             "id": int(run.id), "name": run.name, "dataset": run.dataset, "status": run.status,
-            "ran": run.created_at, "duration": _duration(run.duration_s),
+            "ran": run.created_at, "by": shown_user(run.created_by), "duration": _duration(run.duration_s),
             "verifier": setup["verifier"], "judge": setup["judge"], "model": setup["model"],
             "judge tokens": _tokens(run.usage), "tags": ", ".join(run.tags), "note": run.note,
             **per_run.get(int(run.id), {}),
@@ -99,7 +101,7 @@ def _matches(table: pd.DataFrame, text: str) -> pd.Series:
     needle = text.strip().lower()
     if not needle:
         return pd.Series(True, index=table.index)
-    searched = ["name", "dataset", "tags", "note", "verifier", "judge", "model"]
+    searched = ["name", "dataset", "by", "tags", "note", "verifier", "judge", "model"]
     return table[searched].astype(str).apply(lambda col: col.str.lower().str.contains(needle, regex=False)).any(axis=1)
 
 
@@ -277,7 +279,7 @@ with errors.page_guard("runs"):
         descending = f3.toggle("Descending", value=True, key="runs_desc")
         links.set_params(all="1" if all_datasets else None, q=text or None, sort=sort_by if sort_by != "ran" else None)
 
-        shown = table[_matches(table, text)]
+        shown = made_by.filter_widgets(table[_matches(table, text)], "runs", "runs")
         if statuses:
             shown = shown[shown["status"].isin(statuses)]
         shown = shown.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
@@ -290,6 +292,7 @@ with errors.page_guard("runs"):
         column_config = {
             "id": st.column_config.NumberColumn("#", width="small"),
             "status": st.column_config.TextColumn("status", width="small"),
+            "by": st.column_config.TextColumn("by", help="Who made the run (unknown: before users were recorded)"),
         }
         for metric in metrics:
             label = words.metric_label(metric)
@@ -308,7 +311,7 @@ with errors.page_guard("runs"):
         # name, status and every metric's mean first: the scores are visible without scrolling
         order = ["id", "name", "status", *metrics, *deltas, *[f"{m} 95% CI" for m in metrics],
                  *[f"{m} measurable" for m in metrics], *[f"{m} NaN" for m in metrics],
-                 "dataset", "ran", "duration", "verifier", "judge", "model", "judge tokens", "tags", "note"]
+                 "dataset", "ran", "by", "duration", "verifier", "judge", "model", "judge tokens", "tags", "note"]
         st.dataframe(shown, hide_index=True, width="stretch", column_config=column_config, key="runs_grid",
                      column_order=[c for c in order if c in shown.columns])
 
@@ -343,4 +346,4 @@ with errors.page_guard("runs"):
             run_trends.show_trends(runs, dataset_id)
     with st.expander("Manage the active dataset"):
         _manage_dataset(dataset_id)
-    links.view_link("all", "q", "sort", "sel")
+    links.view_link("all", "q", "sort", "sel", "mine")

@@ -6,12 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from tempo_eval.cli.common import EXIT_INPUT
-
-if TYPE_CHECKING:
-    pass
+from typing import Any
 
 from tempo_eval.cli import (
     compare,
@@ -23,6 +18,7 @@ from tempo_eval.cli import (
     slices,
     users,
 )
+from tempo_eval.cli.common import EXIT_INPUT
 
 
 class _Parser(argparse.ArgumentParser):
