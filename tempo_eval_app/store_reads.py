@@ -15,6 +15,8 @@ from tempo_eval.store.db import default_db_path
 from tempo_eval.store.run_records import runs_frame
 from tempo_eval.store.runs import RunStore
 from tempo_eval_app import run_counts
+from tempo_eval_app.identity import current_user
+from tempo_eval_app.permissions import require
 
 
 @st.cache_resource(show_spinner=False)
@@ -74,7 +76,10 @@ def dataset_info(dataset_id: int) -> dict[str, Any]:
 
 
 def save_dataset(dataset: Any) -> int:
-    return store().save_dataset(dataset)
+    """Store a dataset a page was given, as the current user's (`identity.current_user`) when it is
+    new: only a role that may upload (the bundled samples are stored by `samples` for every role)."""
+    require("upload")
+    return store().save_dataset(dataset, user=current_user())
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -218,6 +218,42 @@ MIGRATIONS: list[str] = [
         qrels      BLOB NOT NULL           -- the qrels file's bytes as given (compressed or not)
     );
     """,
+    # who may do what in a shared workspace (issue 40, tempo_eval.store.users, tempo_eval.common.access):
+    # a signed-in user's role; the first admin is named in the settings (TEMPO_EVAL_ADMIN), not here.
+    # Plain SQL that PostgreSQL runs too; added_at is ISO text written by Python.
+    """
+    CREATE TABLE IF NOT EXISTS users (
+        email    TEXT PRIMARY KEY,       -- lower-cased, as signed in
+        role     TEXT NOT NULL CHECK (role IN ('viewer', 'analyst', 'admin')),
+        added_by TEXT NOT NULL DEFAULT '',
+        added_at TEXT NOT NULL
+    );
+    """,
+    # who did what (issue 40.4): the user who made each dataset, run and job (the operating-system
+    # user or --user on the command line, the app's current user; a worker's run is its job's
+    # user), NULL where unknown (made before this step, or by code that named nobody). Each
+    # reviewer's labels are kept apart: the reviewer joins the labels' key, and the labels given
+    # before it are kept under reviewer '' (shown as "unknown": a key column cannot be NULL).
+    # Portable SQL (SQLite and PostgreSQL); timestamps are written by Python from here on.
+    """
+    ALTER TABLE datasets ADD COLUMN created_by TEXT;
+    ALTER TABLE runs ADD COLUMN created_by TEXT;
+    ALTER TABLE jobs ADD COLUMN created_by TEXT;
+    CREATE TABLE claim_labels_by_reviewer (
+        claim         TEXT NOT NULL,
+        premises_hash TEXT NOT NULL,
+        reviewer      TEXT NOT NULL DEFAULT '',  -- who gave the label; '' unknown (labels from before)
+        label         TEXT NOT NULL,
+        note          TEXT NOT NULL DEFAULT '',
+        premises      TEXT,
+        labelled_at   TEXT NOT NULL,          -- UTC, "YYYY-MM-DD HH:MM:SS"
+        PRIMARY KEY (claim, premises_hash, reviewer)
+    );
+    INSERT INTO claim_labels_by_reviewer (claim, premises_hash, reviewer, label, note, premises, labelled_at)
+        SELECT claim, premises_hash, '', label, note, premises, labelled_at FROM claim_labels;
+    DROP TABLE claim_labels;
+    ALTER TABLE claim_labels_by_reviewer RENAME TO claim_labels;
+    """,
 ]
 
 #: the id a new run takes, in an INSERT INTO runs (id, ...) VALUES (NEXT_RUN_ID, ...): one above
