@@ -5,11 +5,24 @@ and how many times control climbs back up a floor.
 
 Runs `tempo-eval evaluate DATA --metric METRIC` twice in fresh workspaces (the first to import
 every module, so imports are not counted) and traces the second with `sys.setprofile` (and
-`threading.setprofile`), from the first call that takes the dataset argument
-(`io.stream.open_stream`, which the command line calls, or `engine.runner.as_stream`) until the rows are handed to scoring
-(`engine.scoring.measure_batch` / `row_dict` / `measure_row`). Only `tempo_eval` modules count;
-the standard library and other packages are transparent (their time belongs to the `tempo_eval`
-module that called them).
+`threading.setprofile`, so the reading threads count too), from the first call that takes the
+dataset argument (`io.stream.open_stream`, which the command line calls, or `engine.runner.as_stream`)
+until `evaluate` returns. Only the data's own trip counts, at the granularity the issue means
+("followed as data from evaluate's dataset argument through reading to the store"):
+
+- the read: `open_stream` and everything below it, and every entry into the `tempo_eval.io`
+  package from outside it (the stream's generators, resumed by the runner a batch at a time;
+  pyarrow's reading thread calling back into `io`);
+- the store write of the rows: every call into `tempo_eval.store.datasets` (the dataset's record,
+  each batch of rows, its completion) and everything below it;
+- not scoring: nothing below `engine.scoring.measure_batch` / `row_dict` / `measure_row`;
+- not the rest of the command's set-up, which never touches the rows (building the metrics, the
+  run's record and lock, the worker pool): the first version of this bench counted it, and
+  stopped at the first batch scored, so a file of several batches had its later reads and
+  writes uncounted.
+
+Only `tempo_eval` modules count; the standard library and other packages are transparent (their
+time belongs to the `tempo_eval` module that called them).
 
 - a visit: control enters a module by a call (or a generator resumed) from a different module;
 - a climb: such an entry into a module on a higher floor than the module control comes from (a
@@ -46,6 +59,9 @@ FLOORS = {
 }
 START = {("tempo_eval.io.stream", "open_stream"), ("tempo_eval.engine.runner", "as_stream")}
 STOP = {("tempo_eval.engine.scoring", name) for name in ("measure_batch", "row_dict", "measure_row")}
+#: modules an entry into which (from outside the read path) starts a stretch of the data's trip
+#: (`store.datasets` entered from the store itself, e.g. a run's record cleaning its name, is not)
+DATA_ROOTS = ("tempo_eval.io", "tempo_eval.store.datasets")
 MAX_VISITS, MAX_CLIMBS = 2, 5
 
 
@@ -55,47 +71,61 @@ def floor(module: str) -> int:
 
 
 class Trace:
-    """The profile function: per thread, a stack of the modules control is in (None for other
-    packages); a thread's first entry into a module counts as a visit."""
+    """The profile function: per thread, a stack of (module, on the data's trip) for each frame
+    (module None for other packages); an entry on the trip into another module is a visit."""
 
     def __init__(self) -> None:
         self.on = False
-        self.done = False
-        self.stacks: defaultdict[int, list[str | None]] = defaultdict(list)
+        self.stacks: defaultdict[int, list[tuple[str | None, bool]]] = defaultdict(list)
         self.visits: Counter[str] = Counter()
         self.climbs: list[tuple[str, str]] = []
         self.path: list[str] = []
 
     @property
-    def stack(self) -> list[str | None]:
+    def stack(self) -> list[tuple[str | None, bool]]:
         return self.stacks[threading.get_ident()]
 
     def _here(self) -> str | None:
-        return next((m for m in reversed(self.stack) if m is not None), None)
+        return next((m for m, _ in reversed(self.stack) if m is not None), None)
 
     def __call__(self, frame, event, arg) -> None:  # noqa: ANN001 - sys.setprofile's signature
-        if event not in ("call", "return") or self.done:
+        if event not in ("call", "return"):
             return
         name = frame.f_globals.get("__name__", "")
         module = name if name.startswith("tempo_eval") else None
-        if event == "call":
-            if not self.on and (name, frame.f_code.co_name) in START:
-                self.on = True
-                self.stacks.clear()
-            if self.on and (name, frame.f_code.co_name) in STOP:
-                self.done = True
-                return
-            if self.on:
-                here = self._here()
-                if module is not None and module != here:
-                    self.visits[module] += 1
-                    self.path.append(module)
-                    if here is not None and floor(module) > floor(here):
-                        self.climbs.append((here, module))
-                self.stack.append(module)
+        if event == "return":
+            if self.on and self.stack:
+                self.stack.pop()
             return
-        if self.on and self.stack:
-            self.stack.pop()
+        key = (name, frame.f_code.co_name)
+        if not self.on:
+            if key not in START:
+                return
+            self.on = True
+            self.stacks.clear()
+        stack = self.stack
+        inside = bool(stack) and stack[-1][1]
+        if key in STOP:
+            stack.append((module, False))  # scoring: not the read, and nothing below it either
+            return
+        entering = key in START or (
+            module is not None and module.startswith(DATA_ROOTS) and not _below_stop(stack)
+            and not (module.startswith("tempo_eval.store") and (self._here() or "").startswith("tempo_eval.store"))
+        )
+        on = inside or entering
+        if on and module is not None:
+            here = self._here()
+            if module != here:
+                self.visits[module] += 1
+                self.path.append(module)
+                if here is not None and floor(module) > floor(here):
+                    self.climbs.append((here, module))
+        stack.append((module, on))
+
+
+def _below_stop(stack: list[tuple[str | None, bool]]) -> bool:
+    """True when scoring is on the stack (a call made while scoring is not the read)."""
+    return any(m == "tempo_eval.engine.scoring" for m, _ in stack)
 
 
 def evaluate(data: str, metric: str, workspace: str, trace: Trace | None = None) -> int:
