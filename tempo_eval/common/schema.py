@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,12 @@ def is_index_column(name: Any) -> bool:
     """True for a column that holds a saved row index, not data: "Unnamed: 0", "" and
     "__index_level_0__". Readers drop it, so it never becomes a dataset column or a metric."""
     return isinstance(name, str) and _INDEX_COLUMN.fullmatch(name.strip()) is not None
+
+
+def index_columns(names: Iterable[Any]) -> list[Any]:
+    """The names among `names` that `is_index_column` calls a saved row index, in order: a whole
+    header checked in one call (a reader asks once a batch, not once a column)."""
+    return [name for name in names if is_index_column(name)]
 
 
 # ---- comparing runs -------------------------------------------------------------------------

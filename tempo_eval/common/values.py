@@ -6,6 +6,7 @@ It imports nothing from the package and no third-party library, so any module ca
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -20,6 +21,13 @@ def is_na(value: Any) -> bool:
     if isinstance(value, float):
         return math.isnan(value)
     return type(value).__name__ in ("NAType", "NaTType")
+
+
+def rows_without_na(rows: Iterable[Iterable[Any]]) -> list[list[Any]]:
+    """The rows as lists, each missing cell (`is_na`) as None: a whole batch in one call. Text
+    and lists, most cells, are never missing: kept without a check."""
+    na = is_na
+    return [[v if type(v) is str or type(v) is list else (None if na(v) else v) for v in row] for row in rows]
 
 
 _STR_ONLY = frozenset({str})

@@ -19,13 +19,12 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval.common.schema import is_index_column
-from tempo_eval.io.cells import comma_separated_ids_warning
+from tempo_eval.common.schema import index_columns as saved_index_columns
+from tempo_eval.io.cells import BatchCellError, convert_columns
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.mapping import _resolve_mapping
 from tempo_eval.io.seen_keys import SeenKeys
 from tempo_eval.io.table import (
-    _convert_cells,
     _Table,
     duplicate_query_error,
     frame_columns,
@@ -72,7 +71,7 @@ class Canonical:
         self._line_of: Callable[[int], int | None] | None = None
 
     def batch(self, table: BatchTable) -> pd.DataFrame:
-        index_columns = [c for c in table.columns if is_index_column(c)]
+        index_columns = saved_index_columns(table.columns)
         if index_columns:  # a row index pandas saved with the file is no data (as the whole-file reader)
             table = dataclasses.replace(table, columns=[c for c in table.columns if c not in index_columns])
         if self.mapping is None:
@@ -86,29 +85,29 @@ class Canonical:
         if table.line_of is not None:
             self._line_of = table.line_of
         mapping = self.mapping
-        data: dict[str, Any] = {}
-        for canonical, column in mapping.items():
-            converted, notes, noted = _convert_cells(table, canonical, column, self.source)
-            data[canonical] = converted
-            if notes:
-                first = self._list_notes.get(column)
-                if first is None:
-                    self._list_notes[column] = (notes[0], len(notes), table.place(noted[0]))
-                else:
-                    self._list_notes[column] = (first[0], first[1] + len(notes), first[2])
+        comma_checked = [c for c in ("retrieved_ids", "gold_ids") if c in mapping and c not in self._comma]
+        try:  # the batch's columns converted in one call
+            converted = convert_columns({canonical: table.values[column] for canonical, column in mapping.items()},
+                                        comma_checked)
+        except BatchCellError as error:
+            raise InputError(str(error), source=self.source, column=mapping[error.canonical],
+                             **table.place(error.index)) from None
+        data: dict[str, Any] = converted.values
+        for canonical, (notes, noted) in converted.notes.items():
+            column = mapping[canonical]
+            first = self._list_notes.get(column)
+            if first is None:
+                self._list_notes[column] = (notes[0], len(notes), table.place(noted[0]))
+            else:
+                self._list_notes[column] = (first[0], first[1] + len(notes), first[2])
         for canonical in mapping:
             if canonical not in self._filled and any(
                 not (value is None or (isinstance(value, list | dict) and not value)) for value in data[canonical]
             ):
                 self._filled.add(canonical)
-        for canonical in ("retrieved_ids", "gold_ids"):
-            if canonical in mapping and canonical not in self._comma:
-                note = comma_separated_ids_warning(
-                    table.values[mapping[canonical]], source=self.source, column=mapping[canonical],
-                    place=table.place,
-                )
-                if note is not None:
-                    self._comma[canonical] = note
+        for canonical, (index, problem) in converted.commas.items():
+            self._comma[canonical] = str(InputError(problem, source=self.source, column=mapping[canonical],
+                                                    **table.place(index)))
         if "query_id" in data:
             for index, qid in enumerate(data["query_id"]):
                 if qid is None:

@@ -32,6 +32,7 @@ import numbers
 import re
 import tokenize
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tempo_eval.common.values import is_na
@@ -444,14 +445,172 @@ def comma_separated_ids_warning(
     warning names the place (`place(index)` gives its row and line) and the two ways to write a
     list. None when no cell looks like that.
     """
+    found = comma_separated_problem(values)
+    if found is None:
+        return None
+    index, problem = found
+    return str(InputError(problem, source=source, column=column, **place(index)))
+
+
+def comma_separated_problem(values: Sequence[Any]) -> tuple[int, str] | None:
+    """(row, problem) of the first cell of an id column that reads as one id but looks like
+    several separated by commas (`comma_separated_ids_warning`); None when there is none."""
     for index, value in enumerate(values):
         if not isinstance(value, str):
             continue
         text = value.strip()
         if "," in text and "|" not in text and text[:1] not in ("[", "{"):
-            problem = (
+            return index, (
                 f"{quote(text)} is read as one id containing commas; if it lists several ids, "
                 "separate them with '|' (d1 | d2) or write a JSON list ([\"d1\", \"d2\"])"
             )
-            return str(InputError(problem, source=source, column=column, **place(index)))
     return None
+
+
+# -- a batch of columns at once (the readers' one call a batch) --------------------------------
+
+
+class BatchCellError(CellError):
+    """A bad cell of a batch (`convert_columns`): the problem, the canonical column and the row
+    (0-based, in the batch); the reader adds the file, the source column and the line."""
+
+    def __init__(self, problem: str, canonical: str, index: int) -> None:
+        super().__init__(problem)
+        self.canonical = canonical
+        self.index = index
+
+
+@dataclass
+class Converted:
+    """A batch's mapped columns in canonical values (`convert_columns`)."""
+
+    #: canonical column -> its canonical values, in row order
+    values: dict[str, list[Any]]
+    #: canonical column -> (notes on list cells read in another style, the rows of those notes)
+    notes: dict[str, tuple[list[str], list[int]]]
+    #: id column -> (row, problem) of its first cell that looks like several comma-separated ids
+    commas: dict[str, tuple[int, str]]
+
+
+def convert_columns(columns: Mapping[str, Sequence[Any]], comma_checked: Sequence[str] = ()) -> Converted:
+    """Every mapped column of a batch (canonical name -> raw cells) in canonical values, in one
+    call: a fast path for the common cells and the full converters above for the rest, column
+    after column in the order given (the first bad cell raises `BatchCellError`). The id columns
+    named in `comma_checked` are also searched for a cell that looks like several ids separated
+    by commas (`comma_separated_problem`)."""
+    values: dict[str, list[Any]] = {}
+    notes: dict[str, tuple[list[str], list[int]]] = {}
+    for canonical, raw in columns.items():
+        converted, found, noted = _convert_column(raw, canonical)
+        values[canonical] = converted
+        if found:
+            notes[canonical] = (found, noted)
+    commas = {}
+    for canonical in comma_checked:
+        problem = comma_separated_problem(columns[canonical]) if canonical in columns else None
+        if problem is not None:
+            commas[canonical] = problem
+    return Converted(values, notes, commas)
+
+
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    "query_id": text_cell,
+    "query": text_cell,
+    "answer": text_cell,
+    "reference": text_cell,
+    "run": text_cell,
+    "reference_date": date_cell,
+    "contexts": lambda v: list_cell(v, ids=False),
+    "retrieved_ids": lambda v: list_cell(v, ids=True),
+    "gold_ids": gold_cell,
+    "context_dates": dates_cell,
+    "outdated_references": lambda v: list_cell(v, ids=False),
+}
+
+
+def _convert_column(values: Sequence[Any], canonical: str) -> tuple[list[Any], list[str], list[int]]:
+    """(canonical values, notes on list cells read in another style, the rows of those notes);
+    `BatchCellError` names the column and row of a bad cell."""
+    if canonical in ("contexts", "retrieved_ids", "gold_ids", "outdated_references"):
+        converted = _fast_lists(values)
+    elif canonical in ("query", "answer", "reference", "run", "query_id"):
+        converted = _fast_texts(values)
+    else:
+        converted = [_SLOW] * len(values)
+    convert = _CONVERTERS[canonical]
+    if canonical in ("reference_date", "context_dates"):
+        convert = _memoized(convert)  # dates repeat: the same few values in most files
+    notes: list[str] = []
+    noted: list[int] = []
+    ids = canonical == "retrieved_ids"
+    for index, value in enumerate(values):
+        if converted[index] is _SLOW:
+            try:
+                if canonical in ("contexts", "retrieved_ids"):
+                    before = len(notes)
+                    converted[index] = list_cell(value, ids=ids, notes=notes)
+                    if len(notes) > before:
+                        noted.append(index)
+                else:
+                    converted[index] = convert(value)
+            except CellError as error:
+                raise BatchCellError(str(error), canonical, index) from None
+    return converted, notes, noted
+
+
+_SLOW = object()  # marks a cell the fast path left for the full converter
+
+
+def _memoized(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    seen: dict[str, Any] = {}
+
+    def cached(value: Any) -> Any:
+        if type(value) is not str:
+            return convert(value)
+        if value not in seen:
+            seen[value] = convert(value)
+        return seen[value]
+
+    return cached
+
+
+_scan_json = json.JSONDecoder().scan_once  # the C scanner behind json.loads, without its wrappers
+
+
+_STR_ONLY = {str}
+
+
+def _fast_lists(values: Sequence[Any]) -> list[Any]:
+    # The common case, a JSON list of strings, read with the bare JSON scanner; every other cell
+    # (another style, an error, a number among the items) is left to the full converter.
+    out: list[Any] = []
+    append = out.append
+    scan = _scan_json
+    for value in values:
+        if type(value) is list:  # JSON, JSON Lines, Parquet: already a list
+            if set(map(type, value)) <= _STR_ONLY and sum(map(len, value)) <= MAX_CELL_CHARS:
+                append(value)
+            else:
+                append(_SLOW)
+            continue
+        if type(value) is str and value[:1] == "[" and len(value) <= MAX_CELL_CHARS:
+            try:
+                parsed, end = scan(value, 0)
+            except (StopIteration, ValueError, RecursionError):
+                append(_SLOW)
+                continue
+            if end == len(value) and type(parsed) is list and set(map(type, parsed)) <= _STR_ONLY:
+                append(parsed)
+                continue
+        append(_SLOW)
+    return out
+
+
+def _fast_texts(values: Sequence[Any]) -> list[Any]:
+    return [
+        value if type(value) is str and value and not value.isspace() and len(value) <= MAX_CELL_CHARS
+        else _SLOW
+        for value in values
+    ]
+
+

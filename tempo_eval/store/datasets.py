@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-import itertools
 import json
 import zlib
 from collections.abc import Iterator, Mapping
@@ -15,103 +14,21 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.common.identity import user_name
-from tempo_eval.common.values import is_na
-from tempo_eval.store.packing import _TAG_ZLIB, _json_text_of_container, _pack, _unpack, dumps
+from tempo_eval.store.packing import (  # the rows' text is made by packing: one call a batch
+    _TAG_ZLIB,
+    _frame_rows,  # noqa: F401  (re-exported: the store's runs and the distributed output use it)
+    _json_text_of_container,
+    _pack,
+    _unpack,
+    dumps,
+    frame_rows_json,
+    packed_frame_rows,
+)
 
 
 def frame_content_hash(frame: pd.DataFrame) -> str:
     """sha256 of a frame's columns and values (for datasets built in memory, without raw bytes)."""
     return hashlib.sha256(frame_rows_json(frame).encode("utf-8")).hexdigest()
-
-
-def frame_rows_json(frame: pd.DataFrame) -> str:
-    """A frame as stored: `dumps({"columns": [...], "rows": [[cell, ...], ...]})`, the same text.
-
-    Written without the JSON encoder when every cell is text or a list of texts, and no text
-    needs escaping (no quote, backslash or control character: checked on the whole batch at
-    once): the encoder escapes every text character by character, which cost two thirds of
-    storing a streamed batch's rows (10.7 against 5.5 us a row on the issue-27 bench, measured).
-    Any other frame goes through `dumps`."""
-    columns = [str(c) for c in frame.columns]
-    fast = _plain_texts_json(frame, columns)
-    return fast if fast is not None else dumps({"columns": columns, "rows": _frame_rows(frame)})
-
-
-def _plain_texts_json(frame: pd.DataFrame, columns: list[str]) -> str | None:
-    """`frame_rows_json`'s text when every cell is text or a list of texts, none needing an
-    escape; else None. Each text is put between quotes as it is, then the cells' text is checked:
-    no backslash, no control character, and only the quotes put there."""
-    import numpy as np
-
-    if not columns:  # rows without cells: no column to zip them from
-        return None
-    head = '{"columns": ' + dumps(columns) + ', "rows": ['
-    cells: list[list[str]] = []
-    texts = 0
-    last = len(columns) - 1
-    for j in range(len(columns)):
-        try:  # a row's first cell opens it, its last closes it: the rows are then one join
-            found = _cell_texts(frame.iloc[:, j].tolist(), "[" if j == 0 else "", "]" if j == last else "")
-        except TypeError:  # a list item that is not text
-            return None
-        if found is None:
-            return None
-        cells.append(found[0])
-        texts += found[1]
-    body = ", ".join(itertools.chain.from_iterable(zip(*cells, strict=True)))
-    try:
-        head.encode("utf-8")
-        encoded = body.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: `dumps`'s text fails where it is stored, as before
-        return None
-    # the cells' text checked whole by numpy: 0.4 against 1.2 us a row of the issue-27 bench for
-    # deleting the escaped bytes to count them (bytes.translate, a copy); in UTF-8 these bytes are
-    # never part of a longer character
-    written = np.frombuffer(encoded, dtype=np.uint8)
-    if b"\\" in encoded or np.count_nonzero(written < 0x20) or np.count_nonzero(written == _QUOTE) != 2 * texts:
-        return None
-    return f"{head}{body}]}}"
-
-
-_QUOTE = ord('"')
-
-
-def _cell_texts(values: list[Any], before: str = "", after: str = "") -> tuple[list[str], int] | None:
-    """The JSON of each cell, text or list of texts, as written when none needs an escape (between
-    `before` and `after`), and the number of texts; None when a cell is anything else (TypeError:
-    a list item is not text)."""
-    out: list[str] = []
-    append = out.append
-    texts = 0
-    for value in values:
-        kind = type(value)
-        if kind is str:
-            append(f'{before}"{value}"{after}')
-            texts += 1
-        elif kind is list:
-            if value:
-                append(f'{before}["{_ITEMS.join(value)}"]{after}')
-                texts += len(value)
-            else:
-                append(f"{before}[]{after}")
-        else:
-            return None
-    return out, texts
-
-
-_ITEMS = '", "'
-
-
-def _frame_rows(frame: pd.DataFrame) -> list[list[Any]]:
-    plain = _plain
-    # text and lists, most cells, are never missing (`is_na`): kept without a call (a third of
-    # storing a streamed batch's rows, measured on the issue-27 bench)
-    return [[v if type(v) is str or type(v) is list else plain(v) for v in row]
-            for row in frame.itertuples(index=False, name=None)]
-
-
-def _plain(value: Any) -> Any:
-    return None if is_na(value) else value
 
 
 def _clean_name(name: Any, what: str) -> str:
@@ -296,11 +213,11 @@ class DatasetRecords:
 
     def add_dataset_rows(self, dataset_id: int, first_row: int, frame: pd.DataFrame) -> None:
         """Store rows first_row, first_row + 1, ... of a streamed dataset (again: replaced)."""
-        rows = frame_rows_json(frame)
+        packed = packed_frame_rows(frame)  # encoded and packed in one call a batch
         with self._lock, self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO dataset_chunks (dataset_id, first_row, rows) VALUES (?, ?, ?)",
-                (dataset_id, int(first_row), _pack(rows)),
+                (dataset_id, int(first_row), packed),
             )
 
     def finish_dataset(self, dataset_id: int, n_rows: int, warnings: list[str]) -> None:
