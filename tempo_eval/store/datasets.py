@@ -19,6 +19,7 @@ from tempo_eval.store.packing import (  # the rows' text is made by packing: one
     _frame_rows,  # noqa: F401  (re-exported: the store's runs and the distributed output use it)
     _json_text_of_container,
     _pack,
+    _plain_texts_json,  # noqa: F401  (re-exported, as before the move)
     _unpack,
     dumps,
     frame_rows_json,
