@@ -189,12 +189,18 @@ def open_stream(
     source_format = _format_of(RawInput(label, b""), format)
     copy = None
     delimiter = {"csv": ",", "tsv": "\t"}.get(source_format)
-    with open_regular_file(path, label, limit=max_bytes) as raw:
+    raw: Any = open_regular_file(path, label, limit=max_bytes)
+    try:
         compression = compression_of(raw.read(4))
         raw.seek(0)
-        hashing = _prepass.BackgroundHash(raw)  # in a thread, beside the checks
+        # an uncompressed text file is opened once: the first pass reads it (and hashes what it
+        # reads), then the batches are read from the same handle; a compressed one is hashed as
+        # stored, in a thread, and read through its decompressor
+        shared = compression is None and source_format in ("csv", "tsv", "jsonl", "json")
+        hashing = _prepass.FedHash(raw) if shared else _prepass.BackgroundHash(raw)
         try:
-            scan = _first_pass(path, label, source_format, compression, delimiter, max_line_bytes)
+            scan = _first_pass(path, label, source_format, compression, delimiter, max_line_bytes,
+                               hashing if shared else None)
             if source_format == "parquet" and compression is not None:
                 copy = _decompressed_copy(path, label, compression)
                 scan.streamable = copy is not None
@@ -202,6 +208,12 @@ def open_stream(
         except BaseException:
             hashing.cancel()
             raise
+    except BaseException:
+        raw.close()
+        raise
+    if not (shared and scan.streamable):
+        raw.close()
+        raw = None
     if scan.streamable and source_format == "parquet":
         scan.estimated_rows = _parquet_rows(path, label, copy)
     if not scan.streamable:
@@ -212,11 +224,12 @@ def open_stream(
     if source_format == "parquet":
         tables = _parquet_tables(path, label, batch_rows, canonical, copy)
     elif source_format == "jsonl":
-        tables = _jsonl_tables(path, label, compression, batch_rows, scan.keys, max_line_bytes)
+        tables = _jsonl_tables(path, label, compression, batch_rows, scan.keys, max_line_bytes, raw)
     elif source_format == "json":
-        tables = _json_array_tables(path, label, compression, batch_rows, scan.keys, max_line_bytes)
+        tables = _json_array_tables(path, label, compression, batch_rows, scan.keys, max_line_bytes, raw)
     else:
-        tables = _csv_tables(path, label, compression, delimiter or ",", batch_rows, canonical)
+        tables = _csv_tables(path, label, compression, delimiter or ",", batch_rows, canonical, raw)
+    tables = _closing(tables, raw)
 
     def whole_file() -> DatasetStream:
         return _read_whole_file(path, label, mapping, format, max_bytes, batch_rows)
@@ -224,7 +237,11 @@ def open_stream(
     try:
         first_table = next(tables, None)
     except _ReadWhole:
+        tables.close()
         return whole_file()
+    except BaseException:
+        tables.close()
+        raise
     if first_table is None:  # no rows: the whole-file reader names the problem
         return whole_file()
     first = canonical.batch(first_table)
@@ -275,16 +292,19 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _first_pass(path: Any, label: str, source_format: str, compression: str | None, delimiter: str | None,
-                max_line_bytes: int = _prepass.MAX_LINE_BYTES) -> _prepass.Scan:
-    """The first pass's checks of a text file (`tempo_eval.io._prepass`), without the hash; a
-    Parquet file is streamable unless compressed (then only when it decompresses)."""
+                max_line_bytes: int = _prepass.MAX_LINE_BYTES, hashing: _prepass.FedHash | None = None,
+                ) -> _prepass.Scan:
+    """The first pass's checks of a text file (`tempo_eval.io._prepass`), without the hash (the
+    chunks `hashing` reads, hashed as they are read, when given); a Parquet file is streamable
+    unless compressed (then only when it decompresses)."""
     if source_format not in ("csv", "tsv", "jsonl", "json"):
         return _prepass.Scan("", streamable=source_format == "parquet", size=os.stat(path).st_size)
     try:
-        with _decompressed(path, label, compression) as text:
+        with contextlib.nullcontext() if hashing is not None else _decompressed(path, label, compression) as text:
+            chunks = hashing.chunks() if hashing is not None else _chunks(text)
             if source_format == "json":
-                return _prepass.scan_json_array(_chunks(text), label, max_line_bytes=max_line_bytes)
-            return _prepass.scan_text(_chunks(text), label, delimiter, json_lines=source_format == "jsonl",
+                return _prepass.scan_json_array(chunks, label, max_line_bytes=max_line_bytes)
+            return _prepass.scan_text(chunks, label, delimiter, json_lines=source_format == "jsonl",
                                       max_line_bytes=max_line_bytes)
     except (OSError, _arrow_error()):  # a damaged compressed file: the whole-file reader says how
         return _prepass.Scan("", streamable=False)
@@ -300,10 +320,25 @@ class _ReadWhole(Exception):
     """The streaming reader cannot go on: read the file whole (see the module docstring)."""
 
 
+def _closing(tables: Iterator[BatchTable], handle: Any) -> Iterator[BatchTable]:
+    """`tables`, then `handle` (the file they read, when shared with the first pass) closed."""
+    try:
+        yield from tables
+    finally:
+        if handle is not None:
+            handle.close()
+
+
 @contextlib.contextmanager
-def _decompressed(path: Any, label: str, compression: str | None) -> Iterator[Any]:
+def _decompressed(path: Any, label: str, compression: str | None, handle: Any = None) -> Iterator[Any]:
+    """The file's text from its start: `handle` (the uncompressed file open already, rewound; its
+    owner closes it) or the file opened again, decompressed."""
     import pyarrow as pa
 
+    if handle is not None and compression is None:
+        handle.seek(0)
+        yield handle
+        return
     with open_regular_file(path, label) as raw:
         if compression is None:
             yield raw
@@ -320,14 +355,15 @@ def _chunks(stream: Any) -> Iterator[bytes]:
 
 
 def _csv_tables(
-    path: Any, label: str, compression: str | None, delimiter: str, batch_rows: int, canonical: Canonical
+    path: Any, label: str, compression: str | None, delimiter: str, batch_rows: int, canonical: Canonical,
+    handle: Any = None,
 ) -> Iterator[BatchTable]:
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
     from tempo_eval.io.delimited import _check_cell_sizes, _check_header, delimited_table
 
-    with _decompressed(path, label, compression) as text:
+    with _decompressed(path, label, compression, handle) as text:
         head = text.read(1 << 16)
         head = bytes(head)
         if head.startswith(b"\xef\xbb\xbf"):
@@ -337,7 +373,7 @@ def _csv_tables(
     lines = _CsvLines(path, label, compression, delimiter)
     skipped = 0
     offset = 0
-    with _decompressed(path, label, compression) as text:
+    with _decompressed(path, label, compression, handle) as text:
         paced = PacedReader(text)  # pyarrow's reading thread stays a few blocks ahead
         try:
             reader = _open_csv(
@@ -474,7 +510,7 @@ class _Readable(io.RawIOBase):
 
 def _jsonl_tables(
     path: Any, label: str, compression: str | None, batch_rows: int, keys: list[str] | None,
-    max_line_bytes: int = _prepass.MAX_LINE_BYTES,
+    max_line_bytes: int = _prepass.MAX_LINE_BYTES, handle: Any = None,
 ) -> Iterator[BatchTable]:
     """Batches of the lines' objects, each with every key of the file (`keys`, from the first
     pass) as a column, as the whole-file reader's table has them."""
@@ -487,7 +523,7 @@ def _jsonl_tables(
     number = 0
     records: list[dict[str, Any]] = []
     lines: list[int] = []
-    with _decompressed(path, label, compression) as raw:
+    with _decompressed(path, label, compression, handle) as raw:
         leftover = b""
         first = True
         while True:
@@ -522,7 +558,7 @@ def _jsonl_tables(
 
 def _json_array_tables(
     path: Any, label: str, compression: str | None, batch_rows: int, keys: list[str] | None,
-    max_line_bytes: int = _prepass.MAX_LINE_BYTES,
+    max_line_bytes: int = _prepass.MAX_LINE_BYTES, handle: Any = None,
 ) -> Iterator[BatchTable]:
     """Batches of the objects of a JSON document that is one array of them (the first pass found
     it so), each with every key of the file as a column; rows are placed by number, as the
@@ -540,7 +576,7 @@ def _json_array_tables(
 
     offset = 0
     records: list[dict[str, Any]] = []
-    with _decompressed(path, label, compression) as raw:
+    with _decompressed(path, label, compression, handle) as raw:
         try:
             for element in itertools.chain(array_elements(texts(raw), max_line_bytes), [None]):
                 if element is not None:
