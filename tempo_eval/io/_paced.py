@@ -9,6 +9,8 @@ a batch (a batch that needs more blocks: no deadlock, whatever the file):
 
     paced.asking(True); batch = reader.read_next_batch(); paced.asking(False); paced.taken()
 
+(`paced_batches` does all of it: the reading module resumes it once a batch.)
+
 After `finish()` (the reader is done or abandoned) a read waits for nothing and finds the end.
 At exit every reader is finished and its thread let out of Python first: a thread still inside
 Python code when the interpreter ends aborts the process (an error part way through a file).
@@ -20,6 +22,7 @@ import atexit
 import threading
 import time
 import weakref
+from collections.abc import Callable, Iterator
 from typing import Any
 
 #: blocks read ahead of the batches taken
@@ -103,6 +106,32 @@ class PacedReader:
 
     def close(self) -> None:
         self.closed = True
+
+
+def paced_batches(stream: Any, open_reader: Callable[..., Any], **options: Any) -> Iterator[Any]:
+    """The record batches of pyarrow's streaming reader `open_reader(paced, **options)` (e.g.
+    `pyarrow.csv.open_csv`) over `stream` read through a `PacedReader`: the reader opened and each
+    batch asked for and taken here (the protocol above), in one resumption a batch; the reader is
+    finished when the batches end or are abandoned (`close()`). pyarrow's errors pass through."""
+    paced = PacedReader(stream)
+    try:
+        paced.asking(True)  # it reads the first blocks
+        try:
+            reader = open_reader(paced, **options)
+        finally:
+            paced.asking(False)
+        while True:
+            paced.asking(True)
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            finally:
+                paced.asking(False)
+            paced.taken()
+            yield batch
+    finally:
+        paced.finish()
 
 
 @atexit.register

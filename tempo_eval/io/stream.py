@@ -56,7 +56,7 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.io import _prepass
-from tempo_eval.io._paced import PacedReader
+from tempo_eval.io._paced import paced_batches
 from tempo_eval.io._source import (
     RawInput,
     _format_of,
@@ -374,20 +374,18 @@ def _csv_tables(
     skipped = 0
     offset = 0
     with _decompressed(path, label, compression, handle) as text:
-        paced = PacedReader(text)  # pyarrow's reading thread stays a few blocks ahead
+        # pyarrow's reading thread stays a few blocks ahead (`tempo_eval.io._paced`)
+        paced = paced_batches(
+            text, pa_csv.open_csv,
+            read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1, block_size=1 << 22),
+            parse_options=pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True, ignore_empty_lines=True),
+            convert_options=pa_csv.ConvertOptions(column_types={n: pa.string() for n in header},
+                                                  strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
         try:
-            reader = _open_csv(
-                pa_csv,
-                paced,
-                read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1, block_size=1 << 22),
-                parse_options=pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
-                                                  ignore_empty_lines=True),
-                convert_options=pa_csv.ConvertOptions(column_types={n: pa.string() for n in header},
-                                                      strings_can_be_null=False, quoted_strings_can_be_null=False),
-            )
             pending: list[Any] = []
             pending_rows = 0
-            for record_batch in itertools.chain(_record_batches(reader, paced), [None]):
+            for record_batch in itertools.chain(_record_batches(paced), [None]):
                 if record_batch is not None:
                     pending.append(record_batch)
                     pending_rows += record_batch.num_rows
@@ -414,36 +412,22 @@ def _csv_tables(
                     offset += batch.n_rows
                     yield batch
         finally:
-            paced.finish()
+            paced.close()  # pyarrow's reading thread let go
             canonical.skipped_empty_rows += skipped
 
 
-def _open_csv(pa_csv: Any, text: PacedReader, **options: Any) -> Any:
-    import pyarrow as pa
-
-    text.asking(True)  # it reads the first blocks
-    try:
-        return pa_csv.open_csv(text, **options)
-    except (pa.ArrowException, ValueError, OSError):  # pyarrow refuses the start of the file
-        raise _ReadWhole() from None
-    finally:
-        text.asking(False)
-
-
-def _record_batches(reader: Any, paced: PacedReader) -> Iterator[Any]:
+def _record_batches(paced: Iterator[Any]) -> Iterator[Any]:
+    """The paced record batches; pyarrow refusing the file (at its start or part way): `_ReadWhole`."""
     import pyarrow as pa
 
     while True:
         try:
-            paced.asking(True)
-            batch = reader.read_next_batch()
-            paced.asking(False)
-            paced.taken()
-            yield batch
+            batch = next(paced)
         except StopIteration:
             return
         except (pa.ArrowException, ValueError, OSError):
             raise _ReadWhole() from None
+        yield batch
 
 
 class _CsvLines:
