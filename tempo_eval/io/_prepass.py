@@ -129,6 +129,25 @@ class FedHash:
         self._thread.join()
 
 
+def hashed_scan(stream: BinaryIO, source: str, source_format: str, delimiter: str | None, *,
+                max_line_bytes: int = MAX_LINE_BYTES) -> Scan:
+    """The first pass over an uncompressed text file open at its start, in one call: its checks
+    (`scan_json_array` for "json", else `scan_text`) on the chunks it reads, hashed as they are
+    read (`FedHash`), so the file is read once; `content_hash` is the sha256 of all its bytes."""
+    hashing = FedHash(stream)
+    try:
+        if source_format == "json":
+            scan = scan_json_array(hashing.chunks(), source, max_line_bytes=max_line_bytes)
+        else:
+            scan = scan_text(hashing.chunks(), source, delimiter, json_lines=source_format == "jsonl",
+                             max_line_bytes=max_line_bytes)
+        scan.content_hash = hashing.result()
+    except BaseException:
+        hashing.cancel()
+        raise
+    return scan
+
+
 def line_too_long(source: str, line: int, limit: int, *, element: bool = False) -> InputError:
     """The refusal of a line longer than `limit` bytes (or of a JSON array's `element`, counted
     from 1, longer than `limit` characters), naming the file and the line (element)."""

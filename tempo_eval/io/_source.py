@@ -175,6 +175,24 @@ def open_regular_file(
         raise
 
 
+def open_dataset_file(
+    path: str | os.PathLike[str], label: str, format: str | None, limit: int | None
+) -> tuple[str, BinaryIO, str | None]:
+    """(format, the file open at its start, its compression: "gzip", "zstd" or None) of a dataset
+    file to stream, in one call: the format as `_format_of` finds it (InputError first), the file
+    as `open_regular_file` opens it (`limit`: bytes it may hold, None for any), the compression
+    from its first bytes (`compression_of`). The caller closes the file."""
+    source_format = _format_of(RawInput(label, b""), format)
+    raw = open_regular_file(path, label, limit=limit)
+    try:
+        compression = compression_of(raw.read(4))
+        raw.seek(0)
+    except BaseException:
+        raw.close()
+        raise
+    return source_format, raw, compression
+
+
 def read_regular_file(path: str | os.PathLike[str], limit: int, label: str | None = None) -> bytes:
     """The bytes of the regular file at `path` (links followed), at most `limit` bytes.
 

@@ -60,9 +60,9 @@ from tempo_eval.io._paced import paced_batches
 from tempo_eval.io._source import (
     RawInput,
     _format_of,
-    compression_of,
     decode_text,
     gunzip_if_needed,
+    open_dataset_file,
     open_regular_file,
     read_input,
 )
@@ -186,31 +186,31 @@ def open_stream(
     CSV or JSON Lines line (a JSON array's element) longer than `max_line_bytes` is refused by
     the first pass, naming the file and the line, before it is held."""
     label = name or Path(path).name
-    source_format = _format_of(RawInput(label, b""), format)
     copy = None
+    source_format, raw, compression = open_dataset_file(path, label, format, max_bytes)
     delimiter = {"csv": ",", "tsv": "\t"}.get(source_format)
-    raw: Any = open_regular_file(path, label, limit=max_bytes)
+    # an uncompressed text file is opened once: the first pass reads it (and hashes what it
+    # reads), then the batches are read from the same handle; a compressed one is hashed as
+    # stored, in a thread, and read through its decompressor
+    shared = compression is None and source_format in ("csv", "tsv", "jsonl", "json")
     try:
-        compression = compression_of(raw.read(4))
-        raw.seek(0)
-        # an uncompressed text file is opened once: the first pass reads it (and hashes what it
-        # reads), then the batches are read from the same handle; a compressed one is hashed as
-        # stored, in a thread, and read through its decompressor
-        shared = compression is None and source_format in ("csv", "tsv", "jsonl", "json")
-        hashing = _prepass.FedHash(raw) if shared else _prepass.BackgroundHash(raw)
-        try:
-            scan = _first_pass(path, label, source_format, compression, delimiter, max_line_bytes,
-                               hashing if shared else None)
-            if source_format == "parquet" and compression is not None:
-                copy = _decompressed_copy(path, label, compression)
-                scan.streamable = copy is not None
-            content_hash = scan.content_hash = hashing.result()
-        except BaseException:
-            hashing.cancel()
-            raise
+        if shared:
+            scan = _first_pass(path, label, source_format, compression, delimiter, max_line_bytes, raw)
+        else:
+            hashing = _prepass.BackgroundHash(raw)
+            try:
+                scan = _first_pass(path, label, source_format, compression, delimiter, max_line_bytes)
+                if source_format == "parquet" and compression is not None:
+                    copy = _decompressed_copy(path, label, compression)
+                    scan.streamable = copy is not None
+                scan.content_hash = hashing.result()
+            except BaseException:
+                hashing.cancel()
+                raise
     except BaseException:
         raw.close()
         raise
+    content_hash = scan.content_hash
     if not (shared and scan.streamable):
         raw.close()
         raw = None
@@ -292,19 +292,20 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _first_pass(path: Any, label: str, source_format: str, compression: str | None, delimiter: str | None,
-                max_line_bytes: int = _prepass.MAX_LINE_BYTES, hashing: _prepass.FedHash | None = None,
-                ) -> _prepass.Scan:
-    """The first pass's checks of a text file (`tempo_eval.io._prepass`), without the hash (the
-    chunks `hashing` reads, hashed as they are read, when given); a Parquet file is streamable
-    unless compressed (then only when it decompresses)."""
+                max_line_bytes: int = _prepass.MAX_LINE_BYTES, handle: Any = None) -> _prepass.Scan:
+    """The first pass's checks of a text file (`tempo_eval.io._prepass`): of `handle` (the
+    uncompressed file, open at its start), hashed as it is read, when given; else of the file
+    opened again, without the hash. A Parquet file is streamable unless compressed (then only
+    when it decompresses)."""
     if source_format not in ("csv", "tsv", "jsonl", "json"):
         return _prepass.Scan("", streamable=source_format == "parquet", size=os.stat(path).st_size)
     try:
-        with contextlib.nullcontext() if hashing is not None else _decompressed(path, label, compression) as text:
-            chunks = hashing.chunks() if hashing is not None else _chunks(text)
+        if handle is not None:
+            return _prepass.hashed_scan(handle, label, source_format, delimiter, max_line_bytes=max_line_bytes)
+        with _decompressed(path, label, compression) as text:
             if source_format == "json":
-                return _prepass.scan_json_array(chunks, label, max_line_bytes=max_line_bytes)
-            return _prepass.scan_text(chunks, label, delimiter, json_lines=source_format == "jsonl",
+                return _prepass.scan_json_array(_chunks(text), label, max_line_bytes=max_line_bytes)
+            return _prepass.scan_text(_chunks(text), label, delimiter, json_lines=source_format == "jsonl",
                                       max_line_bytes=max_line_bytes)
     except (OSError, _arrow_error()):  # a damaged compressed file: the whole-file reader says how
         return _prepass.Scan("", streamable=False)
