@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tempo_eval.io._source import check_text_bytes, decode_utf8
+from tempo_eval.io.batches import BatchTable
 from tempo_eval.io.cells import MAX_CELL_CHARS, CellError, check_size
 from tempo_eval.io.errors import InputError, quote
 from tempo_eval.io.table import _Table
@@ -211,6 +212,20 @@ def delimited_table(table: Any, header: list[str], source: str, notes: list[str]
         values = {name: [column[i] for i in keep] for name, column in values.items()}
         notes.append(f"{source}: skipped {len(empty)} row(s) with every cell empty")
     return _Table(header, values, table.num_rows - len(empty), None)
+
+
+def delimited_batch(
+    table: Any, header: list[str], source: str, offset: int, line_of: Callable[[int], int | None]
+) -> tuple[BatchTable | None, int]:
+    """(the rows of a streamed CSV/TSV batch as a `BatchTable` placed at row `offset`, its cells'
+    sizes checked; None when every row is empty) and the count of rows skipped as empty: the
+    streaming reader's one call a batch (`delimited_table`, then `_check_cell_sizes`)."""
+    found = delimited_table(table, header, source, [])
+    if found is None:
+        return None, table.num_rows
+    batch = BatchTable(found.columns, found.values, found.n_rows, None, offset=offset, line_of=line_of)
+    _check_cell_sizes(batch, source)
+    return batch, table.num_rows - found.n_rows
 
 
 def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[str]) -> _Table:

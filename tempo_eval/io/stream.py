@@ -362,7 +362,7 @@ def _csv_tables(
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
-    from tempo_eval.io.delimited import _check_cell_sizes, _check_header, delimited_table
+    from tempo_eval.io.delimited import _check_header, delimited_batch
 
     with _decompressed(path, label, compression, handle) as text:
         head = text.read(1 << 16)
@@ -402,14 +402,10 @@ def _csv_tables(
                     if rest.num_rows:
                         pending, pending_rows = rest.to_batches(), rest.num_rows
                 for start in range(0, arrow.num_rows, batch_rows):
-                    part = arrow.slice(start, batch_rows)
-                    notes: list[str] = []
-                    table = delimited_table(part, header, label, notes)
-                    skipped += part.num_rows - (table.n_rows if table is not None else 0)
-                    if table is None:
+                    batch, empty = delimited_batch(arrow.slice(start, batch_rows), header, label, offset, lines)
+                    skipped += empty
+                    if batch is None:
                         continue
-                    batch = BatchTable(table.columns, table.values, table.n_rows, None, offset=offset, line_of=lines)
-                    _check_cell_sizes(batch, label)
                     offset += batch.n_rows
                     yield batch
         finally:
