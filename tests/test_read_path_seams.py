@@ -101,12 +101,14 @@ def test_a_batch_of_rows_is_encoded_and_packed_by_one_call_into_the_store(tmp_pa
     store.close()
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json"])
 def test_an_uncompressed_dataset_file_is_opened_once_while_it_is_streamed(tmp_path: Path, monkeypatch, suffix) -> None:
     path = tmp_path / f"data{suffix}"
     rows = _rows(7)
     if suffix == ".csv":
         pd.DataFrame(rows).to_csv(path, index=False)
+    elif suffix == ".json":
+        path.write_text(json.dumps(rows), encoding="utf-8")
     else:
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     opened: list[str] = []
