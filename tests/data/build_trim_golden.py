@@ -1,6 +1,6 @@
 """Build `trim_golden.json.gz`: focus times, metric results and stored details of a fixed, varied
 set of texts and rows, as the code computed them before the per-row speed-ups of issue 27
-(`tests/test_trim_golden.py` checks that the code still computes exactly these):
+(`tests/engine/test_recorded_results.py` checks that the code still computes exactly these):
 
     python tests/data/build_trim_golden.py
 

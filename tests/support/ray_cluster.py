@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @contextlib.contextmanager
 def local_ray_cluster() -> Iterator[None]:
-    """Join the running cluster (tests/test_ray.py's session cluster, when it ran first: a second
+    """Join the running cluster (tests/engine/test_ray.py's session cluster, when it ran first: a second
     `ray.init` would fail) or start a 2-CPU one with the checkout importable, shut down on exit."""
     import ray
 
