@@ -16,7 +16,7 @@ from tempo_eval.core.extract import FocusTimeExtractor
 from tempo_eval.core.scan import _spaced_unicode, spaced_text
 from tests.support.paths import TESTS
 
-GOLDEN = TESTS / "data" / "trim_golden.json.gz"
+GOLDEN = TESTS / "data" / "recorded_results.json.gz"
 
 _BEFORE = [
     "", " ", "in ", "In ", "since ", "until ", "till ", "during ", "circa ", "c. ", "ca. ", "c.", "in  ", "in\n",

@@ -26,7 +26,7 @@ from tempo_eval.core.focus_memo import (
 from tempo_eval.core.focus_pack import pack, unpack
 from tests.support.paths import TESTS
 
-GOLDEN = TESTS / "data" / "trim_golden.json.gz"
+GOLDEN = TESTS / "data" / "recorded_results.json.gz"
 
 
 @pytest.fixture(scope="module")

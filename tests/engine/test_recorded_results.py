@@ -1,6 +1,6 @@
 """The per-row speed-ups of issue 27 change no focus time, score, reason or detail: the code still
-computes exactly what it computed before them, recorded in tests/data/trim_golden.json.gz
-(`tests/data/build_trim_golden.py`: every labelled text under tests/data, the bench's rows, edge
+computes exactly what it computed before them, recorded in tests/data/recorded_results.json.gz
+(`tests/data/build_recorded_results.py`: every labelled text under tests/data, the bench's rows, edge
 cases, paired at random into rows, with and without reference dates)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ DATA = TESTS / "data"
 
 
 def _builder():
-    return load_script(DATA / "build_trim_golden.py")
+    return load_script(DATA / "build_recorded_results.py")
 
 
 _BUILDER = _builder()
@@ -30,7 +30,7 @@ metric_sets, result_record = _BUILDER.metric_sets, _BUILDER.result_record
 
 @pytest.fixture(scope="module")
 def golden() -> dict:
-    return json.loads(gzip.decompress((DATA / "trim_golden.json.gz").read_bytes()))
+    return json.loads(gzip.decompress((DATA / "recorded_results.json.gz").read_bytes()))
 
 
 def test_focus_times_are_those_recorded(golden: dict) -> None:

@@ -1,8 +1,8 @@
 """The per-row short cuts of the focus-time metrics (issue 27, worker CPU outside extraction) give
 exactly what the plain computations they replace give: each is checked against that computation,
 on the cases the short cut skips (no gain, one run of years, ranks past the lookup tables, spans
-that are ranges or capped) and on those it does not. The golden tests (test_trim_golden,
-test_details_packed) pin the metrics' results as a whole."""
+that are ranges or capped) and on those it does not. The golden tests (tests/engine/test_recorded_results.py,
+tests/common/test_packed_details.py) pin the metrics' results as a whole."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Build `trim_golden.json.gz`: focus times, metric results and stored details of a fixed, varied
+"""Build `recorded_results.json.gz`: focus times, metric results and stored details of a fixed, varied
 set of texts and rows, as the code computed them before the per-row speed-ups of issue 27
 (`tests/engine/test_recorded_results.py` checks that the code still computes exactly these):
 
-    python tests/data/build_trim_golden.py
+    python tests/data/build_recorded_results.py
 
 Run it only to add cases, with the code checked out at the commit the golden file came from
 (the one that added it): regenerating it with changed code would make the test pass whatever
@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))  # bench/ never: its ray.py would shadow the ray package
 
-OUT = HERE / "trim_golden.json.gz"
+OUT = HERE / "recorded_results.json.gz"
 REFERENCE_DATES = [None, "2024-06-01", "2015-01-01", "1999-12-31"]
 
 EDGE_TEXTS = [
