@@ -38,16 +38,6 @@ FOCUS = ["temporal_faithfulness", "temporal_ndcg"]
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="session")
-def ray_cluster() -> str:
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
-
-
 @pytest.fixture(scope="module")
 def rows_5000(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_jsonl(generated_rows(5000), tmp_path_factory.mktemp("ray_data") / "generated.jsonl")

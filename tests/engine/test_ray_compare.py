@@ -14,7 +14,6 @@ from tempo_eval.compare.trec_scores import score_trec_files
 from tempo_eval.engine.distributed.compare import _score_one, combine
 from tests.compare.test_trec_scores import _qrels_text, _run_text
 from tests.metrics.test_ndcg_trec_eval import _random_collection
-from tests.support.ray_cluster import local_ray_cluster
 
 
 def _files(folder: Path) -> tuple[list[Path], Path]:
@@ -51,18 +50,17 @@ def _cli(*args: str) -> tuple[str, str]:
 
 
 @pytest.mark.slow
-def test_compare_engine_ray_prints_what_the_local_engine_prints(tmp_path: Path) -> None:
+def test_compare_engine_ray_prints_what_the_local_engine_prints(tmp_path: Path, ray_cluster: str) -> None:
 
     runs, qrels = _files(tmp_path)
     common = ["compare", *map(str, runs), "--qrels", str(qrels), "--test", "student"]
     local = _cli(*common, "--per-query", str(tmp_path / "local.csv"))
-    with local_ray_cluster():
-        distributed = _cli(*common, "--engine", "ray", "--per-query", str(tmp_path / "ray.csv"))
-        (tmp_path / "bad.run").write_text("q1 Q0 d1 1_0 1.0 x\n")
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err):
-            assert main(["compare", *map(str, runs), str(tmp_path / "bad.run"), "--qrels", str(qrels),
-                         "--engine", "ray"]) == 2
+    distributed = _cli(*common, "--engine", "ray", "--per-query", str(tmp_path / "ray.csv"))
+    (tmp_path / "bad.run").write_text("q1 Q0 d1 1_0 1.0 x\n")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["compare", *map(str, runs), str(tmp_path / "bad.run"), "--qrels", str(qrels),
+                     "--engine", "ray"]) == 2
     assert distributed == local
     assert (tmp_path / "ray.csv").read_text() == (tmp_path / "local.csv").read_text()
     assert "bad.run, line 1, field 'rank'" in err.getvalue() and "Traceback" not in err.getvalue()

@@ -44,17 +44,10 @@ def s3() -> Iterator[S3Store]:
 
 
 @pytest.fixture(scope="module")
-def ray_cluster(s3: S3Store) -> Iterator[None]:
-    import ray
-
-    # A cluster another module started has workers without the fake credentials (they would look
-    # for some at the EC2 metadata address): this module runs its own.
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), **FAKE_AWS}})
-    yield
-    ray.shutdown()
+def ray_cluster(s3: S3Store, ray_cluster: str) -> str:
+    """The session's cluster (tests/engine/conftest.py), whose workers have the fake credentials,
+    once the S3 server runs."""
+    return ray_cluster
 
 
 @pytest.fixture

@@ -22,7 +22,6 @@ from tempo_eval.metrics.base import MetricResult
 from tempo_eval.store.packing import _unpack_details
 from tempo_eval.store.runs import RunStore, config_hash
 from tests.support.paths import ROOT
-from tests.support.ray_cluster import local_ray_cluster
 from tests.support.ray_data import generated_rows, write_jsonl
 
 SAMPLE = ROOT / "data" / "sample" / "temporal_qa.csv"
@@ -141,13 +140,12 @@ def test_an_output_of_format_1_with_json_details_still_imports_and_merges(tmp_pa
 
 
 @pytest.mark.slow
-def test_ray_stores_the_local_engines_bytes_into_the_workspace_and_by_import(tmp_path: Path) -> None:
+def test_ray_stores_the_local_engines_bytes_into_the_workspace_and_by_import(tmp_path: Path, ray_cluster: str) -> None:
 
     data = write_jsonl(generated_rows(400), tmp_path / "rows.jsonl")
     store = RunStore(tmp_path / "ws.sqlite")
     local = evaluate(str(data), build_metrics(FOCUS), store=store)
-    with local_ray_cluster():
-        run = evaluate_ray(str(data), build_metrics(FOCUS), out=tmp_path / "out", block_size=150, store=store)
+    run = evaluate_ray(str(data), build_metrics(FOCUS), out=tmp_path / "out", block_size=150, store=store)
     imported_store = RunStore(tmp_path / "imported.sqlite")
     imported = output.import_results(tmp_path / "out", store=imported_store)
     expected = _stored(store, local.run_id)

@@ -26,7 +26,6 @@ from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.store.runs import RunStore
 from tests.support.paths import ROOT
-from tests.support.ray_cluster import local_ray_cluster
 from tests.support.ray_data import generated_rows, write_jsonl
 
 FOCUS = ["temporal_faithfulness", "temporal_ndcg"]
@@ -67,19 +66,18 @@ def test_blocks_of_cuts_the_readers_batches_into_whole_blocks() -> None:
 
 
 @pytest.mark.slow
-def test_a_streamed_file_stores_the_local_engines_bytes_and_dataset(tmp_path: Path) -> None:
+def test_a_streamed_file_stores_the_local_engines_bytes_and_dataset(tmp_path: Path, ray_cluster: str) -> None:
     import ray
 
     data = _csv_with_blank_rows(tmp_path / "rows.csv", 1000)
     store = RunStore(tmp_path / "ws.sqlite")
     local = evaluate(str(data), build_metrics(FOCUS), store=store, processes=1)
-    with local_ray_cluster():
-        run = evaluate_ray(str(data), build_metrics(FOCUS), out=tmp_path / "out", block_size=200, store=store)
-        # the call's actors are stopped: the joined cluster has its CPUs back for the next call
-        deadline = time.monotonic() + 30
-        while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"]:
-            assert time.monotonic() < deadline, ray.available_resources()
-            time.sleep(0.1)
+    run = evaluate_ray(str(data), build_metrics(FOCUS), out=tmp_path / "out", block_size=200, store=store)
+    # the call's actors are stopped: the joined cluster has its CPUs back for the next call
+    deadline = time.monotonic() + 30
+    while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"]:
+        assert time.monotonic() < deadline, ray.available_resources()
+        time.sleep(0.1)
     assert (run.n_rows, run.n_blocks, run.computed_blocks) == (1000, 5, 5)
     assert run.warnings == local_warnings(data)
     assert _stored(store, run.run_id) == _stored(store, local.run_id)
@@ -96,7 +94,7 @@ def test_a_streamed_file_stores_the_local_engines_bytes_and_dataset(tmp_path: Pa
     assert _stored(imported, output.import_results(tmp_path / "out", store=imported)) == _stored(store, local.run_id)
 
 
-def test_dataset_file_written_in_blocks_is_the_whole_files_and_abandoned_leaves_nothing(tmp_path: Path) -> None:
+def test_dataset_file_written_in_blocks_is_the_whole_files_and_abandoned_leaves_nothing(tmp_path: Path, ray_cluster: str) -> None:
     frame = load_dataset(write_jsonl(generated_rows(25), tmp_path / "rows.jsonl")).frame
     whole, parts, stopped = tmp_path / "whole", tmp_path / "parts", tmp_path / "stopped"
     for folder in (whole, parts, stopped):
