@@ -18,8 +18,6 @@ from tests.support.cli import run_cli, run_cli_streams
 from tests.support.openai_server import ScriptedOpenAIServer, json_reply
 from tests.support.paths import ROOT
 
-REPO = ROOT
-
 DATA = [
     {"query_id": "q1", "query": "When was the bridge built?", "answer": "It was built in 2001 and opened in 2005.",
      "contexts": ["Construction finished in 2001."], "retrieved_ids": ["d1", "d2"], "gold_ids": ["d2"]},
@@ -32,7 +30,7 @@ DATA = [
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tempo_eval", *args], cwd=REPO, capture_output=True, text=True,
+        [sys.executable, "-m", "tempo_eval", *args], cwd=ROOT, capture_output=True, text=True,
         env={**os.environ, **(env or {})}, timeout=300,
     )
 

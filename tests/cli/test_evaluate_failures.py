@@ -21,8 +21,6 @@ from tests.support.openai_server import Reply, ScriptedOpenAIServer, json_reply
 from tests.support.paths import ROOT
 from tests.support.tiny_nli import tiny_nli_dir  # noqa: F401 - a fixture
 
-REPO = ROOT
-
 ROWS = [
     {"query_id": f"q{i}", "query": "When was the bridge built?",
      "answer": f"It was built in {2000 + i}.", "contexts": [f"Construction finished in {2000 + i}."],
@@ -143,7 +141,7 @@ def test_ctrl_c_stops_a_run_of_one_metric_and_keeps_it_resumable(tmp_path: Path)
     process = subprocess.Popen(
         [sys.executable, "-m", "tempo_eval", "evaluate", str(path), "--metrics", "temporal_ndcg",
          "--out", str(out), "--workspace", str(home), "--concurrency", "1"],
-        cwd=REPO, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+        cwd=ROOT, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
     )
     assert process.stderr is not None
     seen = ""
@@ -172,13 +170,13 @@ def test_the_transformers_loading_bar_shows_only_with_verbose(tmp_path: Path, ti
     data.write_text(json.dumps(ROWS[0]) + "\n", encoding="utf-8")
     model = ["--model", str(tiny_nli_dir)] if verifier == "nli" else []  # lexical: the shipped MiniLM
     if verifier == "turn":  # turn faithfulness on a conversation, with its default verifier
-        chosen = [str(REPO / "data" / "sample" / "conversation_museum.json"), "--metrics", "turn_faithfulness"]
+        chosen = [str(ROOT / "data" / "sample" / "conversation_museum.json"), "--metrics", "turn_faithfulness"]
     else:
         chosen = [str(data), "--metrics", "temporal_faithfulness", "--verifier", verifier, *model]
     base = [sys.executable, "-m", "tempo_eval", "evaluate", *chosen, "--workspace", str(tmp_path / "home")]
-    loud = subprocess.run([*base, "--out", str(tmp_path / "a.csv"), "--verbose"], cwd=REPO, capture_output=True,
+    loud = subprocess.run([*base, "--out", str(tmp_path / "a.csv"), "--verbose"], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
-    quiet = subprocess.run([*base, "--out", str(tmp_path / "b.csv")], cwd=REPO,
+    quiet = subprocess.run([*base, "--out", str(tmp_path / "b.csv")], cwd=ROOT,
                            capture_output=True, text=True, timeout=300)
     assert loud.returncode == 0 and quiet.returncode == 0, loud.stderr + quiet.stderr
     assert "Loading weights" in loud.stderr  # the bar this option must silence exists

@@ -28,7 +28,6 @@ from tests.support.paths import ROOT
 #: pools started by a run of 100 rows or more (the fixture of tests/engine/test_scoring_pool.py)
 pools = test_scoring_pool.pools
 
-REPO = ROOT
 COLUMNS = ["row", "query_id", "run", "metric", "score", "reason_code", "reason"]
 
 
@@ -91,7 +90,7 @@ def test_the_command_killed_part_way_then_resumed_writes_the_file_of_an_uninterr
     data = _csv(tmp_path / "d.csv", _rows(n))
     out = tmp_path / "out.parquet"
     killed = tmp_path / "killed"
-    process = subprocess.Popen(_command(data, out, killed), cwd=REPO, stdout=subprocess.PIPE,
+    process = subprocess.Popen(_command(data, out, killed), cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     give_up = time.monotonic() + 120
     while _results(killed / "tempo_eval.sqlite") < 2000 and process.poll() is None and time.monotonic() < give_up:
@@ -101,11 +100,11 @@ def test_the_command_killed_part_way_then_resumed_writes_the_file_of_an_uninterr
     assert 0 < _results(killed / "tempo_eval.sqlite") < 2 * n, "the command was not killed part way"
     assert not out.exists()  # only a complete file is put at --out
 
-    resumed = subprocess.run(_command(data, out, killed), cwd=REPO, capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(_command(data, out, killed), cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "reused" in resumed.stdout and " 0 reused" not in resumed.stdout
     whole_out = tmp_path / "whole.parquet"
-    whole = subprocess.run(_command(data, whole_out, tmp_path / "whole"), cwd=REPO, capture_output=True,
+    whole = subprocess.run(_command(data, whole_out, tmp_path / "whole"), cwd=ROOT, capture_output=True,
                            text=True, timeout=300)
     assert whole.returncode == 0, whole.stderr
     written = pd.read_parquet(out)

@@ -22,7 +22,6 @@ from tempo_eval.core.focus import FocusTime
 from tempo_eval.core.periods import DEFAULT_PERIODS, merge_periods, normalize_period_name
 from tests.support.paths import ROOT
 
-REPO_ROOT = ROOT
 REF = "2024-06-15"
 
 
@@ -425,7 +424,7 @@ def test_use_dateparser_false_skips_those_phrasings_and_keeps_the_rest():
 
 def run_python(code: str) -> str:
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()

@@ -15,11 +15,9 @@ from tempo_eval.core.focus import YearSpan, new_span
 from tempo_eval.core.spelled import spelled_year
 from tests.support.paths import ROOT
 
-REPO_ROOT = ROOT
-
 
 def _scoring_module():
-    spec = importlib.util.spec_from_file_location("timex_accuracy", REPO_ROOT / "bench" / "timex_accuracy.py")
+    spec = importlib.util.spec_from_file_location("timex_accuracy", ROOT / "bench" / "timex_accuracy.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look themselves up there
     spec.loader.exec_module(module)
@@ -490,8 +488,8 @@ def test_the_scoring_script_prints_p_r_f1_per_kind_for_both_parts():
     import subprocess
 
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "timex_accuracy.py")],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+        [sys.executable, str(ROOT / "bench" / "timex_accuracy.py")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout

@@ -28,8 +28,6 @@ from tempo_eval.store.db import default_db_path
 from tempo_eval.store.runs import RunStore
 from tests.support.paths import ROOT
 
-REPO = ROOT
-
 
 class AnswerLength(Metric):
     """len(answer) / scale; raises for the answer "boom"; counts its calls per answer."""
@@ -636,10 +634,10 @@ def test_a_run_killed_midway_resumes_without_recomputing_stored_rows(tmp_path) -
     script = tmp_path / "killable.py"
     script.write_text(_KILLABLE)
     calls = tmp_path / "calls.txt"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, str(script), str(calls)]
 
-    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while (not calls.exists() or len(calls.read_text().splitlines()) < 10) and time.monotonic() < deadline:
         assert process.poll() is None, process.stderr.read().decode()
@@ -653,7 +651,7 @@ def test_a_run_killed_midway_resumes_without_recomputing_stored_rows(tmp_path) -
     stored_before = {int(r) for r, _ in store.completed(run_id)}
     assert 0 < len(stored_before) < 40
 
-    finished = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    finished = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     resumed_run, computed, reused = map(int, finished.stdout.split())
     assert resumed_run == run_id
     assert reused == len(stored_before) and computed == 40 - len(stored_before)

@@ -27,8 +27,6 @@ from tempo_eval.store.db import WorkspaceError
 from tempo_eval.store.runs import RunStore
 from tests.support.paths import ROOT
 
-REPO = ROOT
-
 CONTEXTS = ["The bridge opened in 1998 and was widened in 2004.", "Nothing dated here.",
             "In the 1990s the city grew; by 2001 it had doubled.", "Last year the plan was dropped."]
 
@@ -122,7 +120,7 @@ def test_a_streamed_run_killed_part_way_resumes_and_ends_with_identical_scores(t
     path = _csv(tmp_path / "d.csv", _rows(n))
     db = tmp_path / "killed.sqlite"
     command = [sys.executable, "-c", _KILLED_RUN, str(path), str(db)]
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while _results(db) < 400 and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -131,7 +129,7 @@ def test_a_streamed_run_killed_part_way_resumes_and_ends_with_identical_scores(t
     stored_before = _results(db)
     assert 0 < stored_before < 2 * n, "the run was not killed part way"
 
-    resumed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     computed, reused, n_rows = map(int, resumed.stdout.split())
     assert n_rows == n and reused == stored_before and computed == 2 * n - stored_before

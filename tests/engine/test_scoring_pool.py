@@ -33,7 +33,6 @@ from tests.engine.test_runner_stream import _csv, _results, _rows
 from tests.support.cli import run_cli_streams
 from tests.support.paths import ROOT
 
-REPO = ROOT
 #: an answer that makes `_KillsItsWorker` kill the worker process scoring it
 KILL = "This answer kills the process that scores it."
 #: an answer that makes `_FailsOnARow` raise
@@ -243,7 +242,7 @@ def test_a_run_in_processes_killed_part_way_resumes_to_identical_scores_and_leav
     path = _csv(tmp_path / "d.csv", _rows(n))
     db = tmp_path / "killed.sqlite"
     command = [sys.executable, "-c", _KILLED_RUN, str(path), str(db)]
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     give_up = time.monotonic() + 120
     while _results(db) < 300 and process.poll() is None and time.monotonic() < give_up:
         time.sleep(0.02)
@@ -255,7 +254,7 @@ def test_a_run_in_processes_killed_part_way_resumes_to_identical_scores_and_leav
     assert len(below) >= 2, "no worker process was running"
     assert _gone(below), "a process the run started outlived it"
 
-    resumed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     computed, reused, n_rows = map(int, resumed.stdout.split())
     assert n_rows == n and reused == stored_before and computed == 2 * n - stored_before
@@ -282,7 +281,7 @@ def test_ctrl_c_in_the_terminal_stops_the_command_and_its_workers_quietly(tmp_pa
         [sys.executable, "-m", "tempo_eval", "evaluate", str(path), "--metric", "temporal_faithfulness",
          "--metric", "temporal_ndcg", "--out", str(tmp_path / "r.csv"), "--workspace", str(home),
          "--processes", "2"],
-        cwd=REPO, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        cwd=ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     assert process.stderr is not None
     seen = ""

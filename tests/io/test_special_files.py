@@ -17,8 +17,6 @@ from tempo_eval.io.errors import InputError
 from tests.support.cli import run_cli
 from tests.support.paths import ROOT
 
-REPO = ROOT
-
 #: fixes that wait for cli.py and io/dataset.py to be split (issue 20); strict: they fail once done,
 #: so the mark is removed with the change (see each test for the one call to make)
 
@@ -99,7 +97,7 @@ def test_a_link_to_an_endless_device_is_refused_within_the_memory_bound(
     limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
     code = limit + f"import sys; from tempo_eval.cli import main; sys.exit(main({args!r}))"
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
         env={**os.environ, "TEMPO_EVAL_HOME": str(tmp_path / "ws")},
     )
     assert done.returncode == 2, done.stderr[-2000:]

@@ -10,8 +10,6 @@ import sys
 
 from tests.support.paths import ROOT
 
-REPO = ROOT
-
 
 def test_an_offline_evaluation_does_not_import_pydantic(tmp_path):
     data = tmp_path / "rows.csv"
@@ -28,7 +26,7 @@ def test_an_offline_evaluation_does_not_import_pydantic(tmp_path):
         f" '--out', {str(tmp_path / 'out.csv')!r}])\n"
         "print(sorted(m for m in ('pydantic', 'openai') if m in sys.modules))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                             env={**os.environ, "TEMPO_EVAL_HOME": str(tmp_path / "ws")})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"

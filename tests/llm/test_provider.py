@@ -34,7 +34,6 @@ from tests.support.openai_server import (
 )
 from tests.support.paths import ROOT
 
-REPO_ROOT = ROOT
 SECRET = "sk-test-SECRET-4f1e9c2b7a"
 Serve = Callable[[Responder], ScriptedOpenAIServer]
 
@@ -404,7 +403,7 @@ def test_parse_json_content_reports_why_it_failed() -> None:
 def test_importing_the_provider_does_not_import_openai() -> None:
     code = "import sys, tempo_eval.llm.provider; print('openai' in sys.modules)"
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
 

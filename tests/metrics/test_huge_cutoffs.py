@@ -12,9 +12,6 @@ import pytest
 
 from tests.support.paths import ROOT
 
-REPO = ROOT
-
-
 # ---- 6: no upper bound on k --------------------------------------------------------------------
 
 HUGE_K = 10**12
@@ -26,7 +23,7 @@ def _peak_mb(code: str, timeout: float = 120) -> float:
     probe = code + "\nimport re; print(re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read())[1])"
     limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
     try:
-        done = subprocess.run([sys.executable, "-c", limit + probe], cwd=REPO, capture_output=True, text=True,
+        done = subprocess.run([sys.executable, "-c", limit + probe], cwd=ROOT, capture_output=True, text=True,
                               timeout=timeout)
     except subprocess.TimeoutExpired:
         pytest.fail(f"still running after {timeout:g} s")

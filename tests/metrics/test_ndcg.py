@@ -31,7 +31,6 @@ from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
 from tests.support.paths import ROOT
 
 D2, D3, D4, D5 = 1.0, 0.6309297535714575, 0.5, 0.43067655807339306
-REPO_ROOT = ROOT
 
 
 # ---- pure functions --------------------------------------------------------------------------
@@ -524,6 +523,6 @@ def test_focus_time_mode_does_not_import_heavy_libraries():
         "print(heavy)\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"

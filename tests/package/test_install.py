@@ -17,8 +17,6 @@ from tests.docs.test_readme import snippet_judge
 from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.paths import ROOT
 
-REPO = ROOT
-
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -26,8 +24,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = root / "src"
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, source / name)
-    shutil.copytree(REPO / "tempo_eval", source / "tempo_eval", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "tempo_eval", source / "tempo_eval", ignore=shutil.ignore_patterns("__pycache__"))
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
@@ -58,7 +56,7 @@ def test_pip_install_gives_the_tempo_eval_command(installed: Path, tmp_path: Pat
 @pytest.mark.slow
 def test_the_readme_python_examples_run_from_another_directory(installed: Path, tmp_path: Path) -> None:
     blocks = [block for page in ("README.md", "docs/python-api.md")
-              for block in re.findall(r"```python\n(.*?)```", (REPO / page).read_text(encoding="utf-8"), flags=re.S)]
+              for block in re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"), flags=re.S)]
     assert blocks
     script = tmp_path / "readme_examples.py"
     script.write_text("import tempo_eval\nprint(tempo_eval.__file__)\n" + "\n".join(blocks))
@@ -70,7 +68,7 @@ def test_the_readme_python_examples_run_from_another_directory(installed: Path, 
                               capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     location = done.stdout.splitlines()[0]
-    assert location.startswith(str(installed)) and not location.startswith(str(REPO))
+    assert location.startswith(str(installed)) and not location.startswith(str(ROOT))
 
 
 HEAVY = ("torch", "transformers", "sentence-transformers", "sentence_transformers", "openai", "streamlit", "ray")
@@ -117,9 +115,9 @@ sys.exit(main(sys.argv[1:]))
 ])
 def test_focus_time_evaluate_and_compare_run_without_torch_or_the_judge(command: list[str], tmp_path: Path) -> None:
     args = [part.replace("{tmp}", str(tmp_path)) for part in command]
-    done = subprocess.run([sys.executable, "-c", BLOCK_HEAVY, *args], cwd=REPO, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", BLOCK_HEAVY, *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=120, env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin",
-                                            "PYTHONPATH": str(REPO)})
+                                            "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-2000:]
 
 
@@ -130,8 +128,8 @@ def test_a_verifier_without_its_extra_names_the_extra(tmp_path: Path) -> None:
         "try:\n    make_verifier('lexical').verify(['Paris is in France.'], ['Paris is in France.'])\n"
         "except VerifierUnavailable as exc:\n    print(exc)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert "tempo-eval[nli]" in done.stdout, done.stdout + done.stderr[-2000:]
 
 
@@ -146,6 +144,6 @@ def test_the_judge_and_ray_without_their_extra_name_it(code: str, extra: str, tm
         + "".join(f"    {line}\n" for line in code.replace("OUT", str(tmp_path / "out")).splitlines())
         + "except MissingExtra as exc:\n    print(exc)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"TEMPO_EVAL_HOME": str(tmp_path / "ws"), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert f"tempo-eval[{extra}]" in done.stdout + done.stderr, done.stdout + done.stderr[-2000:]

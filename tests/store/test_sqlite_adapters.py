@@ -10,8 +10,6 @@ import sys
 from tempo_eval.store import db
 from tests.support.paths import ROOT
 
-REPO = ROOT
-
 
 def test_none_and_bytes_are_bound_through_the_registered_adapter_as_they_are(tmp_path):
     assert sqlite3.adapters[(type(None), sqlite3.PrepareProtocol)] is db._bound_as_is
@@ -35,6 +33,6 @@ def test_an_adapter_the_program_registered_before_is_kept():
         "print(sqlite3.adapters[(bytes, sqlite3.PrepareProtocol)] is mine)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                            cwd=REPO)
+                            cwd=ROOT)
     assert result.stdout.strip() == "True", result.stderr
 
