@@ -55,8 +55,10 @@ def app_page(home: Path, viewport: dict[str, int] | None = None) -> Iterator[tup
     messages of dialogs it opened, each dismissed). The server's log is printed when set-up fails."""
     from playwright.sync_api import sync_playwright
 
-    with AppServer(home) as server, sync_playwright() as playwright:
+    # Chromium starts while the server boots
+    with AppServer(home, wait=False) as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        server.wait_healthy()
         page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
         dialogs: list[str] = []

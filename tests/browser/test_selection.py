@@ -39,8 +39,9 @@ def test_quick_page_switches_under_load_never_move_a_session_to_the_newest_datas
     small = store_dataset(home, 12)
     big = store_dataset(home, 30_000)  # newer: the selectbox's first option
     assert big > small
-    with AppServer(home) as server, sync_playwright() as playwright:
+    with AppServer(home, wait=False) as server, sync_playwright() as playwright:  # Chromium starts while it boots
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        server.wait_healthy()
         try:
             # three other analysts on the small dataset keep the server busy
             others = [browser.new_page(viewport={"width": 1280, "height": 900}) for _ in range(3)]
