@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 
 # huggingface_hub reads these once, at import; session fixtures run before the per-test fixture.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A workspace of the session's own for what runs before the per-test fixture below: module and
+    session fixtures (a browser module storing its runs before its server starts, the default
+    verdict cache it opens) never read or write the user's ~/.tempo_eval, which may hold another
+    version's schema."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TEMPO_EVAL_HOME", str(tmp_path_factory.mktemp("session_home")))
+        yield
 
 
 @pytest.fixture(autouse=True)
