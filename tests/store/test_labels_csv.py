@@ -1,4 +1,4 @@
-"""Review labels as CSV (issue 19.9): export guards formulas and imports back unchanged; unclosed quotes,
+"""Review labels as CSV (issue 19, points 4 and 9): export guards formulas and imports back unchanged; unclosed quotes,
 CR line ends and premises hashes are handled or refused naming the line."""
 
 from __future__ import annotations
