@@ -31,6 +31,7 @@ def _prepare(home: Path) -> dict[str, int]:
     """Store the runs the tests open; their ids and datasets."""
     import os
 
+    previous = os.environ.get("TEMPO_EVAL_HOME")
     os.environ["TEMPO_EVAL_HOME"] = str(home)
     try:
         from tempo_eval.engine.runner import evaluate
@@ -47,8 +48,11 @@ def _prepare(home: Path) -> dict[str, int]:
         info = store.run_info
         return {"baseline": baseline, "candidate": candidate, "claims": int(claims),
                 "dataset": int(info(baseline)["dataset_id"]), "claims_dataset": int(info(claims)["dataset_id"])}
-    finally:
-        os.environ.pop("TEMPO_EVAL_HOME", None)
+    finally:  # the workspace the session had before, not none (a later module would fall to ~/.tempo_eval)
+        if previous is None:
+            os.environ.pop("TEMPO_EVAL_HOME", None)
+        else:
+            os.environ["TEMPO_EVAL_HOME"] = previous
 
 
 @pytest.fixture(scope="module")
