@@ -1,16 +1,20 @@
-"""The embedded database: one SQLite file in the workspace directory, with a versioned schema.
+"""The workspace database: one SQLite file in the workspace directory (the default), or a
+PostgreSQL server named by `TEMPO_EVAL_DB`, with a versioned schema.
 
-The workspace is `TEMPO_EVAL_HOME` when set, else `~/.tempo_eval`. Every table lives in one
-file (`tempo_eval.sqlite`) so a workspace can be copied, backed up or deleted as a unit.
-Migrations are plain SQL scripts applied in order; `PRAGMA user_version` records how far a file
-has come, so an older file is upgraded in place when opened.
+The workspace is `TEMPO_EVAL_HOME` when set, else `~/.tempo_eval`. Unless `TEMPO_EVAL_DB` names
+a server (`postgresql://user:password@host:port/database`), every table lives in one file
+(`tempo_eval.sqlite`) so a workspace can be copied, backed up or deleted as a unit. The schema's
+steps are Alembic revisions (`tempo_eval.store.migrations`); a database is brought to the newest
+when opened, an older SQLite file in place (its `PRAGMA user_version` says how far the steps made
+before Alembic, `MIGRATIONS` below, have come). On PostgreSQL the store's statements are
+translated once each (`tempo_eval.store.dialect`) and run through `tempo_eval.store.pg`.
 
 A workspace that cannot be used (not a database, truncated or otherwise damaged, read-only, or
-the disk full) raises `WorkspaceError`, whose message is one line naming the file, what is wrong
-and what to do; every SQLite error met through a connection made here is turned into one. The
-file's integrity is checked (`PRAGMA quick_check`) the first time a process opens it, and again
-whenever its size or modification time has changed, so damaged pages are found before any stored
-result is reused.
+the disk full; a server that cannot be reached) raises `WorkspaceError`, whose message is one
+line naming the file (or server), what is wrong and what to do; every SQLite error met through a
+connection made here is turned into one. The file's integrity is checked (`PRAGMA quick_check`)
+the first time a process opens it, and again whenever its size or modification time has
+changed, so damaged pages are found before any stored result is reused.
 """
 
 from __future__ import annotations
@@ -25,9 +29,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tempo_eval.store.dialect import SQLITE
+
 DB_FILENAME = "tempo_eval.sqlite"
 
-#: MIGRATIONS[i] upgrades a database from version i to i + 1. Append; never edit a released one.
+#: The SQLite steps made before Alembic: MIGRATIONS[i] upgrades a file from `PRAGMA user_version`
+#: i to i + 1. Frozen: the Alembic baseline (`store/migrations/versions/0001_baseline.py`) applies
+#: them to a SQLite file and holds their PostgreSQL form; a new step is a new Alembic revision
+#: (docs/operations/upgrading.md).
 MIGRATIONS: list[str] = [
     # 0 -> 1: the verdict cache
     """
@@ -238,42 +247,7 @@ def json_or(text: Any, default: Any) -> Any:
     return json.loads(text)
 
 
-class WorkspaceError(RuntimeError):
-    """The workspace database cannot be used. `str(error)` is one line: the file, what is wrong,
-    what to do; `path`, `problem` and `advice` hold the parts."""
-
-    def __init__(self, path: str | os.PathLike[str], problem: str, advice: str) -> None:
-        problem = " ".join(problem.split())  # one line, whatever SQLite reported
-        self.path, self.problem, self.advice = str(path), problem, advice
-        super().__init__(f"workspace database {self.path}: {problem}; {advice}")
-
-
-_NEW_OR_RESTORE = (
-    "restore it from a backup, or move it away (or use another --workspace / TEMPO_EVAL_HOME) to "
-    "start a new workspace"
-)
-
-
-def workspace_error(path: str | os.PathLike[str], error: BaseException) -> WorkspaceError:
-    """The WorkspaceError saying what a SQLite error means for the workspace file at `path`."""
-    message = " ".join(str(error).split()) or type(error).__name__
-    lowered = message.lower()
-    if "not a database" in lowered:
-        return WorkspaceError(path, "this file is not a SQLite database (its header is damaged or "
-                              "it is another kind of file)", _NEW_OR_RESTORE)
-    if "malformed" in lowered or "corrupt" in lowered:
-        return WorkspaceError(path, f"the database is damaged ({message})", _NEW_OR_RESTORE)
-    if "full" in lowered:
-        return WorkspaceError(path, f"cannot write: {message}",
-                              "free disk space (or use a workspace on another disk), then run again; "
-                              "every row finished so far is stored")
-    if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
-        return WorkspaceError(path, f"cannot open it for writing ({message})",
-                              "make the file and its directory writable, or use another --workspace")
-    if "locked" in lowered or "busy" in lowered:
-        return WorkspaceError(path, f"another process holds it ({message})",
-                              "wait for the other evaluation to finish, then run again")
-    return WorkspaceError(path, f"SQLite error: {message}", _NEW_OR_RESTORE)
+from tempo_eval.store.errors import _NEW_OR_RESTORE, WorkspaceError, workspace_error  # noqa: E402, F401
 
 
 def check_free_space(conn: sqlite3.Connection, needed: int, what: str) -> None:
@@ -281,6 +255,10 @@ def check_free_space(conn: sqlite3.Connection, needed: int, what: str) -> None:
     `what` says what would be stored."""
     import shutil
 
+    from tempo_eval.store.dialect import Dialect
+
+    if Dialect.of(conn).name != "sqlite":  # a server's disk is its administrator's
+        return
     path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
     if not path:  # an in-memory database
         return
@@ -333,6 +311,7 @@ class WorkspaceConnection(sqlite3.Connection):
     """A connection that reports SQLite errors as WorkspaceError naming its file."""
 
     workspace_path: str = "?"
+    dialect = SQLITE
 
     def execute(self, *args: Any) -> _Cursor:  # type: ignore[override]
         return self.cursor(_Cursor).execute(*args)
@@ -454,15 +433,49 @@ _OPEN_ATTEMPTS = 8
 _OPEN_BACKOFF = 0.05
 
 
-def connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
-    """Open (creating and migrating as needed) the workspace database.
+def database_url() -> str | None:
+    """`TEMPO_EVAL_DB` when it names a PostgreSQL server; None when unset or empty (the SQLite
+    file of the workspace). Anything else is a WorkspaceError saying what it should be."""
+    url = os.environ.get("TEMPO_EVAL_DB", "").strip()
+    if not url:
+        return None
+    from tempo_eval.store.pg import is_postgres_url
 
-    WAL mode lets the dashboard read while a batch run writes; `synchronous=NORMAL` keeps every
-    committed row across a process kill (only an OS crash can lose the last transactions).
+    if not is_postgres_url(url):
+        raise WorkspaceError("TEMPO_EVAL_DB", f"{url.split('://')[0]!r} is not a database this tempo-eval uses",
+                             "give a postgresql://user:password@host:port/database URL, or unset it to use "
+                             "the workspace's SQLite file")
+    return url
+
+
+def database_location() -> str:
+    """What `connect()` opens: the `TEMPO_EVAL_DB` URL, else the workspace's SQLite file."""
+    return database_url() or str(default_db_path())
+
+
+def describe_location(location: str | os.PathLike[str] | None = None) -> str:
+    """The database as messages name it: a file's path, or a URL with its password hidden."""
+    location = database_location() if location is None else str(location)
+    from tempo_eval.store.pg import display_url, is_postgres_url
+
+    return display_url(location) if is_postgres_url(location) else location
+
+
+def connect(path: str | os.PathLike[str] | None = None) -> Any:
+    """Open (creating and migrating as needed) the workspace database: `path` (a SQLite file, or
+    a postgresql:// URL), by default `database_location()`.
+
+    SQLite: WAL mode lets the dashboard read while a batch run writes; `synchronous=NORMAL` keeps
+    every committed row across a process kill (only an OS crash can lose the last transactions).
     Several processes may open a new workspace at the same moment: switching to WAL and migrating
     are retried with a short backoff while the file is locked (see `migrate`).
     """
-    db_path = Path(path) if path is not None else default_db_path()
+    location = path if path is not None else database_location()
+    if isinstance(location, str) and "://" in location:
+        from tempo_eval.store.pg import connect_postgres
+
+        return connect_postgres(location)
+    db_path = Path(location)
     try:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(db_path, timeout=30.0, check_same_thread=False, factory=WorkspaceConnection)
@@ -488,35 +501,42 @@ def connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Bring the schema up to SCHEMA_VERSION; returns the version found before migrating.
+    """Bring a SQLite file's schema up to the newest revision; returns the `user_version` found.
 
-    The version is read, checked and every missing step applied in one `BEGIN IMMEDIATE`
-    transaction: the write lock is taken before the version is read, so when two processes open
-    a new workspace at once, the second waits, then finds the schema current and does nothing.
-    A failed step rolls back the whole upgrade, leaving the version found intact.
+    A current file costs two reads. Otherwise the version is read again, checked and every
+    missing step applied in one `BEGIN IMMEDIATE` transaction (`migrations.upgrade_sqlite`):
+    when two processes open a new workspace at once, the second waits, then finds the schema
+    current and does nothing. A failed step rolls back the whole upgrade, leaving the version
+    found intact.
     """
+    from tempo_eval.store import migrations
+
     found = conn.execute("PRAGMA user_version").fetchone()[0]
     _check_version(found, conn)
-    if found == SCHEMA_VERSION:  # the common case: no write lock needed
+    if _is_current(conn):  # the common case: no write lock needed
         return found
-    if conn.in_transaction:
-        conn.commit()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        found = conn.execute("PRAGMA user_version").fetchone()[0]  # again, under the lock
-        _check_version(found, conn)
-        for version in range(found, SCHEMA_VERSION):
-            for statement in _statements(MIGRATIONS[version]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {version + 1}")
-        conn.commit()
-    except BaseException:
-        conn.rollback()
-        raise
+    migrations.upgrade_sqlite(conn, lambda: _is_current(conn))
     return found
 
 
-def _check_version(found: int, conn: sqlite3.Connection) -> None:
+def _is_current(conn: sqlite3.Connection) -> bool:
+    from tempo_eval.store import migrations
+
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    _check_version(version, conn)
+    return version == SCHEMA_VERSION and migrations.current(conn) == migrations.HEAD
+
+
+def _check_version(found: int, conn: Any) -> None:
+    from tempo_eval.store import migrations
+
+    revision = migrations.current(conn)
+    if revision is not None and revision > migrations.HEAD:
+        raise WorkspaceError(
+            getattr(conn, "workspace_path", "?"),
+            f"its schema is at revision {revision}, newer than this tempo-eval understands ({migrations.HEAD})",
+            "upgrade tempo-eval, or use another --workspace / TEMPO_EVAL_HOME / TEMPO_EVAL_DB",
+        )
     if found > SCHEMA_VERSION:
         raise WorkspaceError(
             getattr(conn, "workspace_path", "?"),
