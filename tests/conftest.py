@@ -57,7 +57,18 @@ def postgres_url(postgres_cluster, monkeypatch: pytest.MonkeyPatch) -> str:
     return url
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sqlite_only: a test of the SQLite file itself (its bytes, PRAGMAs, "
+                            "query plans): `workspace_db` runs it on SQLite only")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "workspace_db" in metafunc.fixturenames:
+        kinds = ["sqlite"] if metafunc.definition.get_closest_marker("sqlite_only") else ["sqlite", "postgresql"]
+        metafunc.parametrize("workspace_db", kinds, indirect=True)
+
+
+@pytest.fixture
 def workspace_db(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The test runs once on each database: the workspace's SQLite file (TEMPO_EVAL_DB unset), and
     a fresh PostgreSQL database (TEMPO_EVAL_DB set). Returns what `connect()` then opens."""

@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from tempo_eval.io.dataset import Dataset
 from tempo_eval.store.db import json_or
 from tempo_eval.store.labels import LabelStore
 from tempo_eval.store.runs import RunStore
+
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
 
 
 def _dataset() -> Dataset:

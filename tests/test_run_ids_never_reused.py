@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tempo_eval.io.dataset import load_dataset
@@ -16,6 +17,9 @@ from tempo_eval.store.db import MIGRATIONS, SCHEMA_VERSION
 from tempo_eval.store.runs import RunStore
 from tests.support.cli import run_cli_streams as run_cli
 from tests.support.sample_runs import SAMPLE, make_sample_runs, metrics
+
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")

@@ -367,10 +367,27 @@ def workspace_dir() -> Path:
     return path
 
 
+def _files_root() -> Path:
+    configured = os.environ.get("TEMPO_EVAL_FILES", "").strip()
+    return Path(configured).expanduser() if configured else \
+        Path(os.environ.get("TEMPO_EVAL_HOME") or Path.home() / ".tempo_eval")
+
+
+def files_dir() -> Path:
+    """The folder of the files the workspace keeps beside its database (created if missing):
+    `TEMPO_EVAL_FILES` when set, else the workspace directory, for either database. Uploads
+    (`uploads/`), saved comparisons and caches (`cache/`), workers' logs (`logs/`) and temporary
+    files (`tmp/`) go there; a team whose app processes and workers run on several machines
+    points them all at one shared volume."""
+    path = _files_root()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def comparisons_dir() -> Path:
-    """`cache/compare/` of the workspace: the saved comparisons of run files
+    """`cache/compare/` of the files folder: the saved comparisons of run files
     (`tempo_eval.comparison_store` writes them, `tempo_eval.store.job_files` sweeps old ones)."""
-    return workspace_dir() / "cache" / "compare"
+    return files_dir() / "cache" / "compare"
 
 
 def default_db_path() -> Path:
@@ -403,9 +420,14 @@ def owned_by_workspace(path: str | os.PathLike[str]) -> str | None:
             same = False
         if same:
             return "the workspace database" if not suffix else f"the workspace database's {suffix[1:]} file"
-    for folder in OWNED_FOLDERS:
-        if target.is_relative_to(home / folder):
-            return f"a file of the workspace's {folder}/ folder"
+    try:
+        files = _files_root().resolve()
+    except (OSError, RuntimeError):
+        files = home
+    for root in dict.fromkeys((home, files)):
+        for folder in OWNED_FOLDERS:
+            if target.is_relative_to(root / folder):
+                return f"a file of the workspace's {folder}/ folder"
     return None
 
 
