@@ -16,8 +16,8 @@ text) by `postgres_sql`:
 - `BEGIN IMMEDIATE` (take the write lock at once) -> `BEGIN` and a transaction-scoped advisory
   lock (`WRITE_LOCK_KEY`), so the writers that relied on SQLite's single writer still take turns.
 
-What a statement needs that differs beyond that is a `Dialect` attribute (`Dialect.skip_locked`,
-the queue's claim). `Dialect.of(connection)` says which one a connection speaks.
+What a statement needs that differs beyond that is a `Dialect` attribute (`Dialect.skip_locked`
+and `Dialect.begin_claim`, the job queue's claim). `Dialect.of(connection)` says which one a connection speaks.
 """
 
 from __future__ import annotations
@@ -64,14 +64,16 @@ class Dialect:
     #: appended to the SELECT that picks queued jobs: locked rows (another worker's claim) are
     #: passed over, so workers on several machines claim from one queue at once
     skip_locked: str
+    #: how the queue's claim begins its transaction (SQLite: the write lock at once)
+    begin_claim: str
 
     @staticmethod
     def of(connection: Any) -> Dialect:
         return getattr(connection, "dialect", SQLITE)
 
 
-SQLITE = Dialect("sqlite", skip_locked="")
-POSTGRES = Dialect("postgresql", skip_locked=" FOR UPDATE SKIP LOCKED")
+SQLITE = Dialect("sqlite", skip_locked="", begin_claim="BEGIN IMMEDIATE")
+POSTGRES = Dialect("postgresql", skip_locked=" FOR UPDATE SKIP LOCKED", begin_claim="BEGIN")
 
 
 @dataclass(frozen=True)
