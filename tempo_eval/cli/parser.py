@@ -13,7 +13,7 @@ from tempo_eval.cli.common import EXIT_INPUT
 if TYPE_CHECKING:
     pass
 
-from tempo_eval.cli import compare, diff, evaluate, import_results, import_scores, runs, slices
+from tempo_eval.cli import compare, diff, evaluate, import_results, import_scores, runs, slices, workspace
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,6 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.epilog += " What every metric, mode and NaN reason code means: docs/metrics.md in the repository."
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    for command in (evaluate, import_results, compare, import_scores, diff, runs, slices):
+    for command in (evaluate, import_results, compare, import_scores, diff, runs, slices, workspace):
         command.add_parser(commands)
     return parser

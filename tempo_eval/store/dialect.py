@@ -66,14 +66,17 @@ class Dialect:
     skip_locked: str
     #: how the queue's claim begins its transaction (SQLite: the write lock at once)
     begin_claim: str
+    #: a read transaction that sees one snapshot of every table (`store.copy`)
+    begin_snapshot: str
 
     @staticmethod
     def of(connection: Any) -> Dialect:
         return getattr(connection, "dialect", SQLITE)
 
 
-SQLITE = Dialect("sqlite", skip_locked="", begin_claim="BEGIN IMMEDIATE")
-POSTGRES = Dialect("postgresql", skip_locked=" FOR UPDATE SKIP LOCKED", begin_claim="BEGIN")
+SQLITE = Dialect("sqlite", skip_locked="", begin_claim="BEGIN IMMEDIATE", begin_snapshot="BEGIN")
+POSTGRES = Dialect("postgresql", skip_locked=" FOR UPDATE SKIP LOCKED", begin_claim="BEGIN",
+                   begin_snapshot="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
 
 
 @dataclass(frozen=True)
