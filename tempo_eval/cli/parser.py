@@ -13,7 +13,16 @@ from tempo_eval.cli.common import EXIT_INPUT
 if TYPE_CHECKING:
     pass
 
-from tempo_eval.cli import compare, diff, evaluate, import_results, import_scores, runs, slices, workspace
+from tempo_eval.cli import (
+    compare,
+    diff,
+    evaluate,
+    import_results,
+    import_scores,
+    runs,
+    slices,
+    workspace,
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -60,7 +60,7 @@ def row_digest(row: tuple[Any, ...]) -> int:
     for value in row:
         if value is None:
             digest.update(b"N")
-        elif isinstance(value, bool) or isinstance(value, int):
+        elif isinstance(value, int):  # bool too
             digest.update(b"i" + str(int(value)).encode() + b";")
         elif isinstance(value, float):
             digest.update(b"f" + struct.pack(">d", value))
