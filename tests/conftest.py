@@ -57,11 +57,6 @@ def postgres_url(postgres_cluster, monkeypatch: pytest.MonkeyPatch) -> str:
     return url
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "sqlite_only: a test of the SQLite file itself (its bytes, PRAGMAs, "
-                            "query plans): `workspace_db` runs it on SQLite only")
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "workspace_db" in metafunc.fixturenames:
         kinds = ["sqlite"] if metafunc.definition.get_closest_marker("sqlite_only") else ["sqlite", "postgresql"]
