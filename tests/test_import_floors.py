@@ -20,7 +20,9 @@ GROUND = ("tempo_eval.schema", "tempo_eval.packed_details", "tempo_eval._values"
           "tempo_eval._secrets", "tempo_eval._process", "tempo_eval._extras")
 #: floor 0 of the store: the workspace database and what is built on it alone
 STORE_FLOOR_0 = ("tempo_eval.store.db", "tempo_eval.store.packing", "tempo_eval.store.verdict_cache",
-                 "tempo_eval.store.jobs", "tempo_eval.store.job_files")
+                 "tempo_eval.store.jobs", "tempo_eval.store.job_files", "tempo_eval.store.errors",
+                 "tempo_eval.store.dialect", "tempo_eval.store.pg", "tempo_eval.store.migrations",
+                 "tempo_eval.store.copy")
 
 
 def _module_name(path: Path) -> str:

@@ -282,7 +282,7 @@ def test_several_processes_opening_one_new_workspace_at_once_all_succeed(tmp_pat
 
 
 def test_a_failed_migration_step_leaves_the_version_found(tmp_path, monkeypatch) -> None:
-    import tempo_eval.store.db as db
+    import tempo_eval.store.migrations.legacy as db
 
     path = tmp_path / "half.sqlite"
     monkeypatch.setattr(db, "MIGRATIONS", [*MIGRATIONS, "CREATE TABLE extra (x); CREATE TABLE extra (y);"])

@@ -11,7 +11,7 @@ docs/operations/upgrading.md): its `upgrade()` runs `op.execute` statements that
 understand, or branches on `op.get_bind().dialect.name` where they differ.
 
 SQLite workspaces made before Alembic carry their version in `PRAGMA user_version` (0-14, the
-list `tempo_eval.store.db.MIGRATIONS`); the baseline revision applies the steps such a file
+list `legacy.MIGRATIONS`); the baseline revision applies the steps such a file
 lacks, so it is upgraded in place and loses nothing.
 """
 
@@ -45,12 +45,12 @@ def current(connection: Any) -> str | None:
 
 
 def apply_legacy(bind: Any) -> None:
-    """On SQLite: the steps of `tempo_eval.store.db.MIGRATIONS` the file lacks (`user_version`)."""
-    from tempo_eval.store import db
+    """On SQLite: the steps of `legacy.MIGRATIONS` the file lacks (`PRAGMA user_version`)."""
+    from tempo_eval.store.migrations import legacy
 
     found = bind.exec_driver_sql("PRAGMA user_version").scalar() or 0
-    for version in range(found, len(db.MIGRATIONS)):
-        for statement in db._statements(db.MIGRATIONS[version]):
+    for version in range(found, len(legacy.MIGRATIONS)):
+        for statement in legacy._statements(legacy.MIGRATIONS[version]):
             bind.exec_driver_sql(statement)
         bind.exec_driver_sql(f"PRAGMA user_version = {version + 1}")
 

@@ -1,6 +1,6 @@
 """Baseline: the whole schema of tempo-eval 0.x's workspace database (its 14 SQLite migrations).
 
-On SQLite this is the list `tempo_eval.store.db.MIGRATIONS`, applied from the file's `PRAGMA
+On SQLite this is the list `tempo_eval.store.migrations.legacy.MIGRATIONS`, applied from the file's `PRAGMA
 user_version` on: a new file gets all of it, a workspace made by an older tempo-eval gets the
 steps it lacks, in place (the statements are the ones those versions ran, so an old workspace
 and a new one have the same schema). On PostgreSQL it is the same tables, written in its types:
@@ -159,13 +159,9 @@ POSTGRES = [
 def upgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name == "sqlite":
-        from tempo_eval.store.db import MIGRATIONS, _statements
+        from tempo_eval.store.migrations import apply_legacy
 
-        found = bind.exec_driver_sql("PRAGMA user_version").scalar() or 0
-        for version in range(found, len(MIGRATIONS)):
-            for statement in _statements(MIGRATIONS[version]):
-                bind.exec_driver_sql(statement)
-            bind.exec_driver_sql(f"PRAGMA user_version = {version + 1}")
+        apply_legacy(bind)
         return
     for statement in POSTGRES:
         bind.exec_driver_sql(statement)
