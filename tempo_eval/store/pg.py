@@ -241,7 +241,12 @@ class PgConnection:
         cursor = self._cursor()
         try:
             self._begin_if_writing(cursor, sql)
-            cursor.executemany(translated.sql, rows)
+            if translated.copy is not None:  # the same rows, a few times faster (results, claims)
+                with cursor.copy(translated.copy) as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            else:
+                cursor.executemany(translated.sql, rows)
         except Exception as error:
             raise self.error(error) from None
         return PgCursor(self, cursor)
