@@ -37,6 +37,9 @@ from tempo_eval.store.results import RESULT_ROW_FIELDS, encode_rows
 from tempo_eval.store.runs import RunStore
 from tests.support.scripts import load_script
 
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
+
 DATA = Path(__file__).parent / "data"
 
 

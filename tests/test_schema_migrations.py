@@ -124,3 +124,15 @@ def test_several_processes_opening_one_new_postgresql_database_migrate_it_once(p
 
 def _open_and_close(url: str) -> None:
     connect(url).close()
+
+
+def test_opening_a_current_workspace_imports_neither_sqlalchemy_nor_alembic(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "current.sqlite"
+    connect(path).close()
+    code = ("import sys; from tempo_eval.store.db import connect; connect(sys.argv[1]).close(); "
+            "print(sorted(m for m in ('sqlalchemy', 'alembic') if m in sys.modules))")
+    found = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[]"
