@@ -82,3 +82,12 @@ def test_the_cli_reads_and_writes_the_postgresql_workspace(postgres_url, tmp_pat
     capsys.readouterr()
     assert main(["runs", "--format", "json"]) == 0
     assert '"status": "finished"' in capsys.readouterr().out
+
+
+def test_without_postgresql_installed_the_reason_says_how_to_install_it(monkeypatch) -> None:
+    import tests.support.postgres as support
+
+    monkeypatch.setattr(support.shutil, "which", lambda name: None)
+    monkeypatch.setattr(support.glob, "glob", lambda pattern: [])
+    assert "PostgreSQL is not installed" in support.missing_reason()
+    assert "apt-get install postgresql" in support.missing_reason()
