@@ -91,3 +91,16 @@ def test_without_postgresql_installed_the_reason_says_how_to_install_it(monkeypa
     monkeypatch.setattr(support.glob, "glob", lambda pattern: [])
     assert "PostgreSQL is not installed" in support.missing_reason()
     assert "apt-get install postgresql" in support.missing_reason()
+
+
+def test_a_store_connects_again_after_its_postgresql_connection_was_lost(postgres_url) -> None:
+    from tempo_eval.store.runs import RunStore
+
+    store = RunStore()
+    killer = connect(postgres_url)
+    killer.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                   " WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    with pytest.raises(WorkspaceError):  # the statement that finds the connection gone says so
+        store.list_datasets()
+    assert store.list_datasets().empty  # and the next one connects again
+    killer.close()

@@ -186,16 +186,30 @@ class PgConnection:
         self.url = url
         self.workspace_path = display_url(url)
         self.row_factory: Any = None
+        self._idle = psycopg.pq.TransactionStatus.IDLE
+        self._open()
+
+    def _open(self) -> None:
+        import psycopg
+
         try:
-            self._raw = engine(url).raw_connection()
+            self._raw = engine(self.url).raw_connection()
         except Exception as error:
-            raise postgres_error(url, error) from None
+            raise postgres_error(self.url, error) from None
         self._pg = self._raw.driver_connection
         self._pg.rollback()
         self._pg.autocommit = True
         self._pg.cursor_factory = psycopg.ClientCursor
         _adapters(self._pg)
-        self._idle = psycopg.pq.TransactionStatus.IDLE
+
+    def _cursor(self) -> Any:
+        if self._pg.closed:  # the server restarted or the network dropped: the statement that
+            self._raw.invalidate()  # found it failed; the next one connects again
+            self._open()
+        cursor = self._pg.cursor()
+        if self.row_factory is not None:
+            cursor.row_factory = _named_rows
+        return cursor
 
     def error(self, error: BaseException) -> WorkspaceError:
         return postgres_error(self.url, error)
@@ -203,12 +217,6 @@ class PgConnection:
     @property
     def in_transaction(self) -> bool:
         return self._pg.info.transaction_status != self._idle
-
-    def _cursor(self) -> Any:
-        cursor = self._pg.cursor()
-        if self.row_factory is not None:
-            cursor.row_factory = _named_rows
-        return cursor
 
     def _begin_if_writing(self, cursor: Any, sql: str) -> None:
         if not self.in_transaction and sql.lstrip()[:7].upper().startswith(_WRITES):
@@ -264,7 +272,8 @@ class PgConnection:
 
     def close(self) -> None:
         try:
-            self.rollback()
+            if not self._pg.closed:
+                self.rollback()
         finally:
             self._raw.close()
 
