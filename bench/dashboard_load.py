@@ -204,10 +204,10 @@ class Renicer(threading.Thread):
 def build_workspace(home: Path) -> tuple[int, list[int]]:
     """The sample QA dataset with two runs; returns (sample id, its run ids)."""
     os.environ["TEMPO_EVAL_HOME"] = str(home)
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     store = RunStore()

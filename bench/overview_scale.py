@@ -5,7 +5,7 @@
 A workspace (a temporary TEMPO_EVAL_HOME) gets a generated news-retrieval dataset of --rows rows
 (weekly questions on a handful of topics, two retrievers, one of them over an old snapshot, three
 dated documents per row, current and outdated answers: the shape of `data/asof/news_asof.jsonl`,
-every text distinct), and a run of it evaluated by the engine (`tempo_eval.runner.evaluate`:
+every text distinct), and a run of it evaluated by the engine (`tempo_eval.engine.runner.evaluate`:
 focus-time Temporal Faithfulness and Temporal NDCG@10, and the five as-of metrics). Then the
 Overview page is opened in Streamlit's AppTest with that dataset and run selected, as a user
 opening it would, and the time of that first draw and of a second (a rerun: what the caches keep)
@@ -77,6 +77,7 @@ def build_workspace(home: Path, n_rows: int) -> tuple[int, int, float]:
     os.environ["TEMPO_EVAL_HOME"] = str(home)
     import pandas as pd
 
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import Dataset
     from tempo_eval.metrics.answer_currency import AnswerCurrency
     from tempo_eval.metrics.evidence_age import (
@@ -87,7 +88,6 @@ def build_workspace(home: Path, n_rows: int) -> tuple[int, int, float]:
     )
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore, frame_content_hash
 
     frame = pd.DataFrame(generated_rows(n_rows), dtype=object)  # canonical columns: no mapping

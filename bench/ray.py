@@ -114,8 +114,8 @@ def _load() -> str:
 
 
 def run_local(path: Path, metric_factory, n_rows: int, block_size: int):
-    from tempo_eval.runner import evaluate
-    from tempo_eval.scoring_pool import default_processes
+    from tempo_eval.engine.pool import default_processes
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     os.environ["TEMPO_EVAL_HOME"] = tempfile.mkdtemp(prefix="tempo_eval_bench_local_")
@@ -135,8 +135,8 @@ def run_local(path: Path, metric_factory, n_rows: int, block_size: int):
 
 
 def run_ray(path: Path, metric_factory, n_rows: int, workers: int, block_size: int):
-    from tempo_eval.distributed.engine import evaluate_ray
-    from tempo_eval.distributed.output import import_results
+    from tempo_eval.engine.distributed.engine import evaluate_ray
+    from tempo_eval.engine.distributed.output import import_results
     from tempo_eval.store.runs import RunStore
 
     os.environ["TEMPO_EVAL_HOME"] = tempfile.mkdtemp(prefix="tempo_eval_bench_ray_")
@@ -185,8 +185,8 @@ class DriverClock:
     `DatasetWriter.add`). Wall-clock seconds, measured by wrapping those functions."""
 
     def __enter__(self) -> DriverClock:
-        from tempo_eval.distributed import driver, engine, output
-        from tempo_eval.distributed.workspace import WorkspaceRun
+        from tempo_eval.engine.distributed import driver, engine, output
+        from tempo_eval.engine.distributed.workspace import WorkspaceRun
 
         self.opening = self.waiting = self.files = self.blocks = self.dataset = 0.0
         self.saved = [(WorkspaceRun, "record", "blocks"), (WorkspaceRun, "write_from_files", "blocks"),

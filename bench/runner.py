@@ -76,9 +76,9 @@ def main() -> None:
 
     workspace = tempfile.mkdtemp(prefix="tempo_eval_bench_")
     os.environ["TEMPO_EVAL_HOME"] = workspace
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.runner import evaluate
 
     path = Path(workspace) / "bench.jsonl"
     make_frame(args.rows).to_json(path, orient="records", lines=True)
@@ -123,10 +123,10 @@ def main() -> None:
 
 def store_size(n_rows: int) -> None:
     """Section 5 of the module docstring."""
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.db import DB_FILENAME
     from tempo_eval.store.packing import _unpack
     from tempo_eval.store.runs import RunStore

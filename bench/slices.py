@@ -36,8 +36,8 @@ def build(store, n_rows: int) -> int:
     import numpy as np
     import pandas as pd
 
+    from tempo_eval.common.schema import MetricResult
     from tempo_eval.io.dataset import Dataset
-    from tempo_eval.schema import MetricResult
     from tempo_eval.store.results import encode_rows
 
     rng = np.random.default_rng(7)

@@ -15,7 +15,7 @@ as the child's own high-water mark, VmHWM):
   its first call: a warm-up call is made first and not timed, unless --ranx-cold);
 - ours: `python -m tempo_eval compare A B --qrels Q --test student` (the command line, its
   parsing included), and with the default Fisher test; the NDCG@1..100 curves against a single
-  k (`tempo_eval.trec_scores.score_trec_files`); and every run in one `compare`.
+  k (`tempo_eval.compare.trec_scores.score_trec_files`); and every run in one `compare`.
 
 Prints the times, the peak memory, the ratios against the targets (two runs at least 2x faster
 than pytrec_eval with no more memory; the curves at most 1.5x a single k; ten runs within 8 GB),
@@ -142,7 +142,7 @@ def child_ours_cli(qrels: str, runs: list[str], test: str, out: str | None) -> d
 
 
 def child_ours_scores(qrels: str, runs: list[str], curve: bool) -> dict:
-    from tempo_eval.trec_scores import score_trec_files
+    from tempo_eval.compare.trec_scores import score_trec_files
 
     scores = score_trec_files(runs, qrels, metrics=["ndcg@10"], curve_k=100 if curve else None)
     return {"runs": len(scores.runs), "missing": scores.missing}

@@ -16,18 +16,18 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from tempo_eval.common import __version__ as __version__  # noqa: E402
+
 # eager: light, and the function must win over the `tempo_eval.slices` subpackage of the same name
 from tempo_eval.slices.report import slices  # noqa: E402
-
-__version__ = "0.1.0"
 
 #: public noun -> (module, name there)
 _NOUNS = {
     "METRICS": ("tempo_eval.metrics", "METRICS"),  # the registry, filled as the metrics package loads
     "RunStore": ("tempo_eval.store.runs", "RunStore"),  # the workspace: datasets, runs, results
-    "compare": ("tempo_eval.compare", "compare"),
-    "diff": ("tempo_eval.run_diff", "diff_stored"),
-    "evaluate": ("tempo_eval.runner", "evaluate"),
+    "compare": ("tempo_eval.compare", ""),  # the package, callable as `statistics.compare`
+    "diff": ("tempo_eval.compare.run_diff", "diff_stored"),
+    "evaluate": ("tempo_eval.engine.runner", "evaluate"),
     "load_dataset": ("tempo_eval.io.dataset", "load_dataset"),
 }
 
@@ -46,9 +46,9 @@ def __getattr__(name: str) -> Any:
     found = _NOUNS.get(name)
     if found is None:
         raise AttributeError(f"module 'tempo_eval' has no attribute {name!r}")
-    value = getattr(import_module(found[0]), found[1])
-    if name != "compare":  # `tempo_eval.compare` is also the module (callable as the function)
-        globals()[name] = value
+    module = import_module(found[0])
+    value = getattr(module, found[1]) if found[1] else module
+    globals()[name] = value
     return value
 
 

@@ -1,21 +1,21 @@
 """The Compare page's as-of sections for run files with dates: the evidence-age distribution of
 every run overlaid, and per run the queries that leak (future_leak@k > 0), each of which opens to
 its ranked top-k documents with their publication dates, ages and flags (future, stale, undated).
-The numbers come from the worker's saved comparison (`tempo_eval.comparison_store`).
+The numbers come from the worker's saved comparison (`tempo_eval.compare.saved`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval import comparison_store
+from tempo_eval.compare import saved as saved_comparisons
 from tempo_eval_app import downloads, formatting
 
 #: the columns of an opened query's documents, in this order
 DOCUMENT_COLUMNS = ["rank", "doc_id", "date", "age", "flag", "grade"]
 
 
-def show(found: comparison_store.StoredComparison) -> None:
+def show(found: saved_comparisons.StoredComparison) -> None:
     """The as-of sections, or a line saying which files would add them."""
     if not found.as_of:
         st.caption("Add a doc-dates and a query-dates file above for the as-of metrics: future leak, stale "
@@ -50,7 +50,7 @@ def _age_figure(key: str, k: int):
     return age_histogram(run_files.load(key).ages(), title=f"Age of the top {k} documents at the as-of date")
 
 
-def _leaks(found: comparison_store.StoredComparison, run: str, i: int, k: int) -> None:
+def _leaks(found: saved_comparisons.StoredComparison, run: str, i: int, k: int) -> None:
     table = found.leaking(run)
     dated = int(found.values[(found.values["run"] == run) & (found.values["metric"] == found.as_of[0])]["value"].notna().sum())
     st.markdown(formatting.md_escape(

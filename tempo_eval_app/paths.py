@@ -1,7 +1,7 @@
 """Paths typed into the app, confined to allowed folders.
 
 The app reads files on the machine it runs on when a user names them (a dataset on Evaluate,
-run files on Compare). The rules are the engine's (`tempo_eval._confine`, where the worker that
+run files on Compare). The rules are the engine's (`tempo_eval.common.confine`, where the worker that
 opens the file later checks it again): a typed path must lie inside an allowed folder once
 every link is resolved (the workspace, the bundled `data/` folder and the folders of
 `TEMPO_EVAL_ALLOWED_DIRS`); a `..` part, a NUL byte, a link leading outside and a file with
@@ -17,7 +17,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from tempo_eval._confine import ALLOWED_ENV, ROOT, PathRefused, allowed_roots, confine
+from tempo_eval.common.confine import ALLOWED_ENV, ROOT, PathRefused, allowed_roots, confine
 
 __all__ = ["ALLOWED_ENV", "ROOT", "PathRefused", "TooManyFiles", "allowed_roots", "confine", "files_named"]
 
@@ -45,7 +45,7 @@ def files_named(text: str, roots: Sequence[Path] | None = None, *, limit: int | 
     100,000 files costs what one of `limit` does). A folder's answer is kept by its path and
     modification time (`LISTINGS_KEPT` folders), so a page that reruns does not list it again
     until a file is added, removed or renamed in it (the worker checks each file again when it
-    opens it, `tempo_eval._confine`)."""
+    opens it, `tempo_eval.common.confine`)."""
     path = confine(text, roots)
     if path.is_dir():
         return _listing(path, text.strip(), roots, limit)

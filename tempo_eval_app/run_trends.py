@@ -1,6 +1,6 @@
 """The Runs page's trends: each metric's mean with its CI across the runs of the active dataset in
 time order (a point opens its run in Results), and the leaderboard's change columns against a
-baseline run the user pins. Computed by `tempo_eval.leaderboard`."""
+baseline run the user pins. Computed by `tempo_eval.compare.leaderboard`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def pin_baseline(table: pd.DataFrame, runs: pd.DataFrame, metrics: list[str], wh
     """A "Baseline for the Δ columns" picker drawn in `where`; with a run pinned, `table` (the
     leaderboard) gains a "METRIC Δ" column per metric (mean minus the baseline's mean). Returns the
     table and the added columns."""
-    from tempo_eval.leaderboard import baseline_deltas
+    from tempo_eval.compare.leaderboard import baseline_deltas
 
     ids = [int(i) for i in table["id"]]
     names = {int(r.id): f"{r.name} · #{r.id}" for r in table.itertuples()}
@@ -51,7 +51,7 @@ def pin_baseline(table: pd.DataFrame, runs: pd.DataFrame, metrics: list[str], wh
 def _trend_figure(db: str, dataset_id: int, version: tuple):
     """The trend chart of a dataset's runs (None: no stored mean), built once per version of its
     runs (`selection.runs_key`) and shared (Streamlit draws a copy; never modify it)."""
-    from tempo_eval.leaderboard import metric_trends
+    from tempo_eval.compare.leaderboard import metric_trends
     from tempo_eval.viz.trends import trend_chart
 
     runs = selection.runs_of(dataset_id)

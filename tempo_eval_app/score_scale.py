@@ -31,10 +31,10 @@ UNIT_INTERVAL = Scale(0.0, 1.0, 0.05)
 
 def score_scale(metric: str, values: Any) -> Scale:
     """0 to 1 (step 0.05) for a metric whose finite scores all lie in [0, 1] and that has no unit;
-    else from the floor of its smallest to the ceiling of its largest score, in its unit (as the metric declares it, `tempo_eval.metric_catalog.scale`;
+    else from the floor of its smallest to the ceiling of its largest score, in its unit (as the metric declares it, `tempo_eval.metrics.catalog.scale`;
     step 1 for days or a span of 20 and more, a hundredth of the span below). A metric with a unit
     and no finite score: 0 to 1 in its unit."""
-    from tempo_eval.metric_catalog import scale
+    from tempo_eval.metrics.catalog import scale
 
     unit = scale(str(metric)).unit
     scores = np.asarray(values, dtype=np.float64)

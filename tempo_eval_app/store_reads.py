@@ -15,6 +15,8 @@ from tempo_eval.store.db import database_location
 from tempo_eval.store.run_records import runs_frame
 from tempo_eval.store.runs import RunStore
 from tempo_eval_app import run_counts
+from tempo_eval_app.identity import current_user
+from tempo_eval_app.permissions import require
 
 
 @st.cache_resource(show_spinner=False)
@@ -75,7 +77,10 @@ def dataset_info(dataset_id: int) -> dict[str, Any]:
 
 
 def save_dataset(dataset: Any) -> int:
-    return store().save_dataset(dataset)
+    """Store a dataset a page was given, as the current user's (`identity.current_user`) when it is
+    new: only a role that may upload (the bundled samples are stored by `samples` for every role)."""
+    require("upload")
+    return store().save_dataset(dataset, user=current_user())
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -117,10 +122,10 @@ def _run_config(db: str, run_id: int, config_hash: str) -> Any:
 
 
 def run_label(run_id: int, name: str | None = None, config_hash: str | None = None) -> str:
-    """The run's short label, as every page names it (`tempo_eval.run_names.run_label`:
+    """The run's short label, as every page names it (`tempo_eval.common.run_names.run_label`:
     "#2 · claims TF · lexical"); "#N" alone for a run deleted meanwhile. A list of runs passes
     each run's name and config hash from the runs table it already holds: no read per run."""
-    from tempo_eval.run_names import run_label as label
+    from tempo_eval.common.run_names import run_label as label
 
     if name is not None and config_hash is not None:
         return label(int(run_id), name, _run_config(db_path(), int(run_id), str(config_hash)))
@@ -172,13 +177,13 @@ def runs_table(dataset_id: int | None) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _run_board(db: str, run_id: int, n_results: int) -> pd.DataFrame:
-    from tempo_eval.leaderboard import leaderboard
+    from tempo_eval.compare.leaderboard import leaderboard
 
     return leaderboard(_store_for(db).run_scores([run_id]))
 
 
 def run_board(run_id: int, n_results: int) -> pd.DataFrame:
-    """The leaderboard rows of one run (`tempo_eval.leaderboard.leaderboard`), cached per run and
+    """The leaderboard rows of one run (`tempo_eval.compare.leaderboard.leaderboard`), cached per run and
     number of results (`n_results` from `runs_table`), so a run still being written is read
     again as it grows."""
     return _run_board(db_path(), int(run_id), int(n_results))
@@ -186,13 +191,13 @@ def run_board(run_id: int, n_results: int) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Aggregating the runs…", max_entries=64)
 def _runs_board(db: str, signature: tuple[tuple[int, int], ...]) -> pd.DataFrame:
-    from tempo_eval.leaderboard import leaderboard
+    from tempo_eval.compare.leaderboard import leaderboard
 
     return leaderboard(_store_for(db).run_scores([run_id for run_id, _ in signature]))
 
 
 def runs_board(runs: pd.DataFrame) -> pd.DataFrame:
-    """The leaderboard rows (`tempo_eval.leaderboard.leaderboard`) of every run of `runs` (a
+    """The leaderboard rows (`tempo_eval.compare.leaderboard.leaderboard`) of every run of `runs` (a
     `runs_table`), read and aggregated in one go; cached per run ids and result counts, so a
     new result or a deleted run reads them again."""
     signature = tuple((int(i), int(n)) for i, n in zip(runs["id"], runs["n_results"], strict=True))
@@ -201,14 +206,14 @@ def runs_board(runs: pd.DataFrame) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _run_setups(db: str, signature: tuple[tuple[int, str], ...]) -> dict[int, dict[str, str]]:
-    from tempo_eval.leaderboard import run_setup
+    from tempo_eval.compare.leaderboard import run_setup
 
     configs = _store_for(db).run_configs([run_id for run_id, _ in signature])
     return {run_id: run_setup(config) for run_id, config in configs.items()}
 
 
 def run_setups(runs: pd.DataFrame) -> dict[int, dict[str, str]]:
-    """Verifier, judge and model of every run of `runs` (`tempo_eval.leaderboard.run_setup`),
+    """Verifier, judge and model of every run of `runs` (`tempo_eval.compare.leaderboard.run_setup`),
     cached per run ids and configuration hashes."""
     signature = tuple((int(i), str(h)) for i, h in zip(runs["id"], runs["config_hash"], strict=True))
     return _run_setups(db_path(), signature)
@@ -264,7 +269,7 @@ def _wide(db: str, run_id: int, long: pd.DataFrame, *, queries: bool) -> pd.Data
     codes = wide["reason_code"].add_suffix(" reason")
     grid = pd.concat([scores, codes], axis=1).reset_index()
     grid.columns.name = None
-    from tempo_eval.run_names import run_label as label
+    from tempo_eval.common.run_names import run_label as label
 
     grid.insert(0, "eval_run", label(int(run_id), info["name"], info["config"]))
     grid.insert(1, "run_id", run_id)

@@ -78,7 +78,7 @@ def _changes_caption(rep: Any) -> None:
 
 def show(runs: list[int], metric: str, by: str, bin: str, *, key: str) -> None:
     """The chart of `runs` on `metric`, its numbers, downloads and a clicked bin's rows."""
-    from tempo_eval.report_html import slices_html
+    from tempo_eval.compare.report_html import slices_html
     from tempo_eval.viz.slices import slices_figure
 
     try:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from tempo_eval.agreement import agreement_pairs, rank_correlations
+from tempo_eval.compare.agreement import agreement_pairs, rank_correlations
 
 
 def _results(metric: str, scores: list[float]) -> pd.DataFrame:
@@ -46,10 +46,10 @@ def test_agreement_page_sets_imported_ragas_scores_against_ours() -> None:
 
     from streamlit.testing.v1 import AppTest
 
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io import load_dataset
     from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     root = Path(__file__).resolve().parents[1]

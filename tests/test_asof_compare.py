@@ -118,7 +118,7 @@ def test_compare_names_the_file_line_and_value_of_a_bad_date(tmp_path, capsys, k
 
 
 def test_score_trec_files_hand_computed(tmp_path):
-    from tempo_eval.trec_scores import score_trec_files
+    from tempo_eval.compare.trec_scores import score_trec_files
 
     run = tmp_path / "a.trec"
     run.write_text("q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\nq2 Q0 d2 1 1.0 a\n")

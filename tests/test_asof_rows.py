@@ -19,6 +19,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "data" / "asof" / "news_asof.jso
 @pytest.fixture
 def asof_run() -> tuple[int, int]:
     """The dated news fixture and an engine run of the five as-of metrics (k 10, max_age 30)."""
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.answer_currency import AnswerCurrency
     from tempo_eval.metrics.evidence_age import (
@@ -27,7 +28,6 @@ def asof_run() -> tuple[int, int]:
         RecencyNDCG,
         StaleEvidence,
     )
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     store = RunStore()

@@ -10,8 +10,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from tempo_eval import compare as compare_module
-from tempo_eval.compare import bootstrap_ci
+from tempo_eval.compare import statistics as compare_module
+from tempo_eval.compare.statistics import bootstrap_ci
 
 
 def _all_at_once(values: np.ndarray, n_resamples: int, seed: int) -> tuple[float, float]:
@@ -40,7 +40,7 @@ def test_chunked_resampling_gives_the_intervals_of_one_draw(monkeypatch, kind: s
 PEAK = textwrap.dedent("""
     import resource, sys
     import numpy as np
-    from tempo_eval.compare import bootstrap_ci
+    from tempo_eval.compare.statistics import bootstrap_ci
     rng = np.random.default_rng(1)
     continuous = rng.random(300_000)                       # the index path
     levels = rng.integers(0, 30_000, 600_000) / 30_000     # the multinomial path, 30,000 levels

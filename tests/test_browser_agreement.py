@@ -29,10 +29,10 @@ DATA = Path(__file__).resolve().parent / "data" / "interop"
 @pytest.fixture(scope="module")
 def agreement_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     require_browser()
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io import load_dataset
     from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.db import DB_FILENAME
     from tempo_eval.store.runs import RunStore
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tempo_eval.report_html import diff_html
-from tempo_eval.run_diff import diff_runs
+from tempo_eval.compare.report_html import diff_html
+from tempo_eval.compare.run_diff import diff_runs
 from tests.test_browser import CHROMIUM, LAUNCH_ARGS, require_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -33,9 +33,9 @@ def _prepare(home: Path) -> dict[str, int]:
 
     os.environ["TEMPO_EVAL_HOME"] = str(home)
     try:
+        from tempo_eval.engine.runner import evaluate
         from tempo_eval.io.dataset import load_dataset
         from tempo_eval.metrics import TemporalFaithfulness
-        from tempo_eval.runner import evaluate
         from tempo_eval.store.runs import RunStore
         from tempo_eval.verify import make_verifier
         from tests.support.sample_runs import make_sample_runs

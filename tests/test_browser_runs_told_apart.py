@@ -13,9 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.metrics import TemporalFaithfulness
-from tempo_eval.runner import evaluate
 from tempo_eval.store.db import DB_FILENAME
 from tempo_eval.store.runs import RunStore
 from tempo_eval.verify import make_verifier

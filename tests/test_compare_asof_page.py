@@ -193,8 +193,8 @@ def test_downloads_hold_the_as_of_columns() -> None:
     job = JobQueue().jobs(kind="compare_runs")[0]
     found = run_files.stored(job)
     report = found.report(10, test="student", alpha=0.05)
-    from tempo_eval.compare import cis_columns
-    from tempo_eval.report_html import comparison_html
+    from tempo_eval.compare.report_html import comparison_html
+    from tempo_eval.compare.statistics import cis_columns
 
     cis = found.cis(10)
     html = comparison_html(report, board=cis_columns(report.to_dataframe(), cis, report.metrics))
@@ -221,7 +221,7 @@ def test_one_date_file_alone_is_said_and_ndcg_still_compared() -> None:
 
 
 def test_mean_cis_are_over_the_queries_every_run_scored() -> None:
-    from tempo_eval.compare import mean_cis
+    from tempo_eval.compare.statistics import mean_cis
 
     cis = mean_cis({"a": {"m": {"q1": 1.0, "q2": math.nan, "q3": 0.5}}, "b": {"m": {"q1": 0.0, "q2": 1.0}}}, ["m"])
     assert cis["a"]["m"] == (1.0, 1.0) and cis["b"]["m"] == (0.0, 0.0)  # q1 alone is in both

@@ -1,4 +1,4 @@
-"""Packed details (`tempo_eval.packed_details`, issue 27): rows scored to be stored keep the
+"""Packed details (`tempo_eval.common.packed_details`, issue 27): rows scored to be stored keep the
 focus-time metrics' details as a layout's values, the store writes those, and every reader gets
 back exactly the details `metric.measure` returns (recorded in tests/data/packed_details_cases.json
 by tests/data/build_packed_details_cases.py before the details were packed). Details stored in
@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tempo_eval.common.packed_details import PackedDetails, expand, packing_details, year_runs
+from tempo_eval.engine.scoring import measure_batch
 from tempo_eval.io.dataset import Dataset
 from tempo_eval.metrics.base import MetricResult
-from tempo_eval.packed_details import PackedDetails, expand, packing_details, year_runs
-from tempo_eval.scoring import measure_batch
 from tempo_eval.store import packing
 from tempo_eval.store.packing import (
     _TAG_LAYOUT,

@@ -73,8 +73,8 @@ def test_a_wide_csv_loads_without_a_warning_per_column_and_errors_list_few_colum
 
 
 def test_the_runner_names_a_few_columns_of_a_wide_dataset() -> None:
+    from tempo_eval.engine.runner import check_columns
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.runner import check_columns
 
     with pytest.raises(ValueError) as error:
         check_columns([TemporalFaithfulness()], ["query_id", "answer", *(f"c{i}" for i in range(5000))])

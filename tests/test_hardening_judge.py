@@ -109,7 +109,7 @@ def test_a_judge_echoing_a_key_from_any_variable_never_gets_it_stored_or_printed
 
 
 def test_the_store_and_the_verdict_cache_mask_registered_secrets(tmp_path: Path) -> None:
-    from tempo_eval._secrets import register_secret
+    from tempo_eval.common.secrets import register_secret
     from tempo_eval.metrics.base import MetricResult
     from tempo_eval.store.runs import RunStore
     from tempo_eval.store.verdict_cache import VerdictCache
@@ -119,7 +119,7 @@ def test_the_store_and_the_verdict_cache_mask_registered_secrets(tmp_path: Path)
     path = tmp_path / "ws.sqlite"
     store = RunStore(path)
     dataset = pd.DataFrame({"query_id": ["q1"], "answer": ["a"]})
-    from tempo_eval.scoring import as_dataset
+    from tempo_eval.engine.scoring import as_dataset
 
     run_id, _ = store.create_or_resume_run(store.save_dataset(as_dataset(dataset)), {"metrics": ["m"]})
     claim = {"claim": f"c {secret}", "verdict": "SUPPORTED", "evidence": f"e {secret}", "reason": f"r {secret}",

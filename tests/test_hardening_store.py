@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tempo_eval.cli import main
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-from tempo_eval.runner import evaluate
 from tempo_eval.store import WorkspaceError
 from tempo_eval.store.db import DB_FILENAME, workspace_error
 from tempo_eval.store.runs import RunStore
@@ -292,7 +292,7 @@ def test_a_deadline_passing_while_another_process_holds_the_run_writes_nothing(t
     dataset = _dataset()
     metrics = [TemporalNDCG()]
     holder = RunStore(path)
-    from tempo_eval.runner import run_config
+    from tempo_eval.engine.runner import run_config
 
     run_id, _ = holder.create_or_resume_run(holder.save_dataset(dataset), run_config(metrics))
     assert holder.acquire_run(run_id) is None

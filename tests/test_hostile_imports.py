@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from tempo_eval.cli import build_metrics, main
-from tempo_eval.distributed import output
+from tempo_eval.engine.distributed import output
+from tempo_eval.engine.runner import run_config
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.foreign import load_foreign_results
 from tempo_eval.metrics.base import MetricResult
-from tempo_eval.runner import run_config
 from tempo_eval.store.labels import LabelStore, premises_hash
 from tempo_eval.store.runs import RunStore, config_hash
 

@@ -206,13 +206,13 @@ def test_evaluate_with_a_huge_k_stays_small(tmp_path: Path) -> None:
 
 
 def test_compare_parses_a_huge_cutoff_and_scores_it_as_trec_eval(tmp_path: Path) -> None:
-    from tempo_eval.compare import parse_trec_metric
-    from tempo_eval.metrics.ndcg import ndcg_gold_batch
+    from tempo_eval.compare.statistics import parse_trec_metric
+    from tests.support.trec import ndcg_per_query
 
     assert parse_trec_metric(f"ndcg@{HUGE_K}") == HUGE_K
     run = {"q1": {"a": 1.0, "b": 0.5}, "q2": {"c": 2.0}}
     qrels = {"q1": {"b": 1, "z": 2}, "q2": {"c": 1}}
-    assert ndcg_gold_batch(run, qrels, HUGE_K) == pytest.approx(ndcg_gold_batch(run, qrels, 10))
+    assert ndcg_per_query(run, qrels, HUGE_K) == pytest.approx(ndcg_per_query(run, qrels, 10))
     for name in ("a", "b"):
         (tmp_path / f"{name}.run").write_text(f"q1 Q0 d1 1 1.0 {name}\nq1 Q0 d2 2 0.5 {name}\n", encoding="utf-8")
     (tmp_path / "qrels.txt").write_text("q1 0 d2 1\n", encoding="utf-8")
@@ -361,8 +361,8 @@ def test_an_empty_contexts_list_is_not_measurable_in_every_mode(mode: str) -> No
 
 
 def test_an_empty_contexts_row_agrees_with_the_loader_warning(tmp_path: Path) -> None:
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     data = tmp_path / "data.jsonl"
@@ -407,7 +407,7 @@ def test_compare_output_to_a_full_disk_names_the_file(tmp_path: Path, capsys: py
 
 
 def test_a_tag_shared_by_two_files_of_the_same_name_reads_without_a_doubled_space(tmp_path: Path) -> None:
-    from tempo_eval.io.trec import load_run
+    from tests.support.trec import load_run
 
     for folder in ("x", "y"):
         (tmp_path / folder).mkdir()

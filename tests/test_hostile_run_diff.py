@@ -8,8 +8,8 @@ import math
 import pandas as pd
 import pytest
 
-from tempo_eval.report_html import diff_html
-from tempo_eval.run_diff import diff_runs
+from tempo_eval.compare.report_html import diff_html
+from tempo_eval.compare.run_diff import diff_runs
 from tests.test_run_diff import _results
 
 

@@ -44,7 +44,8 @@ def test_labels_export_when_only_some_labels_have_premises() -> None:
     labels.set_label("Paris is in France.", ["Paris is the capital of France."], "SUPPORTED")
     with labels._conn:  # a label stored before premises were kept: premises is NULL
         labels._conn.execute(
-            "INSERT INTO claim_labels (claim, premises_hash, label, note, premises) VALUES (?, ?, ?, ?, NULL)",
+            "INSERT INTO claim_labels (claim, premises_hash, reviewer, label, note, premises, labelled_at)"
+            " VALUES (?, ?, '', ?, ?, NULL, '2024-01-01 00:00:00')",
             ("Old claim.", "0" * 64, "NEUTRAL", ""),
         )
     records = [json.loads(line) for line in labels.export("jsonl").decode().splitlines()]

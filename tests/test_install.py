@@ -141,7 +141,7 @@ def test_a_verifier_without_its_extra_names_the_extra(tmp_path: Path) -> None:
 ])
 def test_the_judge_and_ray_without_their_extra_name_it(code: str, extra: str, tmp_path: Path) -> None:
     script = BLOCK_HEAVY.split("from tempo_eval.cli")[0] + (
-        "from tempo_eval._extras import MissingExtra\ntry:\n"
+        "from tempo_eval.common.extras import MissingExtra\ntry:\n"
         + "".join(f"    {line}\n" for line in code.replace("OUT", str(tmp_path / "out")).splitlines())
         + "except MissingExtra as exc:\n    print(exc)\n"
     )

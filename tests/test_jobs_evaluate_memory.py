@@ -73,9 +73,9 @@ def test_evaluate_and_the_datasets_preview_never_decode_the_whole_dataset(tmp_pa
 
 
 def test_agreement_shows_the_queries_without_the_dataset_frame(monkeypatch) -> None:
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
 
     fixture = ROOT / "tests" / "data" / "interop" / "ragas_result.csv"
     store = RunStore()
@@ -101,8 +101,8 @@ def test_agreement_shows_the_queries_without_the_dataset_frame(monkeypatch) -> N
 def test_an_ended_evaluation_is_summarised_from_its_scores_not_its_results(tmp_path, monkeypatch) -> None:
     # Evaluate shows an ended job's summary (mean and 95% CI per metric) and its downloads without
     # reading the run's results frame: it used to read (and keep) it and resample on every rerun
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.jobs import JobQueue
     from tests.support.jobs import SETTINGS, ended
 

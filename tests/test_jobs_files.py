@@ -99,7 +99,7 @@ def test_the_sweep_removes_old_leftover_uploads_but_not_one_a_job_names(monkeypa
 
 
 def _comparison(key: str, size: int, days: float) -> Path:
-    from tempo_eval.comparison_store import cache_root
+    from tempo_eval.compare.saved import cache_root
 
     folder = cache_root() / key
     folder.mkdir(parents=True)
@@ -130,7 +130,7 @@ def test_saved_comparisons_go_when_old_or_over_the_cap_never_while_in_use(monkey
 
 
 def test_a_comparison_being_written_stays_while_its_writer_lives() -> None:
-    from tempo_eval.comparison_store import cache_root
+    from tempo_eval.compare.saved import cache_root
 
     queue = JobQueue()
     mine = cache_root() / f"{'f' * 64}.part-{os.getpid()}"

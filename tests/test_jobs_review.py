@@ -64,7 +64,7 @@ def test_an_uploads_folder_that_links_out_of_the_workspace_is_never_tidied(tmp_p
 
 
 def test_a_comparison_folder_that_links_out_is_never_removed(tmp_path) -> None:
-    from tempo_eval.comparison_store import cache_root
+    from tempo_eval.compare.saved import cache_root
 
     theirs = tmp_path / "theirs"
     theirs.mkdir()

@@ -7,10 +7,16 @@ import math
 import pandas as pd
 import pytest
 
-from tempo_eval.leaderboard import config_diff, flatten_config, leaderboard, mean_changes, run_setup
+from tempo_eval.compare.leaderboard import (
+    config_diff,
+    flatten_config,
+    leaderboard,
+    mean_changes,
+    run_setup,
+)
+from tempo_eval.engine.runner import run_config
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-from tempo_eval.runner import run_config
 from tempo_eval.verify.lexical import LexicalVerifier
 
 
@@ -60,7 +66,7 @@ def test_mean_changes_covers_metrics_of_either_run() -> None:
 
 
 def test_leaderboard_agrees_with_the_runners_aggregate_for_each_run() -> None:
-    from tempo_eval.runner import aggregate_frame
+    from tempo_eval.engine.runner import aggregate_frame
 
     scores = _scores()
     board = leaderboard(scores).set_index(["run_id", "metric"])
@@ -73,7 +79,7 @@ def test_leaderboard_agrees_with_the_runners_aggregate_for_each_run() -> None:
 
 
 def test_metric_trends_put_runs_in_time_order_and_baseline_deltas_subtract_the_pinned_run() -> None:
-    from tempo_eval.leaderboard import baseline_deltas, metric_trends
+    from tempo_eval.compare.leaderboard import baseline_deltas, metric_trends
     from tempo_eval.viz.trends import trend_chart
 
     board = leaderboard(_scores())

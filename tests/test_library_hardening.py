@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from tempo_eval._process import own_start_time, process_start_time
-from tempo_eval._secrets import _MaskingFilter
+from tempo_eval.common.process import own_start_time, process_start_time
+from tempo_eval.common.secrets import _MaskingFilter
 from tempo_eval.io.dataset import Dataset
 from tempo_eval.store.db import DB_FILENAME
 from tempo_eval.store.runs import RunStore

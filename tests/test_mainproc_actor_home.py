@@ -1,4 +1,4 @@
-"""A Ray actor's private workspace folder (`tempo_eval.distributed.shipping.actor_home`): one per
+"""A Ray actor's private workspace folder (`tempo_eval.engine.distributed.shipping.actor_home`): one per
 process, gone when the process exits, and the folders of killed processes removed later."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import subprocess
 import sys
 import tempfile
 
-from tempo_eval.distributed import shipping
+from tempo_eval.engine.distributed import shipping
 
 _SHOW_HOME = """
 import os, sys
-from tempo_eval.distributed.shipping import CacheSource, actor_home, install_default_caches
+from tempo_eval.engine.distributed.shipping import CacheSource, actor_home, install_default_caches
 install_default_caches(CacheSource(None), 0)
 home = os.environ["TEMPO_EVAL_HOME"]
 assert home == actor_home()

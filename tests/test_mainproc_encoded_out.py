@@ -13,10 +13,10 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut
+from tempo_eval.common.schema import MetricResult, not_measurable
+from tempo_eval.engine.runner import evaluate
+from tempo_eval.engine.scoring import aggregate_frame
 from tempo_eval.io.export import PartsWriter
-from tempo_eval.runner import evaluate
-from tempo_eval.schema import MetricResult, not_measurable
-from tempo_eval.scoring import aggregate_frame
 from tempo_eval.store.results import encode_rows, encoded_columns, encoded_frame
 from tempo_eval.store.runs import RunStore
 from tests import test_scoring_pool

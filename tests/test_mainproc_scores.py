@@ -9,8 +9,8 @@ import pandas as pd
 from pandas.testing import assert_frame_equal
 
 from tempo_eval.cli.evaluate import ScoresOf
-from tempo_eval.schema import MetricResult, not_measurable
-from tempo_eval.scoring import aggregate_frame
+from tempo_eval.common.schema import MetricResult, not_measurable
+from tempo_eval.engine.scoring import aggregate_frame
 from tempo_eval.store.runs import RunStore
 
 

@@ -11,8 +11,8 @@ import zlib
 import pandas as pd
 import pytest
 
+from tempo_eval.common.schema import MetricResult, not_measurable
 from tempo_eval.io.dataset import Dataset
-from tempo_eval.schema import MetricResult, not_measurable
 from tempo_eval.store.datasets import (
     _frame_rows,
     _plain_texts_json,
@@ -165,8 +165,8 @@ def test_results_written_by_insert_are_those_insert_or_replace_writes(tmp_path, 
 def test_rows_with_nothing_stored_share_one_list_of_metrics(tmp_path):
     """A batch's pending (row, metrics) are those the plain filter gives, stored pairs left out;
     the rows with nothing stored share one list (and the pool one list of names: pickled once)."""
+    from tempo_eval.engine.runner import _Run
     from tempo_eval.metrics import TemporalFaithfulness, TemporalNDCG
-    from tempo_eval.runner import _Run
 
     metrics = [TemporalFaithfulness(), TemporalNDCG()]
     store, run_id = _run(tmp_path, "pending")

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.export import read_csv_export
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
 from tests import test_scoring_pool
 from tests.support.cli import run_cli_streams

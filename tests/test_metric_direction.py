@@ -1,5 +1,5 @@
 """Each metric declares its direction once (`Metric.direction`, read through
-`tempo_eval.metric_catalog`), and every surface follows it (issue 38.5): a rise in future_leak
+`tempo_eval.metrics.catalog`), and every surface follows it (issue 38.5): a rise in future_leak
 is a regression in `diff` (text, JSON, Markdown) and fails --fail-on-regression; evaluate's gate
 on a lower-is-better metric is a maximum (--fail-over); median evidence age has no direction, so
 no row of it improves or regresses and no gate takes it; Compare and its scatter agree."""
@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tempo_eval.compare import compare
-from tempo_eval.metric_catalog import direction, scale
+from tempo_eval.compare.run_diff import diff_runs
+from tempo_eval.compare.statistics import compare
 from tempo_eval.metrics.base import Metric
-from tempo_eval.run_diff import diff_runs
+from tempo_eval.metrics.catalog import direction, scale
 from tempo_eval.viz.scatter import paired_scores
 from tests.support.cli import run_cli_streams as run_cli
 
@@ -127,3 +127,15 @@ def test_diff_rows_of_a_lower_is_better_metric_list_the_worst_rise_first() -> No
     report = diff_runs(results([0.1, 0.1, 0.5]), results([0.9, 0.3, 0.1]))
     assert list(report.rows["outcome"]) == ["regressed", "regressed", "improved"]
     assert list(report.rows["query_id"]) == ["q0", "q1", "q2"]
+
+
+def test_build_metric_gives_each_class_the_settings_it_takes():
+    from tempo_eval.metrics.catalog import build_metric
+
+    stale = build_metric("stale_evidence", k=7, max_age=100, half_life=30, verifier=None)
+    assert (type(stale).__name__, stale.k, stale.max_age) == ("StaleEvidence", 7, 100.0)
+    recency = build_metric("recency_ndcg", k=None, half_life=30)  # None: the class's default
+    assert (recency.k, recency.half_life) == (type(recency)().k, 30.0)
+    assert type(build_metric("answer_currency", k=7, max_age=1)).__name__ == "AnswerCurrency"
+    with pytest.raises(KeyError):
+        build_metric("no_such_metric")

@@ -12,7 +12,8 @@ import random
 
 import pytest
 
-from tempo_eval._values import require_text_list
+from tempo_eval.common.packed_details import year_runs
+from tempo_eval.common.values import require_text_list
 from tempo_eval.core.focus import FocusTime, YearSpan
 from tempo_eval.metrics import ndcg
 from tempo_eval.metrics.temporal_faithfulness import (
@@ -21,7 +22,6 @@ from tempo_eval.metrics.temporal_faithfulness import (
     _spans_by_year,
 )
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG, _curve, _relevances
-from tempo_eval.packed_details import year_runs
 from tempo_eval.store.packing import _details_json
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tempo_eval.common.schema import is_index_column
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.io.foreign import load_foreign_results
-from tempo_eval.schema import is_index_column
 
 
 def _ragas_frame() -> pd.DataFrame:
@@ -53,7 +53,7 @@ def test_a_csv_dataset_saved_with_its_index_keeps_no_index_column() -> None:
 
 
 def test_the_metrics_that_apply_follow_the_columns() -> None:
-    from tempo_eval.scoring import metric_needs
+    from tempo_eval.engine.scoring import metric_needs
 
     conversation = metric_needs(["conversation_id", "turns"])
     assert conversation["turn_faithfulness"] == []
@@ -64,8 +64,8 @@ def test_the_metrics_that_apply_follow_the_columns() -> None:
 
 
 def test_a_refused_metric_names_the_metrics_that_apply() -> None:
+    from tempo_eval.engine.scoring import check_columns
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.scoring import check_columns
 
     with pytest.raises(ValueError, match="metrics that apply to these columns: turn_faithfulness"):
         check_columns([TemporalFaithfulness()], ["conversation_id", "turns"])
@@ -74,8 +74,8 @@ def test_a_refused_metric_names_the_metrics_that_apply() -> None:
 def test_a_run_is_named_after_what_ran() -> None:
     import datetime
 
+    from tempo_eval.engine.scoring import default_run_name
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.scoring import default_run_name
     from tempo_eval.verify import make_verifier
 
     metric = TemporalFaithfulness(mode="nli", verifier=make_verifier("lexical"))
@@ -84,8 +84,8 @@ def test_a_run_is_named_after_what_ran() -> None:
 
 
 def test_the_runner_names_an_unnamed_run_by_what_ran(tmp_path) -> None:
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     dataset = load_dataset(b"query,answer,contexts\nWhen?,In 1990.,\"[\"\"In 1990.\"\"]\"\n", name="temporal_qa.csv")
@@ -96,7 +96,7 @@ def test_the_runner_names_an_unnamed_run_by_what_ran(tmp_path) -> None:
 
 def test_compare_says_one_pair_of_runs_and_uses_the_pages_default_test() -> None:
     from tempo_eval.cli.parser import build_parser
-    from tempo_eval.compare import DEFAULT_TEST, _pairs_text
+    from tempo_eval.compare.statistics import DEFAULT_TEST, _pairs_text
 
     assert _pairs_text(1) == "1 pair of runs" and _pairs_text(3) == "3 pairs of runs"
     args = build_parser().parse_args(["compare", "a.trec", "b.trec", "--qrels", "q.txt"])

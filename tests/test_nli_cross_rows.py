@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from tempo_eval.cli.common import ProgressBar
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
 from tempo_eval.verify.nli import NLIVerifier
 from tests.support.cli import run_cli

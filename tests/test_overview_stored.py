@@ -18,11 +18,11 @@ FIXTURE = Path(__file__).resolve().parents[1] / "data" / "asof" / "news_asof.jso
 def dated_run() -> tuple[int, int]:
     """The dated news fixture (52 rows, two systems) and an engine run of focus-time and as-of
     metrics."""
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.answer_currency import AnswerCurrency
     from tempo_eval.metrics.evidence_age import FutureLeak, MedianEvidenceAge, StaleEvidence
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     store = RunStore()
@@ -117,7 +117,7 @@ def test_a_large_dataset_without_a_selected_run_says_how_to_get_one(dated_run, t
 
 
 def test_a_runs_version_is_its_status_and_last_row_and_follows_new_results(dated_run) -> None:
-    from tempo_eval.schema import MetricResult
+    from tempo_eval.common.schema import MetricResult
     from tempo_eval.store.runs import RunStore
     from tempo_eval_app import store_reads
 

@@ -23,10 +23,10 @@ FILES = "TREC run files (paths on this machine, a folder of runs, or uploads)"
 
 def _sample_with_two_runs() -> tuple[int, list[int]]:
     """The sample QA dataset stored with two focus-time runs (no model), as the bench has it."""
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     store = RunStore()

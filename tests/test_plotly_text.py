@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
 from tempo_eval.viz.run_diff import diff_scatter
 from tempo_eval.viz.scatter import paired_scatter, paired_scores
 from tempo_eval.viz.trends import trend_chart

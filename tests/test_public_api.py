@@ -27,29 +27,29 @@ def test_the_public_nouns_are_listed_in_all() -> None:
 
 def test_importing_the_package_loads_none_of_the_engine() -> None:
     out = _run("import sys, tempo_eval; print(sorted(m for m in ('pandas', 'numpy', 'pyarrow', 'torch', "
-               "'tempo_eval.runner', 'tempo_eval.store.runs') if m in sys.modules))")
+               "'tempo_eval.engine.runner', 'tempo_eval.store.runs') if m in sys.modules))")
     assert out == "[]"
 
 
 def test_the_nouns_are_the_engine_s_own() -> None:
+    import tempo_eval.compare.run_diff
+    import tempo_eval.engine.runner
     import tempo_eval.io.dataset
     import tempo_eval.metrics.base
-    import tempo_eval.run_diff
-    import tempo_eval.runner
     import tempo_eval.store.runs
     from tempo_eval import METRICS, RunStore, compare, diff, evaluate, load_dataset
 
-    assert evaluate is tempo_eval.runner.evaluate and load_dataset is tempo_eval.io.dataset.load_dataset
-    assert RunStore is tempo_eval.store.runs.RunStore and diff is tempo_eval.run_diff.diff_stored
+    assert evaluate is tempo_eval.engine.runner.evaluate and load_dataset is tempo_eval.io.dataset.load_dataset
+    assert RunStore is tempo_eval.store.runs.RunStore and diff is tempo_eval.compare.run_diff.diff_stored
     assert METRICS is tempo_eval.metrics.base.METRICS and {"temporal_ndcg", "temporal_faithfulness"} <= set(METRICS)
     per_query = {"a": {"m": {"q1": 1.0, "q2": 0.5}}, "b": {"m": {"q1": 0.0, "q2": 0.25}}}
     assert compare(per_query, test="student").means["a"]["m"] == pytest.approx(0.75)
 
 
 def test_compare_is_the_function_whichever_noun_is_imported_first() -> None:
-    # evaluate's module imports tempo_eval.compare (the module of the statistics) on its way
+    # evaluate's module imports tempo_eval.compare.statistics (the module of the statistics) on its way
     out = _run("from tempo_eval import evaluate, compare\n"
-               "import tempo_eval.compare as module\n"
+               "import tempo_eval.compare.statistics as module\n"
                "per_query = {'a': {'m': {'q1': 1.0}}, 'b': {'m': {'q1': 0.0}}}\n"
                "print(compare(per_query, test='student').means['a']['m'], module.bootstrap_ci is not None)")
     assert out == "1.0 True"

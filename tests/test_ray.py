@@ -15,13 +15,18 @@ import pandas as pd
 import pytest
 
 from tempo_eval.cli import build_metrics, main
-from tempo_eval.distributed import output
-from tempo_eval.distributed.engine import evaluate_ray
-from tempo_eval.distributed.reader import read_dataset
-from tempo_eval.distributed.shipping import CacheSource, ship_metrics, unship_metrics, worker_device
+from tempo_eval.engine.distributed import output
+from tempo_eval.engine.distributed.engine import evaluate_ray
+from tempo_eval.engine.distributed.reader import read_dataset
+from tempo_eval.engine.distributed.shipping import (
+    CacheSource,
+    ship_metrics,
+    unship_metrics,
+    worker_device,
+)
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.io.errors import InputError
-from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
 from tempo_eval.store.verdict_cache import VerdictCache
 from tests.support.ray_data import FailsOnSomeRows, FailsWhileFlagged, generated_rows, write_jsonl
@@ -89,9 +94,9 @@ def test_a_worker_masks_the_judge_key_it_was_shipped(tmp_path: Path) -> None:
     payload.write_bytes(ship_metrics([TemporalFaithfulness(verifier=judge)], CacheSource(None)))
     worker = f"""
 import pandas as pd
-from tempo_eval.distributed import output
-from tempo_eval.distributed.engine import BlockScorer
-from tempo_eval.distributed.shipping import CacheSource
+from tempo_eval.engine.distributed import output
+from tempo_eval.engine.distributed.engine import BlockScorer
+from tempo_eval.engine.distributed.shipping import CacheSource
 from tempo_eval.metrics.base import not_measurable
 
 scorer = BlockScorer(open({str(payload)!r}, "rb").read(), None, 1, CacheSource(None), 0)
@@ -110,9 +115,9 @@ def test_the_driver_masks_its_own_secrets_in_the_rows_an_actor_encoded(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # an actor masks the secrets of its own environment; one only the driver knows is masked
     # when the driver writes the block into the workspace
-    from tempo_eval.distributed.workspace import WorkspaceRun
+    from tempo_eval.engine.distributed.workspace import WorkspaceRun
+    from tempo_eval.engine.runner import run_config
     from tempo_eval.metrics.base import MetricResult
-    from tempo_eval.runner import run_config
 
     secret = "sk-only-the-driver-knows-this"
     config = run_config(build_metrics(["temporal_ndcg"]))
@@ -142,8 +147,8 @@ def test_the_driver_masks_its_own_secrets_in_the_rows_an_actor_encoded(
 def test_import_results_holds_the_run_lock_while_it_writes(tmp_path: Path) -> None:
     # a local evaluation of the same dataset and configuration started meanwhile would resume the
     # half-imported run; with the lock held it waits, then reuses the imported rows
+    from tempo_eval.engine.runner import run_config
     from tempo_eval.metrics.base import MetricResult
-    from tempo_eval.runner import run_config
     from tempo_eval.store.runs import config_hash
 
     dataset = load_dataset(SAMPLE)
@@ -491,7 +496,7 @@ def test_a_second_driver_on_the_same_output_is_refused_while_the_first_runs(
         ray_cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom tempo_eval.distributed import output\n"
+        [sys.executable, "-c", "import sys, time\nfrom tempo_eval.engine.distributed import output\n"
          f"with output.claim({str(out)!r}):\n    print('held', flush=True)\n    time.sleep(60)"],
         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
     try:
@@ -546,7 +551,7 @@ def test_worker_cache_reads_the_file_or_the_shipped_snapshot_and_hands_back_new_
 ) -> None:
     import ray
 
-    from tempo_eval.distributed.shipping import WorkerVerdictCache
+    from tempo_eval.engine.distributed.shipping import WorkerVerdictCache
 
     stored = VerdictCache(tmp_path / "ws.sqlite")
     stored.put_many({"k1": {"claim": "a"}})
@@ -621,6 +626,6 @@ def test_a_file_ray_data_cannot_read_is_read_on_the_driver_and_says_why(
 
 
 def test_few_blocks_are_not_queued_two_to_an_actor() -> None:
-    from tempo_eval.distributed.driver import _in_flight
+    from tempo_eval.engine.distributed.driver import _in_flight
 
     assert [_in_flight(n, 2) for n in (1, 2, 4, 5, 100)] == [1, 1, 1, 2, 2]

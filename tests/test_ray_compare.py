@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tempo_eval.cli import main
-from tempo_eval.distributed.compare import _score_one, combine
-from tempo_eval.trec_scores import score_trec_files
+from tempo_eval.compare.trec_scores import score_trec_files
+from tempo_eval.engine.distributed.compare import _score_one, combine
 from tests.support.ray_cluster import local_ray_cluster
 from tests.test_ndcg_trec_eval import _random_collection
 from tests.test_trec_stream import _qrels_text, _run_text

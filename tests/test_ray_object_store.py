@@ -13,13 +13,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tempo_eval.distributed import reader
-from tempo_eval.distributed.engine import evaluate_ray
-from tempo_eval.distributed.reader import read_dataset
+from tempo_eval.engine.distributed import reader
+from tempo_eval.engine.distributed.engine import evaluate_ray
+from tempo_eval.engine.distributed.reader import read_dataset
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.io.errors import InputError
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
 from tests.support.cli import run_cli
 from tests.support.ray_data import generated_rows, write_jsonl
@@ -247,7 +247,7 @@ def test_cli_evaluates_an_s3_uri_with_the_ray_engine(ray_cluster: None, s3: S3St
     assert f"-> {out}" in err
     local = evaluate(load_dataset(SAMPLE / "temporal_qa.csv"),
                      [TemporalFaithfulness(), *_metrics(["temporal_ndcg"])], store=RunStore())
-    from tempo_eval.distributed.output import read_results
+    from tempo_eval.engine.distributed.output import read_results
 
     pd.testing.assert_frame_equal(read_results(out), local.frame)
     # into the workspace as a normal run of the same dataset

@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from tempo_eval.cli import build_metrics
-from tempo_eval.distributed import checks, output
-from tempo_eval.distributed.engine import evaluate_ray
+from tempo_eval.common.packed_details import PackedDetails
+from tempo_eval.engine.distributed import checks, output
+from tempo_eval.engine.distributed.engine import evaluate_ray
+from tempo_eval.engine.runner import evaluate, run_config
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.metrics.base import MetricResult
-from tempo_eval.packed_details import PackedDetails
-from tempo_eval.runner import evaluate, run_config
 from tempo_eval.store.packing import _unpack_details
 from tempo_eval.store.runs import RunStore, config_hash
 from tests.support.ray_cluster import local_ray_cluster

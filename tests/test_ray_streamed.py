@@ -19,11 +19,11 @@ import pandas as pd
 import pytest
 
 from tempo_eval.cli import build_metrics
-from tempo_eval.distributed import output
-from tempo_eval.distributed.driver import blocks_of
-from tempo_eval.distributed.engine import evaluate_ray
+from tempo_eval.engine.distributed import output
+from tempo_eval.engine.distributed.driver import blocks_of
+from tempo_eval.engine.distributed.engine import evaluate_ray
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
-from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
 from tests.support.ray_cluster import local_ray_cluster
 from tests.support.ray_data import generated_rows, write_jsonl

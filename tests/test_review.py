@@ -8,8 +8,8 @@ import math
 import pandas as pd
 import pytest
 
+from tempo_eval.compare.review import agreement, cohen_kappa, rescore
 from tempo_eval.io.errors import InputError
-from tempo_eval.review import agreement, cohen_kappa, rescore
 from tempo_eval.store.labels import LabelStore, claim_premises, premises_hash
 
 

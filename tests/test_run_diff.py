@@ -11,10 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tempo_eval.compare import bootstrap_ci, paired_t_test, randomization_test
-from tempo_eval.io.export import read_csv_export, write_frame
-from tempo_eval.report_html import diff_html
-from tempo_eval.run_diff import (
+from tempo_eval.compare.report_html import diff_html
+from tempo_eval.compare.run_diff import (
     diff_runs,
     diff_stored,
     match_rows,
@@ -23,6 +21,8 @@ from tempo_eval.run_diff import (
     row_table,
     sort_worst_first,
 )
+from tempo_eval.compare.statistics import bootstrap_ci, paired_t_test, randomization_test
+from tempo_eval.io.export import read_csv_export, write_frame
 from tempo_eval.store.runs import RunStore
 from tests.support.sample_runs import CHANGES, NO_YEAR, make_sample_runs
 

@@ -67,8 +67,8 @@ def test_the_runs_page_pins_a_baseline_for_change_columns_and_draws_the_trends(t
 
 
 def test_the_runs_page_draws_each_metrics_trend_across_the_runs_of_a_dataset(tmp_path: Path) -> None:
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
-    from tempo_eval.runner import evaluate
     from tests.support.sample_runs import SAMPLE, metrics
 
     store = RunStore()

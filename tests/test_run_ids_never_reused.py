@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
-from tempo_eval.runner import evaluate
 from tempo_eval.store.db import MIGRATIONS, SCHEMA_VERSION
 from tempo_eval.store.runs import RunStore
 from tests.support.cli import run_cli_streams as run_cli

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from tempo_eval.common.run_names import run_label
+from tempo_eval.engine.scoring import default_run_name, run_config
 from tempo_eval.metrics import TemporalFaithfulness, TemporalNDCG
-from tempo_eval.run_names import run_label
-from tempo_eval.scoring import default_run_name, run_config
 from tempo_eval.verify import make_verifier
 
 WHEN = datetime(2026, 11, 24, 14, 5)

@@ -1,4 +1,4 @@
-"""How the command line chooses a run (`tempo_eval.run_diff.resolve_run`): "#12" is an id, "name:X"
+"""How the command line chooses a run (`tempo_eval.compare.run_diff.resolve_run`): "#12" is an id, "name:X"
 a name, digits an id or a name, and digits that are one run's id and another run's name are
 refused, naming both runs. The same rule for diff, runs show, runs export and runs delete."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tempo_eval.run_diff import resolve_run
+from tempo_eval.compare.run_diff import resolve_run
 from tempo_eval.store.runs import RunStore
 from tests.support.cli import run_cli_streams as run_cli
 from tests.support.sample_runs import make_sample_runs

@@ -21,10 +21,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import tempo_eval.compare as compare_module
-from tempo_eval.compare import bootstrap_ci
+import tempo_eval.compare.statistics as compare_module
+from tempo_eval.compare.statistics import bootstrap_ci
+from tempo_eval.engine.runner import aevaluate, evaluate, metric_config, run_config
 from tempo_eval.metrics.base import Metric, MetricResult, not_measurable
-from tempo_eval.runner import aevaluate, evaluate, metric_config, run_config
 from tempo_eval.store.db import default_db_path
 from tempo_eval.store.runs import RunStore
 
@@ -86,7 +86,7 @@ def test_every_row_and_metric_is_scored_and_stored() -> None:
 
 
 def test_a_failing_row_becomes_nan_with_its_reason_and_the_run_goes_on(caplog) -> None:
-    with caplog.at_level(logging.WARNING, logger="tempo_eval.runner"):
+    with caplog.at_level(logging.WARNING, logger="tempo_eval.engine.runner"):
         result = evaluate(_frame(["abc", "boom", "abcd"]), [AnswerLength()])
     frame = result.frame
     assert result.status == "finished"
@@ -106,7 +106,7 @@ def test_a_failing_conversation_is_logged_with_its_conversation_id(caplog) -> No
 
     turns = [{"role": "user", "content": "When?"}, {"role": "assistant", "content": "In 1990."}]
     frame = pd.DataFrame({"conversation_id": ["museum"], "turns": pd.Series([turns], dtype=object)})
-    with caplog.at_level(logging.WARNING, logger="tempo_eval.runner"):
+    with caplog.at_level(logging.WARNING, logger="tempo_eval.engine.runner"):
         result = evaluate(frame, [Broken()])
     assert result.frame["reason_code"].tolist() == ["row_error"]
     assert "row 0 (conversation museum), metric turn_faithfulness failed" in caplog.text
@@ -611,7 +611,7 @@ _KILLABLE = textwrap.dedent(
     import asyncio, sys
     import pandas as pd
     from tempo_eval.metrics.base import Metric, MetricResult
-    from tempo_eval.runner import evaluate
+    from tempo_eval.engine.runner import evaluate
 
     CALLS = sys.argv[1]
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 
-import tempo_eval.runner as runner
-import tempo_eval.scoring_pool as scoring_pool
+import tempo_eval.engine.pool as scoring_pool
+import tempo_eval.engine.runner as runner
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.stream import open_stream
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
 
 

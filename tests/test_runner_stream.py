@@ -18,11 +18,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tempo_eval.engine.runner import evaluate, measure_row, row_dict
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.io.stream import open_stream
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-from tempo_eval.runner import evaluate, measure_row, row_dict
 from tempo_eval.store.db import WorkspaceError
 from tempo_eval.store.runs import RunStore
 
@@ -99,7 +99,7 @@ _KILLED_RUN = textwrap.dedent("""
     from tempo_eval.io.stream import open_stream
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     result = evaluate(open_stream(sys.argv[1], batch_rows=200), [TemporalFaithfulness(), TemporalNDCG(k=3)],
@@ -178,8 +178,8 @@ def test_a_path_is_streamed_without_the_whole_file_limit(tmp_path: Path, monkeyp
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_results_written_a_part_at_a_time_equal_the_whole_frame(tmp_path: Path, suffix: str) -> None:
+    from tempo_eval.engine.scoring import aggregate_frame
     from tempo_eval.io.export import write_frame, write_frames
-    from tempo_eval.scoring import aggregate_frame
 
     rows = _rows(25)
     for i, row in enumerate(rows):

@@ -21,12 +21,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-import tempo_eval.scoring_pool as scoring_pool
+import tempo_eval.engine.pool as scoring_pool
+from tempo_eval.engine.pool import ScoringPool, ScoringProcessError
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.stream import frame_stream
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-from tempo_eval.runner import evaluate
-from tempo_eval.scoring_pool import ScoringPool, ScoringProcessError
 from tempo_eval.store.db import DB_FILENAME
 from tempo_eval.store.runs import RunStore
 from tests.support.cli import run_cli_streams
@@ -66,7 +66,7 @@ class _Slow(TemporalFaithfulness):
 
 
 class _Pools(list):
-    """The pools a run started (a spy on `tempo_eval.scoring_pool.ScoringPool`)."""
+    """The pools a run started (a spy on `tempo_eval.engine.pool.ScoringPool`)."""
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def _dataset(n: int, *, answers: dict[int, str] | None = None) -> pd.DataFrame:
 
 
 def _stream(frame: pd.DataFrame, batch_rows: int = 40) -> Any:
-    from tempo_eval.scoring import as_dataset
+    from tempo_eval.engine.scoring import as_dataset
 
     return frame_stream(as_dataset(frame), batch_rows)
 
@@ -210,11 +210,11 @@ def test_past_the_deadline_the_rows_in_flight_are_stored_for_later_and_no_worker
 
 _KILLED_RUN = textwrap.dedent("""
     import sys
-    import tempo_eval.scoring_pool as scoring_pool
+    import tempo_eval.engine.pool as scoring_pool
     from tempo_eval.io.stream import open_stream
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
     from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-    from tempo_eval.runner import evaluate
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
     scoring_pool.POOL_MIN_ROWS = 100
@@ -301,8 +301,8 @@ def test_ctrl_c_in_the_terminal_stops_the_command_and_its_workers_quietly(tmp_pa
 
 @pytest.fixture
 def evaluate_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """The keyword arguments of every `tempo_eval.runner.evaluate` call (which still runs)."""
-    import tempo_eval.runner as runner
+    """The keyword arguments of every `tempo_eval.engine.runner.evaluate` call (which still runs)."""
+    import tempo_eval.engine.runner as runner
 
     calls: list[dict[str, Any]] = []
     real = runner.evaluate

@@ -35,8 +35,8 @@ def _newer_dataset(tmp_path: Path, label: str = "n") -> int:
 
 def _dataset_with_two_runs(tmp_path: Path) -> tuple[int, int, int]:
     """A dataset stored after the sample, with two runs: (dataset, older run, newest run)."""
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.runner import evaluate
 
     path, store = _dataset_csv(tmp_path / "runs.csv", "r"), RunStore(db_path())
     older, newest = (evaluate(path, [TemporalFaithfulness(reference_date=day)], store=store)

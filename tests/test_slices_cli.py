@@ -146,7 +146,7 @@ def test_unreadable_and_missing_as_of_dates_are_unplaced_with_their_reason() -> 
 
 
 def test_the_html_report_is_standalone_and_escapes_run_names(workspace) -> None:
-    from tempo_eval.report_html import slices_html
+    from tempo_eval.compare.report_html import slices_html
 
     folder, first, second = workspace
     report = tempo_eval.slices([first, second], METRIC, bin="year", changepoint=True, workspace=str(folder))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tempo_eval.compare as compare_module
-from tempo_eval.compare import MAX_PERMUTATIONS, bootstrap_ci, randomization_test
+import tempo_eval.compare.statistics as compare_module
+from tempo_eval.compare.statistics import MAX_PERMUTATIONS, bootstrap_ci, randomization_test
 from tempo_eval.viz.curves import curve_bands
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tempo_eval._secrets import is_secret_name, strip_secrets
+from tempo_eval.common.secrets import is_secret_name, strip_secrets
 from tempo_eval.io.dataset import Dataset, load_dataset
 from tempo_eval.metrics.base import MetricResult, not_measurable
 from tempo_eval.store.db import DB_FILENAME, MIGRATIONS, SCHEMA_VERSION, connect, default_db_path

@@ -7,7 +7,7 @@ import math
 import pytest
 
 import tempo_eval.store.results as results_module
-from tempo_eval.schema import MetricResult, not_measurable
+from tempo_eval.common.schema import MetricResult, not_measurable
 from tempo_eval.store.runs import RunStore
 
 #: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)

@@ -1,8 +1,8 @@
 """User text printed by the command line cannot drive the terminal: run names, dataset names and
 query ids holding ESC sequences, other controls, DEL, C1 controls or bidi overrides are shown as
-visible escapes (`tempo_eval.safe_text.terminal_safe`) by `runs`, `runs show`, `diff` and the
+visible escapes (`tempo_eval.common.safe_text.terminal_safe`) by `runs`, `runs show`, `diff` and the
 error lines; Compare's Markdown escapes run names with the same function as `diff --format
-markdown` (`tempo_eval.safe_text.md_cell`)."""
+markdown` (`tempo_eval.common.safe_text.md_cell`)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tempo_eval.compare import compare
+from tempo_eval.common.safe_text import md_cell, one_line, terminal_safe
+from tempo_eval.compare.run_diff import diff_runs
+from tempo_eval.compare.statistics import compare
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
-from tempo_eval.run_diff import diff_runs
-from tempo_eval.runner import evaluate
-from tempo_eval.safe_text import md_cell, one_line, terminal_safe
 from tempo_eval.store.runs import RunStore
 from tests.support.cli import run_cli_streams as run_cli
 from tests.support.sample_runs import SAMPLE, changed_sample, metrics

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tempo_eval.core.extract import FocusTimeExtractor
-from tempo_eval.scoring import measure, measure_batch
+from tempo_eval.engine.scoring import measure, measure_batch
 from tempo_eval.store.packing import _details_json, _pack, _unpack
 from tests.support.scripts import load_script
 

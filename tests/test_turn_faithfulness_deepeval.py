@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tempo_eval._async import run_sync
+from tempo_eval.common.run_sync import run_sync
 from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
 from tempo_eval.verify.base import ClaimVerdict, Verdict
 from tests.support.record_deepeval_turn_faithfulness import FIXTURE, oracle_verdict

@@ -133,9 +133,9 @@ def test_a_read_still_running_shows_its_place_in_the_queue(monkeypatch) -> None:
 def test_the_sidebar_reads_the_store_again_once_another_process_wrote_to_it() -> None:
     """The sidebar's dataset and run lists are cached by the store's version: a dataset or run
     written by another connection (a worker) shows at the next rerun."""
+    from tempo_eval.engine.runner import evaluate
     from tempo_eval.io.dataset import load_dataset
     from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.runner import evaluate
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
     before = list(at.sidebar.selectbox(key="dataset_id").options)

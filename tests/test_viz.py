@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tempo_eval.compare import bootstrap_ci
+from tempo_eval.compare.statistics import bootstrap_ci
 from tempo_eval.core.focus import YearSpan
 from tempo_eval.io import trec_dataset as retrieval
 from tempo_eval.io.errors import InputError
@@ -211,7 +211,7 @@ def _sample_runs():
 
 
 def test_sample_runs_become_one_row_per_run_and_query_ranked_as_trec_eval_ranks() -> None:
-    from tempo_eval.io.trec import load_run
+    from tests.support.trec import load_run
 
     dataset = _sample_runs()
     frame = dataset.frame
@@ -225,7 +225,7 @@ def test_sample_runs_become_one_row_per_run_and_query_ranked_as_trec_eval_ranks(
 
 
 def test_frame_rankings_and_qrels_reproduce_the_runs_ndcg() -> None:
-    from tempo_eval.trec_scores import score_dataset_runs, score_trec_files
+    from tempo_eval.compare.trec_scores import score_dataset_runs, score_trec_files
 
     dataset = _sample_runs()
     files = score_trec_files([SAMPLE / "run_bm25.trec", SAMPLE / "run_dense.trec"], SAMPLE / "qrels.txt")

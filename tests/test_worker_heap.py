@@ -11,7 +11,7 @@ import math
 import random
 
 import tempo_eval.core.focus_memo as focus_memo
-import tempo_eval.scoring_pool as scoring_pool
+import tempo_eval.engine.pool as scoring_pool
 from tempo_eval.core.extract import extract_dft as plain_extract
 from tempo_eval.core.focus_memo import extract_dft, extraction_memo
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness

@@ -9,10 +9,10 @@ import math
 
 import pytest
 
+from tempo_eval.engine.scoring import measure_batch, measure_row
 from tempo_eval.metrics.evidence_age import FutureLeak
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-from tempo_eval.scoring import measure_batch, measure_row
 
 ROWS = [
     {"query_id": "q1", "query": "What happened in the 1990s?", "answer": "It reopened in 1994.",

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from tempo_eval.cli import main
-from tempo_eval.schema import MetricResult
+from tempo_eval.common.schema import MetricResult
 from tempo_eval.store.copy import row_digest
 from tempo_eval.store.db import default_db_path
 from tempo_eval.store.jobs import JobQueue

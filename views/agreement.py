@@ -1,7 +1,7 @@
 """Agreement: a foreign metric (imported RAGAS / DeepEval scores) against one of ours, row by row.
 
 A scatter of the two scores, Spearman's rho and Kendall's tau over the rows both scored, and the
-rows where they disagree most (`tempo_eval.agreement`). Foreign scores come from the import box
+rows where they disagree most (`tempo_eval.compare.agreement`). Foreign scores come from the import box
 at the top, `tempo-eval import FILE` or `tempo_eval.io.foreign.import_foreign_results`; our scores
 from any run of the same dataset.
 """
@@ -15,6 +15,7 @@ from tempo_eval_app import (
     downloads,
     errors,
     formatting,
+    permissions,
     selection,
     store_reads,
     widgets,
@@ -58,9 +59,11 @@ with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEva
         "A RAGAS `EvaluationResult.to_pandas()` file (CSV, JSONL, JSON or Parquet, one numeric column "
         "per metric) or a DeepEval test run JSON. Its scores become a run of the dataset it describes."
     )
-    upload = st.file_uploader("Results file", key="agreement_upload",
+    refused = permissions.blocked("upload")
+    upload = st.file_uploader("Results file", key="agreement_upload", disabled=bool(refused),
                               type=["csv", "tsv", "jsonl", "json", "parquet", "gz"])
-    if upload is not None and st.button("Import", key="agreement_import"):
+    permissions.explain(refused)
+    if upload is not None and st.button("Import", key="agreement_import", disabled=bool(refused)):
         # a worker reads and stores the file (`tempo_eval.jobs.uploads`), not the app process
         arguments = {"path": str(worker_jobs.save_upload(upload)), "name": upload.name}
         st.session_state["agreement_import_job"] = worker_jobs.page_job(
@@ -82,7 +85,7 @@ with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEva
                      icon=":material/error:")
 
 with errors.page_guard("agreement"):
-    from tempo_eval.agreement import agreement_pairs, rank_correlations
+    from tempo_eval.compare.agreement import agreement_pairs, rank_correlations
     from tempo_eval.viz.agreement import agreement_scatter
 
     dataset_id = selection.require_dataset_id()

@@ -10,7 +10,7 @@ or uploads (scored by a worker process, `tempo_eval_app.run_files`; paths confin
 (`tempo_eval_app.compare_asof`).
 
 Judged queries without results: one switch (`compare_missing`) for every source, the rule of
-`tempo_eval.trec_scores`: scored 0 as trec_eval -c (default), or left out; the caption counts them.
+`tempo_eval.compare.trec_scores`: scored 0 as trec_eval -c (default), or left out; the caption counts them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.compare import DEFAULT_TEST, TESTS
+from tempo_eval.compare.statistics import DEFAULT_TEST, TESTS
 from tempo_eval.io.trec_dataset import systems
 from tempo_eval_app import (
     compare_asof,
@@ -50,10 +50,10 @@ MISSING_CHOICES = {"zero": "scored 0 (as trec_eval -c)", "drop": "left out of ev
 @st.cache_resource(show_spinner="Scoring the runs…", max_entries=16)
 def _system_scores(db: str, dataset_id: int, k: int, missing: str = "zero"):
     """The dataset's systems scored as the command line scores run files
-    (`tempo_eval.trec_scores.score_dataset_runs`: NDCG@1..k, trec_eval's ndcg_cut, against the
+    (`tempo_eval.compare.trec_scores.score_dataset_runs`: NDCG@1..k, trec_eval's ndcg_cut, against the
     qrels kept with the dataset, its `gold_ids` otherwise), with the page's rule for judged
     queries a system did not rank: scored 0 (trec_eval -c) or left out. Shared, do not modify."""
-    from tempo_eval.trec_scores import score_dataset_runs
+    from tempo_eval.compare.trec_scores import score_dataset_runs
 
     frame = store_reads._dataset_frame(db, dataset_id)
     qrels = store_reads.store().dataset_qrels(dataset_id)
@@ -74,7 +74,7 @@ def _best_marked(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The significance table as a plain frame and its column settings: a "best mean" column names
     the metrics where the run's mean is the best (what the exported tables put in bold), the means
     at 4 decimals. A pandas Styler did the same with bold type, at a cost per page run."""
-    from tempo_eval.compare import direction
+    from tempo_eval.compare.statistics import direction
 
     metrics = [c for c in table.columns if f"{c} beats" in table.columns]
     best: list[list[str]] = [[] for _ in range(len(table))]
@@ -99,7 +99,7 @@ def _system_report(
     db: str, dataset_id: int, k: int, chosen: tuple[str, ...], test: str, alpha: float, missing: str = "zero"
 ):
     """The engine's comparison of the chosen systems (`compare_scores`, the command line's)."""
-    from tempo_eval.trec_scores import compare_scores
+    from tempo_eval.compare.trec_scores import compare_scores
 
     scores = _system_scores(db, dataset_id, k, missing).select(chosen)
     return _tables(compare_scores(scores, test=test, alpha=alpha))
@@ -108,7 +108,7 @@ def _system_report(
 @st.cache_data(show_spinner="Reading the documents of this query from the corpus…", max_entries=64)
 def _corpus_texts(corpus: str, modified: int, doc_ids: tuple[str, ...]) -> dict[str, str]:
     """The corpus texts of these documents only (`modified` keys the cache to the file's version)."""
-    from tempo_eval._confine import allowed_roots, reads_confined_to
+    from tempo_eval.common.confine import allowed_roots, reads_confined_to
     from tempo_eval.io.trec_dataset import corpus_texts
 
     with reads_confined_to(allowed_roots()):  # checked again where the file is opened
@@ -120,7 +120,7 @@ def _files_report(key: str, k: int, test: str, alpha: float):
     """The comparison of the run files a worker saved (`key`), at cutoff k: NDCG@k and the
     as-of metrics, with each mean's confidence interval and the missing-query counts in the
     caption (as the command line prints them); last, the table with the CIs as numbers (CSV)."""
-    from tempo_eval.compare import cis_columns
+    from tempo_eval.compare.statistics import cis_columns
 
     found = run_files.load(key)
     report = found.report(k, test=test, alpha=alpha)
@@ -131,7 +131,7 @@ def _files_report(key: str, k: int, test: str, alpha: float):
 
 def _files_html(key: str, k: int, test: str, alpha: float, board: pd.DataFrame) -> str:
     """The comparison as one standalone HTML file (built when its button is clicked)."""
-    from tempo_eval.report_html import comparison_html
+    from tempo_eval.compare.report_html import comparison_html
 
     return comparison_html(run_files.load(key).report(k, test=test, alpha=alpha), board=board)
 
@@ -147,7 +147,7 @@ def _with_cis(table: pd.DataFrame, cis: dict, metrics: list[str]) -> pd.DataFram
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
 def _report(per_query: dict, test: str, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame, str, str, str]:
-    from tempo_eval.compare import compare
+    from tempo_eval.compare.statistics import compare
 
     return _tables(compare(per_query, test=test, alpha=alpha))
 

@@ -5,7 +5,7 @@ this page on its selected runs) and the tolerance under which a change counts as
 metric both runs hold: both means, the mean change with its 95% CI, the paired test's p-value,
 improved / regressed / unchanged rows and rows that became (not) measurable. Below: the rows,
 worst regression first, filterable; a scatter of baseline against candidate; a row clicked in
-either opens both versions side by side. Everything is computed by `tempo_eval.run_diff`.
+either opens both versions side by side. Everything is computed by `tempo_eval.compare.run_diff`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.metric_catalog import DIRECTION_WORDS
-from tempo_eval.report_html import diff_html
-from tempo_eval.run_diff import DEFAULT_TOLERANCE, RunDiff
+from tempo_eval.compare.report_html import diff_html
+from tempo_eval.compare.run_diff import DEFAULT_TOLERANCE, RunDiff
+from tempo_eval.metrics.catalog import DIRECTION_WORDS
 from tempo_eval_app import (
     errors,
     formatting,
@@ -46,7 +46,7 @@ def _diff(db: str, baseline: tuple[int, str, int], candidate: tuple[int, str, in
     """The diff, cached per run identity: (id, created_at, results) of each run. Ids are never
     reused in a workspace, and the creation time tells a run of a workspace made again at the
     same path from the old one's run of the same id."""
-    from tempo_eval.run_diff import diff_stored
+    from tempo_eval.compare.run_diff import diff_stored
 
     baseline, candidate = baseline[0], candidate[0]
 

@@ -29,6 +29,7 @@ API keys are read from the environment only (OPENAI_API_KEY, or the variable nam
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -45,7 +46,7 @@ from tempo_eval.cli.common import (
 )
 from tempo_eval.cli.evaluate import below_thresholds, build_metrics, parse_fail_under, parse_mapping
 from tempo_eval.cli.parser import build_parser
-from tempo_eval.safe_text import one_line
+from tempo_eval.common.safe_text import one_line
 
 __all__ = [
     "CONVERSATION_METRICS",
@@ -71,7 +72,7 @@ logger = logging.getLogger("tempo_eval.cli")
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
-    from tempo_eval._secrets import mask_log_handlers
+    from tempo_eval.common.secrets import mask_log_handlers
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     mask_log_handlers(_secrets)  # no key in any log line, whatever variable it came from
@@ -86,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if nul is not None:  # refused before any path is touched: no file name holds a NUL byte
         print(f"error: {_masked(nul)}", file=sys.stderr)
         return EXIT_INPUT
+    if getattr(args, "workspace", None):  # --workspace: the run store every command opens
+        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     try:
         return args.handler(args)
     except (ValueError, OSError) as exc:  # InputError is a ValueError
@@ -113,12 +116,12 @@ def _with_nul_byte(args: object) -> str | None:
 
 
 def _secrets() -> list[str]:
-    from tempo_eval._secrets import secret_values
+    from tempo_eval.common.secrets import secret_values
 
     return secret_values()
 
 
 def _masked(text: str) -> str:
-    from tempo_eval._secrets import mask
+    from tempo_eval.common.secrets import mask
 
     return mask(text, _secrets()) or text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tempo_eval.cli.common import (
     EXIT_OK,
@@ -14,18 +14,15 @@ from tempo_eval.cli.common import (
     check_output,
     max_input_bytes,
 )
-from tempo_eval.safe_text import one_line
-from tempo_eval.schema import DEFAULT_SIGNIFICANCE_TEST
-
-if TYPE_CHECKING:
-    pass
+from tempo_eval.common.safe_text import one_line
+from tempo_eval.common.schema import DEFAULT_SIGNIFICANCE_TEST
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from tempo_eval.compare import parse_trec_metric
+    from tempo_eval.compare.statistics import parse_trec_metric
+    from tempo_eval.compare.trec_scores import compare_scores, per_query_lines, score_trec_files
     from tempo_eval.io.export import to_csv_text
     from tempo_eval.metrics.asof_columns import parse_run_metric
-    from tempo_eval.trec_scores import compare_scores, per_query_lines, score_trec_files
 
     metrics = args.metric or ["ndcg@10"]
     as_of = [metric for metric in metrics if parse_run_metric(metric)]
@@ -56,7 +53,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             check_output(output, option, inputs)
     # TREC lines are streamed (each query's top documents kept): no size limit; JSON is held whole
     if args.engine == "ray":
-        from tempo_eval.distributed.compare import score_trec_files_ray
+        from tempo_eval.engine.distributed.compare import score_trec_files_ray
 
         scores = score_trec_files_ray(
             args.runs, args.qrels, metrics=metrics, missing=args.missing, depth=args.depth,
@@ -83,7 +80,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         n_permutations=args.permutations, seed=args.seed,
     )
     if args.format == "html":
-        from tempo_eval.report_html import comparison_html
+        from tempo_eval.compare.report_html import comparison_html
 
         text = comparison_html(report)
     elif args.format == "latex":

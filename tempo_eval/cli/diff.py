@@ -1,4 +1,4 @@
-"""`tempo-eval diff BASELINE CANDIDATE`: two stored runs side by side (`tempo_eval.run_diff`).
+"""`tempo-eval diff BASELINE CANDIDATE`: two stored runs side by side (`tempo_eval.compare.run_diff`).
 
     tempo-eval diff "prompt v1" "prompt v2" --format markdown          # a pull-request comment
     tempo-eval diff 12 15 --metric temporal_faithfulness --fail-on-regression 1   # CI gate
@@ -6,7 +6,7 @@
     tempo-eval diff name:1 name:2                                     # runs named "1" and "2"
 
 A run is its id (12 or #12) or its name (name:NAME for the name alone); a number that is both one
-run's id and another run's name is refused, naming both (`tempo_eval.run_diff.resolve_run`).
+run's id and another run's name is refused, naming both (`tempo_eval.compare.run_diff.resolve_run`).
 
 Exit codes: 0, or 1 when at least N rows regressed on a chosen metric (--fail-on-regression N;
 every metric both runs hold when no --metric is given); 2 on a usage error or an unknown run
@@ -16,7 +16,6 @@ every metric both runs hold when no --metric is given); 2 on a usage error or an
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -67,15 +66,13 @@ def add_parser(commands: Any) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from tempo_eval.run_diff import diff_stored, resolve_run
+    from tempo_eval.compare.run_diff import diff_stored, resolve_run
     from tempo_eval.store.runs import RunStore
 
     if args.fail_on_regression is not None and args.fail_on_regression < 1:
         raise CLIError(f"--fail-on-regression must be at least 1, got {args.fail_on_regression}")
     if args.top < 0:
         raise CLIError(f"--top must be 0 or more, got {args.top}")
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     if args.html:
         check_output(args.html, "--html")
     store = RunStore()
@@ -86,7 +83,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise CLIError(str(unknown.args[0])) from None
     report = diff_stored(store, baseline, candidate, metrics=args.metric, tolerance=args.tolerance, test=args.test)
     if args.html:
-        from tempo_eval.report_html import diff_html
+        from tempo_eval.compare.report_html import diff_html
 
         Path(args.html).write_text(diff_html(report), encoding="utf-8")
     if args.format == "json":

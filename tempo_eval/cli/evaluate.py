@@ -24,14 +24,16 @@ from tempo_eval.cli.common import (
     METRIC_MODULES,
     CLIError,
     ProgressBar,
+    acting_user,
     add_doc_dates_option,
+    add_user_option,
     add_workspace_option,
     check_output,
     max_input_bytes,
 )
 from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
 from tempo_eval.cli.gates import below_thresholds, check_gates, parse_fail_under  # noqa: F401 - re-exported
-from tempo_eval.safe_text import one_line
+from tempo_eval.common.safe_text import one_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,31 +73,17 @@ def build_metrics(
     stale_evidence and `half_life` to recency_ndcg (days), `ndcg_mode` (gold, focus or judge) to
     temporal_ndcg instead of its automatic choice, `doc_dates` (an `IdDates`, `--doc-dates`) to the
     as-of ranking metrics."""
-    import importlib
-
-    from tempo_eval.metrics.base import METRICS
+    from tempo_eval.metrics.catalog import build_metric
 
     metrics = []
     for name in names:
         if name not in METRIC_MODULES:
             raise CLIError(f"unknown metric {name!r}; available: {', '.join(DATASET_METRICS)}")
-        importlib.import_module(METRIC_MODULES[name])
-        cls = METRICS[name]
-        accepted = inspect.signature(cls).parameters
-        settings: dict[str, Any] = {}
-        if k is not None and "k" in accepted:
-            settings["k"] = k
-        if verifier is not None and "verifier" in accepted:
-            settings["verifier"] = verifier
-        for option, value in (("max_age", max_age), ("half_life", half_life), ("doc_dates", doc_dates)):
-            if value is not None and option in accepted:
-                settings[option] = value
-        if ndcg_mode is not None and name == "temporal_ndcg":
-            settings["mode"] = NDCG_MODES[ndcg_mode]
-            if ndcg_mode == "judge":
-                settings["llm"] = _judge_of(verifier)
+        mode = NDCG_MODES[ndcg_mode] if ndcg_mode is not None and name == "temporal_ndcg" else None
+        judge = _judge_of(verifier) if mode is not None and ndcg_mode == "judge" else None
         try:
-            metrics.append(cls(**settings))
+            metrics.append(build_metric(name, k=k, verifier=verifier, max_age=max_age, half_life=half_life,
+                                        doc_dates=doc_dates, mode=mode, llm=judge))
         except ValueError as error:
             raise CLIError(f"{name}: {error}") from None
     for option, value, flag, names_taking in (
@@ -157,8 +145,6 @@ def _check_available(verifier: Any) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     if args.run_name is not None and not args.run_name.split():
         raise CLIError(f"--run-name {args.run_name!r}: a run name must not be empty; leave the option out "
                        "for a name made from the file and the metrics")
@@ -166,13 +152,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.engine != "ray" and not any(n in CONVERSATION_METRICS for n in names):
         _warm_up_workers(args, names)  # first: the server imports the scoring modules beside ours
 
+    from tempo_eval.engine.pool import ScoringProcessError, default_processes
+    from tempo_eval.engine.runner import evaluate
+    from tempo_eval.engine.scoring import aggregate_frame
     from tempo_eval.io.conversation import load_conversations
     from tempo_eval.io.errors import InputError
     from tempo_eval.io.export import OUTPUT_FORMATS, write_frame, write_frames
     from tempo_eval.io.stream import open_stream
-    from tempo_eval.runner import evaluate
-    from tempo_eval.scoring import aggregate_frame
-    from tempo_eval.scoring_pool import ScoringProcessError, default_processes
     from tempo_eval.store.runs import RunStore
 
     max_bytes = max_input_bytes(args)
@@ -271,7 +257,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     try:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
-            progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
+            user=acting_user(args), progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
             deadline=args.deadline, processes=args.processes or default_processes(),
             on_results=ResultsOut(out, scores) if out is not None and StreamedOut.suits(args.out) else None,
         )
@@ -358,14 +344,14 @@ def _exit_code(frame: pd.DataFrame, aggregate: pd.DataFrame, thresholds: dict[st
 
 
 #: a dataset file smaller than this is not worth starting scoring processes for (at about a kilobyte
-#: a row, it holds fewer than `tempo_eval.scoring_pool.POOL_MIN_ROWS` rows)
+#: a row, it holds fewer than `tempo_eval.engine.pool.POOL_MIN_ROWS` rows)
 _WORKERS_MIN_BYTES = 2_000_000
 
 
 def _warm_up_workers(args: argparse.Namespace, names: list[str]) -> None:
     """Start the scoring processes' fork server while the file is read a first time, when the run
     may score in processes: a large file, more than one process, metrics that may be offline."""
-    from tempo_eval.scoring_pool import default_processes, warm_up
+    from tempo_eval.engine.pool import default_processes, warm_up
 
     with contextlib.suppress(OSError):
         if ((args.processes or default_processes()) > 1 and not args.verifier
@@ -413,7 +399,7 @@ RAY_DEFAULTS = {"address": None, "num_workers": 2, "gpus_per_worker": 0.0, "bloc
 
 def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: dict[str, float],
                      maxima: dict[str, float]) -> int:
-    from tempo_eval.distributed.engine import evaluate_ray
+    from tempo_eval.engine.distributed.engine import evaluate_ray
     from tempo_eval.store.db import describe_location
 
     bar = None if args.no_progress else ProgressBar(sys.stderr)
@@ -423,7 +409,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
             reference_date=args.reference_date, address=args.address, num_workers=args.num_workers,
             gpus_per_worker=args.gpus_per_worker, block_size=args.block_size,
             max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed, progress=bar,
-            run_name=args.run_name,
+            run_name=args.run_name, user=acting_user(args),
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -475,7 +461,7 @@ def _all_rows_failed(frame: pd.DataFrame) -> str | None:
     """The failure to report when some metric failed on every row, with any failure code
     (row_error, judge_error, verifier_error, ...: see `is_retryable`). Nothing about the data was
     measured: a broken setup, not a finding. "all N rows failed: METRIC: REASON"."""
-    from tempo_eval.schema import is_retryable
+    from tempo_eval.common.schema import is_retryable
 
     for metric, part in frame.groupby("metric", sort=False):
         if len(part) and part["score"].isna().all() and all(map(is_retryable, part["reason_code"])):
@@ -617,6 +603,7 @@ def add_parser(commands: Any) -> None:
                     help="when resuming, keep stored failures (row_error, judge_error, ...) instead "
                          "of computing them again")
     add_workspace_option(ev)
+    add_user_option(ev)
     ev.add_argument("--max-input-mb", type=float, metavar="MB",
                     help="refuse a dataset larger than this (default: no limit for a dataset file, which "
                          "is read in batches; 128 for a conversation file, held in memory; or "

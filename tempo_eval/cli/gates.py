@@ -1,6 +1,6 @@
 """The gates of `evaluate`: --fail-under (a minimum for a higher-is-better metric) and --fail-over
 (a maximum for a lower-is-better one), read from the command line, checked against what each metric
-declares of its direction (`tempo_eval.metric_catalog`), and applied to a run's means."""
+declares of its direction (`tempo_eval.metrics.catalog`), and applied to a run's means."""
 
 from __future__ import annotations
 
@@ -52,10 +52,10 @@ def below_thresholds(aggregate: pd.DataFrame, thresholds: dict[str, float],
 
 def check_gates(thresholds: dict[str, float], maxima: dict[str, float], names: list[str]) -> None:
     """CLIError unless every gate names a computed metric the right way round, as the metric
-    declares its direction (`tempo_eval.metric_catalog.direction`): --fail-under (a minimum) for a
+    declares its direction (`tempo_eval.metrics.catalog.direction`): --fail-under (a minimum) for a
     higher-is-better metric, --fail-over (a maximum) for a lower-is-better one (future_leak,
     stale_evidence), and neither for a metric with no better direction (median_evidence_age)."""
-    from tempo_eval.metric_catalog import direction
+    from tempo_eval.metrics.catalog import direction
 
     for option, gates, wanted, other in (("--fail-under", thresholds, "higher", "--fail-over"),
                                          ("--fail-over", maxima, "lower", "--fail-under")):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tempo_eval._async import run_sync
+from tempo_eval.common.run_sync import run_sync
 
 if TYPE_CHECKING:
     from tempo_eval.llm.provider import OpenAIProvider

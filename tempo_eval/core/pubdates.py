@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from tempo_eval._confine import confined_roots, open_binary
+from tempo_eval.common.confine import confined_roots, open_binary
 
 #: the ordinal of 1970-01-01: days are counted from it
 EPOCH = date(1970, 1, 1).toordinal()
@@ -95,13 +95,6 @@ class PubDate:
     def day(self) -> int:
         """`first` in days since 1970-01-01."""
         return self.first.toordinal() - EPOCH
-
-
-def day_label(day: float) -> str | None:
-    """Days since 1970-01-01 as an ISO date (None for NaN)."""
-    if day is None or math.isnan(day):
-        return None
-    return date.fromordinal(int(day) + EPOCH).isoformat()
 
 
 def is_missing(value: Any) -> bool:
@@ -372,20 +365,6 @@ class IdDates:
         days[found] = unique_days[position[found].astype(np.int64)]
         return days.reshape(shape) if shape is not None else days
 
-    def texts_of(self, wanted: Sequence[str | None]) -> list[str | None]:
-        """The date of each id as the file writes it (None when absent or blank), for showing a
-        few documents; `days_of` is the lookup for computing."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        array = pa.array([None if v is None else str(v) for v in wanted], type=pa.string())
-        position = pc.index_in(array, value_set=self.ids).to_numpy(zero_copy_only=False).astype(np.float64)
-        texts: list[str | None] = []
-        for index in position.tolist():
-            text = None if math.isnan(index) else self.dates[int(index)].as_py().strip()
-            texts.append(text or None)
-        return texts
-
     def _file_rows(self, entries: np.ndarray) -> np.ndarray:
         return entries if self.rows is None else self.rows[entries]
 
@@ -424,7 +403,7 @@ def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None, digest: b
     }
     keep = None if wanted is None else _unique_ids(wanted)
     id_parts, date_parts, row_parts = [], [], []
-    # inside a dashboard job the file is opened confined (`tempo_eval._confine`), else by pyarrow
+    # inside a dashboard job the file is opened confined (`tempo_eval.common.confine`), else by pyarrow
     handle = None
     try:
         handle = None if confined_roots() is None else open_binary(path)

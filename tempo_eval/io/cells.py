@@ -34,7 +34,7 @@ import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tempo_eval._values import is_na
+from tempo_eval.common.values import is_na
 from tempo_eval.core.pubdates import EXPECTED as DATES_EXPECTED
 from tempo_eval.core.pubdates import DateError, DateOutOfRange, parse_date
 from tempo_eval.io.errors import InputError, json_error_text, quote

@@ -174,7 +174,7 @@ class PartsWriter:
         the same arrays `write` makes of their frame (NaN scores are null there too); other
         formats write their frame."""
         if self.kind != "parquet":
-            from tempo_eval.schema import frame_of_result_rows
+            from tempo_eval.common.schema import frame_of_result_rows
 
             self.write(frame_of_result_rows(list(zip(*columns.values(), strict=True))))
             return

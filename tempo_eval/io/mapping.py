@@ -11,8 +11,8 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tempo_eval.common.schema import CANONICAL_COLUMNS
 from tempo_eval.io.errors import InputError, list_columns
-from tempo_eval.schema import CANONICAL_COLUMNS
 
 #: source column names recognised for each canonical column, in order of preference:
 #: ours, then RAGAS (user_input, retrieved_contexts, response, reference, retrieved_context_ids,

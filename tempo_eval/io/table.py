@@ -166,7 +166,7 @@ def frame_columns(
     named like a canonical one that comes from elsewhere is left out: `ignored(column, message)`."""
     import pandas as pd
 
-    from tempo_eval.schema import CANONICAL_COLUMNS
+    from tempo_eval.common.schema import CANONICAL_COLUMNS
 
     columns: dict[str, Any] = {
         name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data

@@ -7,7 +7,7 @@ of the retrieved documents, aligned with `retrieved_ids`; "" for a document not 
 
 The runs and the qrels are read by `tempo_eval.io.trec_stream`, as the command line reads them;
 the Dataset keeps the qrels file as given (`Dataset.qrels`), which the store keeps with the
-dataset, so its systems compare on every judged query (`tempo_eval.trec_scores.score_dataset_runs`).
+dataset, so its systems compare on every judged query (`tempo_eval.compare.trec_scores.score_dataset_runs`).
 `frame_runs` and `frame_qrels` turn a stored dataset's rows back into the reader's columns.
 The corpus reader lives here until `tempo_eval.io` has one.
 """

@@ -30,7 +30,7 @@ Any OpenAI-compatible endpoint works (`base_url`). What the provider guarantees:
 - Token usage is taken from each response's `usage` field, per reply and cumulative.
 - The API key never appears in `repr`, `model_id`, errors or logs, nor in the reply content
   handed on (a judge that echoes it gets it masked as ***); it is registered with
-  `tempo_eval._secrets`, so the store masks it too, whatever variable it came from.
+  `tempo_eval.common.secrets`, so the store masks it too, whatever variable it came from.
 - A base URL holding credentials (`http://user:pw@host/v1`) is refused (the key goes in
   OPENAI_API_KEY or `api_key`); the key is never sent to another origin than the base URL's
   (a redirect elsewhere is followed without it); a key sent over plain http to another machine
@@ -54,9 +54,9 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from tempo_eval._async import run_sync
-from tempo_eval._extras import require_extra
-from tempo_eval._secrets import register_secret
+from tempo_eval.common.extras import require_extra
+from tempo_eval.common.run_sync import run_sync
+from tempo_eval.common.secrets import register_secret
 from tempo_eval.llm.endpoint import (
     CompressedReply,
     ReplyTooLarge,

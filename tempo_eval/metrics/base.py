@@ -11,10 +11,8 @@ import difflib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
-from tempo_eval._async import run_sync
-from tempo_eval._values import is_na
-from tempo_eval._values import require_text_list as require_text_list  # shared with the verifiers
-from tempo_eval.schema import (  # noqa: F401 - the shared shapes, re-exported where users import them
+from tempo_eval.common.run_sync import run_sync
+from tempo_eval.common.schema import (  # noqa: F401 - the shared shapes, re-exported where users import them
     CONVERSATION_COLUMNS,
     MISSING_INPUT,
     NAN,
@@ -22,6 +20,10 @@ from tempo_eval.schema import (  # noqa: F401 - the shared shapes, re-exported w
     MetricResult,
     canonical_columns,
     not_measurable,
+)
+from tempo_eval.common.values import is_na
+from tempo_eval.common.values import (
+    require_text_list as require_text_list,  # shared with the verifiers
 )
 
 #: a metric's `input_names` that are canonical dataset columns (the inputs a row can give)
@@ -52,11 +54,11 @@ class Metric:
     #: keyword arguments accepted by compute/measure; anything else raises TypeError.
     input_names: ClassVar[tuple[str, ...]] = ()
     #: which way is better, declared once here and read by every surface through
-    #: `tempo_eval.metric_catalog.direction`: "higher" (the default), "lower" (a rise is a
+    #: `tempo_eval.metrics.catalog.direction`: "higher" (the default), "lower" (a rise is a
     #: regression: future_leak, stale_evidence) or "none" (neither: median_evidence_age, an age)
     direction: ClassVar[str] = "higher"
     #: the bounds of a score (None: unbounded on that side) and its unit (None: a plain score),
-    #: read through `tempo_eval.metric_catalog.scale` (chart axes, range filters)
+    #: read through `tempo_eval.metrics.catalog.scale` (chart axes, range filters)
     score_range: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
     unit: ClassVar[str | None] = None
 
@@ -84,7 +86,7 @@ class Metric:
 
     def batchable(self, columns: Collection[str]) -> bool:
         """True when the rows of a dataset with these columns are scored a batch at a time (an
-        offline metric, cheap per row: `tempo_eval.scoring.measure_batch`); False (the default)
+        offline metric, cheap per row: `tempo_eval.engine.scoring.measure_batch`); False (the default)
         for per-row scoring with rows in flight concurrently (a judge, a model)."""
         return False
 
@@ -186,7 +188,7 @@ def row_values(row: Mapping[str, Any], names: Collection[str]) -> dict[str, Any]
 
 
 # ---- small validators shared by the metrics -------------------------------------------------
-# (`require_text_list`, imported above, lives in tempo_eval._values: the verifiers use it too)
+# (`require_text_list`, imported above, lives in tempo_eval.common.values: the verifiers use it too)
 
 def require_text(value: Any, name: str, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):

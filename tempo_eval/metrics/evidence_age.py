@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tempo_eval._values import is_na
+from tempo_eval.common.values import is_na
 from tempo_eval.core.pubdates import IdDates, PubDate, parse_date
 from tempo_eval.metrics import asof
 from tempo_eval.metrics.base import (

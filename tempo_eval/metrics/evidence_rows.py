@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tempo_eval._values import is_na
+from tempo_eval.common.values import is_na
 from tempo_eval.core.pubdates import DateError, PubDate, parse_date
 
 COLUMNS = ["row", "query_id", "run", "rank", "doc", "date", "as_of", "age", "future", "as_of_year", "year"]

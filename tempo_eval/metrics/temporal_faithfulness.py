@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from tempo_eval import packed_details
+from tempo_eval.common import packed_details
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.decompose import TOO_MANY_CLAIMS, claim_limit, too_many_claims_reason
 from tempo_eval.core.extract import parse_reference_date
@@ -317,7 +317,7 @@ def _year_grounding(
     aft, dfts, ordered: list[int], context_years: list[set[int]],
 ) -> tuple[list[list[str]], list[list[list[str]]], list[int]]:
     """Per answer year (`ordered`): the spans it came from in the answer, and in each context that
-    holds it; and the years no context holds (layout "tf/1" of `tempo_eval.packed_details`)."""
+    holds it; and the years no context holds (layout "tf/1" of `tempo_eval.common.packed_details`)."""
     context_spans, missing = [], []
     in_any = set().union(*context_years)
     indexed = list(enumerate(context_years))

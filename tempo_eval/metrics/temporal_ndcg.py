@@ -43,7 +43,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from tempo_eval import packed_details
+from tempo_eval.common import packed_details
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.extract import parse_reference_date
 from tempo_eval.core.focus import FocusTime, years_of
@@ -558,7 +558,7 @@ def _details(
     gain_kind: str,
 ) -> dict[str, Any]:
     """The per-rank table and the curve of the gold and LLM modes (focus-time mode packs the same
-    values: layout "ndcg_ft/1" of `tempo_eval.packed_details`). `docs` are ids or list indices."""
+    values: layout "ndcg_ft/1" of `tempo_eval.common.packed_details`). `docs` are ids or list indices."""
     prefix, length, dcg, idcg = _curve(k, gains, ideal_gains)
     depth = len(prefix)
     ranked = zip(range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False)

@@ -5,7 +5,7 @@ point and the paired per-bin differences of each run against the first.
 Scores come from the store one metric at a time, (row, score, reason code) only
 (`RunStore.metric_scores`); the time of each row from the dataset's columns
 (`tempo_eval.slices.keys`), kept per dataset. Intervals: Wilson for a metric whose every stored
-score is 0 or 1, else the project's percentile bootstrap (`tempo_eval.compare.bootstrap_ci`).
+score is 0 or 1, else the project's percentile bootstrap (`tempo_eval.compare.statistics.bootstrap_ci`).
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def _csv_num(value: float) -> str:
 
 def mean_interval(values: np.ndarray, binary: bool, seed: int = 42) -> tuple[float, float, float]:
     """(mean, low, high) of measured values: Wilson when binary, else the percentile bootstrap."""
-    from tempo_eval.compare import bootstrap_ci
+    from tempo_eval.compare.statistics import bootstrap_ci
     from tempo_eval.slices.stats import wilson_interval
 
     if values.size == 0:
@@ -320,7 +320,7 @@ def paired_difference(keys: RowBins, a: _Scored, b: _Scored, seed: int = 42) -> 
     """Per bin, over the rows measured in both: n, mean of b - a and its bootstrap interval."""
     import numpy as np
 
-    from tempo_eval.compare import bootstrap_ci
+    from tempo_eval.compare.statistics import bootstrap_ci
     from tempo_eval.slices.stats import day_iso
 
     both = ~np.isnan(a.scores[keys.rows]) & ~np.isnan(b.scores[keys.rows])
@@ -391,7 +391,7 @@ def slices(runs: list[int | str] | int | str, metric: str, *, by: str = "as_of",
 def _run_id(store: Any, ref: int | str) -> int:
     """A run's id: an int is looked up directly (no listing of every run's counts), a text as
     `tempo-eval runs` lists runs (id, "#id" or name)."""
-    from tempo_eval.run_diff import resolve_run
+    from tempo_eval.compare.run_diff import resolve_run
 
     if isinstance(ref, int) and not isinstance(ref, bool):
         try:

@@ -191,7 +191,7 @@ def files_dir() -> Path:
 
 def comparisons_dir() -> Path:
     """`cache/compare/` of the files folder: the saved comparisons of run files
-    (`tempo_eval.comparison_store` writes them, `tempo_eval.store.job_files` sweeps old ones)."""
+    (`tempo_eval.compare.saved` writes them, `tempo_eval.store.job_files` sweeps old ones)."""
     return files_dir() / "cache" / "compare"
 
 

@@ -33,7 +33,7 @@ from typing import Any
 PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "verdict_cache": ("key",),
     "results": ("run_id", "row_idx", "metric"),
-    "claim_labels": ("claim", "premises_hash"),
+    "claim_labels": ("claim", "premises_hash", "reviewer"),
     "run_locks": ("run_id",),
     "dataset_chunks": ("dataset_id", "first_row"),
     "dataset_qrels": ("dataset_id",),

@@ -1,7 +1,7 @@
 """The files the dashboard's jobs leave in the workspace, removed once nothing needs them.
 
 `uploads/` holds what was uploaded on a page (`tempo_eval_app.worker_jobs.save_upload`), which a
-worker reads; `cache/compare/` holds Compare's scored run files (`tempo_eval.comparison_store`).
+worker reads; `cache/compare/` holds Compare's scored run files (`tempo_eval.compare.saved`).
 The worker (`tempo_eval.cli.job`) calls `release` when a job has ended and `sweep` when it starts
 one. What is removed:
 

@@ -46,7 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tempo_eval._process import process_start_time
+from tempo_eval.common.identity import user_name
+from tempo_eval.common.process import process_start_time
 from tempo_eval.store.db import connect
 from tempo_eval.store.dialect import Dialect
 
@@ -105,7 +106,7 @@ def lane_of(kind: str) -> str:
 
 
 def process_start(pid: int) -> str | None:
-    """When process `pid` started (`tempo_eval._process.process_start_time`, as text), or None
+    """When process `pid` started (`tempo_eval.common.process.process_start_time`, as text), or None
     when there is no such process or it has exited (a zombie, not yet collected, counts as exited)."""
     try:
         text = Path(f"/proc/{int(pid)}/stat").read_text()
@@ -156,14 +157,16 @@ class JobQueue:
     # ---- writing ------------------------------------------------------------------------------
 
     def submit(self, kind: str, arguments: dict[str, Any], *, label: str = "", dataset_id: int | None = None,
-               needs_key: bool = False, session: str | None = None) -> int:
+               needs_key: bool = False, session: str | None = None, user: str | None = None) -> int:
         """Queue a job; returns its id. `needs_key`: only the worker started with its key may run it;
-        `session`: the dashboard session that queued it (its owner)."""
+        `session`: the dashboard session that queued it (its owner); `user`: who queued it
+        (`created_by`, None: unknown), the user the worker records on what the job makes."""
         with self._lock, self._conn:
             cursor = self._conn.execute(
                 "INSERT INTO jobs (kind, label, arguments, dataset_id, status, needs_key, session, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
-                (kind, label, _dumps(arguments), dataset_id, int(needs_key), session, time.time(), time.time()),
+                " updated_at, created_by) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)",
+                (kind, label, _dumps(arguments), dataset_id, int(needs_key), session, time.time(), time.time(),
+                 user_name(user)),
             )
             return int(cursor.lastrowid)
 

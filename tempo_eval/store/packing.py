@@ -3,7 +3,7 @@
 `dumps` is the canonical JSON (sorted keys) stored and hashed everywhere in the store. Large JSON
 (a result's details, a dataset's rows) is stored zlib-compressed as a BLOB in the same column
 (`_pack`), tagged by its first byte so `_unpack` knows how to read it; text written by older
-versions is read as it is. Details a metric gave packed (`tempo_eval.packed_details`) are stored
+versions is read as it is. Details a metric gave packed (`tempo_eval.common.packed_details`) are stored
 as their layout's values, in compact JSON (`_pack_details`): `_unpack` gives the JSON of the
 expanded details, the text that storing them expanded gives.
 """
@@ -18,8 +18,8 @@ from dataclasses import asdict, is_dataclass
 from enum import Enum
 from typing import Any
 
-from tempo_eval._secrets import redact
-from tempo_eval.packed_details import EXPANDED_KEYS, PackedDetails, expand
+from tempo_eval.common.packed_details import EXPANDED_KEYS, PackedDetails, expand
+from tempo_eval.common.secrets import redact
 
 
 def _jsonable(value: Any) -> Any:

@@ -15,10 +15,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tempo_eval._secrets import redact
-from tempo_eval._values import is_na
-from tempo_eval.packed_details import PackedDetails
-from tempo_eval.schema import RESULT_COLUMNS, MetricResult, frame_of_result_rows, is_retryable
+from tempo_eval.common.packed_details import PackedDetails
+from tempo_eval.common.schema import (
+    RESULT_COLUMNS,
+    MetricResult,
+    frame_of_result_rows,
+    is_retryable,
+)
+from tempo_eval.common.secrets import redact
+from tempo_eval.common.values import is_na
 from tempo_eval.store.claims import _claim_record
 from tempo_eval.store.packing import _maskable_when_packed, _pack_details, _unpack_details, dumps
 from tempo_eval.store.run_records import _HEARTBEAT_SECONDS

@@ -27,8 +27,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tempo_eval._secrets import secret_values
-from tempo_eval.schema import is_retryable
+from tempo_eval.common.schema import is_retryable
+from tempo_eval.common.secrets import secret_values
 from tempo_eval.store.claims import CLAIM_COLUMNS, ClaimRecords, _claim_record
 from tempo_eval.store.datasets import DatasetRecords, _frame_rows, frame_content_hash
 from tempo_eval.store.db import connect, files_dir

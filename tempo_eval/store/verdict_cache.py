@@ -14,7 +14,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tempo_eval._secrets import redact, secret_values
+from tempo_eval.common.secrets import redact, secret_values
 from tempo_eval.store.db import connect
 
 

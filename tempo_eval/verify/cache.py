@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tempo_eval._values import require_text_list
+from tempo_eval.common.values import require_text_list
 from tempo_eval.store.verdict_cache import VerdictCache, verdict_key
 from tempo_eval.verify.base import ClaimVerdict, Verdict, Verifier, check_verdict_count
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tempo_eval._values import require_text_list
+from tempo_eval.common.values import require_text_list
 from tempo_eval.core.text import split_claims, split_sentences
 from tempo_eval.verify.base import ClaimVerdict, Verdict
 from tempo_eval.verify.facts import (

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from tempo_eval._async import run_sync
-from tempo_eval._values import require_text_list
+from tempo_eval.common.run_sync import run_sync
+from tempo_eval.common.values import require_text_list
 from tempo_eval.verify.base import ClaimVerdict, Verdict
 from tempo_eval.verify.llm_prompts import VERIFY_BATCH_PROMPT, VERIFY_PROMPT, VERIFY_SYSTEM
 

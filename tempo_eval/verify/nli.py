@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from tempo_eval._values import require_text_list
+from tempo_eval.common.values import require_text_list
 from tempo_eval.core.text import sentence_spans
 from tempo_eval.verify.base import ClaimVerdict, Verdict, VerifierUnavailable
 from tempo_eval.verify.cross_rows import CrossRowBatches

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
 
 
 def agreement_scatter(pairs: pd.DataFrame, *, ours: str, theirs: str) -> go.Figure:
-    """Scatter of `tempo_eval.agreement.agreement_pairs` output: x = the foreign score, y = ours,
+    """Scatter of `tempo_eval.compare.agreement.agreement_pairs` output: x = the foreign score, y = ours,
     colour = rank gap. Query ids and metric names are HTML-escaped (plotly renders them as HTML)."""
     fig = go.Figure()
     fig.add_trace(go.Scatter(

@@ -1,4 +1,4 @@
-"""Axis ranges from a metric's declared scale (`tempo_eval.metric_catalog.scale`): a score or
+"""Axis ranges from a metric's declared scale (`tempo_eval.metrics.catalog.scale`): a score or
 share on [0, 1], median evidence age in days on its own values' span."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tempo_eval.metric_catalog import Scale
+from tempo_eval.metrics.catalog import Scale
 
 #: the range of an axis of scores in [0, 1], with a margin so points on 0 and 1 show whole
 UNIT_RANGE = [-0.03, 1.03]

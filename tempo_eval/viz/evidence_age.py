@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
 
 
 def age_histogram(ages: Mapping[str, Sequence[float]], *, title: str = "Evidence age") -> go.Figure:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import plotly.graph_objects as go
 
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
 
 BIN_WIDTHS = {"year": 1, "decade": 10, "century": 100}
 #: the most bins an axis shows; beyond it bins are merged into the next wider ones

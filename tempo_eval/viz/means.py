@@ -6,10 +6,16 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
 
 #: one colour per run, in input order (colour-blind safe, Okabe-Ito)
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+
+
+def rgba(colour: str, alpha: float) -> str:
+    """A "#rrggbb" colour made see-through (`alpha` 0..1): the shade of a band under its line."""
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
 
 
 def means_figure(means: Mapping[str, Mapping[str, float]], metrics: Sequence[str]) -> go.Figure:

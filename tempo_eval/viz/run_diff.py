@@ -1,4 +1,4 @@
-"""Figures of a run diff (`tempo_eval.run_diff.RunDiff`): baseline against candidate per row, and
+"""Figures of a run diff (`tempo_eval.compare.run_diff.RunDiff`): baseline against candidate per row, and
 each metric's mean change with its 95% CI."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from tempo_eval.metric_catalog import DIRECTION_WORDS, direction, scale
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
+from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction, scale
 from tempo_eval.viz.axes import axis_range
 
 #: a point's colour by its outcome; "increased" / "decreased" are the changes of a metric with no
-#: better direction (`tempo_eval.run_diff`), in neutral colours
+#: better direction (`tempo_eval.compare.run_diff`), in neutral colours
 OUTCOME_COLOURS = {"regressed": "#D55E00", "improved": "#0072B2", "unchanged": "#8c8c8c",
                    "increased": "#CC79A7", "decreased": "#009E73"}
 #: the outcomes a metric's points can have, by its direction

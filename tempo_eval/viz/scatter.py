@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from tempo_eval.metric_catalog import direction, scale
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
+from tempo_eval.metrics.catalog import direction, scale
 from tempo_eval.viz.axes import axis_range
 
 WIN_COLOURS = {"A better": "#0072B2", "B better": "#E69F00", "tie": "#8c8c8c",
@@ -23,7 +23,7 @@ def paired_scores(a: pd.Series, b: pd.Series, *, metric: str | None = None) -> p
 
     Returns columns query_id, a, b, delta (a - b) and outcome ("A better", "B better", "tie"),
     sorted by delta; queries with a NaN on either side are left out. Which run is better follows
-    `metric`'s declared direction (`tempo_eval.metric_catalog.direction`; higher without a
+    `metric`'s declared direction (`tempo_eval.metrics.catalog.direction`; higher without a
     metric): the lower score wins for future_leak; with no direction (median evidence age) the
     outcomes are "A higher" / "B higher".
     """

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
 
 
 def windows_frame(windows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

@@ -1,13 +1,13 @@
 """Each metric's mean with its 95% CI across the runs of one dataset, in time order
-(`tempo_eval.leaderboard.metric_trends`)."""
+(`tempo_eval.compare.leaderboard.metric_trends`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from tempo_eval.metric_catalog import DIRECTION_WORDS, direction, scale
-from tempo_eval.safe_text import plotly_text
+from tempo_eval.common.safe_text import plotly_text
+from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction, scale
 from tempo_eval.viz.axes import UNIT_RANGE, axis_range
 
 #: Okabe-Ito colours, one per metric
@@ -22,7 +22,7 @@ def run_axis_label(run_id: int, name: object) -> str:
 def trend_chart(trends: pd.DataFrame) -> go.Figure:
     """One line per metric over the runs (x in time order), the CI as error bars; each point's
     customdata is its run id (a click opens the run). Scores and shares are on a [0, 1] axis; a
-    metric on another scale (median evidence age, in days: `tempo_eval.metric_catalog.scale`) on
+    metric on another scale (median evidence age, in days: `tempo_eval.metrics.catalog.scale`) on
     an axis of its own values at the right, in its unit. A metric's direction, when not higher is
     better, is named in the legend."""
     fig = go.Figure()

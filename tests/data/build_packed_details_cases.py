@@ -1,7 +1,7 @@
 """Builds tests/data/packed_details_cases.json: Temporal Faithfulness and Temporal NDCG results in
 focus-time mode for inputs the golden rows do not reach (focus times given, a candidate pool, k
 past the curve's cap, no overlap, no query time, ...), as `metric.measure` returned them before
-their details were packed (`tempo_eval.packed_details`). Run from the repository root of the
+their details were packed (`tempo_eval.common.packed_details`). Run from the repository root of the
 version to record: python tests/data/build_packed_details_cases.py"""
 
 from __future__ import annotations

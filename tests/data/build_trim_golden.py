@@ -135,7 +135,7 @@ def result_record(result) -> list[str]:
 
 def build() -> dict:
     from tempo_eval.core.extract import FocusTimeExtractor
-    from tempo_eval.scoring import measure_batch
+    from tempo_eval.engine.scoring import measure_batch
 
     texts = corpus_texts()
     extractor = FocusTimeExtractor()

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.metrics import TemporalFaithfulness, TemporalNDCG
-from tempo_eval.runner import evaluate
 from tempo_eval.store.runs import RunStore
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "temporal_qa.jsonl"

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tempo_eval.common.schema import MetricResult
+from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.metrics import TemporalFaithfulness
-from tempo_eval.runner import evaluate
-from tempo_eval.schema import MetricResult
 from tempo_eval.store.runs import RunStore
 
 TIME_SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "answers_over_time.csv"

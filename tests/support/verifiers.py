@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tempo_eval._async import run_sync
+from tempo_eval.common.run_sync import run_sync
 from tempo_eval.verify.base import ClaimVerdict, Verdict
 
 

@@ -111,7 +111,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN origin TEXT;
     CREATE INDEX IF NOT EXISTS runs_origin ON runs (origin);
     """,
-    # the lock holder's process start time: a reused pid is another process (tempo_eval._process)
+    # the lock holder's process start time: a reused pid is another process (tempo_eval.common.process)
     """
     ALTER TABLE run_locks ADD COLUMN started REAL;
     """,
