@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval_app import errors, selection, serving, widgets
+from tempo_eval_app import errors, selection, serving, sign_in, widgets
 
 st.set_page_config(page_title="tempo-eval", page_icon=selection.PAGE_ICON, layout="wide")
 errors.configure_logging()
+# before st.navigation: no page, download or job action runs for a session not let in (sign-in
+# when [auth] is configured; without it, only a loopback server address)
+sign_in.gate()
 
 PAGES = [
     st.Page("views/overview.py", title="Overview", icon=":material/dashboard:", default=True),
@@ -39,6 +42,7 @@ PAGES = [
 navigation = st.navigation(PAGES, expanded=True)
 widgets.readable_css()
 selection.keep_page_settings()
+sign_in.sidebar()
 with selection.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages
     navigation.run()
 # reached when the page ran to its end (st.stop and reruns skip it: the next full run freezes)

@@ -8,7 +8,7 @@ a year, one in 500 an RFC 2822 date: the per-value fallback is exercised). Every
 as-of date (a query-dates file) and a few graded qrels, some never retrieved.
 
 Timed, best of --repeat:
-- NDCG: `ndcg_gold_batch(run, qrels, k)`, what `compare --metric ndcg@K` computes per run;
+- NDCG: `score_trec_runs({"run": run}, qrels, metrics=["ndcg@K"])`, the kernel `compare --metric ndcg@K` uses;
 - as-of, given the run as the streaming TREC reader keeps it (each query's top k rows grouped by
   query, best first: the ranking NDCG also needs) and the qrels as columns: streaming the
   doc-dates file (keeping the lines of the top-k and judged documents), reading the query-dates
@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
+from tempo_eval.compare.trec_scores import score_trec_runs  # noqa: E402
 from tempo_eval.core.pubdates import read_id_dates  # noqa: E402
 from tempo_eval.metrics.asof_columns import run_asof_scores, top_docids  # noqa: E402
-from tempo_eval.metrics.ndcg import ndcg_gold_batch  # noqa: E402
 
 
 def write_dates(path: Path, ids: list[str], days: np.ndarray, rng: np.random.Generator) -> None:
@@ -139,7 +139,9 @@ def main() -> int:
         run, qrels = make_data(args.queries, args.docs, args.doc_dates, folder)
         print(f"data: {args.queries} queries x {args.docs} docs, {args.doc_dates} doc dates "
               f"({time.perf_counter() - start:.1f}s to make)")
-        ndcg_time, ndcg, ndcg_peak = timed(lambda: ndcg_gold_batch(run, qrels, args.k), args.repeat)
+        ndcg_time, ndcg, ndcg_peak = timed(
+            lambda: score_trec_runs({"run": run}, qrels, metrics=[f"ndcg@{args.k}"]).per_query["run"][f"ndcg@{args.k}"],
+            args.repeat)
         columns = run_columns(run, qrels, args.k)
         read_time, read_docs, read_peak = timed(lambda: read_doc_dates(folder, columns, args.k), args.repeat)
         scores_time, scores, scores_peak = timed(

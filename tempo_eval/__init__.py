@@ -16,10 +16,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from tempo_eval.common import __version__ as __version__  # noqa: E402
+
 # eager: light, and the function must win over the `tempo_eval.slices` subpackage of the same name
 from tempo_eval.slices.report import slices  # noqa: E402
-
-__version__ = "0.1.0"
 
 #: public noun -> (module, name there)
 _NOUNS = {

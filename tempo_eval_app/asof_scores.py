@@ -25,22 +25,10 @@ def has_asof_columns(frame: pd.DataFrame) -> bool:
 @st.cache_data(show_spinner="Computing as-of metrics…", max_entries=16)
 def _asof_scores(db: str, dataset_id: int, k: int, max_age: float, half_life: float) -> pd.DataFrame:
     from tempo_eval.engine.scoring import measure_batch
-    from tempo_eval.metrics.answer_currency import AnswerCurrency
-    from tempo_eval.metrics.evidence_age import (
-        FutureLeak,
-        MedianEvidenceAge,
-        RecencyNDCG,
-        StaleEvidence,
-    )
+    from tempo_eval.metrics.catalog import build_metric
 
     frame = _dataset_frame(db, dataset_id)
-    metrics = {
-        "future_leak": FutureLeak(k=k),
-        "stale_evidence": StaleEvidence(k=k, max_age=max_age),
-        "median_evidence_age": MedianEvidenceAge(k=k),
-        "recency_ndcg": RecencyNDCG(k=k, half_life=half_life),
-        "answer_currency": AnswerCurrency(),
-    }
+    metrics = {name: build_metric(name, k=k, max_age=max_age, half_life=half_life) for name in ASOF_COLUMNS}
     lacking = {name: metric.required_columns(frame.columns) for name, metric in metrics.items()}
     lacking = {name: needs for name, needs in lacking.items() if any(c not in frame.columns for c in needs)}
     measured = [metric for name, metric in metrics.items() if name not in lacking]

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from tempo_eval.compare import saved as comparison_store
+from tempo_eval.compare import saved as saved_comparisons
 from tempo_eval_app import downloads, formatting
 
 #: the columns of an opened query's documents, in this order
 DOCUMENT_COLUMNS = ["rank", "doc_id", "date", "age", "flag", "grade"]
 
 
-def show(found: comparison_store.StoredComparison) -> None:
+def show(found: saved_comparisons.StoredComparison) -> None:
     """The as-of sections, or a line saying which files would add them."""
     if not found.as_of:
         st.caption("Add a doc-dates and a query-dates file above for the as-of metrics: future leak, stale "
@@ -50,7 +50,7 @@ def _age_figure(key: str, k: int):
     return age_histogram(run_files.load(key).ages(), title=f"Age of the top {k} documents at the as-of date")
 
 
-def _leaks(found: comparison_store.StoredComparison, run: str, i: int, k: int) -> None:
+def _leaks(found: saved_comparisons.StoredComparison, run: str, i: int, k: int) -> None:
     table = found.leaking(run)
     dated = int(found.values[(found.values["run"] == run) & (found.values["metric"] == found.as_of[0])]["value"].notna().sum())
     st.markdown(formatting.md_escape(

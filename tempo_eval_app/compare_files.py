@@ -12,9 +12,9 @@ from typing import Any
 
 import streamlit as st
 
-from tempo_eval.compare import saved as comparison_store
+from tempo_eval.compare import saved as saved_comparisons
 from tempo_eval.compare.statistics import LABELS
-from tempo_eval_app import formatting, links, paths, run_files, worker_jobs
+from tempo_eval_app import formatting, links, paths, permissions, run_files, worker_jobs
 
 #: the most run files a comparison takes (its runs are labelled a-z)
 MAX_RUNS = len(LABELS)
@@ -100,12 +100,17 @@ def _inputs() -> tuple[list[Any], Any, Any, Any]:
     query_typed = d2.text_input("Query-dates file (path, optional: query_id<TAB>date)",
                                 key="compare_query_dates_path",
                                 help="When each question was asked (its as-of date), for the as-of metrics.")
+    refused = permissions.blocked("compare_files")
     u1, u2 = st.columns(2)
-    uploads = u1.file_uploader("…or upload run files", accept_multiple_files=True, key="compare_run_uploads")
-    qrels_upload = u2.file_uploader("…or upload the qrels", key="compare_qrels_upload")
+    uploads = u1.file_uploader("…or upload run files", accept_multiple_files=True, key="compare_run_uploads",
+                               disabled=bool(refused))
+    qrels_upload = u2.file_uploader("…or upload the qrels", key="compare_qrels_upload", disabled=bool(refused))
     u3, u4 = st.columns(2)
-    doc_upload = u3.file_uploader("…or upload the doc-dates file", key="compare_doc_dates_upload")
-    query_upload = u4.file_uploader("…or upload the query-dates file", key="compare_query_dates_upload")
+    doc_upload = u3.file_uploader("…or upload the doc-dates file", key="compare_doc_dates_upload",
+                                  disabled=bool(refused))
+    query_upload = u4.file_uploader("…or upload the query-dates file", key="compare_query_dates_upload",
+                                    disabled=bool(refused))
+    permissions.explain(refused)
     try:
         runs = _runs_named(typed, len(uploads or []))
         qrels = _one_file(qrels_typed, "Qrels") if qrels_typed.strip() else None
@@ -138,13 +143,15 @@ def _watch(job: dict[str, Any]) -> None:
             st.rerun()  # the whole page: the comparison is saved (or the job failed)
         fraction = current["done"] / current["total"] if current["total"] else 0.0
         st.progress(min(1.0, fraction), text=formatting.md_escape(run_files.progress_text(current)))
-        if st.button("Cancel", key="compare_cancel"):  # the worker reads it within a second
+        refused = permissions.blocked("manage_jobs")
+        if st.button("Cancel", key="compare_cancel", disabled=bool(refused), help=formatting.md_escape(refused) if refused else None):
+            permissions.require("manage_jobs")  # the worker reads it within a second
             worker_jobs.queue().request_cancel(job_id)
 
     progress()
 
 
-def scores(missing: str, k: int) -> comparison_store.StoredComparison:
+def scores(missing: str, k: int) -> saved_comparisons.StoredComparison:
     """The inputs, then the saved comparison of a worker's job (the page shows its progress and
     reruns until it ends; a refused path or a bad file is said and stops the page)."""
     runs, qrels, doc_dates, query_dates = _inputs()

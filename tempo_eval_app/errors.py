@@ -9,7 +9,15 @@ from collections.abc import Iterator
 
 import streamlit as st
 
-from tempo_eval.common.secrets import mask_log_handlers, secret_values
+from tempo_eval.common.access import PermissionDenied
+from tempo_eval.common.secrets import (
+    mask_every_log_record,
+    mask_log_handlers,
+    named_secrets,
+    redact,
+    register_secret,
+    secret_values,
+)
 from tempo_eval.io.errors import InputError
 from tempo_eval.store.db import WorkspaceError
 from tempo_eval.verify.base import VerifierUnavailable
@@ -28,14 +36,30 @@ def configure_logging() -> None:
         root.addHandler(handler)
         if root.level > logging.INFO or root.level == logging.NOTSET:
             root.setLevel(logging.INFO)
-    # no key in any log line or traceback, whatever variable it came from (the CLI does the same)
+    # no key in any log line or traceback, whatever variable it came from (the CLI does the same),
+    # nor a secret of the settings file (the sign-in's client_secret and cookie_secret), in our
+    # log lines or Streamlit's own (its loggers write with their own handlers)
+    register_settings_secrets()
     mask_log_handlers(secret_values)
+    mask_every_log_record(secret_values)
+
+
+def register_settings_secrets() -> None:
+    """Mask from now on the secret-named values of `.streamlit/secrets.toml` (`[auth]`'s
+    client_secret and cookie_secret, a provider section's client_secret): nothing to do without
+    a secrets file."""
+    try:
+        settings = st.secrets.to_dict()
+    except (FileNotFoundError, KeyError, OSError, ValueError):  # no secrets file, or one unreadable
+        return
+    for value in named_secrets(settings):
+        register_secret(value)
 
 
 #: how the engine's messages, written for Python users, name things, and what the app calls them
 APP_TERMS = {
-    "load_run": "upload it under Run files on Datasets",
-    "load_qrels": "upload it as Qrels on Datasets",
+    "read_runs": "upload it under Run files on Datasets",
+    "read_qrels": "upload it as Qrels on Datasets",
     "load_dataset": "upload it as a dataset on Datasets",
     "load_conversations": "paste or upload it on the Conversation page",
     "parse_conversation": "paste or upload it on the Conversation page",
@@ -44,15 +68,16 @@ _LOAD_WITH = re.compile(r"load (?:it|them) with (?:tempo_eval\.io\.)?(\w+)(?:\(\
 
 
 def in_app_terms(text: str) -> str:
-    """An engine message with its Python names ("load it with load_qrels") said in the app's terms
-    ("upload it as Qrels on Datasets"); any other text is left as it is."""
+    """An engine message with its Python names ("load it with read_qrels") said in the app's terms
+    ("upload it as Qrels on Datasets"), and any secret masked (`redact`: a judge's key, the
+    sign-in's client_secret or cookie_secret); any other text is left as it is."""
     def replace(match: re.Match[str]) -> str:
         return APP_TERMS.get(match.group(1), match.group(0))
 
     text = _LOAD_WITH.sub(replace, text)
     text = _MAPPING.sub(lambda m: f"{m.group(1) or ''}to choose column {m.group(3)} for {m.group(2)} under Column "
                         "mapping" if m.group(1) else f"column {m.group(3)} chosen for {m.group(2)}", text)
-    return text
+    return redact(text) or ""
 
 
 #: the loader's suggestion in Python syntax, `mapping={'query': 'question_text'}`
@@ -62,9 +87,10 @@ _MAPPING = re.compile(r"(did you mean )?mapping=\{'(\w+)': ('[^']*'|\"[^\"]*\")\
 def error_message(exc: BaseException) -> str:
     """What the user reads: an InputError or an unavailable verifier as it is (in the app's terms,
     see `in_app_terms`); anything else as one line plus "details in the log"."""
-    if isinstance(exc, (InputError, VerifierUnavailable, WorkspaceError)):
+    if isinstance(exc, (InputError, VerifierUnavailable, WorkspaceError, PermissionDenied)):
         return in_app_terms(str(exc))
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    said = redact(str(exc)) or ""
+    first = said.strip().splitlines()[0] if said.strip() else ""
     line = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
     if len(line) > 300:
         line = line[:297] + "..."
@@ -79,7 +105,7 @@ def page_guard(where: str = "page") -> Iterator[None]:
     """
     try:
         yield
-    except (InputError, VerifierUnavailable) as exc:
+    except (InputError, VerifierUnavailable, PermissionDenied) as exc:
         logger.info("%s: %s", where, exc)
         show_error(exc)
     except Exception as exc:

@@ -17,17 +17,18 @@ from typing import Any
 
 import streamlit as st
 
-from tempo_eval.compare import saved as comparison_store
-from tempo_eval_app import worker_jobs
+from tempo_eval.compare import saved as saved_comparisons
+from tempo_eval_app import permissions, worker_jobs
+from tempo_eval_app.identity import current_user
 
 KIND = "compare_runs"
 #: the largest k the page offers: every saved comparison holds NDCG up to it
-MAX_K = comparison_store.MAX_K
+MAX_K = saved_comparisons.MAX_K
 
 
 def saved(source: Any) -> Path:
     """A path as it is; an upload written to the workspace's uploads/ folder (once)."""
-    return source if isinstance(source, Path) else worker_jobs.save_upload(source)
+    return source if isinstance(source, Path) else worker_jobs.save_upload(source, action="compare_files")
 
 
 def _stamp(path: Path) -> list[int]:
@@ -61,24 +62,25 @@ def request(args: dict[str, Any], *, again: bool = False) -> dict[str, Any]:
     if found is not None and not again:
         found = worker_jobs.job(found["id"])
         usable = found["active"] or found["status"] == "failed" or (
-            found["status"] == "finished" and comparison_store.is_saved(str((found["result"] or {}).get("key"))))
+            found["status"] == "finished" and saved_comparisons.is_saved(str((found["result"] or {}).get("key"))))
         if usable:
             return found
-    job_id = queue.submit(KIND, args, label="compare run files")
+    permissions.require("compare_files")
+    job_id = queue.submit(KIND, args, label="compare run files", user=current_user())
     worker_jobs.spawn_worker()
     return worker_jobs.job(job_id)
 
 
-def stored(job: dict[str, Any]) -> comparison_store.StoredComparison | None:
+def stored(job: dict[str, Any]) -> saved_comparisons.StoredComparison | None:
     """The saved comparison a finished job wrote (None when its folder is gone)."""
     key = (job.get("result") or {}).get("key")
-    return load(str(key)) if key and comparison_store.is_saved(str(key)) else None
+    return load(str(key)) if key and saved_comparisons.is_saved(str(key)) else None
 
 
 @st.cache_resource(show_spinner="Reading the saved comparison…", max_entries=8)
-def load(key: str) -> comparison_store.StoredComparison:
-    """The saved comparison `key` (`comparison_store.is_saved(key)`), read once per app process."""
-    found = comparison_store.load(key)
+def load(key: str) -> saved_comparisons.StoredComparison:
+    """The saved comparison `key` (`saved_comparisons.is_saved(key)`), read once per app process."""
+    found = saved_comparisons.load(key)
     if found is None:
         raise FileNotFoundError(f"no saved comparison {key!r} in this workspace")
     return found

@@ -1,10 +1,16 @@
-"""The bundled sample datasets the app opens on."""
+"""The bundled sample datasets the app opens on.
+
+They are the app's own data, not anyone's upload: any role stores them (a fresh shared workspace
+opens on the sample for a viewer too), through the store directly, not `store_reads.save_dataset`
+(which only a role that may upload passes). The user who first opened a sample is recorded as
+who stored it, like any dataset."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tempo_eval_app.store_reads import save_dataset
+from tempo_eval_app.identity import current_user
+from tempo_eval_app.store_reads import store
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 SAMPLE_QA_NAME = "Sample: temporal QA (30 questions)"
@@ -17,7 +23,7 @@ def load_sample_qa() -> int:
 
     dataset = load_dataset(SAMPLE_DIR / "temporal_qa.csv")
     dataset.name = SAMPLE_QA_NAME
-    return save_dataset(dataset)
+    return store().save_dataset(dataset, user=current_user())
 
 
 def load_sample_runs() -> int:
@@ -32,4 +38,4 @@ def load_sample_runs() -> int:
             corpus=("corpus.jsonl", (SAMPLE_DIR / "corpus.jsonl").read_bytes()),
             name=SAMPLE_RUNS_NAME,
         )
-    return save_dataset(dataset)
+    return store().save_dataset(dataset, user=current_user())

@@ -11,10 +11,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.store.db import default_db_path
+from tempo_eval.store.db import database_location
 from tempo_eval.store.run_records import runs_frame
 from tempo_eval.store.runs import RunStore
 from tempo_eval_app import run_counts
+from tempo_eval_app.identity import current_user
+from tempo_eval_app.permissions import require
 
 
 @st.cache_resource(show_spinner=False)
@@ -23,7 +25,8 @@ def _store_for(db_path: str) -> RunStore:
 
 
 def db_path() -> str:
-    return str(default_db_path())
+    """The workspace database (its file, or its TEMPO_EVAL_DB URL): the key of its shared store."""
+    return database_location()
 
 
 def store() -> RunStore:
@@ -74,7 +77,10 @@ def dataset_info(dataset_id: int) -> dict[str, Any]:
 
 
 def save_dataset(dataset: Any) -> int:
-    return store().save_dataset(dataset)
+    """Store a dataset a page was given, as the current user's (`identity.current_user`) when it is
+    new: only a role that may upload (the bundled samples are stored by `samples` for every role)."""
+    require("upload")
+    return store().save_dataset(dataset, user=current_user())
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

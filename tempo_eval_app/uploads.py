@@ -143,14 +143,3 @@ def _json_columns(text: str, cut: bool) -> list[str]:
             break
         records.append(record)
     return list(dict.fromkeys(str(k) for r in records if isinstance(r, dict) for k in r))
-
-
-def conversation_count(data: bytes, name: str) -> int:
-    """How many conversations the command line's conversation loader reads from this file; 0 when
-    it is not a conversation file (a dataset the dataset loader refused for another reason)."""
-    from tempo_eval.io.conversation import load_conversations
-
-    try:
-        return len(load_conversations(data, name=name).frame)
-    except (ValueError, OSError):
-        return 0

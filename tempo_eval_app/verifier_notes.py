@@ -1,5 +1,6 @@
-"""App-side helpers for verdict review: human labels joined to stored claims, each run's verifier,
-and the measured-accuracy note shown next to a verifier."""
+"""App-side helpers for verdict review: human labels joined to stored claims (the current user's
+own, or the reviewers' consensus), each run's verifier, and the measured-accuracy note shown next
+to a verifier."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common.identity import shown_user, user_name
+from tempo_eval.compare.review import consensus
 from tempo_eval.store.labels import LabelStore, claim_premises, premises_hash
 from tempo_eval_app import store_reads
+from tempo_eval_app.identity import current_user
 
 _DEFAULT_VERIFIER = {"factual_correctness": "lexical", "temporal_faithfulness": "nli"}
 
@@ -55,15 +59,47 @@ def with_premises(claims: pd.DataFrame) -> pd.DataFrame:
     return claims
 
 
+def _keys(claims: pd.DataFrame) -> list[tuple[str, str]]:
+    return [(c, h) for c, h in zip(claims["claim"], claims["premises_hash"], strict=True) if h]
+
+
 def with_human_labels(claims: pd.DataFrame) -> pd.DataFrame:
-    """`claims` (after `with_premises`) plus `human`: the stored human label or None."""
-    keys = [(c, h) for c, h in zip(claims["claim"], claims["premises_hash"], strict=True) if h]
-    found = label_store().lookup(keys)
+    """`claims` (after `with_premises`) plus `human`: the current user's own label
+    (`identity.current_user`) or None; other reviewers' labels are not theirs."""
+    found = label_store().lookup(_keys(claims), user=current_user())
     claims = claims.copy()
     claims["human"] = pd.Series(
         [found.get((c, h)) if h else None for c, h in zip(claims["claim"], claims["premises_hash"], strict=True)],
         dtype=object, index=claims.index,
     )
+    return claims
+
+
+def label_reviews(claims: pd.DataFrame) -> pd.DataFrame:
+    """Every reviewer's label of the claims (after `with_premises`): claim, premises_hash, reviewer
+    ('' unknown), label (`LabelStore.reviews`)."""
+    return label_store().reviews(_keys(claims))
+
+
+def others_labels(claim: str, digest: str | None) -> list[tuple[str, str]]:
+    """(reviewer as shown, label) of the other reviewers' labels of one claim: every label but the
+    current user's, by reviewer name ("unknown": labels from before reviewers were recorded)."""
+    if not digest:
+        return []
+    me = user_name(current_user()) or ""
+    found = label_store().reviews([(claim, digest)])
+    return sorted((shown_user(r), label) for r, label in zip(found["reviewer"], found["label"], strict=True) if r != me)
+
+
+def with_consensus(claims: pd.DataFrame, reviews: pd.DataFrame) -> pd.DataFrame:
+    """`claims` (after `with_premises`) plus `reviewers` (how many labelled the claim) and `human`:
+    the reviewers' consensus (`tempo_eval.compare.review.consensus`; None on a tie or without labels)."""
+    agreed = consensus(reviews)
+    by_key = {(c, h): (n, label) for c, h, n, label in agreed.itertuples(index=False)}
+    keys = list(zip(claims["claim"], claims["premises_hash"], strict=True))
+    claims = claims.copy()
+    claims["reviewers"] = [by_key.get(key, (0, None))[0] for key in keys]
+    claims["human"] = pd.Series([by_key.get(key, (0, None))[1] for key in keys], dtype=object, index=claims.index)
     return claims
 
 

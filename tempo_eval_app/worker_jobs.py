@@ -36,9 +36,11 @@ from typing import Any
 import streamlit as st
 
 from tempo_eval.cli.job import KEY_ENV, PLACEHOLDER
-from tempo_eval.store.db import default_db_path, workspace_dir
+from tempo_eval.store.db import database_location, files_dir, workspace_dir
 from tempo_eval.store.jobs import PAGE_LIMIT, READ_KINDS, JobQueue, default_limit
 from tempo_eval_app.formatting import md_escape
+from tempo_eval_app.identity import current_user
+from tempo_eval_app.permissions import blocked, explain, require
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKING = "Checking whether the model loads here…"
@@ -53,7 +55,7 @@ def _queue_for(db_path: str) -> JobQueue:
 
 def queue() -> JobQueue:
     """The job queue of the current workspace (one connection per process and workspace)."""
-    return _queue_for(str(default_db_path()))
+    return _queue_for(database_location())
 
 
 def spawn_worker(*, key_for: int | None = None, api_key: str | None = None) -> None:
@@ -65,7 +67,7 @@ def spawn_worker(*, key_for: int | None = None, api_key: str | None = None) -> N
     if key_for is not None and api_key:
         env[KEY_ENV] = api_key
         command += ["--key-for", str(key_for)]
-    logs = workspace_dir() / "logs"
+    logs = files_dir() / "logs"
     logs.mkdir(exist_ok=True)
     with (logs / "workers.log").open("ab") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
@@ -118,6 +120,7 @@ def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: st
     the server's OPENAI_API_KEY; the placeholder is stored as such; a typed key is never stored)."""
     from tempo_eval.llm.provider import PLACEHOLDER_API_KEY
 
+    require("evaluate")
     arguments = {**settings, "dataset_id": None if dataset_id is None else int(dataset_id)}
     if path is not None:
         arguments["path"] = str(path)
@@ -127,7 +130,7 @@ def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: st
     if api_key == PLACEHOLDER_API_KEY:
         arguments["api_key_source"] = PLACEHOLDER
     job_id = queue().submit("evaluate", arguments, label=label, dataset_id=dataset_id,
-                            needs_key=typed is not None, session=session_id())
+                            needs_key=typed is not None, session=session_id(), user=current_user())
     spawn_worker(key_for=job_id if typed else None, api_key=typed)
     return job_id
 
@@ -163,14 +166,15 @@ def page_job(kind: str, arguments: dict[str, Any], label: str, *, again: bool = 
     interrupted is queued anew), or with `again` always a new one; a new job starts a worker.
     `ensure` (no argument) is called before a new job is queued: it writes the uploaded files the
     job reads again when they were removed (`save_upload`). Waits up to
-    PAGE_WAIT_S for the job to end."""
+    PAGE_WAIT_S for the job to end. Only a role that may upload queues one (or finds one)."""
+    require("upload")
     found = None if again else queue().latest(kind, arguments)
     if found is not None and found["status"] == "running":
         found = job(found["id"])
     if found is None or found["status"] == "interrupted":
         if ensure is not None:
             ensure()
-        found = queue().get(queue().submit(kind, arguments, label=label))
+        found = queue().get(queue().submit(kind, arguments, label=label, user=current_user()))
         spawn_worker()
     return wait(found)
 
@@ -209,22 +213,26 @@ def show_pending(found: dict[str, Any]) -> None:
             rows = f", {current['done']:,} rows so far" if current["done"] else ""
             st.info(md_escape(f"{current['label']}: a worker is reading it ({elapsed(current):.0f} s{rows})."),
                     icon=":material/hourglass_top:")
+        refused = blocked("manage_jobs")
         if not current["cancel_requested"] and st.button("Cancel", key=f"cancel_upload_{job_id}",
-                                                         icon=":material/stop_circle:"):
+                                                         icon=":material/stop_circle:", disabled=bool(refused),
+                                                         help=md_escape(refused) if refused else None):
+            require("manage_jobs")
             queue().request_cancel(job_id)
             st.rerun(scope="fragment")
 
     watch()
 
 
-def save_uploads(uploads: list[Any]) -> list[list[str]]:
+def save_uploads(uploads: list[Any], *, action: str = "upload") -> list[list[str]]:
     """Several uploads saved as `save_upload` does: [[file name, saved path], ...]."""
-    return [[upload.name, str(save_upload(upload))] for upload in uploads]
+    return [[upload.name, str(save_upload(upload, action=action))] for upload in uploads]
 
 
 def resume(job: dict[str, Any], api_key: str | None) -> bool:
     """Queue an ended job again and start a worker; False when it was active already. This
     session owns it from then on (it may be another than the one that queued it: a reload)."""
+    require("evaluate")
     if not queue().requeue(job["id"], session=session_id()):
         return False
     needs = bool(job.get("needs_key")) and bool(api_key)
@@ -289,16 +297,18 @@ def interrupted_evaluations(limit: int = 5) -> list[dict[str, Any]]:
     return queue().jobs(kind="evaluate", status="interrupted", limit=limit)
 
 
-def save_upload(upload: Any, *, rewrite: bool = True) -> Path:
+def save_upload(upload: Any, *, rewrite: bool = True, action: str = "upload") -> Path:
     """An uploaded file written to the workspace's uploads/ folder (once per upload), so a worker
     reads it from disk; returns its path. A worker removes the file once the job that read it has
     ended (`tempo_eval.store.job_files`): it is written again, while the upload box still holds
     it, unless `rewrite` is false and this session wrote it before (a page that saves on every
-    rerun, and rewrites only when it queues a new job, `page_job(ensure=...)`)."""
+    rerun, and rewrites only when it queues a new job, `page_job(ensure=...)`). Only a role that
+    may do `action` (upload; compare_files for Compare's run files) writes anything."""
     import re
     import shutil
 
-    folder = workspace_dir() / "uploads"
+    require(action)
+    folder = files_dir() / "uploads"
     folder.mkdir(exist_ok=True)
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(upload.name).name)[-120:] or "dataset"
     path = folder / f"{re.sub(r'[^A-Za-z0-9]+', '', str(upload.file_id))[:40]}_{name}"
@@ -324,7 +334,7 @@ def nli_status(model: str) -> tuple[bool | None, str]:
     stale = (last is not None and last["status"] == "finished" and not (last["result"] or {}).get("ok")
              and time.time() - (last["finished_at"] or 0) > RECHECK_AFTER)
     if last is None or stale or last["status"] in ("interrupted", "cancelled"):
-        queue().submit("nli_check", arguments, label=f"NLI check {model}")
+        queue().submit("nli_check", arguments, label=f"NLI check {model}", user=current_user())
         spawn_worker()
         return None, CHECKING
     if last["active"]:
@@ -367,12 +377,16 @@ def show_active(found: dict[str, Any]) -> bool:
         st.info(md_escape(f"{found['label']}: waiting in the queue, place {place or '…'} "
                           f"({default_limit()} evaluation(s) run at once on this machine)."),
                 icon=":material/hourglass_top:")
+        explain(blocked("manage_jobs"))
     elif found["status"] == "running":
         fraction = found["done"] / found["total"] if found["total"] else 0.0
         st.progress(min(1.0, fraction), text=md_escape(progress_line(found)))
     else:
         return False
-    if st.button("Cancel", key=f"cancel_{found['id']}", icon=":material/stop_circle:"):
+    refused = blocked("manage_jobs")
+    if st.button("Cancel", key=f"cancel_{found['id']}", icon=":material/stop_circle:", disabled=bool(refused),
+                 help=md_escape(refused) if refused else None):
+        require("manage_jobs")
         queue().request_cancel(found["id"])
         st.toast("Cancelling: rows in flight finish and are stored.")
     return True

@@ -15,6 +15,7 @@ from tempo_eval_app import (
     downloads,
     errors,
     formatting,
+    permissions,
     selection,
     store_reads,
     widgets,
@@ -58,9 +59,11 @@ with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEva
         "A RAGAS `EvaluationResult.to_pandas()` file (CSV, JSONL, JSON or Parquet, one numeric column "
         "per metric) or a DeepEval test run JSON. Its scores become a run of the dataset it describes."
     )
-    upload = st.file_uploader("Results file", key="agreement_upload",
+    refused = permissions.blocked("upload")
+    upload = st.file_uploader("Results file", key="agreement_upload", disabled=bool(refused),
                               type=["csv", "tsv", "jsonl", "json", "parquet", "gz"])
-    if upload is not None and st.button("Import", key="agreement_import"):
+    permissions.explain(refused)
+    if upload is not None and st.button("Import", key="agreement_import", disabled=bool(refused)):
         # a worker reads and stores the file (`tempo_eval.jobs.uploads`), not the app process
         arguments = {"path": str(worker_jobs.save_upload(upload)), "name": upload.name}
         st.session_state["agreement_import_job"] = worker_jobs.page_job(

@@ -13,12 +13,14 @@ from tempo_eval_app import (
     errors,
     formatting,
     links,
+    permissions,
     selection,
     store_reads,
     widgets,
     words,
 )
 from tempo_eval_app import verifier_notes as notes
+from tempo_eval_app.identity import current_user
 
 selection.page_setup("Claims")
 
@@ -130,7 +132,7 @@ with errors.page_guard("claims"):
             "evidence": st.column_config.TextColumn("evidence", width="medium"),
             "reason": st.column_config.TextColumn("reason", width="medium"),
             "confidence": st.column_config.NumberColumn("confidence", format="%.3f", width="small"),
-            "human": st.column_config.TextColumn("human label", width="small"),
+            "human": st.column_config.TextColumn("your label", width="small"),
             "query_id": st.column_config.TextColumn("query", width="small"),
             "run": st.column_config.TextColumn("system", width="small"),
             "metric": st.column_config.TextColumn("metric", width="medium"),
@@ -212,9 +214,18 @@ with errors.page_guard("claims"):
             l1, l2 = st.columns([3, 1])
             label = l1.radio("Human label", options, horizontal=True, key=f"label_{claim['key']}", format_func=verdict_label,
                              index=options.index(suggested) if suggested in options else 1)
-            if l2.button("Save label", key="claims_save_label", icon=":material/check:"):
-                notes.label_store().set_label(claim["claim"], list(claim["premises"]), label)
+            refused = permissions.blocked("label")
+            if l2.button("Save label", key="claims_save_label", icon=":material/check:", disabled=bool(refused),
+                         help=formatting.md_escape(refused) if refused else None):
+                permissions.require("label")
+                notes.label_store().set_label(claim["claim"], list(claim["premises"]), label, user=current_user())
                 st.rerun()
+            permissions.explain(refused)
             if current:
-                st.caption(f"Stored human label: {formatting.md_escape(verdict_label(current))}.")
+                st.caption(f"Stored human label (yours): {formatting.md_escape(verdict_label(current))}. Other "
+                           "reviewers' labels are kept apart; **Review verdicts** shows how far reviewers agree.")
+            others = notes.others_labels(claim["claim"], claim["premises_hash"])
+            if others:
+                st.caption("Other reviewers: " + "; ".join(f"{formatting.md_escape(who)}: "
+                                                             f"{formatting.md_escape(verdict_label(said))}" for who, said in others))
     links.view_link("hallucinated", "verdict")

@@ -21,6 +21,7 @@ from tempo_eval_app import (
     errors,
     formatting,
     links,
+    permissions,
     samples,
     selection,
     store_reads,
@@ -74,6 +75,7 @@ def _start(text: str, upload: tuple[str, bytes, str | None] | None, window_size:
     with the same settings resumes its stored run."""
     from tempo_eval_app import judge_keys
 
+    permissions.require("evaluate")  # before the conversation is stored as a dataset
     chosen = verifier_choice.chosen_settings()
     if chosen["verifier"] == "llm" and not chosen["judge_model"]:
         raise ValueError("The LLM judge has no model: give the judge's model (and endpoint) on Evaluate.")
@@ -239,10 +241,12 @@ with errors.page_guard("conversation"):
     st.caption(f"Verifier: {formatting.md_escape(verifier_choice.describe(chosen_verifier))} — chosen on **Evaluate**.")
 
     found = worker_jobs.job(st.session_state.get(JOB_KEY))
-    if st.button("Evaluate the conversation", type="primary", key="conv_run", icon=":material/play_arrow:",
-                 disabled=not (text.strip() or st.session_state.get(FILE_KEY)) or bool(found and found["active"])):
+    refused = permissions.blocked("evaluate")
+    if st.button("Evaluate the conversation", type="primary", key="conv_run", icon=":material/play_arrow:", help=formatting.md_escape(refused) if refused else None,
+                 disabled=not (text.strip() or st.session_state.get(FILE_KEY)) or bool(found and found["active"] or refused)):
         st.session_state[JOB_KEY] = _start(text, st.session_state.get(FILE_KEY), window_size, threshold, penalize)
         found = worker_jobs.job(st.session_state[JOB_KEY])
+    permissions.explain(refused)
     if found is not None:
         _job_panel(found)
 

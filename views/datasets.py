@@ -11,10 +11,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common.identity import shown_user
 from tempo_eval_app import (
     downloads,
     errors,
     formatting,
+    made_by,
+    permissions,
     samples,
     selection,
     store_reads,
@@ -115,7 +118,7 @@ def _stored_table(stored: pd.DataFrame, storing: list[dict]) -> pd.DataFrame:
     """The stored datasets, a dataset still being stored (its row count is set once all its rows
     are in) shown as "storing…" with the rows so far, not as 0 rows; one a stopped job left part
     way as "incomplete" (`worker_jobs.partial_label`)."""
-    table = stored.drop(columns=["content_hash"])
+    table = stored.drop(columns=["content_hash", "created_by"]).assign(by=made_by.by_column(stored["created_by"]))
     partial = worker_jobs.partial_label(storing)
     table["n_rows"] = [f"{int(n):,}" if n else partial for n in table["n_rows"]]
     return table.rename(columns={"n_rows": "rows"})
@@ -132,7 +135,7 @@ def _recent_reads() -> None:
             return
         st.dataframe(pd.DataFrame([{
             "job": j["id"], "what": j["label"], "status": j["status"],
-            "rows": (j["result"] or {}).get("rows"), "dataset": j["dataset_id"],
+            "rows": (j["result"] or {}).get("rows"), "dataset": j["dataset_id"], "by": shown_user(j.get("created_by")),
             "error": errors.in_app_terms(j["error"] or ""),
         } for j in found]), hide_index=True, width="stretch", key="upload_jobs_table")
 
@@ -141,6 +144,7 @@ with errors.page_guard("datasets"):
     sample_tab, file_tab, trec_tab, stored_tab = st.tabs(
         ["Sample data", "Upload a dataset", "TREC runs + qrels", "Stored datasets"]
     )
+    refused = permissions.blocked("upload")  # the upload boxes (the bundled samples are for every role)
 
     with sample_tab:
         st.markdown(
@@ -158,8 +162,9 @@ with errors.page_guard("datasets"):
         from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping
 
         # no `type=` filter: the loader's message for a wrong file ("save as CSV UTF-8") is clearer
+        permissions.explain(refused)
         upload = st.file_uploader(
-            "Dataset file", key="dataset_upload",
+            "Dataset file", key="dataset_upload", disabled=bool(refused),
             help="CSV, TSV, JSONL, JSON or Parquet (optionally gzipped). List cells in CSV are JSON "
                  "lists; gold_ids may be a JSON object of graded relevance. A worker process reads it.",
         )
@@ -222,12 +227,13 @@ with errors.page_guard("datasets"):
             "holding the query texts and a corpus (JSONL doc_id/text) to see years in the comparison "
             "and the heatmaps."
         )
-        run_files = st.file_uploader("Run files", accept_multiple_files=True, key="trec_runs")
-        qrels_file = st.file_uploader("Qrels", key="trec_qrels")
+        permissions.explain(refused)
+        run_files = st.file_uploader("Run files", accept_multiple_files=True, key="trec_runs", disabled=bool(refused))
+        qrels_file = st.file_uploader("Qrels", key="trec_qrels", disabled=bool(refused))
         queries_file = st.file_uploader("Queries (a dataset file with query_id and query), optional",
-                                        key="trec_queries")
+                                        key="trec_queries", disabled=bool(refused))
         corpus_file = st.file_uploader("Corpus (JSONL doc_id/text or TSV), optional",
-                                       type=["jsonl", "tsv", "txt"], key="trec_corpus")
+                                       type=["jsonl", "tsv", "txt"], key="trec_corpus", disabled=bool(refused))
 
         def save_runs() -> dict:
             """The boxes' files written to the workspace (again when a worker removed them)."""
@@ -237,7 +243,7 @@ with errors.page_guard("datasets"):
                 "corpus": worker_jobs.save_uploads([corpus_file])[0] if corpus_file else None,
             }
 
-        if st.button("Read the runs", key="read_runs", disabled=not (run_files and qrels_file)):
+        if st.button("Read the runs", key="read_runs", disabled=not (run_files and qrels_file) or bool(refused)):
             arguments = save_runs()
             label = f"Read the runs {', '.join(f.name for f in run_files)}"
             st.session_state["runs_read"] = (arguments, label)
@@ -261,7 +267,8 @@ with errors.page_guard("datasets"):
         if stored.empty:
             st.info("No dataset stored in this workspace yet.")
         else:
-            st.dataframe(_stored_table(stored, worker_jobs.storing()), hide_index=True, width="stretch", key="stored_table")
+            table = made_by.filter_widgets(_stored_table(stored, worker_jobs.storing()), "datasets", "datasets")
+            st.dataframe(table, hide_index=True, width="stretch", key="stored_table")
             active = selection.active_dataset_id()
             if active is not None:
                 st.subheader("Active dataset")

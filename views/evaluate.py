@@ -15,6 +15,7 @@ import os
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common.identity import shown_user
 from tempo_eval.engine.scoring import metric_needs
 from tempo_eval.verify.lexical import SUMMARY as LEXICAL_SUMMARY
 from tempo_eval_app import (
@@ -24,6 +25,7 @@ from tempo_eval_app import (
     judge_check,
     judge_keys,
     paths,
+    permissions,
     selection,
     store_reads,
     verifier_choice,
@@ -94,8 +96,10 @@ def _dataset_source() -> tuple[str, object, str | None]:
     if source == "stored":
         return source, None, None
     if source == "upload":
+        refused = permissions.blocked("upload")
         upload = st.file_uploader("Dataset file: CSV, TSV, JSON Lines, JSON or Parquet; .gz and .zst too",
-                                  key="ev_upload")
+                                  key="ev_upload", disabled=bool(refused))
+        permissions.explain(refused)
         if upload is None:
             return source, None, "Upload the dataset file to evaluate."
         # written again when a run starts, if a worker removed it after an earlier run
@@ -138,7 +142,9 @@ def _show_job(job: dict, api_key: str) -> None:
         st.warning(formatting.md_escape(
             f"{job['label']}: the worker stopped after {job['done']:,} of {job['total']:,} rows (the machine or "
             "the worker was stopped). Every finished row is stored; resuming computes only the rest."))
-        if st.button("Resume", key=f"resume_{job['id']}", icon=":material/play_arrow:"):
+        refused = permissions.blocked("evaluate")
+        if st.button("Resume", key=f"resume_{job['id']}", icon=":material/play_arrow:", disabled=bool(refused),
+                     help=formatting.md_escape(refused) if refused else None):
             typed, _ = judge_keys.judge_api_key(job["arguments"].get("judge_url", ""), api_key)
             if worker_jobs.resume(job, typed):
                 st.session_state["eval_job_id"] = st.session_state["eval_job_watched"] = job["id"]
@@ -179,7 +185,8 @@ def _workspace_jobs(own: int | None, api_key: str) -> None:
                     line = f"{job['label']}: waiting in the queue"
                 else:
                     line = worker_jobs.progress_line(job)
-                st.info(formatting.md_escape(f"Another session is evaluating in this workspace: {line}. "
+                st.info(formatting.md_escape(f"Another session is evaluating in this workspace: {line}, started by "
+                                             f"{shown_user(job.get('created_by'))}. "
                                              "It is not this session's to cancel; you can run your own."),
                         icon=":material/group:")
 
@@ -375,8 +382,12 @@ with errors.page_guard("evaluate"):
             or (found.get("dataset_id") != dataset_id and not found["arguments"].get("path"))):
         found = worker_jobs.latest_evaluation(dataset_id)  # this browser's, started before a reload or elsewhere
     running = found is not None and found["active"]
-    start = st.button("Run evaluation", type="primary", key="run_evaluation", disabled=bool(problems or running),
-                      icon=":material/play_arrow:")
+    refused = permissions.blocked("evaluate")
+    start = st.button("Run evaluation", type="primary", key="run_evaluation",
+                      disabled=bool(problems or running or refused), icon=":material/play_arrow:", help=formatting.md_escape(refused) if refused else None)
+    permissions.explain(refused)
+    if start:  # checked before anything is asked of the judge; start_evaluation checks again
+        permissions.require("evaluate")
     typed_key, _ = judge_keys.judge_api_key(judge_url, api_key)
     if start and needs_judge:
         with st.spinner("Asking the judge one test question…"):

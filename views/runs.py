@@ -1,8 +1,8 @@
 """Runs: the leaderboard of every stored run of the active dataset (or of all datasets).
 
-Per run: name, dataset, status, when it ran, how long it took, its verifier, judge and model, the
+Per run: name, dataset, status, when it ran and who made it, how long it took, its verifier, judge and model, the
 judge's token usage; per metric the mean with its 95% CI, measurable/total and NaN counts by
-reason. Filter and sort; select runs to open them in Results, Compare or Claims; diff two runs;
+reason. Filter (by text, status, "Mine" or who made it) and sort; select runs to open them in Results, Compare or Claims; diff two runs;
 rename, note, tag or delete a run and delete a dataset, each delete after a confirmation.
 """
 
@@ -14,12 +14,15 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common.identity import shown_user
 from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import (
     errors,
     formatting,
     links,
+    made_by,
+    permissions,
     run_trends,
     selection,
     store_reads,
@@ -79,7 +82,7 @@ def leaderboard_table(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         setup = setups.get(int(run.id), {"verifier": "", "judge": "", "model": ""})
         records.append({
             "id": int(run.id), "name": run.name, "dataset": run.dataset, "status": run.status,
-            "ran": run.created_at, "duration": _duration(run.duration_s),
+            "ran": run.created_at, "by": shown_user(run.created_by), "duration": _duration(run.duration_s),
             "verifier": setup["verifier"], "judge": setup["judge"], "model": setup["model"],
             "judge tokens": _tokens(run.usage), "tags": ", ".join(run.tags), "note": run.note,
             **per_run.get(int(run.id), {}),
@@ -98,7 +101,7 @@ def _matches(table: pd.DataFrame, text: str) -> pd.Series:
     needle = text.strip().lower()
     if not needle:
         return pd.Series(True, index=table.index)
-    searched = ["name", "dataset", "tags", "note", "verifier", "judge", "model"]
+    searched = ["name", "dataset", "by", "tags", "note", "verifier", "judge", "model"]
     return table[searched].astype(str).apply(lambda col: col.str.lower().str.contains(needle, regex=False)).any(axis=1)
 
 
@@ -143,8 +146,9 @@ def _diff(table: pd.DataFrame, a: int, b: int) -> None:
 def _delete_run(run_id: int) -> None:
     state = st.session_state
     try:
+        permissions.require("delete_run", owner=permissions.run_owner(run_id))
         store_reads.store().delete_run(run_id)
-    except RunInUse as busy:  # said on the page (a callback's own output would not stay)
+    except (RunInUse, permissions.PermissionDenied) as busy:  # said on the page (a callback's own output would not stay)
         state.pop("runs_confirm_delete_run", None)
         state[_REFUSED_KEY] = str(busy)
         return
@@ -158,8 +162,9 @@ def _delete_run(run_id: int) -> None:
 def _delete_dataset(dataset_id: int) -> None:
     state = st.session_state
     try:
+        permissions.require("delete_dataset")
         store_reads.store().delete_dataset(dataset_id)
-    except RunInUse as busy:
+    except (RunInUse, permissions.PermissionDenied) as busy:
         state.pop("runs_confirm_delete_dataset", None)
         state[_REFUSED_KEY] = str(busy)
         return
@@ -174,11 +179,15 @@ def _manage_run(run_id: int) -> None:
     _say_refused_delete()
     s = store_reads.store()
     info = s.run_info(run_id)
+    owner = permissions.run_owner(run_id)
+    refused = permissions.blocked("edit_run", owner=owner)
     c1, c2, c3 = st.columns(3)
     name = c1.text_input("Name", info["name"], key=f"runs_name_{run_id}")
     note = c2.text_input("Note", info["note"], key=f"runs_note_{run_id}")
     tags = c3.text_input("Tags (comma-separated)", ", ".join(info["tags"]), key=f"runs_tags_{run_id}")
-    if st.button("Save name, note and tags", key=f"runs_save_{run_id}", icon=":material/save:"):
+    if st.button("Save name, note and tags", key=f"runs_save_{run_id}", icon=":material/save:",
+                 disabled=bool(refused), help=formatting.md_escape(refused) if refused else None):
+        permissions.require("edit_run", owner=owner)
         s.rename_run(run_id, name)
         s.set_run_note(run_id, note)
         s.set_run_tags(run_id, tags.split(","))
@@ -191,13 +200,14 @@ def _manage_run(run_id: int) -> None:
             f"and {counts['claims']} claims? Cached verdicts stay, so re-running it is quick."
         )
 
-    _confirmed_delete("run", run_id, question, _delete_run)
+    permissions.explain(refused)
+    _confirmed_delete("run", run_id, question, _delete_run, permissions.blocked("delete_run", owner=owner))
 
 
 def _say_refused_delete() -> None:
     refused = st.session_state.pop(_REFUSED_KEY, None)
     if refused:
-        st.warning(f"Not deleted: {formatting.md_escape(refused)}.", icon=":material/hourglass_top:")
+        st.warning(f"Not deleted: {formatting.md_escape(refused.rstrip('.'))}.", icon=":material/hourglass_top:")
 
 
 def _manage_dataset(dataset_id: int) -> None:
@@ -205,7 +215,10 @@ def _manage_dataset(dataset_id: int) -> None:
     s = store_reads.store()
     info = s.dataset_info(dataset_id)
     name = st.text_input("Dataset name", info["name"], key=f"runs_dataset_name_{dataset_id}")
-    if st.button("Rename the dataset", key="runs_dataset_rename", icon=":material/edit:"):
+    refused = permissions.blocked("edit_dataset")
+    if st.button("Rename the dataset", key="runs_dataset_rename", icon=":material/edit:", disabled=bool(refused),
+                 help=formatting.md_escape(refused) if refused else None):
+        permissions.require("edit_dataset")
         s.rename_dataset(dataset_id, name)
         store_reads.forget_cached_reads()
         st.rerun()
@@ -217,15 +230,22 @@ def _manage_dataset(dataset_id: int) -> None:
             "Cached verdicts stay."
         )
 
-    _confirmed_delete("dataset", dataset_id, question, _delete_dataset)
+    permissions.explain(refused)
+    _confirmed_delete("dataset", dataset_id, question, _delete_dataset, permissions.blocked("delete_dataset"))
 
 
-def _confirmed_delete(what: str, target: int, question: Callable[[], str], delete: Callable[[int], None]) -> None:
+def _confirmed_delete(what: str, target: int, question: Callable[[], str], delete: Callable[[int], None],
+                      refused: str | None = None) -> None:
     """A "Delete this WHAT…" button that asks `question()` (what the delete takes) before
     `delete(target)` runs, as a callback: callbacks run before the widgets, so the selection can
-    drop what was deleted."""
+    drop what was deleted. `refused`: why the acting user may not (the button disabled, the reason
+    under it; `delete` checks again where it deletes)."""
     confirm_key = f"runs_confirm_delete_{what}"
-    if st.session_state.get(confirm_key) == target:
+    if refused:
+        st.button(f"Delete this {formatting.md_escape(what)}…", key=f"runs_delete_{what}", icon=":material/delete:",
+                  disabled=True, help=formatting.md_escape(refused) if refused else None)
+        permissions.explain(refused)
+    elif st.session_state.get(confirm_key) == target:
         st.warning(question())
         yes, no = st.columns(2)
         yes.button(f"Yes, delete the {formatting.md_escape(what)}", type="primary", key=f"runs_delete_{what}_yes",
@@ -259,7 +279,7 @@ with errors.page_guard("runs"):
         descending = f3.toggle("Descending", value=True, key="runs_desc")
         links.set_params(all="1" if all_datasets else None, q=text or None, sort=sort_by if sort_by != "ran" else None)
 
-        shown = table[_matches(table, text)]
+        shown = made_by.filter_widgets(table[_matches(table, text)], "runs", "runs")
         if statuses:
             shown = shown[shown["status"].isin(statuses)]
         shown = shown.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
@@ -272,6 +292,7 @@ with errors.page_guard("runs"):
         column_config = {
             "id": st.column_config.NumberColumn("#", width="small"),
             "status": st.column_config.TextColumn("status", width="small"),
+            "by": st.column_config.TextColumn("by", help="Who made the run (unknown: before users were recorded)"),
         }
         for metric in metrics:
             label = words.metric_label(metric)
@@ -290,7 +311,7 @@ with errors.page_guard("runs"):
         # name, status and every metric's mean first: the scores are visible without scrolling
         order = ["id", "name", "status", *metrics, *deltas, *[f"{m} 95% CI" for m in metrics],
                  *[f"{m} measurable" for m in metrics], *[f"{m} NaN" for m in metrics],
-                 "dataset", "ran", "duration", "verifier", "judge", "model", "judge tokens", "tags", "note"]
+                 "dataset", "ran", "by", "duration", "verifier", "judge", "model", "judge tokens", "tags", "note"]
         st.dataframe(shown, hide_index=True, width="stretch", column_config=column_config, key="runs_grid",
                      column_order=[c for c in order if c in shown.columns])
 
@@ -325,4 +346,4 @@ with errors.page_guard("runs"):
             run_trends.show_trends(runs, dataset_id)
     with st.expander("Manage the active dataset"):
         _manage_dataset(dataset_id)
-    links.view_link("all", "q", "sort", "sel")
+    links.view_link("all", "q", "sort", "sel", "mine")

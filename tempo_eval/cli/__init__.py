@@ -29,6 +29,7 @@ API keys are read from the environment only (OPENAI_API_KEY, or the variable nam
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -86,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if nul is not None:  # refused before any path is touched: no file name holds a NUL byte
         print(f"error: {_masked(nul)}", file=sys.stderr)
         return EXIT_INPUT
+    if getattr(args, "workspace", None):  # --workspace: the run store every command opens
+        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     try:
         return args.handler(args)
     except (ValueError, OSError) as exc:  # InputError is a ValueError

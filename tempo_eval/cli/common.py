@@ -10,14 +10,10 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 # the module defining each metric the CLI can build, by metric name
 from tempo_eval.metrics.catalog import METRIC_MODULES
-
-if TYPE_CHECKING:
-    pass
-
 
 #: the metrics `evaluate` offers on dataset rows; turn_faithfulness runs on a conversation file
 #: (`load_conversations`), one conversation per row
@@ -135,6 +131,28 @@ def add_workspace_option(parser: argparse.ArgumentParser) -> None:
     """The --workspace option of every command that uses the run store."""
     parser.add_argument("--workspace", metavar="DIR",
                         help="workspace directory holding the run store (default $TEMPO_EVAL_HOME or ~/.tempo_eval)")
+
+
+def add_user_option(parser: argparse.ArgumentParser) -> None:
+    """The --user option of every command that stores a run or a dataset: who made them."""
+    parser.add_argument("--user", metavar="NAME",
+                        help="the user recorded as who made the runs and datasets this command stores "
+                             "(default: the operating-system user)")
+
+
+def acting_user(args: argparse.Namespace) -> str:
+    """Who a storing command acts as: --user, else the operating-system user
+    (`tempo_eval.common.identity.os_user`). An empty --user is refused."""
+    from tempo_eval.common.identity import os_user, user_name
+
+    given = getattr(args, "user", None)
+    if given is None:
+        return os_user()
+    name = user_name(given)
+    if name is None:
+        raise CLIError("--user must name a user; got an empty name (leave --user out to record the "
+                       "operating-system user)")
+    return name
 
 
 def add_doc_dates_option(parser: argparse.ArgumentParser, use: str) -> None:

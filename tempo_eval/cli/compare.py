@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tempo_eval.cli.common import (
     EXIT_OK,
@@ -16,9 +16,6 @@ from tempo_eval.cli.common import (
 )
 from tempo_eval.common.safe_text import one_line
 from tempo_eval.common.schema import DEFAULT_SIGNIFICANCE_TEST
-
-if TYPE_CHECKING:
-    pass
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -16,7 +16,6 @@ every metric both runs hold when no --metric is given); 2 on a usage error or an
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -74,8 +73,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise CLIError(f"--fail-on-regression must be at least 1, got {args.fail_on_regression}")
     if args.top < 0:
         raise CLIError(f"--top must be 0 or more, got {args.top}")
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     if args.html:
         check_output(args.html, "--html")
     store = RunStore()

@@ -24,7 +24,9 @@ from tempo_eval.cli.common import (
     METRIC_MODULES,
     CLIError,
     ProgressBar,
+    acting_user,
     add_doc_dates_option,
+    add_user_option,
     add_workspace_option,
     check_output,
     max_input_bytes,
@@ -71,31 +73,17 @@ def build_metrics(
     stale_evidence and `half_life` to recency_ndcg (days), `ndcg_mode` (gold, focus or judge) to
     temporal_ndcg instead of its automatic choice, `doc_dates` (an `IdDates`, `--doc-dates`) to the
     as-of ranking metrics."""
-    import importlib
-
-    from tempo_eval.metrics.base import METRICS
+    from tempo_eval.metrics.catalog import build_metric
 
     metrics = []
     for name in names:
         if name not in METRIC_MODULES:
             raise CLIError(f"unknown metric {name!r}; available: {', '.join(DATASET_METRICS)}")
-        importlib.import_module(METRIC_MODULES[name])
-        cls = METRICS[name]
-        accepted = inspect.signature(cls).parameters
-        settings: dict[str, Any] = {}
-        if k is not None and "k" in accepted:
-            settings["k"] = k
-        if verifier is not None and "verifier" in accepted:
-            settings["verifier"] = verifier
-        for option, value in (("max_age", max_age), ("half_life", half_life), ("doc_dates", doc_dates)):
-            if value is not None and option in accepted:
-                settings[option] = value
-        if ndcg_mode is not None and name == "temporal_ndcg":
-            settings["mode"] = NDCG_MODES[ndcg_mode]
-            if ndcg_mode == "judge":
-                settings["llm"] = _judge_of(verifier)
+        mode = NDCG_MODES[ndcg_mode] if ndcg_mode is not None and name == "temporal_ndcg" else None
+        judge = _judge_of(verifier) if mode is not None and ndcg_mode == "judge" else None
         try:
-            metrics.append(cls(**settings))
+            metrics.append(build_metric(name, k=k, verifier=verifier, max_age=max_age, half_life=half_life,
+                                        doc_dates=doc_dates, mode=mode, llm=judge))
         except ValueError as error:
             raise CLIError(f"{name}: {error}") from None
     for option, value, flag, names_taking in (
@@ -157,8 +145,6 @@ def _check_available(verifier: Any) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     if args.run_name is not None and not args.run_name.split():
         raise CLIError(f"--run-name {args.run_name!r}: a run name must not be empty; leave the option out "
                        "for a name made from the file and the metrics")
@@ -271,7 +257,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     try:
         result = evaluate(
             dataset, metrics, store=store, run_name=args.run_name, reference_date=args.reference_date,
-            progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
+            user=acting_user(args), progress=bar, max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed,
             deadline=args.deadline, processes=args.processes or default_processes(),
             on_results=ResultsOut(out, scores) if out is not None and StreamedOut.suits(args.out) else None,
         )
@@ -414,7 +400,7 @@ RAY_DEFAULTS = {"address": None, "num_workers": 2, "gpus_per_worker": 0.0, "bloc
 def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: dict[str, float],
                      maxima: dict[str, float]) -> int:
     from tempo_eval.engine.distributed.engine import evaluate_ray
-    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.db import describe_location
 
     bar = None if args.no_progress else ProgressBar(sys.stderr)
     try:
@@ -423,7 +409,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
             reference_date=args.reference_date, address=args.address, num_workers=args.num_workers,
             gpus_per_worker=args.gpus_per_worker, block_size=args.block_size,
             max_concurrency=args.concurrency, retry_failed=not args.no_retry_failed, progress=bar,
-            run_name=args.run_name,
+            run_name=args.run_name, user=acting_user(args),
         )
     except KeyboardInterrupt:
         if bar is not None:
@@ -440,7 +426,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
         f"{run.n_rows} rows in {run.n_blocks} blocks: {run.computed_blocks} computed, "
         f"{run.skipped_blocks} already done"
         f"{f' ({run.retried_rows} rows with failed results computed again)' if run.retried_rows else ''}"
-        f" -> {args.out}, and run {run.run_id} in the workspace {default_db_path()}",
+        f" -> {args.out}, and run {run.run_id} in the workspace {describe_location()}",
         file=sys.stderr,
     )
     aggregate = run.aggregate()
@@ -617,6 +603,7 @@ def add_parser(commands: Any) -> None:
                     help="when resuming, keep stored failures (row_error, judge_error, ...) instead "
                          "of computing them again")
     add_workspace_option(ev)
+    add_user_option(ev)
     ev.add_argument("--max-input-mb", type=float, metavar="MB",
                     help="refuse a dataset larger than this (default: no limit for a dataset file, which "
                          "is read in batches; 128 for a conversation file, held in memory; or "

@@ -8,33 +8,33 @@ with `evaluate_ray(..., store=False)`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
+from tempo_eval.cli.common import (
+    EXIT_OK,
+    CLIError,
+    acting_user,
+    add_user_option,
+    add_workspace_option,
+)
 from tempo_eval.common.safe_text import one_line
-
-if TYPE_CHECKING:
-    pass
 
 
 def cmd_import_results(args: argparse.Namespace) -> int:
     from tempo_eval.engine.distributed.output import import_results
-    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.db import describe_location
     from tempo_eval.store.runs import RunStore
 
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     if not Path(args.dir).is_dir():
         raise CLIError(f"{args.dir!r} is not a directory; expected the --out directory of an --engine ray run")
     store = RunStore()
-    run_id = import_results(args.dir, store=store, name=args.name)
+    run_id = import_results(args.dir, store=store, name=args.name, user=acting_user(args))
     info = store.run_summary(run_id)
     counts = ", ".join(f"{one_line(m)}: {c['n']}" for m, c in info["metrics"].items())
     print(f"run {run_id} ({one_line(info['name'])}, {info['status']}): imported {counts or 'no results'} "
-          f"into {default_db_path()}", file=sys.stderr)
+          f"into {describe_location()}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -53,4 +53,5 @@ def add_parser(commands: Any) -> None:
     imp.add_argument("dir", help="the --out directory of the Ray run")
     imp.add_argument("--name", "--run-name", dest="name", help="the run's name (default 'ray: DIR')")
     add_workspace_option(imp)
+    add_user_option(imp)
     imp.set_defaults(handler=cmd_import_results)

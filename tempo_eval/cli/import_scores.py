@@ -5,28 +5,22 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tempo_eval.cli.common import EXIT_OK, add_workspace_option
+from tempo_eval.cli.common import EXIT_OK, acting_user, add_user_option, add_workspace_option
 from tempo_eval.common.safe_text import one_line
-
-if TYPE_CHECKING:
-    pass
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
     from tempo_eval.store.runs import RunStore
 
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     foreign = load_foreign_results(args.results)
     for warning in foreign.dataset.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
     store = RunStore()
-    run_id = import_foreign_results(foreign, store, run_name=args.run_name)
+    run_id = import_foreign_results(foreign, store, run_name=args.run_name, user=acting_user(args))
     dataset_id = store.run_info(run_id)["dataset_id"]
     print(
         f"run {run_id}: {foreign.tool} scores of {len(foreign.dataset)} rows imported as an external run "
@@ -56,4 +50,5 @@ def add_parser(commands: Any) -> None:
     imp.add_argument("results", help="the results file")
     imp.add_argument("--run-name", help="a name for the run (default: 'TOOL: FILE')")
     add_workspace_option(imp)
+    add_user_option(imp)
     imp.set_defaults(handler=cmd_import)

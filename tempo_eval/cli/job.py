@@ -155,7 +155,8 @@ def _run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[
             return {"id": job["id"], "status": "finished", "result": nli_check(job["arguments"]["model"])}
         if job["kind"] == "evaluate":
             with _Watch(queue, job["id"]) as watch:
-                result = run_evaluation(job["arguments"], api_key, watch.progress, watch.cancel)
+                result = run_evaluation(job["arguments"], api_key, watch.progress, watch.cancel,
+                                        user=job.get("created_by"))
             status = result.status if result.status in ("finished", "cancelled", "failed") else "finished"
             return {"id": job["id"], "status": status, "run_id": result.run_id, "dataset_id": result.dataset_id}
         if job["kind"] == "compare_runs":  # run files of the Compare page, saved in the workspace
@@ -166,7 +167,8 @@ def _run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[
             return {"id": job["id"], "status": "cancelled" if result is None else "finished", "result": result}
         if job["kind"] in PAGE_KINDS:  # rows read as progress; cancel seen between batches
             with _Watch(queue, job["id"]) as watch:
-                ended = page_job(job["kind"], job["arguments"], watch.progress, watch.cancel)
+                ended = page_job(job["kind"], job["arguments"], watch.progress, watch.cancel,
+                                 user=job.get("created_by"))
             return {"id": job["id"], **ended}
         raise ValueError(f"unknown job kind {job['kind']!r}")
     except Exception as exc:  # the job fails with a one-line error; the traceback goes to the log
@@ -183,11 +185,12 @@ PAGE_KINDS = READ_KINDS
 
 
 def page_job(kind: str, arguments: dict[str, Any], progress: Any = None,
-             cancel: threading.Event | None = None) -> dict[str, Any]:
-    """Run a `PAGE_KINDS` job; returns how it ended ({status, error?, result?, dataset_id?, run_id?})."""
+             cancel: threading.Event | None = None, *, user: str | None = None) -> dict[str, Any]:
+    """Run a `PAGE_KINDS` job; returns how it ended ({status, error?, result?, dataset_id?, run_id?}).
+    What it stores is `user`'s (the user who queued the job)."""
     from tempo_eval.jobs.uploads import HANDLERS
 
-    return HANDLERS[kind](arguments, progress or (lambda done, total: None), cancel)
+    return HANDLERS[kind](arguments, progress or (lambda done, total: None), cancel, user=user)
 
 
 def nli_check(model: str) -> dict[str, Any]:
@@ -306,25 +309,10 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
 def asof_metrics(settings: dict[str, Any], verifier: Any = None) -> list[Any]:
     """The as-of metrics the Evaluate page chose (settings "asof"), with k, max_age and half_life;
     answer currency with `verifier` (None: the word match)."""
-    names = settings.get("asof") or []
-    if not names:
-        return []
-    from tempo_eval.metrics.answer_currency import AnswerCurrency
-    from tempo_eval.metrics.evidence_age import (
-        FutureLeak,
-        MedianEvidenceAge,
-        RecencyNDCG,
-        StaleEvidence,
-    )
+    from tempo_eval.metrics.catalog import build_metric
 
-    build = {
-        "future_leak": lambda: FutureLeak(k=settings["k"]),
-        "stale_evidence": lambda: StaleEvidence(k=settings["k"], max_age=settings["max_age"]),
-        "median_evidence_age": lambda: MedianEvidenceAge(k=settings["k"]),
-        "recency_ndcg": lambda: RecencyNDCG(k=settings["k"], half_life=settings["half_life"]),
-        "answer_currency": lambda: AnswerCurrency(verifier=verifier),
-    }
-    return [build[name]() for name in names]
+    return [build_metric(name, k=settings.get("k"), max_age=settings.get("max_age"), half_life=settings.get("half_life"),
+                         verifier=verifier) for name in settings.get("asof") or []]
 
 
 def _source(settings: dict[str, Any], store: Any) -> Any:
@@ -342,8 +330,10 @@ def _source(settings: dict[str, Any], store: Any) -> Any:
     return load_dataset(settings["path"])
 
 
-def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any, cancel: threading.Event) -> Any:
-    """Evaluate the stored dataset `settings["dataset_id"]` with the settings' metrics."""
+def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any, cancel: threading.Event, *,
+                   user: str | None = None) -> Any:
+    """Evaluate the stored dataset `settings["dataset_id"]` with the settings' metrics, as `user` (who
+    queued the job: the run it makes is recorded as theirs)."""
     from tempo_eval.engine.runner import evaluate
     from tempo_eval.store.runs import RunStore
 
@@ -352,7 +342,8 @@ def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any,
     try:
         dataset = _source(settings, store)
         result = evaluate(dataset, metrics, store=store, run_name=settings.get("run_name") or None,
-                          reference_date=settings.get("reference_date"), progress=progress, cancel=cancel)
+                          reference_date=settings.get("reference_date"), progress=progress, cancel=cancel,
+                          user=user)
         for judge in judges:
             store.add_run_usage(result.run_id, judge.usage)
         return result

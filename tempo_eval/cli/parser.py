@@ -6,14 +6,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tempo_eval.cli import (
+    compare,
+    diff,
+    evaluate,
+    import_results,
+    import_scores,
+    runs,
+    slices,
+    users,
+    workspace,
+)
 from tempo_eval.cli.common import EXIT_INPUT
-
-if TYPE_CHECKING:
-    pass
-
-from tempo_eval.cli import compare, diff, evaluate, import_results, import_scores, runs, slices
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,6 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.epilog += " What every metric, mode and NaN reason code means: docs/metrics.md in the repository."
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    for command in (evaluate, import_results, compare, import_scores, diff, runs, slices):
+    for command in (evaluate, import_results, compare, import_scores, diff, runs, slices, users, workspace):
         command.add_parser(commands)
     return parser

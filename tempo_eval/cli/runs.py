@@ -1,7 +1,8 @@
 """`tempo-eval runs`: the stored runs, as the dashboard's Runs page lists and manages them.
 
-    tempo-eval runs [--format text|json] [--dataset ID]    # id, name, dataset, metrics, verifier,
-                                                          # status, rows, created, means
+    tempo-eval runs [list] [--format text|json] [--dataset ID] [--user NAME | --mine]
+                                                          # id, name, dataset, metrics, verifier,
+                                                          # status, rows, created, by, means
     tempo-eval runs show RUN [--format text|json]         # settings, means with CI, NaN reasons
     tempo-eval runs export RUN --out results.csv          # per-row results (.csv, .jsonl, .parquet)
     tempo-eval runs delete RUN --yes                      # with its results and claims
@@ -37,11 +38,13 @@ def add_parser(commands: Any) -> None:
         help="list, show, export or delete the stored runs",
         description="The stored runs, as the dashboard's Runs page lists them; show, export or delete one.",
     )
-    runs.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
-    runs.add_argument("--dataset", type=int, metavar="ID", help="only the runs of this dataset")
-    add_workspace_option(runs)
+    _list_options(runs)
     runs.set_defaults(handler=cmd_runs_list)
     actions = runs.add_subparsers(dest="action", metavar="ACTION")
+
+    listing = actions.add_parser("list", help="the stored runs (the same as 'runs' alone)")
+    _list_options(listing)
+    listing.set_defaults(handler=cmd_runs_list)
 
     show = actions.add_parser("show", help="one run: settings, means with their CI, NaN reasons")
     show.add_argument("run", help=f"the run: {RUN_REF_HELP}")
@@ -63,12 +66,20 @@ def add_parser(commands: Any) -> None:
     delete.set_defaults(handler=cmd_runs_delete)
 
 
+def _list_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    parser.add_argument("--dataset", type=int, metavar="ID", help="only the runs of this dataset")
+    made = parser.add_mutually_exclusive_group()
+    made.add_argument("--user", metavar="NAME",
+                      help="only the runs NAME made ('unknown': the runs made before users were recorded)")
+    made.add_argument("--mine", action="store_true", help="only the runs the operating-system user made")
+    add_workspace_option(parser)
+
+
 def _open(args: argparse.Namespace, *, out: str | None = None) -> Any:
     """The run store of --workspace; an output file `out` is checked first (`check_output`)."""
     from tempo_eval.store.runs import RunStore
 
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     if out is not None:
         check_output(out, "--out")
     return RunStore()
@@ -97,21 +108,43 @@ def _mean_text(summary: dict[str, Any] | None) -> str:
     return f"{summary['mean']:.3f}"
 
 
+def _made_by(args: argparse.Namespace) -> str | None:
+    """Whose runs `runs list` shows: --user (as shown: 'unknown' for none), the operating-system
+    user with --mine, else None (everyone's)."""
+    from tempo_eval.common.identity import os_user, shown_user, user_name
+
+    if args.mine:
+        return os_user()
+    if args.user is None:
+        return None
+    if user_name(args.user) is None:
+        raise CLIError("--user must name a user; got an empty name")
+    return shown_user(user_name(args.user))
+
+
 def cmd_runs_list(args: argparse.Namespace) -> int:
+    from tempo_eval.common.identity import shown_user
+
+    whose = _made_by(args)
     store = _open(args)
-    records = _records(store, store.list_runs(args.dataset))
+    runs = store.list_runs(args.dataset)
+    if whose is not None:
+        runs = runs[[shown_user(user) == whose for user in runs["created_by"]]]
+    records = _records(store, runs)
     if args.format == "json":
         sys.stdout.write(json_safe(json.dumps(records, ensure_ascii=False, indent=2)) + "\n")
         return EXIT_OK
     if not records:
-        print("No run stored" + (f" for dataset {args.dataset}" if args.dataset is not None else "") + ".")
+        print("No run stored" + (f" for dataset {args.dataset}" if args.dataset is not None else "")
+              + (f" made by {_one_line(whose)}" if whose is not None else "") + ".")
         return EXIT_OK
-    header = ["id", "name", "dataset", "status", "rows", "created", "verifier", "means"]
+    header = ["id", "name", "dataset", "status", "rows", "created", "by", "verifier", "means"]
     lines = [header]
     for r in records:
         means = ", ".join(f"{_one_line(m)} {_mean_text(s)} ({s['n_measurable']}/{s['n_total']})" for m, s in r["means"].items())
         lines.append([str(r["id"]), _one_line(r["name"]), _one_line(r["dataset"]), r["status"], str(r["rows"]),
-                      str(r["created"]), _one_line(r["verifier"] or "—"), means or "—"])
+                      str(r["created"]), _one_line(shown_user(r["created_by"])), _one_line(r["verifier"] or "—"),
+                      means or "—"])
     widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
     for line in lines:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
@@ -132,7 +165,8 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         sys.stdout.write(json_safe(json.dumps(record, ensure_ascii=False, indent=2, default=str)) + "\n")
         return EXIT_OK
     print(f"run #{record['id']} {_one_line(record['name'])}: {record['status']}, dataset #{record['dataset_id']} "
-          f"{_one_line(record['dataset'])}, {record['rows']} rows, created {record['created']}")
+          f"{_one_line(record['dataset'])}, {record['rows']} rows, created {record['created']} "
+          f"by {_one_line(record['created_by'] or 'unknown')}")
     for label in ("verifier", "note", "error"):
         if record[label]:
             print(f"{label}: {_one_line(record[label])}")

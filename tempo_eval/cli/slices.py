@@ -12,7 +12,6 @@ both. Exit 2 on an unknown run or metric (one line naming it).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -56,8 +55,6 @@ def cmd_slices(args: argparse.Namespace) -> int:
         raise CLIError("--penalty needs --changepoint and a positive number")
     if args.k < 1:
         raise CLIError(f"--k must be at least 1, got {args.k}")
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     store = RunStore()
     try:
         report = slices(args.runs, args.metric, by=args.by, bin=args.bin, changepoint=args.changepoint,

@@ -3,7 +3,9 @@ a judge, whatever variable it came from (`register_secret`); and secret *names* 
 whose settings never reach the store (`strip_secrets`).
 
 Anything stored in the workspace or printed (errors, logs) goes through `mask`, so a judge that
-echoes its key, or an error quoting a request, never writes the key down.
+echoes its key, or an error quoting a request, never writes the key down. The dashboard also
+registers the secrets of its settings file (`named_secrets`: the sign-in's `client_secret` and
+`cookie_secret`) and masks every log record of its process (`mask_every_log_record`).
 """
 
 from __future__ import annotations
@@ -80,6 +82,25 @@ def mask_log_handlers(secrets: Callable[[], Iterable[str]]) -> None:
             handler.addFilter(_MaskingFilter(secrets))
 
 
+def mask_every_log_record(secrets: Callable[[], Iterable[str]]) -> None:
+    """Mask `secrets()` in every log record this process makes from now on, whichever logger and
+    handler write it: also the loggers that do not pass their records up to the root logger's
+    handlers (Streamlit's own, each with its own handler, made again when its settings change).
+    The record is masked once, as it is made (a record below its logger's level is never made)."""
+    factory = logging.getLogRecordFactory()
+    if getattr(factory, "_masks_secrets", False):
+        return
+    masking = _MaskingFilter(secrets)
+
+    def masked_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = factory(*args, **kwargs)
+        masking.filter(record)
+        return record
+
+    masked_record._masks_secrets = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(masked_record)
+
+
 # ---- secret names and the values to mask ---------------------------------------------------
 
 @functools.lru_cache(maxsize=4096)
@@ -102,6 +123,23 @@ def strip_secrets(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [strip_secrets(v) for v in value]
     return value
+
+
+def named_secrets(value: Any) -> list[str]:
+    """The values of every entry of `value` whose key is a secret name (recursively, as
+    `strip_secrets` removes them): e.g. the `client_secret` and `cookie_secret` of a settings
+    file's `[auth]` section, to `register_secret`. Only text values long enough to mask."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if is_secret_name(str(key)) and isinstance(item, str) and len(item) >= MIN_SECRET_CHARS:
+                found.append(item)
+            else:
+                found += named_secrets(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found += named_secrets(item)
+    return found
 
 
 def secret_values() -> list[str]:

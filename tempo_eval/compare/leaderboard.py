@@ -131,7 +131,8 @@ def mean_changes(board_a: pd.DataFrame, board_b: pd.DataFrame) -> pd.DataFrame:
 
 def run_records(runs: pd.DataFrame, board: pd.DataFrame, setups: Mapping[int, Mapping[str, str]]) -> list[dict[str, Any]]:
     """One record per run of `runs` (`RunStore.list_runs`), in its order: id, name, dataset_id,
-    dataset, status, rows (dataset rows with a stored result), created, verifier, metrics and
+    dataset, status, rows (dataset rows with a stored result), created, created_by (who made the
+    run; None: unknown), verifier, metrics and
     means ({metric: {mean, ci_low, ci_high, n_measurable, n_total, nan_reasons}}, from `board`, a
     `leaderboard` of those runs; NaN as None). What `tempo-eval runs` lists."""
     per_run: dict[int, dict[str, Any]] = {}
@@ -150,10 +151,16 @@ def run_records(runs: pd.DataFrame, board: pd.DataFrame, setups: Mapping[int, Ma
         records.append({
             "id": int(run.id), "name": run.name, "dataset_id": int(run.dataset_id), "dataset": run.dataset,
             "status": run.status, "rows": max(totals) if totals else 0, "created": run.created_at,
+            "created_by": _known(getattr(run, "created_by", None)),
             "verifier": (setups.get(int(run.id)) or {}).get("verifier", ""), "metrics": list(means),
             "means": means,
         })
     return records
+
+
+def _known(user: Any) -> str | None:
+    """A recorded user, None where none is (pandas may hold SQL NULL as NaN)."""
+    return user if isinstance(user, str) and user else None
 
 
 def metric_trends(runs: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:

@@ -1,5 +1,6 @@
-"""Human review of verdicts: agreement between a verifier and human labels, and a run's scores
-recomputed with human labels overriding the verifier's verdicts.
+"""Human review of verdicts: agreement between reviewers (Cohen's kappa per pair), the reviewers'
+consensus (majority; ties have none), agreement between a verifier and the human labels, and a
+run's scores recomputed with human labels overriding the verifier's verdicts.
 
 Pure functions over plain lists and data frames; the labels themselves live in
 `tempo_eval.store.labels`.
@@ -8,7 +9,9 @@ Pure functions over plain lists and data frames; the labels themselves live in
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
+from itertools import combinations
 from typing import Any
 
 import pandas as pd
@@ -42,6 +45,54 @@ def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
     if expected == 1.0:
         return math.nan
     return (observed - expected) / (1.0 - expected)
+
+
+def majority(labels: Sequence[str]) -> str | None:
+    """The label most reviewers gave, or None when two or more labels tie for the most (or there is
+    none): the consensus of one claim's reviewers."""
+    counts = Counter(labels).most_common(2)
+    if not counts or (len(counts) == 2 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
+
+
+def consensus(labels: pd.DataFrame) -> pd.DataFrame:
+    """Per item, the reviewers' consensus. `labels` has one row per (item, reviewer): columns
+    claim, premises_hash, reviewer, label (`tempo_eval.store.labels.LabelStore.reviews`). Returns
+    claim, premises_hash, reviewers (how many labelled it), consensus (`majority`; None on a tie)."""
+    columns = ["claim", "premises_hash", "reviewers", "consensus"]
+    if labels.empty:
+        return pd.DataFrame(columns=columns)
+    rows = [(claim, digest, len(group), majority(list(group["label"])))
+            for (claim, digest), group in labels.groupby(["claim", "premises_hash"], sort=True)]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["consensus"] = pd.Series([row[3] for row in rows], dtype=object)  # a tie stays None
+    return frame
+
+
+def reviewer_agreement(labels: pd.DataFrame) -> pd.DataFrame:
+    """Cohen's kappa of every pair of reviewers on the items both labelled. `labels` as for
+    `consensus`. Returns one row per pair (names in sorted order): reviewer_a, reviewer_b, n (items
+    both labelled), agreed (items they gave the same label), kappa (NaN with a `reason` when it
+    cannot be computed: no shared item, or both gave one and the same label to every shared item,
+    where chance agreement is 1)."""
+    columns = ["reviewer_a", "reviewer_b", "n", "agreed", "kappa", "reason"]
+    by_reviewer: dict[str, dict[tuple[str, str], str]] = {}
+    for claim, digest, reviewer, label in labels[["claim", "premises_hash", "reviewer", "label"]].itertuples(index=False):
+        by_reviewer.setdefault(str(reviewer), {})[(claim, digest)] = label
+    rows = []
+    for a, b in combinations(sorted(by_reviewer), 2):
+        shared = sorted(by_reviewer[a].keys() & by_reviewer[b].keys())
+        first = [by_reviewer[a][key] for key in shared]
+        second = [by_reviewer[b][key] for key in shared]
+        kappa = cohen_kappa(first, second)
+        reason = ""
+        if not shared:
+            reason = "no claim labelled by both"
+        elif math.isnan(kappa):
+            reason = "both gave every shared claim the same single label: chance agreement is 1, kappa is undefined"
+        rows.append((a, b, len(shared), sum(x == y for x, y in zip(first, second, strict=True)), kappa, reason))
+    return pd.DataFrame(rows, columns=columns)
 
 
 def agreement(human: Sequence[str], model: Sequence[str]) -> dict[str, Any]:

@@ -303,14 +303,6 @@ class StoredComparison:
         wide["future documents"] = wide["query_id"].map(counts).fillna(0).astype(int)
         return wide.sort_values([leak, "query_id"], ascending=[False, True], ignore_index=True)
 
-    def per_query_frame(self, k: int) -> pd.DataFrame:
-        """run, query_id and one column per metric: the per-query CSV of the comparison."""
-        lines = [(run, q, metric, v) for run, by_metric in self.per_query(k).items()
-                 for metric, values in by_metric.items() for q, v in values.items()]
-        frame = pd.DataFrame(lines, columns=["run", "query_id", "metric", "value"])
-        wide = frame.pivot_table(index=["run", "query_id"], columns="metric", values="value", aggfunc="first",
-                                 dropna=False, sort=False)
-        return wide.reindex(columns=self.metrics(k)).reset_index()
 
 
 def is_saved(key: str) -> bool:

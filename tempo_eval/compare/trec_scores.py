@@ -361,7 +361,7 @@ def _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kin
     )
 
 
-def compare_trec(
+def score_trec_runs(
     runs: Mapping[str, Any],
     qrels: Any,
     *,
@@ -369,53 +369,40 @@ def compare_trec(
     missing: str = "zero",
     depth: int | None = None,
     precision: str | None = None,
-    **options: Any,
-) -> ComparisonReport:
-    """Compare TREC-style runs against qrels: NDCG@k per query (trec_eval's ndcg_cut.k, from
-    `tempo_eval.metrics.ndcg.ndcg_gold_batch`), then `compare(..., **options)`.
+    curve_k: int | None = None,
+    gain_kind: str = "linear",
+) -> TrecScores:
+    """`score_trec_files` for runs and qrels already in memory: `runs` maps names to
+    {query: {doc: score}} (ranx / pytrec_eval runs), `qrels` is {query: {doc: integer grade}}.
+    The same kernel and missing-query rule (the module docstring); `depth` keeps each query's top
+    `depth` documents only (trec_eval -M); `precision` is how scores are compared when ranking:
+    "float32" (default: trec_eval <= 9, pytrec_eval-terrier) or "double" (trec_eval 10.0)."""
+    from tempo_eval.io.trec_stream import QueryCodes, qrels_from_mapping, runs_from_mappings
 
-    `runs` maps names to `tempo_eval.io` Runs (or {query: {doc: score}} mappings); `qrels` is a
-    Qrels (or {query: {doc: relevance}}). Queries of a run that the qrels do not judge are ignored.
-    A judged query (one with a relevant document) that a run has no results for is, with
-    `missing="zero"` (default), scored 0 for that run, as `trec_eval -c` does and as users of ranx
-    expect: a run is not rewarded for skipping queries, and every run is averaged over the same
-    judged queries. The counts are in `report.n_filled` and the caption. With `missing="drop"`
-    such a query is left out of every run's comparison (trec_eval without -c compares each run on
-    its own queries; dropping keeps the comparison paired) and counted in `n_dropped`. A query
-    with no relevant document is not measurable (NaN) and dropped either way.
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"depth must be a positive integer, got {depth!r}")
+    cutoffs, as_of_metrics = _metrics(metrics, missing)
+    if as_of_metrics:
+        raise ValueError(f"{', '.join(as_of_metrics)} need run files with date files (score_trec_files)")
+    widest = max([*cutoffs.values(), curve_k or 1])
+    codes = QueryCodes()
+    judgments = qrels_from_mapping(qrels, codes)
+    loaded = runs_from_mappings(runs, codes, keep=min(depth, widest) if depth else widest,
+                                precision=precision or "float32")
+    return _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind)
 
-    `depth` keeps each query's top `depth` documents only (trec_eval -M); `precision` is how
-    scores are compared when ranking: "float32" (default: trec_eval <= 9, pytrec_eval-terrier) or
-    "double" (trec_eval 10.0), see `tempo_eval.core.ranking.SCORE_PRECISIONS`.
-    """
-    from tempo_eval.compare.statistics import compare, fill_missing_queries, judged_queries
-    from tempo_eval.metrics.ndcg import DEFAULT_SCORE_PRECISION, ndcg_gold_batch
 
-    if missing not in MISSING_POLICIES:
-        raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
-    judgments = getattr(qrels, "judgments", qrels)
-    judged = judged_queries(judgments)
-    cutoffs = {metric: parse_trec_metric(metric) for metric in metrics}
-    per_query: dict[str, dict[str, dict[str, float]]] = {}
-    filled: dict[str, dict[str, int]] = {metric: {} for metric in cutoffs}
-    absent: dict[str, set[str]] = {}
-    for name, run in runs.items():
-        scores = getattr(run, "scores", run)
-        absent[str(name)] = {q for q in judged if q not in scores}
-        per_query[str(name)] = {}
-        for metric, k in cutoffs.items():
-            values = dict(ndcg_gold_batch(
-                scores, judgments, k, precision=precision or DEFAULT_SCORE_PRECISION, depth=depth,
-            ))
-            if missing == "zero":
-                filled[metric][str(name)] = fill_missing_queries(values, judged, 0.0)
-            per_query[str(name)][metric] = values
-    report = compare(per_query, metrics=list(metrics), **options)
-    note = missing_summary(
-        {name: len(a) for name, a in absent.items()}, n_judged=len(judged),
-        everywhere=len(set.intersection(*absent.values())) if absent else 0, policy=missing,
-    )
-    return replace(report, n_filled=filled if missing == "zero" else {}, missing_note=note)
+def compare_trec(runs: Mapping[str, Any], qrels: Any, *, metrics: Sequence[str] = ("ndcg@10",),
+                 missing: str = "zero", depth: int | None = None, precision: str | None = None,
+                 **options: Any) -> ComparisonReport:
+    """Compare runs held in memory against qrels (`score_trec_runs`), then
+    `tempo_eval.compare.statistics.compare(..., **options)`, with the command line's rule for
+    judged queries a run has no results for: `missing="zero"` (default) scores them 0, as
+    `trec_eval -c` does (counted in `report.n_filled` and the caption); `missing="drop"` leaves
+    them out of every run's comparison. A query without a relevant document is not judged: it
+    is in no run's comparison, as on the command line."""
+    scores = score_trec_runs(runs, qrels, metrics=metrics, missing=missing, depth=depth, precision=precision)
+    return compare_scores(scores, **options)
 
 
 def compare_scores(scores: TrecScores, **options: Any):

@@ -97,13 +97,6 @@ class PubDate:
         return self.first.toordinal() - EPOCH
 
 
-def day_label(day: float) -> str | None:
-    """Days since 1970-01-01 as an ISO date (None for NaN)."""
-    if day is None or math.isnan(day):
-        return None
-    return date.fromordinal(int(day) + EPOCH).isoformat()
-
-
 def is_missing(value: Any) -> bool:
     """None, a float NaN, pandas' NA / NaT, or a blank text: an unknown date."""
     if value is None:
@@ -371,20 +364,6 @@ class IdDates:
         days = np.full(len(position), np.nan)
         days[found] = unique_days[position[found].astype(np.int64)]
         return days.reshape(shape) if shape is not None else days
-
-    def texts_of(self, wanted: Sequence[str | None]) -> list[str | None]:
-        """The date of each id as the file writes it (None when absent or blank), for showing a
-        few documents; `days_of` is the lookup for computing."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        array = pa.array([None if v is None else str(v) for v in wanted], type=pa.string())
-        position = pc.index_in(array, value_set=self.ids).to_numpy(zero_copy_only=False).astype(np.float64)
-        texts: list[str | None] = []
-        for index in position.tolist():
-            text = None if math.isnan(index) else self.dates[int(index)].as_py().strip()
-            texts.append(text or None)
-        return texts
 
     def _file_rows(self, entries: np.ndarray) -> np.ndarray:
         return entries if self.rows is None else self.rows[entries]

@@ -2,7 +2,7 @@
 descending (string order), scores compared at a precision (`SCORE_PRECISIONS`): "float32" as
 trec_eval <= 9 and pytrec_eval-terrier store them (C floats), or "double" as trec_eval 10.0.
 
-The one rule for the TREC readers (`tempo_eval.io.trec`, `tempo_eval.io.trec_stream`) and the
+The one rule for the TREC reader (`tempo_eval.io.trec_stream`) and the
 NDCG math (`tempo_eval.metrics.ndcg`, which re-exports these names): it sits below both, so
 neither imports the other for it.
 """

@@ -186,6 +186,7 @@ def evaluate(
     processes: int = 1,
     on_results: Callable[[pd.DataFrame], None] | None = None,
     engine: str = "local",
+    user: str | None = None,
     **engine_options: Any,
 ) -> RunResult | RayRun:
     """Evaluate every row of `dataset` with every metric, storing each row as it completes.
@@ -204,7 +205,8 @@ def evaluate(
     `processes` > 1 scores the batches of a large dataset in that many worker processes while this
     one reads and stores, when every metric is offline (see `tempo_eval.engine.pool`); the
     results are those of one process. `on_results(frame)` gets the stored results in row order,
-    a batch at a time, during the run (see the module docstring).
+    a batch at a time, during the run (see the module docstring). `user` is recorded as who made
+    the run and the dataset when they are new (None: unknown; `tempo_eval.common.identity`).
 
     `engine="ray"` runs on a Ray cluster instead and returns a `tempo_eval.engine.distributed.engine.
     RayRun`: `dataset` may then also be a path or URI read by Ray Data, `out=DIR` (required) gets
@@ -224,7 +226,7 @@ def evaluate(
 
         return evaluate_ray(dataset, metrics, reference_date=reference_date, progress=progress, store=store,
                             run_name=run_name, max_concurrency=max_concurrency, retry_failed=retry_failed,
-                            **engine_options)
+                            user=user, **engine_options)
     if engine != "local":
         raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
     if engine_options:
@@ -232,7 +234,7 @@ def evaluate(
     return run_sync(aevaluate(
         dataset, metrics, store=store, run_name=run_name, reference_date=reference_date,
         progress=progress, cancel=cancel, max_concurrency=max_concurrency, resume=resume,
-        retry_failed=retry_failed, deadline=deadline, processes=processes, on_results=on_results,
+        retry_failed=retry_failed, deadline=deadline, processes=processes, on_results=on_results, user=user,
     ))
 
 
@@ -251,6 +253,7 @@ async def aevaluate(
     deadline: float | None = None,
     processes: int = 1,
     on_results: Callable[[pd.DataFrame], None] | None = None,
+    user: str | None = None,
 ) -> RunResult:
     """`evaluate` as a coroutine (for callers already inside an event loop)."""
     from tempo_eval.core.extract import parse_reference_date
@@ -279,11 +282,11 @@ async def aevaluate(
     store = store if store is not None else RunStore()
 
     if stream.dataset is not None:
-        dataset_id, store_rows = store.save_dataset(stream.dataset), False
+        dataset_id, store_rows = store.save_dataset(stream.dataset, user=user), False
     else:
         dataset_id, complete = store.begin_dataset(
             name=stream.name, content_hash=stream.content_hash, mapping=stream.mapping,
-            source_format=stream.source_format,
+            source_format=stream.source_format, user=user,
         )
         store_rows = not complete
         check_free_space(store.connection, _store_bytes(stream, len(metrics), store_rows),
@@ -293,7 +296,7 @@ async def aevaluate(
     # of that name (another name makes a new run; a run is never renamed)
     run_id, resumed = store.create_or_resume_run(
         dataset_id, config, name=run_name, default_name=default_run_name(stream.name or "dataset", metrics),
-        resume=resume,
+        resume=resume, user=user,
     )
     names = [m.name for m in metrics]
     try:

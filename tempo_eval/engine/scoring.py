@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import tempo_eval
+from tempo_eval.common import __version__
 from tempo_eval.common.schema import (
     MISSING_INPUT,
     ROW_ERROR,
@@ -102,7 +102,7 @@ def run_config(metrics: Sequence[Metric], *, reference_date: Any = None) -> dict
     return {
         "metrics": [metric_config(m) for m in metrics],
         "reference_date": _setting(reference_date),
-        "tempo_eval_version": tempo_eval.__version__,
+        "tempo_eval_version": __version__,
     }
 
 
@@ -141,13 +141,8 @@ def aggregate_frame(
 
 # ---- scoring one row ------------------------------------------------------------------------
 
-#: the built-in metrics by name, and the module each is declared in (imported when asked)
-BUILT_IN_METRICS = {
-    "temporal_faithfulness": "tempo_eval.metrics.temporal_faithfulness",
-    "temporal_ndcg": "tempo_eval.metrics.temporal_ndcg",
-    "factual_correctness": "tempo_eval.metrics.factual_correctness",
-    "turn_faithfulness": "tempo_eval.metrics.turn_faithfulness",
-}
+#: the metrics `metric_needs` checks by default (their modules: `tempo_eval.metrics.catalog`)
+BUILT_IN_METRICS = ("temporal_faithfulness", "temporal_ndcg", "factual_correctness", "turn_faithfulness")
 
 
 def missing_columns(metric: Metric, columns: Sequence[str]) -> list[str]:
@@ -164,13 +159,9 @@ def metric_needs(columns: Sequence[str], metrics: Sequence[Metric] | None = None
     Temporal Faithfulness to answers with contexts, and so on. The dashboard's Evaluate page
     offers the metrics this says apply, and `check_columns` names them when it refuses one."""
     if metrics is None:
-        import importlib
+        from tempo_eval.metrics.catalog import metric_class
 
-        from tempo_eval.metrics.base import METRICS
-
-        for module in BUILT_IN_METRICS.values():
-            importlib.import_module(module)
-        metrics = [METRICS[name]() for name in BUILT_IN_METRICS]
+        metrics = [metric_class(name)() for name in BUILT_IN_METRICS]
     return {metric.name: missing_columns(metric, columns) for metric in metrics}
 
 

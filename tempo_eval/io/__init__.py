@@ -7,18 +7,17 @@ field, what was found and what was expected.
 from tempo_eval.io.conversation import load_conversations, parse_conversation
 from tempo_eval.io.dataset import CANONICAL_COLUMNS, Dataset, detect_mapping, load_dataset
 from tempo_eval.io.errors import InputError
-from tempo_eval.io.trec import Qrels, Run, load_qrels, load_run
+from tempo_eval.io.trec_stream import QueryCodes, read_qrels, read_runs
 
 __all__ = [
     "CANONICAL_COLUMNS",
     "Dataset",
     "InputError",
-    "Qrels",
-    "Run",
+    "QueryCodes",
     "detect_mapping",
     "load_conversations",
     "load_dataset",
-    "load_qrels",
-    "load_run",
     "parse_conversation",
+    "read_qrels",
+    "read_runs",
 ]

@@ -18,7 +18,7 @@ import os
 import stat
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, BinaryIO
 
 from tempo_eval.common.confine import PathRefused, confined_roots, open_confined
@@ -360,3 +360,43 @@ def decode_utf8(data: bytes, source: str) -> str:
 def decode_text(data: bytes, source: str, warnings: list[str]) -> str:
     """`check_text_bytes` then `decode_utf8`: strict UTF-8 text without a byte order mark."""
     return decode_utf8(check_text_bytes(data, source, warnings), source)
+
+
+# ---- the format of a dataset file --------------------------------------------------------
+
+FORMATS: tuple[str, ...] = ("csv", "tsv", "jsonl", "json", "parquet")
+_EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+
+def _format_of(raw: RawInput, requested: str | None) -> str:
+    """The format of a dataset input: `requested`, else from the name's extension (a .gz / .zst
+    suffix skipped); InputError naming the input otherwise."""
+    if requested is not None:
+        fmt = requested.lower().lstrip(".")
+        if fmt not in FORMATS:
+            raise InputError(
+                f"format={requested!r} is not supported; expected one of {', '.join(FORMATS)}",
+                source=raw.name,
+            )
+        return fmt
+    suffixes = [s.lower() for s in PurePath(raw.name).suffixes]
+    if suffixes and suffixes[-1] in (".gz", ".zst"):
+        suffixes.pop()
+    ext = suffixes[-1] if suffixes else ""
+    if ext in _EXTENSIONS:
+        return _EXTENSIONS[ext]
+    hint = " Excel workbooks are not read directly: save as 'CSV UTF-8'." if ext in (".xlsx", ".xls") else ""
+    raise InputError(
+        f"cannot tell the format from the name {raw.name!r}; expected a name ending in .csv, .tsv, "
+        f".jsonl, .json or .parquet (optionally .gz or .zst), or pass format=...{hint}",
+        source=raw.name,
+    )

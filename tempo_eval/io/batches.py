@@ -1,6 +1,7 @@
 """Canonical conversion of a dataset read in batches (`tempo_eval.io.stream`), with the checks
 across rows carried from batch to batch, so the rows and every message are the ones the
-whole-file reader (`tempo_eval.io.dataset._canonical_frame`) gives for the same file.
+whole-file reader gives for the same file: a file read whole is one batch
+(`canonical_frame`), so there is one canonical conversion.
 
 `BatchTable` is a `_Table` of some rows of a file that places each row in the whole file (row
 number counted from the file's first row; line given, or found on demand). `Canonical` converts
@@ -12,7 +13,7 @@ the first list cell of each column read in another style, the first comma-separa
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,10 +141,7 @@ class Canonical:
         self._columns = columns
 
     def _generated_ids(self, data: Mapping[str, list[Any]], table: BatchTable) -> list[str]:
-        if "run" not in data or "query" not in data:
-            return [f"q{table.offset + i}" for i in range(1, table.n_rows + 1)]
-        ids = self._generated
-        return [ids.setdefault(text, f"q{len(ids) + 1}") for text in data["query"]]
+        return generated_ids(data, table.n_rows, self._generated, table.offset)
 
     def _check_unique_ids(self, data: Mapping[str, list[Any]], table: BatchTable) -> None:
         mapping = self.mapping or {}
@@ -170,8 +168,6 @@ class Canonical:
 
     def finish(self) -> list[str]:
         """The warnings of the whole file, once every batch is read."""
-        from tempo_eval.io.dataset import empty_column_warnings
-
         mapping = self.mapping or {}
         warnings = list(self.reader_warnings)
         if self.skipped_empty_rows:
@@ -187,3 +183,56 @@ class Canonical:
         warnings += [self._comma[c] for c in ("retrieved_ids", "gold_ids") if c in self._comma]
         warnings += list(self._ignored.values())
         return warnings
+
+
+def generated_ids(data: Mapping[str, Sequence[Any]], n_rows: int, seen: dict[Any, str] | None = None,
+                  offset: int = 0) -> list[str]:
+    """Query ids for rows without an id column: "q1", "q2", ... by row (counted from `offset`),
+    or, with a `run` column, by the first appearance of each query text (in `seen`, carried
+    across batches), so the same query gets the same id in every run."""
+    if "run" not in data or "query" not in data:
+        return [f"q{offset + i}" for i in range(1, n_rows + 1)]
+    ids = {} if seen is None else seen
+    return [ids.setdefault(text, f"q{len(ids) + 1}") for text in data["query"]]
+
+
+def canonical_frame(
+    table: _Table, explicit: Mapping[str, str] | None, source: str, warnings: list[str]
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The canonical frame of a whole table (a file read whole) and the mapping used: the table
+    as one batch of `Canonical`; its warnings are added to `warnings`."""
+    canonical = Canonical(explicit, source)
+    batch = table if isinstance(table, BatchTable) else BatchTable(
+        table.columns, table.values, table.n_rows, table.lines, table.arrow)
+    frame = canonical.batch(batch)
+    warnings.extend(canonical.finish())
+    return frame, canonical.mapping or {}
+
+
+#: what a user gets when a column is empty in every row
+_EMPTY_CONSEQUENCE = {
+    "query": "metrics that read the query report missing_input on every row",
+    "answer": "metrics that judge the answer (temporal_faithfulness, factual_correctness) report "
+              "missing_input on every row",
+    "contexts": "metrics that check the answer against the contexts report missing_input on every row",
+    "retrieved_ids": "temporal_ndcg has no ranking to score and reports missing_input on every row",
+    "reference": "factual_correctness has no reference and reports missing_input on every row",
+    "gold_ids": "temporal_ndcg has no gold relevance and reports missing_input on every row",
+}
+
+
+def empty_column_warnings(data: Mapping[str, Sequence[Any]], mapping: Mapping[str, str], source: str) -> list[str]:
+    """A warning for each mapped column that is empty in every row (a DeepEval golden has no
+    actual_output or retrieval_context yet), naming the column and what the user will get."""
+    notes = []
+    for canonical, consequence in _EMPTY_CONSEQUENCE.items():
+        values = data.get(canonical)
+        if canonical not in mapping or values is None or not len(values):
+            continue
+        if all(value is None or (isinstance(value, list | dict) and not value) for value in values):
+            notes.append(
+                f"{source}: column {mapping[canonical]!r} ({canonical}) is empty in every row; "
+                f"{consequence}. Fill it in (a DeepEval golden has no actual_output or "
+                "retrieval_context until your application answers) or map another column"
+            )
+    return notes

@@ -33,36 +33,18 @@ JSON, JSON Lines, Parquet); `mapping` picks the source column of each canonical 
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any
 
 import pandas as pd
 
 from tempo_eval.common.schema import CANONICAL_COLUMNS, is_index_column  # noqa: F401  (CANONICAL_COLUMNS re-exported)
-from tempo_eval.io._source import RawInput, decode_text, gunzip_if_needed, read_input
-from tempo_eval.io.cells import comma_separated_ids_warning
-from tempo_eval.io.delimited import _read_delimited
-from tempo_eval.io.errors import InputError
-from tempo_eval.io.jsonfiles import _read_json, _read_jsonl, _read_parquet
+from tempo_eval.io._source import _EXTENSIONS, FORMATS, _format_of, _too_large, read_input  # noqa: F401 - re-exported
+from tempo_eval.io.batches import empty_column_warnings  # noqa: F401 - re-exported
 from tempo_eval.io.mapping import ALIASES, _resolve_mapping, detect_mapping  # noqa: F401 - re-exported
-from tempo_eval.io.table import _convert, _Table, duplicate_query_error, frame_columns
-
-FORMATS: tuple[str, ...] = ("csv", "tsv", "jsonl", "json", "parquet")
-_EXTENSIONS = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "json",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
+from tempo_eval.io.stream import _gc_paused, open_stream, read_whole
 
 
 @dataclass
@@ -104,54 +86,37 @@ def load_dataset(
     `max_bytes` (default: `tempo_eval.io._source.max_input_bytes()`, 128 MB unless the
     environment variable TEMPO_EVAL_MAX_INPUT_MB says otherwise) is refused before it is read.
     Raises InputError.
+
+    A file is the collected stream of `tempo_eval.io.stream.open_stream` (the same reader, checks
+    and messages as `evaluate`'s); bytes and uploads are read whole by the same stream module
+    (`read_whole`), as one batch of the same canonical conversion.
     """
-    raw = read_input(path_or_buffer, name=name, default_name="data", max_bytes=max_bytes)
-    source_format = _format_of(raw, format)
-    data = gunzip_if_needed(raw)
-    warnings: list[str] = []
-    with _gc_paused():
-        if source_format == "parquet":
-            table = _read_parquet(data, raw.name, mapping, warnings)
-        elif source_format in ("csv", "tsv"):
-            table = _read_delimited(data, raw.name, "," if source_format == "csv" else "\t", warnings)
-        else:
-            text = decode_text(data, raw.name, warnings)
-            table = _read_jsonl(text, raw.name) if source_format == "jsonl" else _read_json(text, raw.name)
-        frame, used = _canonical_frame(table, mapping, raw.name, warnings)
-    return Dataset(
-        frame=frame,
-        name=raw.name,
-        mapping=used,
-        content_hash=hashlib.sha256(raw.data).hexdigest(),
-        source_format=source_format,
-        warnings=warnings,
-    )
+    from tempo_eval.io._source import max_input_bytes
+
+    limit = max_input_bytes() if max_bytes is None else max_bytes
+    if isinstance(path_or_buffer, (str, os.PathLike)):
+        stream = open_stream(path_or_buffer, mapping, name=name, format=format, max_bytes=limit)
+        if stream.size > limit:  # a compressed file: held whole, its decompressed size counts
+            raise _too_large(stream.size, limit, stream.name, "decompressed, the file holds more than")
+    else:
+        stream = read_whole(read_input(path_or_buffer, name=name, default_name="data", max_bytes=limit), mapping,
+                            format)
+    return collect(stream)
 
 
-# ---- format detection ---------------------------------------------------------------------
-
-
-def _format_of(raw: RawInput, requested: str | None) -> str:
-    if requested is not None:
-        fmt = requested.lower().lstrip(".")
-        if fmt not in FORMATS:
-            raise InputError(
-                f"format={requested!r} is not supported; expected one of {', '.join(FORMATS)}",
-                source=raw.name,
-            )
-        return fmt
-    suffixes = [s.lower() for s in PurePath(raw.name).suffixes]
-    if suffixes and suffixes[-1] in (".gz", ".zst"):
-        suffixes.pop()
-    ext = suffixes[-1] if suffixes else ""
-    if ext in _EXTENSIONS:
-        return _EXTENSIONS[ext]
-    hint = " Excel workbooks are not read directly: save as 'CSV UTF-8'." if ext in (".xlsx", ".xls") else ""
-    raise InputError(
-        f"cannot tell the format from the name {raw.name!r}; expected a name ending in .csv, .tsv, "
-        f".jsonl, .json or .parquet (optionally .gz or .zst), or pass format=...{hint}",
-        source=raw.name,
-    )
+def collect(stream: Any) -> Dataset:
+    """The Dataset of a `tempo_eval.io.stream.DatasetStream`: its batches, read to the end, as one frame."""
+    frames = [frame for _, frame in stream.batches()]
+    if len(frames) == 1:
+        frame = frames[0]
+    elif frames:
+        with _gc_paused():
+            frame = pd.concat(frames, ignore_index=True)
+    else:
+        frame = pd.DataFrame({c: pd.Series([], dtype=object) for c in stream.columns})
+    frame.index = pd.RangeIndex(len(frame))
+    return Dataset(frame=frame, name=stream.name, mapping=dict(stream.mapping), content_hash=stream.content_hash,
+                   source_format=stream.source_format, warnings=list(stream.warnings))
 
 
 # ---- readers: each returns a _Table of raw cell values ---------------------------------------
@@ -160,92 +125,6 @@ def _format_of(raw: RawInput, requested: str | None) -> str:
 # ---- mapping and canonical conversion ------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Reading a large file creates millions of small lists and strings that all stay alive; the
-    # cyclic collector would rescan them again and again for nothing (a fifth to a half of the
-    # time). Nothing made while loading holds a reference cycle that needs collecting.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _canonical_frame(
-    table: _Table, explicit: Mapping[str, str] | None, source: str, warnings: list[str]
-) -> tuple[pd.DataFrame, dict[str, str]]:
-    index_columns = [c for c in table.columns if is_index_column(c)]
-    if index_columns:
-        # a row index pandas saved with the file (to_csv without index=False) is no data
-        table = _Table([c for c in table.columns if c not in index_columns], table.values, table.n_rows,
-                       table.lines, table.arrow)
-        warnings.append(f"{source}: column {', '.join(map(repr, index_columns))} is a saved row index; "
-                        "not read as data")
-    mapping = _resolve_mapping(table.columns, explicit, source, warnings)
-    data: dict[str, Any] = {}
-    for canonical, column in mapping.items():
-        data[canonical] = _convert(table, canonical, column, source, warnings)
-    warnings.extend(empty_column_warnings(data, mapping, source))
-    for canonical in ("retrieved_ids", "gold_ids"):
-        if canonical in mapping:
-            # "d1, d2, d3" parses as one id; say so rather than score it silently
-            note = comma_separated_ids_warning(
-                table.values[mapping[canonical]], source=source, column=mapping[canonical], place=table.place
-            )
-            if note is not None:
-                warnings.append(note)
-    if "query_id" in data:
-        id_column = mapping["query_id"]
-        for index, qid in enumerate(data["query_id"]):
-            if qid is None:
-                raise InputError(
-                    "the query id is empty; expected an id in every row (or remove the column to "
-                    "number the rows q1, q2, ...)",
-                    source=source,
-                    column=id_column,
-                    **table.place(index),
-                )
-    else:
-        data["query_id"] = _generated_ids(data, table.n_rows)
-    _check_unique_ids(data, mapping, table, source)
-
-    columns = frame_columns(table, data, mapping, lambda _, message: warnings.append(f"{source}: {message}"))
-    # One frame built at once: adding thousands of columns one by one is quadratic (and pandas
-    # warns about fragmentation once per column).
-    frame = pd.DataFrame(columns)
-    return frame, mapping
-
-
-#: what a user gets when a column is empty in every row
-_EMPTY_CONSEQUENCE = {
-    "query": "metrics that read the query report missing_input on every row",
-    "answer": "metrics that judge the answer (temporal_faithfulness, factual_correctness) report "
-              "missing_input on every row",
-    "contexts": "metrics that check the answer against the contexts report missing_input on every row",
-    "retrieved_ids": "temporal_ndcg has no ranking to score and reports missing_input on every row",
-    "reference": "factual_correctness has no reference and reports missing_input on every row",
-    "gold_ids": "temporal_ndcg has no gold relevance and reports missing_input on every row",
-}
-
-
-def empty_column_warnings(data: Mapping[str, Sequence[Any]], mapping: Mapping[str, str], source: str) -> list[str]:
-    """A warning for each mapped column that is empty in every row (a DeepEval golden has no
-    actual_output or retrieval_context yet), naming the column and what the user will get."""
-    notes = []
-    for canonical, consequence in _EMPTY_CONSEQUENCE.items():
-        values = data.get(canonical)
-        if canonical not in mapping or values is None or not len(values):
-            continue
-        if all(value is None or (isinstance(value, list | dict) and not value) for value in values):
-            notes.append(
-                f"{source}: column {mapping[canonical]!r} ({canonical}) is empty in every row; "
-                f"{consequence}. Fill it in (a DeepEval golden has no actual_output or "
-                "retrieval_context until your application answers) or map another column"
-            )
-    return notes
 
 
 def _generated_ids(data: Mapping[str, list[Any]], n_rows: int) -> list[str]:
@@ -254,20 +133,3 @@ def _generated_ids(data: Mapping[str, list[Any]], n_rows: int) -> list[str]:
     # several runs in one file: the same query text gets the same id in every run
     ids: dict[Any, str] = {}
     return [ids.setdefault(text, f"q{len(ids) + 1}") for text in data["query"]]
-
-
-def _check_unique_ids(
-    data: Mapping[str, list[Any]], mapping: Mapping[str, str], table: _Table, source: str
-) -> None:
-    runs = data.get("run")
-    keys = zip(runs, data["query_id"], strict=True) if runs is not None else data["query_id"]
-    seen: dict[Any, int] = {}
-    for index, key in enumerate(keys):
-        first = seen.setdefault(key, index)
-        if first == index:
-            continue
-        first_place = table.place(first)
-        first_at = f"row {first_place['row']}" + (
-            f" (line {first_place['line']})" if first_place["line"] is not None else ""
-        )
-        raise duplicate_query_error(data, index, mapping, runs, first_at, source, table.place(index))

@@ -280,17 +280,20 @@ def _deepeval_scores(document: dict[str, Any], source: str) -> list[ForeignScore
     return scores
 
 
-def import_foreign_results(foreign: ForeignResults, store: Any, *, run_name: str | None = None) -> int:
+def import_foreign_results(foreign: ForeignResults, store: Any, *, run_name: str | None = None,
+                           user: str | None = None) -> int:
     """Store the dataset and its foreign scores as a finished run; returns the run id. Importing
-    the same file again updates the same run (renamed when `run_name` is given)."""
+    the same file again updates the same run (renamed when `run_name` is given). `user` is
+    recorded as who made the run and the dataset when they are new."""
     dataset = foreign.dataset
-    dataset_id = store.save_dataset(dataset)
+    dataset_id = store.save_dataset(dataset, user=user)
     # shaped like the runner's configuration (metrics as {name, class, settings})
     config = {
         "external": foreign.tool, "source": dataset.name, "content_hash": dataset.content_hash,
         "metrics": [{"name": m, "class": f"external:{foreign.tool}", "settings": {}} for m in foreign.metrics],
     }
-    run_id, _ = store.create_or_resume_run(dataset_id, config, default_name=run_name or f"{foreign.tool}: {dataset.name}")
+    run_id, _ = store.create_or_resume_run(dataset_id, config, default_name=run_name or f"{foreign.tool}: {dataset.name}",
+                                           user=user)
     if run_name is not None:  # the run found again gets the name asked for, as `evaluate` does
         store.rename_run(run_id, run_name)
     frame = dataset.frame

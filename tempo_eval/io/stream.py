@@ -16,9 +16,14 @@ gives: a bad cell names the file, its row, line and column. Checks across rows (
 generated ids, columns empty in every row, list cells read in another style) keep their state
 from batch to batch. A first pass (`tempo_eval.io._prepass`) computes the content hash (the same
 as `load_dataset`'s, so a file streamed and loaded whole are one dataset) and makes the
-whole-file reader's checks on all the bytes; a file they find a problem in is read whole by
-`load_dataset` instead, which names the problem exactly, and handed out in batches all the same.
+whole-file reader's checks on all the bytes; a file they find a problem in is read whole
+instead (`read_whole`), which names the problem exactly, and handed out in batches all the same.
 So is a CSV file pyarrow stops on part way.
+
+A file the streaming readers cannot take, and bytes or an upload (`read_whole`), are read whole
+by the table readers (`tempo_eval.io.delimited`, `tempo_eval.io.jsonfiles`) and converted as one
+batch by the same `tempo_eval.io.batches.Canonical`; `tempo_eval.io.dataset.load_dataset` is
+the collected stream.
 
 A JSON document is streamed when it is one array of objects (`tempo_eval.io.json_array`, an
 element at a time); its other forms (`{"data": [...]}`, pandas' split and column orients, a
@@ -38,6 +43,8 @@ and mapped as the whole-file reader maps it.
 from __future__ import annotations
 
 import contextlib
+import gc
+import hashlib
 import io
 import itertools
 import os
@@ -50,8 +57,16 @@ import pandas as pd
 
 from tempo_eval.io import _prepass
 from tempo_eval.io._paced import PacedReader
-from tempo_eval.io._source import RawInput, compression_of, open_regular_file
-from tempo_eval.io.batches import BatchTable, Canonical
+from tempo_eval.io._source import (
+    RawInput,
+    _format_of,
+    compression_of,
+    decode_text,
+    gunzip_if_needed,
+    open_regular_file,
+    read_input,
+)
+from tempo_eval.io.batches import BatchTable, Canonical, canonical_frame
 
 #: rows per batch
 BATCH_ROWS = 1000
@@ -80,8 +95,10 @@ class DatasetStream:
     n_rows: int | None = None
     #: the columns of the canonical frames (those of the first batch)
     columns: list[str] = field(default_factory=list)
-    #: the loaded Dataset, when the rows were read whole (stored as one, as before)
+    #: a loaded Dataset handed out in batches (`frame_stream`), stored as one
     dataset: Any = None
+    #: whether the rows were read whole (`read_whole`) rather than streamed
+    read_whole: bool = False
     _batches: Iterator[tuple[int, pd.DataFrame]] | None = field(default=None, repr=False)
 
     def batches(self) -> Iterator[tuple[int, pd.DataFrame]]:
@@ -108,6 +125,51 @@ def frame_stream(dataset: Any, batch_rows: int = BATCH_ROWS) -> DatasetStream:
     )
 
 
+def read_whole(raw: RawInput, mapping: Mapping[str, str] | None = None, format: str | None = None,
+               batch_rows: int = BATCH_ROWS) -> DatasetStream:
+    """A dataset read whole from its bytes (an upload, or a file the streaming readers cannot
+    take): the table reader of its format, then the rows as one batch of the canonical
+    conversion, handed out in batches of `batch_rows`."""
+    source_format = _format_of(raw, format)
+    data = gunzip_if_needed(raw)
+    warnings: list[str] = []
+    with _gc_paused():
+        if source_format == "parquet":
+            from tempo_eval.io.jsonfiles import _read_parquet
+
+            table = _read_parquet(data, raw.name, mapping, warnings)
+        elif source_format in ("csv", "tsv"):
+            from tempo_eval.io.delimited import _read_delimited
+
+            table = _read_delimited(data, raw.name, "," if source_format == "csv" else "\t", warnings)
+        else:
+            from tempo_eval.io.jsonfiles import _read_json, _read_jsonl
+
+            text = decode_text(data, raw.name, warnings)
+            table = _read_jsonl(text, raw.name) if source_format == "jsonl" else _read_json(text, raw.name)
+        frame, used = canonical_frame(table, mapping, raw.name, warnings)
+
+    def slices() -> Iterator[tuple[int, pd.DataFrame]]:
+        if len(frame) <= batch_rows:
+            yield 0, frame
+            return
+        for start in range(0, len(frame), batch_rows):
+            yield start, frame.iloc[start:start + batch_rows]
+
+    return DatasetStream(
+        name=raw.name, content_hash=hashlib.sha256(raw.data).hexdigest(), source_format=source_format,
+        mapping=used, warnings=warnings, estimated_rows=len(frame), size=len(data), n_rows=len(frame),
+        columns=[str(c) for c in frame.columns], read_whole=True, _batches=slices(),
+    )
+
+
+def _read_whole_file(path: Any, label: str, mapping: Mapping[str, str] | None, format: str | None,
+                     max_bytes: int | None, batch_rows: int) -> DatasetStream:
+    return read_whole(read_input(path, name=label, default_name="data",
+                                 max_bytes=_UNLIMITED if max_bytes is None else max_bytes),
+                      mapping, format, batch_rows)
+
+
 def open_stream(
     path: str | os.PathLike[str],
     mapping: Mapping[str, str] | None = None,
@@ -123,8 +185,6 @@ def open_stream(
     the mapping or the header raises InputError at once, the rest while the batches are read. A
     CSV or JSON Lines line (a JSON array's element) longer than `max_line_bytes` is refused by
     the first pass, naming the file and the line, before it is held."""
-    from tempo_eval.io.dataset import _format_of, load_dataset
-
     label = name or Path(path).name
     source_format = _format_of(RawInput(label, b""), format)
     copy = None
@@ -145,9 +205,7 @@ def open_stream(
     if scan.streamable and source_format == "parquet":
         scan.estimated_rows = _parquet_rows(path, label, copy)
     if not scan.streamable:
-        whole = load_dataset(path, mapping, name=name, format=format,
-                             max_bytes=_UNLIMITED if max_bytes is None else max_bytes)
-        return frame_stream(whole, batch_rows)
+        return _read_whole_file(path, label, mapping, format, max_bytes, batch_rows)
 
     canonical = Canonical(mapping, label)
     canonical.reader_warnings.extend(scan.warnings)
@@ -161,7 +219,7 @@ def open_stream(
         tables = _csv_tables(path, label, compression, delimiter or ",", batch_rows, canonical)
 
     def whole_file() -> DatasetStream:
-        return frame_stream(load_dataset(path, mapping, name=name, format=format, max_bytes=_UNLIMITED), batch_rows)
+        return _read_whole_file(path, label, mapping, format, max_bytes, batch_rows)
 
     try:
         first_table = next(tables, None)
@@ -186,11 +244,12 @@ def open_stream(
                 offset += len(frame)
         except _ReadWhole:
             # pyarrow stopped part way: the whole-file reader names the problem, or reads the rest
-            rest = load_dataset(path, mapping, name=name, format=format, max_bytes=_UNLIMITED)
-            for start in range(offset, len(rest.frame), batch_rows):
-                frame = rest.frame.iloc[start:start + batch_rows]
-                yield start, frame
-                offset = start + len(frame)
+            rest = _read_whole_file(path, label, mapping, format, max_bytes, batch_rows)
+            for start, frame in rest.batches():
+                if start + len(frame) > offset:
+                    frame = frame.iloc[max(0, offset - start):]
+                    yield offset, frame
+                    offset += len(frame)
             stream.warnings = list(rest.warnings)
             stream.n_rows = offset
             return
@@ -199,6 +258,20 @@ def open_stream(
 
     stream._batches = batches()
     return stream
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    # Reading a large file creates millions of small lists and strings that all stay alive; the
+    # cyclic collector would rescan them again and again for nothing (a fifth to a half of the
+    # time). Nothing made while loading holds a reference cycle that needs collecting.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _first_pass(path: Any, label: str, source_format: str, compression: str | None, delimiter: str | None,
@@ -500,9 +573,9 @@ def _decompressed_copy(path: Any, label: str, compression: str) -> Any:
 
     import pyarrow as pa
 
-    from tempo_eval.store.db import workspace_dir
+    from tempo_eval.store.db import files_dir
 
-    folder = workspace_dir() / "tmp"
+    folder = files_dir() / "tmp"
     folder.mkdir(exist_ok=True)
     # no name: nothing is left behind, even by a kill; it outlives this call (the batches close it)
     copy = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115

@@ -5,8 +5,13 @@ they are read, recognised by their first bytes, whatever the name), cut into blo
 lines, and each block is parsed by pyarrow's CSV reader, whose number parsing takes ASCII
 digits only, as trec_eval does. A block pyarrow cannot take as is (several spaces or tabs
 between fields, comment lines, fields after the sixth, a NaN score) is normalised and tried
-again, and failing that read line by line with the rules and messages of `tempo_eval.io.trec`
-(`run_line`, `qrels_line`), so every error names the file, the line and the field.
+again, and failing that read line by line with the rules and messages below (`run_line`,
+`qrels_line`), so every error names the file, the line and the field.
+
+Run lines: `qid Q0 docid rank score tag` (6 fields separated by spaces or tabs); as trec_eval
+does, fields after the sixth are ignored (with a note). `rank` must be an integer, which catches
+swapped columns, but orders nothing. Qrels lines: `qid iter docid rel` (4 fields); `rel` is an
+integer grade (0 = not relevant). Blank lines and lines starting with `#` are skipped.
 
 A run block gives the columns qid, docid (strings), score (float64) and tag; a qrels block
 qid, docid and rel (int64). Only regular files are read: a FIFO, a device or a directory is
@@ -29,8 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from tempo_eval.io.errors import InputError
-from tempo_eval.io.trec import qrels_line, run_line
+from tempo_eval.io.errors import InputError, quote
 
 #: bytes of text parsed at once (whole lines)
 BLOCK_BYTES = 16 << 20
@@ -48,7 +52,94 @@ _FIELDS = {
 }
 _KEPT = {"run": ("qid", "docid", "rank", "score", "tag"), "qrels": ("qid", "docid", "rel")}
 _SPACES = re.compile(rb"[ \t]+")
+#: a field starting like a hexadecimal integer: pyarrow reads "0x1" as 1, trec_eval (ASCII
+#: digits) does not; a block holding one is read line by line, where the rank and grade are checked
+_HEX_FIELD = re.compile(rb"(?:^|[ \t])0[xX][0-9a-fA-F]", re.MULTILINE)
 _EDGES = re.compile(rb" ?(\r?\n) ?")
+
+
+_RUN_EXPECTED = "expected 6 fields separated by spaces or tabs: qid Q0 docid rank score tag"
+_QRELS_EXPECTED = "expected 4 fields separated by spaces or tabs: qid iter docid rel"
+#: what trec_eval reads as an integer (rank, relevance) and as a score: ASCII digits only, so
+#: Python's `int("1_0")` or Arabic-Indic digits do not slip through
+ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
+ASCII_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity)")
+
+
+def ascii_integer(text: str) -> int | None:
+    """The integer in `text` when it is ASCII digits with an optional sign, else None."""
+    return int(text) if ASCII_INTEGER.fullmatch(text) else None
+
+
+def ascii_score(text: str) -> float | None:
+    """The number in `text` when it is an ASCII decimal (optional exponent, or inf), else None."""
+    return float(text) if ASCII_DECIMAL.fullmatch(text) else None
+
+
+def run_line(fields: list[str], source: str, number: int) -> tuple[str, str, float, str]:
+    """(qid, docid, score, tag) of one run line split on whitespace; InputError naming the line
+    and field when it is not `qid Q0 docid rank score tag` (fields after the sixth are the
+    caller's to note)."""
+    if len(fields) < 6:
+        hint = {4: " (this looks like a qrels line: load it with read_qrels)",
+                5: " (is the Q0 field or the run tag missing?)"}.get(len(fields), "")
+        raise InputError(f"found {len(fields)} fields {quote(' '.join(fields))}; {_RUN_EXPECTED}{hint}",
+                         source=source, line=number)
+    qid, _, docid, rank, score_text, tag = fields[:6]
+    if ascii_integer(rank) is None:
+        raise InputError(
+            f"found {rank!r}; expected an integer rank in ASCII digits (the 4th field: qid Q0 docid rank score tag)",
+            source=source, line=number, column="rank", column_label="field",
+        )
+    score = ascii_score(score_text)
+    if score is None:
+        raise InputError(
+            f"found {score_text!r}; expected a number as the score, in ASCII digits (the 5th field: "
+            "qid Q0 docid rank score tag)",
+            source=source, line=number, column="score", column_label="field",
+        )
+    return qid, docid, score, tag
+
+
+def qrels_line(fields: list[str], source: str, number: int) -> tuple[str, str, int]:
+    """(qid, docid, grade) of one qrels line split on whitespace; InputError naming the line and
+    field when it is not `qid iter docid rel`."""
+    if len(fields) != 4:
+        hint = " (this looks like a run line: load it with read_runs)" if len(fields) == 6 else ""
+        raise InputError(f"found {len(fields)} fields {quote(' '.join(fields))}; {_QRELS_EXPECTED}{hint}",
+                         source=source, line=number)
+    qid, _, docid, rel = fields
+    grade = ascii_integer(rel)
+    if grade is None:
+        raise InputError(
+            f"found {rel!r}; expected an integer relevance grade in ASCII digits (0 = not relevant)",
+            source=source, line=number, column="rel", column_label="field",
+        )
+    return qid, docid, grade
+
+
+def pair_lines(source: Any, name: str, qid: str, docid: str, tag: str | None = None) -> list[int]:
+    """The numbers of the lines holding (qid, docid) (in run `tag`, for a run file), read again
+    from the start: only called to name both lines of a pair given twice."""
+    stream, raw, _ = _open(source, name)
+    found: list[int] = []
+    try:
+        rest, number = b"", 0
+        while len(found) < 2:
+            chunk = _read(stream, BLOCK_BYTES, name)
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop() if chunk else b""
+            for line in lines:
+                number += 1
+                line = line.removeprefix(b"\xef\xbb\xbf") if number == 1 else line
+                fields = line.decode("utf-8", "replace").split()
+                if fields[2:3] == [docid] and fields[0] == qid and (tag is None or fields[5:6] == [tag]):
+                    found.append(number)
+            if not chunk:
+                break
+    finally:
+        _close(stream, raw)
+    return found
 
 
 @dataclass
@@ -106,7 +197,7 @@ def iter_blocks(
     max_field_chars: int = MAX_FIELD_CHARS, max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[Block]:
     """The blocks of a run (`kind` "run") or qrels ("qrels") file; InputError on the first bad line.
-    A file whose text starts with "{" is JSON: the caller reads it with `tempo_eval.io.trec`
+    A file whose text starts with "{" is JSON: the caller reads it whole (`tempo_eval.io.trec_stream`)
     (`starts_with_json`). `progress(fraction)` is called after each block with the share of the
     (compressed) file read so far. A query id, document id or run name longer than
     `max_field_chars` characters, and a line longer than `max_line_bytes` bytes past a block's
@@ -237,6 +328,8 @@ def _parse(data: bytes, end: int, kind: str, name: str, first_line: int, delimit
             "found a NUL byte: this looks like a binary file; expected TREC lines in UTF-8 text",
             source=name, line=first_line + data.count(b"\n", 0, nul),
         )
+    if _may_hold_hex(data, end) and _HEX_FIELD.search(data, 0, end):
+        return _parse_lines(data[:end], kind, name, first_line)
     columns = _parse_fast(memoryview(data)[:end], kind, delimiter)
     if columns is not None:
         return Block(columns, first_line)
@@ -245,6 +338,12 @@ def _parse(data: bytes, end: int, kind: str, name: str, first_line: int, delimit
     if columns is not None:
         return Block(columns, first_line)
     return _parse_lines(block, kind, name, first_line)
+
+
+def _may_hold_hex(data: bytes, end: int) -> bool:
+    """Whether data[:end] holds "0x" or "0X": an "x" is looked for first (one memchr pass, where
+    "0x" alone is slow in text full of zeros)."""
+    return any(data.find(x, 0, end) >= 0 and data.find(b"0" + x, 0, end) >= 0 for x in (b"x", b"X"))
 
 
 def _parse_fast(data: Any, kind: str, delimiter: bytes) -> dict[str, Any] | None:

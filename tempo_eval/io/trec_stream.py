@@ -9,28 +9,45 @@ Memory grows with queries x `keep`, not with the size of the files: each block o
 read. The order is trec_eval's: score descending, ties broken by document id descending (byte
 order, trec_eval's strcmp), scores compared as float32 (trec_eval <= 9, pytrec_eval-terrier) or
 as doubles (`precision`; see `tempo_eval.core.ranking`). So a query's top `keep` here are the
-first `keep` of the ranking `tempo_eval.io.trec.Run.ranking` gives, and NDCG@k for any k <= keep
+first `keep` of trec_eval's ranking (`tempo_eval.core.ranking`), and NDCG@k for any k <= keep
 is the same as on the whole file. Ties at the cut are all kept until the end, where document ids
 decide; a run whose scores are all equal is held whole.
 
 Query ids are interned (`QueryCodes`: int32 codes shared by the qrels and every run); document
-ids stay in Arrow string arrays, scores in numpy. JSON runs and qrels (ranx / pytrec_eval) are
-read by `tempo_eval.io.trec` and turned into the same columns. A document twice in one query's
-kept documents is an error, as in trec_eval; twice below the cut it is not looked for.
+ids stay in Arrow string arrays, scores in numpy. JSON runs and qrels (ranx `Run.save` /
+`Qrels.save`, pytrec_eval's dicts: a file whose text starts with `{`, one object
+`{qid: {docid: score}}` or `{qid: {docid: grade}}` with integer grades) are read whole and turned
+into the same columns, and so are runs and qrels already in memory as such mappings
+(`runs_from_mappings`, `qrels_from_mapping`). A document twice in one query's kept documents is
+an error naming both lines, as trec_eval refuses it; twice below the cut it is not looked for.
+
+Run names: the tag column names the run; one file may hold several runs. A tag that several
+files share, and the tag `None` (ranx saves an unnamed run so), give way to the file's name (its
+stem; `stem:tag` when the file holds several runs), with a note (`assign_run_names`); a JSON run
+is named from its file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from numbers import Real
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tempo_eval.io.errors import InputError
-from tempo_eval.io.trec_columns import BLOCK_BYTES, iter_blocks, source_name, starts_with_json
+from tempo_eval.io.errors import InputError, parse_json_document, quote
+from tempo_eval.io.trec_columns import (
+    BLOCK_BYTES,
+    iter_blocks,
+    pair_lines,
+    source_name,
+    starts_with_json,
+)
 
 
 class QueryCodes:
@@ -67,6 +84,8 @@ class TopRun:
     #: the file it came from and its tag there ("None" for a JSON run)
     source: str = ""
     tag: str = ""
+    #: each row's score as ranking compared it (float32 roundings, or doubles)
+    scores: np.ndarray | None = None
 
     def positions(self) -> np.ndarray:
         """0-based rank of each row within its query."""
@@ -102,33 +121,47 @@ def read_qrels(
     read whole, up to `max_json_bytes` (default: the input limit of `tempo_eval.io._source`)."""
     name = source_name(source, "qrels")
     if starts_with_json(source, name):
-        from tempo_eval.io.trec import load_qrels
-
-        judged = load_qrels(source, max_bytes=max_json_bytes).judgments
-        qids = [q for q, docs in judged.items() for _ in docs]
-        docids = pa.array([d for docs in judged.values() for d in docs], pa.string())
-        grades = np.fromiter((g for docs in judged.values() for g in docs.values()), np.int64)
-        return QrelsColumns(name, codes.encode(pa.array(qids, pa.string())), docids, grades)
+        return qrels_from_mapping(_json_document(source, name, "qrels", max_json_bytes), codes, name)
     parts = list(iter_blocks(source, "qrels", name=name, block_bytes=block_bytes))
-    qid = pa.concat_arrays([p.columns["qid"] for p in parts])
-    docids = pa.concat_arrays([p.columns["docid"] for p in parts])
-    grades = np.concatenate([p.columns["rel"] for p in parts])
-    if not len(grades):
+    if not sum(len(p.columns["rel"]) for p in parts):
         raise InputError(
             "no judgements found (the file is empty or only comments); expected 4 fields separated by "
             "spaces or tabs: qid iter docid rel",
             source=name,
         )
-    qrels = QrelsColumns(name, codes.encode(qid), docids, grades)
+    docids = pa.concat_arrays([p.columns["docid"] for p in parts])
+    grades = np.concatenate([p.columns["rel"] for p in parts])
+    qrels = QrelsColumns(name, codes.encode(pa.concat_arrays([p.columns["qid"] for p in parts])), docids, grades)
     first = _first_duplicate(qrels.codes, docids)
     if first is not None:
-        from tempo_eval.io.trec import load_qrels
-
-        load_qrels(source, max_bytes=2**62)  # names both lines
-        raise InputError(  # pragma: no cover - load_qrels raised
-            f"document {docids[first].as_py()!r} is judged twice for one query", source=name,
-        )
+        raise _duplicate(source, name, codes.ids[qrels.codes[first]], docids[first].as_py())
     return qrels
+
+
+def qrels_from_mapping(judgments: Any, codes: QueryCodes, name: str = "qrels") -> QrelsColumns:
+    """Qrels columns from `{query id: {document id: integer grade}}` (ranx / pytrec_eval qrels in
+    memory, or a JSON file's object); InputError naming the query and document when malformed."""
+    query, grades, docids = _columns_of(judgments, name, "qrels", codes)
+    return QrelsColumns(name, query, docids, grades.astype(np.int64))
+
+
+def runs_from_mappings(
+    runs: Mapping[str, Any], codes: QueryCodes, *, keep: int, precision: str = "float32"
+) -> dict[str, TopRun]:
+    """Runs in memory, `{run name: {query id: {document id: score}}}`, as `read_runs` gives them:
+    each query's top `keep` documents in trec_eval's order. InputError naming the run, query and
+    document when a score is not a number."""
+    from tempo_eval.core.ranking import require_precision
+
+    require_precision(precision)
+    _require_keep(keep)
+    out: dict[str, TopRun] = {}
+    for name, run in runs.items():
+        top = _TopK(keep, precision)
+        top.add(*_columns_of(run, str(name), "run", codes))
+        run_codes, docids, scores = top.finish()
+        out[str(name)] = TopRun(str(name), run_codes, docids, [], str(name), "None", scores)
+    return out
 
 
 def read_runs(
@@ -141,26 +174,24 @@ def read_runs(
     max_json_bytes: int | None = None,
     progress: Callable[[float], None] | None = None,
 ) -> dict[str, TopRun]:
-    """Runs keyed by name (the tag column; see `tempo_eval.io.trec.load_run` for the names given
-    when tags clash), each holding every query's top `keep` documents in trec_eval's order.
+    """Runs keyed by name (the tag column; `assign_run_names` gives the names when tags
+    clash), each holding every query's top `keep` documents in trec_eval's order.
     A JSON run is read whole, up to `max_json_bytes` (default: the input limit). `progress` is
     called with the share of the files read so far (files counted equally)."""
     from tempo_eval.core.ranking import require_precision
-    from tempo_eval.io.trec import assign_run_names
 
     require_precision(precision)
-    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
-        raise ValueError(f"keep must be a positive integer, got {keep!r}")
+    _require_keep(keep)
     if not sources:
         raise InputError("no run files given; expected at least one TREC run file")
-    files: list[tuple[str, dict[str, _TopK], list[str]]] = []
+    files: list[tuple[Any, str, dict[str, _TopK], list[str]]] = []
     for index, source in enumerate(sources):
         name = source_name(source, "run")
         within = None if progress is None else (lambda f, i=index: progress((i + f) / len(sources)))
         tops: dict[str, _TopK] = {}
         notes: list[str] = []
         if starts_with_json(source, name):
-            _read_json_run(source, name, codes, tops, notes, keep, precision, max_json_bytes)
+            _read_json_run(source, name, codes, tops, keep, precision, max_json_bytes)
         else:
             _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes, within)
         if not tops:
@@ -169,16 +200,74 @@ def read_runs(
                 "by spaces or tabs: qid Q0 docid rank score tag",
                 source=name,
             )
-        files.append((name, tops, notes))
-    names = assign_run_names([(name, list(tops)) for name, tops, _ in files])
+        files.append((source, name, tops, notes))
+    names = assign_run_names([(name, list(tops)) for _, name, tops, _ in files])
     runs: dict[str, TopRun] = {}
-    for index, (source, tops, notes) in enumerate(files):
+    for index, (source, name, tops, notes) in enumerate(files):
         for tag, top in tops.items():
             run_name, name_notes = names[index, tag]
-            run_codes, docids = top.finish()
-            _refuse_duplicates(run_codes, docids, codes, source, run_name)
-            runs[run_name] = TopRun(run_name, run_codes, docids, [*notes, *name_notes], source, tag)
+            run_codes, docids, scores = top.finish()
+            first = _first_duplicate(run_codes, docids)
+            if first is not None:
+                raise _duplicate(source, name, codes.ids[run_codes[first]], docids[first].as_py(), tag)
+            runs[run_name] = TopRun(run_name, run_codes, docids, [*notes, *name_notes], name, tag, scores)
     return runs
+
+
+def assign_run_names(files: Sequence[tuple[str, Sequence[str]]]) -> dict[tuple[int, str], tuple[str, list[str]]]:
+    """{(file index, tag): (run name, notes)} for the tags of each file, in order: a tag used in
+    several files, and the tag "None", give way to the file's name (see the module doc); a name
+    taken twice gets " (2)", " (3)", ..."""
+    files_of: dict[str, list[str]] = {}
+    for source, tags in files:
+        for tag in tags:
+            files_of.setdefault(tag, []).append(source)
+    names: dict[tuple[int, str], tuple[str, list[str]]] = {}
+    taken: set[str] = set()
+    for index, (source, tags) in enumerate(files):
+        for tag in tags:
+            name, notes = tag, []
+            if tag == "None" or len(files_of[tag]) > 1:
+                name = _stem(source) if len(tags) == 1 else f"{_stem(source)}:{tag}"
+                why = (
+                    "the tag None (a ranx run saved without a name)" if tag == "None"
+                    else f"the tag {tag!r}, which {_other_files(files_of[tag], source)} also uses"
+                )
+                notes.append(f"{source}: has {why}; the run is named {name!r} from the file name")
+            unique, number = name, 2
+            while unique in taken:
+                unique, number = f"{name} ({number})", number + 1
+            if unique != name:
+                notes.append(f"{source}: another run is already named {name!r}; this one is {unique!r}")
+            taken.add(unique)
+            names[index, tag] = (unique, notes)
+    return names
+
+
+def _other_files(files: list[str], source: str) -> str:
+    """The files besides `source` that hold a tag, for a note: "b.run, c.run", or "another file
+    named a.run" when two files of the same name (in two folders) hold it."""
+    others = list(dict.fromkeys(f for f in files if f != source))
+    if files.count(source) > 1:
+        others.append(f"another file named {source}")
+    return ", ".join(others)
+
+
+def _stem(source: str) -> str:
+    """The file name without its extensions (.gz, then one more): 'bm25.run.gz' -> 'bm25'."""
+    path = PurePath(source)
+    name = path.name
+    for suffix in reversed(path.suffixes[-2:]):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+            if suffix.lower() != ".gz":
+                break
+    return name or source
+
+
+def _require_keep(keep: Any) -> None:
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+        raise ValueError(f"keep must be a positive integer, got {keep!r}")
 
 
 def _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes, progress) -> None:
@@ -207,16 +296,57 @@ def _read_trec_run(source, name, codes, tops, notes, keep, precision, block_byte
         )
 
 
-def _read_json_run(source, name, codes, tops, notes, keep, precision, max_bytes) -> None:
-    from tempo_eval.io.trec import load_run
+def _read_json_run(source, name, codes, tops, keep, precision, max_bytes) -> None:
+    columns = _columns_of(_json_document(source, name, "run", max_bytes), name, "run", codes)
+    tops.setdefault("None", _TopK(keep, precision)).add(*columns)  # named from the file
 
-    for run in load_run([source], max_bytes=max_bytes).values():
-        qids = [q for q, docs in run.scores.items() for _ in docs]
-        docids = pa.array([d for docs in run.scores.values() for d in docs], pa.string())
-        scores = np.fromiter((s for docs in run.scores.values() for s in docs.values()), np.float64)
-        top = tops.setdefault("None", _TopK(keep, precision))  # named from the file
-        top.add(codes.encode(pa.array(qids, pa.string())), scores, docids)
-        notes.extend(note for note in run.notes if "named" not in note)
+
+def _json_document(source: Any, name: str, kind: str, max_bytes: int | None) -> Any:
+    """The object of a JSON run or qrels file, read whole (up to `max_bytes`, default the input
+    limit; gzip or zstd decompressed)."""
+    from tempo_eval.io._source import decode_text, gunzip_if_needed, read_input
+
+    raw = read_input(source, name=name, default_name=kind, max_bytes=max_bytes)
+    return parse_json_document(decode_text(gunzip_if_needed(raw), name, []), name, _EXPECTED[kind])
+
+
+_EXPECTED = {
+    "run": 'expected {"query id": {"doc id": score, ...}, ...} (a ranx or pytrec_eval run)',
+    "qrels": 'expected {"query id": {"doc id": grade, ...}, ...} with integer grades (ranx or pytrec_eval qrels)',
+}
+
+
+def _columns_of(document: Any, source: str, kind: str, codes: QueryCodes) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """(query codes, values, document ids) of a ranx / pytrec_eval mapping {qid: {docid: value}},
+    checked: string document ids, numbers (not NaN) as scores, integer grades for qrels; InputError
+    naming the query and document otherwise. The checks run once per type and column, not per value."""
+    expected = _EXPECTED[kind]
+    if not isinstance(document, Mapping) or not document:
+        raise InputError(f"found no queries; {expected}", source=source)
+    qids: list[Any] = []
+    docs: list[Any] = []
+    values: list[Any] = []
+    for qid, per_query in document.items():
+        if not isinstance(per_query, Mapping):
+            raise InputError(f"query {qid!r} holds {type(per_query).__name__}; {expected}", source=source,
+                             column=str(qid), column_label="query")
+        qids.extend(repeat(str(qid), len(per_query)))
+        docs.extend(per_query)
+        values.extend(per_query.values())
+    bad = next((i for t in set(map(type, docs)) if t is not str for i, d in enumerate(docs) if type(d) is t), None)
+    if bad is None:
+        bad = next((i for t in set(map(type, values)) if not issubclass(t, Real) or issubclass(t, (bool, np.bool_))
+                    for i, v in enumerate(values) if type(v) is t), None)
+    array = np.asarray(values, dtype=np.float64) if bad is None else None
+    if array is not None:
+        wrong = np.isnan(array) if kind == "run" else ~np.isfinite(array) | (array != np.floor(array))
+        bad = int(np.flatnonzero(wrong)[0]) if wrong.any() else None
+    if bad is not None:
+        doc, value = docs[bad], values[bad]
+        found = f"the document id {doc!r}" if not isinstance(doc, str) else (
+            f"document {doc!r} has {quote(value) if isinstance(value, str) else repr(value)}")
+        raise InputError(f"{found}; {expected}", source=source, column=qids[bad], column_label="query")
+    return codes.encode(pa.array(qids, pa.string())), array, pa.array(docs, pa.string())
 
 
 class _TopK:
@@ -246,8 +376,9 @@ class _TopK:
         docids = pa.concat_arrays([p[2] for p in self.parts])
         return codes, compared, docids
 
-    def finish(self) -> tuple[np.ndarray, pa.Array]:
-        """(codes, docids) of the kept rows in trec_eval order, `keep` per query at most."""
+    def finish(self) -> tuple[np.ndarray, pa.Array, np.ndarray]:
+        """(codes, docids, compared scores) of the kept rows in trec_eval order, `keep` per query
+        at most."""
         codes, compared, docids = self._joined()
         table = pa.table({"code": codes, "score": compared, "docid": docids})
         order = pc.sort_indices(
@@ -255,7 +386,7 @@ class _TopK:
         ).to_numpy()
         codes = codes[order]
         within = _ranks_in_groups(codes) < self.keep
-        return codes[within], docids.take(pa.array(order[within]))
+        return codes[within], docids.take(pa.array(order[within])), compared[order[within]]
 
 
 def _compared(scores: np.ndarray, precision: str) -> np.ndarray:
@@ -315,11 +446,14 @@ def _first_duplicate(codes: np.ndarray, docids: pa.Array) -> int | None:
     return int(order[found[0] + 1]) if len(found) else None
 
 
-def _refuse_duplicates(codes: np.ndarray, docids: pa.Array, queries: QueryCodes, source: str, run: str) -> None:
-    first = _first_duplicate(codes, docids)
-    if first is not None:
-        raise InputError(
-            f"document {docids[first].as_py()!r} appears twice for query {queries.ids[codes[first]]!r} in run "
-            f"{run!r}; expected each (query, document) pair once (trec_eval refuses duplicates too)",
-            source=source,
-        )
+def _duplicate(source: Any, name: str, qid: str, docid: str, tag: str | None = None) -> InputError:
+    """The error for a (query, document) pair given twice, naming both lines (found by reading
+    the file again: an error path only)."""
+    lines = pair_lines(source, name, qid, docid, tag) if tag != "None" else []
+    where = f" in run {tag!r}" if tag is not None else ""
+    at = f": at line {lines[0]} and at line {lines[1]}" if len(lines) == 2 else ""
+    return InputError(
+        f"document {docid!r} appears twice for query {qid!r}{where}{at}; expected each (query, document) pair "
+        "once (trec_eval refuses duplicates too)",
+        source=name, line=lines[1] if len(lines) == 2 else None,
+    )

@@ -66,8 +66,10 @@ def _refused(exc: Exception, **result: Any) -> dict[str, Any]:
 CANCELLED = {"status": "cancelled", "error": None, "result": None}
 
 
-def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Event) -> dict[str, Any]:
-    """Read every batch of `stream` (a `DatasetStream`), storing it when `store_it`; answers the
+def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Event,
+          user: str | None = None) -> dict[str, Any]:
+    """Read every batch of `stream` (a `DatasetStream`), storing it when `store_it` (as `user`'s
+    dataset when it is new: the user who queued the job); answers the
     job's end: finished with the summary the page shows, or cancelled. A read that stops (cancel
     or a bad row) removes the dataset it created part way, then raises."""
     store = None
@@ -82,7 +84,8 @@ def _read(stream: Any, store_it: bool, progress: Progress, cancel: threading.Eve
             # not complete: new, or a half dataset a killed read left (removed too if this one
             # stops); a complete one (stored by anyone before) is only found, never removed
             dataset_id, complete = store.begin_dataset(name=stream.name, content_hash=stream.content_hash,
-                                                       mapping=stream.mapping, source_format=stream.source_format)
+                                                       mapping=stream.mapping, source_format=stream.source_format,
+                                                       user=user)
             write = not complete
         preview: list[dict[str, Any]] | None = None
         read = 0
@@ -131,7 +134,7 @@ def _remove_partial(store: Any, dataset_id: int) -> None:
 
 
 def read_dataset(arguments: dict[str, Any], progress: Progress = _quiet,
-                 cancel: threading.Event | None = None) -> dict[str, Any]:
+                 cancel: threading.Event | None = None, *, user: str | None = None) -> dict[str, Any]:
     """Kind `dataset_upload`: {path, name, mapping?, store}. A conversation file refused as a
     dataset says how many conversations it holds (result `conversations`)."""
     from tempo_eval.io.stream import open_stream
@@ -139,7 +142,7 @@ def read_dataset(arguments: dict[str, Any], progress: Progress = _quiet,
     cancel = cancel or threading.Event()
     try:
         stream = open_stream(arguments["path"], arguments.get("mapping"), name=arguments["name"])
-        return _read(stream, bool(arguments.get("store")), progress, cancel)
+        return _read(stream, bool(arguments.get("store")), progress, cancel, user)
     except Cancelled:
         return dict(CANCELLED)
     except (InputError, ValueError, OSError) as exc:
@@ -156,7 +159,7 @@ def _conversations(path: str, name: str) -> int:
 
 
 def read_runs(arguments: dict[str, Any], progress: Progress = _quiet,
-              cancel: threading.Event | None = None) -> dict[str, Any]:
+              cancel: threading.Event | None = None, *, user: str | None = None) -> dict[str, Any]:
     """Kind `trec_runs`: {runs: [[name, path], ...], qrels: [name, path], queries?, corpus?, store}."""
     from tempo_eval.io.stream import frame_stream
     from tempo_eval.io.trec_dataset import load_runs_dataset
@@ -171,7 +174,7 @@ def read_runs(arguments: dict[str, Any], progress: Progress = _quiet,
             [named(pair) for pair in arguments["runs"]], named(arguments["qrels"]),
             queries=named(arguments.get("queries")), corpus=named(arguments.get("corpus")),
         )
-        return _read(frame_stream(dataset), bool(arguments.get("store")), progress, cancel)
+        return _read(frame_stream(dataset), bool(arguments.get("store")), progress, cancel, user)
     except Cancelled:
         return dict(CANCELLED)
     except (InputError, ValueError, OSError) as exc:
@@ -179,7 +182,7 @@ def read_runs(arguments: dict[str, Any], progress: Progress = _quiet,
 
 
 def import_foreign(arguments: dict[str, Any], progress: Progress = _quiet,
-                   cancel: threading.Event | None = None) -> dict[str, Any]:
+                   cancel: threading.Event | None = None, *, user: str | None = None) -> dict[str, Any]:
     """Kind `foreign_import`: {path, name}: the file's scores become a run of its dataset."""
     from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
     from tempo_eval.store.runs import RunStore
@@ -194,7 +197,7 @@ def import_foreign(arguments: dict[str, Any], progress: Progress = _quiet,
     progress(rows // 2, rows)
     store = RunStore()
     try:
-        run_id = import_foreign_results(foreign, store)
+        run_id = import_foreign_results(foreign, store, user=user)
         dataset_id = int(store.run_info(run_id)["dataset_id"])
     finally:
         store.close()
@@ -203,5 +206,5 @@ def import_foreign(arguments: dict[str, Any], progress: Progress = _quiet,
             "result": {"run_id": run_id, "dataset_id": dataset_id, "warnings": list(foreign.dataset.warnings)}}
 
 
-#: the job kinds of this module and their handlers
+#: the job kinds of this module and their handlers (each takes `user=`: who queued the job)
 HANDLERS = {"dataset_upload": read_dataset, "trec_runs": read_runs, "foreign_import": import_foreign}

@@ -17,6 +17,7 @@ is higher-is-better on [0, 1]. Looking a metric up imports its module (no model 
 from __future__ import annotations
 
 import importlib
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +36,6 @@ METRIC_MODULES = {
 
 #: other names of a metric held here: Compare's as-of metrics on TREC runs (`median_age@K`)
 ALIASES = {"median_age": "median_evidence_age"}
-
-#: the directions a metric may declare
-DIRECTIONS = ("higher", "lower", "none")
 
 #: what each direction means, in user words (help texts, captions, reports)
 DIRECTION_WORDS = {"higher": "higher is better", "lower": "lower is better", "none": "no better direction"}
@@ -74,6 +72,16 @@ def metric_class(metric: Any) -> type | None:
     if name in METRIC_MODULES and name not in METRICS:
         importlib.import_module(METRIC_MODULES[name])
     return METRICS.get(name)
+
+
+def build_metric(name: str, **settings: Any) -> Any:
+    """The metric `name` made with those of `settings` its class takes (None: its default), the one
+    way every surface builds a metric from its options (KeyError for a name no class declares)."""
+    cls = metric_class(name)
+    if cls is None:
+        raise KeyError(name)
+    accepted = inspect.signature(cls).parameters
+    return cls(**{key: value for key, value in settings.items() if value is not None and key in accepted})
 
 
 def direction(metric: Any) -> str:

@@ -1,7 +1,8 @@
-"""NDCG math: gains, DCG / NDCG curves, trec_eval's ranking rule and a fast batch for run files.
+"""NDCG math: gains, DCG / NDCG curves, the one table of rank discounts and trec_eval's ranking rule.
 
 Plain functions on plain numbers; `tempo_eval.metrics.temporal_ndcg.TemporalNDCG` gathers settings
-and calls them, and the runner / compare / bench call `ndcg_gold_batch` directly.
+and calls them. Runs and qrels (files or mappings) are scored by the column kernel
+`tempo_eval.metrics.ndcg_columns` over the same discount table (`tempo_eval.compare.trec_scores`).
 
 Definitions (rank i starts at 1):
 
@@ -34,31 +35,10 @@ from typing import Any
 import numpy as np
 
 from tempo_eval.core.focus import as_year_set
-from tempo_eval.core.ranking import (  # trec_eval's ranking rule, shared with the TREC readers
-    DEFAULT_SCORE_PRECISION,
-    _at_precision,
-    rank_by_trec_eval,
-    require_precision,
-)
+from tempo_eval.core.ranking import rank_by_trec_eval  # noqa: F401 - trec_eval's rule, re-exported for the metric
 from tempo_eval.metrics.base import NAN, require_k
 
 GAIN_KINDS = ("linear", "exponential")
-def cut_depth(
-    run: Mapping[str, Mapping[str, float]], depth: int, *, precision: str = DEFAULT_SCORE_PRECISION
-) -> dict[str, dict[str, float]]:
-    """Each query's top `depth` documents (trec_eval's order), as trec_eval's -M does before
-    evaluating: no document below the cut counts at any cutoff."""
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
-        raise ValueError(f"depth must be a positive integer, got {depth!r}")
-    cut: dict[str, dict[str, float]] = {}
-    for qid, scores in run.items():
-        if len(scores) <= depth:
-            cut[qid] = dict(scores)
-        else:
-            cut[qid] = {doc: scores[doc] for doc in rank_by_trec_eval(scores, precision=precision)[:depth]}
-    return cut
-
-
 def dedupe(ids: Sequence[str]) -> list[str]:
     """`ids` without repeats; the first occurrence keeps its rank."""
     return list(dict.fromkeys(ids))
@@ -231,207 +211,6 @@ def gold_gains(retrieved_ids: Sequence[str], gold: Any, gain_kind: str = "linear
     """
     relevance = gold_relevance(gold)
     return [gain(relevance.get(doc, 0), gain_kind) for doc in retrieved_ids]
-
-
-def ndcg_gold_batch(
-    run: Mapping[str, Mapping[str, float]],
-    qrels: Mapping[str, Mapping[str, float]],
-    k: int,
-    *,
-    gain_kind: str = "linear",
-    precision: str = DEFAULT_SCORE_PRECISION,
-    depth: int | None = None,
-) -> dict[str, float]:
-    """Gold-mode NDCG@k for every query present in both `run` and `qrels`, as trec_eval's ndcg_cut.k.
-
-    `run` maps query id -> {doc id: score}; `qrels` maps query id -> {doc id: grade}. Documents are
-    ranked with trec_eval's rule (`rank_by_trec_eval`). A query whose qrels hold no grade > 0 gets
-    NaN (trec_eval: 0.0); a query with an empty ranking but relevant judgements gets 0.0. Queries
-    missing from either side are left out, as trec_eval does without -c. `precision` is how scores
-    are compared (`SCORE_PRECISIONS`); `depth` keeps only each query's top `depth` documents
-    before scoring, as trec_eval's -M.
-    """
-    qids, curves = _gold_curves(run, qrels, k, gain_kind, precision, depth)
-    return dict(zip(qids, curves[:, -1].tolist(), strict=True))
-
-
-def _gold_curves(
-    run: Mapping[str, Mapping[str, float]],
-    qrels: Mapping[str, Mapping[str, float]],
-    k: int,
-    gain_kind: str,
-    precision: str = DEFAULT_SCORE_PRECISION,
-    depth: int | None = None,
-) -> tuple[list[str], np.ndarray]:
-    """(query ids, NDCG@1..depth matrix), vectorised across queries, where depth is
-    `curve_depth` over every query (at most k; the curves are flat after it).
-
-    numpy sorts every query's scores at once; Python then touches only each query's top k (plus
-    the ties that straddle rank k, which need the id tie-break) with a few C-level calls.
-    """
-    k = require_k(k)
-    require_precision(precision)
-    if depth is not None:
-        run = cut_depth(run, depth, precision=precision)
-    if gain_kind not in GAIN_KINDS:
-        raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {gain_kind!r}")
-    for name, value in (("run", run), ("qrels", qrels)):
-        if not isinstance(value, Mapping):
-            raise TypeError(f"{name} must be a mapping of query id -> {{doc id: value}}")
-    qids = [qid for qid in run if qid in qrels]
-    rankings = [run[qid] for qid in qids]
-    judgements = [qrels[qid] for qid in qids]
-    for qid, ranking, judged in zip(qids, rankings, judgements, strict=True):
-        if not isinstance(ranking, dict | Mapping) or not isinstance(judged, dict | Mapping):
-            raise TypeError(f"run[{qid!r}] and qrels[{qid!r}] must be mappings of doc id -> value")
-
-    docs: list[str] = []
-    raw_scores: list[Any] = []
-    grades: list[Any] = []
-    for ranking, judged in zip(rankings, judgements, strict=True):
-        docs.extend(ranking)
-        raw_scores.extend(ranking.values())
-        grades.extend(judged.values())
-    lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=len(qids))
-    _check_types(docs, (str,), "document ids in run must be strings")
-    _check_types(raw_scores, _NUMBERS, "scores in run must be numbers")
-    _check_types(grades, _NUMBERS, "relevance grades in qrels must be numbers")
-    scores = _at_precision(np.asarray(raw_scores, dtype=np.float64), precision)
-    if np.isnan(scores).any():
-        first = int(np.flatnonzero(np.isnan(scores))[0])
-        row = int(np.searchsorted(np.cumsum(lengths), first, side="right"))
-        raise ValueError(f"run[{qids[row]!r}] holds a NaN score: a NaN cannot be ranked")
-
-    grade_lengths = np.fromiter(map(len, judgements), dtype=np.int64, count=len(qids))
-    # NDCG@j is flat past each query's documents: no allocation depends on k beyond them
-    k = curve_depth(k, int(lengths.max(initial=0)), int(grade_lengths.max(initial=0)))
-    top_docs, top_counts = _trec_top_k(scores, docs, lengths, k)
-
-    # Relevance of each query's top documents: one C-level map per query.
-    relevance_flat: list[Any] = []
-    position = 0
-    for judged, count in zip(judgements, top_counts, strict=True):
-        relevance_flat.extend(map(judged.get, top_docs[position : position + count], repeat(0)))
-        position += count
-    relevance = np.zeros((len(qids), k))
-    rows = np.repeat(np.arange(len(qids)), top_counts)
-    cols = np.arange(len(rows)) - np.repeat(_exclusive_cumsum(np.asarray(top_counts)), top_counts)
-    relevance[rows, cols] = relevance_flat
-
-    grade_values = np.asarray(grades, dtype=np.float64)
-    if np.isnan(grade_values).any():
-        raise ValueError("qrels hold a NaN relevance grade")
-    ideal = _top_values_per_row(grade_values, grade_lengths, k)
-
-    discounts = 1.0 / log2_ranks(k)
-    # cumsum adds left to right, the order of trec_eval's loop
-    dcg = np.cumsum(_gain_matrix(relevance, gain_kind) * discounts, axis=1)
-    idcg = np.cumsum(_gain_matrix(ideal, gain_kind) * discounts, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        curves = np.where(idcg > 0, dcg / idcg, NAN)
-    return qids, curves
-
-
-_NUMBERS = (float, int, np.floating, np.integer)
-
-
-
-def _trec_top_k(
-    scores: np.ndarray, docs: list[str], lengths: np.ndarray, k: int
-) -> tuple[list[str], list[int]]:
-    """Each query's top-k documents in trec_eval order, concatenated, and how many per query.
-
-    `scores` (float32) and `docs` hold the queries' documents one query after another.
-    """
-    n_queries = len(lengths)
-    starts = _exclusive_cumsum(lengths)
-    order = _order_segments_descending(scores, lengths, starts)
-    sorted_scores = scores[order]
-    top = np.minimum(lengths, k)
-    # Tie groups: runs of equal score inside one query (positions in `order`). The candidates
-    # for a query's top k run to the end of the group that holds rank min(k, n).
-    rows = np.repeat(np.arange(n_queries), lengths)
-    new_group = np.ones(len(order), dtype=bool)
-    new_group[1:] = (rows[1:] != rows[:-1]) | (sorted_scores[1:] != sorted_scores[:-1])
-    group_id = np.cumsum(new_group) - 1
-    group_end = np.flatnonzero(np.append(new_group[1:], True)) + 1
-    has_docs = top > 0
-    extent = np.zeros(n_queries, dtype=np.int64)
-    extent[has_docs] = group_end[group_id[(starts + top - 1)[has_docs]]] - starts[has_docs]
-    # a query needs the id tie-break when its candidates hold fewer groups than documents
-    groups = np.zeros(n_queries, dtype=np.int64)
-    groups[has_docs] = group_id[(starts + extent - 1)[has_docs]] - group_id[starts[has_docs]] + 1
-    tied = (groups < extent).tolist()
-
-    candidate_starts = _exclusive_cumsum(extent)
-    positions = np.arange(int(extent.sum())) + np.repeat(starts - candidate_starts, extent)
-    candidate_docs = [docs[i] for i in order[positions].tolist()]
-    candidate_scores = sorted_scores[positions].tolist()
-    top_docs: list[str] = []
-    for start, count, take, has_tie in zip(
-        candidate_starts.tolist(), extent.tolist(), top.tolist(), tied, strict=True
-    ):
-        end = start + count
-        if has_tie:
-            ranked = sorted(
-                zip(candidate_scores[start:end], candidate_docs[start:end], strict=True), reverse=True
-            )
-            top_docs.extend(doc for _, doc in ranked[:take])
-        else:
-            top_docs.extend(candidate_docs[start : start + take])
-    return top_docs, top.tolist()
-
-
-def _order_segments_descending(scores: np.ndarray, lengths: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Flat indices that sort each query's segment of `scores` descending. The order inside a
-    tie is left open: `_trec_top_k` re-sorts every tie it keeps by document id."""
-    n_queries = len(lengths)
-    width = int(lengths.max()) if n_queries else 0
-    if n_queries and width * n_queries <= 4 * len(scores) + 1024:
-        # Rankings of similar depth: one row-wise argsort on a padded matrix (NaN pads sort last).
-        matrix = np.full((n_queries, width), np.nan, dtype=scores.dtype)
-        in_row = np.arange(width) < lengths[:, None]
-        matrix[in_row] = -scores
-        columns = np.argsort(matrix, axis=1)
-        return (starts[:, None] + columns)[in_row]
-    rows = np.repeat(np.arange(n_queries), lengths)
-    return np.lexsort((-scores, rows))
-
-
-def _top_values_per_row(values: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
-    """(rows, k) matrix of each row's k largest positive values, descending, zero-padded."""
-    n_rows = len(lengths)
-    rows = np.repeat(np.arange(n_rows), lengths)
-    keep = values > 0
-    values, rows = values[keep], rows[keep]
-    order = np.lexsort((-values, rows))
-    values, rows = values[order], rows[order]
-    counts = np.bincount(rows, minlength=n_rows)
-    rank = np.arange(len(rows)) - np.repeat(_exclusive_cumsum(counts), counts)
-    top = np.zeros((n_rows, k))
-    within = rank < k
-    top[rows[within], rank[within]] = values[within]
-    return top
-
-
-def _exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(counts), dtype=np.int64)
-    if len(counts) > 1:
-        np.cumsum(counts[:-1], out=out[1:])
-    return out
-
-
-def _gain_matrix(relevance: np.ndarray, kind: str) -> np.ndarray:
-    positive = np.where(relevance > 0, relevance, 0.0)
-    return positive if kind == "linear" else np.exp2(positive) - 1.0
-
-
-def _check_types(values: list[Any], allowed: tuple[type, ...], message: str) -> None:
-    # One C-speed pass over the types instead of an isinstance call per value.
-    for kind in set(map(type, values)):
-        if not issubclass(kind, allowed) or issubclass(kind, bool | np.bool_):
-            example = next(value for value in values if type(value) is kind)
-            raise TypeError(f"{message}, found {example!r}")
 
 
 # ---- focus-time relevance ----------------------------------------------------------------------

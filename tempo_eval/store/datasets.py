@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval.common.identity import user_name
 from tempo_eval.common.values import is_na
 from tempo_eval.store.packing import _TAG_ZLIB, _json_text_of_container, _pack, _unpack, dumps
 
@@ -213,20 +214,21 @@ class DatasetRecords:
     """Datasets in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
     supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
 
-    def save_dataset(self, dataset: Any) -> int:
+    def save_dataset(self, dataset: Any, *, user: str | None = None) -> int:
         """Store a dataset (a `tempo_eval.io` Dataset) and return its id.
 
         A dataset with the same content hash and mapping is stored once: its existing id is
         returned and the rows are not written again. A dataset of TREC runs keeps its qrels
-        (`Dataset.qrels`, `dataset_qrels`).
+        (`Dataset.qrels`, `dataset_qrels`). `user` is recorded as who stored it (`created_by`;
+        None: unknown); storing it again keeps its first user.
         """
-        dataset_id = self._save_rows(dataset)
+        dataset_id = self._save_rows(dataset, user)
         qrels = getattr(dataset, "qrels", None)
         if qrels is not None and self.dataset_qrels(dataset_id) is None:
             self.save_dataset_qrels(dataset_id, qrels)
         return dataset_id
 
-    def _save_rows(self, dataset: Any) -> int:
+    def _save_rows(self, dataset: Any, user: str | None) -> int:
         frame: pd.DataFrame = dataset.frame
         content_hash = getattr(dataset, "content_hash", None) or frame_content_hash(frame)
         mapping = dumps(dict(getattr(dataset, "mapping", None) or {}))
@@ -247,8 +249,8 @@ class DatasetRecords:
         rows = frame_rows_json(frame)
         with self._lock, self._conn:
             cursor = self._conn.execute(
-                "INSERT OR IGNORE INTO datasets (name, content_hash, mapping, format, n_rows, rows, warnings)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO datasets (name, content_hash, mapping, format, n_rows, rows, warnings,"
+                " created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     str(getattr(dataset, "name", None) or "dataset"),
                     content_hash,
@@ -257,6 +259,7 @@ class DatasetRecords:
                     len(frame),
                     _pack(rows),
                     dumps([str(w) for w in (getattr(dataset, "warnings", None) or [])]),
+                    user_name(user),
                 ),
             )
             if cursor.rowcount:
@@ -268,21 +271,22 @@ class DatasetRecords:
     # -- streamed datasets: stored a batch of rows at a time --------------------------------
 
     def begin_dataset(
-        self, *, name: str, content_hash: str, mapping: Mapping[str, Any] | None, source_format: str | None
+        self, *, name: str, content_hash: str, mapping: Mapping[str, Any] | None, source_format: str | None,
+        user: str | None = None,
     ) -> tuple[int, bool]:
         """(id, complete) of the dataset with this content hash and mapping, creating it (empty,
-        not complete) when there is none; its rows then come with `add_dataset_rows` and
-        `finish_dataset`. A dataset left incomplete (a stream stopped part way) is found again:
-        its rows are written again as they are read."""
+        not complete, made by `user`) when there is none; its rows then come with
+        `add_dataset_rows` and `finish_dataset`. A dataset left incomplete (a stream stopped part
+        way) is found again: its rows are written again as they are read."""
         existing = self.find_dataset(content_hash, mapping)
         if existing is not None:
             return existing, self._dataset_complete(existing)
         with self._lock, self._conn:
             cursor = self._conn.execute(
                 "INSERT OR IGNORE INTO datasets (name, content_hash, mapping, format, n_rows, rows, warnings,"
-                " complete) VALUES (?, ?, ?, ?, 0, ?, '[]', 0)",
+                " complete, created_by) VALUES (?, ?, ?, ?, 0, ?, '[]', 0, ?)",
                 (str(name or "dataset"), content_hash, dumps(dict(mapping or {})), source_format,
-                 dumps({"columns": [], "rows": []})),
+                 dumps({"columns": [], "rows": []}), user_name(user)),
             )
             if cursor.rowcount:
                 return int(cursor.lastrowid), False
@@ -425,7 +429,7 @@ class DatasetRecords:
         """Name, hash, mapping, format, row count and warnings of a dataset (without its rows)."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT id, name, content_hash, mapping, format, n_rows, warnings, created_at"
+                "SELECT id, name, content_hash, mapping, format, n_rows, warnings, created_at, created_by"
                 " FROM datasets WHERE id = ?",
                 (dataset_id,),
             ).fetchone()
@@ -434,15 +438,19 @@ class DatasetRecords:
         return {
             "id": row[0], "name": row[1], "content_hash": row[2], "mapping": json.loads(row[3]),
             "format": row[4], "n_rows": row[5], "warnings": json.loads(row[6]), "created_at": row[7],
+            "created_by": row[8],
         }
 
     def list_datasets(self) -> pd.DataFrame:
-        """One row per dataset: id, name, content_hash, format, n_rows, created_at (newest first)."""
+        """One row per dataset: id, name, content_hash, format, n_rows, created_at, created_by (who
+        stored it; None: unknown), newest first."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT id, name, content_hash, format, n_rows, created_at FROM datasets ORDER BY id DESC"
+                "SELECT id, name, content_hash, format, n_rows, created_at, created_by FROM datasets ORDER BY id DESC"
             ).fetchall()
-        return pd.DataFrame(rows, columns=["id", "name", "content_hash", "format", "n_rows", "created_at"])
+        frame = pd.DataFrame(rows, columns=["id", "name", "content_hash", "format", "n_rows", "created_at", "created_by"])
+        frame["created_by"] = pd.Series([row[6] for row in rows], dtype=object)  # None (unknown) stays None
+        return frame
 
     def rename_dataset(self, dataset_id: int, name: str) -> None:
         """Give a dataset a new name (it must not be empty)."""

@@ -1,11 +1,14 @@
 """Human labels of claim verdicts, stored in the workspace database (table `claim_labels`).
 
-A label is keyed by the claim text and a hash of the premises it was checked against, never by a
-run: the same claim against the same premises in a later run finds its label again. Labels export
-to and import from CSV or JSONL with the columns `claim`, `premises_hash`, `label`, `note` and
-(optional) `premises` (a JSON list of strings). The CSV is written as every result export is
-(`tempo_eval.io.export.to_csv_text`: a cell starting with = + - @ gets the formula guard) and its
-import removes the guard again, so an exported file imports back unchanged.
+A label is keyed by the claim text, a hash of the premises it was checked against and its
+reviewer, never by a run: the same claim against the same premises in a later run finds its
+labels again, and each reviewer's label is kept apart (reviewer '' holds the labels given before
+reviewers were recorded, shown as "unknown"). Labels export to and import from CSV or JSONL with
+the columns `claim`, `premises_hash`, `label`, `note`, (optional) `reviewer` and (optional)
+`premises` (a JSON list of strings); a file without `reviewer` imports as the importing user's.
+The CSV is written as every result export is (`tempo_eval.io.export.to_csv_text`: a cell starting
+with = + - @ gets the formula guard) and its import removes the guard again, so an exported file
+imports back unchanged.
 """
 
 from __future__ import annotations
@@ -17,17 +20,25 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
+from tempo_eval.common.identity import user_name
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.jsonlines import read_json_lines
 from tempo_eval.store.db import connect, json_or
 
 #: what a human may say about a claim (the verifiers' three-way scale)
 LABELS = ("SUPPORTED", "NEUTRAL", "CONTRADICTED")
-LABEL_COLUMNS = ["claim", "premises_hash", "label", "note", "premises", "labelled_at"]
+LABEL_COLUMNS = ["claim", "premises_hash", "reviewer", "label", "note", "premises", "labelled_at"]
+#: the labels' upsert: a reviewer's new label of a (claim, premises) replaces their old one
+_UPSERT = (
+    "INSERT INTO claim_labels (claim, premises_hash, reviewer, label, note, premises, labelled_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (claim, premises_hash, reviewer) DO UPDATE SET"
+    " label = excluded.label, note = excluded.note, premises = excluded.premises, labelled_at = excluded.labelled_at"
+)
 #: a premises hash: sha256 as 64 lower-case hex digits
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
@@ -67,30 +78,40 @@ class LabelStore:
     def close(self) -> None:
         self._conn.close()
 
-    def set_label(self, claim: str, premises: Sequence[str], label: str, note: str = "") -> None:
-        """Store (or replace) the human label of `claim` against `premises`."""
+    def set_label(self, claim: str, premises: Sequence[str], label: str, note: str = "", *,
+                  user: str | None = None) -> None:
+        """Store (or replace) `user`'s human label of `claim` against `premises` (None: the
+        unknown reviewer); other reviewers' labels of the claim stay as they are."""
         label = _check_label(label)
         with self._lock, self._conn:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO claim_labels (claim, premises_hash, label, note, premises)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (claim, premises_hash(premises), label, note or "", json.dumps(list(premises), ensure_ascii=False)),
-            )
+            self._conn.execute(_UPSERT, (claim, premises_hash(premises), _reviewer(user), label, note or "",
+                                         json.dumps(list(premises), ensure_ascii=False), _now()))
 
-    def remove(self, claim: str, premises_digest: str) -> None:
+    def remove(self, claim: str, premises_digest: str, *, user: str | None = None) -> None:
+        """Remove `user`'s label of the claim (None: the unknown reviewer's); others' stay."""
         with self._lock, self._conn:
             self._conn.execute(
-                "DELETE FROM claim_labels WHERE claim = ? AND premises_hash = ?", (claim, premises_digest)
+                "DELETE FROM claim_labels WHERE claim = ? AND premises_hash = ? AND reviewer = ?",
+                (claim, premises_digest, _reviewer(user)),
             )
 
-    def lookup(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
-        """(claim, premises hash) -> label for the keys that have one."""
+    def lookup(self, keys: Iterable[tuple[str, str]], *, user: str | None = None) -> dict[tuple[str, str], str]:
+        """(claim, premises hash) -> `user`'s label (None: the unknown reviewer's), for the keys
+        they labelled."""
+        reviewer = _reviewer(user)
+        found = self.reviews(keys)
+        return {(c, h): label for c, h, r, label in found.itertuples(index=False) if r == reviewer}
+
+    def reviews(self, keys: Iterable[tuple[str, str]]) -> pd.DataFrame:
+        """Every reviewer's label of the (claim, premises hash) keys: columns claim, premises_hash,
+        reviewer ('' unknown), label, one row per (key, reviewer)."""
         wanted = set(keys)
+        columns = ["claim", "premises_hash", "reviewer", "label"]
         if not wanted:
-            return {}
+            return pd.DataFrame(columns=columns)
         with self._lock:
-            rows = self._conn.execute("SELECT claim, premises_hash, label FROM claim_labels").fetchall()
-        return {(c, h): label for c, h, label in rows if (c, h) in wanted}
+            rows = self._conn.execute(f"SELECT {', '.join(columns)} FROM claim_labels").fetchall()
+        return pd.DataFrame([tuple(r) for r in rows if (r[0], r[1]) in wanted], columns=columns)
 
     def frame(self) -> pd.DataFrame:
         """Every label, newest first."""
@@ -115,23 +136,33 @@ class LabelStore:
             return to_csv_text(frame).encode("utf-8")
         raise ValueError(f"format must be 'csv' or 'jsonl', got {fmt!r}")
 
-    def import_labels(self, data: bytes, name: str) -> int:
+    def import_labels(self, data: bytes, name: str, *, user: str | None = None) -> int:
         """Add the labels of a CSV or JSONL file (by its name's extension); returns how many.
 
-        Nothing is written unless every row is valid; a bad row raises InputError naming the
-        file, row and field.
+        A row's `reviewer` is kept as the file gives it (an export imports back unchanged); a file
+        without that column is `user`'s labels. Nothing is written unless every row is valid; a
+        bad row raises InputError naming the file, row and field.
         """
         records = _read_records(data, name)
         rows = []
+        now = _now()
         for number, record in enumerate(records, start=1):
-            rows.append(_label_row(record, name, number))
+            claim, digest, label, note, premises = _label_row(record, name, number)
+            reviewer = _reviewer(record["reviewer"]) if isinstance(record.get("reviewer"), str) else _reviewer(user)
+            rows.append((claim, digest, reviewer, label, note, premises, now))
         with self._lock, self._conn:
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO claim_labels (claim, premises_hash, label, note, premises)"
-                " VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
+            self._conn.executemany(_UPSERT, rows)
         return len(rows)
+
+
+def _reviewer(user: str | None) -> str:
+    """The reviewer key of `user`'s labels: '' for none (the unknown reviewer)."""
+    return user_name(user) or ""
+
+
+def _now() -> str:
+    """The time a label is given: UTC as "YYYY-MM-DD HH:MM:SS" (the format of the labels before)."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _check_label(label: str) -> str:

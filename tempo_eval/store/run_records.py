@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval.common.identity import user_name
 from tempo_eval.common.process import own_start_time, process_start_time
 from tempo_eval.common.secrets import redact, secret_values, strip_secrets
 from tempo_eval.store.datasets import _clean_name
@@ -37,7 +38,7 @@ _HEARTBEAT_SECONDS = 10.0
 
 #: the fields of `RunRecords.run_rows` (`list_runs` without n_results and n_failed)
 RUN_ROW_COLUMNS = ["id", "dataset_id", "dataset", "name", "status", "config_hash", "created_at", "finished_at",
-                   "duration_s", "note", "tags", "usage"]
+                   "duration_s", "note", "tags", "usage", "created_by"]
 #: `list_runs`' columns
 RUN_LIST_COLUMNS = [*RUN_ROW_COLUMNS[:6], "n_results", "n_failed", *RUN_ROW_COLUMNS[6:]]
 
@@ -51,6 +52,7 @@ def runs_frame(rows: list[tuple[Any, ...]], counts: Mapping[int, tuple[int, int]
     # decoded from the rows, not from the frame: pandas turns a NULL into NaN there
     frame["tags"] = pd.Series([json_or(row[10], []) for row in rows], dtype=object)
     frame["usage"] = pd.Series([json_or(row[11], None) for row in rows], dtype=object)
+    frame["created_by"] = pd.Series([row[12] for row in rows], dtype=object)  # None (unknown) stays None
     frame["duration_s"] = pd.to_numeric(frame["duration_s"], errors="coerce").astype(float)
     return frame
 
@@ -97,6 +99,7 @@ class RunRecords:
         name: str | None = None,
         resume: bool = True,
         default_name: str | None = None,
+        user: str | None = None,
     ) -> tuple[int, bool]:
         """The run of `config` on the dataset: `(run_id, resumed)`.
 
@@ -105,7 +108,8 @@ class RunRecords:
         name is (so another name makes a new run; a run is never renamed here); otherwise a new
         run is created, named `name`, else `default_name`, else "run N". A `name` that is empty
         or only whitespace raises ValueError before anything is written. Secret-named keys are
-        removed from `config` before it is hashed or written.
+        removed from `config` before it is hashed or written. A new run records `user` as who made
+        it (`created_by`; None: unknown); a resumed run keeps the user who made it.
         """
         wanted = None if name is None else _clean_name(name, "run")
         self._secrets = secret_values()
@@ -128,9 +132,9 @@ class RunRecords:
                     return int(row[0]), True
             chosen = wanted or (None if default_name is None else _clean_name(default_name, "run"))
             cursor = self._conn.execute(
-                f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status)"
-                f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running')",
-                (dataset_id, chosen or "run", dumps(clean), digest),
+                f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, created_by)"
+                f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?)",
+                (dataset_id, chosen or "run", dumps(clean), digest, user_name(user)),
             )
             run_id = int(cursor.lastrowid)
             if chosen is None:
@@ -177,9 +181,9 @@ class RunRecords:
         return None
 
     def import_run(self, dataset_id: int, config: Mapping[str, Any], *, origin: str,
-                   name: str | None = None, default_name: str = "run") -> tuple[int, bool]:
-        """The run imported from `origin` (created, with `config` and `name` or `default_name`,
-        if there is none), with its lock taken in the same transaction, so nobody else resumes it
+                   name: str | None = None, default_name: str = "run", user: str | None = None) -> tuple[int, bool]:
+        """The run imported from `origin` (created, with `config` and `name` or `default_name`, made
+        by `user`, if there is none), with its lock taken in the same transaction, so nobody else resumes it
         half-imported: `(run_id, existed)`. An existing run is reopened (status running; renamed
         when `name` is given). Raises RunInUse while a live process evaluates it."""
         self._secrets = secret_values()
@@ -203,9 +207,10 @@ class RunRecords:
                 )
             else:
                 cursor = self._conn.execute(
-                    f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin)"
-                    f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?)",
-                    (dataset_id, _clean_name(name or default_name, "run"), dumps(clean), config_hash(clean), origin),
+                    f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin, created_by)"
+                    f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?, ?)",
+                    (dataset_id, _clean_name(name or default_name, "run"), dumps(clean), config_hash(clean), origin,
+                     user_name(user)),
                 )
                 run_id = int(cursor.lastrowid)
                 self._take_lock(run_id)  # a new run: nobody else can hold it
@@ -266,7 +271,7 @@ class RunRecords:
     def list_runs(self, dataset_id: int | None = None) -> pd.DataFrame:
         """One row per run (newest first): id, dataset_id, dataset (its name), name, status,
         config_hash, n_results, n_failed, created_at, finished_at, duration_s, note, tags (list),
-        usage (dict or None).
+        usage (dict or None), created_by (who made the run; None: unknown).
 
         `status` is the stored one, except that a finished run whose every result failed
         (`is_retryable` reason codes) is "failed": nothing in it was measured.
@@ -284,8 +289,8 @@ class RunRecords:
         created, renamed, noted, tagged, finished or deleted (by any process)."""
         query = (
             "SELECT r.id, r.dataset_id, d.name, r.name, r.status, r.config_hash, r.created_at, r.finished_at,"
-            " (julianday(r.finished_at) - julianday(r.created_at)) * 86400.0, r.note, r.tags, r.usage"
-            " FROM runs r JOIN datasets d ON d.id = r.dataset_id"
+            " (julianday(r.finished_at) - julianday(r.created_at)) * 86400.0, r.note, r.tags, r.usage,"
+            " r.created_by FROM runs r JOIN datasets d ON d.id = r.dataset_id"
         )
         params: tuple[Any, ...] = ()
         if dataset_id is not None:
@@ -366,17 +371,17 @@ class RunRecords:
 
     def run_info(self, run_id: int) -> dict[str, Any]:
         """The run's row: id, dataset_id, name, config (dict), config_hash, status (as stored), error,
-        timestamps, note, tags (list) and usage (dict or None)."""
+        timestamps, note, tags (list), usage (dict or None) and created_by (None: unknown)."""
         with self._lock:
             row = self._conn.execute(
                 "SELECT id, dataset_id, name, config, config_hash, status, error, created_at, finished_at,"
-                " note, tags, usage FROM runs WHERE id = ?",
+                " note, tags, usage, created_by FROM runs WHERE id = ?",
                 (run_id,),
             ).fetchone()
         if row is None:
             raise KeyError(f"no run with id {run_id}")
         keys = ["id", "dataset_id", "name", "config", "config_hash", "status", "error", "created_at", "finished_at",
-                "note", "tags", "usage"]
+                "note", "tags", "usage", "created_by"]
         info = dict(zip(keys, row, strict=True))
         info["config"] = json.loads(info["config"])
         info["tags"] = json_or(info["tags"], [])

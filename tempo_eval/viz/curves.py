@@ -20,9 +20,7 @@ import plotly.graph_objects as go
 
 from tempo_eval.common.safe_text import plotly_text
 from tempo_eval.compare.statistics import bootstrap_ci_columns
-
-#: one colour per run, in input order (colour-blind safe, Okabe-Ito)
-PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+from tempo_eval.viz.means import PALETTE, rgba  # one colour per run, the bar chart's
 
 BAND_COLUMNS = ["run", "k", "mean", "low", "high", "n_queries"]
 
@@ -66,7 +64,7 @@ def ndcg_curves_figure(bands: pd.DataFrame, *, title: str = "NDCG@k", confidence
         fig.add_trace(go.Scatter(
             x=ks + ks[::-1],
             y=part["high"].tolist() + part["low"].tolist()[::-1],
-            fill="toself", fillcolor=_rgba(colour, 0.18), line={"width": 0},
+            fill="toself", fillcolor=rgba(colour, 0.18), line={"width": 0},
             hoverinfo="skip", showlegend=False, legendgroup=str(run), name=f"{plotly_text(run)} band",
         ))
         fig.add_trace(go.Scatter(
@@ -85,9 +83,3 @@ def ndcg_curves_figure(bands: pd.DataFrame, *, title: str = "NDCG@k", confidence
         legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "l": 50, "r": 20, "b": 40},
     )
     return fig
-
-
-def _rgba(hex_colour: str, alpha: float) -> str:
-    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({red},{green},{blue},{alpha})"
-

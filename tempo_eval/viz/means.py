@@ -12,6 +12,12 @@ from tempo_eval.common.safe_text import plotly_text
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 
 
+def rgba(colour: str, alpha: float) -> str:
+    """A "#rrggbb" colour made see-through (`alpha` 0..1): the shade of a band under its line."""
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
 def means_figure(means: Mapping[str, Mapping[str, float]], metrics: Sequence[str]) -> go.Figure:
     """`means[run][metric]` as bars: metrics on x, one bar per run (names escaped for plotly)."""
     fig = go.Figure()

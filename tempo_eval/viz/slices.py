@@ -13,19 +13,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tempo_eval.common.safe_text import plotly_text
+from tempo_eval.viz.means import rgba
 from tempo_eval.viz.trends import COLOURS
 
 _BY = {"as_of": "as-of date", "focus_year": "focus year", "evidence_year": "evidence year"}
 
 
-def _rgba(colour: str, alpha: float) -> str:
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
 def _band(fig: go.Figure, x: list, low: list, high: list, colour: str, name: str, row: int) -> None:
     fig.add_trace(go.Scatter(x=x + x[::-1], y=high + low[::-1], mode="lines", fill="toself",
-                             fillcolor=_rgba(colour, 0.18),
+                             fillcolor=rgba(colour, 0.18),
                              line={"width": 0}, hoverinfo="skip", showlegend=False, name=f"{name} 95%"),
                   row=row, col=1)
 

@@ -43,11 +43,12 @@ def stored_run() -> int:
     return run_id
 
 
-def open_claims(run_id: int) -> AppTest:
+def open_claims(run_id: int, page: str = "claims") -> AppTest:
+    """A fresh session on `page` (views/PAGE.py) with the run selected."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["runs"] = str(run_id)
     at.run()
-    at.switch_page("views/claims.py").run()
+    at.switch_page(f"views/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -112,11 +113,7 @@ def test_a_verdict_is_confirmed_or_corrected_and_the_review_page_scores_agreemen
     at.button(key="claims_save_label").click().run()
 
     # the label is kept by claim + premises: a fresh session (a re-run's page) finds it
-    review = AppTest.from_file(APP, default_timeout=120)
-    review.query_params["runs"] = str(run_id)
-    review.run()
-    review.switch_page("views/review.py").run()
-    assert not review.exception, [e.value for e in review.exception]
+    review = open_claims(run_id, "review")
     assert not review.error, [e.value for e in review.error]
     assert not review.info, [e.value for e in review.info]
     agreement = table_with(review, "verifier", "kappa")

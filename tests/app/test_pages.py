@@ -507,9 +507,9 @@ def test_compare_scores_runs_with_disjoint_queries_as_the_engine_does() -> None:
     import json
 
     from tempo_eval.compare.trec_scores import compare_trec
-    from tempo_eval.io.trec import load_qrels, load_run
     from tempo_eval.io.trec_dataset import _named, load_runs_dataset
     from tempo_eval.store.runs import RunStore
+    from tests.support.trec import load_qrels, load_run
 
     # alpha ranks q1-q3, beta q2-q4: q1 and q4 are each missing from one run (scored 0, as
     # trec_eval -c); q5 has no relevant document and is not measurable
@@ -518,8 +518,9 @@ def test_compare_scores_runs_with_disjoint_queries_as_the_engine_does() -> None:
     qrels = b"q1 0 d1 1\nq2 0 d2 2\nq3 0 d3 1\nq4 0 d4 1\nq5 0 d5 0\n"
     dataset = load_runs_dataset([("a.trec", run_a), ("b.trec", run_b)], ("qrels.txt", qrels), name="disjoint")
     dataset_id = RunStore().save_dataset(dataset)
-    expected = compare_trec(load_run([_named("a.trec", run_a), _named("b.trec", run_b)]),
-                            load_qrels(_named("qrels.txt", qrels)), metrics=["ndcg@10"], test="student")
+    runs = load_run([_named("a.trec", run_a), _named("b.trec", run_b)])
+    expected = compare_trec({name: run.scores for name, run in runs.items()},
+                            load_qrels(_named("qrels.txt", qrels)).judgments, metrics=["ndcg@10"], test="student")
 
     at = AppTest.from_file(str(ROOT / "views" / "compare.py"), default_timeout=TIMEOUT)
     at.query_params.update({"dataset": str(dataset_id)})
@@ -924,7 +925,7 @@ def test_messages_speak_in_the_apps_terms_not_python_names() -> None:
     at.button(key="read_runs").click().run()
     assert not at.exception
     message = " ".join(e.value for e in at.error).replace("\\", "")
-    assert "upload it as Qrels on Datasets" in message and "load_qrels" not in message
+    assert "upload it as Qrels on Datasets" in message and "read_qrels" not in message
 
 
 @pytest.mark.slow

@@ -152,27 +152,3 @@ def test_run_metric_names():
     assert parse_run_metric("ndcg@10") is None
     with pytest.raises(ValueError, match="median_age@K with a positive K"):
         parse_run_metric("median_age@0")
-
-
-def test_a_run_files_documents_and_ages_for_the_leaking_queries():
-    import numpy as np
-
-    from tempo_eval.core.pubdates import read_id_dates
-    from tempo_eval.metrics.asof_columns import top_ages, top_documents
-
-    runs, query_ids, _ = _read_trec_columns()
-    docs = read_id_dates(FIXTURE / "doc-dates.tsv")
-    queries = read_id_dates(FIXTURE / "query-dates.tsv", kind="query")
-    codes, docids = runs["live"]
-    everything = np.unique(codes)
-    records = top_documents(codes, docids, everything, query_ids, 3, doc_dates=docs, query_dates=queries)
-    assert len(records) == 3 * len(everything)
-    first = records[0]
-    assert (first["query_id"], first["rank"], first["as_of"]) == ("w01-fed", 1, "2023-01-06")
-    assert first["date"] == next(line.split("\t")[1] for line in (FIXTURE / "doc-dates.tsv").read_text().splitlines()
-                                 if line.startswith(first["doc"] + "\t"))
-    leaking = [r for r in records if r["future"]]
-    assert leaking and all(r["age"] < 0 for r in leaking)
-    ages = top_ages(codes, docids, everything, [query_ids[c] for c in everything], 3, doc_dates=docs, query_dates=queries)
-    dated = [r["age"] for r in records if r["age"] is not None]
-    assert sorted(ages[~np.isnan(ages)].tolist()) == sorted(dated)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tempo_eval.store.runs import RunStore
 from tests.support.cli import run_cli_streams as run_cli
 from tests.support.sample_runs import make_sample_runs
+
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
 
 
 def test_runs_export_names_the_file_it_wrote(tmp_path: Path, capsys) -> None:

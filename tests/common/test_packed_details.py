@@ -37,6 +37,9 @@ from tempo_eval.store.runs import RunStore
 from tests.support.paths import TESTS
 from tests.support.scripts import load_script
 
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
+
 DATA = TESTS / "data"
 
 

@@ -102,7 +102,7 @@ def test_resume_after_the_file_was_swapped_is_refused(tmp_path: Path) -> None:
 
 
 def test_compares_scoring_job_refuses_a_run_file_swapped_for_a_link(tmp_path: Path) -> None:
-    from tempo_eval.compare import saved as comparison_store
+    from tempo_eval.compare import saved as saved_comparisons
 
     folder = _workspace() / "runs"
     folder.mkdir()
@@ -122,7 +122,7 @@ def test_compares_scoring_job_refuses_a_run_file_swapped_for_a_link(tmp_path: Pa
     finally:
         queue.close()
     assert ended["status"] == "failed" and "outside the folders" in ended["error"], ended["error"]
-    assert not comparison_store.cache_root().exists() or not any(comparison_store.cache_root().iterdir())
+    assert not saved_comparisons.cache_root().exists() or not any(saved_comparisons.cache_root().iterdir())
 
 
 def test_a_folder_that_becomes_a_link_between_the_check_and_the_open_is_refused(

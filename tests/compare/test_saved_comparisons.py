@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tempo_eval.compare import saved as comparison_store
+from tempo_eval.compare import saved as saved_comparisons
 from tempo_eval.store.jobs import JobQueue
 from tests.support.paths import ROOT
 
@@ -26,7 +26,7 @@ def _arguments(folder: Path = FIXTURE, **settings) -> dict:
 
 
 def test_the_same_bytes_under_other_names_are_scored_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    first = comparison_store.compute(_arguments())
+    first = saved_comparisons.compute(_arguments())
     copy = tmp_path / "copy"
     shutil.copytree(FIXTURE, copy)
     import tempo_eval.compare.trec_scores as trec_scores
@@ -35,17 +35,17 @@ def test_the_same_bytes_under_other_names_are_scored_once(tmp_path: Path, monkey
         raise AssertionError("scored again")
 
     monkeypatch.setattr(trec_scores, "score_trec_files", refuse)
-    assert comparison_store.compute(_arguments(copy)) == first
+    assert saved_comparisons.compute(_arguments(copy)) == first
     with pytest.raises(AssertionError, match="scored again"):  # other settings: another comparison
-        comparison_store.compute(_arguments(copy, max_age=30))
+        saved_comparisons.compute(_arguments(copy, max_age=30))
 
 
 def test_settings_that_change_the_values_change_the_key() -> None:
-    keys = {comparison_store.content_key(_arguments(**change)) for change in
+    keys = {saved_comparisons.content_key(_arguments(**change)) for change in
             ({}, {"k": 10}, {"max_age": 30}, {"half_life": 90}, {"missing": "drop"})}
     assert len(keys) == 5
     undated = _arguments(doc_dates=None, query_dates=None)
-    assert comparison_store.content_key(undated) == comparison_store.content_key({**undated, "k": 99})
+    assert saved_comparisons.content_key(undated) == saved_comparisons.content_key({**undated, "k": 99})
 
 
 def test_the_saved_values_are_the_command_lines(tmp_path: Path, capsys) -> None:
@@ -53,12 +53,12 @@ def test_the_saved_values_are_the_command_lines(tmp_path: Path, capsys) -> None:
 
     from tests.support.cli import run_cli
 
-    found = comparison_store.load(comparison_store.compute(_arguments(max_age=30, half_life=90))["key"])
+    found = saved_comparisons.load(saved_comparisons.compute(_arguments(max_age=30, half_life=90))["key"])
     lines = tmp_path / "pq.csv"
     code, err = run_cli(["compare", *_arguments()["runs"], "--qrels", str(FIXTURE / "qrels.txt"), "--doc-dates",
                          str(FIXTURE / "doc-dates.tsv"), "--query-dates", str(FIXTURE / "query-dates.tsv"),
                          "--max-age", "30", "--half-life", "90", "--metric", "ndcg@7",
-                         *[a for m in comparison_store.AS_OF for a in ("--metric", f"{m}@5")],
+                         *[a for m in saved_comparisons.AS_OF for a in ("--metric", f"{m}@5")],
                          "--per-query", str(lines)], capsys)
     assert code == 0, err
     expected = pd.read_csv(lines)
@@ -79,7 +79,7 @@ def test_a_compare_runs_job_is_run_by_a_worker_process() -> None:
     assert done.returncode == 0, done.stderr
     job = queue.get(job_id)
     assert job["status"] == "finished" and job["pid"] != os.getpid() and job["done"] == job["total"] == 1000
-    found = comparison_store.load(job["result"]["key"])
+    found = saved_comparisons.load(job["result"]["key"])
     assert found.runs == ["live", "snapshot"] and found.as_of[0] == "future_leak@5"
     assert (Path(workspace) / "cache" / "compare" / job["result"]["key"] / "documents.parquet").is_file()
 
@@ -143,6 +143,6 @@ def test_a_cancelled_comparison_saves_nothing() -> None:
         if fraction > 0:
             cancel.set()  # as the worker's watch does when the page asks
 
-    assert comparison_store.compute(_arguments(), progress, cancel) is None
+    assert saved_comparisons.compute(_arguments(), progress, cancel) is None
     assert seen
-    assert not comparison_store.cache_root().exists() or not any(comparison_store.cache_root().iterdir())
+    assert not saved_comparisons.cache_root().exists() or not any(saved_comparisons.cache_root().iterdir())

@@ -94,7 +94,7 @@ def test_a_parquet_timestamp_out_of_range_is_a_clear_error(tmp_path: Path) -> No
 
 
 def test_a_tag_shared_by_two_files_of_the_same_name_reads_without_a_doubled_space(tmp_path: Path) -> None:
-    from tempo_eval.io.trec import load_run
+    from tests.support.trec import load_run
 
     for folder in ("x", "y"):
         (tmp_path / folder).mkdir()

@@ -11,11 +11,12 @@ import pytest
 
 from tempo_eval.compare.trec_scores import compare_trec
 from tempo_eval.engine.runner import evaluate
-from tempo_eval.io import load_conversations, load_dataset, load_qrels, load_run
+from tempo_eval.io import load_conversations, load_dataset
 from tempo_eval.io.foreign import import_foreign_results, load_foreign_results
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
 from tempo_eval.store.runs import RunStore
 from tests.support.paths import TESTS
+from tests.support.trec import load_qrels, load_run
 
 DATA = TESTS / "data" / "interop"
 MANIFEST = json.loads((DATA / "manifest.json").read_text())
@@ -164,7 +165,8 @@ def test_ranx_files_compare_like_pytrec_eval() -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
     runs = load_run([DATA / "ranx_bm25.json", DATA / "ranx_unnamed.trec"])
     qrels = load_qrels(DATA / "ranx_qrels.json")
-    report = compare_trec(runs, qrels, metrics=["ndcg@10"], test="student")
+    report = compare_trec({name: run.scores for name, run in runs.items()}, qrels.judgments, metrics=["ndcg@10"],
+                          test="student")
     evaluator = pytrec_eval.RelevanceEvaluator(qrels.judgments, {"ndcg_cut.10"})
     for name, run in runs.items():
         measured = evaluator.evaluate(run.scores)

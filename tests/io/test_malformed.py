@@ -22,7 +22,7 @@ from tempo_eval.io.cells import MAX_CELL_CHARS
 from tempo_eval.io.conversation import parse_conversation
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.io.errors import InputError
-from tempo_eval.io.trec import load_qrels, load_run
+from tests.support.trec import load_qrels, load_run
 
 
 @dataclass
@@ -150,7 +150,7 @@ CASES = [
          "bm25.run", ("'d1' appears twice for query 'q1'", "at line 1 and at line 4", "expected each (query, document) pair once"),
          {"line": 4}),
     Case("qrels line given as a run", "run", b"q1 0 d1 1\n", "bm25.run",
-         ("found 4 fields", "expected 6 fields", "load_qrels"), {"line": 1}),
+         ("found 4 fields", "expected 6 fields", "read_qrels"), {"line": 1}),
     Case("run with only comments", "run", b"# nothing here\n\n", "bm25.run", ("no run lines found", "expected 6 fields")),
     Case("non-UTF-8 run", "run", b"q1 Q0 d1 1 1 bm25\nq1 Q0 caf\xe9 2 0.5 bm25\n", "bm25.run",
          ("not valid UTF-8", "save the file as UTF-8"), {"line": 2}),
@@ -158,7 +158,7 @@ CASES = [
          ("found 'yes'", "expected an integer relevance grade"), {"line": 2, "column": "rel"}),
     Case("fractional relevance", "qrels", b"q1 0 d1 1.5\n", "qrels.txt", ("found '1.5'", "expected an integer"), {"line": 1}),
     Case("run line given as qrels", "qrels", b"q1 Q0 d1 1 2.5 bm25\n", "qrels.txt",
-         ("found 6 fields", "expected 4 fields", "load_run"), {"line": 1}),
+         ("found 6 fields", "expected 4 fields", "read_runs"), {"line": 1}),
     Case("duplicate judgement", "qrels", b"q1 0 d1 1\nq1 0 d1 2\n", "qrels.txt",
          ("at line 1 and at line 2",), {"line": 2}),
     Case("empty qrels", "qrels", b"", "qrels.txt", ("no judgements found", "expected 4 fields")),

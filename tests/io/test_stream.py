@@ -20,6 +20,10 @@ from tests.io.test_malformed import CASES
 from tests.support.paths import ROOT
 
 
+def _read_whole(path: Path, mapping: dict | None = None):
+    """The file read whole (its bytes, as an upload is read), the reference for the stream."""
+    return load_dataset(Path(path).read_bytes(), mapping, name=Path(path).name)
+
 def _streamed(path: Path, mapping: dict[str, str] | None = None, batch_rows: int = 2, **options):
     stream = open_stream(path, mapping, batch_rows=batch_rows, **options)
     frames = [frame for _, frame in stream.batches()]
@@ -71,7 +75,7 @@ def test_streamed_rows_identity_and_warnings_equal_the_whole_file(tmp_path: Path
         with pa.CompressedOutputStream(sink, "zstd") as out:
             out.write(plain.read_bytes())
         path.write_bytes(sink.getvalue().to_pybytes())
-    whole = load_dataset(path)
+    whole = _read_whole(path)
     stream, frame = _streamed(path, batch_rows=4)
     pd.testing.assert_frame_equal(frame, whole.frame.reset_index(drop=True), check_dtype=False)
     assert stream.content_hash == whole.content_hash
@@ -79,7 +83,7 @@ def test_streamed_rows_identity_and_warnings_equal_the_whole_file(tmp_path: Path
     assert stream.n_rows == len(whole.frame) == 23
     assert stream.warnings == whole.warnings
     assert "parquet" in name or any("d1, d2" in w for w in whole.warnings)
-    assert stream.dataset is None  # streamed, not read whole (compressed Parquet, JSON arrays too, issue 27.1)
+    assert not stream.read_whole  # streamed, not read whole (compressed Parquet, JSON arrays too, issue 27.1)
 
 
 def test_warnings_spanning_batches_are_counted_once_for_the_file(tmp_path: Path) -> None:
@@ -93,7 +97,7 @@ def test_warnings_spanning_batches_are_counted_once_for_the_file(tmp_path: Path)
             lines.append(",,,")
     path = tmp_path / "d.csv"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    whole = load_dataset(path)
+    whole = _read_whole(path)
     stream, frame = _streamed(path, batch_rows=3)
     pd.testing.assert_frame_equal(frame, whole.frame, check_dtype=False)
     assert stream.warnings == whole.warnings
@@ -107,7 +111,7 @@ DATASET_CASES = [c for c in CASES if c.kind == "dataset" and c.id != "missing fi
 def test_every_malformed_input_gets_the_whole_file_readers_message(tmp_path: Path, case) -> None:
     path = tmp_path / case.name
     path.write_bytes(case.data)
-    expected = _message(lambda: load_dataset(path, case.mapping))
+    expected = _message(lambda: _read_whole(path, case.mapping))
     assert _message(lambda: _streamed(path, case.mapping, batch_rows=1)) == expected
 
 
@@ -125,7 +129,7 @@ def test_a_problem_in_a_later_batch_names_the_same_row_line_and_column(tmp_path:
     else:
         rows[31]["contexts"] = "[broken"
     path = _write(tmp_path / name, rows)
-    expected = _message(lambda: load_dataset(path))
+    expected = _message(lambda: _read_whole(path))
     assert "row " in expected
     assert _message(lambda: _streamed(path, batch_rows=5)) == expected
 
@@ -156,7 +160,7 @@ def test_a_key_first_seen_on_row_2500_is_mapped_as_the_whole_file_reader_maps_it
     text = (json.dumps(rows) if name.endswith(".json") else "".join(json.dumps(r) + "\n" for r in rows)).encode()
     path = tmp_path / name
     path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
-    whole = load_dataset(path)
+    whole = _read_whole(path)
     assert whole.mapping["gold_ids"] == "gold_ids"
     stream = open_stream(path, batch_rows=1000)
     assert stream.mapping == whole.mapping and "gold_ids" in stream.columns
@@ -214,7 +218,7 @@ def test_a_compressed_parquet_file_is_streamed_in_bounded_memory(tmp_path: Path)
     path = _parquet_gz(tmp_path / "big.parquet.gz", 60_000)
     imports = "import pandas, pyarrow.parquet\nfrom tempo_eval.io.stream import open_stream\n"
     read = imports + (f"stream = open_stream({str(path)!r})\nrows = sum(len(f) for _, f in stream.batches())\n"
-                      "assert rows == 60000 and stream.dataset is None\n")
+                      "assert rows == 60000 and not stream.read_whole\n")
     baseline = _peak_mb(imports, tmp_path / "ws")
     streamed = _peak_mb(read, tmp_path / "ws")
     assert streamed - baseline < 100, (baseline, streamed)
@@ -247,7 +251,7 @@ def test_the_decompressed_copy_is_gone_when_a_stream_is_abandoned_and_a_damaged_
 
     damaged = tmp_path / "damaged.parquet.gz"
     damaged.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
-    assert _message(lambda: open_stream(damaged)) == _message(lambda: load_dataset(damaged))
+    assert _message(lambda: open_stream(damaged)) == _message(lambda: _read_whole(damaged))
     assert copies() == []
 
 
@@ -277,12 +281,12 @@ def test_a_copy_that_would_fill_the_disk_stops_with_a_message(tmp_path: Path, mo
 def test_every_form_of_json_document_reads_as_the_whole_file_reader_reads_it(tmp_path: Path, text: str) -> None:
     path = tmp_path / "d.json"
     path.write_text(text, encoding="utf-8")
-    whole = load_dataset(path)
+    whole = _read_whole(path)
     stream, frame = _streamed(path, batch_rows=1)
     pd.testing.assert_frame_equal(frame, whole.frame.reset_index(drop=True), check_dtype=False)
     assert (stream.mapping, stream.warnings, stream.content_hash) == (whole.mapping, whole.warnings,
                                                                         whole.content_hash)
-    assert (stream.dataset is None) == text.lstrip("\ufeff").startswith("[")
+    assert (not stream.read_whole) == text.lstrip("\ufeff").startswith("[")
 
 
 @pytest.mark.parametrize("text", [
@@ -293,7 +297,7 @@ def test_every_form_of_json_document_reads_as_the_whole_file_reader_reads_it(tmp
 def test_a_bad_json_array_gets_the_whole_file_readers_message(tmp_path: Path, text: str) -> None:
     path = tmp_path / "d.json"
     path.write_text(text, encoding="utf-8")
-    assert _message(lambda: _streamed(path, batch_rows=1)) == _message(lambda: load_dataset(path))
+    assert _message(lambda: _streamed(path, batch_rows=1)) == _message(lambda: _read_whole(path))
 
 
 def test_a_json_array_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
@@ -313,7 +317,7 @@ def test_a_json_array_is_streamed_in_bounded_memory(tmp_path: Path) -> None:
         out.write("]")
     imports = "import pandas, pyarrow\nfrom tempo_eval.io.stream import open_stream\n"
     read = imports + (f"stream = open_stream({str(path)!r})\nrows = sum(len(f) for _, f in stream.batches())\n"
-                      "assert rows == 60000 and stream.dataset is None\n")
+                      "assert rows == 60000 and not stream.read_whole\n")
     baseline = _peak_mb(imports, tmp_path / "ws")
     streamed = _peak_mb(read, tmp_path / "ws")
     assert streamed - baseline < 100, (baseline, streamed)

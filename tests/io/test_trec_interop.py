@@ -11,8 +11,8 @@ import pytest
 
 from tempo_eval.compare.trec_scores import compare_trec
 from tempo_eval.io.errors import InputError
-from tempo_eval.io.trec import load_qrels, load_run
-from tempo_eval.metrics.ndcg import cut_depth, ndcg_gold_batch, rank_by_trec_eval
+from tempo_eval.metrics.ndcg import rank_by_trec_eval
+from tests.support.trec import load_qrels, load_run, ndcg_per_query
 
 
 def _named(data: bytes, name: str) -> io.BytesIO:
@@ -67,14 +67,14 @@ def test_bad_json_qrels_name_the_query_and_what_was_expected(data: bytes, fragme
 def test_depth_keeps_the_top_m_documents_as_trec_eval_m() -> None:
     run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0, "d4": 1.0}}
     qrels = {"q1": {"d3": 1, "d4": 1}}
-    assert cut_depth(run, 3) == {"q1": {"d1": 3.0, "d2": 2.0, "d4": 1.0}}  # tie: larger id first
-    full = ndcg_gold_batch(run, qrels, 10)["q1"]
-    cut = ndcg_gold_batch(run, qrels, 10, depth=3)["q1"]
+    assert rank_by_trec_eval(run["q1"])[:3] == ["d1", "d2", "d4"]  # tie: larger id first
+    full = ndcg_per_query(run, qrels, 10)["q1"]
+    cut = ndcg_per_query(run, qrels, 10, depth=3)["q1"]
     ideal = 1 + 1 / math.log2(3)
     assert full == pytest.approx((1 / math.log2(4) + 1 / math.log2(5)) / ideal)
     assert cut == pytest.approx((1 / math.log2(4)) / ideal)  # d3 fell below the cut
     with pytest.raises(ValueError, match="depth must be a positive integer"):
-        ndcg_gold_batch(run, qrels, 10, depth=0)
+        ndcg_per_query(run, qrels, 10, depth=0)
 
 
 def test_depth_equals_scoring_the_truncated_run_on_random_runs() -> None:
@@ -84,8 +84,7 @@ def test_depth_equals_scoring_the_truncated_run_on_random_runs() -> None:
     for depth in (1, 5, 12):
         truncated = {q: dict(zip(rank_by_trec_eval(s)[:depth], [s[d] for d in rank_by_trec_eval(s)[:depth]], strict=True))
                      for q, s in run.items()}
-        assert ndcg_gold_batch(run, qrels, 10, depth=depth) == pytest.approx(ndcg_gold_batch(truncated, qrels, 10),
-                                                                             nan_ok=True)
+        assert ndcg_per_query(run, qrels, 10, depth=depth) == pytest.approx(ndcg_per_query(truncated, qrels, 10))
 
 
 # Scores equal in float32 but not in double: trec_eval <= 9 / pytrec_eval-terrier tie them (the
@@ -97,7 +96,7 @@ NEAR_QRELS = {"q1": {"a": 1}}
 def test_float32_precision_ties_near_equal_scores_as_pytrec_eval_terrier() -> None:
     assert rank_by_trec_eval(NEAR["q1"]) == ["b", "a"]  # the default
     assert rank_by_trec_eval(NEAR["q1"], precision="float32") == ["b", "a"]
-    ours = ndcg_gold_batch(NEAR, NEAR_QRELS, 10, precision="float32")["q1"]
+    ours = ndcg_per_query(NEAR, NEAR_QRELS, 10, precision="float32")["q1"]
     assert ours == pytest.approx(1 / math.log2(3))
     pytrec_eval = pytest.importorskip("pytrec_eval")
     reference = pytrec_eval.RelevanceEvaluator(NEAR_QRELS, {"ndcg_cut.10"}).evaluate(NEAR)["q1"]["ndcg_cut_10"]
@@ -106,7 +105,7 @@ def test_float32_precision_ties_near_equal_scores_as_pytrec_eval_terrier() -> No
 
 def test_double_precision_orders_near_equal_scores_as_trec_eval_10() -> None:
     assert rank_by_trec_eval(NEAR["q1"], precision="double") == ["a", "b"]
-    assert ndcg_gold_batch(NEAR, NEAR_QRELS, 10, precision="double")["q1"] == 1.0
+    assert ndcg_per_query(NEAR, NEAR_QRELS, 10, precision="double")["q1"] == 1.0
     report = compare_trec({"x": NEAR, "y": {"q1": {"b": 2.0, "a": 1.0}}}, NEAR_QRELS, metrics=["ndcg@10"],
                           precision="double", test="student")
     assert report.means["x"]["ndcg@10"] == 1.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tempo_eval.io.errors import InputError
-from tempo_eval.io.trec import load_qrels, load_run
+from tests.support.trec import load_qrels, load_run
 
 BAD_INTEGERS = ("1_0", "١", "١٢", "１", "1.0", "0x1", " ")
 BAD_SCORES = ("1_0", "١٢", "٣.5", "１.5", "0x1p3", "nan", "1e", "1,5")

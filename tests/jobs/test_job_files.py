@@ -19,6 +19,9 @@ from tempo_eval.store.jobs import JobQueue
 from tests.support import jobs as support
 from tests.support.jobs import SETTINGS, write_rows
 
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
+
 
 def test_a_stored_upload_is_removed_by_the_worker_and_a_preview_keeps_it() -> None:
     path = support.upload("u1_rows.jsonl")

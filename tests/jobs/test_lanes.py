@@ -9,9 +9,14 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tempo_eval.store.jobs import PAGE_LIMIT, JobQueue, Worker, lane_of
 from tempo_eval.store.runs import RunStore
 from tests.support.jobs import ROOT, SETTINGS, write_rows
+
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
 
 
 def test_kinds_have_their_lanes() -> None:

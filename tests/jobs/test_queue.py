@@ -16,6 +16,9 @@ from tempo_eval.store.jobs import JobQueue, Worker, default_limit, process_start
 from tempo_eval.store.runs import RunStore
 from tests.support.paths import ROOT
 
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
+
 SETTINGS = {"tf": True, "tf_mode": "focus_time", "ndcg": False, "ndcg_mode": "gold", "fc": False, "k": 10,
             "verifier": "lexical", "nli_model": "", "judge_url": "", "judge_model": "", "run_name": "",
             "reference_date": None}

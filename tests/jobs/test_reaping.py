@@ -8,8 +8,13 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tempo_eval.store import jobs as jobs_module
 from tempo_eval.store.jobs import JobQueue, Worker, page_job_limit, process_start
+
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
 
 
 def _sleeper() -> subprocess.Popen:

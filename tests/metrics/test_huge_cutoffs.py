@@ -64,12 +64,12 @@ def test_evaluate_with_a_huge_k_stays_small(tmp_path: Path) -> None:
 
 def test_compare_parses_a_huge_cutoff_and_scores_it_as_trec_eval(tmp_path: Path) -> None:
     from tempo_eval.compare.statistics import parse_trec_metric
-    from tempo_eval.metrics.ndcg import ndcg_gold_batch
+    from tests.support.trec import ndcg_per_query
 
     assert parse_trec_metric(f"ndcg@{HUGE_K}") == HUGE_K
     run = {"q1": {"a": 1.0, "b": 0.5}, "q2": {"c": 2.0}}
     qrels = {"q1": {"b": 1, "z": 2}, "q2": {"c": 1}}
-    assert ndcg_gold_batch(run, qrels, HUGE_K) == pytest.approx(ndcg_gold_batch(run, qrels, 10))
+    assert ndcg_per_query(run, qrels, HUGE_K) == pytest.approx(ndcg_per_query(run, qrels, 10))
     for name in ("a", "b"):
         (tmp_path / f"{name}.run").write_text(f"q1 Q0 d1 1 1.0 {name}\nq1 Q0 d2 2 0.5 {name}\n", encoding="utf-8")
     (tmp_path / "qrels.txt").write_text("q1 0 d2 1\n", encoding="utf-8")

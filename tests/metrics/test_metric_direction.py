@@ -127,3 +127,15 @@ def test_diff_rows_of_a_lower_is_better_metric_list_the_worst_rise_first() -> No
     report = diff_runs(results([0.1, 0.1, 0.5]), results([0.9, 0.3, 0.1]))
     assert list(report.rows["outcome"]) == ["regressed", "regressed", "improved"]
     assert list(report.rows["query_id"]) == ["q0", "q1", "q2"]
+
+
+def test_build_metric_gives_each_class_the_settings_it_takes():
+    from tempo_eval.metrics.catalog import build_metric
+
+    stale = build_metric("stale_evidence", k=7, max_age=100, half_life=30, verifier=None)
+    assert (type(stale).__name__, stale.k, stale.max_age) == ("StaleEvidence", 7, 100.0)
+    recency = build_metric("recency_ndcg", k=None, half_life=30)  # None: the class's default
+    assert (recency.k, recency.half_life) == (type(recency)().k, 30.0)
+    assert type(build_metric("answer_currency", k=7, max_age=1)).__name__ == "AnswerCurrency"
+    with pytest.raises(KeyError):
+        build_metric("no_such_metric")

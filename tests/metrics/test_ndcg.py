@@ -24,11 +24,11 @@ from tempo_eval.metrics.ndcg import (
     gold_relevance,
     jaccard,
     ndcg_curve,
-    ndcg_gold_batch,
     rank_by_trec_eval,
 )
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
 from tests.support.paths import ROOT
+from tests.support.trec import ndcg_per_query
 
 D2, D3, D4, D5 = 1.0, 0.6309297535714575, 0.5, 0.43067655807339306
 
@@ -141,29 +141,29 @@ def test_jaccard_and_focus_time_relevance():
     assert focus_time_relevance({2020}, {1999}) == 0.0
 
 
-def test_ndcg_gold_batch_hand_computed_and_no_relevant_is_nan():
+def test_run_kernel_hand_computed_with_the_command_lines_rule():
     run = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"a": 1.0}, "q3": {}, "only_in_run": {"a": 1}}
     qrels = {"q1": {"b": 2, "c": 1, "z": 0}, "q2": {"a": 0}, "q3": {"a": 1}, "only_in_qrels": {"a": 1}}
-    result = ndcg_gold_batch(run, qrels, 2)
-    assert set(result) == {"q1", "q2", "q3"}
+    result = ndcg_per_query(run, qrels, 2)
+    # judged = with a relevant document; q2 (nothing relevant) is not judged, as on the command line
+    assert set(result) == {"q1", "q3", "only_in_qrels"}
     # q1: DCG@2 = 0 + 2*D3; IDCG@2 = 2 + 1*D3
     assert result["q1"] == pytest.approx(2 * D3 / (2 + D3))
-    assert math.isnan(result["q2"])  # judged, but nothing relevant
-    assert result["q3"] == 0.0  # nothing retrieved, something relevant
-    assert [ndcg_gold_batch(run, qrels, k)["q1"] for k in (1, 2)] == pytest.approx([0.0, result["q1"]])
+    assert result["q3"] == 0.0 and result["only_in_qrels"] == 0.0  # nothing retrieved: 0, as trec_eval -c
+    assert [ndcg_per_query(run, qrels, k)["q1"] for k in (1, 2)] == pytest.approx([0.0, result["q1"]])
 
 
-def test_ndcg_gold_batch_ties_and_bad_input():
+def test_run_kernel_ties_and_bad_input():
     # tie at 0.5 between "a" and "b": "b" ranks first
-    assert ndcg_gold_batch({"q": {"a": 0.5, "b": 0.5}}, {"q": {"a": 1}}, 1) == {"q": 0.0}
-    with pytest.raises(ValueError, match="NaN"):
-        ndcg_gold_batch({"q": {"a": float("nan")}}, {"q": {"a": 1}}, 1)
-    with pytest.raises(TypeError, match="document ids"):
-        ndcg_gold_batch({"q": {1: 0.5}}, {"q": {"a": 1}}, 1)
-    with pytest.raises(TypeError, match="scores"):
-        ndcg_gold_batch({"q": {"a": "high"}}, {"q": {"a": 1}}, 1)
-    with pytest.raises(ValueError, match="k must be a positive integer"):
-        ndcg_gold_batch({"q": {"a": 0.5}}, {"q": {"a": 1}}, 0)
+    assert ndcg_per_query({"q": {"a": 0.5, "b": 0.5}}, {"q": {"a": 1}}, 1) == {"q": 0.0}
+    with pytest.raises(ValueError, match="nan"):
+        ndcg_per_query({"q": {"a": float("nan")}}, {"q": {"a": 1}}, 1)
+    with pytest.raises(ValueError, match="document id 1"):
+        ndcg_per_query({"q": {1: 0.5}}, {"q": {"a": 1}}, 1)
+    with pytest.raises(ValueError, match="'high'"):
+        ndcg_per_query({"q": {"a": "high"}}, {"q": {"a": 1}}, 1)
+    with pytest.raises(ValueError, match="ndcg@k"):
+        ndcg_per_query({"q": {"a": 0.5}}, {"q": {"a": 1}}, 0)
 
 
 # ---- TemporalNDCG: the seed and focus-time mode ----------------------------------------------

@@ -2,7 +2,8 @@
 
 Randomised (seeded) runs with graded qrels (including negative grades), tied scores, scores
 that only tie in float32, documents missing on either side, duplicate ids in list form and
-queries with no relevant document (NaN for us, 0.0 for trec_eval).
+queries with no relevant document (not judged for the run kernel, NaN for the row metric, 0.0
+for trec_eval). The run kernel is the command line's (`tempo_eval.compare.trec_scores`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import ir_measures
 import pytest
 import pytrec_eval
 
-from tempo_eval.metrics.ndcg import ndcg_gold_batch
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+from tests.support.trec import ndcg_per_query
 
 CUTOFFS = (1, 3, 5, 10, 20, 100)
 TOLERANCE = 1e-9
@@ -87,21 +88,21 @@ def test_the_random_collection_covers_the_edge_cases(collection):
 def test_batch_equals_trec_eval_ndcg_cut(collection):
     run, qrels, expected = collection
     for k in CUTOFFS:
-        ours = ndcg_gold_batch(run, qrels, k)
+        ours = ndcg_per_query(run, qrels, k)
         evaluated = [qid for qid in run if qrels[qid]]
-        assert set(evaluated) <= set(ours)
-        for qid in evaluated:
-            _assert_matches(ours[qid], expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
+        assert {qid for qid in evaluated if _has_relevant(qrels[qid])} == set(ours)
+        for qid in evaluated:  # a query without a relevant document is not judged: not in `ours`
+            _assert_matches(ours.get(qid, math.nan), expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
 
 
 def test_batch_curves_equal_trec_eval_at_every_cutoff(collection):
     run, qrels, expected = collection
-    at = {k: ndcg_gold_batch(run, qrels, k) for k in CUTOFFS}
+    at = {k: ndcg_per_query(run, qrels, k) for k in CUTOFFS}
     for qid in run:
         if not qrels[qid]:
             continue
         for k in CUTOFFS:
-            _assert_matches(at[k][qid], expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
+            _assert_matches(at[k].get(qid, math.nan), expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
 
 
 def test_class_with_retrieved_scores_equals_trec_eval(collection):
@@ -158,12 +159,12 @@ def test_runs_of_very_different_depths_equal_trec_eval():
     run["deep"] = {f"d{i}": rng.randrange(200) / 7 for i in range(5000)}
     qrels["deep"] = {f"d{rng.randrange(6000)}": rng.choice((0, 1, 2, 3)) for _ in range(300)}
     expected = _trec_eval(qrels, run)
-    at = {k: ndcg_gold_batch(run, qrels, k) for k in CUTOFFS}
+    at = {k: ndcg_per_query(run, qrels, k) for k in CUTOFFS}
     for qid in run:
         if not qrels[qid]:
             continue
         for k in CUTOFFS:
-            _assert_matches(at[k][qid], expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
+            _assert_matches(at[k].get(qid, math.nan), expected[qid][f"ndcg_cut_{k}"], qrels[qid], f"{qid}@{k}")
 
 
 def test_scores_beyond_float32_range_tie_as_in_trec_eval():
@@ -171,7 +172,7 @@ def test_scores_beyond_float32_range_tie_as_in_trec_eval():
     qrels = {"q": {"a": 2, "c": 1, "d": 3}}
     expected = _trec_eval(qrels, run, (1, 2, 4))["q"]
     for k in (1, 2, 4):
-        assert ndcg_gold_batch(run, qrels, k)["q"] == pytest.approx(expected[f"ndcg_cut_{k}"], abs=TOLERANCE)
+        assert ndcg_per_query(run, qrels, k)["q"] == pytest.approx(expected[f"ndcg_cut_{k}"], abs=TOLERANCE)
     assert TemporalNDCG(k=2).compute(retrieved_scores=run["q"], gold_ids=qrels["q"]) == pytest.approx(
         expected["ndcg_cut_2"], abs=TOLERANCE
     )
@@ -185,6 +186,6 @@ def test_ir_measures_ndcg_agrees(collection):
     measures = [ir_measures.nDCG @ 5, ir_measures.nDCG @ 10]
     theirs = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, sub_qrels, sub_run)}
     for k in (5, 10):
-        ours = ndcg_gold_batch(sub_run, sub_qrels, k)
+        ours = ndcg_per_query(sub_run, sub_qrels, k)
         for qid in some:
             assert ours[qid] == pytest.approx(theirs[(qid, f"nDCG@{k}")], abs=TOLERANCE), f"{qid}@{k}"

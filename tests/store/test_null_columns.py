@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from tempo_eval.io.dataset import Dataset
 from tempo_eval.store.db import json_or
 from tempo_eval.store.labels import LabelStore
 from tempo_eval.store.runs import RunStore
+
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
 
 
 def _dataset() -> Dataset:
@@ -40,7 +44,8 @@ def test_labels_export_when_only_some_labels_have_premises() -> None:
     labels.set_label("Paris is in France.", ["Paris is the capital of France."], "SUPPORTED")
     with labels._conn:  # a label stored before premises were kept: premises is NULL
         labels._conn.execute(
-            "INSERT INTO claim_labels (claim, premises_hash, label, note, premises) VALUES (?, ?, ?, ?, NULL)",
+            "INSERT INTO claim_labels (claim, premises_hash, reviewer, label, note, premises, labelled_at)"
+            " VALUES (?, ?, '', ?, ?, NULL, '2024-01-01 00:00:00')",
             ("Old claim.", "0" * 64, "NEUTRAL", ""),
         )
     records = [json.loads(line) for line in labels.export("jsonl").decode().splitlines()]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tempo_eval.engine.runner import evaluate
@@ -17,6 +18,9 @@ from tempo_eval.store.runs import RunStore
 from tests.support.cli import run_cli_streams as run_cli
 from tests.support.paths import ROOT
 from tests.support.sample_runs import SAMPLE, make_sample_runs, metrics
+
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
 
 APP = str(ROOT / "app.py")
 

@@ -19,6 +19,9 @@ from tempo_eval.store.runs import RunStore, config_hash, is_retryable
 from tempo_eval.store.verdict_cache import VerdictCache
 from tempo_eval.verify.base import ClaimVerdict, Verdict
 
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
+
 CSV = b"query_id,query,answer,contexts\nq1,When?,In 2001.,\"[\"\"It was 2001.\"\"]\"\nq2,Who?,Bob,\n"
 
 
@@ -36,6 +39,7 @@ def _frame() -> pd.DataFrame:
     })
 
 
+@pytest.mark.sqlite_only
 def test_a_new_workspace_is_created_at_the_current_schema_version() -> None:
     conn = connect()
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == len(MIGRATIONS)
@@ -44,6 +48,7 @@ def test_a_new_workspace_is_created_at_the_current_schema_version() -> None:
     assert default_db_path().name == DB_FILENAME
 
 
+@pytest.mark.sqlite_only
 def test_run_lists_and_summaries_count_from_the_scores_index_not_the_details() -> None:
     """Counting a run's results must not read every result's details (the table holds them):
     the run list, its failed count and the per-system summary are answered by `results_scores`."""
@@ -128,6 +133,7 @@ def test_ordinary_setting_names_are_not_secret(name: str) -> None:
     assert not is_secret_name(name)
 
 
+@pytest.mark.sqlite_only
 def test_secrets_in_a_run_configuration_never_reach_the_database_file() -> None:
     store = RunStore()
     dataset_id = store.save_dataset(_frame_dataset(_frame()))
@@ -276,7 +282,7 @@ def test_several_processes_opening_one_new_workspace_at_once_all_succeed(tmp_pat
 
 
 def test_a_failed_migration_step_leaves_the_version_found(tmp_path, monkeypatch) -> None:
-    import tempo_eval.store.db as db
+    import tempo_eval.store.migrations.legacy as db
 
     path = tmp_path / "half.sqlite"
     monkeypatch.setattr(db, "MIGRATIONS", [*MIGRATIONS, "CREATE TABLE extra (x); CREATE TABLE extra (y);"])

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 import tempo_eval.store.results as results_module
 from tempo_eval.common.schema import MetricResult, not_measurable
 from tempo_eval.store.runs import RunStore
+
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
 
 
 def test_scores_frame_in_parts_matches_the_results(tmp_path, monkeypatch):

@@ -23,6 +23,9 @@ from tempo_eval.store.packing import (
     _unpack,
 )
 
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
+
 DETAILS = [
     {"mode": "focus_time", "reference_date": None, "aft": [1990, 1991], "dfts": [[1990], []],
      "years": [{"year": 1990, "grounded": True, "contexts": [0], "answer_spans": ["in 1990"]}]},

@@ -14,6 +14,9 @@ from tempo_eval.verify.cache import CachedVerifier
 from tempo_eval.verify.nli import NLIVerifier
 from tests.support.tiny_nli import tiny_nli_dir  # noqa: F401
 
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
+
 PREMISES = ["Paris is the capital of France. The Eiffel Tower was completed in 1889."]
 CLAIMS = ["Paris is the capital of France.", "The Eiffel Tower was built in 1500.", "It rained."]
 

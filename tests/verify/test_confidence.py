@@ -16,6 +16,9 @@ from tempo_eval.verify.base import ClaimVerdict, Verdict
 from tempo_eval.verify.llm import ClaimJudgement, _verdict
 from tempo_eval.verify.nli import aggregate
 
+#: every test here runs on the workspace's SQLite file and on a PostgreSQL database (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("workspace_db")
+
 
 def _dataset() -> Dataset:
     frame = pd.DataFrame({"query_id": ["q1"], "answer": ["Built in 2001."]})

@@ -211,7 +211,7 @@ def _sample_runs():
 
 
 def test_sample_runs_become_one_row_per_run_and_query_ranked_as_trec_eval_ranks() -> None:
-    from tempo_eval.io.trec import load_run
+    from tests.support.trec import load_run
 
     dataset = _sample_runs()
     frame = dataset.frame

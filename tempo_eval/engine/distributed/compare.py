@@ -31,7 +31,7 @@ def _score_one(run: str, qrels: str, metrics: tuple[str, ...], depth: int | None
 
 def combine(parts: Sequence[dict[str, Any]], metrics: Sequence[str], missing: str) -> TrecScores:
     """One TrecScores from the tasks' results, in file order (pure: tested without Ray)."""
-    from tempo_eval.io.trec import assign_run_names
+    from tempo_eval.io.trec_stream import assign_run_names
 
     judged = parts[0]["judged"] if parts else []
     files = [(next(iter(p["origins"].values()))[0] if p["origins"] else "", [o[1] for o in p["origins"].values()])

@@ -109,6 +109,7 @@ def evaluate_ray(
     progress: Callable[[int, int], None] | None = None,
     store: Any = None,
     run_name: str | None = None,
+    user: str | None = None,
 ) -> RayRun:
     """Evaluate `data` with `metrics` on Ray; per-row results go to the directory `out` and, block
     by block as they finish, into the workspace as a normal run.
@@ -122,7 +123,7 @@ def evaluate_ray(
     with `retry_failed` (default) computes again the failed results of its finished blocks.
     `store` is the workspace's RunStore (default: the workspace TEMPO_EVAL_HOME names), or False
     to write `out` only (`import_results` brings it in later); the run is named `run_name` (kept
-    when None) and found again by a resume of the same `out`.
+    when None) and found again by a resume of the same `out`; `user` is recorded as who made it.
     Raises OutputBusy when another driver is writing `out`, RunInUse when another process writes
     its run in the workspace.
     Raises ValueError (InputError for bad input) before anything is scored.
@@ -189,7 +190,8 @@ def evaluate_ray(
                 from tempo_eval.store.runs import RunStore
 
                 workspace = WorkspaceRun.open(store if store is not None else RunStore(), output.read_manifest(out),
-                                              name=run_name, default_name=default_run_name(stream.name, metrics))
+                                              name=run_name, default_name=default_run_name(stream.name, metrics),
+                                              user=user)
             try:
                 driver = Driver(stream, metrics, out=out, workspace=workspace, pool=pool, done=done,
                                 block_size=block_size, retry_failed=retry_failed, db_path=db_path,
@@ -218,12 +220,13 @@ def evaluate_ray(
 
 def _cache_source(ray: Any, metrics: Sequence[Any], address: str | None) -> tuple[CacheSource, str]:
     """Where the actors read verdicts (`CacheSource`), and the workspace database's path."""
-    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.db import database_location, database_url
 
-    db_path = str(default_db_path())
+    db_path = database_location()
     snapshot = None
-    if address is not None and _uses_verifier(metrics):
-        # workers on other machines cannot open the workspace file: ship what it knows
+    if (address is not None or database_url() is not None) and _uses_verifier(metrics):
+        # workers on other machines cannot open the workspace file, and a server's database is
+        # not a file: ship what it knows
         from tempo_eval.store.verdict_cache import VerdictCache
 
         snapshot = ray.put(VerdictCache(db_path).records())

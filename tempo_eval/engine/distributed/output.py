@@ -53,7 +53,6 @@ LOCK = ".lock"
 DATASET = "dataset.json.gz"
 FORMAT_NAME = "tempo-eval-ray-output"
 FORMAT_VERSION = 2
-DETAIL_COLUMNS = ["row", "metric", "success", "details", "claims"]
 
 
 class OutputMismatch(ValueError):
@@ -444,7 +443,8 @@ def encoded_block(run_id: int, rows: Sequence[tuple[tuple[int, str, str | None],
 
 
 def import_results(
-    out: str | os.PathLike[str], *, store: RunStore | None = None, name: str | None = None
+    out: str | os.PathLike[str], *, store: RunStore | None = None, name: str | None = None,
+    user: str | None = None,
 ) -> int:
     """Load a Ray run's output into the workspace as a normal run; returns its run id.
 
@@ -453,7 +453,8 @@ def import_results(
     named "NAME" or "ray: OUT". Importing the same output again (after resuming it, say) updates
     that run rather than adding another, unless it was deleted meanwhile. Its status is
     "finished" when every block is there, else "cancelled" (an interrupted Ray run: resume it,
-    then import again). Raises RunInUse while a local evaluation is resuming the imported run."""
+    then import again). Raises RunInUse while a local evaluation is resuming the imported run.
+    `user` is recorded as who made the run (and the dataset) when new."""
     from tempo_eval.engine.distributed import checks
     from tempo_eval.io.dataset import Dataset
 
@@ -483,13 +484,13 @@ def import_results(
                       content_hash=manifest["content_hash"], source_format=manifest["source_format"],
                       warnings=list(manifest.get("warnings") or []))
     store = store if store is not None else RunStore()
-    dataset_id = store.save_dataset(dataset)
+    dataset_id = store.save_dataset(dataset, user=user)
     # the lock is taken with the run, and held while the rows go in: a local evaluation of the
     # same configuration (which resumes the newest such run, this one) waits for the import
     # instead of writing into it meanwhile. An output written before output ids: a new run.
     origin = f"ray-output:{manifest.get('output_id') or uuid.uuid4().hex}"
     run_id, _ = store.import_run(dataset_id, manifest["config"], origin=origin, name=name,
-                                 default_name=f"ray: {out.name}")
+                                 default_name=f"ray: {out.name}", user=user)
     secrets = secret_values()
     try:
         for _, rows in blocks:  # a block per transaction, not a row (issue 27.5)

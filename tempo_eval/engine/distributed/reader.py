@@ -37,13 +37,12 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.io._source import decode_text
+from tempo_eval.io.batches import canonical_frame, generated_ids
 from tempo_eval.io.dataset import (
     _EXTENSIONS,
     FORMATS,
     Dataset,
-    _canonical_frame,
     _gc_paused,
-    _generated_ids,
     load_dataset,
 )
 from tempo_eval.io.delimited import (
@@ -332,7 +331,7 @@ def _canonical(
             if raw is None:
                 raise InputError("no data rows", source=file.name)  # the local loader says it better
             _check_cell_sizes(raw, file.name)
-        frame, used = _canonical_frame(raw, mapping, file.name, notes)
+        frame, used = canonical_frame(raw, mapping, file.name, notes)
     warnings.extend(notes)
     return frame, used
 
@@ -355,7 +354,7 @@ def _concatenate(frames: list[pd.DataFrame], files: list[_File], mapping: Mappin
     frame = pd.concat(frames, ignore_index=True)
     if "query_id" not in mapping:
         data = {c: list(frame[c]) for c in ("run", "query") if c in frame.columns}
-        frame["query_id"] = pd.Series(_generated_ids(data, len(frame)), dtype=object)
+        frame["query_id"] = pd.Series(generated_ids(data, len(frame)), dtype=object)
     runs = frame["run"] if "run" in frame.columns else None
     keys = list(zip(runs, frame["query_id"], strict=True)) if runs is not None else list(frame["query_id"])
     seen: dict[Any, int] = {}

@@ -41,15 +41,15 @@ class WorkspaceRun:
 
     @classmethod
     def open(cls, store: RunStore, manifest: Mapping[str, Any], *, name: str | None,
-             default_name: str) -> WorkspaceRun:
-        """The run of the output `manifest` describes (created, or found again by its output id),
-        with its lock taken; raises RunInUse while another live process writes it."""
+             default_name: str, user: str | None = None) -> WorkspaceRun:
+        """The run of the output `manifest` describes (created by `user`, or found again by its
+        output id), with its lock taken; raises RunInUse while another live process writes it."""
         dataset_id, complete = store.begin_dataset(
             name=manifest["dataset_name"], content_hash=manifest["content_hash"], mapping=manifest["mapping"],
-            source_format=manifest["source_format"],
+            source_format=manifest["source_format"], user=user,
         )
         run_id, _ = store.import_run(dataset_id, manifest["config"], origin=f"ray-output:{manifest['output_id']}",
-                                     name=name, default_name=default_name)
+                                     name=name, default_name=default_name, user=user)
         return cls(store, run_id, dataset_id, complete, manifest)
 
     def store_rows(self, first: int, frame: pd.DataFrame) -> None:
