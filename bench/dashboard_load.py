@@ -52,6 +52,10 @@ and read the server-side columns. The load average is printed: compare rows of t
 Targets (issue 29): at 20 sessions the server's share p95 <= 2 s, no health wait over 1 s, no
 dropped websocket, no error; with an evaluation, pages at most 1.2x slower and the job at 90% or
 more of its speed alone.
+`--db postgresql://user@host:port/database` prints the table twice: on the workspace's SQLite file,
+then with the workspace database on that PostgreSQL server (`TEMPO_EVAL_DB`: a new database made
+beside the one named, for the servers, the workers and the bench alike; dropped after). The
+targets are the same on both (issue 40).
 """
 
 from __future__ import annotations
@@ -565,6 +569,27 @@ def load_average() -> str:
 
 
 async def main_async(args: argparse.Namespace) -> None:
+    for database in ([None, args.db] if args.db else [None]):
+        if database is None:
+            os.environ.pop("TEMPO_EVAL_DB", None)
+            print("\n== the workspace database: SQLite (the workspace's file)", flush=True)
+            await one_database(args)
+            continue
+        from bench.evaluate_scale import _drop_database, _fresh_database
+
+        name = f"dashboard_load_{os.getpid()}"
+        os.environ["TEMPO_EVAL_DB"] = _fresh_database(database, name)
+        print(f"\n== the workspace database: PostgreSQL (a new database {name} on {database.split('@')[-1]})",
+              flush=True)
+        try:
+            await one_database(args)
+        finally:
+            os.environ.pop("TEMPO_EVAL_DB", None)
+            _drop_database(database, name)
+
+
+async def one_database(args: argparse.Namespace) -> None:
+    """The table on a fresh workspace (of the database TEMPO_EVAL_DB names, or the SQLite file)."""
     from playwright.async_api import async_playwright
 
     home = Path(tempfile.mkdtemp(prefix="dashboard_load_"))
@@ -716,6 +741,8 @@ def main() -> None:
                         help="Chromium's scheduler autogroup at this nice value (default 19: the browsers as if on "
                         "machines of their own; 0: unprioritized, an equal of the server; 19,0: each in turn; Linux)")
     parser.add_argument("--no-eval", action="store_true", help="skip the runs with an evaluation")
+    parser.add_argument("--db", metavar="URL", help="also run the table with the workspace database on PostgreSQL "
+                        "(a postgresql:// URL of a database on the server; a database of its own is made there)")
     parser.add_argument("--long", type=int, default=0, metavar="WALKS",
                         help="instead: one session walking WALKS times, the server's memory after each")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="S",

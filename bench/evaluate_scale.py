@@ -30,6 +30,13 @@ installed package has them.
 
 Targets: ours at most 2x the reference's time, with peak memory at most 600 MB, for 200,000 rows
 and for a 1 GB file. The machine is shared: the load average is printed before and after.
+
+With `--db postgresql://user@host:port/database`, each turn of ours runs again with the workspace
+database on that PostgreSQL server (`TEMPO_EVAL_DB`; a new database made for the turn beside the
+one named, dropped after), and prints its time against the SQLite turn's just before (target:
+at most 1.3x) and its peak memory (the same 600 MB bound).
+
+    python bench/evaluate_scale.py --gb 0 --db postgresql://postgres@127.0.0.1:5432/postgres
 """
 
 from __future__ import annotations
@@ -224,8 +231,43 @@ def run_measured(command: list[str], env: dict[str, str] | None = None, cwd: Pat
             "stdout": stdout, "stderr": stderr}
 
 
+def _fresh_database(url: str, name: str) -> str:
+    """A new, empty database `name` on the server of `url`; returns its URL."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {name}")
+        connection.execute(f"CREATE DATABASE {name}")
+    return make_url(url).set(database=name).render_as_string(hide_password=False)
+
+
+def _drop_database(url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {name}")
+
+
+def _on_postgres(command: list[str], env: dict[str, str], tree: Path, db_url: str, tag: str, sqlite_wall: float) -> None:
+    """The same evaluation with the workspace database on PostgreSQL; its time against SQLite's."""
+    name = "bench_" + "".join(c if c.isalnum() else "_" for c in tag).lower()
+    url = _fresh_database(db_url, name)
+    try:
+        ours = run_measured(command, {**env, "TEMPO_EVAL_DB": url}, cwd=tree)
+    finally:
+        _drop_database(db_url, name)
+    wall, peak = float(ours["wall"]), float(ours["peak"])  # type: ignore[arg-type]
+    print(f"ours on PostgreSQL (TEMPO_EVAL_DB): {wall:8.1f} s, peak {peak:6.0f} MB (PSS; ru_maxrss {ours['maxrss']:.0f}"
+          f" MB); CPU {ours['cpu']:.1f} s in the main process, {ours['cpu_others']:.1f} s in the others", flush=True)
+    print(textwrap.indent(str(ours["stderr"]).strip()[-600:], "    "))
+    ratio = wall / sqlite_wall
+    print(f"ratio time PostgreSQL / SQLite: {ratio:5.2f}x (target <= 1.3x)  peak {peak:,.0f} MB (target <= 600 MB)"
+          f"  -> {'met' if ratio <= 1.3 and peak <= 600 else 'NOT met'}", flush=True)
+
+
 def measure(path: Path, label: str, workdir: Path, processes: list[str], trees: list[Path] | None = None,
-            repeat: int = 1) -> dict[str, float]:
+            repeat: int = 1, db_url: str | None = None) -> dict[str, float]:
     size_mb = path.stat().st_size / 1e6
     print(f"\n== {label}: {path.name}, {size_mb:,.0f} MB; load average {os.getloadavg()[0]:.2f}", flush=True)
     found: dict[tuple[str, Path], list[float]] = {}  # ratios to the reference, turn by turn
@@ -248,6 +290,7 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str], trees: 
         workspace = workdir / f"workspace-{tag}"
         env = {**os.environ, "TEMPO_EVAL_HOME": str(workspace)}
         env.pop("TEMPO_EVAL_MAX_INPUT_MB", None)
+        env.pop("TEMPO_EVAL_DB", None)
         out = workdir / f"results-{tag}.parquet"
         command = [sys.executable, "-m", "tempo_eval", "evaluate", str(path), "--metric", "temporal_faithfulness",
                    "--metric", "temporal_ndcg", "--out", str(out), "--no-progress"]
@@ -270,6 +313,8 @@ def measure(path: Path, label: str, workdir: Path, processes: list[str], trees: 
               f"{peak:,.0f} MB (target <= 600 MB)  -> {'met' if ratio <= 2 and peak <= 600 else 'NOT met'}; "
               f"load average after {os.getloadavg()[0]:.2f}", flush=True)
         found.setdefault((setting, tree), []).append(ratio)
+        if db_url:
+            _on_postgres(command, {**env, "TEMPO_EVAL_HOME": str(workspace) + "-pg"}, tree, db_url, tag, wall)
     for setting in processes:
         for tree in trees:
             which = f" from {tree}" if len(trees) > 1 else ""
@@ -306,6 +351,8 @@ def main() -> None:
                         help="also evaluate with the code of another checkout (e.g. the main branch), in turn "
                              "with this one on the same file, and print their ratio")
     parser.add_argument("--repeat", type=int, default=1, help="measure each setting (and tree) this many times, in turn")
+    parser.add_argument("--db", metavar="URL", help="also evaluate into PostgreSQL (a postgresql:// URL of a database "
+                        "on the server; each turn makes and drops a database of its own there)")
     args = parser.parse_args()
     trees = [REPO, args.against.resolve()] if args.against else [REPO]
     for tree in trees:
@@ -320,13 +367,13 @@ def main() -> None:
             data = workdir / "rows.csv"
             n = write_csv(data, rows=args.rows, corpus_docs=args.corpus_docs, seed=args.seed)
             print(f"{n:,} rows, {data.stat().st_size / n:,.0f} bytes a row")
-            measure(data, f"{n // 1000}k", workdir, processes, trees, args.repeat)
+            measure(data, f"{n // 1000}k", workdir, processes, trees, args.repeat, args.db)
             data.unlink()
         if args.gb > 0:
             big = workdir / "big.csv"
             n = write_csv(big, min_bytes=int(args.gb * 1e9), corpus_docs=args.corpus_docs, seed=args.seed + 1)
             print(f"\n{n:,} rows in {big.stat().st_size / 1e9:.2f} GB")
-            measure(big, f"{args.gb:g}GB", workdir, processes, trees, args.repeat)
+            measure(big, f"{args.gb:g}GB", workdir, processes, trees, args.repeat, args.db)
     finally:
         if not args.keep:
             import shutil

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.store.db import default_db_path
+from tempo_eval.store.db import database_location
 from tempo_eval.store.run_records import runs_frame
 from tempo_eval.store.runs import RunStore
 from tempo_eval_app import run_counts
@@ -25,7 +25,8 @@ def _store_for(db_path: str) -> RunStore:
 
 
 def db_path() -> str:
-    return str(default_db_path())
+    """The workspace database (its file, or its TEMPO_EVAL_DB URL): the key of its shared store."""
+    return database_location()
 
 
 def store() -> RunStore:

@@ -36,7 +36,7 @@ from typing import Any
 import streamlit as st
 
 from tempo_eval.cli.job import KEY_ENV, PLACEHOLDER
-from tempo_eval.store.db import default_db_path, workspace_dir
+from tempo_eval.store.db import database_location, files_dir, workspace_dir
 from tempo_eval.store.jobs import PAGE_LIMIT, READ_KINDS, JobQueue, default_limit
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.identity import current_user
@@ -55,7 +55,7 @@ def _queue_for(db_path: str) -> JobQueue:
 
 def queue() -> JobQueue:
     """The job queue of the current workspace (one connection per process and workspace)."""
-    return _queue_for(str(default_db_path()))
+    return _queue_for(database_location())
 
 
 def spawn_worker(*, key_for: int | None = None, api_key: str | None = None) -> None:
@@ -67,7 +67,7 @@ def spawn_worker(*, key_for: int | None = None, api_key: str | None = None) -> N
     if key_for is not None and api_key:
         env[KEY_ENV] = api_key
         command += ["--key-for", str(key_for)]
-    logs = workspace_dir() / "logs"
+    logs = files_dir() / "logs"
     logs.mkdir(exist_ok=True)
     with (logs / "workers.log").open("ab") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
@@ -308,7 +308,7 @@ def save_upload(upload: Any, *, rewrite: bool = True, action: str = "upload") ->
     import shutil
 
     require(action)
-    folder = workspace_dir() / "uploads"
+    folder = files_dir() / "uploads"
     folder.mkdir(exist_ok=True)
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(upload.name).name)[-120:] or "dataset"
     path = folder / f"{re.sub(r'[^A-Za-z0-9]+', '', str(upload.file_id))[:40]}_{name}"

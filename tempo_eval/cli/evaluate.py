@@ -400,7 +400,7 @@ RAY_DEFAULTS = {"address": None, "num_workers": 2, "gpus_per_worker": 0.0, "bloc
 def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: dict[str, float],
                      maxima: dict[str, float]) -> int:
     from tempo_eval.engine.distributed.engine import evaluate_ray
-    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.db import describe_location
 
     bar = None if args.no_progress else ProgressBar(sys.stderr)
     try:
@@ -426,7 +426,7 @@ def _evaluate_on_ray(args: argparse.Namespace, metrics: list[Any], thresholds: d
         f"{run.n_rows} rows in {run.n_blocks} blocks: {run.computed_blocks} computed, "
         f"{run.skipped_blocks} already done"
         f"{f' ({run.retried_rows} rows with failed results computed again)' if run.retried_rows else ''}"
-        f" -> {args.out}, and run {run.run_id} in the workspace {default_db_path()}",
+        f" -> {args.out}, and run {run.run_id} in the workspace {describe_location()}",
         file=sys.stderr,
     )
     aggregate = run.aggregate()

@@ -24,7 +24,7 @@ from tempo_eval.common.safe_text import one_line
 
 def cmd_import_results(args: argparse.Namespace) -> int:
     from tempo_eval.engine.distributed.output import import_results
-    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.db import describe_location
     from tempo_eval.store.runs import RunStore
 
     if not Path(args.dir).is_dir():
@@ -34,7 +34,7 @@ def cmd_import_results(args: argparse.Namespace) -> int:
     info = store.run_summary(run_id)
     counts = ", ".join(f"{one_line(m)}: {c['n']}" for m, c in info["metrics"].items())
     print(f"run {run_id} ({one_line(info['name'])}, {info['status']}): imported {counts or 'no results'} "
-          f"into {default_db_path()}", file=sys.stderr)
+          f"into {describe_location()}", file=sys.stderr)
     return EXIT_OK
 
 

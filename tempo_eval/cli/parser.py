@@ -17,6 +17,7 @@ from tempo_eval.cli import (
     runs,
     slices,
     users,
+    workspace,
 )
 from tempo_eval.cli.common import EXIT_INPUT
 
@@ -46,6 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.epilog += " What every metric, mode and NaN reason code means: docs/metrics.md in the repository."
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    for command in (evaluate, import_results, compare, import_scores, diff, runs, slices, users):
+    for command in (evaluate, import_results, compare, import_scores, diff, runs, slices, users, workspace):
         command.add_parser(commands)
     return parser

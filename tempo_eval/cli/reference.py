@@ -6,7 +6,7 @@ definitions so that it cannot drift from what `--help` prints.
 The page holds, for the top-level parser and every subcommand (nested ones included, such as
 `runs show`), exactly the text its `--help` prints, at a fixed width of 100 columns and with the
 program named `tempo-eval` (a checkout runs the same commands as `.venv/bin/python -m tempo_eval`).
-tests/test_docs_site.py compares the committed page with this output.
+tests/docs/test_docs_site.py compares the committed page with this output.
 """
 
 from __future__ import annotations

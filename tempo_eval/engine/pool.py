@@ -386,7 +386,7 @@ def _serve(tasks: Any, results: Any, payload: bytes, secrets: list[str], level: 
     loop = asyncio.new_event_loop()
     # a text repeated across the worker's batches is extracted once; the heap settled after each
     # batch as in the runner's process (offline batches: no full collection), and before the
-    # collector is on again: a batch leaves no cycles (tests/test_worker_heap.py), and the young
+    # collector is on again: a batch leaves no cycles (tests/engine/test_worker_heap.py), and the young
     # collection that re-enabling it set off scanned what the batch left (the memo's new focus
     # times, the encoded rows: 20,000 objects a batch of 1,000 bench rows) for nothing (14 us a
     # row against 268 us of scoring, measured in one process on a loaded machine)

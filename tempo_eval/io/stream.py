@@ -590,9 +590,9 @@ def _decompressed_copy(path: Any, label: str, compression: str) -> Any:
 
     import pyarrow as pa
 
-    from tempo_eval.store.db import workspace_dir
+    from tempo_eval.store.db import files_dir
 
-    folder = workspace_dir() / "tmp"
+    folder = files_dir() / "tmp"
     folder.mkdir(exist_ok=True)
     # no name: nothing is left behind, even by a kill; it outlives this call (the batches close it)
     copy = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115

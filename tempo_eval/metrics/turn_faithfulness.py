@@ -1,7 +1,7 @@
 """Turn Faithfulness: is what the assistant says, turn after turn, grounded in its retrieval context?
 
 Compatible with DeepEval's `TurnFaithfulnessMetric` (checked against deepeval 4.3.1's source, see
-`tests/test_turn_faithfulness_deepeval.py`), so numbers can be compared:
+`tests/metrics/test_turn_faithfulness_deepeval.py`), so numbers can be compared:
 
 1. Interactions (`unit_interactions`, DeepEval's `get_unit_interactions`): a new interaction starts
    at a user turn that follows an assistant turn once a user turn has been seen. Consecutive user

@@ -1,16 +1,20 @@
-"""The embedded database: one SQLite file in the workspace directory, with a versioned schema.
+"""The workspace database: one SQLite file in the workspace directory (the default), or a
+PostgreSQL server named by `TEMPO_EVAL_DB`, with a versioned schema.
 
-The workspace is `TEMPO_EVAL_HOME` when set, else `~/.tempo_eval`. Every table lives in one
-file (`tempo_eval.sqlite`) so a workspace can be copied, backed up or deleted as a unit.
-Migrations are plain SQL scripts applied in order; `PRAGMA user_version` records how far a file
-has come, so an older file is upgraded in place when opened.
+The workspace is `TEMPO_EVAL_HOME` when set, else `~/.tempo_eval`. Unless `TEMPO_EVAL_DB` names
+a server (`postgresql://user:password@host:port/database`), every table lives in one file
+(`tempo_eval.sqlite`) so a workspace can be copied, backed up or deleted as a unit. The schema's
+steps are Alembic revisions (`tempo_eval.store.migrations`); a database is brought to the newest
+when opened, an older SQLite file in place (its `PRAGMA user_version` says how far the steps made
+before Alembic, `migrations.legacy.MIGRATIONS`, have come). On PostgreSQL the store's statements are
+translated once each (`tempo_eval.store.dialect`) and run through `tempo_eval.store.pg`.
 
 A workspace that cannot be used (not a database, truncated or otherwise damaged, read-only, or
-the disk full) raises `WorkspaceError`, whose message is one line naming the file, what is wrong
-and what to do; every SQLite error met through a connection made here is turned into one. The
-file's integrity is checked (`PRAGMA quick_check`) the first time a process opens it, and again
-whenever its size or modification time has changed, so damaged pages are found before any stored
-result is reused.
+the disk full; a server that cannot be reached) raises `WorkspaceError`, whose message is one
+line naming the file (or server), what is wrong and what to do; every SQLite error met through a
+connection made here is turned into one. The file's integrity is checked (`PRAGMA quick_check`)
+the first time a process opens it, and again whenever its size or modification time has
+changed, so damaged pages are found before any stored result is reused.
 """
 
 from __future__ import annotations
@@ -25,242 +29,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tempo_eval.store.dialect import SQLITE
+
 DB_FILENAME = "tempo_eval.sqlite"
 
-#: MIGRATIONS[i] upgrades a database from version i to i + 1. Append; never edit a released one.
-MIGRATIONS: list[str] = [
-    # 0 -> 1: the verdict cache
-    """
-    CREATE TABLE verdict_cache (
-        key        TEXT PRIMARY KEY,     -- sha256 of verifier, model, settings and exact texts
-        record     TEXT NOT NULL,        -- ClaimVerdict.to_record() as JSON
-        created_at TEXT NOT NULL DEFAULT (datetime('now'))
-    );
-    """,
-    # 1 -> 2: datasets, evaluation runs, per-row results and per-claim verdicts (tempo_eval.store.runs)
-    """
-    CREATE TABLE datasets (
-        id           INTEGER PRIMARY KEY,
-        name         TEXT NOT NULL,
-        content_hash TEXT NOT NULL,          -- sha256 of the raw uploaded bytes
-        mapping      TEXT NOT NULL,          -- column mapping as canonical JSON ('{}' when none)
-        format       TEXT,
-        n_rows       INTEGER NOT NULL,
-        rows         TEXT NOT NULL,          -- the canonical frame as JSON {columns, rows}
-        warnings     TEXT NOT NULL DEFAULT '[]',
-        created_at   TEXT NOT NULL DEFAULT (datetime('now')),
-        UNIQUE (content_hash, mapping)       -- same bytes read the same way = same dataset
-    );
-    CREATE TABLE runs (
-        id          INTEGER PRIMARY KEY,
-        dataset_id  INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
-        name        TEXT NOT NULL,
-        config      TEXT NOT NULL,           -- metrics, settings, verifier ids; never secrets
-        config_hash TEXT NOT NULL,
-        status      TEXT NOT NULL CHECK (status IN ('running', 'finished', 'cancelled', 'failed')),
-        error       TEXT,
-        created_at  TEXT NOT NULL DEFAULT (datetime('now')),
-        finished_at TEXT
-    );
-    CREATE INDEX runs_by_config ON runs (dataset_id, config_hash);
-    CREATE TABLE results (
-        run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        row_idx     INTEGER NOT NULL,        -- position of the row in the dataset
-        query_id    TEXT NOT NULL,
-        system      TEXT,                    -- the dataset's `run` column, when it has one
-        metric      TEXT NOT NULL,
-        score       REAL,                    -- NULL for NaN
-        reason      TEXT NOT NULL DEFAULT '',
-        reason_code TEXT,
-        success     INTEGER,
-        details     TEXT NOT NULL DEFAULT '{}',  -- MetricResult.details without "claims"
-        PRIMARY KEY (run_id, row_idx, metric)
-    ) WITHOUT ROWID;
-    CREATE TABLE claims (
-        run_id        INTEGER NOT NULL,
-        row_idx       INTEGER NOT NULL,
-        metric        TEXT NOT NULL,
-        idx           INTEGER NOT NULL,      -- order of the claim within the result
-        claim         TEXT NOT NULL,
-        verdict       TEXT,
-        evidence      TEXT,
-        probabilities TEXT,                  -- JSON or NULL
-        reason        TEXT,
-        extra         TEXT,                  -- any further keys of the claim record, as JSON
-        PRIMARY KEY (run_id, row_idx, metric, idx),
-        FOREIGN KEY (run_id, row_idx, metric) REFERENCES results (run_id, row_idx, metric)
-            ON DELETE CASCADE
-    ) WITHOUT ROWID;
-    """,
-    # run management (issue 8): a note and tags per run, and the judge's token usage
-    """
-    ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT '';
-    ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';   -- JSON list of strings
-    ALTER TABLE runs ADD COLUMN usage TEXT;                        -- JSON token counts, NULL without a judge
-    """,
-    # the verifier's confidence in each claim verdict (ClaimVerdict.confidence), NULL for old rows
-    """
-    ALTER TABLE claims ADD COLUMN confidence REAL;
-    """,
-    # human labels of claim verdicts (tempo_eval.store.labels), keyed by claim text + premises hash
-    # so they survive re-runs
-    """
-    CREATE TABLE IF NOT EXISTS claim_labels (
-        claim         TEXT NOT NULL,
-        premises_hash TEXT NOT NULL,          -- sha256 of the premises the claim was checked against
-        label         TEXT NOT NULL,          -- SUPPORTED / NEUTRAL / CONTRADICTED
-        note          TEXT NOT NULL DEFAULT '',
-        premises      TEXT,                   -- the premises as JSON, for export and review
-        labelled_at   TEXT NOT NULL DEFAULT (datetime('now')),
-        PRIMARY KEY (claim, premises_hash)
-    ) WITHOUT ROWID;
-    """,
-    # run locks: one process at a time evaluates a run (tempo_eval.store.runs.RunStore.acquire_run)
-    """
-    CREATE TABLE IF NOT EXISTS run_locks (
-        run_id    INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
-        token     TEXT NOT NULL,         -- the holder's random id
-        pid       INTEGER NOT NULL,
-        host      TEXT NOT NULL,
-        heartbeat REAL NOT NULL          -- unix time of the holder's last sign of life
-    );
-    """,
-    # where an imported run came from ("ray-output:<output_id>"), so importing again updates it
-    """
-    ALTER TABLE runs ADD COLUMN origin TEXT;
-    CREATE INDEX IF NOT EXISTS runs_origin ON runs (origin);
-    """,
-    # the lock holder's process start time: a reused pid is another process (tempo_eval.common.process)
-    """
-    ALTER TABLE run_locks ADD COLUMN started REAL;
-    """,
-    # long work started from the dashboard and run by worker processes (tempo_eval.store.jobs)
-    """
-    CREATE TABLE IF NOT EXISTS jobs (
-        id               INTEGER PRIMARY KEY,
-        kind             TEXT NOT NULL,          -- 'evaluate', 'nli_check'
-        label            TEXT NOT NULL DEFAULT '',
-        arguments        TEXT NOT NULL DEFAULT '{}',  -- canonical JSON; never a secret
-        dataset_id       INTEGER,
-        status           TEXT NOT NULL CHECK (status IN
-                             ('queued', 'running', 'finished', 'cancelled', 'failed', 'interrupted')),
-        done             INTEGER NOT NULL DEFAULT 0,
-        total            INTEGER NOT NULL DEFAULT 0,
-        rows_per_s       REAL,
-        pid              INTEGER,                -- the worker running it
-        pid_start        TEXT,                   -- when that process started (tells a reused pid)
-        host             TEXT,
-        cancel_requested INTEGER NOT NULL DEFAULT 0,
-        needs_key        INTEGER NOT NULL DEFAULT 0,  -- only the worker given its key may run it
-        error            TEXT,
-        result           TEXT,                   -- JSON, what a check found
-        run_id           INTEGER,
-        created_at       REAL NOT NULL,          -- unix times
-        started_at       REAL,
-        updated_at       REAL,
-        finished_at      REAL
-    );
-    CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status, id);
-    """,
-    # streamed datasets (issue 27): their rows stored a batch at a time; `complete` is 0 while a
-    # stream is being stored (its chunks so far are rows 0..n of the file)
-    """
-    CREATE TABLE IF NOT EXISTS dataset_chunks (
-        dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
-        first_row  INTEGER NOT NULL,
-        rows       TEXT NOT NULL,          -- packed JSON {columns, rows} of rows first_row, first_row + 1, ...
-        PRIMARY KEY (dataset_id, first_row)
-    ) WITHOUT ROWID;
-    ALTER TABLE datasets ADD COLUMN complete INTEGER NOT NULL DEFAULT 1;
-    """,
-    # what the run lists and summaries count and average, apart from the details: the results
-    # table holds each result's details, so counting a run's results read all of them (1-2 s for
-    # 1.4M results on every page that lists runs); with this index a count reads a fifth of that
-    """
-    CREATE INDEX IF NOT EXISTS results_scores ON results (run_id, system, metric, score, reason_code);
-    """,
-    # the same index keyed by row, not by score (nothing reads it in score order; it still covers
-    # the scores): a run's results then go at the end of each (system, metric, reason code) range,
-    # not at random places, so a batch's commit writes a few index pages, not one per result
-    # (measured, 400,000 results in batches of 2,000: 18.3 -> 10.7 us a result; no index 7.6)
-    """
-    DROP INDEX IF EXISTS results_scores;
-    CREATE INDEX results_scores ON results (run_id, system, metric, reason_code, row_idx, score);
-    """,
-    # run ids are never reused (issue 38.7): SQLite gives a new row max(id) + 1, so deleting the
-    # newest run handed its id to the next one, and a cache, a pinned baseline, a saved link or a
-    # CI's `diff 12 15` silently meant another run. The highest id ever given is kept here (from
-    # the runs and the jobs that name one, for a workspace that had deleted some), raised by every
-    # insert, and new runs take the next (`RunStore` inserts with `NEXT_RUN_ID`). Rebuilding `runs`
-    # with AUTOINCREMENT instead would cascade-delete every result under the foreign keys.
-    """
-    CREATE TABLE IF NOT EXISTS id_marks (
-        name TEXT PRIMARY KEY,          -- the table whose ids are never reused
-        high INTEGER NOT NULL           -- the highest id it ever held
-    ) WITHOUT ROWID;
-    INSERT OR IGNORE INTO id_marks (name, high) VALUES ('runs', MAX(
-        COALESCE((SELECT MAX(id) FROM runs), 0), COALESCE((SELECT MAX(run_id) FROM jobs), 0)));
-    CREATE TRIGGER IF NOT EXISTS runs_id_mark AFTER INSERT ON runs BEGIN
-        UPDATE id_marks SET high = MAX(high, NEW.id) WHERE name = 'runs';
-    END;
-    """,
-    # who queued a job from the dashboard (a browser session's opaque id, tempo_eval_app.worker_jobs
-    # .session_id): only that session's page shows it as its own and may cancel it; NULL for jobs
-    # queued elsewhere and before this column
-    """
-    ALTER TABLE jobs ADD COLUMN session TEXT;
-    """,
-    # a dataset of TREC runs keeps its qrels file as given (issue 42): its systems then compare on
-    # every judged query, the ones no run retrieved and the zero grades included, as the CLI does
-    """
-    CREATE TABLE IF NOT EXISTS dataset_qrels (
-        dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id) ON DELETE CASCADE,
-        qrels      BLOB NOT NULL           -- the qrels file's bytes as given (compressed or not)
-    );
-    """,
-    # who may do what in a shared workspace (issue 40, tempo_eval.store.users, tempo_eval.common.access):
-    # a signed-in user's role; the first admin is named in the settings (TEMPO_EVAL_ADMIN), not here.
-    # Plain SQL that PostgreSQL runs too; added_at is ISO text written by Python.
-    """
-    CREATE TABLE IF NOT EXISTS users (
-        email    TEXT PRIMARY KEY,       -- lower-cased, as signed in
-        role     TEXT NOT NULL CHECK (role IN ('viewer', 'analyst', 'admin')),
-        added_by TEXT NOT NULL DEFAULT '',
-        added_at TEXT NOT NULL
-    );
-    """,
-    # who did what (issue 40.4): the user who made each dataset, run and job (the operating-system
-    # user or --user on the command line, the app's current user; a worker's run is its job's
-    # user), NULL where unknown (made before this step, or by code that named nobody). Each
-    # reviewer's labels are kept apart: the reviewer joins the labels' key, and the labels given
-    # before it are kept under reviewer '' (shown as "unknown": a key column cannot be NULL).
-    # Portable SQL (SQLite and PostgreSQL); timestamps are written by Python from here on.
-    """
-    ALTER TABLE datasets ADD COLUMN created_by TEXT;
-    ALTER TABLE runs ADD COLUMN created_by TEXT;
-    ALTER TABLE jobs ADD COLUMN created_by TEXT;
-    CREATE TABLE claim_labels_by_reviewer (
-        claim         TEXT NOT NULL,
-        premises_hash TEXT NOT NULL,
-        reviewer      TEXT NOT NULL DEFAULT '',  -- who gave the label; '' unknown (labels from before)
-        label         TEXT NOT NULL,
-        note          TEXT NOT NULL DEFAULT '',
-        premises      TEXT,
-        labelled_at   TEXT NOT NULL,          -- UTC, "YYYY-MM-DD HH:MM:SS"
-        PRIMARY KEY (claim, premises_hash, reviewer)
-    );
-    INSERT INTO claim_labels_by_reviewer (claim, premises_hash, reviewer, label, note, premises, labelled_at)
-        SELECT claim, premises_hash, '', label, note, premises, labelled_at FROM claim_labels;
-    DROP TABLE claim_labels;
-    ALTER TABLE claim_labels_by_reviewer RENAME TO claim_labels;
-    """,
-]
+from tempo_eval.store.migrations.legacy import MIGRATIONS, SCHEMA_VERSION, _statements  # noqa: E402, F401
 
 #: the id a new run takes, in an INSERT INTO runs (id, ...) VALUES (NEXT_RUN_ID, ...): one above
 #: the highest id any run ever had (`id_marks`), so ids are never reused after a delete
 NEXT_RUN_ID = "(SELECT high + 1 FROM id_marks WHERE name = 'runs')"
 
-SCHEMA_VERSION = len(MIGRATIONS)
 
 
 # ---- damaged workspaces ---------------------------------------------------------------------
@@ -274,42 +52,7 @@ def json_or(text: Any, default: Any) -> Any:
     return json.loads(text)
 
 
-class WorkspaceError(RuntimeError):
-    """The workspace database cannot be used. `str(error)` is one line: the file, what is wrong,
-    what to do; `path`, `problem` and `advice` hold the parts."""
-
-    def __init__(self, path: str | os.PathLike[str], problem: str, advice: str) -> None:
-        problem = " ".join(problem.split())  # one line, whatever SQLite reported
-        self.path, self.problem, self.advice = str(path), problem, advice
-        super().__init__(f"workspace database {self.path}: {problem}; {advice}")
-
-
-_NEW_OR_RESTORE = (
-    "restore it from a backup, or move it away (or use another --workspace / TEMPO_EVAL_HOME) to "
-    "start a new workspace"
-)
-
-
-def workspace_error(path: str | os.PathLike[str], error: BaseException) -> WorkspaceError:
-    """The WorkspaceError saying what a SQLite error means for the workspace file at `path`."""
-    message = " ".join(str(error).split()) or type(error).__name__
-    lowered = message.lower()
-    if "not a database" in lowered:
-        return WorkspaceError(path, "this file is not a SQLite database (its header is damaged or "
-                              "it is another kind of file)", _NEW_OR_RESTORE)
-    if "malformed" in lowered or "corrupt" in lowered:
-        return WorkspaceError(path, f"the database is damaged ({message})", _NEW_OR_RESTORE)
-    if "full" in lowered:
-        return WorkspaceError(path, f"cannot write: {message}",
-                              "free disk space (or use a workspace on another disk), then run again; "
-                              "every row finished so far is stored")
-    if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
-        return WorkspaceError(path, f"cannot open it for writing ({message})",
-                              "make the file and its directory writable, or use another --workspace")
-    if "locked" in lowered or "busy" in lowered:
-        return WorkspaceError(path, f"another process holds it ({message})",
-                              "wait for the other evaluation to finish, then run again")
-    return WorkspaceError(path, f"SQLite error: {message}", _NEW_OR_RESTORE)
+from tempo_eval.store.errors import _NEW_OR_RESTORE, WorkspaceError, workspace_error  # noqa: E402, F401
 
 
 def check_free_space(conn: sqlite3.Connection, needed: int, what: str) -> None:
@@ -317,6 +60,10 @@ def check_free_space(conn: sqlite3.Connection, needed: int, what: str) -> None:
     `what` says what would be stored."""
     import shutil
 
+    from tempo_eval.store.dialect import Dialect
+
+    if Dialect.of(conn).name != "sqlite":  # a server's disk is its administrator's
+        return
     path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
     if not path:  # an in-memory database
         return
@@ -369,6 +116,7 @@ class WorkspaceConnection(sqlite3.Connection):
     """A connection that reports SQLite errors as WorkspaceError naming its file."""
 
     workspace_path: str = "?"
+    dialect = SQLITE
 
     def execute(self, *args: Any) -> _Cursor:  # type: ignore[override]
         return self.cursor(_Cursor).execute(*args)
@@ -424,10 +172,27 @@ def workspace_dir() -> Path:
     return path
 
 
+def _files_root() -> Path:
+    configured = os.environ.get("TEMPO_EVAL_FILES", "").strip()
+    return Path(configured).expanduser() if configured else \
+        Path(os.environ.get("TEMPO_EVAL_HOME") or Path.home() / ".tempo_eval")
+
+
+def files_dir() -> Path:
+    """The folder of the files the workspace keeps beside its database (created if missing):
+    `TEMPO_EVAL_FILES` when set, else the workspace directory, for either database. Uploads
+    (`uploads/`), saved comparisons and caches (`cache/`), workers' logs (`logs/`) and temporary
+    files (`tmp/`) go there; a team whose app processes and workers run on several machines
+    points them all at one shared volume."""
+    path = _files_root()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def comparisons_dir() -> Path:
-    """`cache/compare/` of the workspace: the saved comparisons of run files
+    """`cache/compare/` of the files folder: the saved comparisons of run files
     (`tempo_eval.compare.saved` writes them, `tempo_eval.store.job_files` sweeps old ones)."""
-    return workspace_dir() / "cache" / "compare"
+    return files_dir() / "cache" / "compare"
 
 
 def default_db_path() -> Path:
@@ -460,9 +225,14 @@ def owned_by_workspace(path: str | os.PathLike[str]) -> str | None:
             same = False
         if same:
             return "the workspace database" if not suffix else f"the workspace database's {suffix[1:]} file"
-    for folder in OWNED_FOLDERS:
-        if target.is_relative_to(home / folder):
-            return f"a file of the workspace's {folder}/ folder"
+    try:
+        files = _files_root().resolve()
+    except (OSError, RuntimeError):
+        files = home
+    for root in dict.fromkeys((home, files)):
+        for folder in OWNED_FOLDERS:
+            if target.is_relative_to(root / folder):
+                return f"a file of the workspace's {folder}/ folder"
     return None
 
 
@@ -490,15 +260,49 @@ _OPEN_ATTEMPTS = 8
 _OPEN_BACKOFF = 0.05
 
 
-def connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
-    """Open (creating and migrating as needed) the workspace database.
+def database_url() -> str | None:
+    """`TEMPO_EVAL_DB` when it names a PostgreSQL server; None when unset or empty (the SQLite
+    file of the workspace). Anything else is a WorkspaceError saying what it should be."""
+    url = os.environ.get("TEMPO_EVAL_DB", "").strip()
+    if not url:
+        return None
+    from tempo_eval.store.pg import is_postgres_url
 
-    WAL mode lets the dashboard read while a batch run writes; `synchronous=NORMAL` keeps every
-    committed row across a process kill (only an OS crash can lose the last transactions).
+    if not is_postgres_url(url):
+        raise WorkspaceError("TEMPO_EVAL_DB", f"{url.split('://')[0]!r} is not a database this tempo-eval uses",
+                             "give a postgresql://user:password@host:port/database URL, or unset it to use "
+                             "the workspace's SQLite file")
+    return url
+
+
+def database_location() -> str:
+    """What `connect()` opens: the `TEMPO_EVAL_DB` URL, else the workspace's SQLite file."""
+    return database_url() or str(default_db_path())
+
+
+def describe_location(location: str | os.PathLike[str] | None = None) -> str:
+    """The database as messages name it: a file's path, or a URL with its password hidden."""
+    location = database_location() if location is None else str(location)
+    from tempo_eval.store.pg import display_url, is_postgres_url
+
+    return display_url(location) if is_postgres_url(location) else location
+
+
+def connect(path: str | os.PathLike[str] | None = None) -> Any:
+    """Open (creating and migrating as needed) the workspace database: `path` (a SQLite file, or
+    a postgresql:// URL), by default `database_location()`.
+
+    SQLite: WAL mode lets the dashboard read while a batch run writes; `synchronous=NORMAL` keeps
+    every committed row across a process kill (only an OS crash can lose the last transactions).
     Several processes may open a new workspace at the same moment: switching to WAL and migrating
     are retried with a short backoff while the file is locked (see `migrate`).
     """
-    db_path = Path(path) if path is not None else default_db_path()
+    location = path if path is not None else database_location()
+    if isinstance(location, str) and "://" in location:
+        from tempo_eval.store.pg import connect_postgres
+
+        return connect_postgres(location)
+    db_path = Path(location)
     try:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(db_path, timeout=30.0, check_same_thread=False, factory=WorkspaceConnection)
@@ -524,62 +328,51 @@ def connect(path: str | os.PathLike[str] | None = None) -> sqlite3.Connection:
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Bring the schema up to SCHEMA_VERSION; returns the version found before migrating.
+    """Bring a SQLite file's schema up to the newest revision; returns the `user_version` found.
 
-    The version is read, checked and every missing step applied in one `BEGIN IMMEDIATE`
-    transaction: the write lock is taken before the version is read, so when two processes open
-    a new workspace at once, the second waits, then finds the schema current and does nothing.
-    A failed step rolls back the whole upgrade, leaving the version found intact.
+    A current file costs two reads. Otherwise the version is read again, checked and every
+    missing step applied in one `BEGIN IMMEDIATE` transaction (`migrations.upgrade_sqlite`):
+    when two processes open a new workspace at once, the second waits, then finds the schema
+    current and does nothing. A failed step rolls back the whole upgrade, leaving the version
+    found intact.
     """
+    from tempo_eval.store import migrations
+
     found = conn.execute("PRAGMA user_version").fetchone()[0]
     _check_version(found, conn)
-    if found == SCHEMA_VERSION:  # the common case: no write lock needed
+    if _is_current(conn):  # the common case: no write lock needed
         return found
-    if conn.in_transaction:
-        conn.commit()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        found = conn.execute("PRAGMA user_version").fetchone()[0]  # again, under the lock
-        _check_version(found, conn)
-        for version in range(found, SCHEMA_VERSION):
-            for statement in _statements(MIGRATIONS[version]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {version + 1}")
-        conn.commit()
-    except BaseException:
-        conn.rollback()
-        raise
+    migrations.upgrade_sqlite(conn, lambda: _is_current(conn))
     return found
 
 
-def _check_version(found: int, conn: sqlite3.Connection) -> None:
-    if found > SCHEMA_VERSION:
+def _is_current(conn: sqlite3.Connection) -> bool:
+    from tempo_eval.store import migrations
+    from tempo_eval.store.migrations import legacy
+
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    _check_version(version, conn)
+    return version == legacy.SCHEMA_VERSION and migrations.current(conn) == migrations.HEAD
+
+
+def _check_version(found: int, conn: Any) -> None:
+    from tempo_eval.store import migrations
+
+    revision = migrations.current(conn)
+    if revision is not None and revision > migrations.HEAD:
         raise WorkspaceError(
             getattr(conn, "workspace_path", "?"),
-            f"it has schema version {found}, newer than this tempo-eval understands ({SCHEMA_VERSION})",
+            f"its schema is at revision {revision}, newer than this tempo-eval understands ({migrations.HEAD})",
+            "upgrade tempo-eval, or use another --workspace / TEMPO_EVAL_HOME / TEMPO_EVAL_DB",
+        )
+    from tempo_eval.store.migrations import legacy
+
+    if found > legacy.SCHEMA_VERSION:
+        raise WorkspaceError(
+            getattr(conn, "workspace_path", "?"),
+            f"it has schema version {found}, newer than this tempo-eval understands ({legacy.SCHEMA_VERSION})",
             "upgrade tempo-eval, or use another --workspace / TEMPO_EVAL_HOME",
         )
-
-
-def _statements(script: str) -> list[str]:
-    """The SQL statements of a migration script, one per item (`executescript` cannot run inside
-    our transaction: it commits first)."""
-    statements: list[str] = []
-    current = ""
-    for piece in script.split(";"):
-        current += piece + ";"
-        if sqlite3.complete_statement(current):  # the ';' did not sit in a string or comment
-            if _has_sql(current):
-                statements.append(current.strip())
-            current = ""
-    if _has_sql(current):
-        raise ValueError(f"incomplete SQL statement in a migration: {current.strip()[:80]!r}")
-    return statements
-
-
-def _has_sql(text: str) -> bool:
-    lines = (line.split("--", 1)[0] for line in text.splitlines())
-    return bool("".join(lines).strip(" \t\n;"))
 
 
 T = TypeVar("T")

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tempo_eval.store.db import workspace_dir
+from tempo_eval.store.db import files_dir
 
 logger = logging.getLogger("tempo_eval.job")
 
@@ -66,14 +66,14 @@ def setting(name: str, default: float) -> float:
 
 
 def uploads_dir() -> Path:
-    return workspace_dir() / "uploads"
+    return files_dir() / "uploads"
 
 
 def _own_folder(folder: Path) -> Path | None:
     """`folder` resolved when it lies in the workspace itself, else None: a folder made a link
     to somewhere else (someone's own data) is never tidied."""
     resolved = folder.resolve()
-    return resolved if resolved.is_relative_to(workspace_dir().resolve()) else None
+    return resolved if resolved.is_relative_to(files_dir().resolve()) else None
 
 
 def _strings(value: Any) -> Iterable[str]:

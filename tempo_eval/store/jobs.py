@@ -17,9 +17,12 @@ run files run in the `pages` lane of PAGE_LIMIT (1) that evaluations never take,
 starts at once beside a running 500,000-row evaluation and waits only behind other page work;
 checks (`CHECK_KINDS`, the NLI model check) are short and run beside every limit. A queued
 job's place is its place in its lane. With K = 1 at most K + 1 jobs (and a check) run at once.
-Claiming is one `BEGIN IMMEDIATE` transaction: a worker marks its finished job and takes the
-oldest queued job whose lane has a free place, so no job waits with a free place and no two
-workers take the same job.
+Claiming is one transaction: a worker marks its finished job and takes the oldest queued job
+whose lane has a free place, so no job waits with a free place and no two workers take the same
+job. On SQLite it is `BEGIN IMMEDIATE` (claims take turns); on PostgreSQL the queued rows are
+read `FOR UPDATE SKIP LOCKED`, so workers on several machines claim from one queue at once, each
+job taken once (the lanes' limits are then counted by each claim as it finds them, so two claims
+at the same instant may each take the last free place).
 A job whose worker died (pid gone, or the pid now belongs to a process started at another time)
 is marked `interrupted` by whoever looks next; it can be queued again (`requeue`), and the
 evaluation resumes from the rows already stored. A `pages` lane job running longer than
@@ -46,6 +49,7 @@ from typing import Any
 from tempo_eval.common.identity import user_name
 from tempo_eval.common.process import process_start_time
 from tempo_eval.store.db import connect
+from tempo_eval.store.dialect import Dialect
 
 logger = logging.getLogger("tempo_eval.job")
 ACTIVE = ("queued", "running")
@@ -174,8 +178,13 @@ class JobQueue:
         a free place: fewer than `limit` running in the `evaluations` lane, fewer than PAGE_LIMIT
         in the `pages` lane; checks always. Returns the job taken, or None."""
         now = time.time()
+        dialect = Dialect.of(self._conn)
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            # SQLite: the write lock, at once (one claimer at a time). PostgreSQL: a transaction
+            # whose SELECT locks the queued rows it reads and passes over those another worker's
+            # claim holds (FOR UPDATE SKIP LOCKED): workers on several machines claim at once, and
+            # each job is taken once
+            self._conn.execute(dialect.begin_claim)
             try:
                 if finished is not None:
                     self._end(finished, now)
@@ -183,7 +192,8 @@ class JobQueue:
                 running = self._running()
                 places = _places(limit)
                 job = None
-                for row in self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"):
+                for row in self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"
+                                              + dialect.skip_locked):
                     if row["needs_key"] and row["id"] not in keys:
                         continue
                     if kinds is not None and row["kind"] not in kinds:

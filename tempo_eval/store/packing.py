@@ -210,6 +210,10 @@ def _json_text_of_container(value: Any) -> Any:
     return value
 
 
+#: first bytes of JSON text: no packing tag is one of them
+_JSON_STARTS = frozenset(bytes([c]) for c in b'{["-0123456789tfn \t\r\n')
+
+
 def _unpack(value: str | bytes) -> str:
     """The JSON text of a stored value (`_pack`, or plain text from older versions)."""
     if not isinstance(value, bytes):
@@ -222,6 +226,8 @@ def _unpack(value: str | bytes) -> str:
         return (unpacker.decompress(body) + unpacker.flush()).decode("utf-8")
     if tag == _TAG_ZLIB:
         return zlib.decompress(body).decode("utf-8")
+    if tag in _JSON_STARTS:  # JSON text kept as bytes (PostgreSQL's BYTEA column, store.dialect)
+        return value.decode("utf-8")
     raise ValueError(f"stored value with unknown packing tag {tag!r}")
 
 

@@ -221,7 +221,7 @@ class ResultRecords:
         highest dataset row with a result); one aggregate query, nothing loaded."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT metric, COUNT(*), SUM(score IS NULL), MAX(row_idx) FROM results WHERE run_id = ?"
+                "SELECT metric, COUNT(*), COUNT(*) - COUNT(score), MAX(row_idx) FROM results WHERE run_id = ?"
                 " GROUP BY metric ORDER BY metric", (run_id,)).fetchall()
         return pd.DataFrame(rows, columns=["metric", "n", "n_nan", "last_row"])
 

@@ -31,7 +31,8 @@ from tempo_eval.common.schema import is_retryable
 from tempo_eval.common.secrets import secret_values
 from tempo_eval.store.claims import CLAIM_COLUMNS, ClaimRecords, _claim_record
 from tempo_eval.store.datasets import DatasetRecords, _frame_rows, frame_content_hash
-from tempo_eval.store.db import connect
+from tempo_eval.store.db import connect, files_dir
+from tempo_eval.store.dialect import Dialect
 from tempo_eval.store.packing import dumps
 from tempo_eval.store.results import RESULT_COLUMNS, ResultRecords
 from tempo_eval.store.run_records import (
@@ -89,7 +90,11 @@ class RunStore(DatasetRecords, RunRecords, ResultRecords, ClaimRecords, SummaryR
         return self._conn
 
     def folder(self) -> Path | None:
-        """The folder of this store's database file (the workspace), None for one in memory."""
+        """Where this store's workspace keeps files (caches): `TEMPO_EVAL_FILES` when set or the
+        database is a server (`db.files_dir`), else the folder of its database file; None for
+        a SQLite database in memory."""
+        if Dialect.of(self._conn).name != "sqlite" or os.environ.get("TEMPO_EVAL_FILES", "").strip():
+            return files_dir()
         with self._lock:
             found = self._conn.execute("PRAGMA database_list").fetchone()
         return Path(found[2]).parent if found and found[2] else None

@@ -31,8 +31,9 @@ class SummaryRecords:
             labels = []
             if any(metric == "answer_currency" for _, metric, *_ in rows):
                 labels = self._conn.execute(  # type: ignore[attr-defined]
-                    "SELECT system, SUM(substr(reason, 1, 8) = 'current:'), SUM(substr(reason, 1, 9) = 'outdated:'),"
-                    " SUM(substr(reason, 1, 6) = 'other:') FROM results"
+                    "SELECT system, COUNT(CASE WHEN substr(reason, 1, 8) = 'current:' THEN 1 END),"
+                    " COUNT(CASE WHEN substr(reason, 1, 9) = 'outdated:' THEN 1 END),"
+                    " COUNT(CASE WHEN substr(reason, 1, 6) = 'other:' THEN 1 END) FROM results"
                     " WHERE run_id = ? AND metric = 'answer_currency' GROUP BY system", (int(run_id),)).fetchall()
         frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS[:5])
         frame["mean"] = pd.to_numeric(frame["mean"], errors="coerce").astype(float)

@@ -95,16 +95,16 @@ def make_verifier(
 
 def default_lexical_verifier() -> Verifier:
     """The offline verifier metrics use when none is given, behind the workspace's verdict cache."""
-    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.db import database_location
 
-    return _cached_default("lexical", str(default_db_path()))
+    return _cached_default("lexical", database_location())
 
 
 def default_nli_verifier() -> Verifier:
     """The default NLI verifier (DeBERTa, loaded on first use), behind the verdict cache."""
-    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.db import database_location
 
-    return _cached_default("nli", str(default_db_path()))
+    return _cached_default("nli", database_location())
 
 
 @functools.cache

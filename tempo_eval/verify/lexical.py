@@ -113,7 +113,7 @@ _WINDOW_WORDS, _WINDOW_STRIDE = 24, 12
 _CANDIDATES = 4
 #: a unit without conflict supports the claim when P(SUPPORTED) is at least this and at least
 #: P(NEUTRAL). Set by hand (0.5 and 0.4 tried) looking at the train split, the hand-labelled sets
-#: of tests/test_lexical_verifier.py and the bundled sample, so the sample is not held out from it
+#: of tests/verify/test_lexical_verifier.py and the bundled sample, so the sample is not held out from it
 _SUPPORT_MIN = 0.4
 _CLAUSE_BREAK = re.compile(r"[,;:]\s+|\s+(?:and|but|while|whereas)\s+")
 _SUBJECT_GLUE = frozenset({"the", "a", "an", "of", "de", "von", "van", "der", "la", "le"})

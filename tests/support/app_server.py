@@ -3,6 +3,9 @@
     with AppServer(home=tmp_path) as server:
         page.goto(server.url)
 
+`AppServer(home, wait=False)` returns as soon as the process is started; `wait_healthy()` then
+waits for it, so a browser can start while the server boots (each takes seconds on a loaded machine).
+
 The server runs headless from the repository root (or `root`: another checkout's app, for a
 benchmark comparing two trees) with its own TEMPO_EVAL_HOME and offline model hubs; its output goes
 to `server.log_path`, which a failing test can print.
@@ -20,7 +23,7 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
 
 
 def free_port() -> int:
@@ -32,9 +35,10 @@ def free_port() -> int:
 class AppServer:
     """`streamlit run app.py` in a child process; `url` once healthy; stopped on exit."""
 
-    def __init__(self, home: Path, *, start_timeout: float = 90.0, root: Path = ROOT) -> None:
+    def __init__(self, home: Path, *, start_timeout: float = 90.0, root: Path = ROOT, wait: bool = True) -> None:
         self.home = Path(home)
         self.root = Path(root)
+        self.wait = wait
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = self.home / "streamlit.log"
@@ -55,8 +59,15 @@ class AppServer:
             self.command(), cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         log.close()
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
+        self._deadline = time.monotonic() + self.start_timeout
+        if self.wait:
+            self.wait_healthy()
+        return self
+
+    def wait_healthy(self) -> AppServer:
+        """Wait until the server answers its health check (within `start_timeout` of its start)."""
+        assert self._process is not None, "the server was not started"
+        while time.monotonic() < self._deadline:
             if self._process.poll() is not None:
                 raise RuntimeError(f"streamlit exited with {self._process.returncode}:\n{self.log()}")
             try:

@@ -1,4 +1,4 @@
-"""Shared set-up of the job tests (tests/test_jobs_*.py): a generated dataset file, an upload in
+"""Shared set-up of the job tests (tests/jobs/): a generated dataset file, an upload in
 the workspace's uploads/ folder, a job that has ended, a file made older."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ scripted `DeepEvalBaseLLM` that answers every prompt deterministically and offli
 
 Sentences are split by a naive regex here (not by tempo-eval's splitter), so the comparison also
 checks that both sides see the same claims. The cases, settings and DeepEval's scores go to
-`tests/data/deepeval_turn_faithfulness.json`; `tests/test_turn_faithfulness_deepeval.py` runs our
+`tests/data/deepeval_turn_faithfulness.json`; `tests/metrics/test_turn_faithfulness_deepeval.py` runs our
 metric with a verifier scripted by the same oracle and compares. Importing this module does not
 import deepeval.
 """

@@ -17,7 +17,7 @@ with the real `FaithfulnessMetric` driven by a scripted judge (truths are the se
 retrieval context, claims the sentences of the output, a claim is supported when a truth says
 exactly it), so its scores are known: `EXPECTED_FAITHFULNESS`.
 
-`tests/test_interop_fixtures.py` loads every file and checks the mapping and the numbers.
+`tests/io/test_interop_fixtures.py` loads every file and checks the mapping and the numbers.
 Importing this module imports none of the libraries.
 """
 

@@ -220,12 +220,13 @@ def evaluate_ray(
 
 def _cache_source(ray: Any, metrics: Sequence[Any], address: str | None) -> tuple[CacheSource, str]:
     """Where the actors read verdicts (`CacheSource`), and the workspace database's path."""
-    from tempo_eval.store.db import default_db_path
+    from tempo_eval.store.db import database_location, database_url
 
-    db_path = str(default_db_path())
+    db_path = database_location()
     snapshot = None
-    if address is not None and _uses_verifier(metrics):
-        # workers on other machines cannot open the workspace file: ship what it knows
+    if (address is not None or database_url() is not None) and _uses_verifier(metrics):
+        # workers on other machines cannot open the workspace file, and a server's database is
+        # not a file: ship what it knows
         from tempo_eval.store.verdict_cache import VerdictCache
 
         snapshot = ray.put(VerdictCache(db_path).records())

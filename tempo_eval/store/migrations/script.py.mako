@@ -1,0 +1,18 @@
+"""${message}
+
+Revision ID: ${up_revision}
+Revises: ${down_revision | comma,n}
+"""
+
+from alembic import op
+
+revision = ${repr(up_revision)}
+down_revision = ${repr(down_revision)}
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    # one statement per op.execute; the same SQL on SQLite and PostgreSQL where it can be,
+    # else branch on op.get_bind().dialect.name ("sqlite" / "postgresql")
+    ${upgrades if upgrades else "pass"}
