@@ -142,10 +142,49 @@ def named_secrets(value: Any) -> list[str]:
     return found
 
 
+def url_passwords(url: str) -> list[str]:
+    """The passwords a database URL holds: its user-info password (as written and decoded), and
+    the value of any secret-named query parameter (`?password=...`)."""
+    from urllib.parse import unquote
+
+    base, _, query = url.partition("?")
+    found = []
+    userinfo, at, _ = base.partition("://")[2].rpartition("@")
+    if at and ":" in userinfo:
+        found.append(userinfo.partition(":")[2])
+    for item in query.split("&") if query else ():
+        name, _, value = item.partition("=")
+        if is_secret_name(unquote(name)):
+            found.append(value)
+    return [v for raw in found for v in {raw, unquote(raw)} if v]
+
+
+def masked_url(url: str) -> str:
+    """A database URL as messages show it: the user-info password and secret-named query values
+    as ***, however they are written (a password holding `@`, `/` or `:` included)."""
+    base, mark, query = url.partition("?")
+    scheme, found, rest = base.partition("://")
+    if found:
+        userinfo, at, host = rest.rpartition("@")
+        if at:
+            user, colon, _ = userinfo.partition(":")
+            base = f"{scheme}://{user}{':' + MASK if colon else ''}@{host}"
+    items = [f"{item.partition('=')[0]}={MASK}" if is_secret_name(item.partition("=")[0]) else item
+             for item in query.split("&")] if query else []
+    return base + mark + "&".join(items)
+
+
+#: environment variables holding a database URL whose password is a secret
+_URL_VARIABLES = ("TEMPO_EVAL_DB",)
+
+
 def secret_values() -> list[str]:
     """Values of environment variables named like secrets (short ones would mask ordinary words),
-    and every key given to a judge in this process, whatever variable it came from."""
+    the password of the workspace database's URL (`TEMPO_EVAL_DB`), and every key given to a
+    judge in this process, whatever variable it came from."""
     found = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= MIN_SECRET_CHARS}
+    found.update(v for name in _URL_VARIABLES for v in url_passwords(os.environ.get(name, ""))
+                 if len(v) >= MIN_SECRET_CHARS)
     found.update(registered_secrets())
     return sorted(found, key=len, reverse=True)  # longest first: a key inside another is masked whole
 

@@ -49,13 +49,10 @@ def sqlalchemy_url(url: str) -> str:
 
 
 def display_url(url: str) -> str:
-    """The URL as messages show it: the password hidden."""
-    from sqlalchemy.engine import make_url
+    """The URL as messages show it: the password hidden (in the user-info or a query parameter)."""
+    from tempo_eval.common.secrets import masked_url
 
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - an unparsable URL is reported by connecting
-        return url.split("@")[-1]
+    return masked_url(url)
 
 
 _engines_lock = threading.Lock()
@@ -74,8 +71,8 @@ def engine(url: str) -> Any:
 
 def postgres_error(url: str, error: BaseException) -> WorkspaceError:
     """The WorkspaceError saying what a PostgreSQL error means for the workspace at `url`."""
-    message = " ".join(str(error).split()) or type(error).__name__
     where = display_url(url)
+    message = _without_password(" ".join(str(error).split()) or type(error).__name__, url, where)
     lowered = message.lower()
     if "connection" in lowered or "could not" in lowered or "timeout" in lowered or "password" in lowered:
         return WorkspaceError(where, f"cannot connect ({message})",
@@ -87,6 +84,13 @@ def postgres_error(url: str, error: BaseException) -> WorkspaceError:
         return WorkspaceError(where, f"cannot write: {message}", "free disk space on the database server")
     return WorkspaceError(where, f"PostgreSQL error: {message}",
                           "check the server's log; every row finished so far is stored")
+
+
+def _without_password(message: str, url: str, shown: str) -> str:
+    """An error's text without the URL's password (a driver may quote the URL it could not use)."""
+    from tempo_eval.common.secrets import mask, url_passwords
+
+    return mask(message.replace(url, shown), url_passwords(url)) or message
 
 
 def _adapters(connection: Any) -> None:
