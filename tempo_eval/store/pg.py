@@ -86,6 +86,45 @@ def postgres_error(url: str, error: BaseException) -> WorkspaceError:
                           "check the server's log; every row finished so far is stored")
 
 
+def nul_error(where: str, sql: str, rows: Iterable[Sequence[Any]]) -> WorkspaceError | None:
+    """What a text value holding a NUL character (which SQLite stores and PostgreSQL's text
+    refuses) means: the column and the value that holds it. None when no parameter holds one."""
+    for row in rows:
+        holding = [(_column_of(sql, i), v) for i, v in enumerate(row or ()) if isinstance(v, str) and "\x00" in v]
+        if not holding:
+            continue
+        column, value = min(holding, key=lambda found: found[0] == "a text value")  # a named column first
+        shown = repr(value if len(value) <= 60 else value[:57] + "...")
+        return WorkspaceError(where, f"cannot store {column} {shown}: it holds a NUL character "
+                              "(\\x00, \\u0000 in JSON), which PostgreSQL text cannot hold",
+                              "remove the NUL characters from the input (they are not text), then run "
+                              "again; every row finished so far is stored")
+    return None
+
+
+def _column_of(sql: str, index: int) -> str:
+    """`table.column` that the `index`-th `?` binds (an INSERT's column, or `column = ?`), else
+    'a text value'."""
+    import re
+
+    from tempo_eval.store.dialect import _closing, _split
+
+    found = re.match(r"\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+(\w+)\s*\(([^)]*)\)\s*VALUES\s*\(", sql, re.IGNORECASE)
+    if found is None:  # an UPDATE's or a WHERE's `column = ?`
+        marks = [m.start() for m in re.finditer(r"\?", sql)]
+        table = re.search(r"\b(?:UPDATE|FROM)\s+(\w+)", sql, re.IGNORECASE)
+        assigned = re.search(r"(\w+)\s*=\s*$", sql[: marks[index]]) if index < len(marks) else None
+        if assigned is None:
+            return "a text value"
+        return f"{table.group(1)}.{assigned.group(1)}" if table else assigned.group(1)
+    try:
+        slots = _split(sql[found.end(): _closing(sql, found.end())])
+    except ValueError:
+        return "a text value"
+    bound = [c.strip() for c, slot in zip(found.group(2).split(","), slots, strict=False) if slot == "?"]
+    return f"{found.group(1)}.{bound[index]}" if index < len(bound) else "a text value"
+
+
 def _without_password(message: str, url: str, shown: str) -> str:
     """An error's text without the URL's password (a driver may quote the URL it could not use)."""
     from tempo_eval.common.secrets import mask, url_passwords
@@ -215,7 +254,9 @@ class PgConnection:
             cursor.row_factory = _named_rows
         return cursor
 
-    def error(self, error: BaseException) -> WorkspaceError:
+    def error(self, error: BaseException, sql: str = "", rows: Iterable[Sequence[Any]] = ()) -> WorkspaceError:
+        if "NUL (0x00)" in str(error):
+            return nul_error(self.workspace_path, sql, rows) or postgres_error(self.url, error)
         return postgres_error(self.url, error)
 
     @property
@@ -244,13 +285,14 @@ class PgConnection:
         except WorkspaceError:
             raise
         except Exception as error:
-            raise self.error(error) from None
+            raise self.error(error, sql, [parameters]) from None
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Sequence[Any]]) -> PgCursor:
         translated = postgres_sql(sql)
         rows = seq_of_parameters if translated.order is None and not translated.packed else \
             (_bound(translated, row) for row in seq_of_parameters)
         cursor = self._cursor()
+        row: Sequence[Any] = ()  # the row being written (an error names the value it holds)
         try:
             self._begin_if_writing(cursor, sql)
             if translated.copy is not None:  # the same rows, a few times faster (results, claims)
@@ -258,9 +300,10 @@ class PgConnection:
                     for row in rows:
                         copy.write_row(row)
             else:
+                rows = list(rows)
                 cursor.executemany(translated.sql, rows)
         except Exception as error:
-            raise self.error(error) from None
+            raise self.error(error, sql, rows if translated.copy is None else [row]) from None
         return PgCursor(self, cursor)
 
     def commit(self) -> None:
