@@ -18,8 +18,8 @@ text) by `postgres_sql`:
 - `BEGIN IMMEDIATE` (take the write lock at once) -> `BEGIN` and a transaction-scoped advisory
   lock (`WRITE_LOCK_KEY`), so the writers that relied on SQLite's single writer still take turns.
 
-What a statement needs that differs beyond that is a `Dialect` attribute (`Dialect.skip_locked`
-and `Dialect.begin_claim`, the job queue's claim). `Dialect.of(connection)` says which one a connection speaks.
+What a statement needs that differs beyond that is a `Dialect` attribute (`Dialect.skip_locked`,
+`Dialect.begin_claim` and `Dialect.lock_claims`, the job queue's claim). `Dialect.of(connection)` says which one a connection speaks.
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ PACKED_COLUMNS: dict[str, frozenset[str]] = {
 #: the advisory lock a PostgreSQL `BEGIN IMMEDIATE` takes: one writer of that kind at a time
 WRITE_LOCK_KEY = 7_365_482_190
 
+#: the advisory lock a PostgreSQL job claim takes (`Dialect.lock_claims`)
+CLAIM_LOCK_KEY = 7_365_482_191
+
 #: text as SQLite's datetime('now') gives it: UTC, 'YYYY-MM-DD HH:MM:SS'
 _NOW = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
 
@@ -70,6 +73,10 @@ class Dialect:
     begin_claim: str
     #: a read transaction that sees one snapshot of every table (`store.copy`)
     begin_snapshot: str
+    #: run first in a claim's transaction: claims take turns (a few milliseconds each), so each
+    #: counts the lanes' running jobs as they are and no lane's limit is passed ('': BEGIN
+    #: IMMEDIATE did it)
+    lock_claims: str = ""
 
     @staticmethod
     def of(connection: Any) -> Dialect:
@@ -78,7 +85,8 @@ class Dialect:
 
 SQLITE = Dialect("sqlite", skip_locked="", begin_claim="BEGIN IMMEDIATE", begin_snapshot="BEGIN")
 POSTGRES = Dialect("postgresql", skip_locked=" FOR UPDATE SKIP LOCKED", begin_claim="BEGIN",
-                   begin_snapshot="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                   begin_snapshot="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                   lock_claims=f"SELECT pg_advisory_xact_lock({CLAIM_LOCK_KEY})")
 
 
 @dataclass(frozen=True)

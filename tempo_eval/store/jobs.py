@@ -19,10 +19,11 @@ checks (`CHECK_KINDS`, the NLI model check) are short and run beside every limit
 job's place is its place in its lane. With K = 1 at most K + 1 jobs (and a check) run at once.
 Claiming is one transaction: a worker marks its finished job and takes the oldest queued job
 whose lane has a free place, so no job waits with a free place and no two workers take the same
-job. On SQLite it is `BEGIN IMMEDIATE` (claims take turns); on PostgreSQL the queued rows are
-read `FOR UPDATE SKIP LOCKED`, so workers on several machines claim from one queue at once, each
-job taken once (the lanes' limits are then counted by each claim as it finds them, so two claims
-at the same instant may each take the last free place).
+job. On SQLite it is `BEGIN IMMEDIATE` (claims take turns); on PostgreSQL claims take turns on an
+advisory lock (`Dialect.lock_claims`: a claim lasts milliseconds, so workers on several machines
+share one queue; two claims at the same instant never both take a lane's last free place), and the
+queued rows are read `FOR UPDATE SKIP LOCKED`, so a row another transaction holds is passed over,
+each job taken once.
 A job whose worker died (pid gone, or the pid now belongs to a process started at another time)
 is marked `interrupted` by whoever looks next; it can be queued again (`requeue`), and the
 evaluation resumes from the rows already stored. A `pages` lane job running longer than
@@ -180,12 +181,14 @@ class JobQueue:
         now = time.time()
         dialect = Dialect.of(self._conn)
         with self._lock:
-            # SQLite: the write lock, at once (one claimer at a time). PostgreSQL: a transaction
-            # whose SELECT locks the queued rows it reads and passes over those another worker's
-            # claim holds (FOR UPDATE SKIP LOCKED): workers on several machines claim at once, and
-            # each job is taken once
+            # SQLite: the write lock, at once (one claimer at a time). PostgreSQL: claims take
+            # turns on an advisory lock (so each counts the lanes as they are), and the SELECT
+            # locks the queued rows it reads and passes over rows another transaction holds (FOR
+            # UPDATE SKIP LOCKED): workers on several machines share one queue, each job taken once
             self._conn.execute(dialect.begin_claim)
             try:
+                if dialect.lock_claims:
+                    self._conn.execute(dialect.lock_claims)
                 if finished is not None:
                     self._end(finished, now)
                 self._reap(now)
