@@ -3,8 +3,6 @@ PostgreSQL (`TEMPO_EVAL_DB`), with runs in it: the store's statements as the pag
 
 from __future__ import annotations
 
-import pytest
-
 from tests.app.test_pages import (  # noqa: F401 - worker_in_this_process: the pages' jobs run here
     PAGES,
     assert_clean,
