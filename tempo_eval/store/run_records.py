@@ -62,6 +62,11 @@ class RunInUse(ValueError):
     that evaluation, whose next row could not be stored."""
 
 
+class RunDeleted(ValueError):
+    """The run an evaluation was about to write was deleted (on another page, by another user, or
+    from the command line) between finding it and taking its lock."""
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(dumps(strip_secrets(config)).encode("utf-8")).hexdigest()
 
@@ -167,6 +172,10 @@ class RunRecords:
         """`acquire_run` inside the caller's write transaction (so the run and its lock can be
         made in one)."""
         now = time.time()
+        if self._conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+            raise RunDeleted(f"run {run_id} was deleted before this evaluation could write to it (from the Runs "
+                             "page or `tempo-eval runs delete`, by someone else); start the evaluation again "
+                             "to make a new run")
         row = self._conn.execute(
             "SELECT token, pid, host, heartbeat, started FROM run_locks WHERE run_id = ?", (run_id,)
         ).fetchone()

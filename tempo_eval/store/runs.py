@@ -38,6 +38,7 @@ from tempo_eval.store.results import RESULT_COLUMNS, ResultRecords
 from tempo_eval.store.run_records import (
     LOCK_STALE_SECONDS,
     RUN_STATUSES,
+    RunDeleted,
     RunInUse,
     RunRecords,
     config_hash,
@@ -50,6 +51,7 @@ __all__ = [
     "LOCK_STALE_SECONDS",
     "RESULT_COLUMNS",
     "RUN_STATUSES",
+    "RunDeleted",
     "RunInUse",
     "RunStore",
     "_claim_record",
