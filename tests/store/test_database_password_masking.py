@@ -49,3 +49,22 @@ def test_the_database_password_is_masked_like_a_judge_key(url: str, password: st
     monkeypatch.setenv("TEMPO_EVAL_DB", url)
     masked = redact(f"worker failed: could not log in as ana with {password}")
     assert password not in masked and masked.startswith("worker failed: could not log in as ana")
+
+
+def test_the_distributed_engines_actors_are_not_handed_the_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray actors read verdicts from a SQLite file or a shipped snapshot, never from the server:
+    the URL, password and all, is not among what is sent to them (and kept by Ray with the actor)."""
+    from tempo_eval.engine.distributed.engine import _cache_source
+
+    monkeypatch.setenv("TEMPO_EVAL_DB", f"postgresql://ana:{PASSWORD}@db.example:5432/tempo")
+    source, _ = _cache_source(object(), [], None)  # no verifier: nothing to snapshot, ray unused
+    assert PASSWORD not in repr(source) and source.db_path is None
+
+
+def test_on_sqlite_the_actors_still_read_the_workspace_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tempo_eval.engine.distributed.engine import _cache_source
+    from tempo_eval.store.db import default_db_path
+
+    monkeypatch.delenv("TEMPO_EVAL_DB", raising=False)
+    source, _ = _cache_source(object(), [], None)
+    assert source.db_path == str(default_db_path())

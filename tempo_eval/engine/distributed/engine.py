@@ -230,7 +230,8 @@ def _cache_source(ray: Any, metrics: Sequence[Any], address: str | None) -> tupl
         from tempo_eval.store.verdict_cache import VerdictCache
 
         snapshot = ray.put(VerdictCache(db_path).records())
-    return CacheSource(db_path, snapshot), db_path
+    # the actors open a SQLite file, never a server: a URL (and the password in it) stays here
+    return CacheSource(None if database_url() is not None else db_path, snapshot), db_path
 
 
 def _uses_verifier(metrics: Sequence[Any]) -> bool:
