@@ -47,9 +47,8 @@ def test_a_run_name_holding_a_nul_character_names_its_column(postgres_url) -> No
     store.close()
 
 
-def test_the_same_rows_are_stored_as_they_are_on_sqlite(workspace_db, request) -> None:
-    if "postgresql" in request.node.name:
-        pytest.skip("SQLite only: PostgreSQL refuses them (above)")
+@pytest.mark.sqlite_only  # PostgreSQL refuses them (above)
+def test_the_same_rows_are_stored_as_they_are_on_sqlite(workspace_db) -> None:
     store = RunStore(workspace_db)
     run = _run(store)
     store.record_row(run, 0, "q\x00x", [MetricResult("faith", 0.25, reason="a\x00b")])
