@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.common.identity import shown_user, user_name
-from tempo_eval_app import links
+from tempo_eval_app import formatting, links
 from tempo_eval_app.identity import current_user
 
 
@@ -42,9 +42,9 @@ def filter_widgets(table: pd.DataFrame, key: str, what: str) -> pd.DataFrame:
     returns the rows they keep. "Mine" is mirrored in the URL (`mine=1`) so a link reopens it."""
     left, right = st.columns([1, 3])
     links.init_from_param(f"{key}_mine", "mine", lambda v: v == "1")
-    mine = left.toggle("Mine", key=f"{key}_mine", help=f"Only the {what} you made (as {me()}).")
+    mine = left.toggle("Mine", key=f"{key}_mine", help=f"Only the {formatting.md_escape(what)} you made (as {formatting.md_escape(me())}).")
     users = sorted(set(table["by"]))
     chosen = right.multiselect("Made by", users, key=f"{key}_by", placeholder="anyone",
-                               help=f"Only the {what} these users made; \"unknown\": made before users were recorded.")
+                               help=f"Only the {formatting.md_escape(what)} these users made; \"unknown\": made before users were recorded.")
     links.set_params(mine="1" if mine else None)
     return made_by(table, mine=me() if mine else None, users=chosen)

@@ -65,7 +65,7 @@ with errors.page_guard("review"):
     tied = claims[(claims["reviewers"] > 0) & claims["human"].isna()]
     mine = reviews[reviews["reviewer"] == (user_name(current_user()) or "")]
     st.caption(f"{int((claims['reviewers'] > 0).sum())} of {len(claims)} claims of the selected runs carry a human "
-               f"label ({reviews['reviewer'].nunique()} reviewer(s); you labelled {len(mine)} of these claims). Confirm or correct "
+               f"label ({int(reviews['reviewer'].nunique())} reviewer(s); you labelled {len(mine)} of these claims). Confirm or correct "
                "verdicts on **Claims**; labels are kept per claim, premises and reviewer, so they apply to every run "
                "that checks the same claim against the same premises.")
     if reviews.empty:
