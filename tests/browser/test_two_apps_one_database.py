@@ -11,12 +11,12 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.browser.test_evaluate_sessions import _wait_for
 from tests.browser.test_main_pages import CHROMIUM, LAUNCH_ARGS, expect, require_browser, wait_idle
 from tests.support.app_server import AppServer
 from tests.support.paths import ROOT
@@ -53,16 +53,6 @@ def _worker(home: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
-def _wait_for(condition, seconds: float = 180.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.5)
-    raise AssertionError("timed out")
-
-
 def test_a_job_queued_on_one_app_runs_once_and_shows_on_both(postgres_url: str, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     require_browser()
@@ -90,7 +80,7 @@ def test_a_job_queued_on_one_app_runs_once_and_shows_on_both(postgres_url: str, 
         job = _wait_for(lambda: next(iter(queue.jobs(kind="evaluate")), None), 60)
         extra = [_worker(homes[0]), _worker(homes[1])]  # two more workers race the app's for the job
         try:
-            ended = _wait_for(lambda: (j := queue.get(job["id"]))["status"] in ("finished", "failed") and j)
+            ended = _wait_for(lambda: (j := queue.get(job["id"]))["status"] in ("finished", "failed") and j, 180)
             for worker in extra:
                 worker.wait(timeout=120)
         finally:
