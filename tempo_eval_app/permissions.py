@@ -18,14 +18,7 @@ from tempo_eval.common.access import PermissionDenied
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.identity import current_role, current_user
 
-__all__ = ["PermissionDenied", "blocked", "explain", "require", "run_owner"]
-
-
-def run_owner(run_id: int) -> str | None:
-    """Who made the run (None: not recorded), for the actions on one's own runs."""
-    from tempo_eval_app.identity import users
-
-    return users().run_owner(int(run_id))
+__all__ = ["PermissionDenied", "blocked", "explain", "require"]
 
 
 def blocked(action: str, *, owner: str | None = None) -> str | None:

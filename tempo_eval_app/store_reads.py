@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common.identity import user_name
 from tempo_eval.store.db import database_location
 from tempo_eval.store.run_records import runs_frame
 from tempo_eval.store.runs import RunStore
@@ -32,6 +33,15 @@ def db_path() -> str:
 def store() -> RunStore:
     """The run store of the current workspace (one connection per process and workspace)."""
     return _store_for(db_path())
+
+
+def run_owner(run_id: int) -> str | None:
+    """Who made the run (`created_by`), for the actions on one's own runs; None when nobody was
+    recorded or there is no such run (such a run is nobody's own: `access.denial`)."""
+    try:
+        return user_name(store().run_info(int(run_id))["created_by"])
+    except KeyError:
+        return None
 
 
 def store_for(db: str) -> RunStore:

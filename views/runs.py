@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.common.identity import shown_user
+from tempo_eval.common.identity import shown_user, user_name
 from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import (
@@ -146,7 +146,7 @@ def _diff(table: pd.DataFrame, a: int, b: int) -> None:
 def _delete_run(run_id: int) -> None:
     state = st.session_state
     try:
-        permissions.require("delete_run", owner=permissions.run_owner(run_id))
+        permissions.require("delete_run", owner=store_reads.run_owner(run_id))
         store_reads.store().delete_run(run_id)
     except (RunInUse, permissions.PermissionDenied) as busy:  # said on the page (a callback's own output would not stay)
         state.pop("runs_confirm_delete_run", None)
@@ -179,7 +179,7 @@ def _manage_run(run_id: int) -> None:
     _say_refused_delete()
     s = store_reads.store()
     info = s.run_info(run_id)
-    owner = permissions.run_owner(run_id)
+    owner = user_name(info["created_by"])
     refused = permissions.blocked("edit_run", owner=owner)
     c1, c2, c3 = st.columns(3)
     name = c1.text_input("Name", info["name"], key=f"runs_name_{run_id}")

@@ -6,10 +6,6 @@ name them (`TEMPO_EVAL_ADMIN`), else their row's role, else `access.DEFAULT_ROLE
 The table never loses its last admin while the settings name none: removing or demoting them is
 refused, so someone can always manage users.
 
-`run_owner` reads who made a run (the `created_by` column the record of who did what adds to
-`runs`); None when nobody is recorded (an older run, or a workspace without that column), and
-such a run is nobody's own (`access.denial`).
-
 Plain SQL that PostgreSQL runs as well as SQLite; `added_at` is ISO text written here.
 """
 
@@ -92,18 +88,6 @@ class UserStore:
         with self._lock:
             found = self._role_in_table(email)
         return found or DEFAULT_ROLE
-
-    def run_owner(self, run_id: int) -> str | None:
-        """Who made run `run_id` (`runs.created_by`), or None when not recorded or no such run."""
-        with self._lock:
-            cursor = self._conn.execute("SELECT * FROM runs WHERE id = ?", (int(run_id),))
-            row = cursor.fetchone()
-            # DB-API's description (sqlite3, psycopg), or a SQLAlchemy result's keys()
-            names = list(cursor.keys()) if hasattr(cursor, "keys") else [c[0] for c in cursor.description or ()]
-        if row is None or "created_by" not in names:
-            return None
-        owner = row[names.index("created_by")]
-        return str(owner).strip() or None if owner is not None else None
 
     def _role_in_table(self, email: str) -> str | None:
         row = self._conn.execute("SELECT role FROM users WHERE email = ?", (email,)).fetchone()

@@ -213,3 +213,19 @@ def test_a_viewer_sees_why_each_page_s_writing_controls_are_disabled(acting, pag
     at = goto(open_app(), page)
     assert not at.exception
     assert reason in captions(at)
+
+
+def test_the_owner_of_a_run_is_who_made_it_or_nobody_when_not_recorded() -> None:
+    from tempo_eval.io.dataset import load_dataset
+    from tempo_eval.store.runs import RunStore
+    from tempo_eval_app import store_reads
+    from tests.support.sample_runs import SAMPLE
+
+    runs = RunStore()
+    run_id, _ = runs.create_or_resume_run(runs.save_dataset(load_dataset(str(SAMPLE))), {"metrics": ["x"]})
+    assert store_reads.run_owner(run_id) is None  # not recorded
+    assert store_reads.run_owner(run_id + 1000) is None  # no such run
+    runs.connection.execute("UPDATE runs SET created_by = 'a@x.org' WHERE id = ?", (run_id,))
+    runs.connection.commit()
+    runs.close()
+    assert store_reads.run_owner(run_id) == "a@x.org"

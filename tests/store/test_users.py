@@ -95,24 +95,6 @@ def test_users_and_roles_are_kept_on_both_databases(workspace_db: str) -> None:
     store.close()
 
 
-def test_the_owner_of_a_run_is_who_made_it_or_nobody_when_not_recorded(users: UserStore) -> None:
-    from tempo_eval.io.dataset import load_dataset
-    from tempo_eval.store.runs import RunStore
-    from tests.support.sample_runs import SAMPLE
-
-    runs = RunStore()
-    run_id, _ = runs.create_or_resume_run(runs.save_dataset(load_dataset(str(SAMPLE))), {"metrics": ["x"]})
-    runs.close()
-    assert users.run_owner(run_id) is None  # not recorded
-    assert users.run_owner(run_id + 1000) is None  # no such run
-    columns = [row[1] for row in users._conn.execute("PRAGMA table_info(runs)")]
-    if "created_by" not in columns:  # the column the record of who did what adds
-        users._conn.execute("ALTER TABLE runs ADD COLUMN created_by TEXT")
-    users._conn.execute("UPDATE runs SET created_by = 'a@x.org' WHERE id = ?", (run_id,))
-    users._conn.commit()
-    assert users.run_owner(run_id) == "a@x.org"
-
-
 def test_the_command_line_adds_lists_and_removes_users(capsys, monkeypatch) -> None:
     monkeypatch.delenv("TEMPO_EVAL_ADMIN", raising=False)
     monkeypatch.setattr("tempo_eval.common.identity.os_user", lambda: "operator")
