@@ -283,9 +283,10 @@ def database_location() -> str:
 def describe_location(location: str | os.PathLike[str] | None = None) -> str:
     """The database as messages name it: a file's path, or a URL with its password hidden."""
     location = database_location() if location is None else str(location)
-    from tempo_eval.store.pg import display_url, is_postgres_url
+    from tempo_eval.common.secrets import masked_url
+    from tempo_eval.store.pg import is_postgres_url
 
-    return display_url(location) if is_postgres_url(location) else location
+    return masked_url(location) if is_postgres_url(location) else location
 
 
 def connect(path: str | os.PathLike[str] | None = None) -> Any:

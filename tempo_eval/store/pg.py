@@ -24,6 +24,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from tempo_eval.common.secrets import masked_url
 from tempo_eval.store.dialect import (
     POSTGRES,
     WRITE_LOCK_KEY,
@@ -48,13 +49,6 @@ def sqlalchemy_url(url: str) -> str:
     return f"postgresql+psycopg://{rest}" if scheme.lower() in ("postgresql", "postgres") else url
 
 
-def display_url(url: str) -> str:
-    """The URL as messages show it: the password hidden (in the user-info or a query parameter)."""
-    from tempo_eval.common.secrets import masked_url
-
-    return masked_url(url)
-
-
 _engines_lock = threading.Lock()
 
 
@@ -71,7 +65,7 @@ def engine(url: str) -> Any:
 
 def postgres_error(url: str, error: BaseException) -> WorkspaceError:
     """The WorkspaceError saying what a PostgreSQL error means for the workspace at `url`."""
-    where = display_url(url)
+    where = masked_url(url)
     message = _without_password(" ".join(str(error).split()) or type(error).__name__, url, where)
     lowered = message.lower()
     if "connection" in lowered or "could not" in lowered or "timeout" in lowered or "password" in lowered:
@@ -227,7 +221,7 @@ class PgConnection:
         import psycopg
 
         self.url = url
-        self.workspace_path = display_url(url)
+        self.workspace_path = masked_url(url)
         self.row_factory: Any = None
         self._idle = psycopg.pq.TransactionStatus.IDLE
         self._open()
