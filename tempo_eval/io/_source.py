@@ -80,31 +80,27 @@ def read_input(
     InputError; any other type raises TypeError.
     """
     limit = max_input_bytes() if max_bytes is None else max_bytes
-    raw = _read_input(source, name=name, default_name=default_name, limit=limit)
-    if len(raw.data) > limit:
-        raise _too_large(len(raw.data), limit, raw.name)
-    raw.limit = limit
-    return raw
-
-
-def _read_input(source: Any, *, name: str | None, default_name: str, limit: int) -> RawInput:
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        label = name or path.name
-        return RawInput(label, read_regular_file(path, limit, label))
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return RawInput(name or default_name, bytes(source))
-    if hasattr(source, "getvalue") or hasattr(source, "read"):
+        label = name or Path(source).name
+        raw = RawInput(label, read_regular_file(source, limit, label))
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        raw = RawInput(name or default_name, bytes(source))
+    elif hasattr(source, "getvalue") or hasattr(source, "read"):
         # a stream is read no further than the limit allows (one byte more tells it is over)
         data = source.getvalue() if hasattr(source, "getvalue") else source.read(limit + 1)
         if isinstance(data, str):
             data = data.encode("utf-8")
         label = name or Path(str(getattr(source, "name", "") or default_name)).name
-        return RawInput(label, bytes(data))
-    raise TypeError(
-        "expected a path (str or Path), bytes, or a binary file-like object with .read() or "
-        f".getvalue(), got {type(source).__name__}"
-    )
+        raw = RawInput(label, bytes(data))
+    else:
+        raise TypeError(
+            "expected a path (str or Path), bytes, or a binary file-like object with .read() or "
+            f".getvalue(), got {type(source).__name__}"
+        )
+    if len(raw.data) > limit:
+        raise _too_large(len(raw.data), limit, raw.name)
+    raw.limit = limit
+    return raw
 
 
 #: how much of a file is read at a time; the count of bytes read is checked after each chunk
@@ -142,11 +138,9 @@ def open_regular(path: str | os.PathLike[str], label: str | None = None) -> int:
         if stat.S_ISDIR(mode):
             raise InputError(f"{shown!r} is a directory; expected a file", source=label)
         if not stat.S_ISREG(mode):
-            raise InputError(
-                f"{shown!r} is {_file_kind(mode)}, not a regular file; expected a regular file "
-                "(copy the data into a file first)",
-                source=label,
-            )
+            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a plain file")
+            raise InputError(f"{shown!r} is {kind}, not a regular file; expected a regular file "
+                             "(copy the data into a file first)", source=label)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -205,43 +199,35 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, label: str | Non
     qrels, foreign results) goes through here, by way of `read_input`.
     """
     label = label or Path(path).name
-    shown = str(path)
-    fd = open_regular(path, label)
-    try:
-        size = os.fstat(fd).st_size
-        if size > limit:
-            raise _too_large(size, limit, label)
-        with os.fdopen(fd, "rb", closefd=True) as stream:
-            fd = -1
-            out = bytearray()
-            while chunk := stream.read(_CHUNK):
-                out += chunk
-                if len(out) > limit:
-                    raise _too_large(len(out), limit, label, "read so far, the file holds more than")
-            return bytes(out)
-    except OSError as error:
-        raise InputError(f"could not read {shown!r}: {_os_reason(error)}", source=label) from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    with open_regular_file(path, label, limit=limit) as stream:
+        try:
+            return _read_limited(stream, limit, label, "read so far, the file holds more than", _CHUNK)
+        except OSError as error:
+            raise InputError(f"could not read {str(path)!r}: {_os_reason(error)}", source=label) from None
+
+
+def _read_limited(stream: Any, limit: int | None, label: str, what: str, chunk_size: int = 1 << 22) -> bytes:
+    """All of `stream`, refused with `_too_large(..., what)` as soon as it passes `limit` bytes."""
+    out = bytearray()
+    while chunk := stream.read(chunk_size):
+        out += chunk
+        if limit is not None and len(out) > limit:
+            raise _too_large(len(out), limit, label, what)
+    return bytes(out)
 
 
 def _os_reason(error: OSError) -> str:
     if error.errno == errno.ELOOP:
         return "too many levels of symbolic links (a symbolic-link loop)"
-    return (error.strerror or str(error)).lower() if error.strerror else str(error)
+    return error.strerror.lower() if error.strerror else str(error)
 
 
-def _file_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device (such as /dev/zero or /dev/urandom)"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a plain file"
+_FILE_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device (such as /dev/zero or /dev/urandom)",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 def gunzip_if_needed(raw: RawInput) -> bytes:
@@ -254,20 +240,15 @@ def gunzip_if_needed(raw: RawInput) -> bytes:
         return _unzstd(raw)
     if not raw.data.startswith(_GZIP_MAGIC):
         return raw.data
-    out = bytearray()
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw.data)) as stream:
-            while chunk := stream.read(1 << 22):
-                out += chunk
-                if raw.limit is not None and len(out) > raw.limit:
-                    raise _too_large(len(out), raw.limit, raw.name, "decompressed, the file holds more than")
+            return _read_limited(stream, raw.limit, raw.name, _DECOMPRESSED)
     except (OSError, EOFError, zlib.error) as error:
         raise InputError(
             f"the file starts like gzip but could not be decompressed ({error}); expected a complete "
             ".gz file or plain text",
             source=raw.name,
         ) from None
-    return bytes(out)
 
 
 def compression_of(head: bytes) -> str | None:
@@ -282,20 +263,18 @@ def compression_of(head: bytes) -> str | None:
 def _unzstd(raw: RawInput) -> bytes:
     import pyarrow as pa
 
-    out = bytearray()
     try:
         stream = pa.CompressedInputStream(pa.BufferReader(raw.data), "zstd")
-        while chunk := stream.read(1 << 22):
-            out += chunk
-            if raw.limit is not None and len(out) > raw.limit:
-                raise _too_large(len(out), raw.limit, raw.name, "decompressed, the file holds more than")
+        return _read_limited(stream, raw.limit, raw.name, _DECOMPRESSED)
     except (OSError, pa.ArrowException) as error:
         raise InputError(
             f"the file starts like Zstandard but could not be decompressed ({error}); expected a "
             "complete .zst file or plain text",
             source=raw.name,
         ) from None
-    return bytes(out)
+
+
+_DECOMPRESSED = "decompressed, the file holds more than"
 
 
 #: byte order marks of the encodings we refuse; UTF-32 first, as its little-endian mark starts
@@ -306,14 +285,6 @@ _OTHER_BOMS = (
     (b"\xff\xfe", "UTF-16"),
     (b"\xfe\xff", "UTF-16"),
 )
-
-
-def byte_order_mark_encoding(data: bytes) -> str | None:
-    """"UTF-32" or "UTF-16" when `data` starts with that encoding's byte order mark, else None."""
-    for mark, encoding in _OTHER_BOMS:
-        if data.startswith(mark):
-            return encoding
-    return None
 
 
 def check_text_bytes(data: bytes, source: str, warnings: list[str]) -> bytes:
@@ -334,7 +305,7 @@ def check_text_bytes(data: bytes, source: str, warnings: list[str]) -> bytes:
             "(in Excel: Save As 'CSV UTF-8')",
             source=source,
         )
-    encoding = byte_order_mark_encoding(data)
+    encoding = next((name for mark, name in _OTHER_BOMS if data.startswith(mark)), None)
     if encoding is not None:
         raise InputError(
             f"the file is {encoding} text (it starts with a {encoding} byte order mark); expected "

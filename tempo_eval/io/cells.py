@@ -92,8 +92,7 @@ def check_size(text: str) -> None:
 def text_cell(value: Any) -> str | None:
     """A text value: strings as they are; numbers written as text (7.0 -> "7"); missing -> None."""
     if type(value) is str:
-        if len(value) > MAX_CELL_CHARS:
-            check_size(value)
+        check_size(value)
         return None if not value or value.isspace() else value
     if is_missing(value):
         return None
@@ -392,9 +391,8 @@ def _items(items: Sequence[Any], ids: bool) -> list[str]:
 
 
 def _is_integer(value: Any) -> bool:
-    if isinstance(value, numbers.Integral):
-        return True
-    return isinstance(value, numbers.Real) and float(value).is_integer()
+    real = isinstance(value, numbers.Real)
+    return isinstance(value, numbers.Integral) or (real and float(value).is_integer())
 
 
 def gold_cell(value: Any) -> list[str] | dict[str, int] | None:
@@ -432,29 +430,11 @@ def _grades(mapping: dict[Any, Any]) -> dict[str, int]:
     return grades
 
 
-def comma_separated_ids_warning(
-    values: Sequence[Any],
-    *,
-    source: str,
-    column: str,
-    place: Callable[[int], Mapping[str, int | None]],
-) -> str | None:
-    """A warning for the first cell of an id column (retrieved_ids, gold_ids) that reads as one
-    id but looks like several separated by commas: text such as "d1, d2, d3" with no '|' and no
-    bracket. It is still read as one id (an id may contain a comma: parsing does not guess); the
-    warning names the place (`place(index)` gives its row and line) and the two ways to write a
-    list. None when no cell looks like that.
-    """
-    found = comma_separated_problem(values)
-    if found is None:
-        return None
-    index, problem = found
-    return str(InputError(problem, source=source, column=column, **place(index)))
-
-
 def comma_separated_problem(values: Sequence[Any]) -> tuple[int, str] | None:
     """(row, problem) of the first cell of an id column that reads as one id but looks like
-    several separated by commas (`comma_separated_ids_warning`); None when there is none."""
+    several separated by commas: text such as "d1, d2, d3" with no '|' and no bracket. It is still
+    read as one id (an id may contain a comma: parsing does not guess); the problem names the two
+    ways to write a list. None when no cell looks like that."""
     for index, value in enumerate(values):
         if not isinstance(value, str):
             continue
@@ -505,12 +485,8 @@ def convert_columns(columns: Mapping[str, Sequence[Any]], comma_checked: Sequenc
         values[canonical] = converted
         if found:
             notes[canonical] = (found, noted)
-    commas = {}
-    for canonical in comma_checked:
-        problem = comma_separated_problem(columns[canonical]) if canonical in columns else None
-        if problem is not None:
-            commas[canonical] = problem
-    return Converted(values, notes, commas)
+    found = {name: comma_separated_problem(columns[name]) for name in comma_checked if name in columns}
+    return Converted(values, notes, {name: problem for name, problem in found.items() if problem})
 
 
 _CONVERTERS: dict[str, Callable[[Any], Any]] = {
@@ -558,9 +534,6 @@ def _convert_column(values: Sequence[Any], canonical: str) -> tuple[list[Any], l
     return converted, notes, noted
 
 
-_SLOW = object()  # marks a cell the fast path left for the full converter
-
-
 def _memoized(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     seen: dict[str, Any] = {}
 
@@ -574,9 +547,8 @@ def _memoized(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return cached
 
 
+_SLOW = object()  # marks a cell the fast path left for the full converter
 _scan_json = json.JSONDecoder().scan_once  # the C scanner behind json.loads, without its wrappers
-
-
 _STR_ONLY = {str}
 
 

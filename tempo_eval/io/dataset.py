@@ -28,7 +28,7 @@ appearance of each query text, so the same query gets the same id in every run.
 
 The readers live beside this module, one per kind of file (`delimited`: CSV/TSV; `jsonfiles`:
 JSON, JSON Lines, Parquet); `mapping` picks the source column of each canonical column and
-`table` converts the cells. This module puts them together.
+`cells` converts the cells. This module puts them together.
 """
 
 from __future__ import annotations
@@ -40,10 +40,9 @@ from typing import Any
 
 import pandas as pd
 
-from tempo_eval.common.schema import CANONICAL_COLUMNS, is_index_column  # noqa: F401  (CANONICAL_COLUMNS re-exported)
-from tempo_eval.io._source import _EXTENSIONS, FORMATS, _format_of, _too_large, read_input  # noqa: F401 - re-exported
-from tempo_eval.io.batches import empty_column_warnings  # noqa: F401 - re-exported
-from tempo_eval.io.mapping import ALIASES, _resolve_mapping, detect_mapping  # noqa: F401 - re-exported
+from tempo_eval.common.schema import CANONICAL_COLUMNS  # noqa: F401 - re-exported
+from tempo_eval.io._source import _EXTENSIONS, FORMATS, _too_large, max_input_bytes, read_input  # noqa: F401 - re-exported
+from tempo_eval.io.mapping import detect_mapping  # noqa: F401 - re-exported
 from tempo_eval.io.stream import _gc_paused, open_stream, read_whole
 
 
@@ -91,8 +90,6 @@ def load_dataset(
     and messages as `evaluate`'s); bytes and uploads are read whole by the same stream module
     (`read_whole`), as one batch of the same canonical conversion.
     """
-    from tempo_eval.io._source import max_input_bytes
-
     limit = max_input_bytes() if max_bytes is None else max_bytes
     if isinstance(path_or_buffer, (str, os.PathLike)):
         stream = open_stream(path_or_buffer, mapping, name=name, format=format, max_bytes=limit)
@@ -118,18 +115,3 @@ def collect(stream: Any) -> Dataset:
     return Dataset(frame=frame, name=stream.name, mapping=dict(stream.mapping), content_hash=stream.content_hash,
                    source_format=stream.source_format, warnings=list(stream.warnings))
 
-
-# ---- readers: each returns a _Table of raw cell values ---------------------------------------
-
-
-# ---- mapping and canonical conversion ------------------------------------------------------
-
-
-
-
-def _generated_ids(data: Mapping[str, list[Any]], n_rows: int) -> list[str]:
-    if "run" not in data or "query" not in data:
-        return [f"q{i}" for i in range(1, n_rows + 1)]
-    # several runs in one file: the same query text gets the same id in every run
-    ids: dict[Any, str] = {}
-    return [ids.setdefault(text, f"q{len(ids) + 1}") for text in data["query"]]

@@ -7,6 +7,7 @@ place is also kept as attributes for the dashboard to highlight.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -36,26 +37,18 @@ class InputError(ValueError):
         row_label: str = "row",
         column_label: str = "column",
     ) -> None:
-        self.problem = problem
-        self.source = source
-        self.line = line
-        self.row = row
-        self.column = column
-        self.row_label = row_label
-        self.column_label = column_label
+        self.problem, self.source, self.line, self.row = problem, source, line, row
+        self.column, self.row_label, self.column_label = column, row_label, column_label
         place = self.place
         super().__init__(f"{place}: {problem}" if place else problem)
 
     @property
     def place(self) -> str:
         """"data.csv, row 7 (line 8), column 'contexts'" or the parts of it that are known."""
-        parts: list[str] = []
-        if self.source:
-            parts.append(self.source)
-        if self.row is not None and self.line is not None:
-            parts.append(f"{self.row_label} {self.row} (line {self.line})")
-        elif self.row is not None:
-            parts.append(f"{self.row_label} {self.row}")
+        parts = [self.source] if self.source else []
+        if self.row is not None:
+            line = f" (line {self.line})" if self.line is not None else ""
+            parts.append(f"{self.row_label} {self.row}{line}")
         elif self.line is not None:
             parts.append(f"line {self.line}")
         if self.column is not None:
@@ -64,23 +57,11 @@ class InputError(ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # keep the place attributes when the error crosses a process boundary (pickling)
-        return (
-            _rebuild,
-            (
-                self.problem, self.source, self.line, self.row, self.column,
-                self.row_label, self.column_label,
-            ),
-        )
+        place = {name: getattr(self, name) for name in _PLACE}
+        return functools.partial(InputError, **place), (self.problem,)
 
 
-def _rebuild(
-    problem: str, source: str | None, line: int | None, row: int | None, column: str | None,
-    row_label: str, column_label: str,
-) -> InputError:
-    return InputError(
-        problem, source=source, line=line, row=row, column=column,
-        row_label=row_label, column_label=column_label,
-    )
+_PLACE = ("source", "line", "row", "column", "row_label", "column_label")
 
 
 def json_error_text(message: str, position: int) -> str:
@@ -119,11 +100,8 @@ def list_columns(columns: Sequence[str], limit: int = 20) -> str:
 def quote(value: Any, limit: int = _QUOTE_CHARS) -> str:
     """A short, quoted rendering of an offending value for a message."""
     text = value if isinstance(value, str) else repr(value)
-    if len(text) <= limit:
-        return repr(text) if isinstance(value, str) else text
-    shown = text[:limit]
-    shown = repr(shown) if isinstance(value, str) else shown
-    return f"{shown}... ({len(text):,} characters)"
+    shown = repr(text[:limit]) if isinstance(value, str) else text[:limit]
+    return shown if len(text) <= limit else f"{shown}... ({len(text):,} characters)"
 
 
 class OutputError(OSError):

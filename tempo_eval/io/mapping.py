@@ -80,7 +80,7 @@ def _resolve_mapping(
             if column not in columns:
                 raise InputError(
                     f"mapping={{{canonical!r}: {column!r}}} names a column that does not exist; "
-                    f"expected one of the columns found: {_list_columns(columns)}",
+                    f"expected one of the columns found: {list_columns(columns)}",
                     source=source,
                 )
         targets = list(explicit.values())
@@ -126,7 +126,7 @@ def _missing_message(wanted: list[str], columns: list[str]) -> str:
             "or there is nothing to evaluate"
         )
     recognised = ", ".join(alias for name in wanted for alias in ALIASES[name])
-    message = f"{head} (recognised names: {recognised}); found columns: {_list_columns(columns)}"
+    message = f"{head} (recognised names: {recognised}); found columns: {list_columns(columns)}"
     known = {alias: canonical for canonical in wanted for alias in ALIASES[canonical]}
     for column in columns:
         close = difflib.get_close_matches(_normal(column), list(known), n=1, cutoff=0.75)
@@ -134,5 +134,3 @@ def _missing_message(wanted: list[str], columns: list[str]) -> str:
             return f"{message}; did you mean mapping={{{known[close[0]]!r}: {column!r}}}?"
     return f"{message}; map one with mapping={{{wanted[0]!r}: '...'}}"
 
-
-_list_columns = list_columns

@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -358,8 +359,22 @@ def test_a_wrong_argument_type_is_a_type_error() -> None:
         load_dataset(12345)
 
 
+def comma_separated_ids_warning(
+    values: list, *, source: str, column: str, place: Callable[[int], dict]
+) -> str | None:
+    """The warning for the first id cell that looks like several ids separated by commas, with
+    its place (`place(index)` gives its row and line), as the readers give it; None when none."""
+    from tempo_eval.io.cells import comma_separated_problem
+
+    found = comma_separated_problem(values)
+    if found is None:
+        return None
+    index, problem = found
+    return str(InputError(problem, source=source, column=column, **place(index)))
+
+
 def test_an_id_cell_that_looks_comma_separated_gets_a_warning_naming_its_place() -> None:
-    from tempo_eval.io.cells import comma_separated_ids_warning, list_cell
+    from tempo_eval.io.cells import list_cell
 
     values = ['["d1", "d2"]', "d1 | d2", "doc-7", "d1, d2, d3", "d4,d5"]
     lines = [2, 3, 4, 5, 7]
@@ -377,8 +392,6 @@ def test_an_id_cell_that_looks_comma_separated_gets_a_warning_naming_its_place()
     "values", [["d1 | d2", '["a, b"]', '{"d1, x": 1}', "plain"], [["d1, d2"], None, float("nan")], []]
 )
 def test_lists_written_properly_get_no_comma_warning(values: list) -> None:
-    from tempo_eval.io.cells import comma_separated_ids_warning
-
     assert comma_separated_ids_warning(
         values, source="d.csv", column="gold_ids", place=lambda i: {"row": i + 1, "line": None}
     ) is None
