@@ -345,8 +345,8 @@ def _fast_header(head: bytes) -> bool:
 
 
 def _misplaced_pattern(delimiter: str) -> re.Pattern[bytes]:
-    # the same test as tempo_eval.io.delimited.misplaced_quote (a quote with a character other than
-    # a line end, a quote or the delimiter on each side), made once for every chunk. Written to
+    # the test of tempo_eval.io.delimited.misplaced_quote (a quote with a character other than a
+    # line end, a quote or the delimiter on each side), made once for every chunk. Written to
     # start at the quote, so the regex engine skips ahead to each quote: 20x faster than starting
     # with the character before it (which made this check cost 29 us a row of the issue-27 bench).
     edge = re.escape(delimiter.encode("utf-8"))

@@ -34,7 +34,6 @@ from tempo_eval.io.errors import InputError, json_error_text, parse_json_documen
 from tempo_eval.io.jsonlines import read_json_lines
 
 _USER = ("user", "human")
-_ASSISTANT = ("assistant", "ai", "bot")
 _CONTEXT = ("context", "contexts", "retrieval context", "retrieval_context")
 _LABEL = re.compile(
     r"^\s*(user|human|assistant|ai|bot|system|context|contexts|retrieval[ _]context)\s*:\s?(.*)$",
@@ -107,9 +106,7 @@ def _json_turn(item: Any, number: int, source: str) -> Turn:
         raise fail(f"found {found}; expected the text of the turn", "content")
     if not content.strip():
         raise fail("the turn is empty; expected the text of the turn", "content")
-    context = item.get("retrieval_context")
-    if context is None:
-        context = []
+    context = [] if item.get("retrieval_context") is None else item["retrieval_context"]
     if not isinstance(context, list):
         raise fail(f"found {_kind(context)}; expected a list of texts", "retrieval_context")
     for position, doc in enumerate(context, start=1):
@@ -290,10 +287,10 @@ def _conversation_records(
         return records, [table.place(i)["line"] for i in range(table.n_rows)], ext[1:]
     if body[0] not in "[{":
         return [{"turns": parse_conversation(text, source=source)}], [None], "transcript"
+    lines: list[int | None] = []
+    fmt = "json"
     try:
         document = json.loads(body)
-        lines: list[int | None] = []
-        fmt = "json"
     except RecursionError:
         raise InputError(f"the JSON is nested too deeply to read; {_FILE_EXPECTED}", source=source) from None
     except json.JSONDecodeError as error:
@@ -302,7 +299,8 @@ def _conversation_records(
                 f"not valid JSON ({json_error_text(error.msg, error.colno)}); {_FILE_EXPECTED}",
                 source=source, line=error.lineno,
             ) from None
-        document, lines, fmt = _json_lines(text, source), [], "jsonl"
+        records = read_json_lines(text, source, expected="one conversation object per line", objects_only=False)
+        document, lines, fmt = [record for _, record in records], [line for line, _ in records], "jsonl"
     if isinstance(document, dict):
         if "turns" in document and not _is_turn(document):
             document = [document]  # one DeepEval conversation
@@ -313,9 +311,6 @@ def _conversation_records(
             raise InputError(f"found an object with keys {keys}; {_FILE_EXPECTED}", source=source)
     if not isinstance(document, list) or not document:
         raise InputError(f"found no conversations; {_FILE_EXPECTED}", source=source)
-    if fmt == "jsonl":
-        lines = [line for line, _ in document]
-        document = [record for _, record in document]
     if all(isinstance(item, dict) and _is_turn(item) for item in document):
         return [{"turns": document}], [None], fmt  # a single conversation: a list of turns
     for number, item in enumerate(document, start=1):
@@ -325,10 +320,6 @@ def _conversation_records(
                 line=lines[number - 1] if lines else None, row_label="conversation",
             )
     return document, lines or [None] * len(document), fmt
-
-
-def _json_lines(text: str, source: str) -> list[tuple[int, Any]]:
-    return read_json_lines(text, source, expected="one conversation object per line", objects_only=False)
 
 
 def _is_turn(item: dict[str, Any]) -> bool:
@@ -401,15 +392,10 @@ def _numpy_repr_as_literal(text: str) -> str:
             index += 1
             previous = "]"
             continue
-        value_start = token.string in _VALUE_START or token.type in (tokenize.STRING, tokenize.NUMBER) \
-            or (token.type == tokenize.NAME and token.string in ("None", "True", "False"))
-        value_end = previous is not None and (
-            previous in _VALUE_END or previous == "value"
-        )
-        if value_start and value_end:
-            out.append(",")
-        out.append(token.string)
         is_value = token.type in (tokenize.STRING, tokenize.NUMBER) or token.string in ("None", "True", "False")
+        if (is_value or token.string in _VALUE_START) and (previous in _VALUE_END or previous == "value"):
+            out.append(",")  # two values side by side: numpy's repr leaves out the comma
+        out.append(token.string)
         previous = "value" if is_value else token.string
         index += 1
     return " ".join(out)

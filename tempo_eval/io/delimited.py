@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from tempo_eval.io._prepass import _fast_header, _misplaced_pattern
 from tempo_eval.io._source import check_text_bytes, decode_utf8
 from tempo_eval.io.batches import BatchTable
 from tempo_eval.io.cells import MAX_CELL_CHARS, CellError, check_size
@@ -22,6 +23,8 @@ from tempo_eval.io.errors import InputError, quote
 from tempo_eval.io.table import _Table
 
 _DELIMITER_NAMES = {",": "commas", "\t": "tabs", ";": "semicolons", "|": "'|'"}
+#: what to do about a header that is one column holding another delimiter, by that delimiter
+_FIXES = {"\t": "name the file .tsv or pass format='tsv'", ",": "name the file .csv or pass format='csv'"}
 
 
 _csv_limit_lock = threading.Lock()
@@ -136,14 +139,9 @@ class _LazyLines(Sequence[int]):
 def _read_delimited_fast(
     data: bytes, source: str, delimiter: str, warnings: list[str]
 ) -> _Table | None:
-    first_end = data.find(b"\n")
-    first = data[:first_end].rstrip(b"\r") if first_end > 0 else b""
-    if not first.strip() or b'"' in first:
+    if not _fast_header(data):
         return None  # no header on line 1, or a quoted header: leave it to the csv module
-    try:
-        header_line = first.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    header_line = data[:data.find(b"\n")].rstrip(b"\r").decode("utf-8")
     if data.count(b'"') % 2:
         # pyarrow silently reads an unclosed quote to the end of the file; the csv module
         # reports it (an odd number of quotes also comes from a stray quote inside a value)
@@ -189,8 +187,7 @@ def misplaced_quote(data: bytes, delimiter: str) -> bool:
     has one; any other quote (a stray quote inside a value, `Wh"at`) is where pyarrow silently
     goes on reading while the csv module stops and names the line. With an unclosed quote before
     it, such a stray quote evens the quote count and pyarrow reads the rows between as one cell."""
-    edge = re.escape(delimiter.encode("utf-8"))
-    return re.search(rb'[^\r\n"' + edge + rb']"[^\r\n"' + edge + rb"]", data) is not None
+    return _misplaced_pattern(delimiter).search(data) is not None
 
 
 def delimited_table(table: Any, header: list[str], source: str, notes: list[str]) -> _Table | None:
@@ -328,11 +325,7 @@ def _check_header(
     if len(header) == 1:
         for other in (",", "\t", ";", "|"):
             if other != delimiter and other in header[0]:
-                fix = (
-                    "name the file .tsv or pass format='tsv'" if other == "\t"
-                    else "name the file .csv or pass format='csv'" if other == ","
-                    else "save it with commas (CSV) or tabs (TSV) between values"
-                )
+                fix = _FIXES.get(other, "save it with commas (CSV) or tabs (TSV) between values")
                 raise InputError(
                     f"the header is one column {quote(header[0])} that contains {_DELIMITER_NAMES[other]}; "
                     f"expected columns separated by {_DELIMITER_NAMES[delimiter]}: {fix}",
@@ -380,18 +373,15 @@ def _csv_error(
 ) -> InputError:
     message = str(error)
     if "unexpected end of data" in message:
-        problem = (
-            "a value opened with a double quote is never closed; expected a closing double quote "
-            "(inside a quoted value, write a double quote as \"\")"
-        )
-    elif "expected after" in message:
+        return InputError("a value opened with a double quote is never closed; expected a closing double "
+                          "quote (inside a quoted value, write a double quote as \"\")",
+                          source=source, row=row, line=start)
+    if "expected after" in message:
         problem = (
             f"found text right after a closing double quote; expected {_DELIMITER_NAMES[delimiter]} "
             "after a quoted value (inside a quoted value, write a double quote as \"\")"
         )
     else:
         problem = f"could not read the row ({message}); expected {_DELIMITER_NAMES[delimiter]}-separated values"
-    if "unexpected end of data" in message:
-        return InputError(problem, source=source, row=row, line=start)
     where = f" (the row starts at line {start})" if start != line else ""
     return InputError(problem + where, source=source, row=row, line=line)

@@ -33,14 +33,9 @@ from typing import Any
 
 from tempo_eval.common.schema import CANONICAL_COLUMNS, FOREIGN_ERROR, MetricResult
 from tempo_eval.io.errors import InputError
-from tempo_eval.io.jsonfiles import (  # noqa: F401 - the DeepEval test-run detection, re-exported
-    deepeval_case_records,
-    deepeval_test_run,
-    is_deepeval_test_run,
-)
+from tempo_eval.io.jsonfiles import deepeval_test_run
 from tempo_eval.io.jsonlines import json_lines
 
-TOOLS = ("ragas", "deepeval")
 #: the score columns RAGAS writes (its metrics' `name`; a "(mode=...)" suffix is allowed) and their
 #: range, where it is not [0, 1]
 RAGAS_METRICS: dict[str, tuple[float, float]] = {
@@ -176,18 +171,14 @@ def _bounded(number: float | None, bounds: tuple[float, float], source: str, **p
 
 def _number(value: Any) -> float | None:
     """The value as a float when it is a number or numeric text; None when it is not."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
+    if hasattr(value, "item") and not isinstance(value, (str, bool, int, float)):  # numpy scalars
         return _number(value.item())
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 def _ragas_scores(dataset: Any, source: str) -> list[ForeignScore]:
@@ -245,21 +236,17 @@ def _deepeval_scores(document: dict[str, Any], source: str) -> list[ForeignScore
         raise InputError(f"the test run has no single-turn test cases (testCases is empty){extra}", source=source)
     for row, case in enumerate(cases):
         metrics = case.get("metricsData") or []
+        place = {"source": source, "row": row + 1, "row_label": "test case", "column": "metricsData"}
         if not isinstance(metrics, list):
-            raise InputError(
-                "metricsData is not a list; expected [{\"name\": ..., \"score\": ...}]",
-                source=source, row=row + 1, row_label="test case", column="metricsData",
-            )
+            raise InputError('metricsData is not a list; expected [{"name": ..., "score": ...}]', **place)
         names: set[str] = set()
         for item in metrics:
             if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-                raise InputError(
-                    "a metricsData entry has no name; expected {\"name\": ..., \"score\": ...}",
-                    source=source, row=row + 1, row_label="test case", column="metricsData",
-                )
+                raise InputError('a metricsData entry has no name; expected {"name": ..., "score": ...}',
+                                 **place)
             if item["name"].strip().lower() in names:
                 raise InputError(f"the metric {item['name']!r} is given twice; expected one entry per metric",
-                                 source=source, row=row + 1, row_label="test case", column="metricsData")
+                                 **place)
             names.add(item["name"].strip().lower())
             error = item.get("error")
             number = _number(item.get("score"))

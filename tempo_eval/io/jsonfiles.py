@@ -37,10 +37,6 @@ def deepeval_test_run(document: Any) -> dict[str, Any] | None:
     return None
 
 
-def is_deepeval_test_run(document: Any) -> bool:
-    return deepeval_test_run(document) is not None
-
-
 def deepeval_case_records(document: dict[str, Any]) -> list[dict[str, Any]]:
     """The test cases of a DeepEval test run as dataset records (snake_case keys)."""
     records = []
@@ -151,7 +147,7 @@ def _read_json(text: str, source: str) -> _Table:
         ) from None
     records = document
     if isinstance(document, dict):
-        if is_deepeval_test_run(document):  # a DeepEval test run: its test cases are the rows
+        if deepeval_test_run(document) is not None:  # a DeepEval test run: its test cases are the rows
             records = deepeval_case_records(document)
         elif _pandas_split(document):  # pandas to_json(orient="split")
             records = [dict(zip(document["columns"], row, strict=True)) for row in document["data"]]
