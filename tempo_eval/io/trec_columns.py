@@ -66,16 +66,6 @@ ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
 ASCII_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity)")
 
 
-def ascii_integer(text: str) -> int | None:
-    """The integer in `text` when it is ASCII digits with an optional sign, else None."""
-    return int(text) if ASCII_INTEGER.fullmatch(text) else None
-
-
-def ascii_score(text: str) -> float | None:
-    """The number in `text` when it is an ASCII decimal (optional exponent, or inf), else None."""
-    return float(text) if ASCII_DECIMAL.fullmatch(text) else None
-
-
 def run_line(fields: list[str], source: str, number: int) -> tuple[str, str, float, str]:
     """(qid, docid, score, tag) of one run line split on whitespace; InputError naming the line
     and field when it is not `qid Q0 docid rank score tag` (fields after the sixth are the
@@ -86,19 +76,18 @@ def run_line(fields: list[str], source: str, number: int) -> tuple[str, str, flo
         raise InputError(f"found {len(fields)} fields {quote(' '.join(fields))}; {_RUN_EXPECTED}{hint}",
                          source=source, line=number)
     qid, _, docid, rank, score_text, tag = fields[:6]
-    if ascii_integer(rank) is None:
+    if not ASCII_INTEGER.fullmatch(rank):
         raise InputError(
             f"found {rank!r}; expected an integer rank in ASCII digits (the 4th field: qid Q0 docid rank score tag)",
             source=source, line=number, column="rank", column_label="field",
         )
-    score = ascii_score(score_text)
-    if score is None:
+    if not ASCII_DECIMAL.fullmatch(score_text):
         raise InputError(
             f"found {score_text!r}; expected a number as the score, in ASCII digits (the 5th field: "
             "qid Q0 docid rank score tag)",
             source=source, line=number, column="score", column_label="field",
         )
-    return qid, docid, score, tag
+    return qid, docid, float(score_text), tag
 
 
 def qrels_line(fields: list[str], source: str, number: int) -> tuple[str, str, int]:
@@ -109,13 +98,12 @@ def qrels_line(fields: list[str], source: str, number: int) -> tuple[str, str, i
         raise InputError(f"found {len(fields)} fields {quote(' '.join(fields))}; {_QRELS_EXPECTED}{hint}",
                          source=source, line=number)
     qid, _, docid, rel = fields
-    grade = ascii_integer(rel)
-    if grade is None:
+    if not ASCII_INTEGER.fullmatch(rel):
         raise InputError(
             f"found {rel!r}; expected an integer relevance grade in ASCII digits (0 = not relevant)",
             source=source, line=number, column="rel", column_label="field",
         )
-    return qid, docid, grade
+    return qid, docid, int(rel)
 
 
 def pair_lines(source: Any, name: str, qid: str, docid: str, tag: str | None = None) -> list[int]:
@@ -203,48 +191,42 @@ def iter_blocks(
     `max_field_chars` characters, and a line longer than `max_line_bytes` bytes past a block's
     end, are refused with the file and the line while the file is read (memory stays at a block)."""
     stream, raw, size = _open(source, name)
-    limits = (max_field_chars, max_line_bytes)
-    try:
-        yield from _blocks(stream, raw, size, kind, name, block_bytes, progress, limits)
-    finally:  # also when the caller stops early (a bad line, a cancel): no file left open
-        _close(stream, raw)
-
-
-def _blocks(stream: Any, raw: Any, size: int, kind: str, name: str, block_bytes: int, progress: Any,
-            limits: tuple[int, int] = (MAX_FIELD_CHARS, MAX_LINE_BYTES)) -> Iterator[Block]:
-    max_field_chars, max_line_bytes = limits
     rest = b""
     line = 1
     first = True
     delimiter = b" "
-    while True:
-        chunk = _read(stream, block_bytes, name)
-        data = rest + chunk if rest else chunk
-        if not chunk:
-            cut, rest = len(data), b""
-        else:
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:  # no line end yet: read on, unless the line is already too long
-                if len(data) > max_line_bytes:
-                    raise _long_line(name, line, max_line_bytes)
-                rest = data
-                continue
-            rest = data[cut:]  # the block is data[:cut], parsed without a copy
-            if len(rest) > max_line_bytes:
-                raise _long_line(name, line + data.count(b"\n", 0, cut), max_line_bytes)
-        if first:
-            start = len(data)
-            data = _check_start(data, name)
-            cut -= start - len(data)
-            delimiter = b"\t" if data[: data.find(b"\n")].count(b"\t") >= 3 else b" "
-            first = False
-        if cut:
-            yield _check_fields(_parse(data, cut, kind, name, line, delimiter), data, cut, name, max_field_chars)
-            line += data.count(b"\n", 0, cut)
-            if progress is not None and size:
-                progress(min(1.0, raw.tell() / size))
-        if not chunk:
-            return
+    try:
+        while True:
+            chunk = _read(stream, block_bytes, name)
+            data = rest + chunk if rest else chunk
+            if not chunk:
+                cut, rest = len(data), b""
+            else:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:  # no line end yet: read on, unless the line is already too long
+                    if len(data) > max_line_bytes:
+                        raise _long_line(name, line, max_line_bytes)
+                    rest = data
+                    continue
+                rest = data[cut:]  # the block is data[:cut], parsed without a copy
+                if len(rest) > max_line_bytes:
+                    raise _long_line(name, line + data.count(b"\n", 0, cut), max_line_bytes)
+            if first:
+                start = len(data)
+                data = _check_start(data, name)
+                cut -= start - len(data)
+                delimiter = b"\t" if data[: data.find(b"\n")].count(b"\t") >= 3 else b" "
+                first = False
+            if cut:
+                block = _parse(data, cut, kind, name, line, delimiter)
+                yield _check_fields(block, data, cut, name, max_field_chars)
+                line += data.count(b"\n", 0, cut)
+                if progress is not None and size:
+                    progress(min(1.0, raw.tell() / size))
+            if not chunk:
+                return
+    finally:  # also when the caller stops early (a bad line, a cancel): no file left open
+        _close(stream, raw)
 
 
 def _long_line(name: str, line: int, limit: int) -> InputError:
@@ -331,13 +313,9 @@ def _parse(data: bytes, end: int, kind: str, name: str, first_line: int, delimit
     if _may_hold_hex(data, end) and _HEX_FIELD.search(data, 0, end):
         return _parse_lines(data[:end], kind, name, first_line)
     columns = _parse_fast(memoryview(data)[:end], kind, delimiter)
-    if columns is not None:
-        return Block(columns, first_line)
-    block = data[:end]
-    columns = _parse_fast(_EDGES.sub(rb"\1", _SPACES.sub(b" ", block)).lstrip(b" "), kind, b" ")
-    if columns is not None:
-        return Block(columns, first_line)
-    return _parse_lines(block, kind, name, first_line)
+    if columns is None:  # normalised (one space between fields, none at the edges), tried again
+        columns = _parse_fast(_EDGES.sub(rb"\1", _SPACES.sub(b" ", data[:end])).lstrip(b" "), kind, b" ")
+    return Block(columns, first_line) if columns is not None else _parse_lines(data[:end], kind, name, first_line)
 
 
 def _may_hold_hex(data: bytes, end: int) -> bool:
