@@ -50,18 +50,11 @@ class Scan:
     keys: list[str] | None = None
 
 
-def raw_hash(stream: BinaryIO, stop: threading.Event | None = None) -> str:
-    """sha256 of everything left in `stream` (of what was read when `stop` was set)."""
-    digest = hashlib.sha256()
-    while not (stop is not None and stop.is_set()) and (chunk := stream.read(CHUNK)):
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
 class BackgroundHash:
-    """`raw_hash(stream)` computed in a thread while the caller makes the first pass's checks:
-    reading and sha256 release the GIL, so on two cores the hash adds no time to the pass (it took
-    as long as the checks: 0.3 s each for 60,000 rows of the issue-27 bench, 80 MB, measured)."""
+    """The sha256 of everything left in `stream`, computed in a thread while the caller makes the
+    first pass's checks: reading and sha256 release the GIL, so on two cores the hash adds no time
+    to the pass (it took as long as the checks: 0.3 s each for 60,000 rows of the issue-27 bench,
+    80 MB, measured). `cancel` stops it after the chunk it is reading."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stop = threading.Event()
@@ -71,8 +64,11 @@ class BackgroundHash:
         self._thread.start()
 
     def _run(self, stream: BinaryIO) -> None:
+        digest = hashlib.sha256()
         try:
-            self._digest = raw_hash(stream, self._stop)
+            while not self._stop.is_set() and (chunk := stream.read(CHUNK)):
+                digest.update(chunk)
+            self._digest = digest.hexdigest()
         except BaseException as error:  # raised in the caller's thread, by `result`
             self._error = error
 
@@ -90,7 +86,7 @@ class BackgroundHash:
 
 
 class FedHash:
-    """`raw_hash` of a stream the first pass reads itself: `chunks()` reads the stream a chunk at
+    """The sha256 of a stream the first pass reads itself: `chunks()` reads the stream a chunk at
     a time for the pass's checks and hands each chunk to a hashing thread too (sha256 releases
     the GIL: on two cores the hash still adds no time), so the file is read once, not once for
     the checks and again for the hash. `result()` hashes what the pass left unread, then gives the

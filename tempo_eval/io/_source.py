@@ -175,12 +175,14 @@ def open_dataset_file(
     """(format, the file open at its start, its compression: "gzip", "zstd" or None) of a dataset
     file to stream, in one call: the format as `_format_of` finds it (InputError first), the file
     as `open_regular_file` opens it (`limit`: bytes it may hold, None for any), the compression
-    from its first bytes (`compression_of`). The caller closes the file."""
+    from its first bytes. The caller closes the file."""
     source_format = _format_of(RawInput(label, b""), format)
     raw = open_regular_file(path, label, limit=limit)
     try:
-        compression = compression_of(raw.read(4))
+        head = raw.read(4)
         raw.seek(0)
+        compressions = {_GZIP_MAGIC: "gzip", _ZSTD_MAGIC: "zstd"}
+        compression = next((name for magic, name in compressions.items() if head.startswith(magic)), None)
     except BaseException:
         raw.close()
         raise
@@ -249,15 +251,6 @@ def gunzip_if_needed(raw: RawInput) -> bytes:
             ".gz file or plain text",
             source=raw.name,
         ) from None
-
-
-def compression_of(head: bytes) -> str | None:
-    """"gzip" or "zstd" when `head` (a file's first bytes) starts like one, else None."""
-    if head.startswith(_GZIP_MAGIC):
-        return "gzip"
-    if head.startswith(_ZSTD_MAGIC):
-        return "zstd"
-    return None
 
 
 def _unzstd(raw: RawInput) -> bytes:

@@ -40,8 +40,16 @@ _GUARD = "'"
 CSV_LINE_TERMINATOR = "\r\n"
 
 
-def _is_text_column(series: pd.Series) -> bool:
-    return series.dtype == object or pd.api.types.is_string_dtype(series)
+def _text_cells_changed(frame: pd.DataFrame, starts: tuple[str, ...], change: Any) -> pd.DataFrame:
+    """A copy of `frame` with `change(text)` for every text cell that starts with one of `starts`."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = [
+                change(value) if isinstance(value, str) and value.startswith(starts) else value
+                for value in out[column]
+            ]
+    return out
 
 
 def neutralize_formulas(frame: pd.DataFrame) -> pd.DataFrame:
@@ -49,27 +57,12 @@ def neutralize_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     with a single quote, so a spreadsheet shows it as text instead of running it as a formula
     (`restore_formulas` undoes it). Numbers are left alone (a negative score stays a number);
     the input is not modified."""
-    out = frame.copy()
-    guarded = (*FORMULA_PREFIXES, _GUARD)
-    for column in out.columns:
-        if _is_text_column(out[column]):
-            out[column] = [
-                _GUARD + value if isinstance(value, str) and value.startswith(guarded) else value
-                for value in out[column]
-            ]
-    return out
+    return _text_cells_changed(frame, (*FORMULA_PREFIXES, _GUARD), lambda text: _GUARD + text)
 
 
 def restore_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """The inverse of `neutralize_formulas`: one leading single quote removed from text cells."""
-    out = frame.copy()
-    for column in out.columns:
-        if _is_text_column(out[column]):
-            out[column] = [
-                value[1:] if isinstance(value, str) and value.startswith(_GUARD) else value
-                for value in out[column]
-            ]
-    return out
+    return _text_cells_changed(frame, (_GUARD,), lambda text: text[1:])
 
 
 def to_csv_text(frame: pd.DataFrame) -> str:
