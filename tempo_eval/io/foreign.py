@@ -89,9 +89,7 @@ def load_foreign_results(source: Any, *, name: str | None = None) -> ForeignResu
     from tempo_eval.io.dataset import load_dataset
 
     raw = read_input(source, name=name, default_name="results")
-    data = gunzip_if_needed(raw)
-    _refuse_duplicate_keys(data, raw.name)
-    document = _json_document(data)
+    document = _checked_json(gunzip_if_needed(raw), raw.name)
     test_run = deepeval_test_run(document)
     if test_run is not None:
         scores = _deepeval_scores(test_run, raw.name)  # checks the test cases before the rows
@@ -100,16 +98,6 @@ def load_foreign_results(source: Any, *, name: str | None = None) -> ForeignResu
     dataset = load_dataset(raw.data, name=raw.name)
     scores = _ragas_scores(dataset, raw.name)
     return ForeignResults("ragas", dataset, scores)
-
-
-def _json_document(data: bytes) -> Any:
-    head = data.lstrip()[:1]
-    if head != b"{":
-        return None
-    try:
-        return json.loads(data.decode("utf-8-sig"))
-    except (ValueError, RecursionError):
-        return None
 
 
 class _DuplicateKey(ValueError):
@@ -125,18 +113,19 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def _refuse_duplicate_keys(data: bytes, source: str) -> None:
-    """Raise InputError when a JSON document, or a line of JSON Lines, has an object with a key
-    twice. Text that is not JSON is left to the loader, which says what is wrong with it."""
+def _checked_json(data: bytes, source: str) -> Any:
+    """The JSON object `data` holds (None when it holds something else); InputError when a JSON
+    document, or a line of JSON Lines, has an object with a key twice. Text that is not JSON is
+    left to the loader, which says what is wrong with it."""
     if data.lstrip()[:1] not in (b"{", b"["):
-        return
+        return None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return
+        return None
     try:
-        json.loads(text, object_pairs_hook=_unique_keys)
-        return
+        document = json.loads(text, object_pairs_hook=_unique_keys)
+        return document if type(document) is dict else None
     except _DuplicateKey as duplicate:
         raise InputError(f"the key {duplicate.args[0]!r} appears twice in one JSON object; expected each key "
                          "once (a JSON reader would keep only the last value)", source=source) from None
@@ -151,6 +140,7 @@ def _refuse_duplicate_keys(data: bytes, source: str) -> None:
                              line=number) from None
         except (ValueError, RecursionError):
             continue
+    return None
 
 
 def metric_range(tool: str, name: str) -> tuple[float, float] | None:
