@@ -334,8 +334,7 @@ def decode_utf8(data: bytes, source: str) -> str:
             f"byte 0x{bad.hex()} at byte offset {start} (after {before!r}) is not valid UTF-8; "
             "expected UTF-8 text: save the file as UTF-8 (in Excel: 'CSV UTF-8'); "
             "it may be Latin-1 or Windows-1252",
-            source=source,
-            line=line,
+            source=source, line=line,
         ) from None
 
 

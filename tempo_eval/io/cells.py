@@ -173,9 +173,7 @@ def arrow_values(column: Any, name: str, source: str) -> list[Any]:
         raise InputError(
             f"found {shown} ({column.type}), outside the dates Python can hold (years 1 to 9999); "
             "expected a date from 0001-01-01 to 9999-12-31, or the value stored as text",
-            source=source,
-            row=index + 1,
-            column=name,
+            source=source, row=index + 1, column=name,
         ) from None
 
 

@@ -144,8 +144,7 @@ def _from_transcript(text: str, source: str) -> list[Turn]:
                 raise InputError(
                     f"found a system turn {quote(line.strip())}; expected only 'User:' and "
                     "'Assistant:' turns (remove the system prompt)",
-                    source=source,
-                    line=number,
+                    source=source, line=number,
                 )
             if label in _CONTEXT:
                 in_context = True
@@ -169,15 +168,13 @@ def _from_transcript(text: str, source: str) -> list[Turn]:
         elif line.strip():
             raise InputError(
                 f"found {quote(line.strip())} before any turn label; {_EXPECTED}",
-                source=source,
-                line=number,
+                source=source, line=number,
             )
     if pending:
         raise InputError(
             f"the context block has {len(pending)} document(s) but no assistant turn after it; expected "
             "each 'Context:' block before the 'Assistant:' turn it belongs to",
-            source=source,
-            line=pending_line,
+            source=source, line=pending_line,
         )
     if not turns:
         raise InputError(f"found no turns; {_EXPECTED}", source=source)

@@ -82,8 +82,7 @@ def _excel_separator_line(
         raise InputError(
             f"the first line {line.decode('utf-8', errors='replace')!r} names the separator "
             f"{named!r}; expected sep= followed by one of , ; | or a tab",
-            source=source,
-            line=1,
+            source=source, line=1,
         )
     warnings.append(
         f"{source}: line 1 {line.decode()!r} (Excel's separator line) read as the separator, not "
@@ -162,8 +161,7 @@ def _read_delimited_fast(
                 delimiter=delimiter, newlines_in_values=True, ignore_empty_lines=True
             ),
             convert_options=pa_csv.ConvertOptions(
-                column_types={name: pa.string() for name in header},
-                strings_can_be_null=False,
+                column_types={name: pa.string() for name in header}, strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),
         )
@@ -271,8 +269,7 @@ def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[s
     if not rows:
         raise InputError(
             f"the file has a header ({', '.join(header[:10])}) but no data rows; expected one row per query",
-            source=source,
-            line=2,
+            source=source, line=2,
         )
     columns = list(zip(*rows, strict=True))
     return _Table(header, dict(zip(header, columns, strict=True)), len(rows), lines)
@@ -329,8 +326,7 @@ def _check_header(
                 raise InputError(
                     f"the header is one column {quote(header[0])} that contains {_DELIMITER_NAMES[other]}; "
                     f"expected columns separated by {_DELIMITER_NAMES[delimiter]}: {fix}",
-                    source=source,
-                    line=line,
+                    source=source, line=line,
                 )
     names: list[str] = []
     seen: dict[str, int] = {}
@@ -343,8 +339,7 @@ def _check_header(
             raise InputError(
                 f"the column name {name!r} appears twice in the header (columns {seen[name]} and "
                 f"{position}); expected unique column names",
-                source=source,
-                line=line,
+                source=source, line=line,
             )
         seen[name] = position
         names.append(name)
@@ -362,9 +357,7 @@ def _ragged(
     return InputError(
         f"found {len(record)} value{'s' if len(record) != 1 else ''}; expected {len(header)}, one per header column "
         f"({', '.join(header[:10])}{', ...' if len(header) > 10 else ''}): {why}",
-        source=source,
-        row=row,
-        line=line,
+        source=source, row=row, line=line,
     )
 
 

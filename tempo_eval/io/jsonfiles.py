@@ -37,16 +37,6 @@ def deepeval_test_run(document: Any) -> dict[str, Any] | None:
     return None
 
 
-def deepeval_case_records(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """The test cases of a DeepEval test run as dataset records (snake_case keys)."""
-    records = []
-    for case in deepeval_test_run(document)["testCases"]:
-        if not isinstance(case, dict):
-            continue
-        records.append({ours: case.get(theirs) for theirs, ours in _DEEPEVAL_CASE_KEYS.items()})
-    return records
-
-
 def _read_jsonl(text: str, source: str) -> _Table:
     records: list[dict[str, Any]] = []
     lines: list[int] = []
@@ -58,14 +48,9 @@ def _read_jsonl(text: str, source: str) -> _Table:
     return _records_table(records, lines)
 
 
-def _read_jsonl_line(
-    line: str,
-    number: int,
-    source: str,
-    decode: Callable[[str], Any],
-    records: list[dict[str, Any]],
-    lines: list[int],
-) -> None:
+def _read_jsonl_line(line: str, number: int, source: str, decode: Callable[[str], Any],
+                     records: list[dict[str, Any]], lines: list[int]) -> None:
+    """Add the line's object to `records` and its number to `lines` (a blank line adds nothing)."""
     if not line or line.isspace():
         return
     try:
@@ -73,8 +58,7 @@ def _read_jsonl_line(
     except RecursionError:
         raise InputError(
             "the JSON is nested too deeply to read; expected one flat JSON object per line",
-            source=source,
-            line=number,
+            source=source, line=number,
         ) from None
     except json.JSONDecodeError as error:
         hint = ""
@@ -83,15 +67,13 @@ def _read_jsonl_line(
         raise InputError(
             f"not valid JSON ({json_error_text(error.msg, error.colno)}); expected one JSON object "
             f"per line{hint}",
-            source=source,
-            line=number,
+            source=source, line=number,
         ) from None
     if type(record) is not dict:
         raise InputError(
             f"found {_json_kind(record)}; expected one JSON object per line, like "
             '{"query": "...", "answer": "..."}',
-            source=source,
-            line=number,
+            source=source, line=number,
         )
     records.append(record)
     lines.append(number)
@@ -142,13 +124,14 @@ def _read_json(text: str, source: str) -> _Table:
         raise InputError(
             f"not valid JSON ({json_error_text(error.msg, error.colno)}); expected a list of objects "
             f'or {{"data": [...]}}{hint}',
-            source=source,
-            line=error.lineno,
+            source=source, line=error.lineno,
         ) from None
     records = document
     if isinstance(document, dict):
-        if deepeval_test_run(document) is not None:  # a DeepEval test run: its test cases are the rows
-            records = deepeval_case_records(document)
+        test_run = deepeval_test_run(document)
+        if test_run is not None:  # a DeepEval test run: its test cases are the rows
+            records = [{ours: case.get(theirs) for theirs, ours in _DEEPEVAL_CASE_KEYS.items()}
+                       for case in test_run["testCases"] if isinstance(case, dict)]
         elif _pandas_split(document):  # pandas to_json(orient="split")
             records = [dict(zip(document["columns"], row, strict=True)) for row in document["data"]]
         elif isinstance(document.get("data"), list):
@@ -173,8 +156,7 @@ def _read_json(text: str, source: str) -> _Table:
         if type(record) is not dict:
             raise InputError(
                 f'found {_json_kind(record)}; expected an object like {{"query": "...", "answer": "..."}}',
-                source=source,
-                row=index + 1,
+                source=source, row=index + 1,
             )
     return _records_table(records, None)
 

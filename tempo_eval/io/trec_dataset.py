@@ -179,11 +179,9 @@ def load_runs_dataset(
     return Dataset(
         frame=frame,
         name=name or " vs ".join(loaded),
-        mapping={},
-        content_hash=digest.hexdigest(),
+        mapping={}, content_hash=digest.hexdigest(),
         source_format="trec",
-        warnings=warnings,
-        qrels=qrels_bytes,
+        warnings=warnings, qrels=qrels_bytes,
     )
 
 
