@@ -95,16 +95,7 @@ class PacedReader:
         with self._turn:
             return self._turn.wait_for(lambda: self._inside == 0, timeout=timeout)
 
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def writable(self) -> bool:
-        return False
-
-    def close(self) -> None:
+    def close(self) -> None:  # with `read` and `closed`, all pyarrow asks of a file it reads
         self.closed = True
 
 

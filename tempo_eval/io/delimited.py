@@ -56,8 +56,9 @@ def _read_delimited(data: bytes, source: str, delimiter: str, warnings: list[str
         table = _read_delimited_fast(data, source, delimiter, warnings)
         if table is None:
             table = _read_delimited_csv(decode_utf8(data, source), source, delimiter, warnings)
-        if skipped:
-            table.lines = _ShiftedLines(table.lines, skipped) if table.lines is not None else None
+        if skipped and table.lines is not None:
+            lines = table.lines  # found after the separator line: one line further down the file
+            table.lines = _LazyLines(lambda: [number + skipped for number in lines])
         _check_cell_sizes(table, source)
     except InputError as error:
         if not skipped or error.line is None:
@@ -89,20 +90,6 @@ def _excel_separator_line(
         "as the header"
     )
     return (data[end + 1:] if end >= 0 else b""), named, 1
-
-
-class _ShiftedLines(Sequence[int]):
-    """Line numbers of rows read after `offset` skipped lines."""
-
-    def __init__(self, lines: Sequence[int], offset: int) -> None:
-        self._lines, self._offset = lines, offset
-
-    def __getitem__(self, index: Any) -> Any:
-        found = self._lines[index]
-        return [n + self._offset for n in found] if isinstance(index, slice) else found + self._offset
-
-    def __len__(self) -> int:
-        return len(self._lines)
 
 
 def _check_cell_sizes(table: _Table, source: str) -> None:
