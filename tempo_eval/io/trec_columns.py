@@ -58,8 +58,8 @@ _HEX_FIELD = re.compile(rb"(?:^|[ \t])0[xX][0-9a-fA-F]", re.MULTILINE)
 _EDGES = re.compile(rb" ?(\r?\n) ?")
 
 
-_RUN_EXPECTED = "expected 6 fields separated by spaces or tabs: qid Q0 docid rank score tag"
-_QRELS_EXPECTED = "expected 4 fields separated by spaces or tabs: qid iter docid rel"
+RUN_EXPECTED = "expected 6 fields separated by spaces or tabs: qid Q0 docid rank score tag"
+QRELS_EXPECTED = "expected 4 fields separated by spaces or tabs: qid iter docid rel"
 #: what trec_eval reads as an integer (rank, relevance) and as a score: ASCII digits only, so
 #: Python's `int("1_0")` or Arabic-Indic digits do not slip through
 ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -73,7 +73,7 @@ def run_line(fields: list[str], source: str, number: int) -> tuple[str, str, flo
     if len(fields) < 6:
         hint = {4: " (this looks like a qrels line: load it with read_qrels)",
                 5: " (is the Q0 field or the run tag missing?)"}.get(len(fields), "")
-        raise InputError(f"found {len(fields)} fields {quote(' '.join(fields))}; {_RUN_EXPECTED}{hint}",
+        raise InputError(f"found {len(fields)} fields {quote(' '.join(fields))}; {RUN_EXPECTED}{hint}",
                          source=source, line=number)
     qid, _, docid, rank, score_text, tag = fields[:6]
     if not ASCII_INTEGER.fullmatch(rank):
@@ -95,7 +95,7 @@ def qrels_line(fields: list[str], source: str, number: int) -> tuple[str, str, i
     field when it is not `qid iter docid rel`."""
     if len(fields) != 4:
         hint = " (this looks like a run line: load it with read_runs)" if len(fields) == 6 else ""
-        raise InputError(f"found {len(fields)} fields {quote(' '.join(fields))}; {_QRELS_EXPECTED}{hint}",
+        raise InputError(f"found {len(fields)} fields {quote(' '.join(fields))}; {QRELS_EXPECTED}{hint}",
                          source=source, line=number)
     qid, _, docid, rel = fields
     if not ASCII_INTEGER.fullmatch(rel):

@@ -43,6 +43,8 @@ import pyarrow.compute as pc
 from tempo_eval.io.errors import InputError, parse_json_document, quote
 from tempo_eval.io.trec_columns import (
     BLOCK_BYTES,
+    QRELS_EXPECTED,
+    RUN_EXPECTED,
     iter_blocks,
     pair_lines,
     source_name,
@@ -124,11 +126,8 @@ def read_qrels(
         return qrels_from_mapping(_json_document(source, name, "qrels", max_json_bytes), codes, name)
     parts = list(iter_blocks(source, "qrels", name=name, block_bytes=block_bytes))
     if not sum(len(p.columns["rel"]) for p in parts):
-        raise InputError(
-            "no judgements found (the file is empty or only comments); expected 4 fields separated by "
-            "spaces or tabs: qid iter docid rel",
-            source=name,
-        )
+        raise InputError(f"no judgements found (the file is empty or only comments); {QRELS_EXPECTED}",
+                         source=name)
     docids = pa.concat_arrays([p.columns["docid"] for p in parts])
     grades = np.concatenate([p.columns["rel"] for p in parts])
     qrels = QrelsColumns(name, codes.encode(pa.concat_arrays([p.columns["qid"] for p in parts])), docids, grades)
@@ -195,11 +194,8 @@ def read_runs(
         else:
             _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes, within)
         if not tops:
-            raise InputError(
-                "no run lines found (the file is empty or only comments); expected 6 fields separated "
-                "by spaces or tabs: qid Q0 docid rank score tag",
-                source=name,
-            )
+            raise InputError(f"no run lines found (the file is empty or only comments); {RUN_EXPECTED}",
+                             source=name)
         files.append((source, name, tops, notes))
     names = assign_run_names([(name, list(tops)) for _, name, tops, _ in files])
     runs: dict[str, TopRun] = {}
