@@ -91,9 +91,9 @@ def check_size(text: str) -> None:
 
 def text_cell(value: Any) -> str | None:
     """A text value: strings as they are; numbers written as text (7.0 -> "7"); missing -> None."""
-    if type(value) is str:
+    if isinstance(value, str):  # numpy.str_ too
         check_size(value)
-        return None if not value or value.isspace() else value
+        return None if not value or value.isspace() else str(value)
     if is_missing(value):
         return None
     if isinstance(value, bool):
@@ -103,8 +103,6 @@ def text_cell(value: Any) -> str | None:
     if isinstance(value, numbers.Real):
         number = float(value)
         return str(int(number)) if number.is_integer() else repr(number)
-    if isinstance(value, str):  # str subclasses (numpy.str_)
-        return text_cell(str(value))
     raise CellError(f"found {describe(value)}; expected text")
 
 

@@ -189,8 +189,10 @@ def read_runs(
         within = None if progress is None else (lambda f, i=index: progress((i + f) / len(sources)))
         tops: dict[str, _TopK] = {}
         notes: list[str] = []
-        if starts_with_json(source, name):
-            _read_json_run(source, name, codes, tops, keep, precision, max_json_bytes)
+        if starts_with_json(source, name):  # one run, named from the file
+            document = _json_document(source, name, "run", max_json_bytes)
+            tops["None"] = _TopK(keep, precision)
+            tops["None"].add(*_columns_of(document, name, "run", codes))
         else:
             _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes, within)
         if not tops:
@@ -290,11 +292,6 @@ def _read_trec_run(source, name, codes, tops, notes, keep, precision, block_byte
             f"{name}: {len(extra)} line(s) have more than 6 fields (first at line {extra[0]}); "
             "the fields after the tag are ignored, as trec_eval does"
         )
-
-
-def _read_json_run(source, name, codes, tops, keep, precision, max_bytes) -> None:
-    columns = _columns_of(_json_document(source, name, "run", max_bytes), name, "run", codes)
-    tops.setdefault("None", _TopK(keep, precision)).add(*columns)  # named from the file
 
 
 def _json_document(source: Any, name: str, kind: str, max_bytes: int | None) -> Any:
