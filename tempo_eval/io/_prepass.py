@@ -212,17 +212,13 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, js
     decoder = codecs.getincrementaldecoder("utf-8")()
     keys: dict[str, None] | None = {} if json_lines else None
     partial = ""
-    quotes = 0
-    rows = 0
-    tail = b""
-    last = b""
-    first = True
+    quotes = rows = 0
+    tail = last = b""
     misplaced = _misplaced_pattern(delimiter) if delimiter is not None else None
     lengths = LineLengths(source, max_line_bytes)
-    for chunk in chunks:
-        if first:
+    for index, chunk in enumerate(chunks):
+        if index == 0:
             chunk = check_text_bytes(chunk, source, scan.warnings)
-            first = False
             if delimiter is not None and not _fast_header(chunk):
                 scan.streamable = False
         elif b"\x00" in chunk:
@@ -280,11 +276,9 @@ def scan_json_array(chunks: Iterator[bytes], source: str, *, max_line_bytes: int
 
     def texts() -> Iterator[str]:
         decoder = codecs.getincrementaldecoder("utf-8")()
-        first = True
-        for chunk in chunks:
-            if first:
+        for index, chunk in enumerate(chunks):
+            if index == 0:
                 chunk = check_text_bytes(chunk, source, scan.warnings)  # InputError for binary files
-                first = False
             elif b"\x00" in chunk:
                 raise NotAnArray("a NUL byte")
             scan.size += len(chunk)
