@@ -242,9 +242,8 @@ def load_conversations(source: Any, *, name: str | None = None, max_bytes: int |
     else:
         text = decode_text(data, raw.name, warnings)
         records, places, fmt = _conversation_records(text, raw.name, ext, warnings)
-    ids: list[str] = []
     turns: list[list[dict[str, Any]]] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, int] = {}  # conversation id -> its number, in file order
     for number, (record, place) in enumerate(zip(records, places, strict=True), start=1):
         where = f"{raw.name}, conversation {number}" + (f" (line {place})" if place else "")
         conversation_id = _conversation_id(record, number)
@@ -255,13 +254,12 @@ def load_conversations(source: Any, *, name: str | None = None, max_bytes: int |
                 source=raw.name, row=number, line=place, row_label="conversation",
             )
         seen[conversation_id] = number
-        ids.append(conversation_id)
         turns.append([
             {"role": t.role, "content": t.content, "retrieval_context": list(t.retrieval_context)}
             for t in parse_conversation(json.dumps(_turn_items(record, where)), source=where)
         ])
     frame = pd.DataFrame({
-        "conversation_id": pd.Series(ids, dtype=object), "turns": pd.Series(turns, dtype=object)
+        "conversation_id": pd.Series(list(seen), dtype=object), "turns": pd.Series(turns, dtype=object)
     })
     return Dataset(
         frame=frame, name=raw.name, mapping={}, content_hash=hashlib.sha256(raw.data).hexdigest(),
