@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tempo_eval.core.ranking import _at_precision, require_precision
 from tempo_eval.io.errors import InputError, parse_json_document, quote
 from tempo_eval.io.trec_columns import (
     BLOCK_BYTES,
@@ -150,8 +151,6 @@ def runs_from_mappings(
     """Runs in memory, `{run name: {query id: {document id: score}}}`, as `read_runs` gives them:
     each query's top `keep` documents in trec_eval's order. InputError naming the run, query and
     document when a score is not a number."""
-    from tempo_eval.core.ranking import require_precision
-
     require_precision(precision)
     _require_keep(keep)
     out: dict[str, TopRun] = {}
@@ -177,8 +176,6 @@ def read_runs(
     clash), each holding every query's top `keep` documents in trec_eval's order.
     A JSON run is read whole, up to `max_json_bytes` (default: the input limit). `progress` is
     called with the share of the files read so far (files counted equally)."""
-    from tempo_eval.core.ranking import require_precision
-
     require_precision(precision)
     _require_keep(keep)
     if not sources:
@@ -384,9 +381,7 @@ class _TopK:
 
 def _compared(scores: np.ndarray, precision: str) -> np.ndarray:
     """Scores as ranking compares them (float32 roundings, or doubles); -0.0 made 0.0."""
-    if precision == "float32":
-        with np.errstate(over="ignore"):
-            scores = scores.astype(np.float32)
+    scores = _at_precision(scores, precision)
     return scores + scores.dtype.type(0.0)
 
 
