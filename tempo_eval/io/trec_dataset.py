@@ -153,7 +153,7 @@ def load_runs_dataset(
         if len(missing):
             warnings.append(f"run {run_name!r} has no ranking for {len(missing)} judged queries "
                             f"(e.g. {codes.ids[int(missing[0])]})")
-        starts = np.flatnonzero(np.r_[True, run.codes[1:] != run.codes[:-1]]) if len(run.codes) else np.zeros(0, int)
+        starts = np.flatnonzero(run.positions() == 0)  # each query's first row
         bounds = np.r_[starts, len(run.codes)]
         docids = run.docids.to_pylist()
         ranked_queries = [(codes.ids[int(run.codes[s])], int(run.codes[s]), s, e)
