@@ -45,6 +45,13 @@ class RawInput:
     limit: int | None = None
 
 
+def source_name(source: Any, default: str) -> str:
+    """The name used in messages: a path's file name, an upload's name, or `default`."""
+    if isinstance(source, (str, os.PathLike)):
+        return Path(source).name
+    return Path(str(getattr(source, "name", "") or default)).name
+
+
 def max_input_bytes() -> int:
     """The input size limit in bytes: TEMPO_EVAL_MAX_INPUT_MB megabytes, default 128."""
     text = os.environ.get(MAX_INPUT_ENV, "").strip()
@@ -80,17 +87,16 @@ def read_input(
     InputError; any other type raises TypeError.
     """
     limit = max_input_bytes() if max_bytes is None else max_bytes
+    label = name or source_name(source, default_name)
     if isinstance(source, (str, os.PathLike)):
-        label = name or Path(source).name
         raw = RawInput(label, read_regular_file(source, limit, label))
     elif isinstance(source, (bytes, bytearray, memoryview)):
-        raw = RawInput(name or default_name, bytes(source))
+        raw = RawInput(label, bytes(source))
     elif hasattr(source, "getvalue") or hasattr(source, "read"):
         # a stream is read no further than the limit allows (one byte more tells it is over)
         data = source.getvalue() if hasattr(source, "getvalue") else source.read(limit + 1)
         if isinstance(data, str):
             data = data.encode("utf-8")
-        label = name or Path(str(getattr(source, "name", "") or default_name)).name
         raw = RawInput(label, bytes(data))
     else:
         raise TypeError(

@@ -26,7 +26,6 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -138,13 +137,6 @@ class Block:
     first_line: int
     #: line numbers with fields after the last expected one (ignored, as trec_eval does)
     extra_lines: list[int] = field(default_factory=list)
-
-
-def source_name(source: Any, default: str) -> str:
-    """The name used in messages: a path's file name, an upload's name, or `default`."""
-    if isinstance(source, (str, os.PathLike)):
-        return Path(source).name
-    return Path(str(getattr(source, "name", "") or default)).name
 
 
 def _open(source: Any, name: str) -> tuple[Any, Any, int]:

@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tempo_eval.core.ranking import _at_precision, require_precision
+from tempo_eval.io._source import source_name
 from tempo_eval.io.errors import InputError, parse_json_document, quote
 from tempo_eval.io.trec_columns import (
     BLOCK_BYTES,
@@ -48,7 +49,6 @@ from tempo_eval.io.trec_columns import (
     RUN_EXPECTED,
     iter_blocks,
     pair_lines,
-    source_name,
     starts_with_json,
 )
 
