@@ -187,8 +187,8 @@ def open_dataset_file(
     try:
         head = raw.read(4)
         raw.seek(0)
-        compressions = {_GZIP_MAGIC: "gzip", _ZSTD_MAGIC: "zstd"}
-        compression = next((name for magic, name in compressions.items() if head.startswith(magic)), None)
+        magics = {_GZIP_MAGIC: "gzip", _ZSTD_MAGIC: "zstd"}
+        compression = next((name for magic, name in magics.items() if head.startswith(magic)), None)
     except BaseException:
         raw.close()
         raise
@@ -209,12 +209,15 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, label: str | Non
     label = label or Path(path).name
     with open_regular_file(path, label, limit=limit) as stream:
         try:
-            return _read_limited(stream, limit, label, "read so far, the file holds more than", _CHUNK)
+            what = "read so far, the file holds more than"
+            return _read_limited(stream, limit, label, what, _CHUNK)
         except OSError as error:
-            raise InputError(f"could not read {str(path)!r}: {_os_reason(error)}", source=label) from None
+            reason = _os_reason(error)
+            raise InputError(f"could not read {str(path)!r}: {reason}", source=label) from None
 
 
-def _read_limited(stream: Any, limit: int | None, label: str, what: str, chunk_size: int = 1 << 22) -> bytes:
+def _read_limited(stream: Any, limit: int | None, label: str, what: str, chunk_size: int = 1 << 22
+                  ) -> bytes:
     """All of `stream`, refused with `_too_large(..., what)` as soon as it passes `limit` bytes."""
     out = bytearray()
     while chunk := stream.read(chunk_size):

@@ -481,7 +481,8 @@ def convert_columns(columns: Mapping[str, Sequence[Any]], comma_checked: Sequenc
         values[canonical] = converted
         if found:
             notes[canonical] = (found, noted)
-    found = {name: comma_separated_problem(columns[name]) for name in comma_checked if name in columns}
+    found = {name: comma_separated_problem(columns[name]) for name in comma_checked
+             if name in columns}
     return Converted(values, notes, {name: problem for name, problem in found.items() if problem})
 
 

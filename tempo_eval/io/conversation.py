@@ -259,7 +259,8 @@ def load_conversations(source: Any, *, name: str | None = None, max_bytes: int |
             for t in parse_conversation(json.dumps(_turn_items(record, where)), source=where)
         ])
     frame = pd.DataFrame({
-        "conversation_id": pd.Series(list(seen), dtype=object), "turns": pd.Series(turns, dtype=object)
+        "conversation_id": pd.Series(list(seen), dtype=object),
+        "turns": pd.Series(turns, dtype=object),
     })
     return Dataset(
         frame=frame, name=raw.name, mapping={}, content_hash=hashlib.sha256(raw.data).hexdigest(),
@@ -294,8 +295,10 @@ def _conversation_records(
                 f"not valid JSON ({json_error_text(error.msg, error.colno)}); {_FILE_EXPECTED}",
                 source=source, line=error.lineno,
             ) from None
-        records = read_json_lines(text, source, expected="one conversation object per line", objects_only=False)
-        document, lines, fmt = [record for _, record in records], [line for line, _ in records], "jsonl"
+        expected = "one conversation object per line"
+        records = read_json_lines(text, source, expected=expected, objects_only=False)
+        document, lines = [record for _, record in records], [line for line, _ in records]
+        fmt = "jsonl"
     if isinstance(document, dict):
         if "turns" in document and not _is_turn(document):
             document = [document]  # one DeepEval conversation
@@ -388,7 +391,8 @@ def _numpy_repr_as_literal(text: str) -> str:
             previous = "]"
             continue
         is_value = token.type in (tokenize.STRING, tokenize.NUMBER) or token.string in ("None", "True", "False")
-        if (is_value or token.string in _VALUE_START) and (previous in _VALUE_END or previous == "value"):
+        after_value = previous in _VALUE_END or previous == "value"
+        if after_value and (is_value or token.string in _VALUE_START):
             out.append(",")  # two values side by side: numpy's repr leaves out the comma
         out.append(token.string)
         previous = "value" if is_value else token.string

@@ -41,7 +41,13 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.common.schema import CANONICAL_COLUMNS  # noqa: F401 - re-exported
-from tempo_eval.io._source import _EXTENSIONS, FORMATS, _too_large, max_input_bytes, read_input  # noqa: F401 - re-exported
+from tempo_eval.io._source import (  # noqa: F401 - _EXTENSIONS and FORMATS re-exported
+    _EXTENSIONS,
+    FORMATS,
+    _too_large,
+    max_input_bytes,
+    read_input,
+)
 from tempo_eval.io.mapping import detect_mapping  # noqa: F401 - re-exported
 from tempo_eval.io.stream import _gc_paused, open_stream, read_whole
 

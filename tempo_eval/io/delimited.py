@@ -24,7 +24,8 @@ from tempo_eval.io.table import _Table
 
 _DELIMITER_NAMES = {",": "commas", "\t": "tabs", ";": "semicolons", "|": "'|'"}
 #: what to do about a header that is one column holding another delimiter, by that delimiter
-_FIXES = {"\t": "name the file .tsv or pass format='tsv'", ",": "name the file .csv or pass format='csv'"}
+_FIXES = {"\t": "name the file .tsv or pass format='tsv'",
+          ",": "name the file .csv or pass format='csv'"}
 
 
 _csv_limit_lock = threading.Lock()
@@ -353,8 +354,8 @@ def _csv_error(
 ) -> InputError:
     message = str(error)
     if "unexpected end of data" in message:
-        return InputError("a value opened with a double quote is never closed; expected a closing double "
-                          "quote (inside a quoted value, write a double quote as \"\")",
+        return InputError("a value opened with a double quote is never closed; expected a closing "
+                          'double quote (inside a quoted value, write a double quote as "")',
                           source=source, row=row, line=start)
     if "expected after" in message:
         problem = (

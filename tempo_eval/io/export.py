@@ -41,7 +41,7 @@ CSV_LINE_TERMINATOR = "\r\n"
 
 
 def _text_cells_changed(frame: pd.DataFrame, starts: tuple[str, ...], change: Any) -> pd.DataFrame:
-    """A copy of `frame` with `change(text)` for every text cell that starts with one of `starts`."""
+    """A copy of `frame`, `change(text)` for every text cell that starts with one of `starts`."""
     out = frame.copy()
     for column in out.columns:
         if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):

@@ -226,13 +226,16 @@ def _deepeval_scores(document: dict[str, Any], source: str) -> list[ForeignScore
         raise InputError(f"the test run has no single-turn test cases (testCases is empty){extra}", source=source)
     for row, case in enumerate(cases):
         metrics = case.get("metricsData") or []
-        place = {"source": source, "row": row + 1, "row_label": "test case", "column": "metricsData"}
+        place = {"source": source, "row": row + 1, "row_label": "test case",
+                 "column": "metricsData"}
         if not isinstance(metrics, list):
-            raise InputError('metricsData is not a list; expected [{"name": ..., "score": ...}]', **place)
+            raise InputError('metricsData is not a list; expected [{"name": ..., "score": ...}]',
+                             **place)
         names: set[str] = set()
         for item in metrics:
             if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-                raise InputError('a metricsData entry has no name; expected {"name": ..., "score": ...}',
+                raise InputError('a metricsData entry has no name; '
+                                 'expected {"name": ..., "score": ...}',
                                  **place)
             if item["name"].strip().lower() in names:
                 raise InputError(f"the metric {item['name']!r} is given twice; expected one entry per metric",

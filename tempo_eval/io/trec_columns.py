@@ -306,8 +306,11 @@ def _parse(data: bytes, end: int, kind: str, name: str, first_line: int, delimit
         return _parse_lines(data[:end], kind, name, first_line)
     columns = _parse_fast(memoryview(data)[:end], kind, delimiter)
     if columns is None:  # normalised (one space between fields, none at the edges), tried again
-        columns = _parse_fast(_EDGES.sub(rb"\1", _SPACES.sub(b" ", data[:end])).lstrip(b" "), kind, b" ")
-    return Block(columns, first_line) if columns is not None else _parse_lines(data[:end], kind, name, first_line)
+        normal = _EDGES.sub(rb"\1", _SPACES.sub(b" ", data[:end])).lstrip(b" ")
+        columns = _parse_fast(normal, kind, b" ")
+    if columns is None:
+        return _parse_lines(data[:end], kind, name, first_line)
+    return Block(columns, first_line)
 
 
 def _may_hold_hex(data: bytes, end: int) -> bool:

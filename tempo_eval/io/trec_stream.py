@@ -127,8 +127,8 @@ def read_qrels(
         return qrels_from_mapping(_json_document(source, name, "qrels", max_json_bytes), codes, name)
     parts = list(iter_blocks(source, "qrels", name=name, block_bytes=block_bytes))
     if not sum(len(p.columns["rel"]) for p in parts):
-        raise InputError(f"no judgements found (the file is empty or only comments); {QRELS_EXPECTED}",
-                         source=name)
+        raise InputError("no judgements found (the file is empty or only comments); "
+                         + QRELS_EXPECTED, source=name)
     docids = pa.concat_arrays([p.columns["docid"] for p in parts])
     grades = np.concatenate([p.columns["rel"] for p in parts])
     qrels = QrelsColumns(name, codes.encode(pa.concat_arrays([p.columns["qid"] for p in parts])), docids, grades)
@@ -193,8 +193,8 @@ def read_runs(
         else:
             _read_trec_run(source, name, codes, tops, notes, keep, precision, block_bytes, within)
         if not tops:
-            raise InputError(f"no run lines found (the file is empty or only comments); {RUN_EXPECTED}",
-                             source=name)
+            raise InputError("no run lines found (the file is empty or only comments); "
+                             + RUN_EXPECTED, source=name)
         files.append((source, name, tops, notes))
     names = assign_run_names([(name, list(tops)) for _, name, tops, _ in files])
     runs: dict[str, TopRun] = {}
