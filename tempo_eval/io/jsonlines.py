@@ -8,7 +8,7 @@ string, so a claim holding U+2028, exported by us with `ensure_ascii=False`, wou
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from tempo_eval.io.errors import InputError, json_error_text
@@ -21,17 +21,11 @@ def json_lines(text: str) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-def read_json_lines(
-    text: str,
-    source: str,
-    *,
-    expected: str = "one JSON object per line",
-    objects_only: bool = True,
-    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
-) -> list[tuple[int, Any]]:
+def read_json_lines(text: str, source: str, *, expected: str = "one JSON object per line",
+                    objects_only: bool = True) -> list[tuple[int, Any]]:
     """(line number, value) of every record; InputError naming the line for a line that is not
     JSON (or, with `objects_only`, not a JSON object). `expected` says what the file should hold."""
-    decode = json.JSONDecoder(object_pairs_hook=object_pairs_hook).decode
+    decode = json.JSONDecoder().decode
     records = []
     for number, line in json_lines(text):
         try:
