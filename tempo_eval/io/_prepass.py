@@ -166,14 +166,12 @@ class LineLengths:
         self.lines = 0  # line ends before this chunk
 
     def check(self, chunk: bytes, ends: Any) -> None:
-        if not len(ends):
-            self.since += len(chunk)
-            if self.since > self.limit:
-                raise line_too_long(self.source, self.lines + 1, self.limit)
-            return
-        first = self.since + int(ends[0])
+        first = self.since + (int(ends[0]) if len(ends) else len(chunk))  # the line going on
         if first > self.limit:
             raise line_too_long(self.source, self.lines + 1, self.limit)
+        if not len(ends):
+            self.since = first
+            return
         if len(chunk) > self.limit and len(ends) > 1:  # a line inside the chunk may be longer
             import numpy as np
 

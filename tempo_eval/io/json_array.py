@@ -13,6 +13,7 @@ Lines under a .json name).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -86,9 +87,7 @@ def array_elements(texts: Iterator[str], max_element: int | None = None) -> Iter
     if text.skip_space() == "]":
         text.pos += 1
     else:
-        index = 0
-        while True:
-            index += 1
+        for index in itertools.count(1):
             yield _element(text, index, max_element)
             following = text.skip_space()
             text.pos += 1
