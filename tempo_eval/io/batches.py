@@ -50,8 +50,9 @@ class BatchTable(_Table):
 
 
 class Canonical:
-    """Batches of raw cells -> canonical frames (see the module docstring); `finish()` gives the
-    warnings, in the order the whole-file reader gives them."""
+    """Batches of raw cells -> canonical frames (see the module docstring); the last batch
+    (`batch(table, last=True)`) sets `warnings`, those of the whole file in the order the
+    whole-file reader gives them."""
 
     def __init__(self, explicit: Mapping[str, str] | None, source: str) -> None:
         self.explicit = dict(explicit) if explicit else None
@@ -69,8 +70,11 @@ class Canonical:
         self._comma: dict[str, str] = {}
         self._ignored: dict[str, str] = {}
         self._line_of: Callable[[int], int | None] | None = None
+        #: the whole file's warnings, once its last batch is converted
+        self.warnings: list[str] = []
 
-    def batch(self, table: BatchTable) -> pd.DataFrame:
+    def batch(self, table: BatchTable, last: bool = False) -> pd.DataFrame:
+        """The canonical frame of the next batch; `last`: the file's last, then `warnings` is set."""
         index_columns = saved_index_columns(table.columns)
         if index_columns:  # a row index pandas saved with the file is no data (as the whole-file reader)
             table = dataclasses.replace(table, columns=[c for c in table.columns if c not in index_columns])
@@ -119,7 +123,10 @@ class Canonical:
         else:
             data["query_id"] = self._generated_ids(data, table)
         self._check_unique_ids(data, table)
-        return self._frame(table, data)
+        frame = self._frame(table, data)
+        if last:
+            self.warnings = self._file_warnings()
+        return frame
 
     def _check_new_columns(self, table: BatchTable) -> None:
         new = [c for c in table.columns if c not in self._columns]
@@ -165,7 +172,7 @@ class Canonical:
         frame.index = pd.RangeIndex(table.offset, table.offset + len(frame))
         return frame
 
-    def finish(self) -> list[str]:
+    def _file_warnings(self) -> list[str]:
         """The warnings of the whole file, once every batch is read."""
         mapping = self.mapping or {}
         warnings = list(self.reader_warnings)
@@ -203,8 +210,8 @@ def canonical_frame(
     canonical = Canonical(explicit, source)
     batch = table if isinstance(table, BatchTable) else BatchTable(
         table.columns, table.values, table.n_rows, table.lines, table.arrow)
-    frame = canonical.batch(batch)
-    warnings.extend(canonical.finish())
+    frame = canonical.batch(batch, last=True)
+    warnings.extend(canonical.warnings)
     return frame, canonical.mapping or {}
 
 

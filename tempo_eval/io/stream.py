@@ -102,7 +102,8 @@ class DatasetStream:
     _batches: Iterator[tuple[int, pd.DataFrame]] | None = field(default=None, repr=False)
 
     def batches(self) -> Iterator[tuple[int, pd.DataFrame]]:
-        """(offset of the first row, canonical frame) per batch, in file order; once only."""
+        """(offset of the first row, canonical frame) per batch, in file order; once only. The
+        iterator's `close()` abandons the rest (the file is let go)."""
         if self._batches is None:
             raise RuntimeError("a DatasetStream is read once: open it again to read it again")
         batches, self._batches = self._batches, None
@@ -244,37 +245,73 @@ def open_stream(
         raise
     if first_table is None:  # no rows: the whole-file reader names the problem
         return whole_file()
-    first = canonical.batch(first_table)
+    following, failed = _ahead(tables)
+    first = canonical.batch(first_table, last=following is None and failed is None)
     stream = DatasetStream(
         name=label, content_hash=content_hash, source_format=source_format, mapping=canonical.mapping or {},
         warnings=[], estimated_rows=max(scan.estimated_rows, len(first)), size=scan.size,
         columns=[str(c) for c in first.columns],
     )
+    if following is None and failed is None:  # one batch: the file is read
+        stream.warnings, stream.n_rows = canonical.warnings, len(first)
+        stream._batches = _Batches([(0, first)])
+        return stream
+    tail: list[tuple[int, pd.DataFrame]] = []
 
-    def batches() -> Iterator[tuple[int, pd.DataFrame]]:
-        yield 0, first
+    def rest(table: BatchTable | None, failed: Exception | None) -> Iterator[tuple[int, pd.DataFrame]]:
+        """The batches after the first, one a resume: each converted once the next is read, so
+        the last is converted knowing it is (its conversion gives the file's warnings) and the
+        stream's end is known when it is handed out. The last is left in `tail`, which the chain
+        hands out after this generator has ended: it is not resumed once more to end."""
         offset = len(first)
-        try:
-            for table in tables:
-                frame = canonical.batch(table)
+        while table is not None:
+            following, failed = _ahead(tables)
+            last = following is None and failed is None
+            frame = canonical.batch(table, last=last)
+            if last:
+                stream.warnings, stream.n_rows = canonical.warnings, offset + len(frame)
+                tail.append((offset, frame))
+                return
+            yield offset, frame
+            offset += len(frame)
+            table = following
+        if not isinstance(failed, _ReadWhole):
+            raise failed  # type: ignore[misc]  # read after the batch before it was handed out
+        # pyarrow stopped part way: the whole-file reader names the problem, or reads the rest
+        whole = _read_whole_file(path, label, mapping, format, max_bytes, batch_rows)
+        stream.warnings, stream.n_rows = list(whole.warnings), max(offset, whole.n_rows or 0)
+        for start, frame in whole.batches():
+            if start + len(frame) > offset:
+                frame = frame.iloc[max(0, offset - start):]
                 yield offset, frame
                 offset += len(frame)
-        except _ReadWhole:
-            # pyarrow stopped part way: the whole-file reader names the problem, or reads the rest
-            rest = _read_whole_file(path, label, mapping, format, max_bytes, batch_rows)
-            for start, frame in rest.batches():
-                if start + len(frame) > offset:
-                    frame = frame.iloc[max(0, offset - start):]
-                    yield offset, frame
-                    offset += len(frame)
-            stream.warnings = list(rest.warnings)
-            stream.n_rows = offset
-            return
-        stream.warnings = canonical.finish()
-        stream.n_rows = offset
 
-    stream._batches = batches()
+    reading = rest(following, failed)
+    stream._batches = _Batches([(0, first)], reading, tail)
+    stream._batches.reading = (reading, tables)
     return stream
+
+
+class _Batches(itertools.chain):  # type: ignore[type-arg]
+    """A stream's batches, handed out by the chain: the first (converted when the stream is
+    opened), those its reading generator yields, resumed once a batch, and the last, which that
+    generator leaves when it ends. `close()` abandons them: the generator and the tables it
+    reads (`reading`) are let go, and so the file."""
+
+    reading: tuple[Any, ...] = ()
+
+    def close(self) -> None:
+        for part in self.reading:
+            part.close()
+
+
+def _ahead(tables: Iterator[BatchTable]) -> tuple[BatchTable | None, Exception | None]:
+    """The next table (None at the end), read before the one in hand is converted; a problem
+    reading it (`_ReadWhole` too) is returned, to be raised once the one in hand is handed out."""
+    try:
+        return next(tables, None), None
+    except Exception as error:  # noqa: BLE001 - raised by the caller, after the batch before it
+        return None, error
 
 
 @contextlib.contextmanager
