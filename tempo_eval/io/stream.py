@@ -3,7 +3,7 @@
     stream = open_stream("logs.csv.gz")
     for offset, frame in stream.batches():   # frame: canonical columns of rows offset, offset + 1, ...
         ...
-    stream.n_rows, stream.warnings           # known once the last batch is read
+    stream.n_rows, stream.warnings           # known when the last batch is handed out
 
 CSV/TSV are read by pyarrow's streaming CSV reader, JSON Lines a batch of lines at a time,
 Parquet a batch of rows at a time; each may be gzip or Zstandard compressed (recognised by
@@ -81,8 +81,9 @@ MIN_FREE_BYTES = 256 << 20
 @dataclass
 class DatasetStream:
     """A dataset read in batches. `mapping` is known once the stream is open (from its first
-    batch); `n_rows` and the final `warnings` once `batches()` has been read to the end;
-    `estimated_rows` (from the first pass) is for progress until then."""
+    batch); `n_rows` and the final `warnings` when `batches()` hands out the last batch (a
+    file is read one table ahead, so its last batch is known as such); `estimated_rows` (from
+    the first pass) is for progress until then."""
 
     name: str
     content_hash: str
