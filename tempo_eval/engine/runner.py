@@ -499,9 +499,12 @@ class _Run:
         n_rows = 0
         reported = False
         for offset, frame in stream.batches():
-            if store_rows:
-                self.store.add_dataset_rows(self.dataset_id, offset, frame)
             n_rows = offset + len(frame)
+            if store_rows:  # the last batch (the stream knows its end by then) completes the dataset
+                last = stream.n_rows == n_rows
+                self.store.add_dataset_rows(self.dataset_id, offset, frame, n_rows=n_rows if last else None,
+                                            warnings=stream.warnings)
+                store_rows = not last
             self.total = max(self.total, n_rows)
             if cancel is not None and cancel.is_set():
                 self.status = "cancelled"
@@ -527,7 +530,7 @@ class _Run:
         await self._collect(cancel, keep=0)
         if self.status == "cancelled":
             return n_rows
-        if store_rows and stream.n_rows is not None:
+        if store_rows and stream.n_rows is not None:  # a stream that ended without a batch
             self.store.finish_dataset(self.dataset_id, stream.n_rows, stream.warnings)
         self.total = n_rows
         self._report()

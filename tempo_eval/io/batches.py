@@ -3,8 +3,9 @@ across rows carried from batch to batch, so the rows and every message are the o
 whole-file reader gives for the same file: a file read whole is one batch
 (`canonical_frame`), so there is one canonical conversion.
 
-`BatchTable` is a `_Table` of some rows of a file that places each row in the whole file (row
-number counted from the file's first row; line given, or found on demand). `Canonical` converts
+`BatchTable` (`tempo_eval.io.table`) is a `_Table` of some rows of a file that places each row
+in the whole file (row number counted from the file's first row; line given, or found on
+demand). `Canonical` converts
 one batch at a time with the whole-file reader's converters and keeps what spans batches: the
 mapping (resolved on the first batch), seen query ids, generated ids, columns not empty so far,
 the first list cell of each column read in another style, the first comma-separated id.
@@ -14,44 +15,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from tempo_eval.common.schema import CANONICAL_COLUMNS
 from tempo_eval.common.schema import index_columns as saved_index_columns
 from tempo_eval.io.cells import BatchCellError, convert_columns
 from tempo_eval.io.errors import InputError
 from tempo_eval.io.mapping import _resolve_mapping
 from tempo_eval.io.seen_keys import SeenKeys
-from tempo_eval.io.table import (
-    _Table,
-    duplicate_query_error,
-    frame_columns,
-    list_style_warning,
-)
-
-
-@dataclass
-class BatchTable(_Table):
-    """Rows `offset`, `offset` + 1, ... of a file; `lines` (when given) are their lines in the
-    file, else `line_of(row in the file)` finds one when a message needs it."""
-
-    offset: int = 0
-    line_of: Callable[[int], int | None] | None = None
-
-    def place(self, index: int) -> dict[str, int | None]:
-        row = self.offset + index
-        if self.lines is not None:
-            line = self.lines[index]
-        else:
-            line = self.line_of(row) if self.line_of is not None else None
-        return {"row": row + 1, "line": line}
+from tempo_eval.io.table import BatchTable, _Table, duplicate_query_error, list_style_warning
 
 
 class Canonical:
-    """Batches of raw cells -> canonical frames (see the module docstring); `finish()` gives the
-    warnings, in the order the whole-file reader gives them."""
+    """Batches of raw cells -> canonical frames (see the module docstring); the last batch
+    (`batch(table, last=True)`) sets `warnings`, those of the whole file in the order the
+    whole-file reader gives them."""
 
     def __init__(self, explicit: Mapping[str, str] | None, source: str) -> None:
         self.explicit = dict(explicit) if explicit else None
@@ -69,8 +49,11 @@ class Canonical:
         self._comma: dict[str, str] = {}
         self._ignored: dict[str, str] = {}
         self._line_of: Callable[[int], int | None] | None = None
+        #: the whole file's warnings, once its last batch is converted
+        self.warnings: list[str] = []
 
-    def batch(self, table: BatchTable) -> pd.DataFrame:
+    def batch(self, table: BatchTable, last: bool = False) -> pd.DataFrame:
+        """The canonical frame of the next batch; `last`: the file's last, then `warnings` is set."""
         index_columns = saved_index_columns(table.columns)
         if index_columns:  # a row index pandas saved with the file is no data (as the whole-file reader)
             table = dataclasses.replace(table, columns=[c for c in table.columns if c not in index_columns])
@@ -119,7 +102,10 @@ class Canonical:
         else:
             data["query_id"] = self._generated_ids(data, table)
         self._check_unique_ids(data, table)
-        return self._frame(table, data)
+        frame = self._frame(table, data)
+        if last:
+            self.warnings = self._file_warnings()
+        return frame
 
     def _check_new_columns(self, table: BatchTable) -> None:
         new = [c for c in table.columns if c not in self._columns]
@@ -165,7 +151,7 @@ class Canonical:
         frame.index = pd.RangeIndex(table.offset, table.offset + len(frame))
         return frame
 
-    def finish(self) -> list[str]:
+    def _file_warnings(self) -> list[str]:
         """The warnings of the whole file, once every batch is read."""
         mapping = self.mapping or {}
         warnings = list(self.reader_warnings)
@@ -182,6 +168,31 @@ class Canonical:
         warnings += [self._comma[c] for c in ("retrieved_ids", "gold_ids") if c in self._comma]
         warnings += list(self._ignored.values())
         return warnings
+
+
+def frame_columns(
+    table: _Table, data: Mapping[str, Any], mapping: Mapping[str, str], ignored: Callable[[str, str], None]
+) -> dict[str, Any]:
+    """The columns of a dataset frame: the converted canonical ones (`data`), then every unmapped
+    source column as it is (a Parquet column keeps its Arrow type through pandas). A source column
+    named like a canonical one that comes from elsewhere is left out: `ignored(column, message)`."""
+    columns: dict[str, Any] = {
+        name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data
+    }
+    mapped_sources = set(mapping.values())
+    for column in table.columns:
+        if column in mapped_sources:
+            continue
+        if column in columns:
+            ignored(column, f"column {column!r} ignored: {column!r} comes from "
+                            f"{mapping.get(column, 'generated ids')!r}")
+            continue
+        if table.arrow is not None:
+            # by name: a saved row index may have been dropped from `table.columns`, not from the arrow table
+            columns[column] = table.arrow.column(column).to_pandas(use_threads=False).to_numpy()
+        else:
+            columns[column] = pd.Series(list(table.values[column]), dtype=object)
+    return columns
 
 
 def generated_ids(data: Mapping[str, Sequence[Any]], n_rows: int, seen: dict[Any, str] | None = None,
@@ -203,8 +214,8 @@ def canonical_frame(
     canonical = Canonical(explicit, source)
     batch = table if isinstance(table, BatchTable) else BatchTable(
         table.columns, table.values, table.n_rows, table.lines, table.arrow)
-    frame = canonical.batch(batch)
-    warnings.extend(canonical.finish())
+    frame = canonical.batch(batch, last=True)
+    warnings.extend(canonical.warnings)
     return frame, canonical.mapping or {}
 
 

@@ -17,10 +17,9 @@ from typing import Any
 
 from tempo_eval.io._prepass import _fast_header, _misplaced_pattern
 from tempo_eval.io._source import check_text_bytes, decode_utf8
-from tempo_eval.io.batches import BatchTable
 from tempo_eval.io.cells import MAX_CELL_CHARS, CellError, check_size
 from tempo_eval.io.errors import InputError, quote
-from tempo_eval.io.table import _Table
+from tempo_eval.io.table import BatchTable, _Table
 
 _DELIMITER_NAMES = {",": "commas", "\t": "tabs", ";": "semicolons", "|": "'|'"}
 #: what to do about a header that is one column holding another delimiter, by that delimiter
@@ -176,10 +175,12 @@ def misplaced_quote(data: bytes, delimiter: str) -> bool:
     return _misplaced_pattern(delimiter).search(data) is not None
 
 
-def delimited_table(table: Any, header: list[str], source: str, notes: list[str]) -> _Table | None:
-    """A `_Table` from a pyarrow Table of CSV/TSV text cells (every column read as strings, empty
-    cells as ""), without rows whose every cell is empty (noted in `notes`); None when no row is
-    left. Shared by the fast CSV path and the Ray engine's reader."""
+def delimited_table(table: Any, header: list[str], source: str, notes: list[str], offset: int = 0,
+                    line_of: Callable[[int], int | None] | None = None) -> BatchTable | None:
+    """A table from a pyarrow Table of CSV/TSV text cells (every column read as strings, empty
+    cells as ""), without rows whose every cell is empty (noted in `notes`), its rows placed at
+    row `offset` of the file (`BatchTable`); None when no row is left. Shared by the fast CSV
+    path, the streaming reader (`delimited_batch`) and the Ray engine's reader."""
     values = {name: table.column(i).to_pylist() for i, name in enumerate(header)}
     # rows with every cell empty (",,," lines a spreadsheet leaves behind) are skipped, as the
     # csv-module reader does; cheap, since the first column is rarely empty
@@ -194,7 +195,7 @@ def delimited_table(table: Any, header: list[str], source: str, notes: list[str]
         keep = [i for i in range(table.num_rows) if i not in dropped]
         values = {name: [column[i] for i in keep] for name, column in values.items()}
         notes.append(f"{source}: skipped {len(empty)} row(s) with every cell empty")
-    return _Table(header, values, table.num_rows - len(empty), None)
+    return BatchTable(header, values, table.num_rows - len(empty), None, offset=offset, line_of=line_of)
 
 
 def delimited_batch(
@@ -203,12 +204,11 @@ def delimited_batch(
     """(the rows of a streamed CSV/TSV batch as a `BatchTable` placed at row `offset`, its cells'
     sizes checked; None when every row is empty) and the count of rows skipped as empty: the
     streaming reader's one call a batch (`delimited_table`, then `_check_cell_sizes`)."""
-    found = delimited_table(table, header, source, [])
-    if found is None:
+    batch = delimited_table(table, header, source, [], offset, line_of)
+    if batch is None:
         return None, table.num_rows
-    batch = BatchTable(found.columns, found.values, found.n_rows, None, offset=offset, line_of=line_of)
     _check_cell_sizes(batch, source)
-    return batch, table.num_rows - found.n_rows
+    return batch, table.num_rows - batch.n_rows
 
 
 def _read_delimited_csv(text: str, source: str, delimiter: str, warnings: list[str]) -> _Table:

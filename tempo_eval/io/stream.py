@@ -3,7 +3,7 @@
     stream = open_stream("logs.csv.gz")
     for offset, frame in stream.batches():   # frame: canonical columns of rows offset, offset + 1, ...
         ...
-    stream.n_rows, stream.warnings           # known once the last batch is read
+    stream.n_rows, stream.warnings           # known when the last batch is handed out
 
 CSV/TSV are read by pyarrow's streaming CSV reader, JSON Lines a batch of lines at a time,
 Parquet a batch of rows at a time; each may be gzip or Zstandard compressed (recognised by
@@ -81,8 +81,9 @@ MIN_FREE_BYTES = 256 << 20
 @dataclass
 class DatasetStream:
     """A dataset read in batches. `mapping` is known once the stream is open (from its first
-    batch); `n_rows` and the final `warnings` once `batches()` has been read to the end;
-    `estimated_rows` (from the first pass) is for progress until then."""
+    batch); `n_rows` and the final `warnings` when `batches()` hands out the last batch (a
+    file is read one table ahead, so its last batch is known as such); `estimated_rows` (from
+    the first pass) is for progress until then."""
 
     name: str
     content_hash: str
@@ -102,7 +103,8 @@ class DatasetStream:
     _batches: Iterator[tuple[int, pd.DataFrame]] | None = field(default=None, repr=False)
 
     def batches(self) -> Iterator[tuple[int, pd.DataFrame]]:
-        """(offset of the first row, canonical frame) per batch, in file order; once only."""
+        """(offset of the first row, canonical frame) per batch, in file order; once only. The
+        iterator's `close()` abandons the rest (the file is let go)."""
         if self._batches is None:
             raise RuntimeError("a DatasetStream is read once: open it again to read it again")
         batches, self._batches = self._batches, None
@@ -112,16 +114,11 @@ class DatasetStream:
 def frame_stream(dataset: Any, batch_rows: int = BATCH_ROWS) -> DatasetStream:
     """A loaded `Dataset` handed out in batches (the same rows, the same identity)."""
     frame: pd.DataFrame = dataset.frame
-
-    def slices() -> Iterator[tuple[int, pd.DataFrame]]:
-        for start in range(0, len(frame), batch_rows):
-            yield start, frame.iloc[start:start + batch_rows]
-
     return DatasetStream(
         name=dataset.name, content_hash=dataset.content_hash, source_format=dataset.source_format,
         mapping=dict(dataset.mapping), warnings=list(dataset.warnings), estimated_rows=len(frame),
         size=int(frame.memory_usage(deep=False).sum()), n_rows=len(frame), columns=[str(c) for c in frame.columns],
-        dataset=dataset, _batches=slices(),
+        dataset=dataset, _batches=_in_batches(frame, batch_rows),
     )
 
 
@@ -148,26 +145,12 @@ def read_whole(raw: RawInput, mapping: Mapping[str, str] | None = None, format: 
             text = decode_text(data, raw.name, warnings)
             table = _read_jsonl(text, raw.name) if source_format == "jsonl" else _read_json(text, raw.name)
         frame, used = canonical_frame(table, mapping, raw.name, warnings)
-
-    def slices() -> Iterator[tuple[int, pd.DataFrame]]:
-        if len(frame) <= batch_rows:
-            yield 0, frame
-            return
-        for start in range(0, len(frame), batch_rows):
-            yield start, frame.iloc[start:start + batch_rows]
-
     return DatasetStream(
         name=raw.name, content_hash=hashlib.sha256(raw.data).hexdigest(), source_format=source_format,
         mapping=used, warnings=warnings, estimated_rows=len(frame), size=len(data), n_rows=len(frame),
-        columns=[str(c) for c in frame.columns], read_whole=True, _batches=slices(),
+        columns=[str(c) for c in frame.columns], read_whole=True,
+        _batches=_Batches([(0, frame)]) if len(frame) <= batch_rows else _in_batches(frame, batch_rows),
     )
-
-
-def _read_whole_file(path: Any, label: str, mapping: Mapping[str, str] | None, format: str | None,
-                     max_bytes: int | None, batch_rows: int) -> DatasetStream:
-    return read_whole(read_input(path, name=label, default_name="data",
-                                 max_bytes=_UNLIMITED if max_bytes is None else max_bytes),
-                      mapping, format, batch_rows)
 
 
 def open_stream(
@@ -181,12 +164,19 @@ def open_stream(
     max_line_bytes: int = _prepass.MAX_LINE_BYTES,
 ) -> DatasetStream:
     """Open the dataset file at `path` for reading in batches of `batch_rows` rows (see the module
-    docstring). The first pass and the first batch are read here: a problem in the first rows,
-    the mapping or the header raises InputError at once, the rest while the batches are read. A
+    docstring). The first pass and the first batch (and the raw rows of the next) are read here:
+    a problem in the first rows, the mapping or the header raises InputError at once, the rest
+    while the batches are read, each once the batches before it are handed out. A
     CSV or JSON Lines line (a JSON array's element) longer than `max_line_bytes` is refused by
     the first pass, naming the file and the line, before it is held."""
     label = name or Path(path).name
     copy = None
+
+    def whole_file() -> DatasetStream:  # what the streaming readers cannot take (module docstring)
+        limit = _UNLIMITED if max_bytes is None else max_bytes
+        return read_whole(read_input(path, name=label, default_name="data", max_bytes=limit), mapping, format,
+                          batch_rows)
+
     source_format, raw, compression = open_dataset_file(path, label, format, max_bytes)
     delimiter = {"csv": ",", "tsv": "\t"}.get(source_format)
     # an uncompressed text file is opened once: the first pass reads it (and hashes what it
@@ -217,7 +207,7 @@ def open_stream(
     if scan.streamable and source_format == "parquet":
         scan.estimated_rows = _parquet_rows(path, label, copy)
     if not scan.streamable:
-        return _read_whole_file(path, label, mapping, format, max_bytes, batch_rows)
+        return whole_file()
 
     canonical = Canonical(mapping, label)
     canonical.reader_warnings.extend(scan.warnings)
@@ -230,10 +220,6 @@ def open_stream(
     else:
         tables = _csv_tables(path, label, compression, delimiter or ",", batch_rows, canonical, raw)
     tables = _closing(tables, raw)
-
-    def whole_file() -> DatasetStream:
-        return _read_whole_file(path, label, mapping, format, max_bytes, batch_rows)
-
     try:
         first_table = next(tables, None)
     except _ReadWhole:
@@ -244,37 +230,66 @@ def open_stream(
         raise
     if first_table is None:  # no rows: the whole-file reader names the problem
         return whole_file()
-    first = canonical.batch(first_table)
-    stream = DatasetStream(
-        name=label, content_hash=content_hash, source_format=source_format, mapping=canonical.mapping or {},
-        warnings=[], estimated_rows=max(scan.estimated_rows, len(first)), size=scan.size,
-        columns=[str(c) for c in first.columns],
-    )
+    stream = DatasetStream(name=label, content_hash=content_hash, source_format=source_format, mapping={},
+                           warnings=[], estimated_rows=scan.estimated_rows, size=scan.size)
+    tail: list[tuple[int, pd.DataFrame]] = []
 
-    def batches() -> Iterator[tuple[int, pd.DataFrame]]:
-        yield 0, first
-        offset = len(first)
-        try:
-            for table in tables:
-                frame = canonical.batch(table)
+    def converted(table: BatchTable | None) -> Iterator[tuple[int, pd.DataFrame]]:
+        """The batches, one a resume: each converted once the next table is read, so the last is
+        converted knowing it is (its conversion gives the file's warnings) and the stream's end
+        is known when it is handed out. The last is left in `tail`, which the chain hands out
+        after this generator has ended: it is not resumed once more to end."""
+        offset, failed = 0, None
+        while table is not None:
+            try:
+                following, failed = next(tables, None), None
+            except Exception as error:  # noqa: BLE001 - raised once the batch in hand is handed out
+                following, failed = None, error
+            last = following is None and failed is None
+            frame = canonical.batch(table, last=last)
+            if last:
+                stream.warnings, stream.n_rows = canonical.warnings, offset + len(frame)
+                tail.append((offset, frame))
+                return
+            yield offset, frame
+            offset += len(frame)
+            table = following
+        if not isinstance(failed, _ReadWhole):
+            raise failed  # type: ignore[misc]  # a problem of the table after the batch just handed out
+        # pyarrow stopped part way: the whole-file reader names the problem, or reads the rest
+        whole = whole_file()
+        stream.warnings, stream.n_rows = list(whole.warnings), max(offset, whole.n_rows or 0)
+        for start, frame in whole.batches():
+            if start + len(frame) > offset:
+                frame = frame.iloc[max(0, offset - start):]
                 yield offset, frame
                 offset += len(frame)
-        except _ReadWhole:
-            # pyarrow stopped part way: the whole-file reader names the problem, or reads the rest
-            rest = _read_whole_file(path, label, mapping, format, max_bytes, batch_rows)
-            for start, frame in rest.batches():
-                if start + len(frame) > offset:
-                    frame = frame.iloc[max(0, offset - start):]
-                    yield offset, frame
-                    offset += len(frame)
-            stream.warnings = list(rest.warnings)
-            stream.n_rows = offset
-            return
-        stream.warnings = canonical.finish()
-        stream.n_rows = offset
 
-    stream._batches = batches()
+    reading = converted(first_table)
+    head = list(itertools.islice(reading, 1))  # the first batch, converted here: its problems raised at once
+    first = (head or tail)[0][1]
+    stream.mapping, stream.columns = canonical.mapping or {}, [str(c) for c in first.columns]
+    stream.estimated_rows = max(scan.estimated_rows, len(first))
+    stream._batches = _Batches(head, reading, tail)
+    stream._batches.reading = (reading, tables)
     return stream
+
+
+class _Batches(itertools.chain):  # type: ignore[type-arg]
+    """A stream's batches, handed out by a chain (no call of ours a batch but a resume of the
+    reading generator, when there is one). `close()` abandons them: the generator and the tables
+    it reads (`reading`) are let go, and so the file."""
+
+    reading: tuple[Any, ...] = ()
+
+    def close(self) -> None:
+        for part in self.reading:
+            part.close()
+
+
+def _in_batches(frame: pd.DataFrame, batch_rows: int) -> _Batches:
+    """A frame in memory handed out in batches of `batch_rows` rows (views of it)."""
+    return _Batches([(start, frame.iloc[start:start + batch_rows]) for start in range(0, len(frame), batch_rows)])
 
 
 @contextlib.contextmanager

@@ -1,9 +1,10 @@
 """The raw table every reader returns, and the conversion of its cells into canonical values.
 
 `_Table` holds raw cell values by source column and where each row came from (for messages);
+`BatchTable` is one of some rows of a file, placed in the whole file.
 `tempo_eval.io.cells.convert_columns` turns a batch's mapped columns into canonical values (text,
 lists, gold relevance, dates) in one call, and the reader (`tempo_eval.io.batches`) names the
-row and column of a bad cell; `frame_columns` gives the columns of the dataset frame.
+row and column of a bad cell and gives the columns of the dataset frame.
 """
 
 from __future__ import annotations
@@ -29,40 +30,28 @@ class _Table:
         return {"row": index + 1, "line": self.lines[index] if self.lines is not None else None}
 
 
+@dataclass
+class BatchTable(_Table):
+    """Rows `offset`, `offset` + 1, ... of a file; `lines` (when given) are their lines in the
+    file, else `line_of(row in the file)` finds one when a message needs it."""
+
+    offset: int = 0
+    line_of: Callable[[int], int | None] | None = None
+
+    def place(self, index: int) -> dict[str, int | None]:
+        row = self.offset + index
+        if self.lines is not None:
+            line = self.lines[index]
+        else:
+            line = self.line_of(row) if self.line_of is not None else None
+        return {"row": row + 1, "line": line}
+
+
 def list_style_warning(first: str, count: int, source: str, column: str, place: dict[str, int | None]) -> str:
     """One warning per column for list cells read in another style: the first such cell (its
     note and place), and how many more were read the same way."""
     more = f" ({count - 1} more row(s) read the same way)" if count > 1 else ""
     return str(InputError(first + more, source=source, column=column, **place))
-
-
-def frame_columns(
-    table: _Table, data: Mapping[str, Any], mapping: Mapping[str, str], ignored: Callable[[str, str], None]
-) -> dict[str, Any]:
-    """The columns of a dataset frame: the converted canonical ones (`data`), then every unmapped
-    source column as it is (a Parquet column keeps its Arrow type through pandas). A source column
-    named like a canonical one that comes from elsewhere is left out: `ignored(column, message)`."""
-    import pandas as pd
-
-    from tempo_eval.common.schema import CANONICAL_COLUMNS
-
-    columns: dict[str, Any] = {
-        name: pd.Series(data[name], dtype=object) for name in CANONICAL_COLUMNS if name in data
-    }
-    mapped_sources = set(mapping.values())
-    for column in table.columns:
-        if column in mapped_sources:
-            continue
-        if column in columns:
-            ignored(column, f"column {column!r} ignored: {column!r} comes from "
-                            f"{mapping.get(column, 'generated ids')!r}")
-            continue
-        if table.arrow is not None:
-            # by name: a saved row index may have been dropped from `table.columns`, not from the arrow table
-            columns[column] = table.arrow.column(column).to_pandas(use_threads=False).to_numpy()
-        else:
-            columns[column] = pd.Series(list(table.values[column]), dtype=object)
-    return columns
 
 
 def duplicate_query_error(

@@ -8,7 +8,7 @@ import codecs
 import hashlib
 import json
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -25,6 +25,9 @@ from tempo_eval.store.packing import (  # the rows' text is made by packing: one
     frame_rows_json,
     packed_frame_rows,
 )
+
+#: the rows of a streamed dataset's record: its rows are in `dataset_chunks`
+_NO_ROWS = dumps({"columns": [], "rows": []})
 
 
 def frame_content_hash(frame: pd.DataFrame) -> str:
@@ -150,21 +153,18 @@ class DatasetRecords:
         frame: pd.DataFrame = dataset.frame
         content_hash = getattr(dataset, "content_hash", None) or frame_content_hash(frame)
         mapping = dumps(dict(getattr(dataset, "mapping", None) or {}))
-        existing = self.find_dataset(content_hash, getattr(dataset, "mapping", None))
-        rows = None
+        existing = self._dataset_state(content_hash, mapping)
         if existing is not None:
-            if self._dataset_complete(existing):
-                return existing
+            if existing[1]:
+                return existing[0]
             # a stream stored part way (its evaluation was killed): the whole frame completes it
-            rows = frame_rows_json(frame)
             with self._lock, self._conn:
-                self._conn.execute("DELETE FROM dataset_chunks WHERE dataset_id = ?", (existing,))
+                self._conn.execute("DELETE FROM dataset_chunks WHERE dataset_id = ?", (existing[0],))
                 self._conn.execute(
                     "UPDATE datasets SET rows = ?, n_rows = ?, complete = 1 WHERE id = ?",
-                    (_pack(rows), len(frame), existing),
+                    (_pack(frame_rows_json(frame)), len(frame), existing[0]),
                 )
-            return existing
-        rows = frame_rows_json(frame)
+            return existing[0]
         with self._lock, self._conn:
             cursor = self._conn.execute(
                 "INSERT OR IGNORE INTO datasets (name, content_hash, mapping, format, n_rows, rows, warnings,"
@@ -175,16 +175,16 @@ class DatasetRecords:
                     mapping,
                     getattr(dataset, "source_format", None),
                     len(frame),
-                    _pack(rows),
+                    _pack(frame_rows_json(frame)),
                     dumps([str(w) for w in (getattr(dataset, "warnings", None) or [])]),
                     user_name(user),
                 ),
             )
             if cursor.rowcount:
                 return int(cursor.lastrowid)
-        found = self.find_dataset(content_hash, getattr(dataset, "mapping", None))
+        found = self._dataset_state(content_hash, mapping)
         assert found is not None  # a concurrent writer inserted the same dataset
-        return found
+        return found[0]
 
     # -- streamed datasets: stored a batch of rows at a time --------------------------------
 
@@ -194,56 +194,66 @@ class DatasetRecords:
     ) -> tuple[int, bool]:
         """(id, complete) of the dataset with this content hash and mapping, creating it (empty,
         not complete, made by `user`) when there is none; its rows then come with
-        `add_dataset_rows` and `finish_dataset`. A dataset left incomplete (a stream stopped part
-        way) is found again: its rows are written again as they are read."""
-        existing = self.find_dataset(content_hash, mapping)
-        if existing is not None:
-            return existing, self._dataset_complete(existing)
+        `add_dataset_rows`, the last of them completing it. A dataset left incomplete (a stream
+        stopped part way) is found again: its rows are written again as they are read."""
+        packed_mapping = dumps(dict(mapping or {}))  # packed once: the key looked up and stored
+        found = self._dataset_state(content_hash, packed_mapping)
+        if found is not None:
+            return found
         with self._lock, self._conn:
             cursor = self._conn.execute(
                 "INSERT OR IGNORE INTO datasets (name, content_hash, mapping, format, n_rows, rows, warnings,"
                 " complete, created_by) VALUES (?, ?, ?, ?, 0, ?, '[]', 0, ?)",
-                (str(name or "dataset"), content_hash, dumps(dict(mapping or {})), source_format,
-                 dumps({"columns": [], "rows": []}), user_name(user)),
+                (str(name or "dataset"), content_hash, packed_mapping, source_format, _NO_ROWS, user_name(user)),
             )
             if cursor.rowcount:
                 return int(cursor.lastrowid), False
-        found = self.find_dataset(content_hash, mapping)
+        found = self._dataset_state(content_hash, packed_mapping)
         assert found is not None  # a concurrent writer inserted the same dataset
-        return found, self._dataset_complete(found)
+        return found
 
-    def add_dataset_rows(self, dataset_id: int, first_row: int, frame: pd.DataFrame) -> None:
-        """Store rows first_row, first_row + 1, ... of a streamed dataset (again: replaced)."""
+    def add_dataset_rows(self, dataset_id: int, first_row: int, frame: pd.DataFrame, *,
+                         n_rows: int | None = None, warnings: Sequence[str] = ()) -> None:
+        """Store rows first_row, first_row + 1, ... of a streamed dataset (again: replaced). With
+        `n_rows` (the stream has ended: these are its last rows) the dataset is completed in the
+        same transaction, as `finish_dataset` completes it."""
         packed = packed_frame_rows(frame)  # encoded and packed in one call a batch
         with self._lock, self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO dataset_chunks (dataset_id, first_row, rows) VALUES (?, ?, ?)",
                 (dataset_id, int(first_row), packed),
             )
+            if n_rows is not None:
+                self._complete(dataset_id, n_rows, warnings)
 
-    def finish_dataset(self, dataset_id: int, n_rows: int, warnings: list[str]) -> None:
+    def finish_dataset(self, dataset_id: int, n_rows: int, warnings: Sequence[str]) -> None:
         """Mark a streamed dataset complete: all its `n_rows` rows are stored."""
         with self._lock, self._conn:
-            self._conn.execute("DELETE FROM dataset_chunks WHERE dataset_id = ? AND first_row >= ?",
-                               (dataset_id, int(n_rows)))
-            self._conn.execute(
-                "UPDATE datasets SET n_rows = ?, warnings = ?, complete = 1 WHERE id = ?",
-                (int(n_rows), dumps([str(w) for w in warnings]), dataset_id),
-            )
+            self._complete(dataset_id, n_rows, warnings)
 
-    def _dataset_complete(self, dataset_id: int) -> bool:
+    def _complete(self, dataset_id: int, n_rows: int, warnings: Sequence[str]) -> None:
+        """Inside a transaction: rows from `n_rows` on (a longer earlier read) dropped, the
+        dataset marked complete with its row count and warnings (a list of text: plain JSON)."""
+        self._conn.execute("DELETE FROM dataset_chunks WHERE dataset_id = ? AND first_row >= ?",
+                           (dataset_id, int(n_rows)))
+        self._conn.execute(
+            "UPDATE datasets SET n_rows = ?, warnings = ?, complete = 1 WHERE id = ?",
+            (int(n_rows), json.dumps([str(w) for w in warnings], ensure_ascii=False), dataset_id),
+        )
+
+    def _dataset_state(self, content_hash: str, packed_mapping: str) -> tuple[int, bool] | None:
+        """(id, complete) of the dataset with this content hash and packed mapping, or None."""
         with self._lock:
-            row = self._conn.execute("SELECT complete FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
-        return bool(row and row[0])
+            row = self._conn.execute(
+                "SELECT id, complete FROM datasets WHERE content_hash = ? AND mapping = ?",
+                (content_hash, packed_mapping),
+            ).fetchone()
+        return None if row is None else (int(row[0]), bool(row[1]))
 
     def find_dataset(self, content_hash: str, mapping: Mapping[str, Any] | None = None) -> int | None:
         """The id of the dataset with this content hash and mapping, or None."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT id FROM datasets WHERE content_hash = ? AND mapping = ?",
-                (content_hash, dumps(dict(mapping or {}))),
-            ).fetchone()
-        return None if row is None else int(row[0])
+        found = self._dataset_state(content_hash, dumps(dict(mapping or {})))
+        return None if found is None else found[0]
 
     def dataset_frame(self, dataset_id: int) -> pd.DataFrame:
         """The stored canonical frame of a dataset."""

@@ -137,3 +137,13 @@ def test_the_content_hash_of_a_file_read_once_covers_every_chunk(tmp_path: Path)
     frames = [frame for _, frame in stream.batches()]
     assert stream.content_hash == hashlib.sha256(path.read_bytes()).hexdigest()
     assert sum(map(len, frames)) == stream.n_rows == 9008
+
+
+def test_a_streamed_csv_batch_enters_the_table_and_the_conversion_once_each(tmp_path: Path) -> None:
+    path = _csv(tmp_path / "data.csv", 30)
+    with _Entries("tempo_eval.io.table", "tempo_eval.io.batches") as entries:
+        stream = open_stream(path, batch_rows=10)
+        frames = [frame for _, frame in stream.batches()]
+    assert [len(f) for f in frames] == [10, 10, 10] and stream.n_rows == 30
+    assert entries.counts["tempo_eval.io.table"] == 3, entries.counts  # the batch's table, made once
+    assert entries.counts["tempo_eval.io.batches"] == 1 + 3, entries.counts  # the converter, then one call a batch
