@@ -41,13 +41,13 @@ def _asof_scores(db: str, dataset_id: int, k: int, max_age: float, half_life: fl
         for name, needs in lacking.items():
             record[name], record[f"{name} reason"] = math.nan, f"no {', '.join(needs)} column"
         for result in row_results:
-            record[result.metric], record[f"{result.metric} reason"] = result.score, _reason(result)
+            record[result.metric], record[f"{result.metric} reason"] = result.score, shown_reason(result)
         records.append(record)
     columns = ["query_id", "run", *[c for name in ASOF_COLUMNS for c in (name, f"{name} reason")]]
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-def _reason(result: Any) -> str:
+def shown_reason(result: Any) -> str:
     """The reason shown beside a score: "[code] reason" when not measurable."""
     reason = result.reason or ""
     return f"[{result.reason_code}] {reason}" if result.reason_code and math.isnan(result.score) else reason
@@ -62,8 +62,7 @@ def asof_scores(dataset_id: int, k: int, max_age: float, half_life: float) -> pd
 def _document_ages(db: str, dataset_id: int, k: int) -> pd.DataFrame:
     from tempo_eval.metrics.evidence_age import evidence_table
 
-    frame = _dataset_frame(db, dataset_id)
-    return evidence_table(frame, k)
+    return evidence_table(_dataset_frame(db, dataset_id), k)
 
 
 def document_ages(dataset_id: int, k: int) -> pd.DataFrame:

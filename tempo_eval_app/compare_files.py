@@ -143,10 +143,7 @@ def _watch(job: dict[str, Any]) -> None:
             st.rerun()  # the whole page: the comparison is saved (or the job failed)
         fraction = current["done"] / current["total"] if current["total"] else 0.0
         st.progress(min(1.0, fraction), text=formatting.md_escape(run_files.progress_text(current)))
-        refused = permissions.blocked("manage_jobs")
-        if st.button("Cancel", key="compare_cancel", disabled=bool(refused), help=formatting.md_escape(refused) if refused else None):
-            permissions.require("manage_jobs")  # the worker reads it within a second
-            worker_jobs.queue().request_cancel(job_id)
+        worker_jobs.cancel_button(job_id, "compare_cancel")  # the worker reads it within a second
 
     progress()
 

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from tempo_eval_app.asof_scores import shown_reason
 from tempo_eval_app.errors import logger
 from tempo_eval_app.store_reads import _dataset_frame, db_path
 
@@ -51,10 +52,7 @@ def _measure_or_nan(metric: Any, row: dict[str, Any]) -> tuple[float, str]:
     except Exception as exc:  # one bad row must not hide the others
         logger.warning("row %s, %s: %s", row.get("query_id"), metric.name, exc)
         return math.nan, f"not measurable: {exc}"
-    reason = result.reason or ""
-    if result.reason_code and math.isnan(result.score):
-        reason = f"[{result.reason_code}] {reason}"
-    return result.score, reason
+    return result.score, shown_reason(result)
 
 
 @st.cache_data(show_spinner="Computing focus-time metrics…", max_entries=16)

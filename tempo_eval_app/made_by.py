@@ -28,13 +28,10 @@ def me() -> str:
 def made_by(table: pd.DataFrame, *, mine: str | None = None, users: Iterable[str] = ()) -> pd.DataFrame:
     """The rows of `table` (with a `by` column) made by `mine` (None: anyone) and, when `users` is
     not empty, by one of them."""
-    shown = table
     if mine is not None:
-        shown = shown[shown["by"] == mine]
+        table = table[table["by"] == mine]
     chosen = list(users)
-    if chosen:
-        shown = shown[shown["by"].isin(chosen)]
-    return shown
+    return table[table["by"].isin(chosen)] if chosen else table
 
 
 def filter_widgets(table: pd.DataFrame, key: str, what: str) -> pd.DataFrame:

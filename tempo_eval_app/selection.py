@@ -8,7 +8,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from tempo_eval_app import store_reads, worker_jobs
@@ -91,24 +90,11 @@ def _partial_datasets(db: str) -> frozenset[int]:
 def _run_choices(db: str, dataset_id: int) -> tuple[list[int], dict[int, str], list[int]]:
     """A dataset's runs: ids (newest first), labels, and the default choice: the newest run that
     has results and is not failed (a run whose rows all failed is never what a page opens on)."""
-    runs = runs_of(dataset_id)
+    runs = store_reads.runs_table(dataset_id)
     labels = {int(r.id): f"{store_reads.run_label(int(r.id), r.name, r.config_hash)} ({r.status}, {r.n_results:,} results)"
               for r in runs.itertuples()}
     usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
     return list(labels), labels, [int(usable["id"].iloc[0])] if not usable.empty else []
-
-
-def runs_of(dataset_id: int | None) -> pd.DataFrame:
-    """`RunStore.list_runs` of one dataset (None: of every dataset), `store_reads.runs_table`:
-    a rename, a deletion or a run's end shows at the next rerun, a running run's new results
-    within a second or so (`run_counts`)."""
-    return store_reads.runs_table(dataset_id)
-
-
-def runs_key(dataset_id: int | None) -> tuple[tuple[Any, ...], ...]:
-    """What changes when a run of the dataset (None: any run) changes (`store_reads.run_listing`):
-    the key of the pages' cached run tables and charts."""
-    return store_reads.run_listing(dataset_id)
 
 
 def sidebar() -> None:

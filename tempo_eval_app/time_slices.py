@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import formatting, row_detail, store_reads, words
+from tempo_eval_app import formatting, row_detail, store_reads, widgets, words
 
 BY = {"as_of": "As-of date", "focus_year": "Focus year", "evidence_year": "Evidence year"}
 BINS = ("week", "month", "quarter", "year")
@@ -44,12 +44,7 @@ def metrics_of(run_ids: list[int]) -> list[str]:
 def _picked(event: Any, fig: Any) -> tuple[int, str] | None:
     """(run, bin start) of the first clicked point: its customdata, looked up in the figure by
     curve and point number where the selection does not carry it."""
-    selection = getattr(event, "selection", None)
-    if selection is None and isinstance(event, dict):
-        selection = event.get("selection")
-    points = (getattr(selection, "points", None) or (selection.get("points") if isinstance(selection, dict) else None)
-              or [])
-    for point in points:
+    for point in widgets.selected(event, "points"):
         if not isinstance(point, dict):
             continue
         data = point.get("customdata")
@@ -123,7 +118,7 @@ def _bin(picked: tuple[int, str], metric: str, by: str, bin: str, *, key: str) -
                          selection_mode="single-row",
                          column_config={"score": st.column_config.NumberColumn("score", format="%.3f"),
                                         "query": st.column_config.TextColumn(width="large")})
-    chosen = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+    chosen = widgets.selected(event)
     index = chosen[0] if chosen and chosen[0] < len(rows) else (0 if len(rows) else None)
     if index is not None:
         st.caption("Click a row to open it." if not chosen else "")

@@ -5,14 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
 import streamlit as st
-
-
-def safe_html(body_html: str) -> None:
-    """Render HTML built by `tempo_eval.viz.highlight` (user text already escaped there)."""
-    from tempo_eval.viz.highlight import text_block
-
-    st.html(text_block(body_html))
 
 
 def plain_html(text: object, *, muted: bool = False) -> str:
@@ -56,6 +50,27 @@ def card_html(title: str, body_html: str) -> str:
             'padding: 0.75rem 1rem; margin-bottom: 0.5rem">'
             f'<div class="te-card-title" style="color: rgba(49, 51, 63, 0.6); font-size: 0.875rem; '
             f'margin-bottom: 0.25rem">{html.escape(title)}</div>{text_block(body_html)}</div>')
+
+
+def selected(event: Any, what: str = "rows") -> list[Any]:
+    """The rows (or, with "points", the points) a user selected in a dataframe or a chart drawn
+    with `on_select="rerun"`: its event is an object or a dict, as Streamlit versions give it;
+    [] when nothing is selected."""
+    chosen = getattr(event, "selection", None)
+    if chosen is None and isinstance(event, dict):
+        chosen = event.get("selection")
+    if chosen is None:
+        return []
+    return list(getattr(chosen, what, None) or (chosen.get(what, []) if isinstance(chosen, dict) else []))
+
+
+def contains_text(frame: pd.DataFrame, text: str) -> pd.Series:
+    """Which lines of `frame` hold `text` (stripped, any case, as typed: no pattern) in one of
+    their cells; every line for an empty `text`."""
+    needle = text.strip().lower()
+    if not needle:
+        return pd.Series(True, index=frame.index)
+    return frame.astype(str).apply(lambda column: column.str.lower().str.contains(needle, regex=False)).any(axis=1)
 
 
 def multiselect_default(key: str, options: Sequence[Any], default: Sequence[Any] | None = None) -> list[Any] | None:
@@ -110,8 +125,3 @@ READABLE_CSS = """<style>
 [data-testid="stMetricValue"] * { white-space: normal !important; overflow: visible !important;
   text-overflow: clip !important; }
 </style>"""
-
-
-def readable_css() -> None:
-    """Draw READABLE_CSS once per script run (app.py, before the page)."""
-    st.html(READABLE_CSS)

@@ -37,7 +37,7 @@ import streamlit as st
 
 from tempo_eval.cli.job import KEY_ENV, PLACEHOLDER
 from tempo_eval.store.db import database_location, files_dir, workspace_dir
-from tempo_eval.store.jobs import PAGE_LIMIT, READ_KINDS, JobQueue, default_limit
+from tempo_eval.store.jobs import PAGE_LIMIT, JobQueue, default_limit
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.identity import current_user
 from tempo_eval_app.permissions import blocked, explain, require
@@ -155,8 +155,6 @@ def partial_label(jobs: list[dict[str, Any]]) -> str:
 #: how long a page waits for an upload's job before it shows the job reading instead (s);
 #: TEMPO_EVAL_PAGE_WAIT_S sets another (the tests wait until the job ends)
 PAGE_WAIT_S = 3.0
-#: the job kinds of the upload boxes (see `tempo_eval.jobs.uploads`)
-UPLOAD_KINDS = READ_KINDS
 
 
 def page_job(kind: str, arguments: dict[str, Any], label: str, *, again: bool = False,
@@ -213,12 +211,8 @@ def show_pending(found: dict[str, Any]) -> None:
             rows = f", {current['done']:,} rows so far" if current["done"] else ""
             st.info(md_escape(f"{current['label']}: a worker is reading it ({elapsed(current):.0f} s{rows})."),
                     icon=":material/hourglass_top:")
-        refused = blocked("manage_jobs")
-        if not current["cancel_requested"] and st.button("Cancel", key=f"cancel_upload_{job_id}",
-                                                         icon=":material/stop_circle:", disabled=bool(refused),
-                                                         help=md_escape(refused) if refused else None):
-            require("manage_jobs")
-            queue().request_cancel(job_id)
+        if not current["cancel_requested"] and cancel_button(job_id, f"cancel_upload_{job_id}",
+                                                            icon=":material/stop_circle:"):
             st.rerun(scope="fragment")
 
     watch()
@@ -383,12 +377,20 @@ def show_active(found: dict[str, Any]) -> bool:
         st.progress(min(1.0, fraction), text=md_escape(progress_line(found)))
     else:
         return False
-    refused = blocked("manage_jobs")
-    if st.button("Cancel", key=f"cancel_{found['id']}", icon=":material/stop_circle:", disabled=bool(refused),
-                 help=md_escape(refused) if refused else None):
-        require("manage_jobs")
-        queue().request_cancel(found["id"])
+    if cancel_button(found["id"], f"cancel_{found['id']}", icon=":material/stop_circle:"):
         st.toast("Cancelling: rows in flight finish and are stored.")
+    return True
+
+
+def cancel_button(job_id: int, key: str, **options: Any) -> bool:
+    """A Cancel button for the job (disabled, with the reason, for a role that may not manage
+    jobs); True when clicked: the cancel is then asked of the job, which its worker reads."""
+    refused = blocked("manage_jobs")
+    if not st.button("Cancel", key=key, disabled=bool(refused), help=md_escape(refused) if refused else None,
+                     **options):
+        return False
+    require("manage_jobs")
+    queue().request_cancel(job_id)
     return True
 
 

@@ -44,7 +44,7 @@ def _metric_options(dataset_id: int) -> list[tuple[int, str]]:
     options = []
     # the runs and their metrics from reads cached per run and size: a run being written elsewhere
     # is not counted and grouped again on every rerun
-    for run_id in selection.runs_of(dataset_id)["id"].tolist():
+    for run_id in store_reads.runs_table(dataset_id)["id"].tolist():
         for metric in store_reads.metric_counts(int(run_id))["metric"]:
             options.append((int(run_id), str(metric)))
     return sorted(options, key=lambda o: (":" not in o[1], o[0], o[1]))

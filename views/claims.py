@@ -140,7 +140,7 @@ with errors.page_guard("claims"):
             "probabilities": st.column_config.TextColumn("probabilities", width="small"),
         },
     )
-    selected_rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    selected_rows = widgets.selected(event)
     if selected_rows and selected_rows[0] < len(shown):
         st.session_state["claims_focus"] = shown.loc[selected_rows[0], "key"]
     downloads.download_results(shown.drop(columns=["key", "premises"]), "claims", key="claims_dl")

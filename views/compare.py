@@ -60,11 +60,6 @@ def _system_scores(db: str, dataset_id: int, k: int, missing: str = "zero"):
     return score_dataset_runs(frame, qrels, metrics=[f"ndcg@{k}"], missing=missing, curve_k=k)
 
 
-def _system_curves(scores) -> dict[str, dict[str, list[float]]]:
-    """{system: {query_id: NDCG@1..k}} of `_system_scores`."""
-    return {name: dict(zip(ids, matrix.tolist(), strict=True)) for name, (ids, matrix) in scores.curves.items()}
-
-
 def _tables(report) -> tuple[pd.DataFrame, pd.DataFrame, str, str, str]:
     # the caption of the table as shown on screen ("beats" columns), not of the exported tables
     return report.to_dataframe(), report.pairs_frame(), report.caption(screen=True), report.to_markdown(), report.to_latex()
@@ -240,8 +235,6 @@ with errors.page_guard("compare"):
         k = int(c1.number_input("k", 1, run_files.MAX_K, 10, key="compare_k"))
         found = compare_files.scores(missing, k)
         curves = found.curves_at(k)
-        metric = f"ndcg@{k}"
-        series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
         if not found.as_of:
             for note in found.notes:
                 st.caption(formatting.md_escape(f"Note: {note}"))
@@ -249,10 +242,8 @@ with errors.page_guard("compare"):
         k = int(c1.number_input("k", 1, 100, 10, key="compare_k"))
         chosen = st.multiselect("Runs", names, default=widgets.multiselect_default("compare_runs", names), key="compare_runs")
         system_scores = _system_scores(store_reads.db_path(), dataset_id, k, missing)
-        all_curves = _system_curves(system_scores)
-        curves = {name: all_curves[name] for name in chosen if name in all_curves}
-        metric = f"ndcg@{k}"
-        series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
+        by_name = system_scores.curves  # {system: (query ids, NDCG@1..k of each)}
+        curves = {n: dict(zip(by_name[n][0], by_name[n][1].tolist(), strict=True)) for n in chosen if n in by_name}
         links.set_params(k=k, compare=",".join(chosen) if chosen != names else None)
     else:
         run_ids = selection.active_run_ids()
@@ -274,6 +265,9 @@ with errors.page_guard("compare"):
         metric = c1.selectbox("Metric", shared, key="compare_metric", format_func=words.metric_label,
                               help="The metrics every selected run computed.")
         series = _eval_series(run_ids, metric)
+    if source != EVAL_RUNS:  # NDCG@k per query: the last point of each query's curve
+        metric = f"ndcg@{k}"
+        series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
 
     if len(series) < 2:
         st.info("Choose at least two runs to compare: two systems above, or two evaluation runs in the "
@@ -325,8 +319,7 @@ with errors.page_guard("compare"):
     run_b = s2.selectbox("Run B", labels, index=1 if len(labels) > 1 else 0, key="compare_b")
     pairs_frame, scatter = _paired(series[run_a], series[run_b], run_a, run_b, metric)
     event = st.plotly_chart(scatter, key="compare_scatter", on_select="rerun", selection_mode="points", width="stretch")
-    points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else getattr(getattr(event, "selection", None), "points", []) or []
-    for point in points:
+    for point in widgets.selected(event, "points"):
         if point.get("customdata") is not None:
             st.session_state["compare_query"] = str(point["customdata"])
             break
@@ -399,25 +392,20 @@ with errors.page_guard("compare"):
                 sys_row = sys_rows.iloc[0]
                 ranked = list(sys_row["retrieved_ids"] or [])[:k]
                 texts = sys_row.get("contexts") if isinstance(sys_row.get("contexts"), list) else []
-                listing = []
+                docs = []  # (rank, doc, its text, the years found in it): each text is read once
                 for rank, doc in enumerate(ranked, start=1):
                     text = texts[rank - 1] if rank - 1 < len(texts) else ""
-                    years = sorted(extract_dft(text).years) if text else []
-                    listing.append({
-                        "rank": rank, "doc_id": doc, "grade": grades.get(doc, 0),
-                        "years": formatting.year_ranges(years, most=8),
-                        "overlap": formatting.year_ranges(query_years & set(years)),
-                    })
+                    docs.append((rank, doc, text, extract_dft(text) if text else None))
+                listing = [{"rank": rank, "doc_id": doc, "grade": grades.get(doc, 0),
+                            "years": formatting.year_ranges(sorted(dft.years) if dft else [], most=8),
+                            "overlap": formatting.year_ranges(query_years & set(dft.years if dft else []))}
+                           for rank, doc, _, dft in docs]
                 st.dataframe(pd.DataFrame(listing), hide_index=True, key=f"drill_{i}")
                 with st.expander("Documents with their years"):
-                    documents = []
-                    for rank, doc in enumerate(ranked, start=1):
-                        text = texts[rank - 1] if rank - 1 < len(texts) else ""
-                        if text:
-                            dft = extract_dft(text)
-                            marks = year_marks(dft.spans, query_years) if query_years else year_marks(dft.spans)
-                            documents.append(text_block(f"<b>{rank}. {html.escape(str(doc))}</b> " + render_marks(text, marks)))
-                    widgets.html_blocks(*documents)  # one element for all the documents
+                    widgets.html_blocks(*(  # one element for all the documents
+                        text_block(f"<b>{rank}. {html.escape(str(doc))}</b> "
+                                   + render_marks(text, year_marks(dft.spans, query_years) if query_years else year_marks(dft.spans)))
+                        for rank, doc, text, dft in docs if text))
     else:
         st.dataframe(pd.DataFrame({"run": list(scores), metric: list(scores.values())}), hide_index=True, key="drill_eval")
     links.view_link("k", "compare", "q")

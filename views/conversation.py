@@ -126,7 +126,7 @@ def _stored_run(dataset_id: int) -> int | None:
 
 
 def _show(dataset_id: int, run_id: int) -> None:
-    from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks
+    from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, text_block
     from tempo_eval.viz.timeline import turn_timeline, windows_frame
 
     frame = store_reads.dataset_frame(dataset_id)
@@ -179,7 +179,7 @@ def _show(dataset_id: int, run_id: int) -> None:
             if turn["role"] == "assistant":
                 own = [r for r in records if r.get("turn") == turn_index]
                 marks, _ = claim_marks(turn["content"], own)
-                widgets.safe_html(render_marks(turn["content"], marks))
+                st.html(text_block(render_marks(turn["content"], marks)))  # user text escaped there
                 for context in turn["retrieval_context"]:
                     widgets.plain(f"Context: {context}", muted=True)
             else:

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.common.identity import shown_user
+from tempo_eval.store.jobs import READ_KINDS
 from tempo_eval_app import (
     downloads,
     errors,
@@ -127,7 +128,7 @@ def _stored_table(stored: pd.DataFrame, storing: list[dict]) -> pd.DataFrame:
 def _recent_reads() -> None:
     """The latest reads of uploads in this workspace, from any session or app process. Drawn
     below the tabs: an element appearing above them would reopen the first tab."""
-    found = sorted((j for kind in worker_jobs.UPLOAD_KINDS for j in worker_jobs.queue().jobs(kind=kind, limit=5)),
+    found = sorted((j for kind in READ_KINDS for j in worker_jobs.queue().jobs(kind=kind, limit=5)),
                    key=lambda j: -j["id"])[:5]
     with st.expander("Uploads read by workers"):
         if not found:

@@ -446,7 +446,7 @@ with errors.page_guard("evaluate"):
     _workspace_jobs(None if found is None else found["id"], api_key)
 
     st.subheader("Runs of this dataset")
-    runs = selection.runs_of(dataset_id)
+    runs = store_reads.runs_table(dataset_id)
     if runs.empty:
         st.caption("None yet.")
     else:

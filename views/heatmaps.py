@@ -63,6 +63,23 @@ def _merged_note(data) -> str:
             f"{names[data.width]} so every row stays readable.")
 
 
+def _chart(data, figure, name: str, caption: str, file_name: str) -> tuple[str, str] | None:
+    """A heatmap with its caption and figure download; the cell chosen (`_cell_picker`)."""
+    event = st.plotly_chart(figure, key=f"heat_{name}_chart", on_select="rerun", selection_mode="points",
+                            width="stretch")
+    st.caption(caption)
+    downloads.download_figure(figure, file_name, key=f"heat_{name}_fig")
+    return _cell_picker(data, f"heat_{name}_cell", event)
+
+
+def _cell_rows(table: pd.DataFrame, with_run: bool, name: str, file_name: str) -> None:
+    """The rows behind the chosen cell, with their download; no run column of Nones for a
+    dataset without retrieval systems."""
+    table = table if with_run else table.drop(columns=["run"])
+    st.dataframe(table, hide_index=True, width="stretch", key=f"heat_{name}_rows")
+    downloads.download_results(table, file_name, key=f"heat_{name}_dl")
+
+
 def _snippet(text: object, limit: int = 160) -> str:
     text = str(text or "")
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -85,20 +102,15 @@ def _asof_heatmap(dataset_id: int, run: str, rows: list[int], top_k: int, width,
     data = year_heatmap(items, width=width)
     figure = heatmap_figure(data, row_title="as-of year", col_title="publication year", colorscale="Greens",
                             title=f"As-of year × publication year of the top {top_k} documents · {run}")
-    event = st.plotly_chart(figure, key="heat_asof_chart", on_select="rerun", selection_mode="points", width="stretch")
-    st.caption(formatting.md_escape(
+    cell = _chart(data, figure, "asof", formatting.md_escape(
         f"{data.n_items} (question, document) pairs with both dates; {data.n_without_years} without. "
-        "Cells right of the diagonal hold documents published in a later year than the question."))
-    downloads.download_figure(figure, "heatmap_asof_publication", key="heat_asof_fig")
-    cell = _cell_picker(data, "heat_asof_cell", event)
+        "Cells right of the diagonal hold documents published in a later year than the question."),
+        "heatmap_asof_publication")
     if cell is not None:
         keys = set(data.keys_for(*cell))
         picked = ages[[(int(r), int(k)) in keys for r, k in zip(ages["row"], ages["rank"], strict=True)]]
         table = picked[["query_id", "run", "rank", "doc", "as_of", "date", "age", "future"]]
-        if not names:
-            table = table.drop(columns=["run"])
-        st.dataframe(table, hide_index=True, width="stretch", key="heat_asof_rows")
-        downloads.download_results(table, "heatmap_asof_cell_rows", key="heat_asof_dl")
+        _cell_rows(table, bool(names), "asof", "heatmap_asof_cell_rows")
 
 
 with errors.page_guard("heatmaps"):
@@ -145,13 +157,10 @@ with errors.page_guard("heatmaps"):
             data = year_heatmap(items, width=width)
             figure = heatmap_figure(data, row_title="query years", col_title="document years",
                                     title=f"Query years × years of the top {top_k} documents · {run}")
-            event = st.plotly_chart(figure, key="heat_qd_chart", on_select="rerun", selection_mode="points", width="stretch")
-            st.caption(
-                f"{data.n_items:,} (query, document) pairs with years on both sides; {data.n_without_years:,} "
-                f"without. Same-bin share: {formatting.fmt_score(data.diagonal_share)}.{_merged_note(data)}"
-            )
-            downloads.download_figure(figure, "heatmap_query_documents", key="heat_qd_fig")
-            cell = _cell_picker(data, "heat_qd_cell", event)
+            cell = _chart(data, figure, "qd",
+                          f"{data.n_items:,} (query, document) pairs with years on both sides; {data.n_without_years:,} "
+                          f"without. Same-bin share: {formatting.fmt_score(data.diagonal_share)}.{_merged_note(data)}",
+                          "heatmap_query_documents")
             if cell is not None:
                 listing = []
                 for i, rank in data.keys_for(*cell):
@@ -164,11 +173,7 @@ with errors.page_guard("heatmaps"):
                         "document years": formatting.year_ranges(context_years[i][rank]),
                         "document": _snippet(row["contexts"][rank]),
                     })
-                table = pd.DataFrame(listing)
-                if not names:  # a dataset without retrieval systems: no run column of Nones
-                    table = table.drop(columns=["run"])
-                st.dataframe(table, hide_index=True, width="stretch", key="heat_qd_rows")
-                downloads.download_results(table, "heatmap_cell_rows", key="heat_qd_dl")
+                _cell_rows(pd.DataFrame(listing), bool(names), "qd", "heatmap_cell_rows")
 
     with tab_answers:
         if "answer" not in frame.columns or "contexts" not in frame.columns:
@@ -181,13 +186,10 @@ with errors.page_guard("heatmaps"):
             data = year_heatmap(items, width=width)
             figure = heatmap_figure(data, row_title="answer years", col_title="context years",
                                     title=f"Answer years × context years · {run}", colorscale="Oranges")
-            event = st.plotly_chart(figure, key="heat_ac_chart", on_select="rerun", selection_mode="points", width="stretch")
-            st.caption(
-                f"{data.n_items:,} answers with years on both sides; {data.n_without_years:,} without. "
-                f"Answer years far from the diagonal are years the contexts do not mention.{_merged_note(data)}"
-            )
-            downloads.download_figure(figure, "heatmap_answer_contexts", key="heat_ac_fig")
-            cell = _cell_picker(data, "heat_ac_cell", event)
+            cell = _chart(data, figure, "ac",
+                          f"{data.n_items:,} answers with years on both sides; {data.n_without_years:,} without. "
+                          f"Answer years far from the diagonal are years the contexts do not mention.{_merged_note(data)}",
+                          "heatmap_answer_contexts")
             if cell is not None:
                 listing = [
                     {
@@ -197,9 +199,5 @@ with errors.page_guard("heatmaps"):
                     }
                     for i in data.keys_for(*cell)
                 ]
-                table = pd.DataFrame(listing)
-                if not names:
-                    table = table.drop(columns=["run"])
-                st.dataframe(table, hide_index=True, width="stretch", key="heat_ac_rows")
-                downloads.download_results(table, "heatmap_answer_cell_rows", key="heat_ac_dl")
+                _cell_rows(pd.DataFrame(listing), bool(names), "ac", "heatmap_answer_cell_rows")
     links.view_link("run", "bin")

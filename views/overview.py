@@ -36,15 +36,10 @@ selection.page_setup("Overview")
 def _row_label(frame: pd.DataFrame, position: int) -> str:
     """What the row picker shows: run (when the dataset has several), query id, start of the query."""
     row = frame.iloc[position]
-    parts = []
-    run = row.get("run")
-    if isinstance(run, str) and run:
-        parts.append(run)
+    run, query = row.get("run"), row.get("query")
+    parts = [run] if isinstance(run, str) and run else []
     parts.append(str(row.get("query_id")))
-    query = row.get("query")
-    if isinstance(query, str) and query:
-        parts.append(query[:90])
-    return " · ".join(parts)
+    return " · ".join([*parts, query[:90]] if isinstance(query, str) and query else parts)
 
 ASOF_LABELS = {
     "future_leak": "Future leak@{k}",
@@ -70,8 +65,7 @@ def _asof_section(dataset_id: int, k: int) -> None:
         part = scores if system is None else scores[scores["run"].astype(str) == system]
         record: dict[str, object] = {"system": system or "(all rows)", "rows": len(part)}
         for name, label in ASOF_LABELS.items():
-            measurable = part[name].dropna()
-            record[label.format(k=k)] = float(measurable.mean()) if len(measurable) else float("nan")
+            record[label.format(k=k)] = float(part[name].mean())  # over the measurable rows; NaN if none
         labels = [label_from_reason(r) for r in part["answer_currency reason"]]
         record["current / outdated / other"] = " / ".join(str(labels.count(x)) for x in ("current", "outdated", "other"))
         summary.append(record)
@@ -196,9 +190,8 @@ with errors.page_guard("overview"):
             part = scores[scores["run"].astype(str) == system]
             record: dict[str, object] = {"system": system, "rows": len(part)}
             for label, column in means.items():
-                measurable = part[column].dropna()
-                record[label] = float(measurable.mean()) if len(measurable) else float("nan")
-                record[f"{label} measurable"] = f"{len(measurable)}/{len(part)}"
+                record[label] = float(part[column].mean())  # over the measurable rows; NaN if none
+                record[f"{label} measurable"] = f"{part[column].count()}/{len(part)}"
             per_system.append(record)
         st.dataframe(formatting.display_table(pd.DataFrame(per_system)), hide_index=True, width="stretch",
                      key="overview_systems")
@@ -255,7 +248,7 @@ with errors.page_guard("overview"):
         # the row clicked in the table (a position: a query id repeats across the runs of a dataset),
         # else the one the link names, else the first
         links.init_from_param("overview_row", "row", int, lambda v: 0 <= v < len(frame))
-        clicked = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+        clicked = widgets.selected(event)
         if clicked:
             st.session_state["overview_row"] = int(clicked[0])
         chosen = int(st.session_state.get("overview_row", 0))
