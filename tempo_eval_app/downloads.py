@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -47,14 +46,18 @@ def download_results(frame: pd.DataFrame | Callable[[], pd.DataFrame], stem: str
     read = frame if callable(frame) else lambda: frame
     # one horizontal container, not st.columns(3): 4 elements to build, send and draw instead of 7
     row = st.container(horizontal=True)
-    for label, build, ext, mime in (("CSV", csv_bytes, "csv", "text/csv"), ("JSONL", _jsonl, "jsonl", "application/jsonl"),
-                                    ("Parquet", _parquet, "parquet", "application/vnd.apache.parquet")):
-        row.download_button(label, data=partial(_built, build, read), file_name=f"{stem}.{ext}", mime=mime,
-                            key=f"{key}_{ext}", icon=":material/download:")
-
-
-def _built(build: Callable[[pd.DataFrame], bytes], read: Callable[[], pd.DataFrame]) -> bytes:
-    return build(read())
+    row.download_button(
+        "CSV", data=lambda: csv_bytes(read()), file_name=f"{stem}.csv",
+        mime="text/csv", key=f"{key}_csv", icon=":material/download:",
+    )
+    row.download_button(
+        "JSONL", data=lambda: _jsonl(read()), file_name=f"{stem}.jsonl", mime="application/jsonl",
+        key=f"{key}_jsonl", icon=":material/download:",
+    )
+    row.download_button(
+        "Parquet", data=lambda: _parquet(read()), file_name=f"{stem}.parquet",
+        mime="application/vnd.apache.parquet", key=f"{key}_parquet", icon=":material/download:",
+    )
 
 
 def download_figure(fig: Any, stem: str, *, key: str) -> None:

@@ -225,6 +225,20 @@ def run_setups(runs: pd.DataFrame) -> dict[int, dict[str, str]]:
     return _run_setups(db_path(), signature)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _dataset_head(db: str, dataset_id: int, rows: int, content_hash: str, n_rows: int) -> pd.DataFrame:
+    return store_for(db).dataset_head(dataset_id, rows)
+
+
+def dataset_head(dataset_id: int, rows: int) -> pd.DataFrame:
+    """The first `rows` rows of a stored dataset (0: its columns alone), read alone
+    (`RunStore.dataset_head`): a page never holds the whole frame for them (a 200,000-row dataset's
+    is hundreds of MB). Keyed by its hash and row count too: a dataset being stored is read again
+    once complete."""
+    info = dataset_info(dataset_id)
+    return _dataset_head(db_path(), int(dataset_id), int(rows), info["content_hash"], int(info["n_rows"] or 0))
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def _dataset_row(db: str, dataset_id: int, row: int) -> dict[str, Any]:
     return store_for(db).dataset_row(dataset_id, row)

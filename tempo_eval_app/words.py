@@ -69,7 +69,7 @@ COLUMN_LABELS = {
 }
 
 #: verifier families (the part of a verifier id before ":")
-_VERIFIERS = {
+VERIFIERS = {
     "lexical": "Lexical (offline)",
     "nli": "NLI model",
     "llm": "LLM judge",
@@ -111,7 +111,7 @@ def verifier_label(verifier_id: object) -> str:
     if not text or text in ("None", "nan", "—"):
         return "—"
     family, _, rest = text.partition(":")
-    label = _VERIFIERS.get(family.lower())
+    label = VERIFIERS.get(family.lower())
     if label is None:
         return text
     calibrated = "+calibrated" in rest

@@ -116,7 +116,7 @@ def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: st
                      *, path: Path | None = None) -> int:
     """Queue an evaluation of a stored dataset (or of the file `path`, already confined to the
     allowed folders) and start a worker; returns the job id.
-    `api_key` is the judge's key as `judge_keys.judge_api_key` gave it (None: the worker reads
+    `api_key` is the judge's key as `verifier_choice.judge_api_key` gave it (None: the worker reads
     the server's OPENAI_API_KEY; the placeholder is stored as such; a typed key is never stored)."""
     from tempo_eval.llm.provider import PLACEHOLDER_API_KEY
 

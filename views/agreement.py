@@ -41,12 +41,10 @@ def _p_text(p: float) -> str:
 
 def _metric_options(dataset_id: int) -> list[tuple[int, str]]:
     """(run id, metric) for every metric of every run of the dataset, foreign ones first."""
-    options = []
     # the runs and their metrics from reads cached per run and size: a run being written elsewhere
     # is not counted and grouped again on every rerun
-    for run_id in store_reads.runs_table(dataset_id)["id"].tolist():
-        for metric in store_reads.metric_counts(int(run_id))["metric"]:
-            options.append((int(run_id), str(metric)))
+    options = [(int(run_id), str(metric)) for run_id in store_reads.runs_table(dataset_id)["id"].tolist()
+               for metric in store_reads.metric_counts(int(run_id))["metric"]]
     return sorted(options, key=lambda o: (":" not in o[1], o[0], o[1]))
 
 

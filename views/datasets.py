@@ -32,15 +32,9 @@ selection.page_setup("Datasets")
 NONE = "— (none)"
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _head(db: str, dataset_id: int, content_hash: str, n_rows: int) -> pd.DataFrame:
-    """The first 50 rows of a stored dataset, read alone (`dataset_head`), not its whole frame."""
-    return store_reads.store_for(db).dataset_head(dataset_id, 50)
-
-
 def _preview(dataset_id: int, key: str) -> None:
     info = store_reads.dataset_info(dataset_id)
-    head = _head(store_reads.db_path(), int(dataset_id), info["content_hash"], int(info["n_rows"] or 0))
+    head = store_reads.dataset_head(dataset_id, 50)
     st.caption(f"{formatting.fmt_count(info['n_rows'])} rows · columns: {formatting.md_escape(', '.join(map(str, head.columns)))}")
     st.dataframe(downloads.jsonify_cells(head), hide_index=True, width="stretch", key=key)
 

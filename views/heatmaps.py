@@ -11,9 +11,9 @@ import streamlit as st
 
 from tempo_eval.io.trec_dataset import systems
 from tempo_eval_app import (
+    dataset_scores,
     downloads,
     errors,
-    focus_scores,
     formatting,
     links,
     selection,
@@ -64,10 +64,11 @@ def _merged_note(data) -> str:
 
 
 def _chart(data, figure, name: str, caption: str, file_name: str) -> tuple[str, str] | None:
-    """A heatmap with its caption and figure download; the cell chosen (`_cell_picker`)."""
+    """A heatmap with its caption (plain text, escaped here) and figure download; the cell chosen
+    (`_cell_picker`)."""
     event = st.plotly_chart(figure, key=f"heat_{name}_chart", on_select="rerun", selection_mode="points",
                             width="stretch")
-    st.caption(caption)
+    st.caption(formatting.md_escape(caption))
     downloads.download_figure(figure, file_name, key=f"heat_{name}_fig")
     return _cell_picker(data, f"heat_{name}_cell", event)
 
@@ -88,24 +89,22 @@ def _snippet(text: object, limit: int = 160) -> str:
 def _asof_heatmap(dataset_id: int, run: str, rows: list[int], top_k: int, width, names) -> None:
     """The as-of year of each question against the publication year of its top-k documents."""
     from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
-    from tempo_eval_app import asof_scores
-
     frame = store_reads.dataset_frame(dataset_id)
     if "context_dates" not in frame.columns or "reference_date" not in frame.columns:
         st.info("This needs the as-of date of each row (reference_date) and the publication dates of its "
                 "documents (context_dates).")
         return
-    ages = asof_scores.document_ages(dataset_id, top_k)
+    ages = dataset_scores.document_ages(dataset_id, top_k)
     ages = ages[ages["row"].isin(rows)]
     items = [((int(r.row), int(r.rank)), [] if pd.isna(r.as_of_year) else [int(r.as_of_year)],
               [] if pd.isna(r.year) else [int(r.year)]) for r in ages.itertuples()]
     data = year_heatmap(items, width=width)
     figure = heatmap_figure(data, row_title="as-of year", col_title="publication year", colorscale="Greens",
                             title=f"As-of year × publication year of the top {top_k} documents · {run}")
-    cell = _chart(data, figure, "asof", formatting.md_escape(
-        f"{data.n_items} (question, document) pairs with both dates; {data.n_without_years} without. "
-        "Cells right of the diagonal hold documents published in a later year than the question."),
-        "heatmap_asof_publication")
+    cell = _chart(data, figure, "asof",
+                  f"{data.n_items} (question, document) pairs with both dates; {data.n_without_years} without. "
+                  "Cells right of the diagonal hold documents published in a later year than the question.",
+                  "heatmap_asof_publication")
     if cell is not None:
         keys = set(data.keys_for(*cell))
         picked = ages[[(int(r), int(k)) in keys for r, k in zip(ages["row"], ages["rank"], strict=True)]]
@@ -136,9 +135,9 @@ with errors.page_guard("heatmaps"):
 
     # one vectorised comparison, not a .iloc per row (0.33 s a rerun at 20,000 rows)
     rows = np.flatnonzero(frame["run"].to_numpy(dtype=object) == run).tolist() if names else list(range(len(frame)))
-    query_years = focus_scores.years_of_column(dataset_id, "query")
-    context_years = focus_scores.years_of_column(dataset_id, "contexts")
-    answer_years = focus_scores.years_of_column(dataset_id, "answer")
+    query_years = dataset_scores.years_of_column(dataset_id, "query")
+    context_years = dataset_scores.years_of_column(dataset_id, "contexts")
+    answer_years = dataset_scores.years_of_column(dataset_id, "answer")
     ids = frame["query_id"].astype(str).tolist()
 
     tab_docs, tab_answers, tab_asof = st.tabs(

@@ -18,10 +18,9 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval_app import (
-    asof_scores,
+    dataset_scores,
     downloads,
     errors,
-    focus_scores,
     formatting,
     links,
     overview_runs,
@@ -58,7 +57,7 @@ def _asof_section(dataset_id: int, k: int) -> None:
     a1, a2, _ = st.columns(3)
     max_age = a1.number_input("Stale after (days, max_age)", 0, 36500, 365, key="overview_max_age")
     half_life = a2.number_input("Recency half-life (days)", 1, 36500, 365, key="overview_half_life")
-    scores = asof_scores.asof_scores(dataset_id, k, max_age, half_life)
+    scores = dataset_scores.asof_scores(dataset_id, k, max_age, half_life)
     groups = sorted({str(s) for s in scores["run"].dropna()}) or [None]
     summary = []
     for system in groups:
@@ -127,7 +126,7 @@ def _age_figure(ages: pd.DataFrame, k: int):
 
 def _age_chart(dataset_id: int, k: int) -> None:
     """The age at the as-of date of every row's top-k documents, one distribution per system."""
-    ages = asof_scores.document_ages(dataset_id, k)
+    ages = dataset_scores.document_ages(dataset_id, k)
     if len(ages):
         st.plotly_chart(_age_figure(ages, int(k)), key="overview_age_chart", width="stretch")
         st.caption(formatting.md_escape(
@@ -171,7 +170,7 @@ with errors.page_guard("overview"):
         links.view_link("k")
         st.stop()
     frame = store_reads.dataset_frame(dataset_id)
-    scores = focus_scores.focus_time_scores(dataset_id, int(k))
+    scores = dataset_scores.focus_time_scores(dataset_id, int(k))
     _selected_runs(dataset_id)
     st.markdown("**Computed here in focus-time mode** (no model, no stored run: the same figures whatever "
                 "run is selected)")
@@ -237,7 +236,7 @@ with errors.page_guard("overview"):
         key="overview_table",
     )
     downloads.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")
-    if asof_scores.has_asof_columns(frame):
+    if dataset_scores.has_asof_columns(frame):
         _asof_section(dataset_id, int(k))
 
     if "answer" in frame.columns and len(frame):

@@ -183,7 +183,7 @@ def _both_versions(report: RunDiff, index: int) -> None:
     for column, side, run in zip(st.columns(2), ("baseline", "candidate"), (report.baseline, report.candidate),
                                  strict=True):
         with column:
-            st.markdown(f"**{side.capitalize()}** · {formatting.md_escape(store_reads.run_label(run['id']))}",
+            st.markdown(f"**{formatting.md_escape(side.capitalize())}** · {formatting.md_escape(store_reads.run_label(run['id']))}",
                         help=f"Name: {formatting.md_escape(run['name'])}")
             row_detail.show_row(int(run["id"]), int(line[f"row_{side}"]), key=f"diff_{side}")
 
