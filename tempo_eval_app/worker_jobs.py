@@ -8,7 +8,7 @@ the row that the worker reads. Because everything is in the workspace, the job o
 process, and every app process on the same workspace shows it.
 
 What runs here: evaluations (Evaluate), the NLI model check (Evaluate's verifier list), so the
-app process never imports torch or transformers, Compare's run files (`run_files.py`), and
+app process never imports torch or transformers, Compare's run files (`compare_files.py`), and
 reading what was uploaded on a page (`tempo_eval.jobs.uploads`: a dataset file or TREC runs
 on Datasets, foreign scores on Agreement): the page saves the bytes to the workspace, queues the
 job (`page_job`), waits for it a moment (`PAGE_WAIT_S`, enough for a small file) and otherwise

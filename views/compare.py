@@ -5,9 +5,8 @@ the query's years.
 Three sources of runs: the retrieval systems of the active dataset (its `run` column, scored in
 gold mode from retrieved_ids and gold_ids), the evaluation runs selected in the sidebar (any
 stored metric, per query), or TREC run files named by a path on this machine, a folder of runs,
-or uploads (scored by a worker process, `tempo_eval_app.run_files`; paths confined by
-`tempo_eval_app.paths`), with a doc-dates and a query-dates file for the as-of metrics
-(`tempo_eval_app.compare_asof`).
+or uploads (scored by a worker process, `tempo_eval_app.compare_files`; paths confined by
+`tempo_eval_app.paths`), with a doc-dates and a query-dates file for the as-of metrics.
 
 Judged queries without results: one switch (`compare_missing`) for every source, the rule of
 `tempo_eval.compare.trec_scores`: scored 0 as trec_eval -c (default), or left out; the caption counts them.
@@ -25,13 +24,11 @@ import streamlit as st
 from tempo_eval.compare.statistics import DEFAULT_TEST, TESTS
 from tempo_eval.io.trec_dataset import systems
 from tempo_eval_app import (
-    compare_asof,
     compare_files,
     downloads,
     errors,
     formatting,
     links,
-    run_files,
     samples,
     selection,
     store_reads,
@@ -117,7 +114,7 @@ def _files_report(key: str, k: int, test: str, alpha: float):
     caption (as the command line prints them); last, the table with the CIs as numbers (CSV)."""
     from tempo_eval.compare.statistics import cis_columns
 
-    found = run_files.load(key)
+    found = compare_files.load(key)
     report = found.report(k, test=test, alpha=alpha)
     cis = found.cis(k)
     table, pairs, caption, markdown, latex = _tables(report)
@@ -128,7 +125,7 @@ def _files_html(key: str, k: int, test: str, alpha: float, board: pd.DataFrame) 
     """The comparison as one standalone HTML file (built when its button is clicked)."""
     from tempo_eval.compare.report_html import comparison_html
 
-    return comparison_html(run_files.load(key).report(k, test=test, alpha=alpha), board=board)
+    return comparison_html(compare_files.load(key).report(k, test=test, alpha=alpha), board=board)
 
 
 def _with_cis(table: pd.DataFrame, cis: dict, metrics: list[str]) -> pd.DataFrame:
@@ -232,7 +229,7 @@ with errors.page_guard("compare"):
     curves: dict[str, dict[str, list[float]]] = {}
     found = None
     if source == FILES:
-        k = int(c1.number_input("k", 1, run_files.MAX_K, 10, key="compare_k"))
+        k = int(c1.number_input("k", 1, compare_files.MAX_K, 10, key="compare_k"))
         found = compare_files.scores(missing, k)
         curves = found.curves_at(k)
         if not found.as_of:
@@ -310,7 +307,7 @@ with errors.page_guard("compare"):
                             "comparison.html", mime="text/html", key="compare_html", icon=":material/download:")
         row.download_button("Table (CSV)", lambda: downloads.csv_bytes(board), "comparison.csv", mime="text/csv",
                             key="compare_csv", icon=":material/download:")
-        compare_asof.show(found)
+        compare_files.show_asof(found)
 
     st.subheader("Per query: run A against run B")
     labels = list(series)
