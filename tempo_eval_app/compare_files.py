@@ -23,7 +23,8 @@ import streamlit as st
 
 from tempo_eval.compare import saved as saved_comparisons
 from tempo_eval.compare.statistics import LABELS
-from tempo_eval_app import downloads, formatting, links, paths, permissions, worker_jobs
+from tempo_eval.viz.evidence_age import age_histogram
+from tempo_eval_app import formatting, links, paths, permissions, widgets, worker_jobs
 from tempo_eval_app.identity import current_user
 
 #: the most run files a comparison takes (its runs are labelled a-z)
@@ -335,7 +336,7 @@ def show_asof(found: saved_comparisons.StoredComparison) -> None:
         "Recency NDCG the judged ones."))
     figure = _age_figure(found.key, k)
     st.plotly_chart(figure, key="compare_age_chart", width="stretch")
-    downloads.download_figure(figure, "evidence_age", key="age_fig")
+    widgets.download_figure(figure, "evidence_age", key="age_fig")
     for note in found.notes:
         st.caption(formatting.md_escape(f"Note: {note}"))
 
@@ -350,8 +351,6 @@ def show_asof(found: saved_comparisons.StoredComparison) -> None:
 def _age_figure(key: str, k: int):
     """The age histogram of a saved comparison, built once (a saved comparison never changes;
     plotly validates a figure as it is built); shared, do not modify."""
-    from tempo_eval.viz.evidence_age import age_histogram
-
     return age_histogram(load(key).ages(), title=f"Age of the top {k} documents at the as-of date")
 
 

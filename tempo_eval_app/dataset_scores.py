@@ -12,14 +12,18 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.core.extract import extract_aft, extract_dft, extract_qft
+from tempo_eval.engine.scoring import measure_batch
+from tempo_eval.metrics.catalog import build_metric
+from tempo_eval.metrics.evidence_age import evidence_table
+from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
+from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
 from tempo_eval_app.errors import logger
 from tempo_eval_app.store_reads import _dataset_frame, db_path
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _years_of_column(db: str, dataset_id: int, column: str, reference_date: str | None) -> list[Any]:
-    from tempo_eval.core.extract import extract_aft, extract_dft, extract_qft
-
     frame = _dataset_frame(db, dataset_id)
     if column not in frame.columns:
         return [None] * len(frame)
@@ -60,9 +64,6 @@ def _measure_or_nan(metric: Any, row: dict[str, Any]) -> tuple[float, str]:
 
 @st.cache_data(show_spinner="Computing focus-time metrics…", max_entries=16)
 def _focus_time_scores(db: str, dataset_id: int, k: int) -> pd.DataFrame:
-    from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-    from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-
     frame = _dataset_frame(db, dataset_id)
     faithfulness = TemporalFaithfulness(mode="focus_time")
     ndcg_focus = TemporalNDCG(k=k, mode="focus_time")
@@ -101,9 +102,6 @@ def has_asof_columns(frame: pd.DataFrame) -> bool:
 
 @st.cache_data(show_spinner="Computing as-of metrics…", max_entries=16)
 def _asof_scores(db: str, dataset_id: int, k: int, max_age: float, half_life: float) -> pd.DataFrame:
-    from tempo_eval.engine.scoring import measure_batch
-    from tempo_eval.metrics.catalog import build_metric
-
     frame = _dataset_frame(db, dataset_id)
     metrics = {name: build_metric(name, k=k, max_age=max_age, half_life=half_life) for name in ASOF_COLUMNS}
     lacking = {name: metric.required_columns(frame.columns) for name, metric in metrics.items()}
@@ -137,8 +135,6 @@ def asof_scores(dataset_id: int, k: int, max_age: float, half_life: float) -> pd
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _document_ages(db: str, dataset_id: int, k: int) -> pd.DataFrame:
-    from tempo_eval.metrics.evidence_age import evidence_table
-
     return evidence_table(_dataset_frame(db, dataset_id), k)
 
 

@@ -13,6 +13,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.core.extract import extract_aft, extract_dft
+from tempo_eval.viz.highlight import (
+    claim_marks,
+    legend_html,
+    render_marks,
+    text_block,
+    year_marks,
+)
 from tempo_eval_app import asof_detail, formatting, store_reads, widgets, words
 
 
@@ -31,15 +39,6 @@ def rank_table(ranks: list) -> pd.DataFrame:
 
 
 def _answer(answer: str, claims: list[dict], contexts: list, ref: str | None, key: str) -> None:
-    from tempo_eval.core.extract import extract_aft, extract_dft
-    from tempo_eval.viz.highlight import (
-        claim_marks,
-        legend_html,
-        render_marks,
-        text_block,
-        year_marks,
-    )
-
     if claims:
         st.markdown("**Answer**, claims coloured by verdict")
         marks, missing = claim_marks(answer, claims)
@@ -58,9 +57,6 @@ def _answer(answer: str, claims: list[dict], contexts: list, ref: str | None, ke
 def show_row(run_id: int, row: int, *, key: str) -> None:
     """Everything stored about one dataset row of one run; `key` prefixes the widget keys (two
     rows can be shown on one page)."""
-    from tempo_eval.core.extract import extract_dft
-    from tempo_eval.viz.highlight import render_marks, year_marks
-
     s = store_reads.store()
     dataset_id = int(s.run_info(run_id)["dataset_id"])
     if not 0 <= row < int(store_reads.dataset_info(dataset_id)["n_rows"]):

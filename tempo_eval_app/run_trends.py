@@ -7,6 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.compare.leaderboard import baseline_deltas, metric_trends
+from tempo_eval.viz.trends import trend_chart
 from tempo_eval_app import formatting, selection, store_reads, widgets
 
 BASELINE_KEY = "runs_baseline"
@@ -20,8 +22,6 @@ def pin_baseline(table: pd.DataFrame, runs: pd.DataFrame, metrics: list[str], wh
     """A "Baseline for the Δ columns" picker drawn in `where`; with a run pinned, `table` (the
     leaderboard) gains a "METRIC Δ" column per metric (mean minus the baseline's mean). Returns the
     table and the added columns."""
-    from tempo_eval.compare.leaderboard import baseline_deltas
-
     ids = [int(i) for i in table["id"]]
     names = {int(r.id): f"{r.name} · #{r.id}" for r in table.itertuples()}
     pinned = st.session_state.get(BASELINE_KEY)
@@ -51,9 +51,6 @@ def pin_baseline(table: pd.DataFrame, runs: pd.DataFrame, metrics: list[str], wh
 def _trend_figure(db: str, dataset_id: int, version: tuple):
     """The trend chart of a dataset's runs (None: no stored mean), built once per version of its
     runs (`store_reads.run_listing`) and shared (Streamlit draws a copy; never modify it)."""
-    from tempo_eval.compare.leaderboard import metric_trends
-    from tempo_eval.viz.trends import trend_chart
-
     runs = store_reads.runs_table(dataset_id)
     trends = metric_trends(runs, store_reads.runs_board(runs))
     return None if trends.empty else trend_chart(trends)

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from tempo_eval.metrics.catalog import scale
+
 
 @dataclass(frozen=True)
 class Scale:
@@ -34,8 +36,6 @@ def score_scale(metric: str, values: Any) -> Scale:
     else from the floor of its smallest to the ceiling of its largest score, in its unit (as the metric declares it, `tempo_eval.metrics.catalog.scale`;
     step 1 for days or a span of 20 and more, a hundredth of the span below). A metric with a unit
     and no finite score: 0 to 1 in its unit."""
-    from tempo_eval.metrics.catalog import scale
-
     unit = scale(str(metric)).unit
     scores = np.asarray(values, dtype=np.float64)
     scores = scores[np.isfinite(scores)]

@@ -82,11 +82,6 @@ def _dataset_choices(db: str) -> tuple[list[int], dict[int, str], int | None]:
     return list(labels), labels, _default_dataset(names)
 
 
-def _partial_datasets(db: str) -> frozenset[int]:
-    """The datasets whose rows are not all stored yet (row count 0 until they are)."""
-    return frozenset(i for i, _, n in store_for(db).dataset_names() if n == 0)
-
-
 def _run_choices(db: str, dataset_id: int) -> tuple[list[int], dict[int, str], list[int]]:
     """A dataset's runs: ids (newest first), labels, and the default choice: the newest run that
     has results and is not failed (a run whose rows all failed is never what a page opens on)."""
@@ -216,7 +211,7 @@ def require_dataset_id() -> int:
         st.info("No dataset yet: open **Datasets** to upload one or load the sample.")
         st.stop()
     db = db_path()
-    if dataset_id in _partial_datasets(db):
+    if any(i == dataset_id and n == 0 for i, _, n in store_for(db).dataset_names()):  # rows not all stored
         _, labels, _ = _dataset_choices(db)
         st.info(f"This dataset's rows are not all stored yet: {md_escape(labels.get(dataset_id, ''))}. Its pages open "
                 "once it is complete; **Datasets** shows its progress.")

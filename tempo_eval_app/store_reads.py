@@ -5,13 +5,16 @@ with `st.cache_data`, keyed by the workspace database path so separate workspace
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common import run_names
 from tempo_eval.common.identity import user_name
+from tempo_eval.compare.leaderboard import leaderboard, run_setup
 from tempo_eval.store.db import database_location
 from tempo_eval.store.run_records import runs_frame
 from tempo_eval.store.runs import RunStore
@@ -67,8 +70,6 @@ def _settle() -> None:
     permanent generation (gc.freeze), it is never walked again. Reference counting still frees
     it when the cache drops it (a frame holds no reference cycle). Collected first, so that no
     cyclic garbage of the moment is frozen with it."""
-    import gc
-
     gc.collect()
     gc.freeze()
 
@@ -131,15 +132,13 @@ def run_label(run_id: int, name: str | None = None, config_hash: str | None = No
     """The run's short label, as every page names it (`tempo_eval.common.run_names.run_label`:
     "#2 · claims TF · lexical"); "#N" alone for a run deleted meanwhile. A list of runs passes
     each run's name and config hash from the runs table it already holds: no read per run."""
-    from tempo_eval.common.run_names import run_label as label
-
     if name is not None and config_hash is not None:
-        return label(int(run_id), name, _run_config(db_path(), int(run_id), str(config_hash)))
+        return run_names.run_label(int(run_id), name, _run_config(db_path(), int(run_id), str(config_hash)))
     try:
         info = store().run_info(int(run_id))
     except KeyError:
         return f"#{int(run_id)}"
-    return label(int(run_id), info["name"], info["config"])
+    return run_names.run_label(int(run_id), info["name"], info["config"])
 
 
 def claims_of_runs(run_ids: Sequence[int]) -> pd.DataFrame:
@@ -183,8 +182,6 @@ def runs_table(dataset_id: int | None) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _run_board(db: str, run_id: int, n_results: int) -> pd.DataFrame:
-    from tempo_eval.compare.leaderboard import leaderboard
-
     return leaderboard(store_for(db).run_scores([run_id]))
 
 
@@ -197,8 +194,6 @@ def run_board(run_id: int, n_results: int) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Aggregating the runs…", max_entries=64)
 def _runs_board(db: str, signature: tuple[tuple[int, int], ...]) -> pd.DataFrame:
-    from tempo_eval.compare.leaderboard import leaderboard
-
     return leaderboard(store_for(db).run_scores([run_id for run_id, _ in signature]))
 
 
@@ -212,8 +207,6 @@ def runs_board(runs: pd.DataFrame) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _run_setups(db: str, signature: tuple[tuple[int, str], ...]) -> dict[int, dict[str, str]]:
-    from tempo_eval.compare.leaderboard import run_setup
-
     configs = store_for(db).run_configs([run_id for run_id, _ in signature])
     return {run_id: run_setup(config) for run_id, config in configs.items()}
 
@@ -289,9 +282,7 @@ def _wide(db: str, run_id: int, long: pd.DataFrame, *, queries: bool) -> pd.Data
     codes = wide["reason_code"].add_suffix(" reason")
     grid = pd.concat([scores, codes], axis=1).reset_index()
     grid.columns.name = None
-    from tempo_eval.common.run_names import run_label as label
-
-    grid.insert(0, "eval_run", label(int(run_id), info["name"], info["config"]))
+    grid.insert(0, "eval_run", run_names.run_label(int(run_id), info["name"], info["config"]))
     grid.insert(1, "run_id", run_id)
     if queries:
         # the query column only: a 100,000-row dataset is not decoded whole for it

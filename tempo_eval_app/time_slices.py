@@ -1,6 +1,6 @@
 """Scores over time on the dashboard: the cached `tempo_eval.slices` report of some runs, its
 chart (curves with bands, change points, the difference below), a clicked bin's rows opening in
-the row details Results uses, and the CSV and HTML downloads. The Time page and Run diff draw it."""
+the row details Results uses, and the CSV and HTML widgets. The Time page and Run diff draw it."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.compare.report_html import slices_html
+from tempo_eval.slices.report import bin_rows, slices
 from tempo_eval_app import formatting, row_detail, store_reads, widgets, words
 
 BY = {"as_of": "As-of date", "focus_year": "Focus year", "evidence_year": "Evidence year"}
@@ -17,8 +19,6 @@ BINS = ("week", "month", "quarter", "year")
 
 @st.cache_data(show_spinner="Slicing the scores over time…", max_entries=32)
 def _report(db: str, runs: tuple[int, ...], sizes: tuple[int, ...], metric: str, by: str, bin: str) -> Any:
-    from tempo_eval.slices.report import slices
-
     return slices(list(runs), metric, by=by, bin=bin, changepoint=True, store=store_reads.store_for(db))
 
 
@@ -30,8 +30,6 @@ def report(runs: list[int], metric: str, by: str, bin: str) -> Any:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _bin_rows(db: str, run: int, size: int, metric: str, by: str, bin: str, start: str) -> pd.DataFrame:
-    from tempo_eval.slices.report import bin_rows
-
     return bin_rows(store_reads.store_for(db), run, metric, by=by, bin=bin, start=start)
 
 
@@ -73,7 +71,6 @@ def _changes_caption(rep: Any) -> None:
 
 def show(runs: list[int], metric: str, by: str, bin: str, *, key: str) -> None:
     """The chart of `runs` on `metric`, its numbers, downloads and a clicked bin's rows."""
-    from tempo_eval.compare.report_html import slices_html
     from tempo_eval.viz.slices import slices_figure
 
     try:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -298,9 +300,6 @@ def save_upload(upload: Any, *, rewrite: bool = True, action: str = "upload") ->
     it, unless `rewrite` is false and this session wrote it before (a page that saves on every
     rerun, and rewrites only when it queues a new job, `page_job(ensure=...)`). Only a role that
     may do `action` (upload; compare_files for Compare's run files) writes anything."""
-    import re
-    import shutil
-
     require(action)
     folder = files_dir() / "uploads"
     folder.mkdir(exist_ok=True)

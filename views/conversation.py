@@ -16,8 +16,11 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.io.conversation import load_conversations
+from tempo_eval.metrics.turn_faithfulness import as_turns
+from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, text_block
+from tempo_eval.viz.timeline import turn_timeline, windows_frame
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
     links,
@@ -56,8 +59,6 @@ def conversation_dataset(text: str, upload: tuple[str, bytes, str | None] | None
     the uploaded file while the text area still holds what it put there (or it is Parquet), else
     the pasted text (a transcript, JSON turns, DeepEval or RAGAS JSON / JSON Lines). A single pasted
     conversation is named after its first user turn."""
-    from tempo_eval.io.conversation import load_conversations
-
     if upload is not None and (upload[2] is None or upload[2] == text):
         return load_conversations(upload[1], name=upload[0])
     dataset = load_conversations(text.encode("utf-8"), name=PASTED)
@@ -125,10 +126,6 @@ def _stored_run(dataset_id: int) -> int | None:
 
 
 def _show(dataset_id: int, run_id: int) -> None:
-    from tempo_eval.metrics.turn_faithfulness import as_turns
-    from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, text_block
-    from tempo_eval.viz.timeline import turn_timeline, windows_frame
-
     frame = store_reads.dataset_frame(dataset_id)
     long = store_reads.results_frame(run_id)
     rows = [int(r) for r in long.loc[long["metric"] == METRIC, "row"]]
@@ -154,12 +151,12 @@ def _show(dataset_id: int, run_id: int) -> None:
         return
     figure = turn_timeline(table, threshold=details.get("settings", {}).get("threshold"))
     st.plotly_chart(figure, key="conv_timeline", width="stretch")
-    downloads.download_figure(figure, "turn_faithfulness", key="conv_fig")
+    widgets.download_figure(figure, "turn_faithfulness", key="conv_fig")
     st.dataframe(formatting.display_table(table), hide_index=True, width="stretch", key="conv_windows")
     claims = pd.DataFrame(details.get("claims", []))
     if not claims.empty:
         st.caption("Downloads of the claims: windows numbered from 1, as in the table and the chart.")
-        downloads.download_results(claims, f"conversation_run_{run_id}_claims", key="conv_dl")
+        widgets.download_results(claims, f"conversation_run_{run_id}_claims", key="conv_dl")
 
     st.subheader("Claims of each window")
     st.html(legend_html(("SUPPORTED", "NEUTRAL", "CONTRADICTED")))

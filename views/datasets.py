@@ -12,9 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.common.identity import shown_user
+from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping
 from tempo_eval.store.jobs import READ_KINDS
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
     made_by,
@@ -36,7 +36,7 @@ def _preview(dataset_id: int, key: str) -> None:
     info = store_reads.dataset_info(dataset_id)
     head = store_reads.dataset_head(dataset_id, 50)
     st.caption(f"{formatting.fmt_count(info['n_rows'])} rows · columns: {formatting.md_escape(', '.join(map(str, head.columns)))}")
-    st.dataframe(downloads.jsonify_cells(head), hide_index=True, width="stretch", key=key)
+    st.dataframe(widgets.jsonify_cells(head), hide_index=True, width="stretch", key=key)
 
 
 def _preview_read(result: dict, key: str) -> None:
@@ -154,8 +154,6 @@ with errors.page_guard("datasets"):
             selection.select_dataset(samples.load_sample_runs())
 
     with file_tab:
-        from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping
-
         # no `type=` filter: the loader's message for a wrong file ("save as CSV UTF-8") is clearer
         permissions.explain(refused)
         upload = st.file_uploader(

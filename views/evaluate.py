@@ -17,10 +17,11 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.common.identity import shown_user
-from tempo_eval.engine.scoring import metric_needs
+from tempo_eval.engine.scoring import aggregate_frame, metric_needs
+from tempo_eval.verify import available_verifiers
+from tempo_eval.verify.accuracy import accuracy_note
 from tempo_eval.verify.lexical import SUMMARY as LEXICAL_SUMMARY
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
     paths,
@@ -28,6 +29,7 @@ from tempo_eval_app import (
     selection,
     store_reads,
     verifier_choice,
+    widgets,
     words,
     worker_jobs,
 )
@@ -70,8 +72,6 @@ NDCG_MODE_HELP = ("Gold: retrieved_ids ranked against gold_ids, as trec_eval's n
 
 
 def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | None, str]]:
-    from tempo_eval.verify import available_verifiers
-
     # the NLI model is loaded by a worker process, never here: this answers what it last found
     status: dict[str, tuple[bool | None, str]] = {"nli": worker_jobs.nli_status(nli_model)}
     status.update(available_verifiers(check_nli=False, judge_configured=judge_ready))
@@ -161,7 +161,7 @@ def _show_job(job: dict, api_key: str) -> None:
         st.dataframe(formatting.display_table(outcome[0]), hide_index=True, width="stretch", key=f"summary_{job['id']}")
         run_id = int(job["run_id"])
         # the files are built from the store when a button is clicked: the page holds no results
-        downloads.download_results(lambda: store_reads.store().results_frame(run_id), f"run_{run_id}_results",
+        widgets.download_results(lambda: store_reads.store().results_frame(run_id), f"run_{run_id}_results",
                                    key=f"dl_{job['id']}")
 
 
@@ -196,8 +196,6 @@ def _outcome(db: str, run_id: int, version: tuple) -> tuple[pd.DataFrame | None,
     `run_version`, from its scores alone: the page never holds the run's results (a 200,000-row
     run's results frame is hundreds of MB, and every rerun of this page used to read it and
     resample its CI again). The reasons are read only when some result failed."""
-    from tempo_eval.engine.scoring import aggregate_frame
-
     store = store_reads.store_for(db)
     scores = store.run_scores([run_id])
     if scores.empty:
@@ -334,8 +332,6 @@ with errors.page_guard("evaluate"):
 
     verifier_status()
     # measured accuracy and what the chosen verifier cannot judge, from bench/verifier_accuracy.py --write
-    from tempo_eval.verify.accuracy import accuracy_note
-
     with st.expander(f"How accurate is {formatting.md_escape(verifier)}? What can it not judge?"):
         st.caption(formatting.md_escape(accuracy_note(verifier)))
 

@@ -10,14 +10,15 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.io.trec_dataset import systems
+from tempo_eval.viz.heatmap import MAX_BINS, cell_from_selection, heatmap_figure, year_heatmap
 from tempo_eval_app import (
     dataset_scores,
-    downloads,
     errors,
     formatting,
     links,
     selection,
     store_reads,
+    widgets,
 )
 
 selection.page_setup("Temporal heatmaps")
@@ -29,8 +30,6 @@ BINS = {"auto": None, "year": 1, "decade": 10, "century": 100}
 def _cell_picker(data, key: str, chart_event) -> tuple[str, str] | None:
     """The selected cell: a click on the chart, else the picker (which tests set through
     session state)."""
-    from tempo_eval.viz.heatmap import cell_from_selection
-
     cells = sorted(data.cells, key=lambda c: (-len(data.cells[c]), c))
     if not cells:
         return None
@@ -54,8 +53,6 @@ def _items(n: int) -> str:
 
 def _merged_note(data) -> str:
     """" More than 40 years: merged into decades." when the bins asked for were too many."""
-    from tempo_eval.viz.heatmap import MAX_BINS
-
     if data.requested_width is None:
         return ""
     names = {1: "years", 10: "decades", 100: "centuries"}
@@ -69,7 +66,7 @@ def _chart(data, figure, name: str, caption: str, file_name: str) -> tuple[str, 
     event = st.plotly_chart(figure, key=f"heat_{name}_chart", on_select="rerun", selection_mode="points",
                             width="stretch")
     st.caption(formatting.md_escape(caption))
-    downloads.download_figure(figure, file_name, key=f"heat_{name}_fig")
+    widgets.download_figure(figure, file_name, key=f"heat_{name}_fig")
     return _cell_picker(data, f"heat_{name}_cell", event)
 
 
@@ -78,7 +75,7 @@ def _cell_rows(table: pd.DataFrame, with_run: bool, name: str, file_name: str) -
     dataset without retrieval systems."""
     table = table if with_run else table.drop(columns=["run"])
     st.dataframe(table, hide_index=True, width="stretch", key=f"heat_{name}_rows")
-    downloads.download_results(table, file_name, key=f"heat_{name}_dl")
+    widgets.download_results(table, file_name, key=f"heat_{name}_dl")
 
 
 def _snippet(text: object, limit: int = 160) -> str:
@@ -88,7 +85,6 @@ def _snippet(text: object, limit: int = 160) -> str:
 
 def _asof_heatmap(dataset_id: int, run: str, rows: list[int], top_k: int, width, names) -> None:
     """The as-of year of each question against the publication year of its top-k documents."""
-    from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
     frame = store_reads.dataset_frame(dataset_id)
     if "context_dates" not in frame.columns or "reference_date" not in frame.columns:
         st.info("This needs the as-of date of each row (reference_date) and the publication dates of its "
@@ -113,8 +109,6 @@ def _asof_heatmap(dataset_id: int, run: str, rows: list[int], top_k: int, width,
 
 
 with errors.page_guard("heatmaps"):
-    from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
-
     dataset_id = selection.require_dataset_id()
     frame = store_reads.dataset_frame(dataset_id)
     if "query_id" not in frame.columns:  # stored by the Conversation page or a conversation file

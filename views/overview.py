@@ -17,9 +17,12 @@ import math
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.core.extract import extract_aft, extract_dft
+from tempo_eval.metrics.answer_currency import label_from_reason
+from tempo_eval.viz.evidence_age import age_histogram
+from tempo_eval.viz.highlight import legend_html, render_marks, text_block, year_marks
 from tempo_eval_app import (
     dataset_scores,
-    downloads,
     errors,
     formatting,
     links,
@@ -51,8 +54,6 @@ ASOF_LABELS = {
 
 def _asof_section(dataset_id: int, k: int) -> None:
     """As-of metrics per row (publication dates against the as-of date) and the age distribution."""
-    from tempo_eval.metrics.answer_currency import label_from_reason
-
     st.subheader("As-of: when the evidence was published")
     a1, a2, _ = st.columns(3)
     max_age = a1.number_input("Stale after (days, max_age)", 0, 36500, 365, key="overview_max_age")
@@ -80,7 +81,7 @@ def _asof_section(dataset_id: int, k: int) -> None:
                  # the scores right after the ids, their reasons after them
                  column_order=[c for c in ("query_id", "run", *ASOF_LABELS, *(f"{n} reason" for n in ASOF_LABELS))
                                if c in table.columns])
-    downloads.download_results(table, f"asof_{dataset_id}", key="overview_asof_dl")
+    widgets.download_results(table, f"asof_{dataset_id}", key="overview_asof_dl")
     _age_chart(dataset_id, k)
 
 
@@ -118,8 +119,6 @@ def _stored_runs(dataset_id: int, n_rows: int, k: int) -> None:
 def _age_figure(ages: pd.DataFrame, k: int):
     """The age histogram of these document ages, built once per ages (plotly validates a figure
     as it is built); shared, do not modify."""
-    from tempo_eval.viz.evidence_age import age_histogram
-
     by_run = {str(name): part["age"].to_numpy() for name, part in ages.groupby(ages["run"].fillna("(all rows)"))}
     return age_histogram(by_run, title=f"Age of the top {k} documents at the as-of date")
 
@@ -235,15 +234,12 @@ with errors.page_guard("overview"):
                                   "tf_reason", "ndcg_ft_reason", "ndcg_gold_reason") if c in table.columns],
         key="overview_table",
     )
-    downloads.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")
+    widgets.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")
     if dataset_scores.has_asof_columns(frame):
         _asof_section(dataset_id, int(k))
 
     if "answer" in frame.columns and len(frame):
         st.subheader("Answer years against context years")
-        from tempo_eval.core.extract import extract_aft, extract_dft
-        from tempo_eval.viz.highlight import legend_html, render_marks, text_block, year_marks
-
         # the row clicked in the table (a position: a query id repeats across the runs of a dataset),
         # else the one the link names, else the first
         links.init_from_param("overview_row", "row", int, lambda v: 0 <= v < len(frame))

@@ -15,7 +15,6 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
     links,
@@ -166,7 +165,7 @@ with errors.page_guard("results"):
                          placeholder=formatting.MISSING, on_select="rerun", selection_mode="single-row",
                          key="results_grid")
     stem = f"results_runs_{'_'.join(map(str, run_ids))}"
-    downloads.download_results(shown.reset_index(drop=True), stem, key="results_dl")
+    widgets.download_results(shown.reset_index(drop=True), stem, key="results_dl")
 
     st.subheader("One row in detail")
     # the line clicked in the grid, else the one the link names, else the first line shown

@@ -14,8 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.compare.report_html import diff_html
-from tempo_eval.compare.run_diff import DEFAULT_TOLERANCE, RunDiff
+from tempo_eval.compare.run_diff import DEFAULT_TOLERANCE, RunDiff, diff_stored
 from tempo_eval.metrics.catalog import DIRECTION_WORDS
+from tempo_eval.viz.run_diff import diff_scatter
 from tempo_eval_app import (
     errors,
     formatting,
@@ -47,8 +48,6 @@ def _diff(db: str, baseline: tuple[int, str, int], candidate: tuple[int, str, in
     """The diff, cached per run identity: (id, created_at, results) of each run. Ids are never
     reused in a workspace, and the creation time tells a run of a workspace made again at the
     same path from the old one's run of the same id."""
-    from tempo_eval.compare.run_diff import diff_stored
-
     return diff_stored(store_reads.store(), baseline[0], candidate[0], tolerance=tolerance, test=test)
 
 
@@ -159,8 +158,6 @@ def _row_table(report: RunDiff, shown: pd.DataFrame) -> int | None:
 
 
 def _scatter(report: RunDiff, metric: str) -> int | None:
-    from tempo_eval.viz.run_diff import diff_scatter
-
     rows = report.rows[report.rows["metric"] == metric]
     fig = diff_scatter(rows, metric=metric, baseline=store_reads.run_label(report.baseline["id"]),
                        candidate=store_reads.run_label(report.candidate["id"]), label=words.metric_label(metric))

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.common.identity import shown_user, user_name
+from tempo_eval.compare.leaderboard import config_diff, mean_changes
 from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import (
@@ -103,8 +104,6 @@ def _run_choice_label(table: pd.DataFrame):
 
 
 def _diff(table: pd.DataFrame, a: int, b: int) -> None:
-    from tempo_eval.compare.leaderboard import config_diff, mean_changes
-
     runs = store_reads.runs_table(None).set_index("id")
     info_a, info_b = store_reads.store().run_info(a), store_reads.store().run_info(b)
     st.markdown(f"**A** = {formatting.md_escape(store_reads.run_label(a))} · **B** = {formatting.md_escape(store_reads.run_label(b))}")
