@@ -14,13 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.core.extract import extract_aft, extract_dft
-from tempo_eval.viz.highlight import (
-    claim_marks,
-    legend_html,
-    render_marks,
-    text_block,
-    year_marks,
-)
+from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, text_block, year_marks
 from tempo_eval_app import asof_detail, formatting, store_reads, widgets, words
 
 

@@ -19,10 +19,8 @@ METRIC_LABELS = {
     "turn_faithfulness": "Turn Faithfulness",
 }
 
-#: result and run columns as the pages say them
+#: result and run columns as the pages say them (a column not listed keeps its name)
 COLUMN_LABELS = {
-    "metric": "metric",
-    "mean": "mean",
     "ci_low": "95% CI low",
     "ci_high": "95% CI high",
     "n_measurable": "rows measured",
@@ -45,16 +43,13 @@ COLUMN_LABELS = {
     "p_value": "p-value",
     "p_holm": "p-value (Holm)",
     "p_adjusted": "p-value (adjusted)",
-    "verifier": "verifier",
     "n_claims": "claims",
     # a pair of runs in a significance table (`PairComparison`)
     "run_a": "run A",
     "run_b": "run B",
     "mean_a": "mean A",
     "mean_b": "mean B",
-    "significant": "significant",
     "wins": "A better",
-    "ties": "ties",
     "losses": "A worse",
     "n_queries": "queries",
     # a ranked document of an NDCG result

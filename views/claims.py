@@ -8,12 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.verify.base import verdict_label
-from tempo_eval.viz.highlight import (
-    claim_marks,
-    legend_html,
-    render_marks,
-    text_block,
-)
+from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, text_block
 from tempo_eval_app import (
     errors,
     formatting,

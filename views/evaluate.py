@@ -239,8 +239,7 @@ with errors.page_guard("evaluate"):
     if unavailable:
         st.caption("Not offered for this dataset: " + "; ".join(unavailable) + ".")
 
-    has_dates = "context_dates" in columns
-    asof_default = [name for name in ASOF_METRICS if name != "answer_currency"] if has_dates else []
+    asof_default = [name for name in ASOF_METRICS if name != "answer_currency"] if "context_dates" in columns else []
     if "outdated_references" in columns:
         asof_default.append("answer_currency")
     use_asof = st.multiselect(
