@@ -64,8 +64,7 @@ def dated_documents(results: Mapping[str, Any]) -> pd.DataFrame:
                     "counted as": counted_as(entry),
                 }
             if metric == "recency_ndcg":
-                lines[rank]["relevance"] = entry.get("relevance")
-                lines[rank]["gain"] = entry.get("gain")
+                lines[rank].update(relevance=entry.get("relevance"), gain=entry.get("gain"))
     table = pd.DataFrame([lines[r] for r in sorted(lines)])
     table["age (days)"] = pd.array(table["age (days)"], dtype="Int64")
     return table

@@ -177,19 +177,14 @@ def scores(missing: str, k: int) -> saved_comparisons.StoredComparison:
         st.warning("The as-of metrics need both date files: the publication dates of the documents and the "
                    "as-of dates of the queries. Comparing on NDCG only.")
         doc_dates = query_dates = None
-    names: dict[str, str] = {}
-    written = []
-    for source in [*runs, qrels, doc_dates, query_dates]:
-        if source is None:
-            written.append(None)
-            continue
-        path = saved(source)
-        if not isinstance(source, Path):
-            names[str(path)] = f"{source.name} (uploaded)"
-        written.append(path)
+    sources = [*runs, qrels, doc_dates, query_dates]
+    written = [None if source is None else saved(source) for source in sources]
+    # messages name an upload by its file name, not by the path it was saved to
+    names = {str(path): f"{source.name} (uploaded)" for source, path in zip(sources, written, strict=True)
+             if source is not None and not isinstance(source, Path)}
     *run_paths, qrels_path, doc_path, query_path = written
     args = arguments(run_paths, qrels_path, doc_dates=doc_path, query_dates=query_path, missing=missing,
-                               k=k, max_age=max_age, half_life=half_life)
+                     k=k, max_age=max_age, half_life=half_life)
     job = request(args, again=bool(st.session_state.pop("compare_again", False)))
     links.set_params(cmp=job["id"])
     if job["active"] and st.session_state.get("compare_waited") != job["id"]:

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import html
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
-
-
-def _param_ints(name: str) -> list[int]:
-    raw = st.query_params.get(name, "")
-    values = []
-    for part in str(raw).split(","):
-        with contextlib.suppress(ValueError):
-            values.append(int(part))
-    return values
 
 
 def param(name: str, default: str | None = None) -> str | None:

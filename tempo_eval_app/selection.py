@@ -13,7 +13,6 @@ import streamlit as st
 from tempo_eval_app import store_reads, worker_jobs
 from tempo_eval_app.errors import configure_logging, page_guard
 from tempo_eval_app.formatting import md_escape
-from tempo_eval_app.links import _param_ints
 from tempo_eval_app.samples import SAMPLE_QA_NAME, load_sample_qa
 from tempo_eval_app.store_reads import db_path, store_for
 
@@ -29,6 +28,15 @@ _PENDING_RUNS = "_pending_run_ids"
 #: parameters gone with it), and the widget then fell back to its first option, the newest dataset
 _LAST_DATASET = "_dataset_last"
 _LAST_RUNS = "_runs_last"
+
+
+def _param_ints(name: str) -> list[int]:
+    """The whole numbers of a comma-separated query parameter (`?runs=5,6`); others are left out."""
+    values = []
+    for part in str(st.query_params.get(name, "")).split(","):
+        with contextlib.suppress(ValueError):
+            values.append(int(part))
+    return values
 
 
 def select_dataset(dataset_id: int, run_ids: Sequence[int] = ()) -> None:

@@ -177,10 +177,8 @@ def _workspace_jobs(own: int | None, api_key: str) -> None:
     def others() -> None:
         with errors.page_guard("evaluate workspace jobs"):
             for job in worker_jobs.others_evaluating():
-                if job["status"] == "queued":
-                    line = f"{job['label']}: waiting in the queue"
-                else:
-                    line = worker_jobs.progress_line(job)
+                line = (f"{job['label']}: waiting in the queue" if job["status"] == "queued"
+                        else worker_jobs.progress_line(job))
                 st.info(formatting.md_escape(f"Another session is evaluating in this workspace: {line}, started by "
                                              f"{shown_user(job.get('created_by'))}. "
                                              "It is not this session's to cancel; you can run your own."),

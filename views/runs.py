@@ -53,8 +53,7 @@ def _duration(seconds: float) -> str:
 def _tokens(usage: dict | None) -> str:
     if not usage:
         return ""
-    total = usage.get("total_tokens", 0)
-    return f"{int(total):,} ({int(usage.get('prompt_tokens', 0)):,} in, {int(usage.get('completion_tokens', 0)):,} out)"
+    return f"{int(usage.get('total_tokens', 0)):,} ({int(usage.get('prompt_tokens', 0)):,} in, {int(usage.get('completion_tokens', 0)):,} out)"
 
 
 def _nan_text(reasons: dict) -> str:
