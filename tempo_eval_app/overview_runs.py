@@ -16,16 +16,10 @@ ON_THE_FLY_ROWS = 10_000
 
 
 def runs_of(dataset_id: int, run_ids: Sequence[int]) -> list[int]:
-    """The runs among `run_ids` that evaluated the dataset `dataset_id`."""
-    store = store_reads.store()
-    found = []
-    for run_id in run_ids:
-        try:
-            if int(store.run_info(int(run_id))["dataset_id"]) == int(dataset_id):
-                found.append(int(run_id))
-        except KeyError:  # deleted meanwhile
-            continue
-    return found
+    """The runs among `run_ids` that evaluated the dataset `dataset_id` (a run deleted meanwhile is
+    none of them), from the dataset's cached runs table."""
+    of_dataset = set(store_reads.runs_table(int(dataset_id))["id"].astype(int))
+    return [int(run_id) for run_id in run_ids if int(run_id) in of_dataset]
 
 
 def summary_table(run_ids: Sequence[int]) -> pd.DataFrame:
