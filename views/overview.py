@@ -1,6 +1,6 @@
 """Overview: the active dataset's focus-time metrics, computed without any model.
 
-A dataset of more than `overview_runs.ON_THE_FLY_ROWS` rows is not scored here (focus-time
+A dataset of more than `dataset_scores.ON_THE_FLY_ROWS` rows is not scored here (focus-time
 extraction of every row takes minutes): the page shows the selected runs' stored scores instead,
 aggregated by SQLite, their first page of rows and, on request, the age distribution.
 
@@ -26,7 +26,6 @@ from tempo_eval_app import (
     errors,
     formatting,
     links,
-    overview_runs,
     selection,
     store_reads,
     widgets,
@@ -88,15 +87,15 @@ def _asof_section(dataset_id: int, k: int) -> None:
 def _stored_runs(dataset_id: int, n_rows: int, k: int) -> None:
     """A dataset too large to score here: the selected runs' stored scores, aggregated by SQLite,
     the first page of rows, and on request the age distribution (read column-wise)."""
-    st.info(f"This dataset has {n_rows:,} rows, more than the {overview_runs.ON_THE_FLY_ROWS:,} the Overview scores "
+    st.info(f"This dataset has {n_rows:,} rows, more than the {dataset_scores.ON_THE_FLY_ROWS:,} the Overview scores "
             "on the fly (that would take minutes): it shows the scores of the selected runs, as stored.")
-    run_ids = overview_runs.runs_of(dataset_id, selection.active_run_ids())
+    run_ids = dataset_scores.runs_of(dataset_id, selection.active_run_ids())
     if not run_ids:
         widgets.empty_state("No run of this dataset is selected: evaluate it (the evaluation runs beside the app), "
                             "then select its run in the sidebar.", "evaluate")
         return
     st.markdown("**Mean per run and system** (over the rows where the metric is measurable)")
-    summary = overview_runs.summary_table(run_ids)
+    summary = dataset_scores.summary_table(run_ids)
     st.dataframe(formatting.display_table(summary), hide_index=True, width="stretch", key="overview_stored_summary")
     page = store_reads.results_page(run_ids, 0, store_reads.PAGE_ROWS - 1)
     st.subheader("Per row")
@@ -137,10 +136,10 @@ def _selected_runs(dataset_id: int) -> None:
     """The stored means of the runs of this dataset selected in the sidebar, each named by its run,
     above the figures computed here: a claims-mode run's Temporal Faithfulness is not the focus-time
     one, and the page says which is which."""
-    run_ids = overview_runs.runs_of(dataset_id, selection.active_run_ids())
+    run_ids = dataset_scores.runs_of(dataset_id, selection.active_run_ids())
     if not run_ids:
         return
-    summary = overview_runs.summary_table(run_ids)
+    summary = dataset_scores.summary_table(run_ids)
     if summary.empty:
         return
     st.markdown("**Selected runs, as stored** (mean over the rows where the metric is measurable, in each run's "
@@ -164,7 +163,7 @@ with errors.page_guard("overview"):
     links.init_from_param("overview_k", "k", int, lambda v: 1 <= v <= 100)
     k = st.number_input("Cutoff k for Temporal NDCG@k", 1, 100, value=10, key="overview_k")
     links.set_params(k=k)
-    if int(info["n_rows"] or 0) > overview_runs.ON_THE_FLY_ROWS:
+    if int(info["n_rows"] or 0) > dataset_scores.ON_THE_FLY_ROWS:
         _stored_runs(dataset_id, int(info["n_rows"]), int(k))
         links.view_link("k")
         st.stop()
