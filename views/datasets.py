@@ -17,7 +17,7 @@ from tempo_eval.store.jobs import READ_KINDS
 from tempo_eval_app import (
     errors,
     formatting,
-    made_by,
+    identity,
     permissions,
     samples,
     selection,
@@ -113,7 +113,7 @@ def _stored_table(stored: pd.DataFrame, storing: list[dict]) -> pd.DataFrame:
     """The stored datasets, a dataset still being stored (its row count is set once all its rows
     are in) shown as "storing…" with the rows so far, not as 0 rows; one a stopped job left part
     way as "incomplete" (`worker_jobs.partial_label`)."""
-    table = stored.drop(columns=["content_hash", "created_by"]).assign(by=made_by.by_column(stored["created_by"]))
+    table = stored.drop(columns=["content_hash", "created_by"]).assign(by=identity.by_column(stored["created_by"]))
     partial = worker_jobs.partial_label(storing)
     table["n_rows"] = [f"{int(n):,}" if n else partial for n in table["n_rows"]]
     return table.rename(columns={"n_rows": "rows"})
@@ -260,7 +260,7 @@ with errors.page_guard("datasets"):
         if stored.empty:
             st.info("No dataset stored in this workspace yet.")
         else:
-            table = made_by.filter_widgets(_stored_table(stored, worker_jobs.storing()), "datasets", "datasets")
+            table = identity.filter_widgets(_stored_table(stored, worker_jobs.storing()), "datasets", "datasets")
             st.dataframe(table, hide_index=True, width="stretch", key="stored_table")
             active = selection.active_dataset_id()
             if active is not None:

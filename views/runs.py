@@ -21,8 +21,8 @@ from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import (
     errors,
     formatting,
+    identity,
     links,
-    made_by,
     permissions,
     run_trends,
     selection,
@@ -270,7 +270,7 @@ with errors.page_guard("runs"):
         links.set_params(all="1" if all_datasets else None, q=text or None, sort=sort_by if sort_by != "ran" else None)
 
         searched = table[["name", "dataset", "by", "tags", "note", "verifier", "judge", "model"]]
-        shown = made_by.filter_widgets(table[widgets.contains_text(searched, text)], "runs", "runs")
+        shown = identity.filter_widgets(table[widgets.contains_text(searched, text)], "runs", "runs")
         if statuses:
             shown = shown[shown["status"].isin(statuses)]
         shown = shown.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
