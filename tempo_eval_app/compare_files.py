@@ -48,15 +48,12 @@ def reopen(files_source: str) -> None:
     args = reopened(job_id)
     if args is None:
         return
-    st.session_state["compare_run_paths"] = "\n".join(args["runs"])
-    st.session_state["compare_qrels_path"] = args["qrels"]
-    st.session_state["compare_missing"] = args.get("missing", "zero")
+    st.session_state.update(compare_run_paths="\n".join(args["runs"]), compare_qrels_path=args["qrels"],
+                            compare_missing=args.get("missing", "zero"))
     if args.get("doc_dates"):
-        st.session_state["compare_doc_dates_path"] = args["doc_dates"]
-        st.session_state["compare_query_dates_path"] = args["query_dates"]
-        st.session_state["compare_k"] = int(args["k"])
-        st.session_state["compare_max_age"] = int(args["max_age"])
-        st.session_state["compare_half_life"] = int(args["half_life"])
+        st.session_state.update(compare_doc_dates_path=args["doc_dates"], compare_query_dates_path=args["query_dates"],
+                                compare_k=int(args["k"]), compare_max_age=int(args["max_age"]),
+                                compare_half_life=int(args["half_life"]))
     if job_id is not None and args["job"] == job_id:
         st.session_state["compare_source"] = files_source
 

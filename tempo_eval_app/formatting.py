@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from tempo_eval.verify.base import verdict_label
+from tempo_eval_app import words
 
 #: what a missing value shows
 MISSING = "—"
@@ -125,8 +126,6 @@ def display_table(frame: pd.DataFrame, *, keep: tuple[str, ...] = ()) -> pd.Data
     """`frame` as the pages show it: every number in the one format (`fmt_value`), missing values
     as MISSING, verifier ids, metrics and verdicts by their names, columns named in the user's words. Columns in `keep`
     stay as they are (ids a selection maps back)."""
-    from tempo_eval_app import words
-
     shown = pd.DataFrame(index=frame.index)
     for column in frame.columns:
         values = frame[column]

@@ -302,8 +302,8 @@ with errors.page_guard("evaluate"):
         j2.caption(f"Judge API key: {key_source}. Endpoint: {endpoint}.{note}")
 
     judge_ready = bool(judge_model.strip())
-    status = _availability(nli_model.strip() or verifier_choice.DEFAULT_NLI_MODEL, judge_ready)
     nli_id = nli_model.strip() or verifier_choice.DEFAULT_NLI_MODEL
+    status = _availability(nli_id, judge_ready)
 
     # a fragment that polls while the NLI model is being loaded in the background, so its status
     # turns from "Checking" to the answer without the user touching the page
