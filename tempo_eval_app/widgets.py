@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from tempo_eval.io.export import to_csv_text
 from tempo_eval.viz.highlight import text_block
@@ -101,8 +102,6 @@ def empty_state(message: str, *actions: str) -> None:
 def page_button(action: str, container: Any = st) -> None:
     """A link, drawn as a button, to the page that does `action` (`PAGES`). A page run on its own
     (outside the app's navigation) has no other page to link to: it names the page instead."""
-    from streamlit.errors import StreamlitAPIException
-
     path, label, icon = PAGES[action]
     try:
         container.page_link(path, label=label, icon=icon)
