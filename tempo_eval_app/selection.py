@@ -71,21 +71,14 @@ def open_page(page: str, dataset_id: int, run_ids: Sequence[int], **params: Any)
 # results leaves every other dataset's and run's entries alone (issue 29: keyed on any commit,
 # every rerun of every page read the dataset list again while a job ran, 20-80 ms each).
 
-def dataset_listing(db: str) -> tuple[tuple[tuple[int, str, int], ...], str]:
-    """The stored datasets as the sidebar lists them: (id, name, n_rows) newest first
-    (`RunStore.dataset_names`), and, when one has no rows yet (being stored), what it is shown as
-    (`worker_jobs.partial_label`: the storing job's progress), else ""."""
+def _dataset_choices(db: str) -> tuple[list[int], dict[int, str], int | None]:
+    """The stored datasets' ids (newest first, `RunStore.dataset_names`), their labels and the
+    default one (None: none stored). A dataset whose rows are still being stored (its row count is
+    set once they all are) is listed as "storing… (N rows so far)" (`worker_jobs.partial_label`),
+    as the Datasets page shows it, not as 0 rows: the upload a user just started is there, and
+    says it is not ready. It is never the default."""
     names = tuple(store_for(db).dataset_names())
     partial = worker_jobs.partial_label(worker_jobs.storing()) if any(n == 0 for _, _, n in names) else ""
-    return names, partial
-
-
-def _dataset_choices(db: str) -> tuple[list[int], dict[int, str], int | None]:
-    """The stored datasets' ids (newest first), their labels and the default one (None: none stored).
-    A dataset whose rows are still being stored (its row count is set once they all are) is
-    listed as "storing… (N rows so far)", as the Datasets page shows it, not as 0 rows: the upload
-    a user just started is there, and says it is not ready. It is never the default."""
-    names, partial = dataset_listing(db)
     labels = {i: f"{name} ({f'{n:,} row' + ('' if n == 1 else 's') if n else partial}) · #{i}" for i, name, n in names}
     return list(labels), labels, _default_dataset(names)
 
