@@ -40,7 +40,7 @@ PAGES = [
 
 # expanded: every page listed (past 12 pages Streamlit otherwise folds the last ones under "View more")
 navigation = st.navigation(PAGES, expanded=True)
-widgets.readable_css()
+st.html(widgets.READABLE_CSS)
 selection.keep_page_settings()
 sign_in.sidebar()
 with selection.shared_sidebar():  # drawn here, in the entry script, so its widgets keep state across pages

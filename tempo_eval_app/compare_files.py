@@ -1,8 +1,17 @@
-"""The Compare page's run-file inputs: run files, qrels, corpus, doc-dates and query-dates files
-named by a path on the app's machine (confined by `tempo_eval_app.paths`), a folder, or uploads;
-the as-of options; then the worker's job (`tempo_eval_app.run_files`) until its comparison is
-saved. A bad file is said in the page's words (the reader's file, line and value), never a
-traceback.
+"""The Compare page's TREC run files: the inputs (run files, qrels, corpus, doc-dates and
+query-dates files named by a path on the app's machine, confined by `tempo_eval_app.paths`, a
+folder, or uploads) and the as-of options; the worker's job until its comparison is saved; and the
+as-of sections of a comparison with dates (`show_asof`). A bad file is said in the page's words
+(the reader's file, line and value), never a traceback.
+
+The page never reads the runs itself: it queues a `compare_runs` job in the workspace
+(`tempo_eval.store.jobs`, through `tempo_eval_app.worker_jobs`) with the files' paths (uploads
+are first saved to the workspace's uploads/ folder, as data) and the settings, and starts a
+worker (`python -m tempo_eval job run`). The worker writes the per-query values to a folder of
+the workspace keyed by the SHA-256 of the files and settings (`tempo_eval.compare.saved`);
+the page reads that folder. A job is found again by its arguments (paths, each file's size and
+modification time, settings), so a rerun, a reload (the job id is in the address), another
+browser session or another app process shows the same comparison without scoring again.
 """
 
 from __future__ import annotations
@@ -14,7 +23,9 @@ import streamlit as st
 
 from tempo_eval.compare import saved as saved_comparisons
 from tempo_eval.compare.statistics import LABELS
-from tempo_eval_app import formatting, links, paths, permissions, run_files, worker_jobs
+from tempo_eval.viz.evidence_age import age_histogram
+from tempo_eval_app import formatting, links, paths, permissions, widgets, worker_jobs
+from tempo_eval_app.identity import current_user
 
 #: the most run files a comparison takes (its runs are labelled a-z)
 MAX_RUNS = len(LABELS)
@@ -34,18 +45,15 @@ def reopen(files_source: str) -> None:
         return
     raw = links.param("cmp")
     job_id = int(raw) if raw is not None and raw.isdigit() else None
-    args = run_files.reopened(job_id)
+    args = reopened(job_id)
     if args is None:
         return
-    st.session_state["compare_run_paths"] = "\n".join(args["runs"])
-    st.session_state["compare_qrels_path"] = args["qrels"]
-    st.session_state["compare_missing"] = args.get("missing", "zero")
+    st.session_state.update(compare_run_paths="\n".join(args["runs"]), compare_qrels_path=args["qrels"],
+                            compare_missing=args.get("missing", "zero"))
     if args.get("doc_dates"):
-        st.session_state["compare_doc_dates_path"] = args["doc_dates"]
-        st.session_state["compare_query_dates_path"] = args["query_dates"]
-        st.session_state["compare_k"] = int(args["k"])
-        st.session_state["compare_max_age"] = int(args["max_age"])
-        st.session_state["compare_half_life"] = int(args["half_life"])
+        st.session_state.update(compare_doc_dates_path=args["doc_dates"], compare_query_dates_path=args["query_dates"],
+                                compare_k=int(args["k"]), compare_max_age=int(args["max_age"]),
+                                compare_half_life=int(args["half_life"]))
     if job_id is not None and args["job"] == job_id:
         st.session_state["compare_source"] = files_source
 
@@ -142,11 +150,8 @@ def _watch(job: dict[str, Any]) -> None:
         if not current["active"]:
             st.rerun()  # the whole page: the comparison is saved (or the job failed)
         fraction = current["done"] / current["total"] if current["total"] else 0.0
-        st.progress(min(1.0, fraction), text=formatting.md_escape(run_files.progress_text(current)))
-        refused = permissions.blocked("manage_jobs")
-        if st.button("Cancel", key="compare_cancel", disabled=bool(refused), help=formatting.md_escape(refused) if refused else None):
-            permissions.require("manage_jobs")  # the worker reads it within a second
-            worker_jobs.queue().request_cancel(job_id)
+        st.progress(min(1.0, fraction), text=formatting.md_escape(progress_text(current)))
+        worker_jobs.cancel_button(job_id, "compare_cancel")  # the worker reads it within a second
 
     progress()
 
@@ -169,20 +174,15 @@ def scores(missing: str, k: int) -> saved_comparisons.StoredComparison:
         st.warning("The as-of metrics need both date files: the publication dates of the documents and the "
                    "as-of dates of the queries. Comparing on NDCG only.")
         doc_dates = query_dates = None
-    names: dict[str, str] = {}
-    saved = []
-    for source in [*runs, qrels, doc_dates, query_dates]:
-        if source is None:
-            saved.append(None)
-            continue
-        path = run_files.saved(source)
-        if not isinstance(source, Path):
-            names[str(path)] = f"{source.name} (uploaded)"
-        saved.append(path)
-    *run_paths, qrels_path, doc_path, query_path = saved
-    args = run_files.arguments(run_paths, qrels_path, doc_dates=doc_path, query_dates=query_path, missing=missing,
-                               k=k, max_age=max_age, half_life=half_life)
-    job = run_files.request(args, again=bool(st.session_state.pop("compare_again", False)))
+    sources = [*runs, qrels, doc_dates, query_dates]
+    written = [None if source is None else saved(source) for source in sources]
+    # messages name an upload by its file name, not by the path it was saved to
+    names = {str(path): f"{source.name} (uploaded)" for source, path in zip(sources, written, strict=True)
+             if source is not None and not isinstance(source, Path)}
+    *run_paths, qrels_path, doc_path, query_path = written
+    args = arguments(run_paths, qrels_path, doc_dates=doc_path, query_dates=query_path, missing=missing,
+                     k=k, max_age=max_age, half_life=half_life)
+    job = request(args, again=bool(st.session_state.pop("compare_again", False)))
     links.set_params(cmp=job["id"])
     if job["active"] and st.session_state.get("compare_waited") != job["id"]:
         # a job new to this session: a small comparison ends within a moment and is shown at once
@@ -191,17 +191,179 @@ def scores(missing: str, k: int) -> saved_comparisons.StoredComparison:
     if job["active"]:
         _watch(job)
         st.stop()  # the rest of the page needs the comparison; the watch reruns it once there
-    found = run_files.stored(job) if job["status"] == "finished" else None
+    found = stored(job) if job["status"] == "finished" else None
     if found is None:
         if job["status"] != "failed":
             message = f"The comparison ended without a result ({job['status']})."
         elif (job.get("error") or "").startswith("DateError:"):
-            message = f"A date file could not be read: {run_files.error_text(job, names)}"
+            message = f"A date file could not be read: {error_text(job, names)}"
         else:
-            message = f"The run files could not be compared: {run_files.error_text(job, names)}"
+            message = f"The run files could not be compared: {error_text(job, names)}"
         st.error(formatting.md_escape(message))
         if st.button("Compare again", key="compare_again_button"):
             st.session_state["compare_again"] = True
             st.rerun()
         st.stop()
     return found
+
+
+KIND = "compare_runs"
+#: the largest k the page offers: every saved comparison holds NDCG up to it
+MAX_K = saved_comparisons.MAX_K
+
+
+def saved(source: Any) -> Path:
+    """A path as it is; an upload written to the workspace's uploads/ folder (once)."""
+    return source if isinstance(source, Path) else worker_jobs.save_upload(source, action="compare_files")
+
+
+def _stamp(path: Path) -> list[int]:
+    info = path.stat()
+    return [info.st_size, info.st_mtime_ns]
+
+
+def arguments(runs: list[Path], qrels: Path, *, doc_dates: Path | None = None, query_dates: Path | None = None,
+              missing: str = "zero", k: int = 10, max_age: float = 365, half_life: float = 365,
+              precision: str = "float32") -> dict[str, Any]:
+    """The job's arguments: the paths, each file's size and modification time (an edited file
+    is a new job), and the settings that decide the result (k, max_age and half_life only with
+    both date files: without them every k is a slice of the saved curves)."""
+    files = [*runs, qrels]
+    out: dict[str, Any] = {"runs": [str(p) for p in runs], "qrels": str(qrels), "missing": missing,
+                           "precision": precision}
+    if doc_dates is not None and query_dates is not None:
+        files += [doc_dates, query_dates]
+        out.update(doc_dates=str(doc_dates), query_dates=str(query_dates), k=int(k), max_age=float(max_age),
+                   half_life=float(half_life))
+    out["stamps"] = [_stamp(p) for p in files]
+    return out
+
+
+def request(args: dict[str, Any], *, again: bool = False) -> dict[str, Any]:
+    """The job for these arguments: the newest one asked before (running, queued, finished with
+    its folder still there, or failed: a bad file fails the same way again), else a new one,
+    with a worker started for it. `again` queues a new one whatever was found."""
+    queue = worker_jobs.queue()
+    found = queue.latest(KIND, args)
+    if found is not None and not again:
+        found = worker_jobs.job(found["id"])
+        usable = found["active"] or found["status"] == "failed" or (
+            found["status"] == "finished" and saved_comparisons.is_saved(str((found["result"] or {}).get("key"))))
+        if usable:
+            return found
+    permissions.require("compare_files")
+    job_id = queue.submit(KIND, args, label="compare run files", user=current_user())
+    worker_jobs.spawn_worker()
+    return worker_jobs.job(job_id)
+
+
+def stored(job: dict[str, Any]) -> saved_comparisons.StoredComparison | None:
+    """The saved comparison a finished job wrote (None when its folder is gone)."""
+    key = (job.get("result") or {}).get("key")
+    return load(str(key)) if key and saved_comparisons.is_saved(str(key)) else None
+
+
+@st.cache_resource(show_spinner="Reading the saved comparison…", max_entries=8)
+def load(key: str) -> saved_comparisons.StoredComparison:
+    """The saved comparison `key` (`saved_comparisons.is_saved(key)`), read once per app process."""
+    found = saved_comparisons.load(key)
+    if found is None:
+        raise FileNotFoundError(f"no saved comparison {key!r} in this workspace")
+    return found
+
+
+def reopened(job_id: int | None) -> dict[str, Any] | None:
+    """The arguments of job `job_id` (from the address) or, without one, of the newest run-file
+    comparison of the workspace, when all its files are still there: what a new session shows."""
+    queue = worker_jobs.queue()
+    found = queue.get(int(job_id)) if job_id is not None else None
+    if found is None:
+        newest = queue.jobs(kind=KIND, limit=1)
+        found = newest[0] if newest else None
+    if found is None or found["kind"] != KIND:
+        return None
+    args = found["arguments"]
+    files = [*args.get("runs", []), args.get("qrels"), args.get("doc_dates"), args.get("query_dates")]
+    if not all(Path(p).is_file() for p in files if p):
+        return None
+    return {**args, "job": found["id"]}
+
+
+def error_text(job: dict[str, Any], names: dict[str, str]) -> str:
+    """The job's error in the page's words: the reader's message (file, line, value) without the
+    exception's name, uploads called by their names rather than their saved paths."""
+    message = job.get("error") or "the run files could not be read"
+    head, sep, rest = message.partition(": ")
+    if sep and head.isidentifier():
+        message = rest
+    for path, name in names.items():
+        message = message.replace(path, name)
+    return message
+
+
+def progress_text(job: dict[str, Any]) -> str:
+    """'Scoring the run files in a worker… 40%', or its place in the queue."""
+    if job["status"] == "queued":
+        place = worker_jobs.queue().place(job["id"])
+        return "Waiting for a free worker" + (f" (place {place} in the queue)" if place else "") + "…"
+    fraction = job["done"] / job["total"] if job["total"] else 0.0
+    return f"Scoring the run files in a worker… {fraction:.0%}"
+
+
+#: the columns of an opened query's documents, in this order
+DOCUMENT_COLUMNS = ["rank", "doc_id", "date", "age", "flag", "grade"]
+
+
+def show_asof(found: saved_comparisons.StoredComparison) -> None:
+    """The as-of sections, or a line saying which files would add them."""
+    if not found.as_of:
+        st.caption("Add a doc-dates and a query-dates file above for the as-of metrics: future leak, stale "
+                   "evidence, median evidence age and Recency NDCG, the age of the evidence and the queries that leak.")
+        return
+    k = int(found.settings["k"])
+    st.subheader("As-of: when the evidence was published")
+    st.caption(formatting.md_escape(
+        f"Stale after {found.settings['max_age']:g} days; Recency NDCG half-life {found.settings['half_life']:g} days. "
+        "Future leak, stale evidence and median age cover every query with an as-of date, judged or not; "
+        "Recency NDCG the judged ones."))
+    figure = _age_figure(found.key, k)
+    st.plotly_chart(figure, key="compare_age_chart", width="stretch")
+    widgets.download_figure(figure, "evidence_age", key="age_fig")
+    for note in found.notes:
+        st.caption(formatting.md_escape(f"Note: {note}"))
+
+    st.subheader("Queries that leak")
+    columns = st.columns(min(len(found.runs), 3))
+    for i, run in enumerate(found.runs):
+        with columns[i % len(columns)]:
+            _leaks(found, run, i, k)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _age_figure(key: str, k: int):
+    """The age histogram of a saved comparison, built once (a saved comparison never changes;
+    plotly validates a figure as it is built); shared, do not modify."""
+    return age_histogram(load(key).ages(), title=f"Age of the top {k} documents at the as-of date")
+
+
+def _leaks(found: saved_comparisons.StoredComparison, run: str, i: int, k: int) -> None:
+    table = found.leaking(run)
+    dated = int(found.values[(found.values["run"] == run) & (found.values["metric"] == found.as_of[0])]["value"].notna().sum())
+    st.markdown(formatting.md_escape(
+        f"{run}: {len(table)} of {dated} queries have a document from after their as-of date in the top {k}"))
+    if table.empty:
+        return
+    st.dataframe(table, hide_index=True, key=f"compare_leaks_{i}", width="stretch")
+    query = st.selectbox("Open a leaking query", table["query_id"].tolist(), key=f"compare_leak_query_{i}",
+                         index=None, placeholder="Choose a query")
+    if query is not None:
+        documents = found.ranked(run, query, k)
+        shown = documents.reindex(columns=DOCUMENT_COLUMNS)
+        shown = shown.assign(date=shown["date"].fillna(formatting.MISSING), age=[formatting.fmt_count(a) for a in shown["age"]])
+        st.dataframe(shown.rename(columns={"age": "age (days)"}), hide_index=True, key=f"compare_leak_docs_{i}",
+                     width="stretch")
+        flags = documents["flag"].value_counts()
+        st.caption(formatting.md_escape(
+            f"{query}, as of {documents['as_of'].dropna().iloc[0] if documents['as_of'].notna().any() else 'unknown'}: "
+            + ", ".join(f"{int(flags.get(f, 0))} {f}" for f in ("future", "stale", "undated"))))
+

@@ -71,10 +71,7 @@ def in_app_terms(text: str) -> str:
     """An engine message with its Python names ("load it with read_qrels") said in the app's terms
     ("upload it as Qrels on Datasets"), and any secret masked (`redact`: a judge's key, the
     sign-in's client_secret or cookie_secret); any other text is left as it is."""
-    def replace(match: re.Match[str]) -> str:
-        return APP_TERMS.get(match.group(1), match.group(0))
-
-    text = _LOAD_WITH.sub(replace, text)
+    text = _LOAD_WITH.sub(lambda m: APP_TERMS.get(m.group(1), m.group(0)), text)
     text = _MAPPING.sub(lambda m: f"{m.group(1) or ''}to choose column {m.group(3)} for {m.group(2)} under Column "
                         "mapping" if m.group(1) else f"column {m.group(3)} chosen for {m.group(2)}", text)
     return redact(text) or ""

@@ -8,6 +8,7 @@ applies all of it to a table, with its columns named in the user's words (`words
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 from collections.abc import Iterable
@@ -15,6 +16,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from tempo_eval.verify.base import verdict_label
+from tempo_eval_app import words
 
 #: what a missing value shows
 MISSING = "—"
@@ -75,14 +77,10 @@ def year_ranges(years: Iterable[object], *, most: int | None = None) -> str:
     pieces (a year or a range), then " …". Values that are not whole numbers are left out."""
     unique = sorted({int(y) for y in years if _whole(y)})
     pieces: list[str] = []
-    start = previous = None
-    for year in [*unique, None]:
-        if year is not None and previous is not None and year == previous + 1:
-            previous = year
-            continue
-        if start is not None:
-            pieces.append(str(start) if start == previous else f"{start}–{previous}")
-        start = previous = year
+    # consecutive years keep the same difference to their position: one group per range
+    for _, group in itertools.groupby(enumerate(unique), key=lambda pair: pair[1] - pair[0]):
+        span = [year for _, year in group]
+        pieces.append(str(span[0]) if len(span) == 1 else f"{span[0]}–{span[-1]}")
     if most is not None and len(pieces) > most:
         return ", ".join(pieces[:most]) + " …"
     return ", ".join(pieces)
@@ -128,8 +126,6 @@ def display_table(frame: pd.DataFrame, *, keep: tuple[str, ...] = ()) -> pd.Data
     """`frame` as the pages show it: every number in the one format (`fmt_value`), missing values
     as MISSING, verifier ids, metrics and verdicts by their names, columns named in the user's words. Columns in `keep`
     stay as they are (ids a selection maps back)."""
-    from tempo_eval_app import words
-
     shown = pd.DataFrame(index=frame.index)
     for column in frame.columns:
         values = frame[column]

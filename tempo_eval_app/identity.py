@@ -1,4 +1,4 @@
-"""Who uses this browser session, and as what role.
+"""Who uses this browser session, and as what role; who made each run and dataset.
 
 With sign-in configured (an `[auth]` section in `.streamlit/secrets.toml`) the user is the
 signed-in e-mail from Streamlit's OIDC login (`st.user`), or nobody before sign-in; without it
@@ -8,18 +8,27 @@ The role (`current_role`, `tempo_eval.common.access`): without sign-in, the loca
 app's user owns the workspace's files anyway); signed in, the role the workspace's users table
 gives the e-mail (`tempo_eval.store.users.UserStore.role_of`: TEMPO_EVAL_ADMIN is an admin, a
 user not listed a viewer); nobody signed in has none.
+
+On the pages that list runs, datasets and uploads: the `by` column (the recorded user, "unknown"
+for rows made before users were recorded or by code that named none) and the filters by it,
+"Mine" (what the current user made) and "Made by" (any users chosen): `by_column`,
+`filter_widgets`.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from tempo_eval.common.access import LOCAL_ROLE
-from tempo_eval.common.identity import os_user
+from tempo_eval.common.identity import os_user, shown_user, user_name
 from tempo_eval.store.db import default_db_path
 from tempo_eval.store.users import UserStore
+from tempo_eval_app import formatting, links
 
 
 def sign_in_configured() -> bool:
@@ -88,3 +97,28 @@ def current_role() -> str | None:
         return LOCAL_ROLE
     user = current_user()
     return users().role_of(user) if user else None
+
+
+def by_column(values: Iterable[Any]) -> list[str]:
+    """The `by` column of recorded users (`created_by`): each as the pages show it."""
+    return [shown_user(value) for value in values]
+
+
+def me() -> str:
+    """The current user as the `by` column shows them."""
+    return shown_user(user_name(current_user()))
+
+
+def filter_widgets(table: pd.DataFrame, key: str, what: str) -> pd.DataFrame:
+    """The "Mine" toggle and the "Made by" select for `table` (its `by` column), drawn side by side;
+    returns the rows they keep. "Mine" is mirrored in the URL (`mine=1`) so a link reopens it."""
+    left, right = st.columns([1, 3])
+    links.init_from_param(f"{key}_mine", "mine", lambda v: v == "1")
+    mine = left.toggle("Mine", key=f"{key}_mine", help=f"Only the {formatting.md_escape(what)} you made (as {formatting.md_escape(me())}).")
+    makers = sorted(set(table["by"]))
+    chosen = right.multiselect("Made by", makers, key=f"{key}_by", placeholder="anyone",
+                               help=f"Only the {formatting.md_escape(what)} these users made; \"unknown\": made before users were recorded.")
+    links.set_params(mine="1" if mine else None)
+    if mine:
+        table = table[table["by"] == me()]
+    return table[table["by"].isin(chosen)] if chosen else table

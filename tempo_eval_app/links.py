@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
+import html
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
-
-
-def _param_ints(name: str) -> list[int]:
-    raw = st.query_params.get(name, "")
-    values = []
-    for part in str(raw).split(","):
-        with contextlib.suppress(ValueError):
-            values.append(int(part))
-    return values
 
 
 def param(name: str, default: str | None = None) -> str | None:
@@ -57,8 +49,6 @@ SIDEBAR_PARAMS = ("dataset", "runs")
 def view_query(names: Sequence[str]) -> str:
     """The URL query (``?dataset=3&runs=5``) of the sidebar's and the page's own parameters
     `names`, URL-encoded; other parameters of the address (stale or typed by anyone) are left out."""
-    from urllib.parse import urlencode
-
     params = st.query_params.to_dict()
     wanted = [n for n in dict.fromkeys([*SIDEBAR_PARAMS, *names]) if params.get(n) not in (None, "")]
     return "?" + urlencode([(n, params[n]) for n in wanted]) if wanted else ""
@@ -68,8 +58,6 @@ def view_url(query: str, base: str | None) -> str:
     """The full address of a view: the page's own address `base` (scheme, host, port and page
     path, without a query) followed by `query`; `query` alone when there is no usable base (no
     browser session, or an address that is not http or https)."""
-    from urllib.parse import urlsplit
-
     if not base:
         return query
     parts = urlsplit(base)
@@ -83,8 +71,6 @@ def view_link(*names: str) -> None:
     the full link (the page's address from `st.context.url` and the query), clickable, and as
     plain text to copy (`st.code`, never markdown, so a value from the URL cannot end a code span
     and inject links or images). Values are URL-encoded, the link is HTML-escaped."""
-    import html
-
     query = view_query(names)
     if not query:
         st.caption("")

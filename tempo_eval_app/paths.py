@@ -26,7 +26,6 @@ class TooManyFiles(PathRefused):
     """A typed folder holding more files than the page takes (`files_named(limit=...)`)."""
 
     def __init__(self, typed: str, limit: int) -> None:
-        self.typed, self.limit = typed, limit
         super().__init__(f"the folder {typed!r} holds more than {limit} file{'s' * (limit != 1)}")
 
 

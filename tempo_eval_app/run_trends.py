@@ -7,7 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import formatting, selection, store_reads
+from tempo_eval.compare.leaderboard import baseline_deltas, metric_trends
+from tempo_eval.viz.trends import trend_chart
+from tempo_eval_app import formatting, selection, store_reads, widgets
 
 BASELINE_KEY = "runs_baseline"
 
@@ -20,8 +22,6 @@ def pin_baseline(table: pd.DataFrame, runs: pd.DataFrame, metrics: list[str], wh
     """A "Baseline for the Δ columns" picker drawn in `where`; with a run pinned, `table` (the
     leaderboard) gains a "METRIC Δ" column per metric (mean minus the baseline's mean). Returns the
     table and the added columns."""
-    from tempo_eval.compare.leaderboard import baseline_deltas
-
     ids = [int(i) for i in table["id"]]
     names = {int(r.id): f"{r.name} · #{r.id}" for r in table.itertuples()}
     pinned = st.session_state.get(BASELINE_KEY)
@@ -50,11 +50,8 @@ def pin_baseline(table: pd.DataFrame, runs: pd.DataFrame, metrics: list[str], wh
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _trend_figure(db: str, dataset_id: int, version: tuple):
     """The trend chart of a dataset's runs (None: no stored mean), built once per version of its
-    runs (`selection.runs_key`) and shared (Streamlit draws a copy; never modify it)."""
-    from tempo_eval.compare.leaderboard import metric_trends
-    from tempo_eval.viz.trends import trend_chart
-
-    runs = selection.runs_of(dataset_id)
+    runs (`store_reads.run_listing`) and shared (Streamlit draws a copy; never modify it)."""
+    runs = store_reads.runs_table(dataset_id)
     trends = metric_trends(runs, store_reads.runs_board(runs))
     return None if trends.empty else trend_chart(trends)
 
@@ -65,16 +62,14 @@ def show_trends(runs: pd.DataFrame, dataset_id: int) -> None:
     if len(mine) < 2:
         st.caption("Trends need two runs of the active dataset.")
         return
-    figure = _trend_figure(store_reads.db_path(), int(dataset_id), selection.runs_key(int(dataset_id)))
+    figure = _trend_figure(store_reads.db_path(), int(dataset_id), store_reads.run_listing(int(dataset_id)))
     if figure is None:
         st.caption("No metric has a stored mean yet.")
         return
     event = st.plotly_chart(figure, key="runs_trends", on_select="rerun", selection_mode="points",
                             width="stretch")
-    selection_ = getattr(event, "selection", None) or (event.get("selection") if isinstance(event, dict) else None)
-    points = (getattr(selection_, "points", None) or (selection_.get("points", []) if isinstance(selection_, dict) else []))
     st.caption(f"{len(mine):d} runs of this dataset, oldest first. Click a point to open its run in Results.")
-    for point in points or []:
+    for point in widgets.selected(event, "points"):
         if isinstance(point, dict) and point.get("customdata") is not None:
             run_id = int(point["customdata"])
             st.caption(f"Opening run #{formatting.md_escape(run_id)}…")

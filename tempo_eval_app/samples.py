@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tempo_eval.io.dataset import load_dataset
+from tempo_eval.io.trec_dataset import load_runs_dataset
 from tempo_eval_app.identity import current_user
 from tempo_eval_app.store_reads import store
 
@@ -19,8 +21,6 @@ SAMPLE_RUNS_NAME = "Sample: retriever runs BM25 vs dense"
 
 def load_sample_qa() -> int:
     """Store the bundled temporal QA sample (idempotent) and return its dataset id."""
-    from tempo_eval.io.dataset import load_dataset
-
     dataset = load_dataset(SAMPLE_DIR / "temporal_qa.csv")
     dataset.name = SAMPLE_QA_NAME
     return store().save_dataset(dataset, user=current_user())
@@ -28,8 +28,6 @@ def load_sample_qa() -> int:
 
 def load_sample_runs() -> int:
     """Store the bundled BM25 and dense runs with qrels, queries and corpus as one dataset."""
-    from tempo_eval.io.trec_dataset import load_runs_dataset
-
     with (SAMPLE_DIR / "run_bm25.trec").open("rb") as bm25, (SAMPLE_DIR / "run_dense.trec").open("rb") as dense:
         dataset = load_runs_dataset(
             runs=[("bm25", bm25.read()), ("dense", dense.read())],

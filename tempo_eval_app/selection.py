@@ -8,13 +8,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from tempo_eval_app import store_reads, worker_jobs
 from tempo_eval_app.errors import configure_logging, page_guard
 from tempo_eval_app.formatting import md_escape
-from tempo_eval_app.links import _param_ints
 from tempo_eval_app.samples import SAMPLE_QA_NAME, load_sample_qa
 from tempo_eval_app.store_reads import db_path, store_for
 
@@ -30,6 +28,15 @@ _PENDING_RUNS = "_pending_run_ids"
 #: parameters gone with it), and the widget then fell back to its first option, the newest dataset
 _LAST_DATASET = "_dataset_last"
 _LAST_RUNS = "_runs_last"
+
+
+def _param_ints(name: str) -> list[int]:
+    """The whole numbers of a comma-separated query parameter (`?runs=5,6`); others are left out."""
+    values = []
+    for part in str(st.query_params.get(name, "")).split(","):
+        with contextlib.suppress(ValueError):
+            values.append(int(part))
+    return values
 
 
 def select_dataset(dataset_id: int, run_ids: Sequence[int] = ()) -> None:
@@ -64,51 +71,26 @@ def open_page(page: str, dataset_id: int, run_ids: Sequence[int], **params: Any)
 # results leaves every other dataset's and run's entries alone (issue 29: keyed on any commit,
 # every rerun of every page read the dataset list again while a job ran, 20-80 ms each).
 
-def dataset_listing(db: str) -> tuple[tuple[tuple[int, str, int], ...], str]:
-    """The stored datasets as the sidebar lists them: (id, name, n_rows) newest first
-    (`RunStore.dataset_names`), and, when one has no rows yet (being stored), what it is shown as
-    (`worker_jobs.partial_label`: the storing job's progress), else ""."""
+def _dataset_choices(db: str) -> tuple[list[int], dict[int, str], int | None]:
+    """The stored datasets' ids (newest first, `RunStore.dataset_names`), their labels and the
+    default one (None: none stored). A dataset whose rows are still being stored (its row count is
+    set once they all are) is listed as "storing… (N rows so far)" (`worker_jobs.partial_label`),
+    as the Datasets page shows it, not as 0 rows: the upload a user just started is there, and
+    says it is not ready. It is never the default."""
     names = tuple(store_for(db).dataset_names())
     partial = worker_jobs.partial_label(worker_jobs.storing()) if any(n == 0 for _, _, n in names) else ""
-    return names, partial
-
-
-def _dataset_choices(db: str) -> tuple[list[int], dict[int, str], int | None]:
-    """The stored datasets' ids (newest first), their labels and the default one (None: none stored).
-    A dataset whose rows are still being stored (its row count is set once they all are) is
-    listed as "storing… (N rows so far)", as the Datasets page shows it, not as 0 rows: the upload
-    a user just started is there, and says it is not ready. It is never the default."""
-    names, partial = dataset_listing(db)
     labels = {i: f"{name} ({f'{n:,} row' + ('' if n == 1 else 's') if n else partial}) · #{i}" for i, name, n in names}
     return list(labels), labels, _default_dataset(names)
-
-
-def _partial_datasets(db: str) -> frozenset[int]:
-    """The datasets whose rows are not all stored yet (row count 0 until they are)."""
-    return frozenset(i for i, _, n in store_for(db).dataset_names() if n == 0)
 
 
 def _run_choices(db: str, dataset_id: int) -> tuple[list[int], dict[int, str], list[int]]:
     """A dataset's runs: ids (newest first), labels, and the default choice: the newest run that
     has results and is not failed (a run whose rows all failed is never what a page opens on)."""
-    runs = runs_of(dataset_id)
+    runs = store_reads.runs_table(dataset_id)
     labels = {int(r.id): f"{store_reads.run_label(int(r.id), r.name, r.config_hash)} ({r.status}, {r.n_results:,} results)"
               for r in runs.itertuples()}
     usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
     return list(labels), labels, [int(usable["id"].iloc[0])] if not usable.empty else []
-
-
-def runs_of(dataset_id: int | None) -> pd.DataFrame:
-    """`RunStore.list_runs` of one dataset (None: of every dataset), `store_reads.runs_table`:
-    a rename, a deletion or a run's end shows at the next rerun, a running run's new results
-    within a second or so (`run_counts`)."""
-    return store_reads.runs_table(dataset_id)
-
-
-def runs_key(dataset_id: int | None) -> tuple[tuple[Any, ...], ...]:
-    """What changes when a run of the dataset (None: any run) changes (`store_reads.run_listing`):
-    the key of the pages' cached run tables and charts."""
-    return store_reads.run_listing(dataset_id)
 
 
 def sidebar() -> None:
@@ -230,7 +212,7 @@ def require_dataset_id() -> int:
         st.info("No dataset yet: open **Datasets** to upload one or load the sample.")
         st.stop()
     db = db_path()
-    if dataset_id in _partial_datasets(db):
+    if any(i == dataset_id and n == 0 for i, _, n in store_for(db).dataset_names()):  # rows not all stored
         _, labels, _ = _dataset_choices(db)
         st.info(f"This dataset's rows are not all stored yet: {md_escape(labels.get(dataset_id, ''))}. Its pages open "
                 "once it is complete; **Datasets** shows its progress.")

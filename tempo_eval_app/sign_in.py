@@ -134,19 +134,24 @@ def gate() -> None:
                  "Sign in with an account that has one.")
 
 
+def _shut(why: str, icon: str, *, sign_out: bool = False) -> None:
+    """The screen of a session not let in: the app's name and why (with Sign out for a signed-in
+    account); nothing else runs."""
+    st.title("tempo-eval")
+    st.error(md_escape(why), icon=icon)
+    if sign_out:
+        st.button("Sign out", on_click=st.logout, icon=":material/logout:")
+    st.stop()
+
+
 def _refused(why: str) -> None:
     """A signed-in account the workspace cannot know: why, and Sign out."""
-    st.title("tempo-eval")
-    st.error(md_escape(why), icon=":material/no_accounts:")
-    st.button("Sign out", on_click=st.logout, icon=":material/logout:")
-    st.stop()
+    _shut(why, ":material/no_accounts:", sign_out=True)
 
 
 def _wrong_settings(why: str) -> None:
-    st.title("tempo-eval")
-    st.error(md_escape(f"The app's settings are wrong: {why}. Ask whoever runs it to correct the setting "
-                       "and start it again."), icon=":material/settings:")
-    st.stop()
+    _shut(f"The app's settings are wrong: {why}. Ask whoever runs it to correct the setting and start it again.",
+          ":material/settings:")
 
 
 def _sign_in_screen() -> None:
@@ -160,24 +165,18 @@ def _sign_in_screen() -> None:
 
 
 def _closed(address: Any) -> None:
-    st.title("tempo-eval")
-    st.error(md_escape(
-        f"This app serves address {address or 'every interface'} without sign-in, so anyone who can reach "
-        "it would use the workspace. Serve it on 127.0.0.1 (the default, .streamlit/config.toml), or "
-        "configure sign-in ([auth] in .streamlit/secrets.toml, see docs/operations/team.md) to share it."),
-        icon=":material/lock:")
-    st.stop()
+    _shut(f"This app serves address {address or 'every interface'} without sign-in, so anyone who can reach "
+          "it would use the workspace. Serve it on 127.0.0.1 (the default, .streamlit/config.toml), or "
+          "configure sign-in ([auth] in .streamlit/secrets.toml, see docs/operations/team.md) to share it.",
+          ":material/lock:")
 
 
 def _closed_to_name(name: str) -> None:
-    st.title("tempo-eval")
-    st.error(md_escape(
-        f"This app was opened by the name {name}, not as this machine (localhost, 127.0.0.1), and it has no "
-        "sign-in: another web site pointing its name at this machine, or a proxy, would use the workspace as "
-        "you. Open http://localhost:" + str(st.get_option("server.port")) + " on this machine, or configure "
-        "sign-in ([auth] in .streamlit/secrets.toml, see docs/operations/team.md) to share it."),
-        icon=":material/lock:")
-    st.stop()
+    _shut(f"This app was opened by the name {name}, not as this machine (localhost, 127.0.0.1), and it has no "
+          "sign-in: another web site pointing its name at this machine, or a proxy, would use the workspace as "
+          "you. Open http://localhost:" + str(st.get_option("server.port")) + " on this machine, or configure "
+          "sign-in ([auth] in .streamlit/secrets.toml, see docs/operations/team.md) to share it.",
+          ":material/lock:")
 
 
 def sidebar() -> None:

@@ -5,13 +5,16 @@ with `st.cache_data`, keyed by the workspace database path so separate workspace
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.common import run_names
 from tempo_eval.common.identity import user_name
+from tempo_eval.compare.leaderboard import leaderboard, run_setup
 from tempo_eval.store.db import database_location
 from tempo_eval.store.run_records import runs_frame
 from tempo_eval.store.runs import RunStore
@@ -21,8 +24,9 @@ from tempo_eval_app.permissions import require
 
 
 @st.cache_resource(show_spinner=False)
-def _store_for(db_path: str) -> RunStore:
-    return RunStore(db_path)
+def store_for(db: str) -> RunStore:
+    """The run store of the workspace database `db` (one connection per process and workspace)."""
+    return RunStore(db)
 
 
 def db_path() -> str:
@@ -32,7 +36,7 @@ def db_path() -> str:
 
 def store() -> RunStore:
     """The run store of the current workspace (one connection per process and workspace)."""
-    return _store_for(db_path())
+    return store_for(db_path())
 
 
 def run_owner(run_id: int) -> str | None:
@@ -44,11 +48,6 @@ def run_owner(run_id: int) -> str | None:
         return None
 
 
-def store_for(db: str) -> RunStore:
-    """The run store of the workspace database `db` (the same shared connection as `store`)."""
-    return _store_for(db)
-
-
 #: a cached dataset frame of more rows than this is put out of the cycle collector's way (`_settle`)
 SETTLE_OVER_ROWS = 20_000
 
@@ -57,7 +56,7 @@ SETTLE_OVER_ROWS = 20_000
 # on every rerun. Callers never modify them in place (they filter, copy or build new frames).
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _dataset_frame(db: str, dataset_id: int) -> pd.DataFrame:
-    frame = _store_for(db).dataset_frame(dataset_id)
+    frame = store_for(db).dataset_frame(dataset_id)
     if len(frame) > SETTLE_OVER_ROWS:
         _settle()
     return frame
@@ -71,8 +70,6 @@ def _settle() -> None:
     permanent generation (gc.freeze), it is never walked again. Reference counting still frees
     it when the cache drops it (a frame holds no reference cycle). Collected first, so that no
     cyclic garbage of the moment is frozen with it."""
-    import gc
-
     gc.collect()
     gc.freeze()
 
@@ -95,12 +92,12 @@ def save_dataset(dataset: Any) -> int:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _results(db: str, run_id: int, n_results: int) -> pd.DataFrame:
-    return _store_for(db).results_frame(run_id)
+    return store_for(db).results_frame(run_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _claims(db: str, run_id: int, n_results: int) -> pd.DataFrame:
-    return _store_for(db).claims_frame(run_id)
+    return store_for(db).claims_frame(run_id)
 
 
 def n_results(run_id: int) -> int:
@@ -108,7 +105,7 @@ def n_results(run_id: int) -> int:
     at most once a second while it runs). Part of the cache keys of its frames: a run still being
     written is read again as it grows."""
     db = db_path()
-    store = _store_for(db)
+    store = store_for(db)
     return run_counts.counts(db, store, int(run_id), store.run_stamp(int(run_id)))[0]
 
 
@@ -126,7 +123,7 @@ def _run_config(db: str, run_id: int, config_hash: str) -> Any:
     """A run's stored configuration: it never changes for a (run, config hash), and run ids are
     never reused, so the pages' lists read it once per run, not on every rerun."""
     try:
-        return _store_for(db).run_info(int(run_id))["config"]
+        return store_for(db).run_info(int(run_id))["config"]
     except KeyError:  # deleted meanwhile
         return None
 
@@ -135,15 +132,13 @@ def run_label(run_id: int, name: str | None = None, config_hash: str | None = No
     """The run's short label, as every page names it (`tempo_eval.common.run_names.run_label`:
     "#2 · claims TF · lexical"); "#N" alone for a run deleted meanwhile. A list of runs passes
     each run's name and config hash from the runs table it already holds: no read per run."""
-    from tempo_eval.common.run_names import run_label as label
-
     if name is not None and config_hash is not None:
-        return label(int(run_id), name, _run_config(db_path(), int(run_id), str(config_hash)))
+        return run_names.run_label(int(run_id), name, _run_config(db_path(), int(run_id), str(config_hash)))
     try:
         info = store().run_info(int(run_id))
     except KeyError:
         return f"#{int(run_id)}"
-    return label(int(run_id), info["name"], info["config"])
+    return run_names.run_label(int(run_id), info["name"], info["config"])
 
 
 def claims_of_runs(run_ids: Sequence[int]) -> pd.DataFrame:
@@ -168,7 +163,7 @@ def run_listing(dataset_id: int | None) -> tuple[tuple[Any, ...], ...]:
     deleted (by any process), and only then: the key of the pages' cached run lists, which a job
     writing another dataset's run leaves alone."""
     db = db_path()
-    store = _store_for(db)
+    store = store_for(db)
     return tuple((*row, *run_counts.counts(db, store, int(row[0]), (row[4], row[6], row[7])))
                  for row in store.run_rows(None if dataset_id is None else int(dataset_id)))
 
@@ -187,9 +182,7 @@ def runs_table(dataset_id: int | None) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _run_board(db: str, run_id: int, n_results: int) -> pd.DataFrame:
-    from tempo_eval.compare.leaderboard import leaderboard
-
-    return leaderboard(_store_for(db).run_scores([run_id]))
+    return leaderboard(store_for(db).run_scores([run_id]))
 
 
 def run_board(run_id: int, n_results: int) -> pd.DataFrame:
@@ -201,9 +194,7 @@ def run_board(run_id: int, n_results: int) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Aggregating the runs…", max_entries=64)
 def _runs_board(db: str, signature: tuple[tuple[int, int], ...]) -> pd.DataFrame:
-    from tempo_eval.compare.leaderboard import leaderboard
-
-    return leaderboard(_store_for(db).run_scores([run_id for run_id, _ in signature]))
+    return leaderboard(store_for(db).run_scores([run_id for run_id, _ in signature]))
 
 
 def runs_board(runs: pd.DataFrame) -> pd.DataFrame:
@@ -216,9 +207,7 @@ def runs_board(runs: pd.DataFrame) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _run_setups(db: str, signature: tuple[tuple[int, str], ...]) -> dict[int, dict[str, str]]:
-    from tempo_eval.compare.leaderboard import run_setup
-
-    configs = _store_for(db).run_configs([run_id for run_id, _ in signature])
+    configs = store_for(db).run_configs([run_id for run_id, _ in signature])
     return {run_id: run_setup(config) for run_id, config in configs.items()}
 
 
@@ -229,9 +218,23 @@ def run_setups(runs: pd.DataFrame) -> dict[int, dict[str, str]]:
     return _run_setups(db_path(), signature)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _dataset_head(db: str, dataset_id: int, rows: int, content_hash: str, n_rows: int) -> pd.DataFrame:
+    return store_for(db).dataset_head(dataset_id, rows)
+
+
+def dataset_head(dataset_id: int, rows: int) -> pd.DataFrame:
+    """The first `rows` rows of a stored dataset (0: its columns alone), read alone
+    (`RunStore.dataset_head`): a page never holds the whole frame for them (a 200,000-row dataset's
+    is hundreds of MB). Keyed by its hash and row count too: a dataset being stored is read again
+    once complete."""
+    info = dataset_info(dataset_id)
+    return _dataset_head(db_path(), int(dataset_id), int(rows), info["content_hash"], int(info["n_rows"] or 0))
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def _dataset_row(db: str, dataset_id: int, row: int) -> dict[str, Any]:
-    return _store_for(db).dataset_row(dataset_id, row)
+    return store_for(db).dataset_row(dataset_id, row)
 
 
 def dataset_row(dataset_id: int, row: int) -> dict[str, Any]:
@@ -251,7 +254,7 @@ def run_version(run_id: int) -> tuple[Any, ...]:
 
 @st.cache_data(show_spinner="Aggregating the run…", max_entries=64)
 def _system_summary(db: str, run_id: int, version: tuple[Any, ...]) -> pd.DataFrame:
-    return _store_for(db).system_summary(run_id)
+    return store_for(db).system_summary(run_id)
 
 
 def system_summary(run_id: int) -> pd.DataFrame:
@@ -272,20 +275,18 @@ def _wide(db: str, run_id: int, long: pd.DataFrame, *, queries: bool) -> pd.Data
     """One run's long results as grid lines (see `results_grid`); None when it has none."""
     if long.empty:
         return None
-    info = _store_for(db).run_info(run_id)
+    info = store_for(db).run_info(run_id)
     keys = ["row", "query_id", "run"]
     wide = long.set_index([*keys, "metric"])[["score", "reason_code"]].unstack("metric")
     scores = wide["score"]
     codes = wide["reason_code"].add_suffix(" reason")
     grid = pd.concat([scores, codes], axis=1).reset_index()
     grid.columns.name = None
-    from tempo_eval.common.run_names import run_label as label
-
-    grid.insert(0, "eval_run", label(int(run_id), info["name"], info["config"]))
+    grid.insert(0, "eval_run", run_names.run_label(int(run_id), info["name"], info["config"]))
     grid.insert(1, "run_id", run_id)
     if queries:
         # the query column only: a 100,000-row dataset is not decoded whole for it
-        column = _store_for(db).dataset_column(int(info["dataset_id"]), "query")
+        column = store_for(db).dataset_column(int(info["dataset_id"]), "query")
         if column is not None:
             grid.insert(4, "query", [column[i] if 0 <= i < len(column) else None for i in grid["row"]])
     return grid.rename(columns={"run": "system"})
@@ -319,7 +320,7 @@ def total_results(run_ids: Sequence[int]) -> int:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _metric_counts(db: str, run_id: int, n_results: int) -> pd.DataFrame:
-    return _store_for(db).metric_counts(run_id)
+    return store_for(db).metric_counts(run_id)
 
 
 def metric_counts(run_id: int) -> pd.DataFrame:
@@ -329,7 +330,7 @@ def metric_counts(run_id: int) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _results_page(db: str, run_ids: tuple[int, ...], versions: tuple[Any, ...], first: int, last: int) -> pd.DataFrame:
-    return _joined([_wide(db, run_id, _store_for(db).results_rows(run_id, first, last), queries=False)
+    return _joined([_wide(db, run_id, store_for(db).results_rows(run_id, first, last), queries=False)
                     for run_id in run_ids])
 
 

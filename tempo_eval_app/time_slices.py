@@ -1,6 +1,6 @@
 """Scores over time on the dashboard: the cached `tempo_eval.slices` report of some runs, its
 chart (curves with bands, change points, the difference below), a clicked bin's rows opening in
-the row details Results uses, and the CSV and HTML downloads. The Time page and Run diff draw it."""
+the row details Results uses, and the CSV and HTML widgets. The Time page and Run diff draw it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from tempo_eval_app import formatting, row_detail, store_reads, words
+from tempo_eval.compare.report_html import slices_html
+from tempo_eval.slices.report import bin_rows, slices
+from tempo_eval_app import formatting, row_detail, store_reads, widgets, words
 
 BY = {"as_of": "As-of date", "focus_year": "Focus year", "evidence_year": "Evidence year"}
 BINS = ("week", "month", "quarter", "year")
@@ -17,8 +19,6 @@ BINS = ("week", "month", "quarter", "year")
 
 @st.cache_data(show_spinner="Slicing the scores over time…", max_entries=32)
 def _report(db: str, runs: tuple[int, ...], sizes: tuple[int, ...], metric: str, by: str, bin: str) -> Any:
-    from tempo_eval.slices.report import slices
-
     return slices(list(runs), metric, by=by, bin=bin, changepoint=True, store=store_reads.store_for(db))
 
 
@@ -30,8 +30,6 @@ def report(runs: list[int], metric: str, by: str, bin: str) -> Any:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _bin_rows(db: str, run: int, size: int, metric: str, by: str, bin: str, start: str) -> pd.DataFrame:
-    from tempo_eval.slices.report import bin_rows
-
     return bin_rows(store_reads.store_for(db), run, metric, by=by, bin=bin, start=start)
 
 
@@ -44,12 +42,7 @@ def metrics_of(run_ids: list[int]) -> list[str]:
 def _picked(event: Any, fig: Any) -> tuple[int, str] | None:
     """(run, bin start) of the first clicked point: its customdata, looked up in the figure by
     curve and point number where the selection does not carry it."""
-    selection = getattr(event, "selection", None)
-    if selection is None and isinstance(event, dict):
-        selection = event.get("selection")
-    points = (getattr(selection, "points", None) or (selection.get("points") if isinstance(selection, dict) else None)
-              or [])
-    for point in points:
+    for point in widgets.selected(event, "points"):
         if not isinstance(point, dict):
             continue
         data = point.get("customdata")
@@ -78,7 +71,6 @@ def _changes_caption(rep: Any) -> None:
 
 def show(runs: list[int], metric: str, by: str, bin: str, *, key: str) -> None:
     """The chart of `runs` on `metric`, its numbers, downloads and a clicked bin's rows."""
-    from tempo_eval.compare.report_html import slices_html
     from tempo_eval.viz.slices import slices_figure
 
     try:
@@ -123,7 +115,7 @@ def _bin(picked: tuple[int, str], metric: str, by: str, bin: str, *, key: str) -
                          selection_mode="single-row",
                          column_config={"score": st.column_config.NumberColumn("score", format="%.3f"),
                                         "query": st.column_config.TextColumn(width="large")})
-    chosen = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+    chosen = widgets.selected(event)
     index = chosen[0] if chosen and chosen[0] < len(rows) else (0 if len(rows) else None)
     if index is not None:
         st.caption("Click a row to open it." if not chosen else "")

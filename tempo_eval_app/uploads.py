@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import bz2
 import contextlib
+import gzip
 import io
 import json
+import lzma
 from collections.abc import Callable
 from typing import Any
 
@@ -71,13 +74,8 @@ def _prefix(source: Any, codec: str | None, limit: int, enough: Callable[[bytear
         import pyarrow as pa
 
         stream = pa.CompressedInputStream(pa.PythonFile(_Borrowed(source), mode="r"), "zstd")
-    else:
-        import bz2
-        import gzip
-        import lzma
-
-        stream = gzip.GzipFile(fileobj=source) if codec == "gzip" else {"bz2": bz2.BZ2File, "xz": lzma.LZMAFile}[
-            codec](source)
+    else:  # each opens a file object as it is
+        stream = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[codec](source)
     data = bytearray()
     while len(data) < limit:
         piece = bytes(stream.read(min(_PIECE, limit - len(data))))

@@ -12,6 +12,7 @@ import streamlit as st
 from tempo_eval.common.identity import shown_user, user_name
 from tempo_eval.compare.review import consensus
 from tempo_eval.store.labels import LabelStore, claim_premises, premises_hash
+from tempo_eval.verify.accuracy import accuracy_note
 from tempo_eval_app import store_reads
 from tempo_eval_app.identity import current_user
 
@@ -105,6 +106,4 @@ def with_consensus(claims: pd.DataFrame, reviews: pd.DataFrame) -> pd.DataFrame:
 
 def accuracy_caption(verifier: str) -> str:
     """The measured accuracy and limits of a verifier, from bench/verifier_accuracy.py's output."""
-    from tempo_eval.verify.accuracy import accuracy_note
-
     return accuracy_note(verifier.split(":")[0].split(" ")[0])

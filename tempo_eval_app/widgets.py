@@ -1,24 +1,24 @@
-"""Small widgets shared by the pages: escaped HTML blocks and keyed multiselect defaults."""
+"""Small widgets shared by the pages: escaped HTML blocks, keyed multiselect defaults, what a
+user selected, and the downloads of tables (CSV, JSONL, Parquet) and figures (HTML, JSON)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import html
+import io
+import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
-
-def safe_html(body_html: str) -> None:
-    """Render HTML built by `tempo_eval.viz.highlight` (user text already escaped there)."""
-    from tempo_eval.viz.highlight import text_block
-
-    st.html(text_block(body_html))
+from tempo_eval.io.export import to_csv_text
+from tempo_eval.viz.highlight import text_block
 
 
 def plain_html(text: object, *, muted: bool = False) -> str:
     """User text as an escaped HTML block (no markdown, no HTML of its own)."""
-    import html
-
     style = "color: #555; font-size: 0.9em" if muted else ""
     return f'<div style="{style}; white-space: pre-wrap">{html.escape(str(text))}</div>'
 
@@ -30,8 +30,6 @@ def plain(text: object, *, muted: bool = False) -> None:
 
 def heading_html(text: str) -> str:
     """A bold line (page-written text, escaped here) over an HTML block, as "**Query**" drew it."""
-    import html
-
     return f'<div style="font-weight: 600; margin-top: 0.5rem">{html.escape(text)}</div>'
 
 
@@ -48,14 +46,31 @@ def card_html(title: str, body_html: str) -> str:
     """A bordered card: `title` (plain text, escaped here) as a small muted heading over the text
     block `body_html` (already safe), as a bordered container with a caption showed it, in one
     element instead of three."""
-    import html
-
-    from tempo_eval.viz.highlight import text_block
-
     return ('<div class="te-card" style="border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; '
             'padding: 0.75rem 1rem; margin-bottom: 0.5rem">'
             f'<div class="te-card-title" style="color: rgba(49, 51, 63, 0.6); font-size: 0.875rem; '
             f'margin-bottom: 0.25rem">{html.escape(title)}</div>{text_block(body_html)}</div>')
+
+
+def selected(event: Any, what: str = "rows") -> list[Any]:
+    """The rows (or, with "points", the points) a user selected in a dataframe or a chart drawn
+    with `on_select="rerun"`: its event is an object or a dict, as Streamlit versions give it;
+    [] when nothing is selected."""
+    chosen = getattr(event, "selection", None)
+    if chosen is None and isinstance(event, dict):
+        chosen = event.get("selection")
+    if chosen is None:
+        return []
+    return list(getattr(chosen, what, None) or (chosen.get(what, []) if isinstance(chosen, dict) else []))
+
+
+def contains_text(frame: pd.DataFrame, text: str) -> pd.Series:
+    """Which lines of `frame` hold `text` (stripped, any case, as typed: no pattern) in one of
+    their cells; every line for an empty `text`."""
+    needle = text.strip().lower()
+    if not needle:
+        return pd.Series(True, index=frame.index)
+    return frame.astype(str).apply(lambda column: column.str.lower().str.contains(needle, regex=False)).any(axis=1)
 
 
 def multiselect_default(key: str, options: Sequence[Any], default: Sequence[Any] | None = None) -> list[Any] | None:
@@ -87,8 +102,6 @@ def empty_state(message: str, *actions: str) -> None:
 def page_button(action: str, container: Any = st) -> None:
     """A link, drawn as a button, to the page that does `action` (`PAGES`). A page run on its own
     (outside the app's navigation) has no other page to link to: it names the page instead."""
-    from streamlit.errors import StreamlitAPIException
-
     path, label, icon = PAGES[action]
     try:
         container.page_link(path, label=label, icon=icon)
@@ -112,6 +125,61 @@ READABLE_CSS = """<style>
 </style>"""
 
 
-def readable_css() -> None:
-    """Draw READABLE_CSS once per script run (app.py, before the page)."""
-    st.html(READABLE_CSS)
+def _jsonl(frame: pd.DataFrame) -> bytes:
+    return frame.to_json(orient="records", lines=True, force_ascii=False, default_handler=str).encode("utf-8")
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    jsonify_cells(frame).to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def jsonify_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy with list and dict cells as JSON text (Parquet and table display need one type per
+    column; gold_ids mixes lists and graded objects)."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object and any(isinstance(v, (dict, list, tuple, set)) for v in out[column]):
+            out[column] = [None if v is None else json.dumps(v, default=str, ensure_ascii=False) for v in out[column]]
+    return out
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """The CSV download of a table: list and dict cells as JSON, text cells that a spreadsheet
+    would run as a formula (= + - @ ...) prefixed with a quote; read back exactly by
+    `tempo_eval.io.export.read_csv_export`."""
+    return to_csv_text(jsonify_cells(frame)).encode("utf-8")
+
+
+def download_results(frame: pd.DataFrame | Callable[[], pd.DataFrame], stem: str, *, key: str) -> None:
+    """CSV, JSONL and Parquet downloads of a results table; files are built only when clicked.
+    `frame` may be a function that reads the table then (a page that does not hold it)."""
+    read = frame if callable(frame) else lambda: frame
+    # one horizontal container, not st.columns(3): 4 elements to build, send and draw instead of 7
+    row = st.container(horizontal=True)
+    row.download_button(
+        "CSV", data=lambda: csv_bytes(read()), file_name=f"{stem}.csv",
+        mime="text/csv", key=f"{key}_csv", icon=":material/download:",
+    )
+    row.download_button(
+        "JSONL", data=lambda: _jsonl(read()), file_name=f"{stem}.jsonl", mime="application/jsonl",
+        key=f"{key}_jsonl", icon=":material/download:",
+    )
+    row.download_button(
+        "Parquet", data=lambda: _parquet(read()), file_name=f"{stem}.parquet",
+        mime="application/vnd.apache.parquet", key=f"{key}_parquet", icon=":material/download:",
+    )
+
+
+def download_figure(fig: Any, stem: str, *, key: str) -> None:
+    """The figure as standalone HTML (plotly.js embedded, works offline) and as plotly JSON."""
+    row = st.container(horizontal=True)
+    row.download_button(
+        "Figure (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"),
+        file_name=f"{stem}.html", mime="text/html", key=f"{key}_html", icon=":material/image:",
+    )
+    row.download_button(
+        "Figure (JSON)", data=lambda: fig.to_json().encode("utf-8"), file_name=f"{stem}.json",
+        mime="application/json", key=f"{key}_json", icon=":material/data_object:",
+    )

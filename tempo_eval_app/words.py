@@ -19,10 +19,8 @@ METRIC_LABELS = {
     "turn_faithfulness": "Turn Faithfulness",
 }
 
-#: result and run columns as the pages say them
+#: result and run columns as the pages say them (a column not listed keeps its name)
 COLUMN_LABELS = {
-    "metric": "metric",
-    "mean": "mean",
     "ci_low": "95% CI low",
     "ci_high": "95% CI high",
     "n_measurable": "rows measured",
@@ -45,16 +43,13 @@ COLUMN_LABELS = {
     "p_value": "p-value",
     "p_holm": "p-value (Holm)",
     "p_adjusted": "p-value (adjusted)",
-    "verifier": "verifier",
     "n_claims": "claims",
     # a pair of runs in a significance table (`PairComparison`)
     "run_a": "run A",
     "run_b": "run B",
     "mean_a": "mean A",
     "mean_b": "mean B",
-    "significant": "significant",
     "wins": "A better",
-    "ties": "ties",
     "losses": "A worse",
     "n_queries": "queries",
     # a ranked document of an NDCG result
@@ -69,7 +64,7 @@ COLUMN_LABELS = {
 }
 
 #: verifier families (the part of a verifier id before ":")
-_VERIFIERS = {
+VERIFIERS = {
     "lexical": "Lexical (offline)",
     "nli": "NLI model",
     "llm": "LLM judge",
@@ -111,7 +106,7 @@ def verifier_label(verifier_id: object) -> str:
     if not text or text in ("None", "nan", "—"):
         return "—"
     family, _, rest = text.partition(":")
-    label = _VERIFIERS.get(family.lower())
+    label = VERIFIERS.get(family.lower())
     if label is None:
         return text
     calibrated = "+calibrated" in rest

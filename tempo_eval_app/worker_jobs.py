@@ -8,7 +8,7 @@ the row that the worker reads. Because everything is in the workspace, the job o
 process, and every app process on the same workspace shows it.
 
 What runs here: evaluations (Evaluate), the NLI model check (Evaluate's verifier list), so the
-app process never imports torch or transformers, Compare's run files (`run_files.py`), and
+app process never imports torch or transformers, Compare's run files (`compare_files.py`), and
 reading what was uploaded on a page (`tempo_eval.jobs.uploads`: a dataset file or TREC runs
 on Datasets, foreign scores on Agreement): the page saves the bytes to the workspace, queues the
 job (`page_job`), waits for it a moment (`PAGE_WAIT_S`, enough for a small file) and otherwise
@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -37,7 +39,7 @@ import streamlit as st
 
 from tempo_eval.cli.job import KEY_ENV, PLACEHOLDER
 from tempo_eval.store.db import database_location, files_dir, workspace_dir
-from tempo_eval.store.jobs import PAGE_LIMIT, READ_KINDS, JobQueue, default_limit
+from tempo_eval.store.jobs import PAGE_LIMIT, JobQueue, default_limit
 from tempo_eval_app.formatting import md_escape
 from tempo_eval_app.identity import current_user
 from tempo_eval_app.permissions import blocked, explain, require
@@ -116,7 +118,7 @@ def start_evaluation(settings: dict[str, Any], dataset_id: int | None, label: st
                      *, path: Path | None = None) -> int:
     """Queue an evaluation of a stored dataset (or of the file `path`, already confined to the
     allowed folders) and start a worker; returns the job id.
-    `api_key` is the judge's key as `judge_keys.judge_api_key` gave it (None: the worker reads
+    `api_key` is the judge's key as `verifier_choice.judge_api_key` gave it (None: the worker reads
     the server's OPENAI_API_KEY; the placeholder is stored as such; a typed key is never stored)."""
     from tempo_eval.llm.provider import PLACEHOLDER_API_KEY
 
@@ -155,8 +157,6 @@ def partial_label(jobs: list[dict[str, Any]]) -> str:
 #: how long a page waits for an upload's job before it shows the job reading instead (s);
 #: TEMPO_EVAL_PAGE_WAIT_S sets another (the tests wait until the job ends)
 PAGE_WAIT_S = 3.0
-#: the job kinds of the upload boxes (see `tempo_eval.jobs.uploads`)
-UPLOAD_KINDS = READ_KINDS
 
 
 def page_job(kind: str, arguments: dict[str, Any], label: str, *, again: bool = False,
@@ -213,12 +213,8 @@ def show_pending(found: dict[str, Any]) -> None:
             rows = f", {current['done']:,} rows so far" if current["done"] else ""
             st.info(md_escape(f"{current['label']}: a worker is reading it ({elapsed(current):.0f} s{rows})."),
                     icon=":material/hourglass_top:")
-        refused = blocked("manage_jobs")
-        if not current["cancel_requested"] and st.button("Cancel", key=f"cancel_upload_{job_id}",
-                                                         icon=":material/stop_circle:", disabled=bool(refused),
-                                                         help=md_escape(refused) if refused else None):
-            require("manage_jobs")
-            queue().request_cancel(job_id)
+        if not current["cancel_requested"] and cancel_button(job_id, f"cancel_upload_{job_id}",
+                                                            icon=":material/stop_circle:"):
             st.rerun(scope="fragment")
 
     watch()
@@ -304,9 +300,6 @@ def save_upload(upload: Any, *, rewrite: bool = True, action: str = "upload") ->
     it, unless `rewrite` is false and this session wrote it before (a page that saves on every
     rerun, and rewrites only when it queues a new job, `page_job(ensure=...)`). Only a role that
     may do `action` (upload; compare_files for Compare's run files) writes anything."""
-    import re
-    import shutil
-
     require(action)
     folder = files_dir() / "uploads"
     folder.mkdir(exist_ok=True)
@@ -383,12 +376,20 @@ def show_active(found: dict[str, Any]) -> bool:
         st.progress(min(1.0, fraction), text=md_escape(progress_line(found)))
     else:
         return False
-    refused = blocked("manage_jobs")
-    if st.button("Cancel", key=f"cancel_{found['id']}", icon=":material/stop_circle:", disabled=bool(refused),
-                 help=md_escape(refused) if refused else None):
-        require("manage_jobs")
-        queue().request_cancel(found["id"])
+    if cancel_button(found["id"], f"cancel_{found['id']}", icon=":material/stop_circle:"):
         st.toast("Cancelling: rows in flight finish and are stored.")
+    return True
+
+
+def cancel_button(job_id: int, key: str, **options: Any) -> bool:
+    """A Cancel button for the job (disabled, with the reason, for a role that may not manage
+    jobs); True when clicked: the cancel is then asked of the job, which its worker reads."""
+    refused = blocked("manage_jobs")
+    if not st.button("Cancel", key=key, disabled=bool(refused), help=md_escape(refused) if refused else None,
+                     **options):
+        return False
+    require("manage_jobs")
+    queue().request_cancel(job_id)
     return True
 
 

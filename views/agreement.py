@@ -11,8 +11,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.compare.agreement import agreement_pairs, rank_correlations
+from tempo_eval.viz.agreement import agreement_scatter
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
     permissions,
@@ -41,12 +42,10 @@ def _p_text(p: float) -> str:
 
 def _metric_options(dataset_id: int) -> list[tuple[int, str]]:
     """(run id, metric) for every metric of every run of the dataset, foreign ones first."""
-    options = []
     # the runs and their metrics from reads cached per run and size: a run being written elsewhere
     # is not counted and grouped again on every rerun
-    for run_id in selection.runs_of(dataset_id)["id"].tolist():
-        for metric in store_reads.metric_counts(int(run_id))["metric"]:
-            options.append((int(run_id), str(metric)))
+    options = [(int(run_id), str(metric)) for run_id in store_reads.runs_table(dataset_id)["id"].tolist()
+               for metric in store_reads.metric_counts(int(run_id))["metric"]]
     return sorted(options, key=lambda o: (":" not in o[1], o[0], o[1]))
 
 
@@ -85,9 +84,6 @@ with errors.page_guard("agreement-import"), st.expander("Import RAGAS or DeepEva
                      icon=":material/error:")
 
 with errors.page_guard("agreement"):
-    from tempo_eval.compare.agreement import agreement_pairs, rank_correlations
-    from tempo_eval.viz.agreement import agreement_scatter
-
     dataset_id = selection.require_dataset_id()
     options = _metric_options(dataset_id)
     foreign = [o for o in options if ":" in o[1]]
@@ -130,4 +126,4 @@ with errors.page_guard("agreement"):
     shown = pairs.head(20).rename(columns={"ours": words.metric_label(ours_choice[1]),
                                            "theirs": words.metric_label(theirs_choice[1])})
     st.dataframe(formatting.display_table(pd.DataFrame(shown)), hide_index=True, width="stretch", key="agreement_table")
-    downloads.download_results(pairs, f"agreement_{dataset_id}", key="agreement_dl")
+    widgets.download_results(pairs, f"agreement_{dataset_id}", key="agreement_dl")

@@ -8,8 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.verify.base import verdict_label
+from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, text_block
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
     links,
@@ -140,10 +140,10 @@ with errors.page_guard("claims"):
             "probabilities": st.column_config.TextColumn("probabilities", width="small"),
         },
     )
-    selected_rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    selected_rows = widgets.selected(event)
     if selected_rows and selected_rows[0] < len(shown):
         st.session_state["claims_focus"] = shown.loc[selected_rows[0], "key"]
-    downloads.download_results(shown.drop(columns=["key", "premises"]), "claims", key="claims_dl")
+    widgets.download_results(shown.drop(columns=["key", "premises"]), "claims", key="claims_dl")
 
     if shown.empty:
         st.info("No claim matches the filters.")
@@ -154,13 +154,6 @@ with errors.page_guard("claims"):
     claim = shown[shown["key"] == focus].iloc[0]
 
     st.subheader(formatting.md_escape(f"Query {claim['query_id']} · {words.metric_label(claim['metric'])} · {claim['eval_run']}"))
-    from tempo_eval.viz.highlight import (
-        claim_marks,
-        legend_html,
-        render_marks,
-        text_block,
-    )
-
     frame = store_reads.dataset_frame(store_reads.store().run_info(int(claim["run_id"]))["dataset_id"])
     row = frame.iloc[int(claim["row"])]
     same = claims[(claims["run_id"] == claim["run_id"]) & (claims["row"] == claim["row"]) & (claims["metric"] == claim["metric"])]

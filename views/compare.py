@@ -5,9 +5,8 @@ the query's years.
 Three sources of runs: the retrieval systems of the active dataset (its `run` column, scored in
 gold mode from retrieved_ids and gold_ids), the evaluation runs selected in the sidebar (any
 stored metric, per query), or TREC run files named by a path on this machine, a folder of runs,
-or uploads (scored by a worker process, `tempo_eval_app.run_files`; paths confined by
-`tempo_eval_app.paths`), with a doc-dates and a query-dates file for the as-of metrics
-(`tempo_eval_app.compare_asof`).
+or uploads (scored by a worker process, `tempo_eval_app.compare_files`; paths confined by
+`tempo_eval_app.paths`), with a doc-dates and a query-dates file for the as-of metrics.
 
 Judged queries without results: one switch (`compare_missing`) for every source, the rule of
 `tempo_eval.compare.trec_scores`: scored 0 as trec_eval -c (default), or left out; the caption counts them.
@@ -16,22 +15,27 @@ Judged queries without results: one switch (`compare_missing`) for every source,
 from __future__ import annotations
 
 import html
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from tempo_eval.compare.statistics import DEFAULT_TEST, TESTS
-from tempo_eval.io.trec_dataset import systems
+from tempo_eval.common.confine import allowed_roots, reads_confined_to
+from tempo_eval.compare.report_html import comparison_html
+from tempo_eval.compare.statistics import DEFAULT_TEST, TESTS, cis_columns, compare, direction
+from tempo_eval.compare.trec_scores import compare_scores, score_dataset_runs
+from tempo_eval.core.extract import extract_dft, extract_qft
+from tempo_eval.io.trec_dataset import corpus_texts, systems
+from tempo_eval.viz.curves import curve_bands, ndcg_curves_figure
+from tempo_eval.viz.highlight import legend_html, render_marks, text_block, year_marks
+from tempo_eval.viz.scatter import paired_scatter, paired_scores
 from tempo_eval_app import (
-    compare_asof,
     compare_files,
-    downloads,
     errors,
     formatting,
     links,
-    run_files,
     samples,
     selection,
     store_reads,
@@ -53,16 +57,9 @@ def _system_scores(db: str, dataset_id: int, k: int, missing: str = "zero"):
     (`tempo_eval.compare.trec_scores.score_dataset_runs`: NDCG@1..k, trec_eval's ndcg_cut, against the
     qrels kept with the dataset, its `gold_ids` otherwise), with the page's rule for judged
     queries a system did not rank: scored 0 (trec_eval -c) or left out. Shared, do not modify."""
-    from tempo_eval.compare.trec_scores import score_dataset_runs
-
     frame = store_reads._dataset_frame(db, dataset_id)
     qrels = store_reads.store().dataset_qrels(dataset_id)
     return score_dataset_runs(frame, qrels, metrics=[f"ndcg@{k}"], missing=missing, curve_k=k)
-
-
-def _system_curves(scores) -> dict[str, dict[str, list[float]]]:
-    """{system: {query_id: NDCG@1..k}} of `_system_scores`."""
-    return {name: dict(zip(ids, matrix.tolist(), strict=True)) for name, (ids, matrix) in scores.curves.items()}
 
 
 def _tables(report) -> tuple[pd.DataFrame, pd.DataFrame, str, str, str]:
@@ -74,8 +71,6 @@ def _best_marked(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The significance table as a plain frame and its column settings: a "best mean" column names
     the metrics where the run's mean is the best (what the exported tables put in bold), the means
     at 4 decimals. A pandas Styler did the same with bold type, at a cost per page run."""
-    from tempo_eval.compare.statistics import direction
-
     metrics = [c for c in table.columns if f"{c} beats" in table.columns]
     best: list[list[str]] = [[] for _ in range(len(table))]
     for metric in metrics:
@@ -99,8 +94,6 @@ def _system_report(
     db: str, dataset_id: int, k: int, chosen: tuple[str, ...], test: str, alpha: float, missing: str = "zero"
 ):
     """The engine's comparison of the chosen systems (`compare_scores`, the command line's)."""
-    from tempo_eval.compare.trec_scores import compare_scores
-
     scores = _system_scores(db, dataset_id, k, missing).select(chosen)
     return _tables(compare_scores(scores, test=test, alpha=alpha))
 
@@ -108,9 +101,6 @@ def _system_report(
 @st.cache_data(show_spinner="Reading the documents of this query from the corpus…", max_entries=64)
 def _corpus_texts(corpus: str, modified: int, doc_ids: tuple[str, ...]) -> dict[str, str]:
     """The corpus texts of these documents only (`modified` keys the cache to the file's version)."""
-    from tempo_eval.common.confine import allowed_roots, reads_confined_to
-    from tempo_eval.io.trec_dataset import corpus_texts
-
     with reads_confined_to(allowed_roots()):  # checked again where the file is opened
         return corpus_texts(corpus, doc_ids)
 
@@ -120,9 +110,7 @@ def _files_report(key: str, k: int, test: str, alpha: float):
     """The comparison of the run files a worker saved (`key`), at cutoff k: NDCG@k and the
     as-of metrics, with each mean's confidence interval and the missing-query counts in the
     caption (as the command line prints them); last, the table with the CIs as numbers (CSV)."""
-    from tempo_eval.compare.statistics import cis_columns
-
-    found = run_files.load(key)
+    found = compare_files.load(key)
     report = found.report(k, test=test, alpha=alpha)
     cis = found.cis(k)
     table, pairs, caption, markdown, latex = _tables(report)
@@ -131,9 +119,7 @@ def _files_report(key: str, k: int, test: str, alpha: float):
 
 def _files_html(key: str, k: int, test: str, alpha: float, board: pd.DataFrame) -> str:
     """The comparison as one standalone HTML file (built when its button is clicked)."""
-    from tempo_eval.compare.report_html import comparison_html
-
-    return comparison_html(run_files.load(key).report(k, test=test, alpha=alpha), board=board)
+    return comparison_html(compare_files.load(key).report(k, test=test, alpha=alpha), board=board)
 
 
 def _with_cis(table: pd.DataFrame, cis: dict, metrics: list[str]) -> pd.DataFrame:
@@ -147,15 +133,11 @@ def _with_cis(table: pd.DataFrame, cis: dict, metrics: list[str]) -> pd.DataFram
 
 @st.cache_data(show_spinner="Significance tests…", max_entries=32)
 def _report(per_query: dict, test: str, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame, str, str, str]:
-    from tempo_eval.compare.statistics import compare
-
     return _tables(compare(per_query, test=test, alpha=alpha))
 
 
 @st.cache_data(show_spinner="Confidence bands…", max_entries=16)
 def _bands(curves: dict[str, list[list[float]]]) -> pd.DataFrame:
-    from tempo_eval.viz.curves import curve_bands
-
     return curve_bands({name: np.asarray(rows, dtype=float) for name, rows in curves.items()})
 
 
@@ -163,16 +145,12 @@ def _bands(curves: dict[str, list[list[float]]]) -> pd.DataFrame:
 # as it is built, tens of ms a chart); st.plotly_chart copies a figure, never changes it
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _curves_figure(bands: pd.DataFrame, title: str):
-    from tempo_eval.viz.curves import ndcg_curves_figure
-
     return ndcg_curves_figure(bands, title=title)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _paired(a: pd.Series, b: pd.Series, name_a: str, name_b: str, metric: str):
     """(`paired_scores` of run A and run B, their scatter figure); shared, do not modify."""
-    from tempo_eval.viz.scatter import paired_scatter, paired_scores
-
     pairs = paired_scores(a, b, metric=metric)
     return pairs, paired_scatter(pairs, name_a=name_a, name_b=name_b, metric=metric)
 
@@ -237,11 +215,9 @@ with errors.page_guard("compare"):
     curves: dict[str, dict[str, list[float]]] = {}
     found = None
     if source == FILES:
-        k = int(c1.number_input("k", 1, run_files.MAX_K, 10, key="compare_k"))
+        k = int(c1.number_input("k", 1, compare_files.MAX_K, 10, key="compare_k"))
         found = compare_files.scores(missing, k)
         curves = found.curves_at(k)
-        metric = f"ndcg@{k}"
-        series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
         if not found.as_of:
             for note in found.notes:
                 st.caption(formatting.md_escape(f"Note: {note}"))
@@ -249,10 +225,8 @@ with errors.page_guard("compare"):
         k = int(c1.number_input("k", 1, 100, 10, key="compare_k"))
         chosen = st.multiselect("Runs", names, default=widgets.multiselect_default("compare_runs", names), key="compare_runs")
         system_scores = _system_scores(store_reads.db_path(), dataset_id, k, missing)
-        all_curves = _system_curves(system_scores)
-        curves = {name: all_curves[name] for name in chosen if name in all_curves}
-        metric = f"ndcg@{k}"
-        series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
+        by_name = system_scores.curves  # {system: (query ids, NDCG@1..k of each)}
+        curves = {n: dict(zip(by_name[n][0], by_name[n][1].tolist(), strict=True)) for n in chosen if n in by_name}
         links.set_params(k=k, compare=",".join(chosen) if chosen != names else None)
     else:
         run_ids = selection.active_run_ids()
@@ -274,6 +248,9 @@ with errors.page_guard("compare"):
         metric = c1.selectbox("Metric", shared, key="compare_metric", format_func=words.metric_label,
                               help="The metrics every selected run computed.")
         series = _eval_series(run_ids, metric)
+    if source != EVAL_RUNS:  # NDCG@k per query: the last point of each query's curve
+        metric = f"ndcg@{k}"
+        series = {name: pd.Series({q: c[-1] for q, c in per_query.items()}, dtype=float) for name, per_query in curves.items()}
 
     if len(series) < 2:
         st.info("Choose at least two runs to compare: two systems above, or two evaluation runs in the "
@@ -285,7 +262,7 @@ with errors.page_guard("compare"):
         bands = _bands({name: list(per_query.values()) for name, per_query in curves.items()})
         figure = _curves_figure(bands, f"Mean NDCG@1..{k} with 95% bootstrap bands")
         st.plotly_chart(figure, key="compare_curves", width="stretch")
-        downloads.download_figure(figure, "ndcg_curves", key="curves_fig")
+        widgets.download_figure(figure, "ndcg_curves", key="curves_fig")
 
     st.subheader("Significance")
     board = None
@@ -314,9 +291,9 @@ with errors.page_guard("compare"):
     if board is not None:  # run files: the comparison as one HTML file and the table with CIs as CSV
         row.download_button("Comparison (HTML)", lambda: _files_html(found.key, k, test, float(alpha), board),
                             "comparison.html", mime="text/html", key="compare_html", icon=":material/download:")
-        row.download_button("Table (CSV)", lambda: downloads.csv_bytes(board), "comparison.csv", mime="text/csv",
+        row.download_button("Table (CSV)", lambda: widgets.csv_bytes(board), "comparison.csv", mime="text/csv",
                             key="compare_csv", icon=":material/download:")
-        compare_asof.show(found)
+        compare_files.show_asof(found)
 
     st.subheader("Per query: run A against run B")
     labels = list(series)
@@ -325,12 +302,11 @@ with errors.page_guard("compare"):
     run_b = s2.selectbox("Run B", labels, index=1 if len(labels) > 1 else 0, key="compare_b")
     pairs_frame, scatter = _paired(series[run_a], series[run_b], run_a, run_b, metric)
     event = st.plotly_chart(scatter, key="compare_scatter", on_select="rerun", selection_mode="points", width="stretch")
-    points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else getattr(getattr(event, "selection", None), "points", []) or []
-    for point in points:
+    for point in widgets.selected(event, "points"):
         if point.get("customdata") is not None:
             st.session_state["compare_query"] = str(point["customdata"])
             break
-    downloads.download_results(pairs_frame, f"per_query_{metric}", key="compare_dl")
+    widgets.download_results(pairs_frame, f"per_query_{metric}", key="compare_dl")
 
     st.subheader("Drill-down")
     query_ids = list(pairs_frame["query_id"]) or sorted({q for s in series.values() for q in s.index})
@@ -355,8 +331,6 @@ with errors.page_guard("compare"):
                 ranked = list(zip(listing["doc_id"], listing["grade"], strict=True))
                 corpus = st.session_state.get("compare_corpus_file")
                 if corpus:
-                    from pathlib import Path
-
                     try:
                         texts = _corpus_texts(corpus, Path(corpus).lstat().st_mtime_ns, tuple(doc for doc, _ in ranked))
                     except (ValueError, OSError) as refused:  # e.g. swapped for a link leading out
@@ -372,9 +346,6 @@ with errors.page_guard("compare"):
         st.stop()
     rows = frame[frame["query_id"].astype(str) == str(query_id)]
     query_text = next((q for q in rows.get("query", pd.Series(dtype=object)) if isinstance(q, str)), None)
-
-    from tempo_eval.core.extract import extract_dft, extract_qft
-    from tempo_eval.viz.highlight import legend_html, render_marks, text_block, year_marks
 
     query_years: set[int] = set()
     blocks = []  # the query, its years and the legend: one element
@@ -399,25 +370,20 @@ with errors.page_guard("compare"):
                 sys_row = sys_rows.iloc[0]
                 ranked = list(sys_row["retrieved_ids"] or [])[:k]
                 texts = sys_row.get("contexts") if isinstance(sys_row.get("contexts"), list) else []
-                listing = []
+                docs = []  # (rank, doc, its text, the years found in it): each text is read once
                 for rank, doc in enumerate(ranked, start=1):
                     text = texts[rank - 1] if rank - 1 < len(texts) else ""
-                    years = sorted(extract_dft(text).years) if text else []
-                    listing.append({
-                        "rank": rank, "doc_id": doc, "grade": grades.get(doc, 0),
-                        "years": formatting.year_ranges(years, most=8),
-                        "overlap": formatting.year_ranges(query_years & set(years)),
-                    })
+                    docs.append((rank, doc, text, extract_dft(text) if text else None))
+                listing = [{"rank": rank, "doc_id": doc, "grade": grades.get(doc, 0),
+                            "years": formatting.year_ranges(sorted(dft.years) if dft else [], most=8),
+                            "overlap": formatting.year_ranges(query_years & set(dft.years if dft else []))}
+                           for rank, doc, _, dft in docs]
                 st.dataframe(pd.DataFrame(listing), hide_index=True, key=f"drill_{i}")
                 with st.expander("Documents with their years"):
-                    documents = []
-                    for rank, doc in enumerate(ranked, start=1):
-                        text = texts[rank - 1] if rank - 1 < len(texts) else ""
-                        if text:
-                            dft = extract_dft(text)
-                            marks = year_marks(dft.spans, query_years) if query_years else year_marks(dft.spans)
-                            documents.append(text_block(f"<b>{rank}. {html.escape(str(doc))}</b> " + render_marks(text, marks)))
-                    widgets.html_blocks(*documents)  # one element for all the documents
+                    widgets.html_blocks(*(  # one element for all the documents
+                        text_block(f"<b>{rank}. {html.escape(str(doc))}</b> "
+                                   + render_marks(text, year_marks(dft.spans, query_years) if query_years else year_marks(dft.spans)))
+                        for rank, doc, text, dft in docs if text))
     else:
         st.dataframe(pd.DataFrame({"run": list(scores), metric: list(scores.values())}), hide_index=True, key="drill_eval")
     links.view_link("k", "compare", "q")

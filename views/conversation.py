@@ -16,8 +16,11 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.io.conversation import load_conversations
+from tempo_eval.metrics.turn_faithfulness import as_turns
+from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks, text_block
+from tempo_eval.viz.timeline import turn_timeline, windows_frame
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
     links,
@@ -33,9 +36,10 @@ from tempo_eval_app import (
 
 selection.page_setup("Conversation")
 
+#: name -> (button label, file in data/sample, button icon)
 SAMPLES = {
-    "museum": ("Museum guide (JSON turns)", "conversation_museum.json"),
-    "history": ("Space Race (pasted transcript)", "conversation_history.txt"),
+    "museum": ("Museum guide (JSON turns)", "conversation_museum.json", ":material/museum:"),
+    "history": ("Space Race (pasted transcript)", "conversation_history.txt", ":material/rocket_launch:"),
 }
 TEXT_KEY = "conversation_text"
 METRIC = "turn_faithfulness"
@@ -55,8 +59,6 @@ def conversation_dataset(text: str, upload: tuple[str, bytes, str | None] | None
     the uploaded file while the text area still holds what it put there (or it is Parquet), else
     the pasted text (a transcript, JSON turns, DeepEval or RAGAS JSON / JSON Lines). A single pasted
     conversation is named after its first user turn."""
-    from tempo_eval.io.conversation import load_conversations
-
     if upload is not None and (upload[2] is None or upload[2] == text):
         return load_conversations(upload[1], name=upload[0])
     dataset = load_conversations(text.encode("utf-8"), name=PASTED)
@@ -73,8 +75,6 @@ def _start(text: str, upload: tuple[str, bytes, str | None] | None, window_size:
     on Evaluate: an `evaluate` job run by a worker process, as Evaluate's are (the verifier's
     model loads there, never in the app's process); returns the job id. The same conversation
     with the same settings resumes its stored run."""
-    from tempo_eval_app import judge_keys
-
     permissions.require("evaluate")  # before the conversation is stored as a dataset
     chosen = verifier_choice.chosen_settings()
     if chosen["verifier"] == "llm" and not chosen["judge_model"]:
@@ -86,7 +86,7 @@ def _start(text: str, upload: tuple[str, bytes, str | None] | None, window_size:
         "asof": [], "reference_date": None, "run_name": "", "verifier": chosen["verifier"],
         "nli_model": chosen["nli_model"], "judge_url": chosen["judge_url"], "judge_model": chosen["judge_model"],
     }
-    api_key = judge_keys.judge_api_key(chosen["judge_url"], chosen["api_key"])[0] if chosen["verifier"] == "llm" else None
+    api_key = verifier_choice.judge_api_key(chosen["judge_url"], chosen["api_key"])[0] if chosen["verifier"] == "llm" else None
     return worker_jobs.start_evaluation(settings, dataset_id, "turn faithfulness of the conversation", api_key)
 
 
@@ -126,9 +126,6 @@ def _stored_run(dataset_id: int) -> int | None:
 
 
 def _show(dataset_id: int, run_id: int) -> None:
-    from tempo_eval.viz.highlight import claim_marks, legend_html, render_marks
-    from tempo_eval.viz.timeline import turn_timeline, windows_frame
-
     frame = store_reads.dataset_frame(dataset_id)
     long = store_reads.results_frame(run_id)
     rows = [int(r) for r in long.loc[long["metric"] == METRIC, "row"]]
@@ -139,10 +136,7 @@ def _show(dataset_id: int, run_id: int) -> None:
         row = st.selectbox("Conversation", rows, key="conv_row", format_func=lambda r: ids[r] if r < len(ids) else str(r))
         links.set_params(conv=row)
     result = store_reads.store().get_result(run_id, row, METRIC)
-    turns = frame["turns"].iloc[row] if "turns" in frame.columns else []
-    from tempo_eval.metrics.turn_faithfulness import as_turns
-
-    turns = [{"role": t.role, "content": t.content, "retrieval_context": t.retrieval_context} for t in as_turns(turns)]
+    turns = as_turns(frame["turns"].iloc[row] if "turns" in frame.columns else [])
     details = result.details
     verifier = details.get("verifier")
     st.caption(f"Run **{formatting.md_escape(store_reads.run_label(run_id))}** · verifier "
@@ -157,12 +151,12 @@ def _show(dataset_id: int, run_id: int) -> None:
         return
     figure = turn_timeline(table, threshold=details.get("settings", {}).get("threshold"))
     st.plotly_chart(figure, key="conv_timeline", width="stretch")
-    downloads.download_figure(figure, "turn_faithfulness", key="conv_fig")
+    widgets.download_figure(figure, "turn_faithfulness", key="conv_fig")
     st.dataframe(formatting.display_table(table), hide_index=True, width="stretch", key="conv_windows")
     claims = pd.DataFrame(details.get("claims", []))
     if not claims.empty:
         st.caption("Downloads of the claims: windows numbered from 1, as in the table and the chart.")
-        downloads.download_results(claims, f"conversation_run_{run_id}_claims", key="conv_dl")
+        widgets.download_results(claims, f"conversation_run_{run_id}_claims", key="conv_dl")
 
     st.subheader("Claims of each window")
     st.html(legend_html(("SUPPORTED", "NEUTRAL", "CONTRADICTED")))
@@ -175,15 +169,15 @@ def _show(dataset_id: int, run_id: int) -> None:
     records = window.get("claims", [])
     for turn_index in window.get("turns", []):
         turn = turns[turn_index]
-        with st.chat_message("user" if turn["role"] == "user" else "assistant"):
-            if turn["role"] == "assistant":
+        with st.chat_message("user" if turn.role == "user" else "assistant"):
+            if turn.role == "assistant":
                 own = [r for r in records if r.get("turn") == turn_index]
-                marks, _ = claim_marks(turn["content"], own)
-                widgets.safe_html(render_marks(turn["content"], marks))
-                for context in turn["retrieval_context"]:
+                marks, _ = claim_marks(turn.content, own)
+                st.html(text_block(render_marks(turn.content, marks)))  # user text escaped there
+                for context in turn.retrieval_context:
                     widgets.plain(f"Context: {context}", muted=True)
             else:
-                st.text(turn["content"])
+                st.text(turn.content)
     if records:
         st.dataframe(
             formatting.display_table(pd.DataFrame(records)[[c for c in ("turn", "claim", "verdict", "label", "evidence", "reason")
@@ -196,11 +190,8 @@ def _show(dataset_id: int, run_id: int) -> None:
 with errors.page_guard("conversation"):
     st.markdown("Paste a conversation: `User:` / `Assistant:` lines with `Context:` blocks before each answer, "
                 "or JSON turns with `role`, `content` and `retrieval_context`.")
-    b1, b2, _ = st.columns([1, 1, 2])
-    b1.button(formatting.md_escape(SAMPLES["museum"][0]), key="conv_sample_museum", on_click=_load_sample, args=("museum",),
-              icon=":material/museum:")
-    b2.button(formatting.md_escape(SAMPLES["history"][0]), key="conv_sample_history", on_click=_load_sample, args=("history",),
-              icon=":material/rocket_launch:")
+    for column, (name, (label, _, icon)) in zip(st.columns([1, 1, 2]), SAMPLES.items(), strict=False):
+        column.button(formatting.md_escape(label), key=f"conv_sample_{name}", on_click=_load_sample, args=(name,), icon=icon)
     upload = st.file_uploader(
         "…or upload a conversation file", type=["json", "jsonl", "ndjson", "csv", "tsv", "parquet", "pq", "txt", "md", "gz"],
         key="conversation_upload",

@@ -12,11 +12,12 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.common.identity import shown_user
+from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping
+from tempo_eval.store.jobs import READ_KINDS
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
-    made_by,
+    identity,
     permissions,
     samples,
     selection,
@@ -31,17 +32,11 @@ selection.page_setup("Datasets")
 NONE = "— (none)"
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _head(db: str, dataset_id: int, content_hash: str, n_rows: int) -> pd.DataFrame:
-    """The first 50 rows of a stored dataset, read alone (`dataset_head`), not its whole frame."""
-    return store_reads.store_for(db).dataset_head(dataset_id, 50)
-
-
 def _preview(dataset_id: int, key: str) -> None:
     info = store_reads.dataset_info(dataset_id)
-    head = _head(store_reads.db_path(), int(dataset_id), info["content_hash"], int(info["n_rows"] or 0))
+    head = store_reads.dataset_head(dataset_id, 50)
     st.caption(f"{formatting.fmt_count(info['n_rows'])} rows · columns: {formatting.md_escape(', '.join(map(str, head.columns)))}")
-    st.dataframe(downloads.jsonify_cells(head), hide_index=True, width="stretch", key=key)
+    st.dataframe(widgets.jsonify_cells(head), hide_index=True, width="stretch", key=key)
 
 
 def _preview_read(result: dict, key: str) -> None:
@@ -118,7 +113,7 @@ def _stored_table(stored: pd.DataFrame, storing: list[dict]) -> pd.DataFrame:
     """The stored datasets, a dataset still being stored (its row count is set once all its rows
     are in) shown as "storing…" with the rows so far, not as 0 rows; one a stopped job left part
     way as "incomplete" (`worker_jobs.partial_label`)."""
-    table = stored.drop(columns=["content_hash", "created_by"]).assign(by=made_by.by_column(stored["created_by"]))
+    table = stored.drop(columns=["content_hash", "created_by"]).assign(by=identity.by_column(stored["created_by"]))
     partial = worker_jobs.partial_label(storing)
     table["n_rows"] = [f"{int(n):,}" if n else partial for n in table["n_rows"]]
     return table.rename(columns={"n_rows": "rows"})
@@ -127,7 +122,7 @@ def _stored_table(stored: pd.DataFrame, storing: list[dict]) -> pd.DataFrame:
 def _recent_reads() -> None:
     """The latest reads of uploads in this workspace, from any session or app process. Drawn
     below the tabs: an element appearing above them would reopen the first tab."""
-    found = sorted((j for kind in worker_jobs.UPLOAD_KINDS for j in worker_jobs.queue().jobs(kind=kind, limit=5)),
+    found = sorted((j for kind in READ_KINDS for j in worker_jobs.queue().jobs(kind=kind, limit=5)),
                    key=lambda j: -j["id"])[:5]
     with st.expander("Uploads read by workers"):
         if not found:
@@ -159,8 +154,6 @@ with errors.page_guard("datasets"):
             selection.select_dataset(samples.load_sample_runs())
 
     with file_tab:
-        from tempo_eval.io.dataset import CANONICAL_COLUMNS, detect_mapping
-
         # no `type=` filter: the loader's message for a wrong file ("save as CSV UTF-8") is clearer
         permissions.explain(refused)
         upload = st.file_uploader(
@@ -267,7 +260,7 @@ with errors.page_guard("datasets"):
         if stored.empty:
             st.info("No dataset stored in this workspace yet.")
         else:
-            table = made_by.filter_widgets(_stored_table(stored, worker_jobs.storing()), "datasets", "datasets")
+            table = identity.filter_widgets(_stored_table(stored, worker_jobs.storing()), "datasets", "datasets")
             st.dataframe(table, hide_index=True, width="stretch", key="stored_table")
             active = selection.active_dataset_id()
             if active is not None:

@@ -9,6 +9,7 @@ own; an interrupted evaluation of the workspace is listed with Resume to every s
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 
@@ -16,19 +17,19 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.common.identity import shown_user
-from tempo_eval.engine.scoring import metric_needs
+from tempo_eval.engine.scoring import aggregate_frame, metric_needs
+from tempo_eval.verify import available_verifiers
+from tempo_eval.verify.accuracy import accuracy_note
 from tempo_eval.verify.lexical import SUMMARY as LEXICAL_SUMMARY
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
-    judge_check,
-    judge_keys,
     paths,
     permissions,
     selection,
     store_reads,
     verifier_choice,
+    widgets,
     words,
     worker_jobs,
 )
@@ -71,8 +72,6 @@ NDCG_MODE_HELP = ("Gold: retrieved_ids ranked against gold_ids, as trec_eval's n
 
 
 def _availability(nli_model: str, judge_ready: bool) -> dict[str, tuple[bool | None, str]]:
-    from tempo_eval.verify import available_verifiers
-
     # the NLI model is loaded by a worker process, never here: this answers what it last found
     status: dict[str, tuple[bool | None, str]] = {"nli": worker_jobs.nli_status(nli_model)}
     status.update(available_verifiers(check_nli=False, judge_configured=judge_ready))
@@ -114,11 +113,9 @@ def _dataset_source() -> tuple[str, object, str | None]:
         return source, None, "Type the path of the dataset file."
     try:
         found = paths.files_named(typed, limit=1)
-    except paths.TooManyFiles:
-        st.error(formatting.md_escape(f"Refused: {typed.strip()!r} is a folder of several files: name one file"),
-                 icon=":material/block:")
-        return source, None, "The path was refused (see above)."
     except paths.PathRefused as refused:
+        if isinstance(refused, paths.TooManyFiles):
+            refused = f"{typed.strip()!r} is a folder of several files: name one file"
         st.error(formatting.md_escape(f"Refused: {refused}"), icon=":material/block:")
         return source, None, "The path was refused (see above)."
     size = found[0].stat().st_size
@@ -130,11 +127,10 @@ def _show_job(job: dict, api_key: str) -> None:
     if worker_jobs.show_active(job):  # queued or running: its place or its progress, and Cancel
         return
     outcome = None
-    if job["run_id"] is not None:
-        try:
+    # a run deleted since (Runs): the job's line is all there is to show
+    with contextlib.suppress(KeyError):
+        if job["run_id"] is not None:
             outcome = _outcome(store_reads.db_path(), int(job["run_id"]), store_reads.run_version(job["run_id"]))
-        except KeyError:  # the run was deleted since (Runs): the job's line is all there is to show
-            outcome = None
     failures = outcome[1] if outcome is not None else None
     if job["status"] == "failed":
         st.error(formatting.md_escape(f"The evaluation failed: {errors.in_app_terms(job['error'] or '')} (details in the workspace's logs/workers.log)."))
@@ -145,7 +141,7 @@ def _show_job(job: dict, api_key: str) -> None:
         refused = permissions.blocked("evaluate")
         if st.button("Resume", key=f"resume_{job['id']}", icon=":material/play_arrow:", disabled=bool(refused),
                      help=formatting.md_escape(refused) if refused else None):
-            typed, _ = judge_keys.judge_api_key(job["arguments"].get("judge_url", ""), api_key)
+            typed, _ = verifier_choice.judge_api_key(job["arguments"].get("judge_url", ""), api_key)
             if worker_jobs.resume(job, typed):
                 st.session_state["eval_job_id"] = st.session_state["eval_job_watched"] = job["id"]
             st.rerun()
@@ -165,7 +161,7 @@ def _show_job(job: dict, api_key: str) -> None:
         st.dataframe(formatting.display_table(outcome[0]), hide_index=True, width="stretch", key=f"summary_{job['id']}")
         run_id = int(job["run_id"])
         # the files are built from the store when a button is clicked: the page holds no results
-        downloads.download_results(lambda: store_reads.store().results_frame(run_id), f"run_{run_id}_results",
+        widgets.download_results(lambda: store_reads.store().results_frame(run_id), f"run_{run_id}_results",
                                    key=f"dl_{job['id']}")
 
 
@@ -181,10 +177,8 @@ def _workspace_jobs(own: int | None, api_key: str) -> None:
     def others() -> None:
         with errors.page_guard("evaluate workspace jobs"):
             for job in worker_jobs.others_evaluating():
-                if job["status"] == "queued":
-                    line = f"{job['label']}: waiting in the queue"
-                else:
-                    line = worker_jobs.progress_line(job)
+                line = (f"{job['label']}: waiting in the queue" if job["status"] == "queued"
+                        else worker_jobs.progress_line(job))
                 st.info(formatting.md_escape(f"Another session is evaluating in this workspace: {line}, started by "
                                              f"{shown_user(job.get('created_by'))}. "
                                              "It is not this session's to cancel; you can run your own."),
@@ -200,8 +194,6 @@ def _outcome(db: str, run_id: int, version: tuple) -> tuple[pd.DataFrame | None,
     `run_version`, from its scores alone: the page never holds the run's results (a 200,000-row
     run's results frame is hundreds of MB, and every rerun of this page used to read it and
     resample its CI again). The reasons are read only when some result failed."""
-    from tempo_eval.engine.scoring import aggregate_frame
-
     store = store_reads.store_for(db)
     scores = store.run_scores([run_id])
     if scores.empty:
@@ -211,18 +203,10 @@ def _outcome(db: str, run_id: int, version: tuple) -> tuple[pd.DataFrame | None,
     return aggregate_frame(scores).reset_index(), failures
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _columns(db: str, dataset_id: int, content_hash: str, n_rows: int) -> list[str]:
-    """A stored dataset's columns, read from the beginning of its stored rows (`dataset_head`):
-    the page never holds the dataset's rows (a 200,000-row dataset's frame is hundreds of MB).
-    Keyed by its hash and row count too: a dataset being stored is read again once complete."""
-    return [str(c) for c in store_reads.store_for(db).dataset_head(dataset_id, 0).columns]
-
-
 with errors.page_guard("evaluate"):
     dataset_id = selection.require_dataset_id()
     info = store_reads.dataset_info(dataset_id)
-    columns = _columns(store_reads.db_path(), int(dataset_id), info["content_hash"], int(info["n_rows"] or 0))
+    columns = [str(c) for c in store_reads.dataset_head(dataset_id, 0).columns]
     st.caption(f"Dataset **{formatting.md_escape(info['name'])}** · {formatting.md_escape(info['n_rows'])} rows · columns {formatting.md_escape(', '.join(columns))}")
 
     source, file_path, file_problem = _dataset_source()
@@ -253,8 +237,7 @@ with errors.page_guard("evaluate"):
     if unavailable:
         st.caption("Not offered for this dataset: " + "; ".join(unavailable) + ".")
 
-    has_dates = "context_dates" in columns
-    asof_default = [name for name in ASOF_METRICS if name != "answer_currency"] if has_dates else []
+    asof_default = [name for name in ASOF_METRICS if name != "answer_currency"] if "context_dates" in columns else []
     if "outdated_references" in columns:
         asof_default.append("answer_currency")
     use_asof = st.multiselect(
@@ -297,11 +280,9 @@ with errors.page_guard("evaluate"):
         st.session_state["settings_window_size"] = int(window)
 
     st.subheader("Verifier")
-    names = ["lexical", "nli", "llm"]
-    verifier = st.radio(
-        "Who decides whether a claim is supported", names, key="keep_ev_verifier", horizontal=True,
-        format_func=lambda n: {"lexical": "Lexical (offline)", "nli": "NLI model", "llm": "LLM judge"}[n],
-    )
+    names = list(words.VERIFIERS)
+    verifier = st.radio("Who decides whether a claim is supported", names, key="keep_ev_verifier", horizontal=True,
+                        format_func=words.VERIFIERS.get)
     # what only one verifier or the judge needs, folded away unless it is the one in use: the
     # page stays short for the offline default (the fields keep their values when folded)
     judge_used = verifier == "llm" or (use_tf and tf_mode == "llm") or (use_ndcg and ndcg_mode == "llm")
@@ -315,14 +296,14 @@ with errors.page_guard("evaluate"):
         judge_model = j2.text_input("Judge model", "", key="keep_ev_judge_model", placeholder="gpt-4o-mini")
         api_key = j1.text_input("API key (kept in this session only, never stored)", "", type="password",
                                 key="keep_ev_api_key")
-        _, key_source = judge_keys.judge_api_key(judge_url, api_key)
+        _, key_source = verifier_choice.judge_api_key(judge_url, api_key)
         endpoint = formatting.md_escape(judge_url.strip()) if judge_url.strip() else "the default endpoint (OpenAI or OPENAI_BASE_URL)"
         note = " The server's OPENAI_API_KEY is only ever sent to the default endpoint." if judge_url.strip() else ""
         j2.caption(f"Judge API key: {key_source}. Endpoint: {endpoint}.{note}")
 
     judge_ready = bool(judge_model.strip())
-    status = _availability(nli_model.strip() or verifier_choice.DEFAULT_NLI_MODEL, judge_ready)
     nli_id = nli_model.strip() or verifier_choice.DEFAULT_NLI_MODEL
+    status = _availability(nli_id, judge_ready)
 
     # a fragment that polls while the NLI model is being loaded in the background, so its status
     # turns from "Checking" to the answer without the user touching the page
@@ -348,8 +329,6 @@ with errors.page_guard("evaluate"):
 
     verifier_status()
     # measured accuracy and what the chosen verifier cannot judge, from bench/verifier_accuracy.py --write
-    from tempo_eval.verify.accuracy import accuracy_note
-
     with st.expander(f"How accurate is {formatting.md_escape(verifier)}? What can it not judge?"):
         st.caption(formatting.md_escape(accuracy_note(verifier)))
 
@@ -366,7 +345,7 @@ with errors.page_guard("evaluate"):
         problems.append("The NLI model is still being checked.")
     if needs_judge and not judge_ready:
         problems.append("These settings need a judge: give its endpoint and model.")
-    if needs_judge and key_source == judge_keys.KEY_NONE and not judge_url.strip() and not os.environ.get("OPENAI_BASE_URL"):
+    if needs_judge and key_source == verifier_choice.KEY_NONE and not judge_url.strip() and not os.environ.get("OPENAI_BASE_URL"):
         problems.append("The judge has no API key and no endpoint: type an API key, or the base URL of an "
                         "OpenAI-compatible server.")
     for problem in problems:
@@ -388,10 +367,10 @@ with errors.page_guard("evaluate"):
     permissions.explain(refused)
     if start:  # checked before anything is asked of the judge; start_evaluation checks again
         permissions.require("evaluate")
-    typed_key, _ = judge_keys.judge_api_key(judge_url, api_key)
+    typed_key, _ = verifier_choice.judge_api_key(judge_url, api_key)
     if start and needs_judge:
         with st.spinner("Asking the judge one test question…"):
-            reachable, why = judge_check.check_judge(judge_url, judge_model.strip(), typed_key)
+            reachable, why = verifier_choice.check_judge(judge_url, judge_model.strip(), typed_key)
         if not reachable:
             st.error(formatting.md_escape(why + " The run was not started."), icon=":material/error:")
             start = False
@@ -418,8 +397,7 @@ with errors.page_guard("evaluate"):
             worker_jobs.save_upload(st.session_state["ev_upload"])  # removed after an earlier run: again
         job_id = worker_jobs.start_evaluation(settings, dataset_id, label, typed_key if needs_judge else None,
                                               path=file_path)
-        st.session_state["eval_job_id"] = job_id
-        st.session_state["eval_job_watched"] = job_id
+        st.session_state["eval_job_id"] = st.session_state["eval_job_watched"] = job_id
         found = worker_jobs.job(job_id)
 
     if found is not None:
@@ -446,7 +424,7 @@ with errors.page_guard("evaluate"):
     _workspace_jobs(None if found is None else found["id"], api_key)
 
     st.subheader("Runs of this dataset")
-    runs = selection.runs_of(dataset_id)
+    runs = store_reads.runs_table(dataset_id)
     if runs.empty:
         st.caption("None yet.")
     else:

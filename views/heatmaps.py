@@ -10,14 +10,15 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.io.trec_dataset import systems
+from tempo_eval.viz.heatmap import MAX_BINS, cell_from_selection, heatmap_figure, year_heatmap
 from tempo_eval_app import (
-    downloads,
+    dataset_scores,
     errors,
-    focus_scores,
     formatting,
     links,
     selection,
     store_reads,
+    widgets,
 )
 
 selection.page_setup("Temporal heatmaps")
@@ -29,8 +30,6 @@ BINS = {"auto": None, "year": 1, "decade": 10, "century": 100}
 def _cell_picker(data, key: str, chart_event) -> tuple[str, str] | None:
     """The selected cell: a click on the chart, else the picker (which tests set through
     session state)."""
-    from tempo_eval.viz.heatmap import cell_from_selection
-
     cells = sorted(data.cells, key=lambda c: (-len(data.cells[c]), c))
     if not cells:
         return None
@@ -54,13 +53,29 @@ def _items(n: int) -> str:
 
 def _merged_note(data) -> str:
     """" More than 40 years: merged into decades." when the bins asked for were too many."""
-    from tempo_eval.viz.heatmap import MAX_BINS
-
     if data.requested_width is None:
         return ""
     names = {1: "years", 10: "decades", 100: "centuries"}
     return (f" More than {MAX_BINS} {names[data.requested_width]} hold a year: merged into "
             f"{names[data.width]} so every row stays readable.")
+
+
+def _chart(data, figure, name: str, caption: str, file_name: str) -> tuple[str, str] | None:
+    """A heatmap with its caption (plain text, escaped here) and figure download; the cell chosen
+    (`_cell_picker`)."""
+    event = st.plotly_chart(figure, key=f"heat_{name}_chart", on_select="rerun", selection_mode="points",
+                            width="stretch")
+    st.caption(formatting.md_escape(caption))
+    widgets.download_figure(figure, file_name, key=f"heat_{name}_fig")
+    return _cell_picker(data, f"heat_{name}_cell", event)
+
+
+def _cell_rows(table: pd.DataFrame, with_run: bool, name: str, file_name: str) -> None:
+    """The rows behind the chosen cell, with their download; no run column of Nones for a
+    dataset without retrieval systems."""
+    table = table if with_run else table.drop(columns=["run"])
+    st.dataframe(table, hide_index=True, width="stretch", key=f"heat_{name}_rows")
+    widgets.download_results(table, file_name, key=f"heat_{name}_dl")
 
 
 def _snippet(text: object, limit: int = 160) -> str:
@@ -70,40 +85,30 @@ def _snippet(text: object, limit: int = 160) -> str:
 
 def _asof_heatmap(dataset_id: int, run: str, rows: list[int], top_k: int, width, names) -> None:
     """The as-of year of each question against the publication year of its top-k documents."""
-    from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
-    from tempo_eval_app import asof_scores
-
     frame = store_reads.dataset_frame(dataset_id)
     if "context_dates" not in frame.columns or "reference_date" not in frame.columns:
         st.info("This needs the as-of date of each row (reference_date) and the publication dates of its "
                 "documents (context_dates).")
         return
-    ages = asof_scores.document_ages(dataset_id, top_k)
+    ages = dataset_scores.document_ages(dataset_id, top_k)
     ages = ages[ages["row"].isin(rows)]
     items = [((int(r.row), int(r.rank)), [] if pd.isna(r.as_of_year) else [int(r.as_of_year)],
               [] if pd.isna(r.year) else [int(r.year)]) for r in ages.itertuples()]
     data = year_heatmap(items, width=width)
     figure = heatmap_figure(data, row_title="as-of year", col_title="publication year", colorscale="Greens",
                             title=f"As-of year × publication year of the top {top_k} documents · {run}")
-    event = st.plotly_chart(figure, key="heat_asof_chart", on_select="rerun", selection_mode="points", width="stretch")
-    st.caption(formatting.md_escape(
-        f"{data.n_items} (question, document) pairs with both dates; {data.n_without_years} without. "
-        "Cells right of the diagonal hold documents published in a later year than the question."))
-    downloads.download_figure(figure, "heatmap_asof_publication", key="heat_asof_fig")
-    cell = _cell_picker(data, "heat_asof_cell", event)
+    cell = _chart(data, figure, "asof",
+                  f"{data.n_items} (question, document) pairs with both dates; {data.n_without_years} without. "
+                  "Cells right of the diagonal hold documents published in a later year than the question.",
+                  "heatmap_asof_publication")
     if cell is not None:
         keys = set(data.keys_for(*cell))
         picked = ages[[(int(r), int(k)) in keys for r, k in zip(ages["row"], ages["rank"], strict=True)]]
         table = picked[["query_id", "run", "rank", "doc", "as_of", "date", "age", "future"]]
-        if not names:
-            table = table.drop(columns=["run"])
-        st.dataframe(table, hide_index=True, width="stretch", key="heat_asof_rows")
-        downloads.download_results(table, "heatmap_asof_cell_rows", key="heat_asof_dl")
+        _cell_rows(table, bool(names), "asof", "heatmap_asof_cell_rows")
 
 
 with errors.page_guard("heatmaps"):
-    from tempo_eval.viz.heatmap import heatmap_figure, year_heatmap
-
     dataset_id = selection.require_dataset_id()
     frame = store_reads.dataset_frame(dataset_id)
     if "query_id" not in frame.columns:  # stored by the Conversation page or a conversation file
@@ -124,9 +129,9 @@ with errors.page_guard("heatmaps"):
 
     # one vectorised comparison, not a .iloc per row (0.33 s a rerun at 20,000 rows)
     rows = np.flatnonzero(frame["run"].to_numpy(dtype=object) == run).tolist() if names else list(range(len(frame)))
-    query_years = focus_scores.years_of_column(dataset_id, "query")
-    context_years = focus_scores.years_of_column(dataset_id, "contexts")
-    answer_years = focus_scores.years_of_column(dataset_id, "answer")
+    query_years = dataset_scores.years_of_column(dataset_id, "query")
+    context_years = dataset_scores.years_of_column(dataset_id, "contexts")
+    answer_years = dataset_scores.years_of_column(dataset_id, "answer")
     ids = frame["query_id"].astype(str).tolist()
 
     tab_docs, tab_answers, tab_asof = st.tabs(
@@ -145,13 +150,10 @@ with errors.page_guard("heatmaps"):
             data = year_heatmap(items, width=width)
             figure = heatmap_figure(data, row_title="query years", col_title="document years",
                                     title=f"Query years × years of the top {top_k} documents · {run}")
-            event = st.plotly_chart(figure, key="heat_qd_chart", on_select="rerun", selection_mode="points", width="stretch")
-            st.caption(
-                f"{data.n_items:,} (query, document) pairs with years on both sides; {data.n_without_years:,} "
-                f"without. Same-bin share: {formatting.fmt_score(data.diagonal_share)}.{_merged_note(data)}"
-            )
-            downloads.download_figure(figure, "heatmap_query_documents", key="heat_qd_fig")
-            cell = _cell_picker(data, "heat_qd_cell", event)
+            cell = _chart(data, figure, "qd",
+                          f"{data.n_items:,} (query, document) pairs with years on both sides; {data.n_without_years:,} "
+                          f"without. Same-bin share: {formatting.fmt_score(data.diagonal_share)}.{_merged_note(data)}",
+                          "heatmap_query_documents")
             if cell is not None:
                 listing = []
                 for i, rank in data.keys_for(*cell):
@@ -164,11 +166,7 @@ with errors.page_guard("heatmaps"):
                         "document years": formatting.year_ranges(context_years[i][rank]),
                         "document": _snippet(row["contexts"][rank]),
                     })
-                table = pd.DataFrame(listing)
-                if not names:  # a dataset without retrieval systems: no run column of Nones
-                    table = table.drop(columns=["run"])
-                st.dataframe(table, hide_index=True, width="stretch", key="heat_qd_rows")
-                downloads.download_results(table, "heatmap_cell_rows", key="heat_qd_dl")
+                _cell_rows(pd.DataFrame(listing), bool(names), "qd", "heatmap_cell_rows")
 
     with tab_answers:
         if "answer" not in frame.columns or "contexts" not in frame.columns:
@@ -181,13 +179,10 @@ with errors.page_guard("heatmaps"):
             data = year_heatmap(items, width=width)
             figure = heatmap_figure(data, row_title="answer years", col_title="context years",
                                     title=f"Answer years × context years · {run}", colorscale="Oranges")
-            event = st.plotly_chart(figure, key="heat_ac_chart", on_select="rerun", selection_mode="points", width="stretch")
-            st.caption(
-                f"{data.n_items:,} answers with years on both sides; {data.n_without_years:,} without. "
-                f"Answer years far from the diagonal are years the contexts do not mention.{_merged_note(data)}"
-            )
-            downloads.download_figure(figure, "heatmap_answer_contexts", key="heat_ac_fig")
-            cell = _cell_picker(data, "heat_ac_cell", event)
+            cell = _chart(data, figure, "ac",
+                          f"{data.n_items:,} answers with years on both sides; {data.n_without_years:,} without. "
+                          f"Answer years far from the diagonal are years the contexts do not mention.{_merged_note(data)}",
+                          "heatmap_answer_contexts")
             if cell is not None:
                 listing = [
                     {
@@ -197,9 +192,5 @@ with errors.page_guard("heatmaps"):
                     }
                     for i in data.keys_for(*cell)
                 ]
-                table = pd.DataFrame(listing)
-                if not names:
-                    table = table.drop(columns=["run"])
-                st.dataframe(table, hide_index=True, width="stretch", key="heat_ac_rows")
-                downloads.download_results(table, "heatmap_answer_cell_rows", key="heat_ac_dl")
+                _cell_rows(pd.DataFrame(listing), bool(names), "ac", "heatmap_answer_cell_rows")
     links.view_link("run", "bin")

@@ -1,6 +1,6 @@
 """Overview: the active dataset's focus-time metrics, computed without any model.
 
-A dataset of more than `overview_runs.ON_THE_FLY_ROWS` rows is not scored here (focus-time
+A dataset of more than `dataset_scores.ON_THE_FLY_ROWS` rows is not scored here (focus-time
 extraction of every row takes minutes): the page shows the selected runs' stored scores instead,
 aggregated by SQLite, their first page of rows and, on request, the age distribution.
 
@@ -17,14 +17,15 @@ import math
 import pandas as pd
 import streamlit as st
 
+from tempo_eval.core.extract import extract_aft, extract_dft
+from tempo_eval.metrics.answer_currency import label_from_reason
+from tempo_eval.viz.evidence_age import age_histogram
+from tempo_eval.viz.highlight import legend_html, render_marks, text_block, year_marks
 from tempo_eval_app import (
-    asof_scores,
-    downloads,
+    dataset_scores,
     errors,
-    focus_scores,
     formatting,
     links,
-    overview_runs,
     selection,
     store_reads,
     widgets,
@@ -36,15 +37,10 @@ selection.page_setup("Overview")
 def _row_label(frame: pd.DataFrame, position: int) -> str:
     """What the row picker shows: run (when the dataset has several), query id, start of the query."""
     row = frame.iloc[position]
-    parts = []
-    run = row.get("run")
-    if isinstance(run, str) and run:
-        parts.append(run)
+    run, query = row.get("run"), row.get("query")
+    parts = [run] if isinstance(run, str) and run else []
     parts.append(str(row.get("query_id")))
-    query = row.get("query")
-    if isinstance(query, str) and query:
-        parts.append(query[:90])
-    return " · ".join(parts)
+    return " · ".join([*parts, query[:90]] if isinstance(query, str) and query else parts)
 
 ASOF_LABELS = {
     "future_leak": "Future leak@{k}",
@@ -57,21 +53,18 @@ ASOF_LABELS = {
 
 def _asof_section(dataset_id: int, k: int) -> None:
     """As-of metrics per row (publication dates against the as-of date) and the age distribution."""
-    from tempo_eval.metrics.answer_currency import label_from_reason
-
     st.subheader("As-of: when the evidence was published")
     a1, a2, _ = st.columns(3)
     max_age = a1.number_input("Stale after (days, max_age)", 0, 36500, 365, key="overview_max_age")
     half_life = a2.number_input("Recency half-life (days)", 1, 36500, 365, key="overview_half_life")
-    scores = asof_scores.asof_scores(dataset_id, k, max_age, half_life)
+    scores = dataset_scores.asof_scores(dataset_id, k, max_age, half_life)
     groups = sorted({str(s) for s in scores["run"].dropna()}) or [None]
     summary = []
     for system in groups:
         part = scores if system is None else scores[scores["run"].astype(str) == system]
         record: dict[str, object] = {"system": system or "(all rows)", "rows": len(part)}
         for name, label in ASOF_LABELS.items():
-            measurable = part[name].dropna()
-            record[label.format(k=k)] = float(measurable.mean()) if len(measurable) else float("nan")
+            record[label.format(k=k)] = float(part[name].mean())  # over the measurable rows; NaN if none
         labels = [label_from_reason(r) for r in part["answer_currency reason"]]
         record["current / outdated / other"] = " / ".join(str(labels.count(x)) for x in ("current", "outdated", "other"))
         summary.append(record)
@@ -87,22 +80,22 @@ def _asof_section(dataset_id: int, k: int) -> None:
                  # the scores right after the ids, their reasons after them
                  column_order=[c for c in ("query_id", "run", *ASOF_LABELS, *(f"{n} reason" for n in ASOF_LABELS))
                                if c in table.columns])
-    downloads.download_results(table, f"asof_{dataset_id}", key="overview_asof_dl")
+    widgets.download_results(table, f"asof_{dataset_id}", key="overview_asof_dl")
     _age_chart(dataset_id, k)
 
 
 def _stored_runs(dataset_id: int, n_rows: int, k: int) -> None:
     """A dataset too large to score here: the selected runs' stored scores, aggregated by SQLite,
     the first page of rows, and on request the age distribution (read column-wise)."""
-    st.info(f"This dataset has {n_rows:,} rows, more than the {overview_runs.ON_THE_FLY_ROWS:,} the Overview scores "
+    st.info(f"This dataset has {n_rows:,} rows, more than the {dataset_scores.ON_THE_FLY_ROWS:,} the Overview scores "
             "on the fly (that would take minutes): it shows the scores of the selected runs, as stored.")
-    run_ids = overview_runs.runs_of(dataset_id, selection.active_run_ids())
+    run_ids = dataset_scores.runs_of(dataset_id, selection.active_run_ids())
     if not run_ids:
         widgets.empty_state("No run of this dataset is selected: evaluate it (the evaluation runs beside the app), "
                             "then select its run in the sidebar.", "evaluate")
         return
     st.markdown("**Mean per run and system** (over the rows where the metric is measurable)")
-    summary = overview_runs.summary_table(run_ids)
+    summary = dataset_scores.summary_table(run_ids)
     st.dataframe(formatting.display_table(summary), hide_index=True, width="stretch", key="overview_stored_summary")
     page = store_reads.results_page(run_ids, 0, store_reads.PAGE_ROWS - 1)
     st.subheader("Per row")
@@ -125,15 +118,13 @@ def _stored_runs(dataset_id: int, n_rows: int, k: int) -> None:
 def _age_figure(ages: pd.DataFrame, k: int):
     """The age histogram of these document ages, built once per ages (plotly validates a figure
     as it is built); shared, do not modify."""
-    from tempo_eval.viz.evidence_age import age_histogram
-
     by_run = {str(name): part["age"].to_numpy() for name, part in ages.groupby(ages["run"].fillna("(all rows)"))}
     return age_histogram(by_run, title=f"Age of the top {k} documents at the as-of date")
 
 
 def _age_chart(dataset_id: int, k: int) -> None:
     """The age at the as-of date of every row's top-k documents, one distribution per system."""
-    ages = asof_scores.document_ages(dataset_id, k)
+    ages = dataset_scores.document_ages(dataset_id, k)
     if len(ages):
         st.plotly_chart(_age_figure(ages, int(k)), key="overview_age_chart", width="stretch")
         st.caption(formatting.md_escape(
@@ -145,10 +136,10 @@ def _selected_runs(dataset_id: int) -> None:
     """The stored means of the runs of this dataset selected in the sidebar, each named by its run,
     above the figures computed here: a claims-mode run's Temporal Faithfulness is not the focus-time
     one, and the page says which is which."""
-    run_ids = overview_runs.runs_of(dataset_id, selection.active_run_ids())
+    run_ids = dataset_scores.runs_of(dataset_id, selection.active_run_ids())
     if not run_ids:
         return
-    summary = overview_runs.summary_table(run_ids)
+    summary = dataset_scores.summary_table(run_ids)
     if summary.empty:
         return
     st.markdown("**Selected runs, as stored** (mean over the rows where the metric is measurable, in each run's "
@@ -172,12 +163,12 @@ with errors.page_guard("overview"):
     links.init_from_param("overview_k", "k", int, lambda v: 1 <= v <= 100)
     k = st.number_input("Cutoff k for Temporal NDCG@k", 1, 100, value=10, key="overview_k")
     links.set_params(k=k)
-    if int(info["n_rows"] or 0) > overview_runs.ON_THE_FLY_ROWS:
+    if int(info["n_rows"] or 0) > dataset_scores.ON_THE_FLY_ROWS:
         _stored_runs(dataset_id, int(info["n_rows"]), int(k))
         links.view_link("k")
         st.stop()
     frame = store_reads.dataset_frame(dataset_id)
-    scores = focus_scores.focus_time_scores(dataset_id, int(k))
+    scores = dataset_scores.focus_time_scores(dataset_id, int(k))
     _selected_runs(dataset_id)
     st.markdown("**Computed here in focus-time mode** (no model, no stored run: the same figures whatever "
                 "run is selected)")
@@ -196,9 +187,8 @@ with errors.page_guard("overview"):
             part = scores[scores["run"].astype(str) == system]
             record: dict[str, object] = {"system": system, "rows": len(part)}
             for label, column in means.items():
-                measurable = part[column].dropna()
-                record[label] = float(measurable.mean()) if len(measurable) else float("nan")
-                record[f"{label} measurable"] = f"{len(measurable)}/{len(part)}"
+                record[label] = float(part[column].mean())  # over the measurable rows; NaN if none
+                record[f"{label} measurable"] = f"{part[column].count()}/{len(part)}"
             per_system.append(record)
         st.dataframe(formatting.display_table(pd.DataFrame(per_system)), hide_index=True, width="stretch",
                      key="overview_systems")
@@ -243,19 +233,16 @@ with errors.page_guard("overview"):
                                   "tf_reason", "ndcg_ft_reason", "ndcg_gold_reason") if c in table.columns],
         key="overview_table",
     )
-    downloads.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")
-    if asof_scores.has_asof_columns(frame):
+    widgets.download_results(table, f"focus_time_{dataset_id}", key="overview_dl")
+    if dataset_scores.has_asof_columns(frame):
         _asof_section(dataset_id, int(k))
 
     if "answer" in frame.columns and len(frame):
         st.subheader("Answer years against context years")
-        from tempo_eval.core.extract import extract_aft, extract_dft
-        from tempo_eval.viz.highlight import legend_html, render_marks, text_block, year_marks
-
         # the row clicked in the table (a position: a query id repeats across the runs of a dataset),
         # else the one the link names, else the first
         links.init_from_param("overview_row", "row", int, lambda v: 0 <= v < len(frame))
-        clicked = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+        clicked = widgets.selected(event)
         if clicked:
             st.session_state["overview_row"] = int(clicked[0])
         chosen = int(st.session_state.get("overview_row", 0))

@@ -15,7 +15,6 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval_app import (
-    downloads,
     errors,
     formatting,
     links,
@@ -49,24 +48,15 @@ def filter_grid(grid: pd.DataFrame, *, metric: str, score_range: tuple[float, fl
     chosen = metrics if metric == ANY else [metric]
     keep = pd.Series(True, index=grid.index)
     if score_range is not None:
-        in_range = pd.Series(False, index=grid.index)
-        for name in ranged:
-            in_range |= grid[name].between(*score_range)
-        keep &= in_range
+        low, high = score_range
+        keep &= ((grid[ranged] >= low) & (grid[ranged] <= high)).any(axis=1)
     if reasons:
-        has_reason = pd.Series(False, index=grid.index)
-        for name in chosen:
-            has_reason |= grid[f"{name} reason"].isin(reasons)
-        keep &= has_reason
+        keep &= grid[[f"{name} reason" for name in chosen]].isin(reasons).any(axis=1)
     if systems:
         keep &= grid["system"].astype(str).isin(systems)
-    needle = text.strip().lower()
-    if needle:
+    if text.strip():
         searched = [c for c in ("query_id", "query", "system", "eval_run") if c in grid.columns]
-        hit = pd.Series(False, index=grid.index)
-        for column in searched:
-            hit |= grid[column].astype(str).str.lower().str.contains(needle, regex=False)
-        keep &= hit
+        keep &= widgets.contains_text(grid[searched], text)
     return grid[keep]
 
 
@@ -175,11 +165,11 @@ with errors.page_guard("results"):
                          placeholder=formatting.MISSING, on_select="rerun", selection_mode="single-row",
                          key="results_grid")
     stem = f"results_runs_{'_'.join(map(str, run_ids))}"
-    downloads.download_results(shown.reset_index(drop=True), stem, key="results_dl")
+    widgets.download_results(shown.reset_index(drop=True), stem, key="results_dl")
 
     st.subheader("One row in detail")
     # the line clicked in the grid, else the one the link names, else the first line shown
-    clicked = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+    clicked = widgets.selected(event)
     if clicked and clicked[0] < len(shown):
         line = shown.iloc[int(clicked[0])]
         st.session_state["results_detail_run"], st.session_state["results_row"] = int(line["run_id"]), int(line["row"])

@@ -14,8 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.compare.report_html import diff_html
-from tempo_eval.compare.run_diff import DEFAULT_TOLERANCE, RunDiff
+from tempo_eval.compare.run_diff import DEFAULT_TOLERANCE, RunDiff, diff_stored
 from tempo_eval.metrics.catalog import DIRECTION_WORDS
+from tempo_eval.viz.run_diff import diff_scatter
 from tempo_eval_app import (
     errors,
     formatting,
@@ -24,6 +25,7 @@ from tempo_eval_app import (
     selection,
     store_reads,
     time_slices,
+    widgets,
     words,
 )
 
@@ -46,11 +48,7 @@ def _diff(db: str, baseline: tuple[int, str, int], candidate: tuple[int, str, in
     """The diff, cached per run identity: (id, created_at, results) of each run. Ids are never
     reused in a workspace, and the creation time tells a run of a workspace made again at the
     same path from the old one's run of the same id."""
-    from tempo_eval.compare.run_diff import diff_stored
-
-    baseline, candidate = baseline[0], candidate[0]
-
-    return diff_stored(store_reads.store(), baseline, candidate, tolerance=tolerance, test=test)
+    return diff_stored(store_reads.store(), baseline[0], candidate[0], tolerance=tolerance, test=test)
 
 
 def _defaults(runs: pd.DataFrame, ids: list[int]) -> tuple[int, int]:
@@ -79,12 +77,8 @@ def _gone_in_link(ids: list[int]) -> list[int]:
     run has: deleted since the link was saved (ids are never reused, so it names no other run)."""
     if "diff_base" in st.session_state or "diff_cand" in st.session_state:
         return []
-    gone = []
-    for name in ("base", "cand"):
-        raw = links.param(name)
-        if raw is not None and raw.strip().lstrip("#").isdecimal() and int(raw.strip().lstrip("#")) not in ids:
-            gone.append(int(raw.strip().lstrip("#")))
-    return gone
+    named = [(links.param(name) or "").strip().lstrip("#") for name in ("base", "cand")]
+    return [int(raw) for raw in named if raw.isdecimal() and int(raw) not in ids]
 
 
 def _pickers(runs: pd.DataFrame) -> tuple[int, int, float, str]:
@@ -146,15 +140,6 @@ def _rows(report: RunDiff, metric: str, show: str) -> pd.DataFrame:
     return rows
 
 
-def _selected_row(event: object, key: str = "rows") -> list:
-    selection_ = getattr(event, "selection", None)
-    if selection_ is None and isinstance(event, dict):
-        selection_ = event.get("selection")
-    if selection_ is None:
-        return []
-    return list(getattr(selection_, key, None) or (selection_.get(key, []) if isinstance(selection_, dict) else []))
-
-
 def _row_table(report: RunDiff, shown: pd.DataFrame) -> int | None:
     """The rows, worst first; the index (in `report.rows`) of the row the user clicked, if any."""
     table = report.rows_table().loc[shown.index]
@@ -168,19 +153,17 @@ def _row_table(report: RunDiff, shown: pd.DataFrame) -> int | None:
              "baseline reason code", "candidate reason code"]
     event = st.dataframe(table.reset_index(drop=True), hide_index=True, width="stretch", column_config=config,
                          column_order=order, key="diff_rows", on_select="rerun", selection_mode="single-row")
-    picked = _selected_row(event)
+    picked = widgets.selected(event)
     return int(shown.index[picked[0]]) if picked and picked[0] < len(shown) else None
 
 
 def _scatter(report: RunDiff, metric: str) -> int | None:
-    from tempo_eval.viz.run_diff import diff_scatter
-
     rows = report.rows[report.rows["metric"] == metric]
     fig = diff_scatter(rows, metric=metric, baseline=store_reads.run_label(report.baseline["id"]),
                        candidate=store_reads.run_label(report.candidate["id"]), label=words.metric_label(metric))
     event = st.plotly_chart(fig, key=f"diff_scatter_{metric}", on_select="rerun", selection_mode="points",
                             width="stretch")
-    for point in _selected_row(event, "points"):
+    for point in widgets.selected(event, "points"):
         if isinstance(point, dict) and point.get("customdata") is not None:
             return int(point["customdata"])
     return None
@@ -194,15 +177,12 @@ def _both_versions(report: RunDiff, index: int) -> None:
         f"{formatting.fmt_score(line['baseline'])} → {formatting.fmt_score(line['candidate'])} "
         f"({formatting.md_escape(line['outcome'])})"
     )
-    left, right = st.columns(2)
-    with left:
-        st.markdown(f"**Baseline** · {formatting.md_escape(store_reads.run_label(report.baseline['id']))}",
-                    help=f"Name: {formatting.md_escape(report.baseline['name'])}")
-        row_detail.show_row(int(report.baseline["id"]), int(line["row_baseline"]), key="diff_baseline")
-    with right:
-        st.markdown(f"**Candidate** · {formatting.md_escape(store_reads.run_label(report.candidate['id']))}",
-                    help=f"Name: {formatting.md_escape(report.candidate['name'])}")
-        row_detail.show_row(int(report.candidate["id"]), int(line["row_candidate"]), key="diff_candidate")
+    for column, side, run in zip(st.columns(2), ("baseline", "candidate"), (report.baseline, report.candidate),
+                                 strict=True):
+        with column:
+            st.markdown(f"**{formatting.md_escape(side.capitalize())}** · {formatting.md_escape(store_reads.run_label(run['id']))}",
+                        help=f"Name: {formatting.md_escape(run['name'])}")
+            row_detail.show_row(int(run["id"]), int(line[f"row_{side}"]), key=f"diff_{side}")
 
 
 def _unmatched(report: RunDiff) -> None:

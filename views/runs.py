@@ -15,13 +15,14 @@ import pandas as pd
 import streamlit as st
 
 from tempo_eval.common.identity import shown_user, user_name
+from tempo_eval.compare.leaderboard import config_diff, mean_changes
 from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 from tempo_eval.store.runs import RunInUse
 from tempo_eval_app import (
     errors,
     formatting,
+    identity,
     links,
-    made_by,
     permissions,
     run_trends,
     selection,
@@ -52,8 +53,7 @@ def _duration(seconds: float) -> str:
 def _tokens(usage: dict | None) -> str:
     if not usage:
         return ""
-    total = usage.get("total_tokens", 0)
-    return f"{int(total):,} ({int(usage.get('prompt_tokens', 0)):,} in, {int(usage.get('completion_tokens', 0)):,} out)"
+    return f"{int(usage.get('total_tokens', 0)):,} ({int(usage.get('prompt_tokens', 0)):,} in, {int(usage.get('completion_tokens', 0)):,} out)"
 
 
 def _nan_text(reasons: dict) -> str:
@@ -93,16 +93,8 @@ def leaderboard_table(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 @st.cache_data(show_spinner=False, max_entries=32)
 def _leaderboard(db: str, scope: int | None, version: tuple) -> tuple[pd.DataFrame, list[str]]:
     """`leaderboard_table` of the runs of `scope` (a dataset id, None: all), cached until one of
-    them changes (`version`: `selection.runs_key(scope)`)."""
-    return leaderboard_table(selection.runs_of(scope))
-
-
-def _matches(table: pd.DataFrame, text: str) -> pd.Series:
-    needle = text.strip().lower()
-    if not needle:
-        return pd.Series(True, index=table.index)
-    searched = ["name", "dataset", "by", "tags", "note", "verifier", "judge", "model"]
-    return table[searched].astype(str).apply(lambda col: col.str.lower().str.contains(needle, regex=False)).any(axis=1)
+    them changes (`version`: `store_reads.run_listing(scope)`)."""
+    return leaderboard_table(store_reads.runs_table(scope))
 
 
 def _run_choice_label(table: pd.DataFrame):
@@ -111,9 +103,7 @@ def _run_choice_label(table: pd.DataFrame):
 
 
 def _diff(table: pd.DataFrame, a: int, b: int) -> None:
-    from tempo_eval.compare.leaderboard import config_diff, mean_changes
-
-    runs = selection.runs_of(None).set_index("id")
+    runs = store_reads.runs_table(None).set_index("id")
     info_a, info_b = store_reads.store().run_info(a), store_reads.store().run_info(b)
     st.markdown(f"**A** = {formatting.md_escape(store_reads.run_label(a))} · **B** = {formatting.md_escape(store_reads.run_label(b))}")
     diff = config_diff(info_a["config"], info_b["config"])
@@ -261,11 +251,11 @@ with errors.page_guard("runs"):
     links.init_from_param("runs_all", "all", lambda v: v == "1")
     all_datasets = st.toggle("All datasets", key="runs_all", help="List the runs of every stored dataset.")
     scope = None if all_datasets else dataset_id
-    runs = selection.runs_of(scope)
+    runs = store_reads.runs_table(scope)
     if runs.empty:
         widgets.empty_state("No run stored for this dataset yet.", "evaluate")
     else:
-        table, metrics = _leaderboard(store_reads.db_path(), scope, selection.runs_key(scope))
+        table, metrics = _leaderboard(store_reads.db_path(), scope, store_reads.run_listing(scope))
 
         f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
         table, deltas = run_trends.pin_baseline(table, runs, metrics, f4)
@@ -279,7 +269,8 @@ with errors.page_guard("runs"):
         descending = f3.toggle("Descending", value=True, key="runs_desc")
         links.set_params(all="1" if all_datasets else None, q=text or None, sort=sort_by if sort_by != "ran" else None)
 
-        shown = made_by.filter_widgets(table[_matches(table, text)], "runs", "runs")
+        searched = table[["name", "dataset", "by", "tags", "note", "verifier", "judge", "model"]]
+        shown = identity.filter_widgets(table[widgets.contains_text(searched, text)], "runs", "runs")
         if statuses:
             shown = shown[shown["status"].isin(statuses)]
         shown = shown.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")

@@ -188,10 +188,10 @@ def test_downloads_hold_the_as_of_columns() -> None:
     at = _dated_page()
     buttons = {b.proto.label: b for b in at.get("download_button")}
     assert {"Comparison (HTML)", "Table (CSV)"} <= set(buttons)
-    from tempo_eval_app import run_files
+    from tempo_eval_app import compare_files
 
     job = JobQueue().jobs(kind="compare_runs")[0]
-    found = run_files.stored(job)
+    found = compare_files.stored(job)
     report = found.report(10, test="student", alpha=0.05)
     from tempo_eval.compare.report_html import comparison_html
     from tempo_eval.compare.statistics import cis_columns

@@ -8,7 +8,7 @@ KEY = "sk-hostile-test-0000000000"
 
 
 def test_the_dashboard_check_shows_the_plain_http_warning() -> None:
-    from tempo_eval_app.judge_check import check_judge
+    from tempo_eval_app.verifier_choice import check_judge
 
     with ScriptedOpenAIServer(lambda request: json_reply({"ok": True})) as server:
         ok, message = check_judge(server.base_url, "judge", KEY)

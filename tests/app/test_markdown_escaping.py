@@ -42,7 +42,7 @@ ALLOWED_NAMES = {
     ("runs.py", "question"): "a local function whose f-string escapes the run and dataset names",
     ("evaluate.py", "line"): "built just above from an icon, a constant description and md_escape(why)",
     ("evaluate.py", "endpoint"): "md_escape(judge_url) or a constant",
-    ("evaluate.py", "key_source"): "a constant phrase from judge_keys.judge_api_key (never the key)",
+    ("evaluate.py", "key_source"): "a constant phrase from verifier_choice.judge_api_key (never the key)",
     ("evaluate.py", "note"): "a constant sentence or empty",
     ("selection.py", "hint"): "a constant sentence or empty",
     ("overview.py", "label"): "a key of the page's constant dict of metric titles",

@@ -66,14 +66,14 @@ def too_large_to_score(monkeypatch):
     """The fixture counts as too large (a threshold of 20 rows), and scoring a row or reading a
     whole run fails the test."""
     from tempo_eval.store.runs import RunStore
-    from tempo_eval_app import asof_scores, focus_scores, overview_runs
+    from tempo_eval_app import dataset_scores
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the Overview scored the dataset on the fly or read a whole run")
 
-    monkeypatch.setattr(overview_runs, "ON_THE_FLY_ROWS", 20)
-    monkeypatch.setattr(focus_scores, "focus_time_scores", forbidden)
-    monkeypatch.setattr(asof_scores, "asof_scores", forbidden)
+    monkeypatch.setattr(dataset_scores, "ON_THE_FLY_ROWS", 20)
+    monkeypatch.setattr(dataset_scores, "focus_time_scores", forbidden)
+    monkeypatch.setattr(dataset_scores, "asof_scores", forbidden)
     monkeypatch.setattr(RunStore, "results_frame", forbidden)
 
 

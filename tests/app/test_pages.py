@@ -316,12 +316,12 @@ def test_overview_row_picker_tells_apart_runs_with_the_same_query_ids() -> None:
 
 
 def test_a_page_error_becomes_one_line_with_details_in_the_log(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tempo_eval_app import focus_scores
+    from tempo_eval_app import dataset_scores
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire\nsecond line that must not be shown")
 
-    monkeypatch.setattr(focus_scores, "focus_time_scores", explode)
+    monkeypatch.setattr(dataset_scores, "focus_time_scores", explode)
     at = open_app()
     assert not at.exception
     message = at.error[0].value.replace("\\", "")
@@ -393,7 +393,7 @@ def test_api_key_typed_in_the_page_is_never_stored() -> None:
 
 
 def test_the_servers_key_goes_only_to_the_default_endpoint() -> None:
-    from tempo_eval_app.judge_keys import KEY_NONE, KEY_SERVER, KEY_TYPED, judge_api_key
+    from tempo_eval_app.verifier_choice import KEY_NONE, KEY_SERVER, KEY_TYPED, judge_api_key
 
     env = {"OPENAI_API_KEY": "sk-server-secret"}
     assert judge_api_key("http://visitor.example/v1", "", env) == ("not-needed", KEY_NONE)
@@ -838,7 +838,7 @@ def test_an_unreachable_judge_is_reported_before_the_run_starts() -> None:
 
 
 def test_check_judge_accepts_a_judge_that_answers() -> None:
-    from tempo_eval_app.judge_check import check_judge
+    from tempo_eval_app.verifier_choice import check_judge
     from tests.support.openai_server import ScriptedOpenAIServer, json_reply
 
     with ScriptedOpenAIServer(lambda request: json_reply({"ok": True})) as server:

@@ -80,7 +80,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def _shown(dataset_id: int) -> dict[int, tuple[str, str, int]]:
-    runs = selection.runs_of(dataset_id)
+    runs = store_reads.runs_table(dataset_id)
     return {int(r.id): (r.name, r.status, int(r.n_results)) for r in runs.itertuples()}
 
 
@@ -91,13 +91,13 @@ def test_a_job_writing_another_datasets_run_costs_the_listed_runs_no_count(count
     app.record_row(finished, 0, "q0", [MetricResult("m", 1.0, "ok")])
     app.set_status(finished, "finished")
     db = store_reads.db_path()
-    before = (selection._run_choices(db, watched), selection.runs_key(watched))
+    before = (selection._run_choices(db, watched), store_reads.run_listing(watched))
     assert counted == [finished]
 
     job_run = int(_elsewhere("create", written, "the job"))
     _elsewhere("rows", job_run, 0, 5)
     counted.clear()
-    assert (selection._run_choices(db, watched), selection.runs_key(watched)) == before
+    assert (selection._run_choices(db, watched), store_reads.run_listing(watched)) == before
     assert _shown(watched) == {finished: ("finished here", "finished", 1)}
     assert counted == []  # nothing of the watched dataset was counted again
     assert _shown(written) == {job_run: ("the job", "running", 5)}  # first seen: counted at once

@@ -63,18 +63,18 @@ def test_the_app_lists_a_run_that_a_worker_process_committed(tmp_path: Path, mon
     app.set_status(first, "finished")
     # the reads a page makes before the worker commits
     assert _runs_in_the_sidebar(selection, db, dataset_id) == [first]
-    assert selection.runs_of(dataset_id)["id"].tolist() == [first]
+    assert store_reads.runs_table(dataset_id)["id"].tolist() == [first]
     assert len(store_reads.results_frame(first)) == 1
     store_reads.dataset_frame(dataset_id)
 
     second = _worker(db, dataset_id, "running")
     assert _runs_in_the_sidebar(selection, db, dataset_id) == [second, first]
-    runs = selection.runs_of(dataset_id).set_index("id")
+    runs = store_reads.runs_table(dataset_id).set_index("id")
     assert (runs.loc[second, "status"], runs.loc[second, "n_results"]) == ("running", 2)
 
     assert _worker(db, dataset_id, "finish") == second  # the same configuration: the run resumed and ended
     assert store_reads.runs_table(dataset_id).set_index("id").loc[second, "status"] == "finished"
-    assert selection.runs_of(dataset_id).set_index("id").loc[second, "status"] == "finished"
+    assert store_reads.runs_table(dataset_id).set_index("id").loc[second, "status"] == "finished"
     _ids, labels, default = selection._run_choices(db, dataset_id)
     assert "(finished, 2 results)" in labels[second] and default == [second]
     assert len(store_reads.results_frame(second)) == 2

@@ -23,7 +23,7 @@ def hostile_frame() -> pd.DataFrame:
 
 
 def test_dashboard_csv_download_prefixes_formula_cells_with_a_quote() -> None:
-    from tempo_eval_app.downloads import csv_bytes
+    from tempo_eval_app.widgets import csv_bytes
 
     out = pd.read_csv(io.BytesIO(csv_bytes(hostile_frame())), keep_default_na=False)
     assert out["answer"].tolist() == ["'" + f for f in FORMULAS]
@@ -79,7 +79,7 @@ def test_csv_export_round_trips_cr_lf_quotes_delimiters_and_formula_prefixes(tmp
 
 def test_dashboard_csv_download_round_trips_a_bare_cr() -> None:
     from tempo_eval.io.export import read_csv_export
-    from tempo_eval_app.downloads import csv_bytes
+    from tempo_eval_app.widgets import csv_bytes
 
     frame = _round_trip_frame()
     back = read_csv_export(io.BytesIO(csv_bytes(frame)), dtype={"query_id": str, "run": str, "reason": str})
