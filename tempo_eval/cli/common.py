@@ -18,8 +18,6 @@ from tempo_eval.metrics.catalog import METRIC_MODULES
 #: the metrics `evaluate` offers on dataset rows; turn_faithfulness runs on a conversation file
 #: (`load_conversations`), one conversation per row
 DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfulness")
-
-
 CONVERSATION_METRICS = ("turn_faithfulness",)
 
 
@@ -27,16 +25,9 @@ CONVERSATION_METRICS = ("turn_faithfulness",)
 RUN_REF_HELP = ("its id (12 or #12) or its name; name:NAME for the name alone (a name made of digits, "
                 "say); 'tempo-eval runs' lists them")
 
-
 EXIT_OK = 0
-
-
 EXIT_FAILED = 1
-
-
 EXIT_INPUT = 2
-
-
 EXIT_INTERRUPTED = 130
 
 

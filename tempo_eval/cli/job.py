@@ -315,21 +315,6 @@ def asof_metrics(settings: dict[str, Any], verifier: Any = None) -> list[Any]:
                          verifier=verifier) for name in settings.get("asof") or []]
 
 
-def _source(settings: dict[str, Any], store: Any) -> Any:
-    """What the job evaluates: the stored dataset `dataset_id`, or the file `path` (checked by the
-    page against the folders the app may read). A path goes to the runner as it is where the
-    runner streams files (issue 27.1), else it is loaded whole first."""
-    if not settings.get("path"):
-        return store.get_dataset(int(settings["dataset_id"]))
-    from tempo_eval.engine import runner
-
-    if hasattr(runner, "as_stream"):  # the streaming runner reads the file in batches
-        return str(settings["path"])
-    from tempo_eval.io.dataset import load_dataset
-
-    return load_dataset(settings["path"])
-
-
 def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any, cancel: threading.Event, *,
                    user: str | None = None) -> Any:
     """Evaluate the stored dataset `settings["dataset_id"]` with the settings' metrics, as `user` (who
@@ -340,7 +325,9 @@ def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any,
     metrics, judges = evaluation_metrics(settings, api_key)
     store = RunStore()
     try:
-        dataset = _source(settings, store)
+        # a file `path` (checked by the page) is streamed by the runner; else the stored dataset
+        path = settings.get("path")
+        dataset = str(path) if path else store.get_dataset(int(settings["dataset_id"]))
         result = evaluate(dataset, metrics, store=store, run_name=settings.get("run_name") or None,
                           reference_date=settings.get("reference_date"), progress=progress, cancel=cancel,
                           user=user)
