@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 # the module defining each metric the CLI can build, by metric name
 from tempo_eval.metrics.catalog import METRIC_MODULES
@@ -144,6 +144,23 @@ def acting_user(args: argparse.Namespace) -> str:
         raise CLIError("--user must name a user; got an empty name (leave --user out to record the "
                        "operating-system user)")
     return name
+
+
+def run_id_of(store: Any, ref: str) -> int:
+    """The id of the run `ref` names (`RUN_REF_HELP`); CLIError naming it when there is none."""
+    from tempo_eval.compare.run_diff import resolve_run
+
+    try:
+        return resolve_run(store, ref)
+    except LookupError as unknown:
+        raise CLIError(str(unknown.args[0])) from None
+
+
+def print_table(lines: list[list[str]]) -> None:
+    """Rows of cells as aligned columns, the header first; the last column is not padded."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]) - 1)]
+    for line in lines:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
 
 
 def add_doc_dates_option(parser: argparse.ArgumentParser, use: str) -> None:
