@@ -445,11 +445,8 @@ def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None, digest: b
 def _sha256(path: Any) -> str:
     import hashlib
 
-    sha = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            sha.update(block)
-    return sha.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _unique_ids(wanted: Any) -> Any:
