@@ -251,6 +251,7 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
     goes with the run. Settings: tf, tf_mode, ndcg, ndcg_mode, fc, k, verifier, nli_model,
     judge_url, judge_model, api_key_source ("placeholder" for an endpoint without a key); turn,
     window_size, turn_threshold, turn_penalize (Turn Faithfulness: Evaluate and Conversation)."""
+    from tempo_eval.metrics.catalog import build_metric
     from tempo_eval.verify import make_verifier
 
     if settings.get("api_key_source") == PLACEHOLDER:
@@ -278,28 +279,19 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
             verifier = make_verifier("lexical")
     metrics: list[Any] = []
     if settings["tf"]:
-        from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-
         mode = settings["tf_mode"]
-        metrics.append(TemporalFaithfulness(mode=mode, verifier=verifier if mode == "nli" else None,
-                                            llm=provider if mode == "llm" else None))
+        metrics.append(build_metric("temporal_faithfulness", mode=mode, verifier=verifier if mode == "nli" else None,
+                                    llm=provider if mode == "llm" else None))
     if settings["ndcg"]:
-        from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-
         mode = settings["ndcg_mode"]
-        metrics.append(TemporalNDCG(k=settings["k"], mode=mode, llm=provider if mode == "llm" else None))
+        metrics.append(build_metric("temporal_ndcg", k=settings["k"], mode=mode, llm=provider if mode == "llm" else None))
     if settings["fc"]:
-        from tempo_eval.metrics.factual_correctness import FactualCorrectness
-
-        metrics.append(FactualCorrectness(verifier=verifier))
+        metrics.append(build_metric("factual_correctness", verifier=verifier))
     metrics.extend(asof_metrics(settings, verifier if currency else None))
     if settings.get("turn"):
-        from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
-
-        metrics.append(TurnFaithfulness(window_size=int(settings.get("window_size") or 10),
-                                        threshold=float(settings.get("turn_threshold", 0.5)),
-                                        penalize_ambiguous_claims=bool(settings.get("turn_penalize")),
-                                        verifier=verifier))
+        metrics.append(build_metric("turn_faithfulness", window_size=int(settings.get("window_size") or 10),
+                                    threshold=float(settings.get("turn_threshold", 0.5)),
+                                    penalize_ambiguous_claims=bool(settings.get("turn_penalize")), verifier=verifier))
     # a cached verifier wraps the LLM verifier, whose provider counts the tokens
     judges = {id(p): p for p in (provider, getattr(verifier, "provider", None),
                                  getattr(getattr(verifier, "verifier", None), "provider", None)) if p is not None}
