@@ -166,9 +166,11 @@ def _run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[
                 result = compute(job["arguments"], lambda f: watch.progress(round(f * 1000), 1000), watch.cancel)
             return {"id": job["id"], "status": "cancelled" if result is None else "finished", "result": result}
         if job["kind"] in PAGE_KINDS:  # rows read as progress; cancel seen between batches
+            from tempo_eval.jobs.uploads import HANDLERS
+
             with _Watch(queue, job["id"]) as watch:
-                ended = page_job(job["kind"], job["arguments"], watch.progress, watch.cancel,
-                                 user=job.get("created_by"))
+                ended = HANDLERS[job["kind"]](job["arguments"], watch.progress, watch.cancel,
+                                              user=job.get("created_by"))
             return {"id": job["id"], **ended}
         raise ValueError(f"unknown job kind {job['kind']!r}")
     except Exception as exc:  # the job fails with a one-line error; the traceback goes to the log
@@ -182,15 +184,6 @@ def _run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[
 #: kinds that read what was uploaded on a page; their handlers are the engine's
 #: (`tempo_eval.jobs.uploads`), imported only when such a job runs
 PAGE_KINDS = READ_KINDS
-
-
-def page_job(kind: str, arguments: dict[str, Any], progress: Any = None,
-             cancel: threading.Event | None = None, *, user: str | None = None) -> dict[str, Any]:
-    """Run a `PAGE_KINDS` job; returns how it ended ({status, error?, result?, dataset_id?, run_id?}).
-    What it stores is `user`'s (the user who queued the job)."""
-    from tempo_eval.jobs.uploads import HANDLERS
-
-    return HANDLERS[kind](arguments, progress or (lambda done, total: None), cancel, user=user)
 
 
 def nli_check(model: str) -> dict[str, Any]:
