@@ -39,11 +39,7 @@ def rank_by_trec_eval(scores: Mapping[str, float], *, precision: str = DEFAULT_S
     for value in scores.values():
         if isinstance(value, bool) or not isinstance(value, Real):
             raise TypeError(f"scores must hold numeric scores, found {value!r}")
-    array = np.asarray(list(scores.values()), dtype=np.float64)
-    if require_precision(precision) == "float32":
-        # Scores beyond float32 range become +-inf, as they do in trec_eval; that overflow is expected.
-        with np.errstate(over="ignore"):
-            array = array.astype(np.float32)
+    array = _at_precision(np.asarray(list(scores.values()), dtype=np.float64), precision)
     if np.isnan(array).any():
         raise ValueError("scores holds a NaN score: a NaN cannot be ranked")
     return [doc for _, doc in sorted(zip(array.tolist(), docs, strict=True), reverse=True)]
@@ -53,3 +49,12 @@ def require_precision(precision: str) -> str:
     if precision not in SCORE_PRECISIONS:
         raise ValueError(f"score precision must be one of {', '.join(SCORE_PRECISIONS)}, got {precision!r}")
     return precision
+
+
+def _at_precision(array: np.ndarray, precision: str) -> np.ndarray:
+    """float64 scores as compared at `precision`: rounded to float32, or unchanged for double."""
+    if require_precision(precision) == "double":
+        return array
+    # Scores beyond float32 range become +-inf, as they do in trec_eval; that overflow is expected.
+    with np.errstate(over="ignore"):
+        return array.astype(np.float32)
