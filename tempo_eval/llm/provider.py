@@ -502,7 +502,7 @@ class OpenAIProvider:
                 async with resources.semaphore, asyncio.timeout(self.timeout):
                     # the client's timeouts bound each read, not a reply trickled a byte at a time
                     completion = await resources.client.chat.completions.create(**arguments)
-            except TimeoutError:
+            except (TimeoutError, openai.APITimeoutError):
                 last_failure = f"timeout ({self.timeout:g}s)"
             except openai.APIStatusError as error:
                 status = error.status_code
@@ -510,8 +510,6 @@ class OpenAIProvider:
                     raise _CallFailed(f"HTTP {status}: {_status_detail(error)}") from None
                 last_failure = f"HTTP {status}"
                 retry_hint = retry_after_seconds(error.response.headers)
-            except openai.APITimeoutError:
-                last_failure = f"timeout ({self.timeout:g}s)"
             except (ReplyTooLarge, CompressedReply) as error:  # from the client's event hooks
                 raise _CallFailed(str(error)) from None
             except openai.APIConnectionError as error:
