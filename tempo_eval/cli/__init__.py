@@ -33,38 +33,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tempo_eval.cli.common import (
-    CONVERSATION_METRICS,
-    DATASET_METRICS,
-    EXIT_FAILED,
-    EXIT_INPUT,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    METRIC_MODULES,
-    CLIError,
-    ProgressBar,
-)
-from tempo_eval.cli.evaluate import below_thresholds, build_metrics, parse_fail_under, parse_mapping
+from tempo_eval.cli.common import EXIT_INPUT
+from tempo_eval.cli.evaluate import build_metrics
 from tempo_eval.cli.parser import build_parser
 from tempo_eval.common.safe_text import one_line
 
-__all__ = [
-    "CONVERSATION_METRICS",
-    "DATASET_METRICS",
-    "EXIT_FAILED",
-    "EXIT_INPUT",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "METRIC_MODULES",
-    "CLIError",
-    "ProgressBar",
-    "below_thresholds",
-    "build_metrics",
-    "build_parser",
-    "main",
-    "parse_fail_under",
-    "parse_mapping",
-]
+__all__ = ["EXIT_INPUT", "build_metrics", "build_parser", "main"]
 
 # pandas and the engine are imported inside the commands, so `--help` answers at once.
 logger = logging.getLogger("tempo_eval.cli")

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 # the module defining each metric the CLI can build, by metric name
 from tempo_eval.metrics.catalog import METRIC_MODULES
@@ -18,8 +18,6 @@ from tempo_eval.metrics.catalog import METRIC_MODULES
 #: the metrics `evaluate` offers on dataset rows; turn_faithfulness runs on a conversation file
 #: (`load_conversations`), one conversation per row
 DATASET_METRICS = tuple(name for name in METRIC_MODULES if name != "turn_faithfulness")
-
-
 CONVERSATION_METRICS = ("turn_faithfulness",)
 
 
@@ -27,16 +25,9 @@ CONVERSATION_METRICS = ("turn_faithfulness",)
 RUN_REF_HELP = ("its id (12 or #12) or its name; name:NAME for the name alone (a name made of digits, "
                 "say); 'tempo-eval runs' lists them")
 
-
 EXIT_OK = 0
-
-
 EXIT_FAILED = 1
-
-
 EXIT_INPUT = 2
-
-
 EXIT_INTERRUPTED = 130
 
 
@@ -153,6 +144,23 @@ def acting_user(args: argparse.Namespace) -> str:
         raise CLIError("--user must name a user; got an empty name (leave --user out to record the "
                        "operating-system user)")
     return name
+
+
+def run_id_of(store: Any, ref: str) -> int:
+    """The id of the run `ref` names (`RUN_REF_HELP`); CLIError naming it when there is none."""
+    from tempo_eval.compare.run_diff import resolve_run
+
+    try:
+        return resolve_run(store, ref)
+    except LookupError as unknown:
+        raise CLIError(str(unknown.args[0])) from None
+
+
+def print_table(lines: list[list[str]]) -> None:
+    """Rows of cells as aligned columns, the header first; the last column is not padded."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]) - 1)]
+    for line in lines:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
 
 
 def add_doc_dates_option(parser: argparse.ArgumentParser, use: str) -> None:

@@ -27,6 +27,7 @@ from tempo_eval.cli.common import (
     CLIError,
     add_workspace_option,
     check_output,
+    run_id_of,
 )
 
 FORMATS = ("text", "markdown", "json", "csv")
@@ -66,7 +67,7 @@ def add_parser(commands: Any) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from tempo_eval.compare.run_diff import diff_stored, resolve_run
+    from tempo_eval.compare.run_diff import diff_stored
     from tempo_eval.store.runs import RunStore
 
     if args.fail_on_regression is not None and args.fail_on_regression < 1:
@@ -76,11 +77,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.html:
         check_output(args.html, "--html")
     store = RunStore()
-    try:
-        baseline = resolve_run(store, args.baseline)
-        candidate = resolve_run(store, args.candidate)
-    except LookupError as unknown:
-        raise CLIError(str(unknown.args[0])) from None
+    baseline, candidate = run_id_of(store, args.baseline), run_id_of(store, args.candidate)
     report = diff_stored(store, baseline, candidate, metrics=args.metric, tolerance=args.tolerance, test=args.test)
     if args.html:
         from tempo_eval.compare.report_html import diff_html

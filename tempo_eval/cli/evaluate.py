@@ -31,8 +31,8 @@ from tempo_eval.cli.common import (
     check_output,
     max_input_bytes,
 )
-from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut  # noqa: F401 - ScoresOf re-exported
-from tempo_eval.cli.gates import below_thresholds, check_gates, parse_fail_under  # noqa: F401 - re-exported
+from tempo_eval.cli.evaluate_out import ResultsOut, ScoresOf, StreamedOut
+from tempo_eval.cli.gates import below_thresholds, check_gates, parse_fail_under
 from tempo_eval.common.safe_text import one_line
 
 if TYPE_CHECKING:

@@ -166,9 +166,11 @@ def _run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[
                 result = compute(job["arguments"], lambda f: watch.progress(round(f * 1000), 1000), watch.cancel)
             return {"id": job["id"], "status": "cancelled" if result is None else "finished", "result": result}
         if job["kind"] in PAGE_KINDS:  # rows read as progress; cancel seen between batches
+            from tempo_eval.jobs.uploads import HANDLERS
+
             with _Watch(queue, job["id"]) as watch:
-                ended = page_job(job["kind"], job["arguments"], watch.progress, watch.cancel,
-                                 user=job.get("created_by"))
+                ended = HANDLERS[job["kind"]](job["arguments"], watch.progress, watch.cancel,
+                                              user=job.get("created_by"))
             return {"id": job["id"], **ended}
         raise ValueError(f"unknown job kind {job['kind']!r}")
     except Exception as exc:  # the job fails with a one-line error; the traceback goes to the log
@@ -182,15 +184,6 @@ def _run_job(queue: JobQueue, job: dict[str, Any], api_key: str | None) -> dict[
 #: kinds that read what was uploaded on a page; their handlers are the engine's
 #: (`tempo_eval.jobs.uploads`), imported only when such a job runs
 PAGE_KINDS = READ_KINDS
-
-
-def page_job(kind: str, arguments: dict[str, Any], progress: Any = None,
-             cancel: threading.Event | None = None, *, user: str | None = None) -> dict[str, Any]:
-    """Run a `PAGE_KINDS` job; returns how it ended ({status, error?, result?, dataset_id?, run_id?}).
-    What it stores is `user`'s (the user who queued the job)."""
-    from tempo_eval.jobs.uploads import HANDLERS
-
-    return HANDLERS[kind](arguments, progress or (lambda done, total: None), cancel, user=user)
 
 
 def nli_check(model: str) -> dict[str, Any]:
@@ -251,6 +244,7 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
     goes with the run. Settings: tf, tf_mode, ndcg, ndcg_mode, fc, k, verifier, nli_model,
     judge_url, judge_model, api_key_source ("placeholder" for an endpoint without a key); turn,
     window_size, turn_threshold, turn_penalize (Turn Faithfulness: Evaluate and Conversation)."""
+    from tempo_eval.metrics.catalog import build_metric
     from tempo_eval.verify import make_verifier
 
     if settings.get("api_key_source") == PLACEHOLDER:
@@ -278,28 +272,19 @@ def evaluation_metrics(settings: dict[str, Any], api_key: str | None) -> tuple[l
             verifier = make_verifier("lexical")
     metrics: list[Any] = []
     if settings["tf"]:
-        from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
-
         mode = settings["tf_mode"]
-        metrics.append(TemporalFaithfulness(mode=mode, verifier=verifier if mode == "nli" else None,
-                                            llm=provider if mode == "llm" else None))
+        metrics.append(build_metric("temporal_faithfulness", mode=mode, verifier=verifier if mode == "nli" else None,
+                                    llm=provider if mode == "llm" else None))
     if settings["ndcg"]:
-        from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
-
         mode = settings["ndcg_mode"]
-        metrics.append(TemporalNDCG(k=settings["k"], mode=mode, llm=provider if mode == "llm" else None))
+        metrics.append(build_metric("temporal_ndcg", k=settings["k"], mode=mode, llm=provider if mode == "llm" else None))
     if settings["fc"]:
-        from tempo_eval.metrics.factual_correctness import FactualCorrectness
-
-        metrics.append(FactualCorrectness(verifier=verifier))
+        metrics.append(build_metric("factual_correctness", verifier=verifier))
     metrics.extend(asof_metrics(settings, verifier if currency else None))
     if settings.get("turn"):
-        from tempo_eval.metrics.turn_faithfulness import TurnFaithfulness
-
-        metrics.append(TurnFaithfulness(window_size=int(settings.get("window_size") or 10),
-                                        threshold=float(settings.get("turn_threshold", 0.5)),
-                                        penalize_ambiguous_claims=bool(settings.get("turn_penalize")),
-                                        verifier=verifier))
+        metrics.append(build_metric("turn_faithfulness", window_size=int(settings.get("window_size") or 10),
+                                    threshold=float(settings.get("turn_threshold", 0.5)),
+                                    penalize_ambiguous_claims=bool(settings.get("turn_penalize")), verifier=verifier))
     # a cached verifier wraps the LLM verifier, whose provider counts the tokens
     judges = {id(p): p for p in (provider, getattr(verifier, "provider", None),
                                  getattr(getattr(verifier, "verifier", None), "provider", None)) if p is not None}
@@ -315,21 +300,6 @@ def asof_metrics(settings: dict[str, Any], verifier: Any = None) -> list[Any]:
                          verifier=verifier) for name in settings.get("asof") or []]
 
 
-def _source(settings: dict[str, Any], store: Any) -> Any:
-    """What the job evaluates: the stored dataset `dataset_id`, or the file `path` (checked by the
-    page against the folders the app may read). A path goes to the runner as it is where the
-    runner streams files (issue 27.1), else it is loaded whole first."""
-    if not settings.get("path"):
-        return store.get_dataset(int(settings["dataset_id"]))
-    from tempo_eval.engine import runner
-
-    if hasattr(runner, "as_stream"):  # the streaming runner reads the file in batches
-        return str(settings["path"])
-    from tempo_eval.io.dataset import load_dataset
-
-    return load_dataset(settings["path"])
-
-
 def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any, cancel: threading.Event, *,
                    user: str | None = None) -> Any:
     """Evaluate the stored dataset `settings["dataset_id"]` with the settings' metrics, as `user` (who
@@ -340,7 +310,9 @@ def run_evaluation(settings: dict[str, Any], api_key: str | None, progress: Any,
     metrics, judges = evaluation_metrics(settings, api_key)
     store = RunStore()
     try:
-        dataset = _source(settings, store)
+        # a file `path` (checked by the page) is streamed by the runner; else the stored dataset
+        path = settings.get("path")
+        dataset = str(path) if path else store.get_dataset(int(settings["dataset_id"]))
         result = evaluate(dataset, metrics, store=store, run_name=settings.get("run_name") or None,
                           reference_date=settings.get("reference_date"), progress=progress, cancel=cancel,
                           user=user)

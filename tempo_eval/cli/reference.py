@@ -48,15 +48,12 @@ def _fixed_terminal() -> Iterator[None]:
 
 def _subparsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
     """The subcommands of `parser` in the order they were declared (aliases left out)."""
-    found: list[tuple[str, argparse.ArgumentParser]] = []
+    found: dict[int, tuple[str, argparse.ArgumentParser]] = {}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            seen: set[int] = set()
             for name, sub in action.choices.items():
-                if id(sub) not in seen:
-                    seen.add(id(sub))
-                    found.append((name, sub))
-    return found
+                found.setdefault(id(sub), (name, sub))  # an alias names a parser already found
+    return list(found.values())
 
 
 def _sections(parser: argparse.ArgumentParser, path: list[str]) -> Iterator[tuple[str, str]]:

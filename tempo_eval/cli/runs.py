@@ -26,6 +26,8 @@ from tempo_eval.cli.common import (
     CLIError,
     add_workspace_option,
     check_output,
+    print_table,
+    run_id_of,
 )
 from tempo_eval.common.safe_text import json_safe
 from tempo_eval.common.safe_text import one_line as _one_line
@@ -85,15 +87,6 @@ def _open(args: argparse.Namespace, *, out: str | None = None) -> Any:
     return RunStore()
 
 
-def _run_id(store: Any, ref: str) -> int:
-    from tempo_eval.compare.run_diff import resolve_run
-
-    try:
-        return resolve_run(store, ref)
-    except LookupError as unknown:
-        raise CLIError(str(unknown.args[0])) from None
-
-
 def _records(store: Any, runs: Any) -> list[dict[str, Any]]:
     from tempo_eval.compare.leaderboard import leaderboard, run_records, run_setup
 
@@ -145,9 +138,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
         lines.append([str(r["id"]), _one_line(r["name"]), _one_line(r["dataset"]), r["status"], str(r["rows"]),
                       str(r["created"]), _one_line(shown_user(r["created_by"])), _one_line(r["verifier"] or "—"),
                       means or "—"])
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
-    for line in lines:
-        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
+    print_table(lines)
     return EXIT_OK
 
 
@@ -155,7 +146,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     from tempo_eval.compare.leaderboard import flatten_config
 
     store = _open(args)
-    run_id = _run_id(store, args.run)
+    run_id = run_id_of(store, args.run)
     runs = store.list_runs()
     record = _records(store, runs[runs["id"] == run_id])[0]
     info = store.run_info(run_id)
@@ -187,7 +178,7 @@ def cmd_runs_export(args: argparse.Namespace) -> int:
     from tempo_eval.io.export import write_frame
 
     store = _open(args, out=args.out)
-    run_id = _run_id(store, args.run)
+    run_id = run_id_of(store, args.run)
     frame = store.claims_frame(run_id) if args.claims else store.results_frame(run_id)
     if args.claims:
         frame = frame.assign(probabilities=[None if p is None else json.dumps(p) for p in frame["probabilities"]])
@@ -199,7 +190,7 @@ def cmd_runs_export(args: argparse.Namespace) -> int:
 
 def cmd_runs_delete(args: argparse.Namespace) -> int:
     store = _open(args)
-    run_id = _run_id(store, args.run)
+    run_id = run_id_of(store, args.run)
     info = store.run_info(run_id)
     counts = store.run_dependents(run_id)
     question = (f"Delete run #{run_id} {_one_line(info['name'])} with its {counts['results']} results and "

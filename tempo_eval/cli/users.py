@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
-from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option
+from tempo_eval.cli.common import EXIT_OK, CLIError, add_workspace_option, print_table
 from tempo_eval.common.safe_text import json_safe
 from tempo_eval.common.safe_text import one_line as _one_line
 
@@ -60,10 +59,9 @@ def add_parser(commands: Any) -> None:
 
 
 def _open(args: argparse.Namespace) -> Any:
+    """The user store of the workspace (`main` has applied --workspace)."""
     from tempo_eval.store.users import UserStore
 
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = str(args.workspace)
     return UserStore()
 
 
@@ -84,9 +82,7 @@ def cmd_users_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     lines = [["email", "role", "added by", "added at"]]
     lines += [[_one_line(u["email"]), u["role"], _one_line(u["added_by"] or "—"), _one_line(u["added_at"])] for u in users]
-    widths = [max(len(line[i]) for line in lines) for i in range(3)]
-    for line in lines:
-        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
+    print_table(lines)
     return EXIT_OK
 
 

@@ -51,8 +51,6 @@ def _location(text: str) -> str:
 
 
 def run_copy(args: argparse.Namespace) -> int:
-    if args.workspace:
-        os.environ["TEMPO_EVAL_HOME"] = args.workspace
     from tempo_eval.store.copy import TargetNotEmpty, copy_workspace
     from tempo_eval.store.db import database_location, describe_location
 

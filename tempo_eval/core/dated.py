@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from tempo_eval.core.grammar import (
     MONTH_CUES,
-    MONTH_WORDS,
+    MONTH_NUMBERS,
     MONTHS,
     NUM,
     QUARTER_ORDINALS,
@@ -61,8 +61,6 @@ _SPORTS_WORDS = frozenset((
     "baskets", "rally", "rallied", "rallying", "trailed", "trailing", "game", "games", "match",
     "overtime", "halftime", "half-time", "inning", "innings", "quarterback", "buzzer",
 ))
-_MONTH_NUMBERS = {word: MONTHS.index(next(m for m in MONTHS if m.startswith(word[:3]))) + 1
-                  for word in MONTH_WORDS}
 # "fall" is autumn only after these ("last fall", "in the fall"), not "after the fall".
 _FALL_CUES = frozenset(("last", "this", "next", "past", "coming", "this past", "this coming",
                         "in the", "early", "late", "mid"))
@@ -130,7 +128,7 @@ def _month_day_parts(text: str) -> tuple[int, int, int]:
     words = text.replace(".", " ").replace(",", " ").split()
     month_word = next(w for w in words if not w[0].isdigit() and w != "of")
     day = int(next(w for w in words if w[0].isdigit()).rstrip("stndrh"))
-    return _MONTH_NUMBERS[month_word], day, text.index(month_word)
+    return MONTH_NUMBERS[month_word], day, text.index(month_word)
 
 
 def _sentence_before(scan: Scan, start: int) -> str:
@@ -370,7 +368,7 @@ class DatedExpressions:
         cue = previous_word(scan.spaced, start)
         if cue not in MONTH_CUES or _next_word_is_name(scan, end):
             return  # "May I ask", "April Jones", "by June Carter"
-        month = _MONTH_NUMBERS[text.removesuffix("'s").removesuffix("’s")]
+        month = MONTH_NUMBERS[text.removesuffix("'s").removesuffix("’s")]
         year = _with_tense(scan, start, lambda tense: month_year(ref, month, None, tense), cue == "since")
         self._add(scan, start, end, year, year, "relative")
 

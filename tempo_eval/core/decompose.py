@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tempo_eval.common.run_sync import run_sync
-
 if TYPE_CHECKING:
     from tempo_eval.llm.provider import OpenAIProvider
 
@@ -103,8 +101,3 @@ async def adecompose_claims(text: str, provider: OpenAIProvider) -> list[str]:
     if len(claims) > limit:
         raise TooManyClaims(too_many_claims_reason(len(claims), limit))
     return claims
-
-
-def decompose_claims(text: str, provider: OpenAIProvider) -> list[str]:
-    """Sync `adecompose_claims`."""
-    return run_sync(adecompose_claims(text, provider))

@@ -111,19 +111,9 @@ from collections.abc import Callable, Mapping, Sequence
 from tempo_eval.core.counts import is_count_or_address, opens_sentence
 from tempo_eval.core.dated import DatedExpressions
 from tempo_eval.core.focus import FocusTime, YearSpan, new_span, years_of_spans
-from tempo_eval.core.grammar import (
-    DECADE_WORDS,
-    ORDINAL_KEYS,
-    compiled_grammar,
-)
-from tempo_eval.core.periods import (
-    DEFAULT_PERIODS,
-    merge_periods,
-    normalize_period_name,
-)
-from tempo_eval.core.relative import (
-    two_digit_year,
-)
+from tempo_eval.core.grammar import DECADE_WORDS, ORDINAL_KEYS, compiled_grammar
+from tempo_eval.core.periods import DEFAULT_PERIODS, merge_periods, normalize_period_name
+from tempo_eval.core.relative import two_digit_year
 from tempo_eval.core.scan import (
     UNIT_AFTER,
     Scan,
@@ -135,13 +125,7 @@ from tempo_eval.core.scan import (
 )
 from tempo_eval.core.spelled import spelled_year
 
-__all__ = [
-    "FocusTimeExtractor",
-    "extract_aft",
-    "extract_dft",
-    "extract_qft",
-    "parse_reference_date",
-]
+__all__ = ["FocusTimeExtractor", "extract_aft", "extract_dft", "extract_qft", "parse_reference_date"]
 
 _set_field = object.__setattr__
 
@@ -289,24 +273,15 @@ class FocusTimeExtractor(DatedExpressions):
     itself is English. The module docstring lists every rule.
     """
 
-    def __init__(
-        self,
-        reference_date: object = None,
-        *,
-        max_span_years: int = 300,
-        periods: Mapping[str, tuple[int, int]] | None = None,
-        use_dateparser: bool = True,
-        languages: Sequence[str] = ("en",),
-    ) -> None:
+    def __init__(self, reference_date: object = None, *, max_span_years: int = 300,
+                 periods: Mapping[str, tuple[int, int]] | None = None, use_dateparser: bool = True,
+                 languages: Sequence[str] = ("en",)) -> None:
         if isinstance(max_span_years, bool) or not isinstance(max_span_years, int):
             raise TypeError(f"max_span_years must be an int, got {type(max_span_years).__name__}")
         if max_span_years < 1:
             raise ValueError(f"max_span_years must be at least 1, got {max_span_years}")
-        if (
-            isinstance(languages, str)
-            or not isinstance(languages, Sequence)
-            or not all(isinstance(x, str) for x in languages)
-        ):
+        if isinstance(languages, str) or not isinstance(languages, Sequence) or not all(
+                isinstance(x, str) for x in languages):
             raise TypeError("languages must be a sequence of language codes such as ('en',)")
         self.reference_date = parse_reference_date(reference_date)
         self.max_span_years = max_span_years
@@ -317,32 +292,16 @@ class FocusTimeExtractor(DatedExpressions):
         self._period_spans = {normalize_period_name(name): span for name, span in table.items()}
         self._grammar = compiled_grammar(tuple(sorted(table)))
         self._handlers: dict[str, Callable[[Scan, int, int, str], None]] = {
-            "skip": _skip,
-            "period": self._period,
-            "ndate": self._numeric_date,
-            "date": self._named_date,
-            "month": self._named_date,
-            "century": self._century,
-            "era": self._era,
-            "decade": self._decade,
-            "modified": self._modified,
-            "year": self._plain_year,
-            "cueyear": self._plain_cue_year,
-            "fy": self._fiscal_year,
-            "theyear": self._the_year,
-            "ago": self._ago,
-            "relative": self._relative,
-            "month_relative": self._month_relative,
-            "recent": self._recent,
-            "day": self._day,
-            "delegate": self._delegate,
-            "weekday": self._weekday,
-            "bare_month": self._bare_month,
-            "quarter": self._quarter,
-            "season": self._season,
-            "spelled": self._spelled,
-            "anaphoric": self._anaphoric,
-            "yearago": self._year_ago,
+            # absolute expressions (this module)
+            "skip": _skip, "period": self._period, "ndate": self._numeric_date, "date": self._named_date,
+            "month": self._named_date, "century": self._century, "era": self._era, "decade": self._decade,
+            "modified": self._modified, "year": self._plain_year, "cueyear": self._plain_cue_year,
+            "fy": self._fiscal_year, "theyear": self._the_year, "spelled": self._spelled,
+            # against the reference date (`tempo_eval.core.dated`)
+            "ago": self._ago, "relative": self._relative, "month_relative": self._month_relative,
+            "recent": self._recent, "day": self._day, "delegate": self._delegate, "weekday": self._weekday,
+            "bare_month": self._bare_month, "quarter": self._quarter, "season": self._season,
+            "anaphoric": self._anaphoric, "yearago": self._year_ago,
         }
 
     # ---------------------------------------------------------------- public
@@ -392,11 +351,8 @@ class FocusTimeExtractor(DatedExpressions):
         """`_year` for its commonest shape, four digits alone ("By 1998 it", "in 1991."),
         without the checks that cannot apply to them; any other shape goes to `_year`."""
         low = scan.low
-        if (
-            end - start != 4
-            or low[start - 1] in _OPEN_DASHES
-            or (start >= 2 and (low[start - 2].isdigit() or low[start - 2] in _CURRENCY_SIGNS))
-        ):
+        if end - start != 4 or low[start - 1] in _OPEN_DASHES or (
+                start >= 2 and (low[start - 2].isdigit() or low[start - 2] in _CURRENCY_SIGNS)):
             return self._year(scan, start, end, text)
         after = low[end : end + 1]
         if after == " ":
@@ -590,11 +546,6 @@ class FocusTimeExtractor(DatedExpressions):
             kind = "century" if epoch[1] == 100 else "decade"
             self._add(scan, start, end, max(1, first), last, kind)
 
-    # ---------------------------------------------------------------- relative expressions
-
-
-    # ---------------------------------------------------------------- against the document date
-
     def _spelled(self, scan: Scan, start: int, end: int, text: str) -> None:
         """ "nineteen ninety-six", "two thousand and eight": a year in words (it needs no
         reference date). Not before a unit ("two thousand and eight people") nor a larger
@@ -605,7 +556,6 @@ class FocusTimeExtractor(DatedExpressions):
         if year is None or (text == "two thousand" and previous_word(scan.spaced, start) != "year"):
             return
         self._add(scan, start, end, year, year, "year")
-
 
     # ---------------------------------------------------------------- compound ranges
 

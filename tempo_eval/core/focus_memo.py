@@ -182,12 +182,10 @@ class _Memo:
 
 @contextlib.contextmanager
 def extraction_memo(limit: int = MAX_ENTRIES, recent_limit: int = MAX_RECENT) -> Iterator[None]:
-    """Within the block, each distinct text is extracted once (see the module docstring); at most
-    `limit` focus times are kept whole (texts seen more than once), `recent_limit` packed (texts
-    seen once, and those pushed out of the whole ones) and `RECENT_WHOLE` more whole twice (texts
-    and answers seen once lately): see `_Memo`; memory stays bounded on a file of any size.
-    Inside an open memo, the open one goes on: the runner opens one for the whole run, so a text
-    repeated across batches is extracted once too."""
+    """Within the block, each distinct text is extracted once; `limit` and `recent_limit` bound
+    the whole and the packed focus times kept (see `_Memo`), so memory stays bounded on a file of
+    any size. Inside an open memo, the open one goes on: the runner opens one for the whole run,
+    so a text repeated across batches is extracted once too."""
     if _memo.get() is not None:
         yield
         return

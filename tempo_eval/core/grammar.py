@@ -26,6 +26,8 @@ MONTHS = (
 MONTH_WORDS = (
     *MONTHS, "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
 )
+#: month name or abbreviation -> its number (1-12)
+MONTH_NUMBERS = {word: next(n for n, m in enumerate(MONTHS, 1) if m.startswith(word[:3])) for word in MONTH_WORDS}
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 SMALL_NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,

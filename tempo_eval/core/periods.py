@@ -148,11 +148,8 @@ def merge_periods(
         )
     added = _checked(extra or {})
     replaced = {normalize_period_name(name) for name in added}
-    merged = {
-        name: span
-        for name, span in _checked(base).items()
-        if normalize_period_name(name) not in replaced
-    }
+    merged = {name: span for name, span in _checked(base).items()
+              if normalize_period_name(name) not in replaced}
     merged.update(added)
     return merged
 
@@ -165,11 +162,8 @@ def _checked(table: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]
         stripped = name.strip()
         if not (stripped and stripped[0].isalnum() and stripped[-1].isalnum()):
             raise ValueError(f"periods: name {name!r} must start and end with a letter or digit")
-        if (
-            not isinstance(span, tuple)
-            or len(span) != 2
-            or not all(isinstance(y, int) and not isinstance(y, bool) for y in span)
-        ):
+        if not isinstance(span, tuple) or len(span) != 2 or not all(
+                isinstance(y, int) and not isinstance(y, bool) for y in span):
             raise TypeError(
                 f"periods: span of {name!r} must be a (first_year, last_year) tuple of ints, got {span!r}"
             )

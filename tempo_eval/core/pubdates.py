@@ -32,25 +32,13 @@ from typing import Any
 import numpy as np
 
 from tempo_eval.common.confine import confined_roots, open_binary
+from tempo_eval.core.grammar import MONTH_NUMBERS
 
 #: the ordinal of 1970-01-01: days are counted from it
 EPOCH = date(1970, 1, 1).toordinal()
 #: 0001-01-01 in days since 1970-01-01: the first day Python's dates hold
 _FIRST_DAY = 1 - EPOCH
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
 _YEAR = re.compile(r"^(\d{4})$")
 _YEAR_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _SLASHED = re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})$")
@@ -204,11 +192,11 @@ def _parse_text(text: str) -> PubDate | None:
         except ValueError:
             return None
     match = _DAY_MONTH_YEAR.match(text)
-    if match and match[2].lower() in _MONTHS:
-        return _day(int(match[3]), _MONTHS[match[2].lower()], int(match[1]))
+    if match and match[2].lower() in MONTH_NUMBERS:
+        return _day(int(match[3]), MONTH_NUMBERS[match[2].lower()], int(match[1]))
     match = _MONTH_DAY_YEAR.match(text)
-    if match and match[1].lower() in _MONTHS:
-        return _day(int(match[3]), _MONTHS[match[1].lower()], int(match[2]))
+    if match and match[1].lower() in MONTH_NUMBERS:
+        return _day(int(match[3]), MONTH_NUMBERS[match[1].lower()], int(match[2]))
     if _RFC_2822.match(text):
         try:
             return _from_datetime(parsedate_to_datetime(text))
@@ -445,11 +433,8 @@ def read_id_dates(path: Any, *, kind: str = "doc", wanted: Any = None, digest: b
 def _sha256(path: Any) -> str:
     import hashlib
 
-    sha = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            sha.update(block)
-    return sha.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _unique_ids(wanted: Any) -> Any:

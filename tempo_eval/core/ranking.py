@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from numbers import Real
-from typing import Any
 
 import numpy as np
 
@@ -37,20 +36,13 @@ def rank_by_trec_eval(scores: Mapping[str, float], *, precision: str = DEFAULT_S
     for doc in docs:
         if not isinstance(doc, str):
             raise TypeError(f"document ids must be strings, got {doc!r}")
-    rounded = _float32_scores(list(scores.values()), "scores", precision)
-    return [doc for _, doc in sorted(zip(rounded, docs, strict=True), reverse=True)]
-
-
-def _float32_scores(values: list[Any], name: str, precision: str = DEFAULT_SCORE_PRECISION) -> list[float]:
-    """`values` as Python floats at the comparison precision (float32 roundings by default);
-    refuses non-numbers and NaN."""
-    for value in values:
+    for value in scores.values():
         if isinstance(value, bool) or not isinstance(value, Real):
-            raise TypeError(f"{name} must hold numeric scores, found {value!r}")
-    array = _at_precision(np.asarray(values, dtype=np.float64), precision)
+            raise TypeError(f"scores must hold numeric scores, found {value!r}")
+    array = _at_precision(np.asarray(list(scores.values()), dtype=np.float64), precision)
     if np.isnan(array).any():
-        raise ValueError(f"{name} holds a NaN score: a NaN cannot be ranked")
-    return array.tolist()
+        raise ValueError("scores holds a NaN score: a NaN cannot be ranked")
+    return [doc for _, doc in sorted(zip(array.tolist(), docs, strict=True), reverse=True)]
 
 
 def require_precision(precision: str) -> str:
@@ -61,10 +53,8 @@ def require_precision(precision: str) -> str:
 
 def _at_precision(array: np.ndarray, precision: str) -> np.ndarray:
     """float64 scores as compared at `precision`: rounded to float32, or unchanged for double."""
-    return _to_float32(array) if require_precision(precision) == "float32" else array
-
-
-def _to_float32(array: np.ndarray) -> np.ndarray:
+    if require_precision(precision) == "double":
+        return array
     # Scores beyond float32 range become +-inf, as they do in trec_eval; that overflow is expected.
     with np.errstate(over="ignore"):
         return array.astype(np.float32)

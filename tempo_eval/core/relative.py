@@ -129,11 +129,7 @@ def _month_bounds(year: int, month: int) -> tuple[dt.date, dt.date]:
 
 def _distance(ref: dt.date, first: dt.date, last: dt.date) -> int:
     """Days from `ref` to the interval first..last (0 inside it)."""
-    if ref < first:
-        return (first - ref).days
-    if ref > last:
-        return (ref - last).days
-    return 0
+    return max((first - ref).days, (ref - last).days, 0)
 
 
 def _nearest(ref: dt.date, intervals: list[tuple[int, dt.date, dt.date]], tense: int) -> int:

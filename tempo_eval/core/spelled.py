@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-_UNITS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9,
-}
-_TEENS = {
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
-}
-_TENS = {
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-    "eighty": 80, "ninety": 90,
-}
+from tempo_eval.core.grammar import SMALL_NUMBERS
+from tempo_eval.core.grammar import TENS as _TENS
+
+_UNITS = {word: n for word, n in SMALL_NUMBERS.items() if n < 10}
+_TEENS = {word: n for word, n in SMALL_NUMBERS.items() if n >= 10}
 
 
 def _below_hundred(words: list[str]) -> int | None:

@@ -37,8 +37,7 @@ Claims
       Bastille on 14 July 1789" + "The Bastille was a royal fortress").
     A relative clause inside the sentence (", which was completed in 1889, is ...") stays whole,
     and so do lists of names ("Smith, Jones, and Brown"). The joining word is not part of a
-    claim's span. `atomic_claims` gives the claims with their spans; `split_claims` the texts;
-    `claim_spans` the spans.
+    claim's span. `atomic_claims` gives the claims with their spans; `split_claims` the texts.
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Claim", "atomic_claims", "claim_spans", "sentence_spans", "split_claims", "split_sentences"]
+__all__ = ["Claim", "atomic_claims", "sentence_spans", "split_claims", "split_sentences"]
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -493,17 +492,6 @@ def atomic_claims(text: str) -> list[Claim]:
                         if tidy is not None:
                             claims.append(tidy)
     return claims
-
-
-def claim_spans(text: str) -> list[tuple[int, int]]:
-    """Character offsets of the claims of `text` (the stretch each atomic claim comes from)."""
-    spans: list[tuple[int, int]] = []
-    for claim in atomic_claims(text):
-        start, end = _trim(text, claim.start, claim.end)
-        if spans and start < spans[-1][1]:  # an apposition lies inside its sentence's span
-            continue
-        spans.append((start, end))
-    return spans
 
 
 def split_claims(text: str) -> list[str]:

@@ -50,12 +50,8 @@ PREVIEW_ROWS = 50
 
 def _preview(frame: Any) -> list[dict[str, Any]]:
     """The first rows as JSON-ready records, list and dict cells as JSON text (as the tables show them)."""
-    head = frame.head(PREVIEW_ROWS)
-    records = []
-    for record in head.to_dict("records"):
-        records.append({str(k): json.dumps(v, default=str, ensure_ascii=False) if isinstance(v, (dict, list, tuple, set))
-                        else v for k, v in record.items()})
-    return records
+    return [{str(k): json.dumps(v, default=str, ensure_ascii=False) if isinstance(v, (dict, list, tuple, set))
+             else v for k, v in record.items()} for record in frame.head(PREVIEW_ROWS).to_dict("records")]
 
 
 def _refused(exc: Exception, **result: Any) -> dict[str, Any]:

@@ -49,7 +49,7 @@ import os
 import re
 import threading
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pydantic
@@ -105,13 +105,7 @@ class Usage:
     def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
             return NotImplemented
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.total_tokens + other.total_tokens,
-            self.requests + other.requests,
-            self.failures + other.failures,
-        )
+        return Usage(*(mine + theirs for mine, theirs in zip(astuple(self), astuple(other), strict=True)))
 
 
 @dataclass
@@ -294,21 +288,11 @@ class OpenAIProvider:
     """
 
     def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        *,
-        timeout: float = 60.0,
-        max_retries: int = 4,
-        max_concurrency: int = 8,
-        temperature: float = 0.0,
-        seed: int | None = 0,
-        response_format: str = "json_object",
-        backoff_initial: float = 0.5,
-        backoff_max: float = 8.0,
-        max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
-        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        self, model: str, base_url: str | None = None, api_key: str | None = None, *,
+        timeout: float = 60.0, max_retries: int = 4, max_concurrency: int = 8,
+        temperature: float = 0.0, seed: int | None = 0, response_format: str = "json_object",
+        backoff_initial: float = 0.5, backoff_max: float = 8.0,
+        max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         require_extra("openai", "judge", "The judge")
         if not isinstance(model, str) or not model.strip():
@@ -319,23 +303,14 @@ class OpenAIProvider:
             )
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
-        if (
-            isinstance(max_concurrency, bool)
-            or not isinstance(max_concurrency, int)
-            or max_concurrency < 1
-        ):
-            raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+        for name, value, least in (("max_retries", max_retries, 0), ("max_concurrency", max_concurrency, 1),
+                                   ("max_reply_chars", max_reply_chars, 1), ("max_reply_bytes", max_reply_bytes, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
         if not (backoff_initial >= 0 and backoff_max >= 0):
             raise ValueError(
                 f"backoff_initial and backoff_max must be >= 0, got {backoff_initial!r}, {backoff_max!r}"
             )
-
-        if isinstance(max_reply_chars, bool) or not isinstance(max_reply_chars, int) or max_reply_chars < 1:
-            raise ValueError(f"max_reply_chars must be an integer >= 1, got {max_reply_chars!r}")
-        if isinstance(max_reply_bytes, bool) or not isinstance(max_reply_bytes, int) or max_reply_bytes < 1:
-            raise ValueError(f"max_reply_bytes must be an integer >= 1, got {max_reply_bytes!r}")
 
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -354,19 +329,12 @@ class OpenAIProvider:
             self.warning = plain_http_warning(self.base_url or DEFAULT_BASE_URL)
             if self.warning:
                 logger.warning("judge %s: %s", model, self.warning)
-        self.model_id = (
-            f"openai:{model}" if self.base_url is None else f"{public_url(self.base_url)}:{model}"
-        )
+        self.model_id = f"openai:{model}" if self.base_url is None else f"{public_url(self.base_url)}:{model}"
         self.timeout = float(timeout)
-        self.max_retries = max_retries
-        self.max_concurrency = max_concurrency
-        self.temperature = temperature
-        self.seed = seed
-        self.response_format = response_format
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
-        self.max_reply_chars = max_reply_chars
-        self.max_reply_bytes = max_reply_bytes
+        self.max_retries, self.max_concurrency = max_retries, max_concurrency
+        self.temperature, self.seed, self.response_format = temperature, seed, response_format
+        self.backoff_initial, self.backoff_max = backoff_initial, backoff_max
+        self.max_reply_chars, self.max_reply_bytes = max_reply_chars, max_reply_bytes
 
         self._lock = threading.Lock()  # guards _usage and _loops across threads
         self._usage = Usage()
@@ -499,19 +467,11 @@ class OpenAIProvider:
                     del self._loops[loop]
             await resources.client.close()
 
-    def _request_arguments(
-        self, prompt: str, schema: type[pydantic.BaseModel], system: str | None
-    ) -> dict[str, Any]:
+    def _request_arguments(self, prompt: str, schema: type[pydantic.BaseModel], system: str | None) -> dict[str, Any]:
         instruction = schema_instruction(schema)
         system_text = f"{system.rstrip()}\n\n{instruction}" if system else instruction
-        arguments: dict[str, Any] = {
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": system_text},
-                {"role": "user", "content": prompt},
-            ],
-            "temperature": self.temperature,
-        }
+        messages = [{"role": "system", "content": system_text}, {"role": "user", "content": prompt}]
+        arguments: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if self.seed is not None:
             arguments["seed"] = self.seed
         if self.response_format == "json_object":
@@ -520,13 +480,8 @@ class OpenAIProvider:
             arguments["response_format"] = _strict_response_format(schema)
         return arguments
 
-    async def _complete(
-        self,
-        prompt: str,
-        schema: type[pydantic.BaseModel],
-        system: str | None,
-        usage: Usage,
-    ) -> Any:
+    async def _complete(self, prompt: str, schema: type[pydantic.BaseModel], system: str | None,
+                        usage: Usage) -> Any:
         """The chat completion, after retries; raises `_CallFailed` with the reason otherwise."""
         import openai
 
@@ -536,20 +491,10 @@ class OpenAIProvider:
         retry_hint: float | None = None  # the server's Retry-After for the last failure
         for attempt in range(self.max_retries + 1):
             if attempt:
-                delay = retry_delay(
-                    attempt - 1,
-                    initial=self.backoff_initial,
-                    maximum=self.backoff_max,
-                    retry_after=retry_hint,
-                )
-                logger.info(
-                    "judge %s: %s; retry %d/%d in %.3fs",
-                    self.model_id,
-                    last_failure,
-                    attempt,
-                    self.max_retries,
-                    delay,
-                )
+                delay = retry_delay(attempt - 1, initial=self.backoff_initial, maximum=self.backoff_max,
+                                    retry_after=retry_hint)
+                logger.info("judge %s: %s; retry %d/%d in %.3fs", self.model_id, last_failure, attempt,
+                            self.max_retries, delay)
                 await asyncio.sleep(delay)
             retry_hint = None
             usage.requests += 1
@@ -557,7 +502,7 @@ class OpenAIProvider:
                 async with resources.semaphore, asyncio.timeout(self.timeout):
                     # the client's timeouts bound each read, not a reply trickled a byte at a time
                     completion = await resources.client.chat.completions.create(**arguments)
-            except TimeoutError:
+            except (TimeoutError, openai.APITimeoutError):
                 last_failure = f"timeout ({self.timeout:g}s)"
             except openai.APIStatusError as error:
                 status = error.status_code
@@ -565,8 +510,6 @@ class OpenAIProvider:
                     raise _CallFailed(f"HTTP {status}: {_status_detail(error)}") from None
                 last_failure = f"HTTP {status}"
                 retry_hint = retry_after_seconds(error.response.headers)
-            except openai.APITimeoutError:
-                last_failure = f"timeout ({self.timeout:g}s)"
             except (ReplyTooLarge, CompressedReply) as error:  # from the client's event hooks
                 raise _CallFailed(str(error)) from None
             except openai.APIConnectionError as error:

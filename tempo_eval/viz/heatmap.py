@@ -16,7 +16,7 @@ An item with no year on either side is counted in `n_without_years` and not draw
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -214,7 +214,6 @@ def count_tick(max_count: int) -> int:
 
 def cell_from_selection(selection: object) -> tuple[str, str] | None:
     """The (row label, column label) of the first point of a Streamlit plotly selection, or None."""
-    points: Sequence[dict] = []
     if isinstance(selection, dict):
         points = (selection.get("selection") or {}).get("points") or []
     else:

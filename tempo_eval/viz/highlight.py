@@ -117,12 +117,6 @@ def claim_marks(text: str, claims: Sequence[Mapping[str, Any]]) -> tuple[list[Ma
     return marks, missing
 
 
-def highlight_claims(text: str, claims: Sequence[Mapping[str, Any]]) -> str:
-    """`text` as safe HTML with each located claim coloured by its verdict."""
-    marks, _missing = claim_marks(text, claims)
-    return render_marks(text, marks)
-
-
 def year_marks(spans: Iterable[Any], grounded: Iterable[int] | None = None) -> list[Mark]:
     """Marks for the temporal expressions of a focus time (`YearSpan`s with start/end/first/last).
 

@@ -27,10 +27,7 @@ def windows_frame(windows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "interactions": f"{first + 1}" if first == last else f"{first + 1}–{last + 1}",
             "turns": ", ".join(str(t + 1) for t in window.get("turns", [])),
             "score": float(window.get("score", math.nan)),
-            "claims": int(counts.get("claims", 0)),
-            "yes": int(counts.get("yes", 0)),
-            "no": int(counts.get("no", 0)),
-            "idk": int(counts.get("idk", 0)),
+            **{count: int(counts.get(count, 0)) for count in ("claims", "yes", "no", "idk")},
             "reason_code": window.get("reason_code") or "",
         })
     columns = ["window", "interactions", "turns", "score", "claims", "yes", "no", "idk", "reason_code"]

@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from tempo_eval.core.text import atomic_claims, claim_spans, split_claims
+from tempo_eval.core.text import atomic_claims, split_claims
+from tests.support.claim_spans import claim_spans
 
 CASES = [
     # coordinated verb phrases: the subject is carried over

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tempo_eval.core.text import claim_spans, sentence_spans, split_claims, split_sentences
+from tempo_eval.core.text import sentence_spans, split_claims, split_sentences
+from tests.support.claim_spans import claim_spans
 
 SENTENCE_CASES = [
     (

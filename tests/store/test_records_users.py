@@ -13,6 +13,7 @@ import pytest
 from tempo_eval.cli import job as job_cli
 from tempo_eval.common.identity import UNKNOWN_USER, shown_user, user_name
 from tempo_eval.io.dataset import Dataset
+from tempo_eval.jobs.uploads import HANDLERS
 from tempo_eval.store import db
 from tempo_eval.store.datasets import frame_content_hash
 from tempo_eval.store.jobs import JobQueue
@@ -159,8 +160,7 @@ def test_an_upload_job_records_its_user_on_the_dataset() -> None:
     path = Path(db.workspace_dir()) / "uploads" / "qa.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     _dataset("up").frame.to_json(path, orient="records", lines=True)
-    ended = job_cli.page_job("dataset_upload", {"path": str(path), "name": "qa.jsonl", "store": True},
-                             user="uploader")
+    ended = HANDLERS["dataset_upload"]({"path": str(path), "name": "qa.jsonl", "store": True}, user="uploader")
     assert ended["status"] == "finished", ended
     store = RunStore()
     assert store.dataset_info(int(ended["dataset_id"]))["created_by"] == "uploader"

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tempo_eval.core.decompose import DecompositionError, adecompose_claims, decompose_claims
+from tempo_eval.common.run_sync import run_sync
+from tempo_eval.core.decompose import DecompositionError, adecompose_claims
 from tempo_eval.llm.provider import OpenAIProvider
 from tempo_eval.verify.base import Verdict, Verifier
 from tempo_eval.verify.llm import VERIFY_SYSTEM, LLMVerifier
@@ -27,6 +28,12 @@ from tests.support.openai_server import (
     json_reply,
     last_user_message,
 )
+
+
+def decompose_claims(text: str, provider: OpenAIProvider) -> list[str]:
+    """Sync `adecompose_claims` (what the product's sync wrapper did before it went unused)."""
+    return run_sync(adecompose_claims(text, provider))
+
 
 REFERENCE = "Paris is the capital of France. The Eiffel Tower was completed in 1889."
 BAD_ANSWER = "Paris is the capital of France. The Eiffel Tower was built in 1500."

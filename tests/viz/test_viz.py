@@ -25,7 +25,6 @@ from tempo_eval.viz.heatmap import (
 from tempo_eval.viz.highlight import (
     Mark,
     claim_marks,
-    highlight_claims,
     locate,
     render_marks,
     year_marks,
@@ -33,6 +32,13 @@ from tempo_eval.viz.highlight import (
 from tempo_eval.viz.scatter import paired_scatter, paired_scores
 from tempo_eval.viz.timeline import turn_timeline, windows_frame
 from tests.support.paths import ROOT
+
+
+def highlight_claims(text: str, claims: list[dict]) -> str:
+    """`text` as safe HTML with each located claim coloured by its verdict."""
+    marks, _missing = claim_marks(text, claims)
+    return render_marks(text, marks)
+
 
 SAMPLE = ROOT / "data" / "sample"
 
