@@ -47,6 +47,7 @@ from tempo_eval.common import packed_details
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.extract import parse_reference_date
 from tempo_eval.core.focus import FocusTime, years_of
+from tempo_eval.core.ranking import rank_by_trec_eval
 from tempo_eval.metrics.base import (
     NAN,
     Metric,
@@ -68,7 +69,6 @@ from tempo_eval.metrics.ndcg import (
     gold_gains,
     gold_relevance,
     ndcg_curve_totals,
-    rank_by_trec_eval,
 )
 
 logger = logging.getLogger(__name__)
@@ -585,12 +585,11 @@ def _details(
 
 def _curve(k: int, gains: Sequence[float], ideal_gains: Sequence[float]) -> tuple[list[float], int, float, float]:
     """NDCG@1..depth, the curve's length in the details, DCG and IDCG at k: the curve is computed
-    to `curve_depth` only (it is flat past the documents present) and stored flat up to k, or up
+    to the documents present only (it is flat past the documents present) and stored flat up to k, or up
     to MAX_CURVE_RANKS when k is larger; its last value is NDCG@k either way."""
-    depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
+    depth = min(k, max(len(gains), len(ideal_gains), 1))  # k is checked by the callers
     if ideal_gains is gains and not any(gains):  # no gain at all (half the rows, on the bench): NaN over 0
         return [NAN] * depth, min(k, max(depth, MAX_CURVE_RANKS)), 0.0, 0.0
-    # `ndcg_curve`, its DCG and IDCG kept for the details
     curve, dcg, idcg = ndcg_curve_totals(gains, sorted(ideal_gains, reverse=True), depth)
     return curve, min(k, max(depth, MAX_CURVE_RANKS)), dcg, idcg
 
