@@ -60,7 +60,7 @@ def asof_scores(dataset_id: int, k: int, max_age: float, half_life: float) -> pd
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _document_ages(db: str, dataset_id: int, k: int) -> pd.DataFrame:
-    from tempo_eval.metrics.evidence_age import evidence_table
+    from tempo_eval.metrics.evidence_rows import evidence_table
 
     frame = _dataset_frame(db, dataset_id)
     return evidence_table(frame, k)
