@@ -113,7 +113,7 @@ _MODE_INPUTS = {
 _COMMON_INPUTS = frozenset({"k", "reference_date"})
 #: the inputs a dataset row gives in each mode (`TemporalNDCG.inputs_from_row`)
 _ROW_INPUTS = {mode: inputs | _COMMON_INPUTS for mode, inputs in _MODE_INPUTS.items()}
-#: `_ameasure`'s inputs that choose the mode, in its order
+#: `_ameasure`'s inputs that choose the mode, in its order (`input_names` less the settings)
 _MEASURE_INPUTS = ("retrieved_ids", "gold_ids", "retrieved_scores", "qft", "dfts", "query", "retrieved_docs",
                    "contexts", "candidate_pool")
 #: the mode `_checked_mode` gave for (mode setting, llm set, which inputs were given)
@@ -150,19 +150,7 @@ class TemporalNDCG(Metric):
     """
 
     name = "temporal_ndcg"
-    input_names = (
-        "retrieved_ids",
-        "gold_ids",
-        "retrieved_scores",
-        "qft",
-        "dfts",
-        "query",
-        "retrieved_docs",
-        "contexts",
-        "candidate_pool",
-        "k",
-        "reference_date",
-    )
+    input_names = (*_MEASURE_INPUTS, "k", "reference_date")
 
     def __init__(
         self,
@@ -476,17 +464,12 @@ class TemporalNDCG(Metric):
         replies = await asyncio.gather(  # the provider bounds how many requests are in flight
             *(judge.ajudge(LLM_PROMPT.format(query=query, document=text), RelevanceGrade) for text in texts)
         )
-        documents: list[dict[str, Any]] = []
-        errors: list[dict[str, Any]] = []
-        for index, reply in enumerate(replies):
-            if reply.ok:
-                grade: RelevanceGrade = reply.data
-                documents.append(
-                    {"doc": index, "grade": grade.relevance_score, "reasoning": grade.reasoning}
-                )
-            else:
-                documents.append({"doc": index, "grade": None, "error": reply.error, "raw": reply.raw})
-                errors.append({"doc": index, "error": reply.error})
+        documents: list[dict[str, Any]] = [
+            {"doc": index, "grade": reply.data.relevance_score, "reasoning": reply.data.reasoning} if reply.ok
+            else {"doc": index, "grade": None, "error": reply.error, "raw": reply.raw}
+            for index, reply in enumerate(replies)
+        ]
+        errors = [{"doc": entry["doc"], "error": entry["error"]} for entry in documents if "error" in entry]
         judge_id = getattr(judge, "model_id", None)
 
         if errors:
@@ -563,24 +546,11 @@ def _details(
     depth = len(prefix)
     ranked = zip(range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False)
     ranks = [
-        {
-            "rank": rank,
-            "doc": doc,
-            "relevance": relevance,
-            "gain": doc_gain,
-            "discounted_gain": doc_gain * rank_discount,
-        }
+        {"rank": rank, "doc": doc, "relevance": relevance, "gain": doc_gain, "discounted_gain": doc_gain * rank_discount}
         for rank, rank_discount, doc, relevance, doc_gain in ranked
     ]
-    return {
-        "mode": mode,
-        "k": k,
-        "gain": gain_kind,
-        "curve": prefix + prefix[-1:] * (length - depth),
-        "ranks": ranks,
-        "dcg": dcg,
-        "idcg": idcg,
-    }
+    curve = prefix + prefix[-1:] * (length - depth)
+    return {"mode": mode, "k": k, "gain": gain_kind, "curve": curve, "ranks": ranks, "dcg": dcg, "idcg": idcg}
 
 
 def _curve(k: int, gains: Sequence[float], ideal_gains: Sequence[float]) -> tuple[list[float], int, float, float]:
