@@ -169,8 +169,9 @@ def reason_codes(
     None when measurable on those grounds (median age and Recency NDCG may still be NaN: see
     their functions)."""
     as_of = np.asarray(as_of, dtype=np.float64).reshape(-1)
-    no_gold = np.zeros(len(as_of), dtype=bool) if relevant is None else np.asarray(relevant).reshape(-1) <= 0
-    codes = np.select([np.isnan(as_of), no_gold, ~_dated_or_empty(ages, ranked)], [NO_AS_OF, NO_GOLD, NO_DATES], "")
+    no_gold = np.zeros(len(as_of), bool) if relevant is None else np.ravel(relevant) <= 0
+    undated = ~_dated_or_empty(ages, ranked)
+    codes = np.select([np.isnan(as_of), no_gold, undated], [NO_AS_OF, NO_GOLD, NO_DATES], "")
     return [code or None for code in codes.tolist()]
 
 
@@ -251,7 +252,8 @@ def currency_label(
 ) -> tuple[str, str | None]:
     """(`current` / `outdated` / `other`, the reference matched): current when the answer
     mentions any current reference, else outdated when it mentions any outdated one."""
-    return label_from_matches(current, outdated, [mentions(answer, reference) for reference in (*current, *outdated)])
+    matches = [mentions(answer, reference) for reference in (*current, *outdated)]
+    return label_from_matches(current, outdated, matches)
 
 
 def label_from_matches(

@@ -53,10 +53,11 @@ class _Evidence:
             context_dates = [None] * (0 if documents is None else len(documents))
         top = top_documents(retrieved_ids, contexts, list(context_dates), sys.maxsize)
         if top is None:
-            name, what = ("retrieved_ids", "ids") if retrieved_ids is not None else ("contexts", "documents")
+            name = "retrieved_ids" if retrieved_ids is not None else "contexts"
+            noun = "ids" if retrieved_ids is not None else "documents"
             raise ValueError(
                 f"context_dates has {len(context_dates)} dates but {name} has {len(documents)} "
-                f"{what}: the lists must be aligned (null where a date is unknown)"
+                f"{noun}: the lists must be aligned (null where a date is unknown)"
             )
         self.docs: list[Any] = top[0]
         self.dates: list[PubDate | None] = [
@@ -117,9 +118,10 @@ class _AsOfMetric(Metric):
             inputs.pop("contexts", None)
         return inputs
 
-    def _read(self, retrieved_ids: Any, contexts: Any, context_dates: Any, reference_date: Any, k: int | None,
-              max_age: float | None = None) -> tuple[_Evidence, int, np.ndarray, dict[str, Any]]:
-        """A row's evidence, the cutoff, the top k's ages (1 x k) and the details every metric gives."""
+    def _read(self, retrieved_ids: Any, contexts: Any, context_dates: Any, reference_date: Any,
+              k: int | None, max_age: float | None = None,
+              ) -> tuple[_Evidence, int, np.ndarray, dict[str, Any]]:
+        """A row's evidence, the cutoff, the top k's ages (1 x k) and every metric's details."""
         k = require_k(self.k if k is None else k)
         evidence = _Evidence(retrieved_ids, contexts, context_dates, reference_date, self.doc_dates)
         top = evidence.top(k)
@@ -150,7 +152,8 @@ class FutureLeak(_AsOfMetric):
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
                         reference_date: Any = None, k: int | None = None) -> MetricResult:
-        evidence, k, top, details = self._read(retrieved_ids, contexts, context_dates, reference_date, k)
+        evidence, k, top, details = self._read(retrieved_ids, contexts, context_dates,
+                                               reference_date, k)
         code = _code(evidence, top)
         if code:
             return self._not_measurable(code, k, details)
@@ -176,8 +179,8 @@ class StaleEvidence(_AsOfMetric):
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
                         reference_date: Any = None, k: int | None = None) -> MetricResult:
-        evidence, k, top, details = self._read(retrieved_ids, contexts, context_dates, reference_date, k,
-                                               self.max_age)
+        evidence, k, top, details = self._read(retrieved_ids, contexts, context_dates,
+                                               reference_date, k, self.max_age)
         details["max_age"] = self.max_age
         code = _code(evidence, top)
         if code:
@@ -201,7 +204,8 @@ class MedianEvidenceAge(_AsOfMetric):
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
                         reference_date: Any = None, k: int | None = None) -> MetricResult:
-        evidence, k, top, details = self._read(retrieved_ids, contexts, context_dates, reference_date, k)
+        evidence, k, top, details = self._read(retrieved_ids, contexts, context_dates,
+                                               reference_date, k)
         code = _code(evidence, top)
         if code:
             return self._not_measurable(code, k, details)
@@ -242,7 +246,8 @@ class RecencyNDCG(_AsOfMetric):
                         reference_date: Any = None, k: int | None = None, gold_ids: Any = None) -> MetricResult:
         if retrieved_ids is None:
             raise ValueError("recency_ndcg needs retrieved_ids: relevance comes from the gold ids")
-        evidence, k, top, details = self._read(retrieved_ids, None, context_dates, reference_date, k)
+        evidence, k, top, details = self._read(retrieved_ids, None, context_dates,
+                                               reference_date, k)
         details["half_life"] = self.half_life
         relevance = gold_relevance(gold_ids) if gold_ids is not None else {}
         relevant = {doc: rel for doc, rel in relevance.items() if rel > 0}

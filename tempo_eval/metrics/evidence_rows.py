@@ -98,7 +98,8 @@ def evidence_table(frame: Any, k: int) -> Any:
         if not isinstance(dates, list):
             continue
         ids, contexts = ids_col[position], contexts_col[position]
-        top = top_documents(None if is_na(ids) else ids, None if is_na(contexts) else contexts, dates, k)
+        ids, contexts = None if is_na(ids) else ids, None if is_na(contexts) else contexts
+        top = top_documents(ids, contexts, dates, k)
         if top is None:
             continue
         as_of = read_as_of(None if is_na(as_ofs[position]) else as_ofs[position])

@@ -77,7 +77,7 @@ def _log2(n: int) -> float:
 def log2_ranks(k: int) -> np.ndarray:
     """log2(i + 1) for ranks i = 1..k: the one table of rank discounts (DCG divides a gain by
     it), from the C library as trec_eval computes them. Every NDCG here reads it: the row
-    metrics (`discount`, `ndcg_curve_totals`), the column kernels (`ndcg_columns`) and the as-of math."""
+    metrics (`discount`, `ndcg_curve_totals`), the column kernels (`ndcg_columns`), as-of math."""
     if k + 2 <= len(_LOG2):
         return np.array(_LOG2[2:k + 2])
     return np.array([_log2(i) for i in range(2, k + 2)])

@@ -465,11 +465,12 @@ class TemporalNDCG(Metric):
             *(judge.ajudge(LLM_PROMPT.format(query=query, document=text), RelevanceGrade) for text in texts)
         )
         documents: list[dict[str, Any]] = [
-            {"doc": index, "grade": reply.data.relevance_score, "reasoning": reply.data.reasoning} if reply.ok
-            else {"doc": index, "grade": None, "error": reply.error, "raw": reply.raw}
-            for index, reply in enumerate(replies)
+            {"doc": i, "grade": reply.data.relevance_score, "reasoning": reply.data.reasoning}
+            if reply.ok else {"doc": i, "grade": None, "error": reply.error, "raw": reply.raw}
+            for i, reply in enumerate(replies)
         ]
-        errors = [{"doc": entry["doc"], "error": entry["error"]} for entry in documents if "error" in entry]
+        errors = [{"doc": entry["doc"], "error": entry["error"]} for entry in documents
+                  if "error" in entry]
         judge_id = getattr(judge, "model_id", None)
 
         if errors:
@@ -546,17 +547,19 @@ def _details(
     depth = len(prefix)
     ranked = zip(range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False)
     ranks = [
-        {"rank": rank, "doc": doc, "relevance": relevance, "gain": doc_gain, "discounted_gain": doc_gain * rank_discount}
+        {"rank": rank, "doc": doc, "relevance": relevance, "gain": doc_gain,
+         "discounted_gain": doc_gain * rank_discount}
         for rank, rank_discount, doc, relevance, doc_gain in ranked
     ]
     curve = prefix + prefix[-1:] * (length - depth)
-    return {"mode": mode, "k": k, "gain": gain_kind, "curve": curve, "ranks": ranks, "dcg": dcg, "idcg": idcg}
+    return {"mode": mode, "k": k, "gain": gain_kind, "curve": curve, "ranks": ranks, "dcg": dcg,
+            "idcg": idcg}
 
 
 def _curve(k: int, gains: Sequence[float], ideal_gains: Sequence[float]) -> tuple[list[float], int, float, float]:
     """NDCG@1..depth, the curve's length in the details, DCG and IDCG at k: the curve is computed
-    to the documents present only (it is flat past the documents present) and stored flat up to k, or up
-    to MAX_CURVE_RANKS when k is larger; its last value is NDCG@k either way."""
+    to the depth of the documents present only (it is flat past them) and stored flat up to k, or
+    up to MAX_CURVE_RANKS when k is larger; its last value is NDCG@k either way."""
     depth = min(k, max(len(gains), len(ideal_gains), 1))  # k is checked by the callers
     if ideal_gains is gains and not any(gains):  # no gain at all (half the rows, on the bench): NaN over 0
         return [NAN] * depth, min(k, max(depth, MAX_CURVE_RANKS)), 0.0, 0.0

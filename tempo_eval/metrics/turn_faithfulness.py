@@ -61,7 +61,8 @@ from tempo_eval.verify.base import (
 
 YES, NO, IDK = "yes", "no", "idk"
 #: the settings a result's details record
-_SETTINGS = ("threshold", "strict_mode", "penalize_ambiguous_claims", "truths_extraction_limit", "window_size")
+_SETTINGS = ("threshold", "strict_mode", "penalize_ambiguous_claims", "truths_extraction_limit",
+             "window_size")
 
 
 # ---- the math and the structure: pure functions ---------------------------------------------
@@ -176,8 +177,10 @@ class TurnFaithfulness(Metric):
         if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
             raise ValueError(f"window_size must be a positive integer, got {window_size!r}")
         limit = truths_extraction_limit
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-            raise ValueError(f"truths_extraction_limit must be None or an integer >= 0, got {limit!r}")
+        if limit is not None and (type(limit) is bool or not isinstance(limit, int) or limit < 0):
+            raise ValueError(
+                f"truths_extraction_limit must be None or an integer >= 0, got {limit!r}"
+            )
         self.threshold = 1.0 if strict_mode else float(threshold)
         self.strict_mode = bool(strict_mode)
         self.include_reason = bool(include_reason)
@@ -251,7 +254,8 @@ class TurnFaithfulness(Metric):
     def _claims(self, turns: Sequence[Turn], indices: Sequence[int]) -> list[tuple[int, str]]:
         from tempo_eval.core.text import split_claims
 
-        return [(i, claim) for i in indices if turns[i].role == "assistant" for claim in split_claims(turns[i].content)]
+        return [(i, claim) for i in indices if turns[i].role == "assistant"
+                for claim in split_claims(turns[i].content)]
 
     async def _judge(self, window: _Window, verifier: Verifier) -> None:
         claims = [claim for _, claim in window.claims]
@@ -259,7 +263,8 @@ class TurnFaithfulness(Metric):
             window.reason_code, verdicts = "no_claims", []
         elif not window.truths:
             window.reason_code = "no_truths"
-            verdicts = [ClaimVerdict(c, Verdict.NEUTRAL, reason="no retrieval context in this window") for c in claims]
+            reason = "no retrieval context in this window"
+            verdicts = [ClaimVerdict(c, Verdict.NEUTRAL, reason=reason) for c in claims]
         else:
             window.reason_code = "scored"
             verdicts = await verifier.averify(claims, window.truths)

@@ -153,7 +153,8 @@ def available_verifiers(
 
 
 #: the module of each implementation, imported the first time it is asked for
-_LAZY = {"NLIVerifier": "nli", "LLMVerifier": "llm", "LexicalVerifier": "lexical", "CachedVerifier": "cache"}
+_LAZY = {"NLIVerifier": "nli", "LLMVerifier": "llm", "LexicalVerifier": "lexical",
+         "CachedVerifier": "cache"}
 
 
 def __getattr__(name: str) -> Any:

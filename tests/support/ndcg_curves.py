@@ -1,6 +1,6 @@
 """The plain DCG / NDCG curves the tests compare the product's one-pass kernels against
 (`tempo_eval.metrics.ndcg.ndcg_curve_totals`, `TemporalNDCG`'s `_curve`), and the focus-time
-relevance of two focus times. Nothing in the product calls them: they are the formulas written out."""
+relevance of two focus times. Nothing in the product calls them: they are the formulas."""
 
 from __future__ import annotations
 
