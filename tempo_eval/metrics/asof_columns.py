@@ -31,11 +31,9 @@ def top_rows(codes: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray
     codes = np.asarray(codes)
     position = ranks_in_groups(codes)
     rows = np.searchsorted(queries, codes)
-    wanted = position < k
+    wanted = (position < k) & (rows < len(queries))  # no query at all: nothing wanted
     if len(queries):
-        wanted &= (rows < len(queries)) & (queries[np.minimum(rows, len(queries) - 1)] == codes)
-    else:
-        wanted &= False
+        wanted &= queries[np.minimum(rows, len(queries) - 1)] == codes
     index = np.flatnonzero(wanted)
     return index, rows[index], position[index]
 

@@ -19,6 +19,7 @@ ground the answer against, and a 0.0 would read as an unfaithful answer.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from tempo_eval.common import packed_details
@@ -269,18 +270,9 @@ class TemporalFaithfulness(Metric):
         for claim, verdict in zip(claims, raw, strict=True):
             years = extract_aft(claim, reference_date=ref).years
             mapped = nli_temporal_verdict(verdict.verdict, years, context_years)
-            verdicts.append(
-                ClaimVerdict(
-                    claim,
-                    mapped,
-                    evidence=verdict.evidence,
-                    probabilities=verdict.probabilities,
-                    reason=verdict.reason,
-                    error=verdict.error,
-                    # the verifier's confidence holds for its own label only
-                    confidence=verdict.confidence if mapped == verdict.verdict else None,
-                )
-            )
+            # the verifier's confidence holds for its own label only
+            confidence = verdict.confidence if mapped == verdict.verdict else None
+            verdicts.append(replace(verdict, claim=claim, verdict=mapped, confidence=confidence))
         return self._claims_result(verdicts, base, verifier)
 
     def _claims_result(

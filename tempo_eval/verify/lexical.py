@@ -383,17 +383,16 @@ def _best_verdict(claim: str, candidates: list[Judgement], model: dict[str, Any]
 
 def combine(claim: str, parts: list[ClaimVerdict]) -> ClaimVerdict:
     """One verdict for a claim from the verdicts of its atomic parts."""
-    if len(parts) == 1:
-        only = parts[0]
-        return ClaimVerdict(claim, only.verdict, evidence=only.evidence, reason=only.reason, confidence=only.confidence)
     contradicted = [p for p in parts if p.verdict is Verdict.CONTRADICTED]
-    if contradicted:
+    if len(parts) == 1:
+        deciding = parts[0]
+    elif contradicted:
         deciding = max(contradicted, key=lambda p: p.confidence or 0.0)
     elif all(p.verdict is Verdict.SUPPORTED for p in parts):
         deciding = min(parts, key=lambda p: p.confidence or 0.0)
     else:
         deciding = min((p for p in parts if p.verdict is not Verdict.SUPPORTED), key=lambda p: p.confidence or 0.0)
-    reason = f'part "{deciding.claim}": {deciding.reason}'
+    reason = deciding.reason if len(parts) == 1 else f'part "{deciding.claim}": {deciding.reason}'
     return ClaimVerdict(claim, deciding.verdict, evidence=deciding.evidence, reason=reason, confidence=deciding.confidence)
 
 
