@@ -44,21 +44,10 @@ def dedupe(ids: Sequence[str]) -> list[str]:
 
 # ---- gains and curves --------------------------------------------------------------------------
 
-def gain(rel: float, kind: str = "linear") -> float:
-    """The gain of one relevance grade.
-
-    linear: rel (trec_eval); exponential: 2**rel - 1. A relevance <= 0 gives 0 gain under both,
-    as in trec_eval (negative grades and unjudged documents earn nothing).
-    """
-    if kind not in GAIN_KINDS:
-        raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {kind!r}")
-    if rel <= 0:
-        return 0.0
-    return float(rel) if kind == "linear" else 2.0 ** rel - 1.0
-
-
 def gain_list(relevances: Iterable[float], kind: str = "linear") -> list[float]:
-    """`gain` of each relevance, in order (one call for a ranking)."""
+    """The gain of each relevance grade, in order: linear: rel (trec_eval); exponential:
+    2**rel - 1. A relevance <= 0 gives 0 gain under both, as in trec_eval (negative grades and
+    unjudged documents earn nothing)."""
     if kind not in GAIN_KINDS:
         raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {kind!r}")
     if kind == "linear":
@@ -150,16 +139,6 @@ def gold_relevance(gold: Any) -> dict[str, float]:
         "gold_ids must be a list of relevant ids (binary) or a dict id -> grade (graded), "
         f"got {type(gold).__name__}"
     )
-
-
-def gold_gains(retrieved_ids: Sequence[str], gold: Any, gain_kind: str = "linear") -> list[float]:
-    """The gain of each retrieved id, in order; ids absent from `gold` get 0.
-
-    `gold` is a list (binary) or a dict id -> grade, as in `gold_relevance`. The ids are taken
-    as given: deduplicate them first (`dedupe`) when the list may repeat an id.
-    """
-    relevance = gold_relevance(gold)
-    return [gain(relevance.get(doc, 0), gain_kind) for doc in retrieved_ids]
 
 
 # ---- focus-time relevance ----------------------------------------------------------------------

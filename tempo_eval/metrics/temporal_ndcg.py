@@ -64,9 +64,7 @@ from tempo_eval.metrics.ndcg import (
     dedupe,
     discount,
     discounted_gains,
-    gain,
     gain_list,
-    gold_gains,
     gold_relevance,
     ndcg_curve_totals,
 )
@@ -325,8 +323,8 @@ class TemporalNDCG(Metric):
             duplicates = len(ids) - len(ranking)
         relevance = gold_relevance(gold_ids)
         relevances = [relevance.get(doc, 0) for doc in ranking]
-        gains = gold_gains(ranking, relevance, self.gain)
-        ideal = [gain(rel, self.gain) for rel in relevance.values()]
+        gains = gain_list(relevances, self.gain)
+        ideal = gain_list(relevance.values(), self.gain)
         n_relevant = sum(1 for rel in relevance.values() if rel > 0)
         found = sum(1 for rel in relevances[:k] if rel > 0)
         details = _details("gold", k, ranking, relevances, gains, ideal, self.gain)
@@ -489,7 +487,7 @@ class TemporalNDCG(Metric):
             )
 
         relevances = [entry["grade"] for entry in documents]
-        gains = [gain(rel, self.gain) for rel in relevances]
+        gains = gain_list(relevances, self.gain)
         details = _details("llm", k, range(len(texts)), relevances, gains, gains, self.gain)
         details.update(judge=judge_id, documents=documents, retrieved=len(texts))
         for entry, document in zip(details["ranks"], documents, strict=False):

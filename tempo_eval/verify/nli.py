@@ -472,12 +472,8 @@ class NLIVerifier:
 
 
 def aggregate(claim: str, evidence: Sequence[str], probabilities: Any) -> ClaimVerdict:
-    """Decide one claim from its candidates' (entailment, neutral, contradiction) rows.
-
-    Best-entailment candidate with entailment as its argmax -> SUPPORTED; else best-contradiction
-    candidate with contradiction as its argmax -> CONTRADICTED; else NEUTRAL with the
-    best-entailment candidate. No candidates -> NEUTRAL "no premises".
-    """
+    """Decide one claim from its candidates' (entailment, neutral, contradiction) rows (rule 4 of
+    the module docstring). No candidates -> NEUTRAL "no premises"."""
     if len(evidence) == 0:
         return ClaimVerdict(claim, Verdict.NEUTRAL, reason="no premises")
     rows = [[float(value) for value in row] for row in probabilities]
@@ -559,11 +555,9 @@ def _hub_offline() -> bool:
 def _looks_like_connection_error(exc: BaseException) -> bool:
     seen: BaseException | None = exc
     while seen is not None:
-        name = type(seen).__name__
-        text = str(seen).lower()
-        if "connection" in name.lower() or "timeout" in name.lower() or "offline" in name.lower():
-            return True
-        if "connect" in text or "offline" in text or "resolve" in text or "network" in text:
+        name, text = type(seen).__name__.lower(), str(seen).lower()
+        if any(word in name for word in ("connection", "timeout", "offline")) or any(
+                word in text for word in ("connect", "offline", "resolve", "network")):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
@@ -578,12 +572,9 @@ def _check_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     if isinstance(pairs, (str, bytes)):
         raise TypeError("pairs must be a list of (premise, hypothesis) tuples, not a string")
     result = []
-    for pair in pairs:
-        if (
-            not isinstance(pair, (tuple, list))
-            or len(pair) != 2
-            or not all(isinstance(part, str) for part in pair)
-        ):
+    for pair in pairs:  # once: `pairs` may be an iterator
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(
+                isinstance(part, str) for part in pair):
             raise TypeError(f"pairs must contain (premise, hypothesis) string pairs, found {pair!r}")
         result.append((pair[0], pair[1]))
     return result

@@ -10,7 +10,14 @@ from typing import Any
 
 from tempo_eval.core.focus import as_year_set
 from tempo_eval.metrics.base import NAN, require_k
-from tempo_eval.metrics.ndcg import _LOG2, _log2, ndcg_curve_totals, year_set_relevance
+from tempo_eval.metrics.ndcg import (
+    _LOG2,
+    GAIN_KINDS,
+    _log2,
+    gold_relevance,
+    ndcg_curve_totals,
+    year_set_relevance,
+)
 
 
 def dcg_curve(gains: Sequence[float], k: int) -> list[float]:
@@ -43,6 +50,23 @@ def ndcg_curve(gains: Sequence[float], ideal_gains: Iterable[float], k: int) -> 
 def ndcg_of_curves(dcg: Sequence[float], idcg: Sequence[float]) -> list[float]:
     """NDCG@1..k from DCG@1..k and IDCG@1..k."""
     return [d / i if i > 0 else NAN for d, i in zip(dcg, idcg, strict=True)]
+
+
+def gain(rel: float, kind: str = "linear") -> float:
+    """The gain of one relevance grade, written out (`gain_list` is the product's): linear: rel
+    (trec_eval); exponential: 2**rel - 1; 0 for a relevance <= 0 under both."""
+    if kind not in GAIN_KINDS:
+        raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {kind!r}")
+    if rel <= 0:
+        return 0.0
+    return float(rel) if kind == "linear" else 2.0 ** rel - 1.0
+
+
+def gold_gains(retrieved_ids: Sequence[str], gold: Any, gain_kind: str = "linear") -> list[float]:
+    """The gain of each retrieved id, in order; ids absent from `gold` (a list, binary, or a dict
+    id -> grade, as in `gold_relevance`) get 0."""
+    relevance = gold_relevance(gold)
+    return [gain(relevance.get(doc, 0), gain_kind) for doc in retrieved_ids]
 
 
 def focus_time_relevance(qft: Any, dft: Any) -> float:
