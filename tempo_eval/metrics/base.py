@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 
 from tempo_eval.common.run_sync import run_sync
 from tempo_eval.common.schema import (  # noqa: F401 - the shared shapes, re-exported where users import them
-    CONVERSATION_COLUMNS,
     MISSING_INPUT,
     NAN,
     OPTIONAL_COLUMNS,

@@ -253,9 +253,7 @@ class TemporalFaithfulness(Metric):
         verifier = self.verifier if self.verifier is not None else default_nli_verifier()
         ref = parse_reference_date(reference)
         claims = [c for c in split_claims(answer) if extract_aft(c, reference_date=ref).years]
-        context_years: set[int] = set()
-        for text in texts:
-            context_years |= extract_dft(text, reference_date=ref).years
+        context_years = set().union(*(extract_dft(doc, reference_date=ref).years for doc in texts))
         base = {
             "mode": "nli",
             "verifier": f"{verifier.name}:{verifier.model_id}",
