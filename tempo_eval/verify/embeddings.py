@@ -104,28 +104,17 @@ class SentenceEmbedder:
         texts = list(texts)
         with self._lock:
             missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
+            new = {}
             if missing:
                 model = self._load()
-                vectors = model.encode(
-                    missing,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                ).astype(np.float32)
-                new = dict(zip(missing, vectors, strict=True))
-            else:
-                new = {}
-            rows = []
+                vectors = model.encode(missing, batch_size=self.batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=True, show_progress_bar=False)
+                new = dict(zip(missing, vectors.astype(np.float32), strict=True))
+            rows = [new[text] if text in new else self._cache[text] for text in texts]
             for text in texts:
-                vector = new.get(text)
-                if vector is None:
-                    vector = self._cache[text]
+                if text not in new:  # a hit: now the most recently used
                     self._cache.move_to_end(text)
-                rows.append(vector)
-            for text, vector in new.items():
-                self._cache[text] = vector
-                self._cache.move_to_end(text)
+            self._cache.update(new)
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         if not rows:  # the model's width once it is loaded, else 0

@@ -230,15 +230,12 @@ def _unstated(claim: str, lacking: set[str], premises: _Premises) -> tuple[set[i
     years = set(stated_years(claim) - premises.years) - numbers_as_years
     numbers = missing_numbers(written_numbers(claim), premises.numbers | {float(y) for y in premises.years})
     dates = set(stated_dates(claim) - premises.dates)
-    notes = []
-    if lacking:
-        notes.append(f"names not in the premises: {', '.join(sorted(lacking))}")
-    if years:
-        notes.append(f"years not in the premises: {fmt_years(years)}")
-    if numbers:
-        notes.append(f"numbers not in the premises: {', '.join(f'{n:g}' for n in sorted(numbers))}")
-    if dates:
-        notes.append(f"dates not in the premises: {', '.join(fmt_date(d) for d in sorted(dates))}")
+    notes = [f"{what} not in the premises: {text}" for what, found, text in (
+        ("names", lacking, ", ".join(sorted(lacking))),
+        ("years", years, fmt_years(years)),
+        ("numbers", numbers, ", ".join(f"{n:g}" for n in sorted(numbers))),
+        ("dates", dates, ", ".join(fmt_date(d) for d in sorted(dates))),
+    ) if found]
     return years, numbers, dates, notes
 
 
