@@ -135,13 +135,9 @@ def available_verifiers(
         from tempo_eval.verify.nli import NLIVerifier
 
         status["nli"] = NLIVerifier(model=nli_model or DEFAULT_NLI_MODEL).check_available()
-    missing = missing_extra("lexical")
-    if missing is None:
-        from tempo_eval.verify.lexical import SUMMARY
+    from tempo_eval.verify.lexical import LexicalVerifier
 
-        status["lexical"] = (True, SUMMARY)
-    else:
-        status["lexical"] = (False, missing)
+    status["lexical"] = LexicalVerifier().check_available()  # the extra looked up, nothing loaded
     if judge_configured is None:
         judge_configured = bool(os.environ.get("OPENAI_API_KEY"))
     status["llm"] = (
