@@ -301,13 +301,8 @@ class TemporalNDCG(Metric):
 
     # -- gold mode ----------------------------------------------------------------------------
 
-    def _gold(
-        self,
-        retrieved_ids: Sequence[str] | None,
-        retrieved_scores: Mapping[str, float] | None,
-        gold_ids: Any,
-        k: int,
-    ) -> MetricResult:
+    def _gold(self, retrieved_ids: Sequence[str] | None,
+              retrieved_scores: Mapping[str, float] | None, gold_ids: Any, k: int) -> MetricResult:
         if gold_ids is None:
             raise ValueError("gold mode needs gold_ids (a list of relevant ids or a dict id -> grade)")
         if retrieved_ids is not None and retrieved_scores is not None:
@@ -358,17 +353,8 @@ class TemporalNDCG(Metric):
 
     # -- focus-time mode ----------------------------------------------------------------------
 
-    def _focus_time(
-        self,
-        qft: Any,
-        dfts: Any,
-        query: str | None,
-        docs: Any,
-        docs_name: str,
-        candidate_pool: Any,
-        k: int,
-        reference: Any,
-    ) -> MetricResult:
+    def _focus_time(self, qft: Any, dfts: Any, query: str | None, docs: Any, docs_name: str,
+                    candidate_pool: Any, k: int, reference: Any) -> MetricResult:
         if qft is not None and query is not None:
             raise ValueError("pass qft or query (to extract the query focus time from), not both")
         if dfts is not None and docs is not None:
@@ -530,15 +516,8 @@ def _checked_mode(metric: TemporalNDCG, given: set[str]) -> str:
     return mode
 
 
-def _details(
-    mode: str,
-    k: int,
-    docs: Sequence[Any],
-    relevances: Sequence[float],
-    gains: Sequence[float],
-    ideal_gains: Sequence[float],
-    gain_kind: str,
-) -> dict[str, Any]:
+def _details(mode: str, k: int, docs: Sequence[Any], relevances: Sequence[float],
+             gains: Sequence[float], ideal_gains: Sequence[float], gain_kind: str) -> dict[str, Any]:
     """The per-rank table and the curve of the gold and LLM modes (focus-time mode packs the same
     values: layout "ndcg_ft/1" of `tempo_eval.common.packed_details`). `docs` are ids or list indices."""
     prefix, length, dcg, idcg = _curve(k, gains, ideal_gains)
