@@ -517,7 +517,8 @@ def _checked_mode(metric: TemporalNDCG, given: set[str]) -> str:
 
 
 def _details(mode: str, k: int, docs: Sequence[Any], relevances: Sequence[float],
-             gains: Sequence[float], ideal_gains: Sequence[float], gain_kind: str) -> dict[str, Any]:
+             gains: Sequence[float], ideal_gains: Sequence[float], gain_kind: str,
+             ) -> dict[str, Any]:
     """The per-rank table and the curve of the gold and LLM modes (focus-time mode packs the same
     values: layout "ndcg_ft/1" of `tempo_eval.common.packed_details`). `docs` are ids or list indices."""
     prefix, length, dcg, idcg = _curve(k, gains, ideal_gains)
