@@ -54,11 +54,11 @@ def accuracy_note(name: str, path: Path | None = None) -> str:
 
 #: the sentence of each kind of data, filled in with its measured figures
 _KIND_NOTES = {
-    "qa_answers": "QA answers with one invented name, number or date ({n} held-out answers): balanced "
-                  "accuracy {balanced_accuracy:.2f}, against {rule_balanced_accuracy:.2f} for the "
-                  "rule \"flag a capitalised name the contexts lack\".",
-    "sample": "Bundled sample: Factual Correctness {correct_answers_fc:.2f} on its correct answers, "
-              "{wrong_years_caught} of {wrong_years} wrong years contradicted.",
+    "qa_answers": "QA answers with one invented name, number or date ({n} held-out answers): "
+                  "balanced accuracy {balanced_accuracy:.2f}, against {rule_balanced_accuracy:.2f} "
+                  "for the rule \"flag a capitalised name the contexts lack\".",
+    "sample": "Bundled sample: Factual Correctness {correct_answers_fc:.2f} on its correct "
+              "answers, {wrong_years_caught} of {wrong_years} wrong years contradicted.",
     "summaries": "News summaries, FaithBench-style ({n} held-out summaries, half with one "
                  "hallucination): flags {flag_rate:.0%} of summaries at balanced accuracy "
                  "{balanced_accuracy:.2f}.",
