@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from tempo_eval.core.ranking import rank_by_trec_eval  # noqa: F401 - trec_eval's rule, re-exported for the metric
 from tempo_eval.metrics.base import NAN
 
 GAIN_KINDS = ("linear", "exponential")

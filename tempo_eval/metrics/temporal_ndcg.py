@@ -47,7 +47,6 @@ from tempo_eval.common import packed_details
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.extract import parse_reference_date
 from tempo_eval.core.focus import FocusTime, years_of
-from tempo_eval.core.ranking import rank_by_trec_eval
 from tempo_eval.metrics.base import (
     NAN,
     Metric,
@@ -67,6 +66,7 @@ from tempo_eval.metrics.ndcg import (
     gain_list,
     gold_relevance,
     ndcg_curve_totals,
+    rank_by_trec_eval,
 )
 
 logger = logging.getLogger(__name__)

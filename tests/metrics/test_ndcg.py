@@ -14,9 +14,8 @@ import sys
 import pytest
 
 from tempo_eval.core.focus import FocusTime
-from tempo_eval.core.ranking import rank_by_trec_eval
 from tempo_eval.metrics.base import METRICS, MissingInput
-from tempo_eval.metrics.ndcg import dedupe, gold_relevance, jaccard
+from tempo_eval.metrics.ndcg import dedupe, gold_relevance, jaccard, rank_by_trec_eval
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
 from tests.support.ndcg_curves import dcg_curve, focus_time_relevance, gain, gold_gains, ndcg_curve
 from tests.support.paths import ROOT
