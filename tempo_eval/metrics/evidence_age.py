@@ -257,13 +257,12 @@ class RecencyNDCG(_AsOfMetric):
             entry["relevance"] = float(rel)
             entry["gain"] = float(doc_gain)
         age_of = dict(zip(evidence.docs, evidence.ages, strict=True))
-        ideal_rel = np.array([list(relevant.values())], dtype=np.float64)
-        ideal_ages = np.array([[age_of.get(doc, math.nan) for doc in relevant]], dtype=np.float64)
         unseen = [doc for doc in relevant if doc not in age_of]
         if self.doc_dates is not None and unseen and evidence.as_of is not None:
-            filed = dict(zip(unseen, self.doc_dates.dates_of(unseen), strict=True))
-            ideal_ages = np.array([[age_of[doc] if doc in age_of else _age(evidence.as_of, filed[doc])
-                                    for doc in relevant]], dtype=np.float64)
+            filed = self.doc_dates.dates_of(unseen)
+            age_of |= {doc: _age(evidence.as_of, date) for doc, date in zip(unseen, filed, strict=True)}
+        ideal_rel = np.array([list(relevant.values())], dtype=np.float64)
+        ideal_ages = np.array([[age_of.get(doc, math.nan) for doc in relevant]], dtype=np.float64)
         details["relevant"] = len(relevant)
         code = _code(evidence, top, relevant=len(relevant), ranked=top.shape[1])
         if code:
