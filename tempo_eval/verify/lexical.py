@@ -53,7 +53,6 @@ from tempo_eval.verify.facts import (
     fmt_years,
     mentioned_numbers,
     mentioned_quantities,
-    mentioned_years,
     missing_names,
     missing_numbers,
     names,
@@ -69,17 +68,7 @@ from tempo_eval.verify.facts import (
 if TYPE_CHECKING:
     from tempo_eval.verify.embeddings import Embedder
 
-__all__ = [
-    "ANAPHORIC_START",
-    "FEATURES",
-    "MODEL_PATH",
-    "SUMMARY",
-    "LexicalVerifier",
-    "mentioned_numbers",
-    "mentioned_quantities",
-    "mentioned_years",
-    "stated_years",
-]
+__all__ = ["ANAPHORIC_START", "FEATURES", "MODEL_PATH", "SUMMARY", "LexicalVerifier"]
 
 #: a sentence opening with one of these leans on the previous one ("It was completed in 1889.")
 ANAPHORIC_START = re.compile(r"(?:it|its|he|his|she|her|they|their|this|these|the latter|the former)\b", re.IGNORECASE)

@@ -44,7 +44,8 @@ from tempo_eval.common.values import require_text_list
 from tempo_eval.core.text import sentence_spans
 from tempo_eval.verify.base import ClaimVerdict, Verdict, VerifierUnavailable
 from tempo_eval.verify.cross_rows import CrossRowBatches
-from tempo_eval.verify.lexical import ANAPHORIC_START, mentioned_years
+from tempo_eval.verify.facts import mentioned_years
+from tempo_eval.verify.lexical import ANAPHORIC_START
 
 if TYPE_CHECKING:
     import numpy as np
