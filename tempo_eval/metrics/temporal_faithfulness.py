@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from tempo_eval.common import packed_details
+from tempo_eval.common.values import require_text_list
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.decompose import TOO_MANY_CLAIMS, claim_limit, too_many_claims_reason
 from tempo_eval.core.extract import parse_reference_date
@@ -34,7 +35,6 @@ from tempo_eval.metrics.base import (
     MetricResult,
     not_measurable,
     require_text,
-    require_text_list,
 )
 from tempo_eval.verify import default_nli_verifier
 from tempo_eval.verify.base import ClaimVerdict, Verdict, failure_reason_code

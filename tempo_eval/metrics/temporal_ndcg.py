@@ -44,6 +44,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from tempo_eval.common import packed_details
+from tempo_eval.common.values import require_text_list
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.extract import parse_reference_date
 from tempo_eval.core.focus import FocusTime, years_of
@@ -55,7 +56,6 @@ from tempo_eval.metrics.base import (
     not_measurable,
     require_k,
     require_text,
-    require_text_list,
     row_values,
 )
 from tempo_eval.metrics.ndcg import (
