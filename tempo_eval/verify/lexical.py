@@ -488,12 +488,11 @@ class LexicalVerifier:
         flat = [part for parts in parts_of for part in parts]
         judged = self.judgements(flat, premises)
         model = self.model
-        part_verdicts = []
-        for part, candidates in zip(flat, judged, strict=True):
-            if not candidates:
-                part_verdicts.append(ClaimVerdict(part, Verdict.NEUTRAL, reason="no premises", confidence=1.0))
-                continue
-            part_verdicts.append(_best_verdict(part, candidates, model))
+        part_verdicts = [
+            _best_verdict(part, candidates, model) if candidates
+            else ClaimVerdict(part, Verdict.NEUTRAL, reason="no premises", confidence=1.0)
+            for part, candidates in zip(flat, judged, strict=True)
+        ]
         verdicts, start = [], 0
         for claim, parts in zip(claims, parts_of, strict=True):
             verdicts.append(combine(claim, part_verdicts[start : start + len(parts)]))

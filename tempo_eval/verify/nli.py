@@ -455,10 +455,7 @@ class NLIVerifier:
             error = f"{type(exc).__name__}: {exc}"
             return [[ClaimVerdict(claim, Verdict.ERROR, error=error) for claim in claims] for claims, *_ in plans]
         out: list[list[ClaimVerdict]] = []
-        for claims, units, candidates, row in plans:
-            if claims and not units:
-                out.append([ClaimVerdict(claim, Verdict.NEUTRAL, reason="no premises") for claim in claims])
-                continue
+        for claims, units, candidates, row in plans:  # no units, no picks: "no premises"
             verdicts: list[ClaimVerdict] = []
             for claim, picks in zip(claims, candidates, strict=True):
                 verdicts.append(aggregate(claim, [units[j] for j in picks], probabilities[row : row + len(picks)]))
