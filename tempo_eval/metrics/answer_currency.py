@@ -17,7 +17,7 @@ on any of them is NaN (`judge_error` for the judge, `verifier_error` otherwise).
 No current reference -> NaN `no_reference`. The label is the result's `details["label"]` and
 leads its reason (exports show it); the run's summary gives the three counts and the
 outdated-answer rate: the share of `outdated` among the rows that have outdated references
-(`tempo_eval.metrics.asof.outdated_answer_rate`).
+(`tempo_eval.metrics.asof.currency_counts`).
 """
 
 from __future__ import annotations

@@ -169,18 +169,10 @@ def reason_codes(
     None when measurable on those grounds (median age and Recency NDCG may still be NaN: see
     their functions)."""
     as_of = np.asarray(as_of, dtype=np.float64).reshape(-1)
-    dated = _dated_or_empty(ages, ranked)
-    codes: list[str | None] = []
-    for row in range(len(as_of)):
-        if np.isnan(as_of[row]):
-            codes.append(NO_AS_OF)
-        elif relevant is not None and relevant[row] <= 0:
-            codes.append(NO_GOLD)
-        elif not dated[row]:
-            codes.append(NO_DATES)
-        else:
-            codes.append(None)
-    return codes
+    no_gold = np.zeros(len(as_of), bool) if relevant is None else np.ravel(relevant) <= 0
+    undated = ~_dated_or_empty(ages, ranked)
+    codes = np.select([np.isnan(as_of), no_gold, undated], [NO_AS_OF, NO_GOLD, NO_DATES], "")
+    return [code or None for code in codes.tolist()]
 
 
 def run_scores(
@@ -260,13 +252,8 @@ def currency_label(
 ) -> tuple[str, str | None]:
     """(`current` / `outdated` / `other`, the reference matched): current when the answer
     mentions any current reference, else outdated when it mentions any outdated one."""
-    for reference in current:
-        if mentions(answer, reference):
-            return CURRENT, reference
-    for reference in outdated:
-        if mentions(answer, reference):
-            return OUTDATED, reference
-    return OTHER, None
+    matches = [mentions(answer, reference) for reference in (*current, *outdated)]
+    return label_from_matches(current, outdated, matches)
 
 
 def label_from_matches(
@@ -287,20 +274,17 @@ def label_from_matches(
 
 def currency_counts(labels: Sequence[str | None], has_outdated: Sequence[bool]) -> dict[str, Any]:
     """The summary of a run: how many rows are current / outdated / other, and the
-    outdated-answer rate (`outdated_answer_rate`) with its numerator and denominator."""
+    outdated-answer rate with its numerator and denominator: the share of `outdated` labels among
+    the rows that have outdated references (a None label, a row not measured, is left out); NaN
+    when no such row."""
     pairs = [label for label, has in zip(labels, has_outdated, strict=True) if has and label is not None]
+    outdated_among = sum(label == OUTDATED for label in pairs)
     return {
         CURRENT: sum(label == CURRENT for label in labels),
         OUTDATED: sum(label == OUTDATED for label in labels),
         OTHER: sum(label == OTHER for label in labels),
         "with_outdated": len(pairs),
-        "outdated_among": sum(label == OUTDATED for label in pairs),
-        "outdated_rate": outdated_answer_rate(labels, has_outdated),
+        "outdated_among": outdated_among,
+        "outdated_rate": outdated_among / len(pairs) if pairs else float("nan"),
     }
 
-
-def outdated_answer_rate(labels: Sequence[str | None], has_outdated: Sequence[bool]) -> float:
-    """Share of `outdated` labels among the rows that have outdated references (a None label, a
-    row not measured, is left out); NaN when no such row."""
-    pairs = [label for label, has in zip(labels, has_outdated, strict=True) if has and label is not None]
-    return sum(label == OUTDATED for label in pairs) / len(pairs) if pairs else float("nan")

@@ -31,11 +31,9 @@ def top_rows(codes: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray
     codes = np.asarray(codes)
     position = ranks_in_groups(codes)
     rows = np.searchsorted(queries, codes)
-    wanted = position < k
+    wanted = (position < k) & (rows < len(queries))  # no query at all: nothing wanted
     if len(queries):
-        wanted &= (rows < len(queries)) & (queries[np.minimum(rows, len(queries) - 1)] == codes)
-    else:
-        wanted &= False
+        wanted &= queries[np.minimum(rows, len(queries) - 1)] == codes
     index = np.flatnonzero(wanted)
     return index, rows[index], position[index]
 
@@ -48,7 +46,7 @@ def scatter(n_rows: int, width: int, rows: np.ndarray, columns: np.ndarray, valu
     return out
 
 
-def _take(docids: Any, index: np.ndarray) -> Any:
+def take(docids: Any, index: np.ndarray) -> Any:
     import pyarrow as pa
 
     return docids.take(pa.array(index, type=pa.int64())) if len(index) else pa.array([], pa.string())
@@ -58,7 +56,7 @@ def top_docids(codes: np.ndarray, docids: Any, queries: np.ndarray, k: int) -> A
     """The document ids at ranks 1..k of the queries in `queries`: what a doc-dates file must
     be read for (`read_id_dates(path, wanted=...)`, with the qrels' document ids)."""
     index, _, _ = top_rows(codes, queries, k)
-    return _take(docids, index)
+    return take(docids, index)
 
 
 def run_asof_scores(
@@ -78,13 +76,16 @@ def run_asof_scores(
     (codes, docids, grades), are given) for the queries `queries` (sorted codes; `query_ids`
     their ids, in the same order) of one run (`codes`, `docids`: its rows grouped by query, best
     first). One value per query, NaN where not measurable (`asof.reason_codes` says why)."""
+    import pyarrow as pa
+
     index, rows, ranks = top_rows(codes, queries, k)
-    published = scatter(len(queries), k, rows, ranks, doc_dates.days_of(_take(docids, index)), np.nan)
+    published = scatter(len(queries), k, rows, ranks, doc_dates.days_of(take(docids, index)), np.nan)
     as_of = query_dates.days_of(list(query_ids))
     if qrels is None:
         return asof.run_scores(published, as_of, k, max_age=max_age, half_life=half_life)
     q_codes, q_docids, q_grades = np.asarray(qrels[0]), qrels[1], np.asarray(qrels[2], dtype=np.float64)
-    relevance = _grades_of_cells(np.asarray(codes)[index], _take(docids, index), q_codes, q_docids, q_grades)
+    judgments = pa.table({"code": q_codes, "docid": q_docids, "grade": q_grades})
+    relevance = grades_of_cells(np.asarray(codes)[index], take(docids, index), judgments)
     relevance = scatter(len(queries), k, rows, ranks, relevance, 0.0)
     positive = np.flatnonzero(q_grades > 0)
     order = positive[np.argsort(q_codes[positive], kind="stable")]
@@ -92,19 +93,19 @@ def run_asof_scores(
     chosen = order[r_index]
     width = int(r_ranks.max()) + 1 if len(r_ranks) else 1
     ideal_relevance = scatter(len(queries), width, r_rows, r_ranks, q_grades[chosen], 0.0)
-    ideal_published = scatter(len(queries), width, r_rows, r_ranks, doc_dates.days_of(_take(q_docids, chosen)), np.nan)
+    ideal_published = scatter(len(queries), width, r_rows, r_ranks, doc_dates.days_of(take(q_docids, chosen)), np.nan)
     ranked = np.bincount(rows, minlength=len(queries))
     return asof.run_scores(published, as_of, k, relevance=relevance, ideal_relevance=ideal_relevance,
                            ideal_published=ideal_published, max_age=max_age, half_life=half_life, ranked=ranked)
 
 
-def _grades_of_cells(codes: np.ndarray, docids: Any, q_codes: np.ndarray, q_docids: Any, q_grades: np.ndarray) -> np.ndarray:
-    """The grade of each (code, docid) pair in the qrels, 0 when unjudged (a hash join in Arrow)."""
+def grades_of_cells(codes: np.ndarray, docids: Any, qrels: Any) -> np.ndarray:
+    """The grade of each (code, docid) pair in `qrels` (an Arrow table of columns code, docid,
+    grade), 0 when unjudged (a hash join in Arrow)."""
     import pyarrow as pa
 
     left = pa.table({"code": codes, "docid": docids, "cell": np.arange(len(codes))})
-    right = pa.table({"code": q_codes, "docid": q_docids, "grade": q_grades})
-    joined = left.join(right, keys=["code", "docid"], join_type="inner")
+    joined = left.join(qrels, keys=["code", "docid"], join_type="inner")
     grade = np.zeros(len(codes))
     grade[joined.column("cell").to_numpy()] = joined.column("grade").to_numpy()
     return grade

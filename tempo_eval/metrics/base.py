@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 
 from tempo_eval.common.run_sync import run_sync
 from tempo_eval.common.schema import (  # noqa: F401 - the shared shapes, re-exported where users import them
-    CONVERSATION_COLUMNS,
     MISSING_INPUT,
     NAN,
     OPTIONAL_COLUMNS,
@@ -22,9 +21,6 @@ from tempo_eval.common.schema import (  # noqa: F401 - the shared shapes, re-exp
     not_measurable,
 )
 from tempo_eval.common.values import is_na
-from tempo_eval.common.values import (
-    require_text_list as require_text_list,  # shared with the verifiers
-)
 
 #: a metric's `input_names` that are canonical dataset columns (the inputs a row can give)
 _CANONICAL_INPUTS: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -188,7 +184,7 @@ def row_values(row: Mapping[str, Any], names: Collection[str]) -> dict[str, Any]
 
 
 # ---- small validators shared by the metrics -------------------------------------------------
-# (`require_text_list`, imported above, lives in tempo_eval.common.values: the verifiers use it too)
+# (`require_text_list`, which the verifiers use too, is in tempo_eval.common.values)
 
 def require_text(value: Any, name: str, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):

@@ -22,6 +22,7 @@ explain the number:
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -37,7 +38,7 @@ from tempo_eval.metrics.base import (
     not_measurable,
     require_k,
 )
-from tempo_eval.metrics.evidence_rows import evidence_table  # noqa: F401 - its home before
+from tempo_eval.metrics.evidence_rows import top_documents
 from tempo_eval.metrics.ndcg import gold_relevance
 
 
@@ -47,33 +48,21 @@ class _Evidence:
     def __init__(self, retrieved_ids: Sequence[str] | None, contexts: Sequence[str] | None,
                  context_dates: Sequence[Any] | None, reference_date: Any,
                  doc_dates: IdDates | None = None) -> None:
-        dates = [] if context_dates is None else list(context_dates)
-        if retrieved_ids is not None:
-            if len(retrieved_ids) != len(dates) and context_dates is not None:
-                raise ValueError(
-                    f"context_dates has {len(dates)} dates but retrieved_ids has "
-                    f"{len(retrieved_ids)} ids: the lists must be aligned (null where a date is unknown)"
-                )
-            seen: set[str] = set()
-            keep = []
-            for index, doc in enumerate(retrieved_ids):
-                if doc not in seen:
-                    seen.add(doc)
-                    keep.append(index)
-            self.docs: list[Any] = [retrieved_ids[i] for i in keep]
-            dates = [dates[i] for i in keep] if context_dates is not None else [None] * len(keep)
-        else:
-            if contexts is not None and context_dates is not None and len(contexts) != len(dates):
-                raise ValueError(
-                    f"context_dates has {len(dates)} dates but contexts has {len(contexts)} "
-                    "documents: the lists must be aligned (null where a date is unknown)"
-                )
-            count = len(dates) if contexts is None else len(contexts)
-            self.docs = list(range(count))
-            dates = dates or [None] * count
+        documents = retrieved_ids if retrieved_ids is not None else contexts
+        if context_dates is None:
+            context_dates = [None] * (0 if documents is None else len(documents))
+        top = top_documents(retrieved_ids, contexts, list(context_dates), sys.maxsize)
+        if top is None:
+            name = "retrieved_ids" if retrieved_ids is not None else "contexts"
+            noun = "ids" if retrieved_ids is not None else "documents"
+            raise ValueError(
+                f"context_dates has {len(context_dates)} dates but {name} has {len(documents)} "
+                f"{noun}: the lists must be aligned (null where a date is unknown)"
+            )
+        self.docs: list[Any] = top[0]
         self.dates: list[PubDate | None] = [
             parse_date(value, column="context_dates") if not isinstance(value, PubDate) else value
-            for value in dates
+            for value in top[1]
         ]
         if doc_dates is not None and retrieved_ids is not None and None in self.dates:
             from_file = doc_dates.dates_of(self.docs)
@@ -129,10 +118,19 @@ class _AsOfMetric(Metric):
             inputs.pop("contexts", None)
         return inputs
 
-    def _evidence(self, retrieved_ids: Any, contexts: Any, context_dates: Any,
-                  reference_date: Any, k: int | None) -> tuple[_Evidence, int]:
+    def _read(self, retrieved_ids: Any, contexts: Any, context_dates: Any, reference_date: Any,
+              k: int | None, max_age: float | None = None,
+              ) -> tuple[_Evidence, int, np.ndarray, dict[str, Any]]:
+        """A row's evidence, the cutoff, the top k's ages (1 x k) and every metric's details."""
         k = require_k(self.k if k is None else k)
-        return _Evidence(retrieved_ids, contexts, context_dates, reference_date, self.doc_dates), k
+        evidence = _Evidence(retrieved_ids, contexts, context_dates, reference_date, self.doc_dates)
+        top = evidence.top(k)
+        return evidence, k, top, {
+            "k": k,
+            "as_of": None if evidence.as_of is None else evidence.as_of.label,
+            "ranks": evidence.ranks(k, max_age),
+            "dated": int(asof.dated_counts(top)[0]),
+        }
 
     def _not_measurable(self, code: str, k: int, details: dict[str, Any]) -> MetricResult:
         reasons = {
@@ -142,15 +140,6 @@ class _AsOfMetric(Metric):
             asof.NO_GOLD: "The row has no relevant document (gold_ids), so no ranking can score.",
         }
         return not_measurable(self.name, code, reasons[code], **details)
-
-    def _base_details(self, evidence: _Evidence, k: int, max_age: float | None = None) -> dict[str, Any]:
-        top = evidence.top(k)
-        return {
-            "k": k,
-            "as_of": None if evidence.as_of is None else evidence.as_of.label,
-            "ranks": evidence.ranks(k, max_age),
-            "dated": int(asof.dated_counts(top)[0]),
-        }
 
 
 class FutureLeak(_AsOfMetric):
@@ -163,9 +152,8 @@ class FutureLeak(_AsOfMetric):
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
                         reference_date: Any = None, k: int | None = None) -> MetricResult:
-        evidence, k = self._evidence(retrieved_ids, contexts, context_dates, reference_date, k)
-        details = self._base_details(evidence, k)
-        top = evidence.top(k)
+        evidence, k, top, details = self._read(retrieved_ids, contexts, context_dates,
+                                               reference_date, k)
         code = _code(evidence, top)
         if code:
             return self._not_measurable(code, k, details)
@@ -191,10 +179,9 @@ class StaleEvidence(_AsOfMetric):
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
                         reference_date: Any = None, k: int | None = None) -> MetricResult:
-        evidence, k = self._evidence(retrieved_ids, contexts, context_dates, reference_date, k)
-        details = self._base_details(evidence, k, self.max_age)
+        evidence, k, top, details = self._read(retrieved_ids, contexts, context_dates,
+                                               reference_date, k, self.max_age)
         details["max_age"] = self.max_age
-        top = evidence.top(k)
         code = _code(evidence, top)
         if code:
             return self._not_measurable(code, k, details)
@@ -217,9 +204,8 @@ class MedianEvidenceAge(_AsOfMetric):
 
     async def _ameasure(self, retrieved_ids: Any = None, contexts: Any = None, context_dates: Any = None,
                         reference_date: Any = None, k: int | None = None) -> MetricResult:
-        evidence, k = self._evidence(retrieved_ids, contexts, context_dates, reference_date, k)
-        details = self._base_details(evidence, k)
-        top = evidence.top(k)
+        evidence, k, top, details = self._read(retrieved_ids, contexts, context_dates,
+                                               reference_date, k)
         code = _code(evidence, top)
         if code:
             return self._not_measurable(code, k, details)
@@ -260,25 +246,23 @@ class RecencyNDCG(_AsOfMetric):
                         reference_date: Any = None, k: int | None = None, gold_ids: Any = None) -> MetricResult:
         if retrieved_ids is None:
             raise ValueError("recency_ndcg needs retrieved_ids: relevance comes from the gold ids")
-        evidence, k = self._evidence(retrieved_ids, None, context_dates, reference_date, k)
-        details = self._base_details(evidence, k)
+        evidence, k, top, details = self._read(retrieved_ids, None, context_dates,
+                                               reference_date, k)
         details["half_life"] = self.half_life
         relevance = gold_relevance(gold_ids) if gold_ids is not None else {}
         relevant = {doc: rel for doc, rel in relevance.items() if rel > 0}
-        top = evidence.top(k)
         rel_top = np.array([[relevance.get(doc, 0) for doc in evidence.docs[:k]]], dtype=np.float64)
         gains = asof.recency_gains(rel_top, top, self.half_life)[0]
         for entry, rel, doc_gain in zip(details["ranks"], rel_top[0], gains, strict=True):
             entry["relevance"] = float(rel)
             entry["gain"] = float(doc_gain)
         age_of = dict(zip(evidence.docs, evidence.ages, strict=True))
-        ideal_rel = np.array([list(relevant.values())], dtype=np.float64)
-        ideal_ages = np.array([[age_of.get(doc, math.nan) for doc in relevant]], dtype=np.float64)
         unseen = [doc for doc in relevant if doc not in age_of]
         if self.doc_dates is not None and unseen and evidence.as_of is not None:
-            filed = dict(zip(unseen, self.doc_dates.dates_of(unseen), strict=True))
-            ideal_ages = np.array([[age_of[doc] if doc in age_of else _age(evidence.as_of, filed[doc])
-                                    for doc in relevant]], dtype=np.float64)
+            filed = self.doc_dates.dates_of(unseen)
+            age_of |= {doc: _age(evidence.as_of, date) for doc, date in zip(unseen, filed, strict=True)}
+        ideal_rel = np.array([list(relevant.values())], dtype=np.float64)
+        ideal_ages = np.array([[age_of.get(doc, math.nan) for doc in relevant]], dtype=np.float64)
         details["relevant"] = len(relevant)
         code = _code(evidence, top, relevant=len(relevant), ranked=top.shape[1])
         if code:

@@ -52,9 +52,10 @@ class _Dates:
             return _INVALID
 
 
-def _top(ids: Any, contexts: Any, dates: list, k: int) -> tuple[list, list] | None:
-    """(documents, their raw dates) of a row's top k, or None when the row's lists are not
-    aligned (as `_Evidence` refuses them)."""
+def top_documents(ids: Any, contexts: Any, dates: list, k: int) -> tuple[list, list] | None:
+    """(documents, their raw dates) of a row's top k, retrieved ids deduplicated (the first
+    occurrence keeps its rank and date), or None when the row's lists are not aligned (the row
+    metrics, `evidence_age._Evidence`, read a row with it and refuse that)."""
     if ids is not None:
         if len(ids) != len(dates):
             return None
@@ -97,7 +98,8 @@ def evidence_table(frame: Any, k: int) -> Any:
         if not isinstance(dates, list):
             continue
         ids, contexts = ids_col[position], contexts_col[position]
-        top = _top(None if is_na(ids) else ids, None if is_na(contexts) else contexts, dates, k)
+        ids, contexts = None if is_na(ids) else ids, None if is_na(contexts) else contexts
+        top = top_documents(ids, contexts, dates, k)
         if top is None:
             continue
         as_of = read_as_of(None if is_na(as_ofs[position]) else as_ofs[position])

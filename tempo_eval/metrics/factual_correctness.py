@@ -171,8 +171,8 @@ class FactualCorrectness(Metric):
             _verify(verifier, answer_claims, reference),
             _verify(verifier, reference_claims, answer),
         )
-        records = [_record(v, "response") for v in answer_verdicts]
-        records += [_record(v, "reference") for v in reference_verdicts]
+        records = [{"side": "response", **v.to_record()} for v in answer_verdicts]
+        records += [{"side": "reference", **v.to_record()} for v in reference_verdicts]
         counts = {
             "response_claims": len(answer_verdicts) if need_answer_side else None,
             "response_supported": _count(answer_verdicts, Verdict.SUPPORTED) if need_answer_side else None,
@@ -187,19 +187,12 @@ class FactualCorrectness(Metric):
         if errors:
             code = failure_reason_code(verifier)
             details.update(precision=None, recall=None, fbeta=None)
-            return not_measurable(
-                self.name,
-                code,
-                f"The verifier failed on {len(errors)} claim(s): {errors[0].error}.",
-                **details,
-            )
+            reason = f"The verifier failed on {len(errors)} claim(s): {errors[0].error}."
+            return not_measurable(self.name, code, reason, **details)
 
         precision, recall, fbeta = precision_recall_fbeta(
-            counts["response_supported"] or 0,
-            counts["response_claims"] or 0,
-            counts["reference_supported"] or 0,
-            counts["reference_claims"] or 0,
-            self.beta,
+            counts["response_supported"] or 0, counts["response_claims"] or 0,
+            counts["reference_supported"] or 0, counts["reference_claims"] or 0, self.beta,
         )
         details.update(
             precision=precision if need_answer_side else None,
@@ -229,10 +222,8 @@ class FactualCorrectness(Metric):
             label = "F1" if self.beta == 1.0 else f"F{self.beta:g}"
             parts.append(f"{label} {details['fbeta']:.2f}")
         reason = "; ".join(parts) + "."
-        contradicted = [
-            r["claim"] for r in details["claims"]
-            if r["side"] == "response" and r["verdict"] == Verdict.CONTRADICTED.value
-        ]
+        contradicted = [r["claim"] for r in details["claims"]
+                        if r["side"] == "response" and r["verdict"] == Verdict.CONTRADICTED.value]
         if contradicted:
             reason += f' Contradicted by the reference: "{contradicted[0]}"'
             reason += f" (and {len(contradicted) - 1} more)" if len(contradicted) > 1 else ""
@@ -253,10 +244,6 @@ async def _verify(verifier: Verifier, claims: Sequence[str], premise: str) -> li
 
 def _count(verdicts: Sequence[ClaimVerdict], verdict: Verdict) -> int:
     return sum(1 for v in verdicts if v.verdict == verdict)
-
-
-def _record(verdict: ClaimVerdict, side: str) -> dict[str, Any]:
-    return {"side": side, **verdict.to_record()}
 
 
 def _empty_reason(no_answer_claims: bool, no_reference_claims: bool) -> tuple[str, str]:

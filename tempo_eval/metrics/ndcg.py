@@ -34,9 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from tempo_eval.core.focus import as_year_set
 from tempo_eval.core.ranking import rank_by_trec_eval  # noqa: F401 - trec_eval's rule, re-exported for the metric
-from tempo_eval.metrics.base import NAN, require_k
+from tempo_eval.metrics.base import NAN
 
 GAIN_KINDS = ("linear", "exponential")
 def dedupe(ids: Sequence[str]) -> list[str]:
@@ -46,21 +45,10 @@ def dedupe(ids: Sequence[str]) -> list[str]:
 
 # ---- gains and curves --------------------------------------------------------------------------
 
-def gain(rel: float, kind: str = "linear") -> float:
-    """The gain of one relevance grade.
-
-    linear: rel (trec_eval); exponential: 2**rel - 1. A relevance <= 0 gives 0 gain under both,
-    as in trec_eval (negative grades and unjudged documents earn nothing).
-    """
-    if kind not in GAIN_KINDS:
-        raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {kind!r}")
-    if rel <= 0:
-        return 0.0
-    return float(rel) if kind == "linear" else 2.0 ** rel - 1.0
-
-
 def gain_list(relevances: Iterable[float], kind: str = "linear") -> list[float]:
-    """`gain` of each relevance, in order (one call for a ranking)."""
+    """The gain of each relevance grade, in order: linear: rel (trec_eval); exponential:
+    2**rel - 1. A relevance <= 0 gives 0 gain under both, as in trec_eval (negative grades and
+    unjudged documents earn nothing)."""
     if kind not in GAIN_KINDS:
         raise ValueError(f"gain kind must be one of {GAIN_KINDS}, got {kind!r}")
     if kind == "linear":
@@ -79,7 +67,7 @@ def _log2(n: int) -> float:
 def log2_ranks(k: int) -> np.ndarray:
     """log2(i + 1) for ranks i = 1..k: the one table of rank discounts (DCG divides a gain by
     it), from the C library as trec_eval computes them. Every NDCG here reads it: the row
-    metrics (`discount`, `dcg_curve`), the column kernels (`ndcg_columns`) and the as-of math."""
+    metrics (`discount`, `ndcg_curve_totals`), the column kernels (`ndcg_columns`), as-of math."""
     if k + 2 <= len(_LOG2):
         return np.array(_LOG2[2:k + 2])
     return np.array([_log2(i) for i in range(2, k + 2)])
@@ -101,38 +89,13 @@ def discounted_gains(gains: Sequence[float], ranks: int) -> list[float]:
     return [gains[i] * discount(i + 1) for i in range(ranks)]
 
 
-def dcg_curve(gains: Sequence[float], k: int) -> list[float]:
-    """DCG@1..k in one pass: element j-1 is sum_{i<=j} gains[i-1] / log2(i + 1).
-
-    When fewer than k gains are given, the curve stays flat after the last one.
-    """
-    return dcg_curve_unchecked(gains, require_k(k))
-
-
-def dcg_curve_unchecked(gains: Sequence[float], k: int) -> list[float]:
-    """`dcg_curve` for a k already checked."""
-    curve: list[float] = []
-    append = curve.append
-    total = 0.0
-    n = min(k, len(gains))
-    # log2(i + 2) looked up (`_log2` inlined: this runs for every rank of every row)
-    logs = _LOG2 if n + 2 <= len(_LOG2) else [_log2(i) for i in range(n + 2)]
-    for i in range(n):
-        g = gains[i]
-        if g > 0:
-            # divide (not multiply by a cached reciprocal) so sums match trec_eval to the last bit
-            total += g / logs[i + 2]
-        append(total)
-    if n < k:
-        curve += repeat(total, k - n)
-    return curve
-
-
 def ndcg_curve_totals(gains: Sequence[float], ideal_gains: Sequence[float], k: int) -> tuple[list[float], float, float]:
-    """`ndcg_curve` for a k already checked and the ideal gains sorted descending already, with
-    DCG@k and IDCG@k: one pass, the same sums in the same order as the two DCG curves and their
-    ratio (`ndcg_of_curves`), so the same floats, without the two curves in between (4.0 us
-    against 6.9 for a Temporal NDCG row's 5 gains, measured)."""
+    """NDCG@1..k (NaN where IDCG is 0) with DCG@k and IDCG@k, for a k already checked and the
+    ideal gains sorted descending already: one pass, the same sums in the same order as two DCG
+    curves and their ratio, so the same floats, without the two curves in between (4.0 us
+    against 6.9 for a Temporal NDCG row's 5 gains, measured). Past the gains given both curves
+    stay flat. In focus-time and LLM modes the caller reads a NaN as 0.0 (the candidates are the
+    retrieved documents themselves), in gold mode as "not measurable"."""
     n_gains, n_ideal = min(k, len(gains)), min(k, len(ideal_gains))
     depth = max(n_gains, n_ideal)
     logs = _LOG2 if depth + 2 <= len(_LOG2) else [_log2(i) for i in range(depth + 2)]
@@ -148,30 +111,6 @@ def ndcg_curve_totals(gains: Sequence[float], ideal_gains: Sequence[float], k: i
     if depth < k:  # both curves flat past the gains given
         curve += repeat(dcg / idcg if idcg > 0 else NAN, k - depth)
     return curve, dcg, idcg
-
-
-def curve_depth(k: int, n_ranked: int, n_ideal: int) -> int:
-    """The deepest cutoff, at most k, at which NDCG@j can still change: past the last ranked
-    document DCG stops growing, past the last ideal candidate IDCG does, so NDCG@j for every
-    larger j equals NDCG@depth. Computing to this depth, never to k itself, keeps memory bounded
-    by the documents present whatever k is asked for (k = 10**12 included)."""
-    return min(require_k(k), max(n_ranked, n_ideal, 1))
-
-
-def ndcg_curve(gains: Sequence[float], ideal_gains: Iterable[float], k: int) -> list[float]:
-    """NDCG@1..k in one pass.
-
-    `gains` are in ranked order; `ideal_gains` are the gains of every candidate the ideal ranking
-    may use, in any order: this function sorts them descending. Where IDCG is 0 (no candidate has
-    any gain) the value is NaN: the caller decides whether that means "not measurable" (gold mode)
-    or 0.0 (focus-time / LLM modes, where the candidates are the retrieved documents themselves).
-    """
-    return ndcg_curve_totals(gains, sorted(ideal_gains, reverse=True), require_k(k))[0]
-
-
-def ndcg_of_curves(dcg: Sequence[float], idcg: Sequence[float]) -> list[float]:
-    """NDCG@1..k from DCG@1..k and IDCG@1..k (`ndcg_curve` when both are at hand already)."""
-    return [d / i if i > 0 else NAN for d, i in zip(dcg, idcg, strict=True)]
 
 
 # ---- gold judgements ---------------------------------------------------------------------------
@@ -203,16 +142,6 @@ def gold_relevance(gold: Any) -> dict[str, float]:
     )
 
 
-def gold_gains(retrieved_ids: Sequence[str], gold: Any, gain_kind: str = "linear") -> list[float]:
-    """The gain of each retrieved id, in order; ids absent from `gold` get 0.
-
-    `gold` is a list (binary) or a dict id -> grade, as in `gold_relevance`. The ids are taken
-    as given: deduplicate them first (`dedupe`) when the list may repeat an id.
-    """
-    relevance = gold_relevance(gold)
-    return [gain(relevance.get(doc, 0), gain_kind) for doc in retrieved_ids]
-
-
 # ---- focus-time relevance ----------------------------------------------------------------------
 
 def jaccard(a: set, b: set) -> float:
@@ -223,15 +152,8 @@ def jaccard(a: set, b: set) -> float:
     return len(a & b) / union
 
 
-def focus_time_relevance(qft: Any, dft: Any) -> float:
-    """4 × Jaccard(QFT, DFT): a graded relevance in [0, 4] (the seed's focus-time formula).
-
-    Both accept a FocusTime or a set of integer years. An empty DFT against a non-empty QFT is 0;
-    an empty QFT is the caller's "not measurable" case (NaN here when the DFT is empty too).
-    """
-    return year_set_relevance(as_year_set(qft, name="qft"), as_year_set(dft, name="dft"))
-
-
 def year_set_relevance(qft: set[int] | frozenset[int], dft: set[int] | frozenset[int]) -> float:
-    """`focus_time_relevance` of two sets of integer years already checked (`as_year_set`)."""
+    """4 × Jaccard(QFT, DFT): a graded relevance in [0, 4] (the seed's focus-time formula), of two
+    sets of integer years already checked (`as_year_set`). An empty DFT against a non-empty QFT is
+    0; an empty QFT is the caller's "not measurable" case (NaN here when the DFT is empty too)."""
     return 4.0 * jaccard(qft, dft)

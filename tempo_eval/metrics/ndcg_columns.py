@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from tempo_eval.metrics.asof_columns import grades_of_cells, scatter, take, top_rows
 from tempo_eval.metrics.base import require_k
 from tempo_eval.metrics.ndcg import GAIN_KINDS, log2_ranks
 
@@ -53,24 +54,9 @@ def ranked_grades(
 
     `run_codes` / `run_docids` are a run's rows grouped by query code, best first; `qrels` has
     columns code, docid, grade; `queries` are the codes to fill rows for (sorted)."""
-    n = len(run_codes)
-    starts = np.flatnonzero(np.r_[True, run_codes[1:] != run_codes[:-1]]) if n else np.zeros(0, np.int64)
-    position = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n])) if n else np.zeros(0, np.int64)
-    rows = np.searchsorted(queries, run_codes)
-    wanted = (position < k) & (rows < len(queries))
-    wanted &= queries[np.minimum(rows, len(queries) - 1)] == run_codes if len(queries) else False
-    index = np.flatnonzero(wanted)
-    left = pa.table({
-        "code": run_codes[index],
-        "docid": run_docids.take(pa.array(index)),
-        "row": np.arange(len(index)),
-    })
-    joined = left.join(qrels, keys=["code", "docid"], join_type="inner")
-    grade = np.zeros(len(index))
-    grade[joined.column("row").to_numpy()] = joined.column("grade").to_numpy()
-    out = np.zeros((len(queries), k))
-    out[rows[index], position[index]] = grade
-    return out
+    index, rows, ranks = top_rows(run_codes, queries, k)
+    grades = grades_of_cells(run_codes[index], take(run_docids, index), qrels)
+    return scatter(len(queries), k, rows, ranks, grades, 0.0)
 
 
 def ndcg_matrix(ranked: np.ndarray, ideal: np.ndarray, gain_kind: str = "linear") -> np.ndarray:

@@ -19,9 +19,11 @@ ground the answer against, and a 0.0 would read as an unfaithful answer.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from tempo_eval.common import packed_details
+from tempo_eval.common.values import require_text_list
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.decompose import TOO_MANY_CLAIMS, claim_limit, too_many_claims_reason
 from tempo_eval.core.extract import parse_reference_date
@@ -33,7 +35,6 @@ from tempo_eval.metrics.base import (
     MetricResult,
     not_measurable,
     require_text,
-    require_text_list,
 )
 from tempo_eval.verify import default_nli_verifier
 from tempo_eval.verify.base import ClaimVerdict, Verdict, failure_reason_code
@@ -252,9 +253,7 @@ class TemporalFaithfulness(Metric):
         verifier = self.verifier if self.verifier is not None else default_nli_verifier()
         ref = parse_reference_date(reference)
         claims = [c for c in split_claims(answer) if extract_aft(c, reference_date=ref).years]
-        context_years: set[int] = set()
-        for text in texts:
-            context_years |= extract_dft(text, reference_date=ref).years
+        context_years = set().union(*(extract_dft(doc, reference_date=ref).years for doc in texts))
         base = {
             "mode": "nli",
             "verifier": f"{verifier.name}:{verifier.model_id}",
@@ -269,18 +268,9 @@ class TemporalFaithfulness(Metric):
         for claim, verdict in zip(claims, raw, strict=True):
             years = extract_aft(claim, reference_date=ref).years
             mapped = nli_temporal_verdict(verdict.verdict, years, context_years)
-            verdicts.append(
-                ClaimVerdict(
-                    claim,
-                    mapped,
-                    evidence=verdict.evidence,
-                    probabilities=verdict.probabilities,
-                    reason=verdict.reason,
-                    error=verdict.error,
-                    # the verifier's confidence holds for its own label only
-                    confidence=verdict.confidence if mapped == verdict.verdict else None,
-                )
-            )
+            # the verifier's confidence holds for its own label only
+            confidence = verdict.confidence if mapped == verdict.verdict else None
+            verdicts.append(replace(verdict, claim=claim, verdict=mapped, confidence=confidence))
         return self._claims_result(verdicts, base, verifier)
 
     def _claims_result(

@@ -44,6 +44,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from tempo_eval.common import packed_details
+from tempo_eval.common.values import require_text_list
 from tempo_eval.core import focus_memo  # loaded with tempo_eval.core: imported here, not per row
 from tempo_eval.core.extract import parse_reference_date
 from tempo_eval.core.focus import FocusTime, years_of
@@ -55,7 +56,6 @@ from tempo_eval.metrics.base import (
     not_measurable,
     require_k,
     require_text,
-    require_text_list,
     row_values,
 )
 from tempo_eval.metrics.ndcg import (
@@ -63,9 +63,7 @@ from tempo_eval.metrics.ndcg import (
     dedupe,
     discount,
     discounted_gains,
-    gain,
     gain_list,
-    gold_gains,
     gold_relevance,
     ndcg_curve_totals,
     rank_by_trec_eval,
@@ -113,7 +111,7 @@ _MODE_INPUTS = {
 _COMMON_INPUTS = frozenset({"k", "reference_date"})
 #: the inputs a dataset row gives in each mode (`TemporalNDCG.inputs_from_row`)
 _ROW_INPUTS = {mode: inputs | _COMMON_INPUTS for mode, inputs in _MODE_INPUTS.items()}
-#: `_ameasure`'s inputs that choose the mode, in its order
+#: `_ameasure`'s inputs that choose the mode, in its order (`input_names` less the settings)
 _MEASURE_INPUTS = ("retrieved_ids", "gold_ids", "retrieved_scores", "qft", "dfts", "query", "retrieved_docs",
                    "contexts", "candidate_pool")
 #: the mode `_checked_mode` gave for (mode setting, llm set, which inputs were given)
@@ -150,19 +148,7 @@ class TemporalNDCG(Metric):
     """
 
     name = "temporal_ndcg"
-    input_names = (
-        "retrieved_ids",
-        "gold_ids",
-        "retrieved_scores",
-        "qft",
-        "dfts",
-        "query",
-        "retrieved_docs",
-        "contexts",
-        "candidate_pool",
-        "k",
-        "reference_date",
-    )
+    input_names = (*_MEASURE_INPUTS, "k", "reference_date")
 
     def __init__(
         self,
@@ -315,13 +301,8 @@ class TemporalNDCG(Metric):
 
     # -- gold mode ----------------------------------------------------------------------------
 
-    def _gold(
-        self,
-        retrieved_ids: Sequence[str] | None,
-        retrieved_scores: Mapping[str, float] | None,
-        gold_ids: Any,
-        k: int,
-    ) -> MetricResult:
+    def _gold(self, retrieved_ids: Sequence[str] | None,
+              retrieved_scores: Mapping[str, float] | None, gold_ids: Any, k: int) -> MetricResult:
         if gold_ids is None:
             raise ValueError("gold mode needs gold_ids (a list of relevant ids or a dict id -> grade)")
         if retrieved_ids is not None and retrieved_scores is not None:
@@ -337,8 +318,8 @@ class TemporalNDCG(Metric):
             duplicates = len(ids) - len(ranking)
         relevance = gold_relevance(gold_ids)
         relevances = [relevance.get(doc, 0) for doc in ranking]
-        gains = gold_gains(ranking, relevance, self.gain)
-        ideal = [gain(rel, self.gain) for rel in relevance.values()]
+        gains = gain_list(relevances, self.gain)
+        ideal = gain_list(relevance.values(), self.gain)
         n_relevant = sum(1 for rel in relevance.values() if rel > 0)
         found = sum(1 for rel in relevances[:k] if rel > 0)
         details = _details("gold", k, ranking, relevances, gains, ideal, self.gain)
@@ -372,17 +353,8 @@ class TemporalNDCG(Metric):
 
     # -- focus-time mode ----------------------------------------------------------------------
 
-    def _focus_time(
-        self,
-        qft: Any,
-        dfts: Any,
-        query: str | None,
-        docs: Any,
-        docs_name: str,
-        candidate_pool: Any,
-        k: int,
-        reference: Any,
-    ) -> MetricResult:
+    def _focus_time(self, qft: Any, dfts: Any, query: str | None, docs: Any, docs_name: str,
+                    candidate_pool: Any, k: int, reference: Any) -> MetricResult:
         if qft is not None and query is not None:
             raise ValueError("pass qft or query (to extract the query focus time from), not both")
         if dfts is not None and docs is not None:
@@ -476,17 +448,13 @@ class TemporalNDCG(Metric):
         replies = await asyncio.gather(  # the provider bounds how many requests are in flight
             *(judge.ajudge(LLM_PROMPT.format(query=query, document=text), RelevanceGrade) for text in texts)
         )
-        documents: list[dict[str, Any]] = []
-        errors: list[dict[str, Any]] = []
-        for index, reply in enumerate(replies):
-            if reply.ok:
-                grade: RelevanceGrade = reply.data
-                documents.append(
-                    {"doc": index, "grade": grade.relevance_score, "reasoning": grade.reasoning}
-                )
-            else:
-                documents.append({"doc": index, "grade": None, "error": reply.error, "raw": reply.raw})
-                errors.append({"doc": index, "error": reply.error})
+        documents: list[dict[str, Any]] = [
+            {"doc": i, "grade": reply.data.relevance_score, "reasoning": reply.data.reasoning}
+            if reply.ok else {"doc": i, "grade": None, "error": reply.error, "raw": reply.raw}
+            for i, reply in enumerate(replies)
+        ]
+        errors = [{"doc": entry["doc"], "error": entry["error"]} for entry in documents
+                  if "error" in entry]
         judge_id = getattr(judge, "model_id", None)
 
         if errors:
@@ -505,7 +473,7 @@ class TemporalNDCG(Metric):
             )
 
         relevances = [entry["grade"] for entry in documents]
-        gains = [gain(rel, self.gain) for rel in relevances]
+        gains = gain_list(relevances, self.gain)
         details = _details("llm", k, range(len(texts)), relevances, gains, gains, self.gain)
         details.update(judge=judge_id, documents=documents, retrieved=len(texts))
         for entry, document in zip(details["ranks"], documents, strict=False):
@@ -548,49 +516,31 @@ def _checked_mode(metric: TemporalNDCG, given: set[str]) -> str:
     return mode
 
 
-def _details(
-    mode: str,
-    k: int,
-    docs: Sequence[Any],
-    relevances: Sequence[float],
-    gains: Sequence[float],
-    ideal_gains: Sequence[float],
-    gain_kind: str,
-) -> dict[str, Any]:
+def _details(mode: str, k: int, docs: Sequence[Any], relevances: Sequence[float],
+             gains: Sequence[float], ideal_gains: Sequence[float], gain_kind: str,
+             ) -> dict[str, Any]:
     """The per-rank table and the curve of the gold and LLM modes (focus-time mode packs the same
     values: layout "ndcg_ft/1" of `tempo_eval.common.packed_details`). `docs` are ids or list indices."""
     prefix, length, dcg, idcg = _curve(k, gains, ideal_gains)
     depth = len(prefix)
     ranked = zip(range(1, depth + 1), map(discount, range(1, depth + 1)), docs, relevances, gains, strict=False)
     ranks = [
-        {
-            "rank": rank,
-            "doc": doc,
-            "relevance": relevance,
-            "gain": doc_gain,
-            "discounted_gain": doc_gain * rank_discount,
-        }
+        {"rank": rank, "doc": doc, "relevance": relevance, "gain": doc_gain,
+         "discounted_gain": doc_gain * rank_discount}
         for rank, rank_discount, doc, relevance, doc_gain in ranked
     ]
-    return {
-        "mode": mode,
-        "k": k,
-        "gain": gain_kind,
-        "curve": prefix + prefix[-1:] * (length - depth),
-        "ranks": ranks,
-        "dcg": dcg,
-        "idcg": idcg,
-    }
+    curve = prefix + prefix[-1:] * (length - depth)
+    return {"mode": mode, "k": k, "gain": gain_kind, "curve": curve, "ranks": ranks, "dcg": dcg,
+            "idcg": idcg}
 
 
 def _curve(k: int, gains: Sequence[float], ideal_gains: Sequence[float]) -> tuple[list[float], int, float, float]:
     """NDCG@1..depth, the curve's length in the details, DCG and IDCG at k: the curve is computed
-    to `curve_depth` only (it is flat past the documents present) and stored flat up to k, or up
-    to MAX_CURVE_RANKS when k is larger; its last value is NDCG@k either way."""
-    depth = min(k, max(len(gains), len(ideal_gains), 1))  # `curve_depth` (k is checked by the callers)
+    to the depth of the documents present only (it is flat past them) and stored flat up to k, or
+    up to MAX_CURVE_RANKS when k is larger; its last value is NDCG@k either way."""
+    depth = min(k, max(len(gains), len(ideal_gains), 1))  # k is checked by the callers
     if ideal_gains is gains and not any(gains):  # no gain at all (half the rows, on the bench): NaN over 0
         return [NAN] * depth, min(k, max(depth, MAX_CURVE_RANKS)), 0.0, 0.0
-    # `ndcg_curve`, its DCG and IDCG kept for the details
     curve, dcg, idcg = ndcg_curve_totals(gains, sorted(ideal_gains, reverse=True), depth)
     return curve, min(k, max(depth, MAX_CURVE_RANKS)), dcg, idcg
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from tempo_eval.core.turn import Turn
@@ -59,6 +60,9 @@ from tempo_eval.verify.base import (
 )
 
 YES, NO, IDK = "yes", "no", "idk"
+#: the settings a result's details record
+_SETTINGS = ("threshold", "strict_mode", "penalize_ambiguous_claims", "truths_extraction_limit",
+             "window_size")
 
 
 # ---- the math and the structure: pure functions ---------------------------------------------
@@ -172,13 +176,10 @@ class TurnFaithfulness(Metric):
             raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
         if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
             raise ValueError(f"window_size must be a positive integer, got {window_size!r}")
-        if truths_extraction_limit is not None and (
-            isinstance(truths_extraction_limit, bool)
-            or not isinstance(truths_extraction_limit, int)
-            or truths_extraction_limit < 0
-        ):
+        limit = truths_extraction_limit
+        if limit is not None and (type(limit) is bool or not isinstance(limit, int) or limit < 0):
             raise ValueError(
-                f"truths_extraction_limit must be None or an integer >= 0, got {truths_extraction_limit!r}"
+                f"truths_extraction_limit must be None or an integer >= 0, got {limit!r}"
             )
         self.threshold = 1.0 if strict_mode else float(threshold)
         self.strict_mode = bool(strict_mode)
@@ -214,13 +215,7 @@ class TurnFaithfulness(Metric):
 
         details: dict[str, Any] = {
             "verifier": f"{verifier.name}:{verifier.model_id}",
-            "settings": {
-                "threshold": self.threshold,
-                "strict_mode": self.strict_mode,
-                "penalize_ambiguous_claims": self.penalize_ambiguous_claims,
-                "truths_extraction_limit": self.truths_extraction_limit,
-                "window_size": self.window_size,
-            },
+            "settings": {name: getattr(self, name) for name in _SETTINGS},
             "interactions": interactions,
             "windows": [w.to_record() for w in windows],
             "claims": [{"window": w.index, **c} for w in windows for c in w.records],
@@ -236,11 +231,8 @@ class TurnFaithfulness(Metric):
         scores = [w.score for w in windows]
         details["mean_window_score"] = sum(scores) / len(scores) if scores else 1.0
         score = turn_faithfulness(scores, strict_mode=self.strict_mode)
-        has_context = any(
-            turns[i].retrieval_context and turns[i].role == "assistant"
-            for w in windows
-            for i in w.turn_indices
-        )
+        has_context = any(turns[i].retrieval_context and turns[i].role == "assistant"
+                          for w in windows for i in w.turn_indices)
         reason_code = None if has_context else "no_retrieval_context"
         reason = self._reason(windows, score, has_context) if self.include_reason else ""
         return MetricResult(self.name, score, reason, reason_code, details, score >= self.threshold)
@@ -262,12 +254,8 @@ class TurnFaithfulness(Metric):
     def _claims(self, turns: Sequence[Turn], indices: Sequence[int]) -> list[tuple[int, str]]:
         from tempo_eval.core.text import split_claims
 
-        return [
-            (i, claim)
-            for i in indices
-            if turns[i].role == "assistant"
-            for claim in split_claims(turns[i].content)
-        ]
+        return [(i, claim) for i in indices if turns[i].role == "assistant"
+                for claim in split_claims(turns[i].content)]
 
     async def _judge(self, window: _Window, verifier: Verifier) -> None:
         claims = [claim for _, claim in window.claims]
@@ -275,10 +263,8 @@ class TurnFaithfulness(Metric):
             window.reason_code, verdicts = "no_claims", []
         elif not window.truths:
             window.reason_code = "no_truths"
-            verdicts = [
-                ClaimVerdict(c, Verdict.NEUTRAL, reason="no retrieval context in this window")
-                for c in claims
-            ]
+            reason = "no retrieval context in this window"
+            verdicts = [ClaimVerdict(c, Verdict.NEUTRAL, reason=reason) for c in claims]
         else:
             window.reason_code = "scored"
             verdicts = await verifier.averify(claims, window.truths)
@@ -322,18 +308,19 @@ class TurnFaithfulness(Metric):
         return reason
 
 
+@dataclass
 class _Window:
     """One sliding window while it is being judged."""
 
-    def __init__(self, index: int, first: int, last: int, turn_indices: list[int]) -> None:
-        self.index = index
-        self.first, self.last = first, last
-        self.turn_indices = turn_indices
-        self.truths: list[str] = []
-        self.claims: list[tuple[int, str]] = []
-        self.records: list[dict[str, Any]] = []
-        self.score: float = math.nan
-        self.reason_code: str = ""
+    index: int
+    first: int
+    last: int
+    turn_indices: list[int]
+    truths: list[str] = field(default_factory=list)
+    claims: list[tuple[int, str]] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    score: float = math.nan
+    reason_code: str = ""
 
     def to_record(self) -> dict[str, Any]:
         labels = [r["label"] for r in self.records]

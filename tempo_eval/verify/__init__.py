@@ -13,6 +13,7 @@ Implementations are imported lazily: importing this package loads no model libra
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from typing import Any
 
@@ -134,13 +135,9 @@ def available_verifiers(
         from tempo_eval.verify.nli import NLIVerifier
 
         status["nli"] = NLIVerifier(model=nli_model or DEFAULT_NLI_MODEL).check_available()
-    missing = missing_extra("lexical")
-    if missing is None:
-        from tempo_eval.verify.lexical import SUMMARY
+    from tempo_eval.verify.lexical import LexicalVerifier
 
-        status["lexical"] = (True, SUMMARY)
-    else:
-        status["lexical"] = (False, missing)
+    status["lexical"] = LexicalVerifier().check_available()  # the extra looked up, nothing loaded
     if judge_configured is None:
         judge_configured = bool(os.environ.get("OPENAI_API_KEY"))
     status["llm"] = (
@@ -151,22 +148,13 @@ def available_verifiers(
     return status
 
 
+#: the module of each implementation, imported the first time it is asked for
+_LAZY = {"NLIVerifier": "nli", "LLMVerifier": "llm", "LexicalVerifier": "lexical",
+         "CachedVerifier": "cache"}
+
+
 def __getattr__(name: str) -> Any:
     # Lazy access to the implementations keeps `import tempo_eval.verify` light.
-    if name == "NLIVerifier":
-        from tempo_eval.verify.nli import NLIVerifier
-
-        return NLIVerifier
-    if name == "LLMVerifier":
-        from tempo_eval.verify.llm import LLMVerifier
-
-        return LLMVerifier
-    if name == "LexicalVerifier":
-        from tempo_eval.verify.lexical import LexicalVerifier
-
-        return LexicalVerifier
-    if name == "CachedVerifier":
-        from tempo_eval.verify.cache import CachedVerifier
-
-        return CachedVerifier
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"tempo_eval.verify.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'tempo_eval.verify' has no attribute {name!r}")

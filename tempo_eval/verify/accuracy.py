@@ -52,32 +52,24 @@ def accuracy_note(name: str, path: Path | None = None) -> str:
         note += f" Cannot judge: {limits}."
     return note
 
+#: the sentence of each kind of data, filled in with its measured figures
+_KIND_NOTES = {
+    "qa_answers": "QA answers with one invented name, number or date ({n} held-out answers): "
+                  "balanced accuracy {balanced_accuracy:.2f}, against {rule_balanced_accuracy:.2f} "
+                  "for the rule \"flag a capitalised name the contexts lack\".",
+    "sample": "Bundled sample: Factual Correctness {correct_answers_fc:.2f} on its correct "
+              "answers, {wrong_years_caught} of {wrong_years} wrong years contradicted.",
+    "summaries": "News summaries, FaithBench-style ({n} held-out summaries, half with one "
+                 "hallucination): flags {flag_rate:.0%} of summaries at balanced accuracy "
+                 "{balanced_accuracy:.2f}.",
+}
+
 
 def by_data_kind_note(kinds: dict[str, Any] | None) -> str:
     """The measured figures per kind of data (QA answers, the sample, summaries), one sentence each."""
     if not kinds:
         return ""
-    parts = []
-    qa = kinds.get("qa_answers")
-    if qa:
-        parts.append(
-            f"QA answers with one invented name, number or date ({qa['n']} held-out answers): balanced "
-            f"accuracy {qa['balanced_accuracy']:.2f}, against {qa['rule_balanced_accuracy']:.2f} for the "
-            f"rule \"flag a capitalised name the contexts lack\"."
-        )
-    sample = kinds.get("sample")
-    if sample:
-        parts.append(
-            f"Bundled sample: Factual Correctness {sample['correct_answers_fc']:.2f} on its correct answers, "
-            f"{sample['wrong_years_caught']} of {sample['wrong_years']} wrong years contradicted."
-        )
-    summaries = kinds.get("summaries")
-    if summaries:
-        parts.append(
-            f"News summaries, FaithBench-style ({summaries['n']} held-out summaries, half with one "
-            f"hallucination): flags {summaries['flag_rate']:.0%} of summaries at balanced accuracy "
-            f"{summaries['balanced_accuracy']:.2f}."
-        )
-    elif "summaries" in kinds:
+    parts = [note.format(**kinds[kind]) for kind, note in _KIND_NOTES.items() if kinds.get(kind)]
+    if "summaries" in kinds and not kinds["summaries"]:
         parts.append("Summaries: not measured (no labelled summary set).")
     return (" " + " ".join(parts)) if parts else ""

@@ -79,11 +79,9 @@ class ClaimVerdict:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ClaimVerdict:
-        known = {k: v for k, v in record.items() if k in _FIELDS}  # older or newer records
+        # older or newer records: only the fields this version has
+        known = {k: v for k, v in record.items() if k in cls.__dataclass_fields__}
         return cls(**{**known, "verdict": Verdict(record["verdict"])})
-
-
-_FIELDS = frozenset(("claim", "verdict", "evidence", "probabilities", "reason", "error", "confidence"))
 
 
 @runtime_checkable

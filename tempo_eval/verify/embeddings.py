@@ -28,11 +28,6 @@ MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 class Embedder(Protocol):
     """Anything that turns texts into L2-normalised row vectors (cosine similarity = dot product)."""
 
-    def clear_cache(self) -> None:
-        """Forget every cached embedding (the model stays loaded)."""
-        with self._lock:
-            self._cache.clear()
-
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
@@ -109,40 +104,23 @@ class SentenceEmbedder:
         texts = list(texts)
         with self._lock:
             missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
+            new = {}
             if missing:
                 model = self._load()
-                vectors = model.encode(
-                    missing,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                ).astype(np.float32)
-                new = dict(zip(missing, vectors, strict=True))
-            else:
-                new = {}
-            rows = []
+                vectors = model.encode(missing, batch_size=self.batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=True, show_progress_bar=False)
+                new = dict(zip(missing, vectors.astype(np.float32), strict=True))
+            rows = [new[text] if text in new else self._cache[text] for text in texts]
             for text in texts:
-                vector = new.get(text)
-                if vector is None:
-                    vector = self._cache[text]
+                if text not in new:  # a hit: now the most recently used
                     self._cache.move_to_end(text)
-                rows.append(vector)
-            for text, vector in new.items():
-                self._cache[text] = vector
-                self._cache.move_to_end(text)
+            self._cache.update(new)
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
-        if not rows:
-            dim = model_dim if (model_dim := self._dimension()) else 0
-            return np.zeros((0, dim), dtype=np.float32)
+        if not rows:  # the model's width once it is loaded, else 0
+            get_dim = getattr(self._model, "get_sentence_embedding_dimension", None)
+            return np.zeros((0, (get_dim() if get_dim else 0) or 0), dtype=np.float32)
         return np.stack(rows)
-
-    def _dimension(self) -> int | None:
-        if self._model is None:
-            return None
-        get_dim = getattr(self._model, "get_sentence_embedding_dimension", None)
-        return get_dim() if get_dim else None
 
 
 _default: SentenceEmbedder | None = None
@@ -156,8 +134,3 @@ def default_embedder() -> SentenceEmbedder:
         if _default is None:
             _default = SentenceEmbedder()
         return _default
-
-
-def embed(texts: Sequence[str]) -> np.ndarray:
-    """Unit-length MiniLM embeddings of `texts` from the process-wide embedder."""
-    return default_embedder().embed(texts)

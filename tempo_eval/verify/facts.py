@@ -10,6 +10,7 @@ War II") name a topic and state no year.
 from __future__ import annotations
 
 import math
+import os
 import re
 from functools import lru_cache
 
@@ -107,12 +108,12 @@ def _anchored_days(sentence: str) -> set[tuple[int, int, int]]:
     writes with exactly one year ("October 1929"); a month written with several years, or none,
     anchors nothing."""
     years_of: dict[int, set[int]] = {}
-    for match in _MONTH_YEAR.finditer(sentence):
-        years_of.setdefault(_MONTH[match.group(1).lower()], set()).add(int(match.group(2)))
-    for match in _DAY_MONTH_YEAR.finditer(sentence):
-        years_of.setdefault(_MONTH[match.group(2).lower()], set()).add(int(match.group(3)))
-    for match in _MONTH_DAY_YEAR.finditer(sentence):
-        years_of.setdefault(_MONTH[match.group(1).lower()], set()).add(int(match.group(3)))
+    # (pattern, group of the month, group of the year)
+    for pattern, month, year in ((_MONTH_YEAR, 1, 2), (_DAY_MONTH_YEAR, 2, 3),
+                                 (_MONTH_DAY_YEAR, 1, 3)):
+        for match in pattern.finditer(sentence):
+            years = years_of.setdefault(_MONTH[match.group(month).lower()], set())
+            years.add(int(match.group(year)))
     if not years_of:
         return set()
     days = [(_MONTH[m.group(2).lower()], int(m.group(1))) for m in _DAY_MONTH.finditer(sentence)]
@@ -447,14 +448,13 @@ class WordIndex:
 
     def __init__(self, text: str) -> None:
         text = fold(text)
-        tokens = [token for token in _TOKEN.findall(text) if not token[0].isdigit()]
+        words = [token for token in _TOKEN.findall(text) if not token[0].isdigit()]
         # "Austria-Hungary" also states "Austria" and "Hungary"
-        tokens += [part for token in tokens if "-" in token for part in token.split("-") if part]
+        tokens = words + [part for word in words if "-" in word for part in word.split("-") if part]
         self.words = {normal_word(token) for token in tokens}
         self._by_head: dict[str, list[str]] = {}
         for word in self.words:
             self._by_head.setdefault(word[:4], []).append(word)
-        words = [token for token in _TOKEN.findall(text) if not token[0].isdigit()]
         self._initials = "".join(token[0].lower() for token in words)
         # "International Union for Conservation of Nature" is "IUCN": the linking words are skipped
         self._name_initials = "".join(token[0].lower() for token in words if token.lower() not in _ACRONYM_GLUE)
@@ -468,7 +468,7 @@ class WordIndex:
             return False
         for other in self._by_head.get(word[:4], ()):
             shorter = min(len(word), len(other))
-            common = len(_common_prefix(word, other))
+            common = len(os.path.commonprefix((word, other)))
             if common >= max(4, shorter - 1) and (word.startswith(other) or other.startswith(word) or common >= shorter - 1):
                 return True
         return False
@@ -480,24 +480,14 @@ class WordIndex:
         return low in self.words or low in self._initials or low in self._name_initials
 
 
-def _common_prefix(a: str, b: str) -> str:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return a[:n]
-
-
 def names(text: str) -> set[str]:
     """Capitalised words after the first word (the first is capitalised anyway), as written."""
     text = fold(text)
-    found = {
+    return {
         match.group(0)
         for match in _NAME.finditer(text)
         if match.start() > 0 and match.group(0).lower() not in _NOT_NAMES and not match.group(0).isupper()
     }
-    return found
 
 
 _NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*")

@@ -53,7 +53,6 @@ from tempo_eval.verify.facts import (
     fmt_years,
     mentioned_numbers,
     mentioned_quantities,
-    mentioned_years,
     missing_names,
     missing_numbers,
     names,
@@ -69,17 +68,7 @@ from tempo_eval.verify.facts import (
 if TYPE_CHECKING:
     from tempo_eval.verify.embeddings import Embedder
 
-__all__ = [
-    "ANAPHORIC_START",
-    "FEATURES",
-    "MODEL_PATH",
-    "SUMMARY",
-    "LexicalVerifier",
-    "mentioned_numbers",
-    "mentioned_quantities",
-    "mentioned_years",
-    "stated_years",
-]
+__all__ = ["ANAPHORIC_START", "FEATURES", "MODEL_PATH", "SUMMARY", "LexicalVerifier"]
 
 #: a sentence opening with one of these leans on the previous one ("It was completed in 1889.")
 ANAPHORIC_START = re.compile(r"(?:it|its|he|his|she|her|they|their|this|these|the latter|the former)\b", re.IGNORECASE)
@@ -230,15 +219,12 @@ def _unstated(claim: str, lacking: set[str], premises: _Premises) -> tuple[set[i
     years = set(stated_years(claim) - premises.years) - numbers_as_years
     numbers = missing_numbers(written_numbers(claim), premises.numbers | {float(y) for y in premises.years})
     dates = set(stated_dates(claim) - premises.dates)
-    notes = []
-    if lacking:
-        notes.append(f"names not in the premises: {', '.join(sorted(lacking))}")
-    if years:
-        notes.append(f"years not in the premises: {fmt_years(years)}")
-    if numbers:
-        notes.append(f"numbers not in the premises: {', '.join(f'{n:g}' for n in sorted(numbers))}")
-    if dates:
-        notes.append(f"dates not in the premises: {', '.join(fmt_date(d) for d in sorted(dates))}")
+    notes = [f"{what} not in the premises: {text}" for what, found, text in (
+        ("names", lacking, ", ".join(sorted(lacking))),
+        ("years", years, fmt_years(years)),
+        ("numbers", numbers, ", ".join(f"{n:g}" for n in sorted(numbers))),
+        ("dates", dates, ", ".join(fmt_date(d) for d in sorted(dates))),
+    ) if found]
     return years, numbers, dates, notes
 
 
@@ -383,17 +369,16 @@ def _best_verdict(claim: str, candidates: list[Judgement], model: dict[str, Any]
 
 def combine(claim: str, parts: list[ClaimVerdict]) -> ClaimVerdict:
     """One verdict for a claim from the verdicts of its atomic parts."""
-    if len(parts) == 1:
-        only = parts[0]
-        return ClaimVerdict(claim, only.verdict, evidence=only.evidence, reason=only.reason, confidence=only.confidence)
     contradicted = [p for p in parts if p.verdict is Verdict.CONTRADICTED]
-    if contradicted:
+    if len(parts) == 1:
+        deciding = parts[0]
+    elif contradicted:
         deciding = max(contradicted, key=lambda p: p.confidence or 0.0)
     elif all(p.verdict is Verdict.SUPPORTED for p in parts):
         deciding = min(parts, key=lambda p: p.confidence or 0.0)
     else:
         deciding = min((p for p in parts if p.verdict is not Verdict.SUPPORTED), key=lambda p: p.confidence or 0.0)
-    reason = f'part "{deciding.claim}": {deciding.reason}'
+    reason = deciding.reason if len(parts) == 1 else f'part "{deciding.claim}": {deciding.reason}'
     return ClaimVerdict(claim, deciding.verdict, evidence=deciding.evidence, reason=reason, confidence=deciding.confidence)
 
 
@@ -503,12 +488,11 @@ class LexicalVerifier:
         flat = [part for parts in parts_of for part in parts]
         judged = self.judgements(flat, premises)
         model = self.model
-        part_verdicts = []
-        for part, candidates in zip(flat, judged, strict=True):
-            if not candidates:
-                part_verdicts.append(ClaimVerdict(part, Verdict.NEUTRAL, reason="no premises", confidence=1.0))
-                continue
-            part_verdicts.append(_best_verdict(part, candidates, model))
+        part_verdicts = [
+            _best_verdict(part, candidates, model) if candidates
+            else ClaimVerdict(part, Verdict.NEUTRAL, reason="no premises", confidence=1.0)
+            for part, candidates in zip(flat, judged, strict=True)
+        ]
         verdicts, start = [], 0
         for claim, parts in zip(claims, parts_of, strict=True):
             verdicts.append(combine(claim, part_verdicts[start : start + len(parts)]))

@@ -104,10 +104,8 @@ class LLMVerifier:
         if not claims:
             return []
         if not premises:
-            return [
-                ClaimVerdict(claim, Verdict.NEUTRAL, reason="no premises to check the claim against")
-                for claim in claims
-            ]
+            reason = "no premises to check the claim against"
+            return [ClaimVerdict(claim, Verdict.NEUTRAL, reason=reason) for claim in claims]
         premise_text = "\n".join(f"[{i + 1}] {p.strip()}" for i, p in enumerate(premises))
         if self.claims_per_call == 1:
             return list(await asyncio.gather(*(self._one(c, premise_text) for c in claims)))
@@ -138,12 +136,9 @@ class LLMVerifier:
         verdicts = []
         for number, claim in enumerate(claims, start=1):
             answers = by_number.get(number, [])
-            if len(answers) == 1:
-                verdicts.append(_verdict(claim, answers[0]))
-            elif not answers:
-                verdicts.append(_error(claim, f"the judge gave no verdict for claim {number}"))
-            else:
-                verdicts.append(_error(claim, f"the judge gave {len(answers)} verdicts for claim {number}"))
+            gave = f"{len(answers)} verdicts" if answers else "no verdict"
+            verdicts.append(_verdict(claim, answers[0]) if len(answers) == 1
+                            else _error(claim, f"the judge gave {gave} for claim {number}"))
         return verdicts
 
 

@@ -44,7 +44,8 @@ from tempo_eval.common.values import require_text_list
 from tempo_eval.core.text import sentence_spans
 from tempo_eval.verify.base import ClaimVerdict, Verdict, VerifierUnavailable
 from tempo_eval.verify.cross_rows import CrossRowBatches
-from tempo_eval.verify.lexical import ANAPHORIC_START, mentioned_years
+from tempo_eval.verify.facts import mentioned_years
+from tempo_eval.verify.lexical import ANAPHORIC_START
 
 if TYPE_CHECKING:
     import numpy as np
@@ -454,10 +455,7 @@ class NLIVerifier:
             error = f"{type(exc).__name__}: {exc}"
             return [[ClaimVerdict(claim, Verdict.ERROR, error=error) for claim in claims] for claims, *_ in plans]
         out: list[list[ClaimVerdict]] = []
-        for claims, units, candidates, row in plans:
-            if claims and not units:
-                out.append([ClaimVerdict(claim, Verdict.NEUTRAL, reason="no premises") for claim in claims])
-                continue
+        for claims, units, candidates, row in plans:  # no units, no picks: "no premises"
             verdicts: list[ClaimVerdict] = []
             for claim, picks in zip(claims, candidates, strict=True):
                 verdicts.append(aggregate(claim, [units[j] for j in picks], probabilities[row : row + len(picks)]))
@@ -472,12 +470,8 @@ class NLIVerifier:
 
 
 def aggregate(claim: str, evidence: Sequence[str], probabilities: Any) -> ClaimVerdict:
-    """Decide one claim from its candidates' (entailment, neutral, contradiction) rows.
-
-    Best-entailment candidate with entailment as its argmax -> SUPPORTED; else best-contradiction
-    candidate with contradiction as its argmax -> CONTRADICTED; else NEUTRAL with the
-    best-entailment candidate. No candidates -> NEUTRAL "no premises".
-    """
+    """Decide one claim from its candidates' (entailment, neutral, contradiction) rows (rule 4 of
+    the module docstring). No candidates -> NEUTRAL "no premises"."""
     if len(evidence) == 0:
         return ClaimVerdict(claim, Verdict.NEUTRAL, reason="no premises")
     rows = [[float(value) for value in row] for row in probabilities]
@@ -559,11 +553,9 @@ def _hub_offline() -> bool:
 def _looks_like_connection_error(exc: BaseException) -> bool:
     seen: BaseException | None = exc
     while seen is not None:
-        name = type(seen).__name__
-        text = str(seen).lower()
-        if "connection" in name.lower() or "timeout" in name.lower() or "offline" in name.lower():
-            return True
-        if "connect" in text or "offline" in text or "resolve" in text or "network" in text:
+        name, text = type(seen).__name__.lower(), str(seen).lower()
+        if any(word in name for word in ("connection", "timeout", "offline")) or any(
+                word in text for word in ("connect", "offline", "resolve", "network")):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
@@ -578,12 +570,9 @@ def _check_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     if isinstance(pairs, (str, bytes)):
         raise TypeError("pairs must be a list of (premise, hypothesis) tuples, not a string")
     result = []
-    for pair in pairs:
-        if (
-            not isinstance(pair, (tuple, list))
-            or len(pair) != 2
-            or not all(isinstance(part, str) for part in pair)
-        ):
+    for pair in pairs:  # once: `pairs` may be an iterator
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(
+                isinstance(part, str) for part in pair):
             raise TypeError(f"pairs must contain (premise, hypothesis) string pairs, found {pair!r}")
         result.append((pair[0], pair[1]))
     return result

@@ -241,8 +241,8 @@ def test_answer_currency_without_a_reference_is_nan_no_reference():
 def test_outdated_answer_rate_is_among_rows_with_outdated_references():
     labels = ["outdated", "current", "outdated", "other", None]
     has = [True, True, False, True, True]
-    assert asof.outdated_answer_rate(labels, has) == pytest.approx(1 / 3)
-    assert math.isnan(asof.outdated_answer_rate(["current"], [False]))
+    assert asof.currency_counts(labels, has)["outdated_rate"] == pytest.approx(1 / 3)
+    assert math.isnan(asof.currency_counts(["current"], [False])["outdated_rate"])
 
 
 # ---- the row metrics: details and reason codes ---------------------------------------------------

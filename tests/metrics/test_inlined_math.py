@@ -8,9 +8,10 @@ import random
 
 from tempo_eval.core.extract import FocusTimeExtractor
 from tempo_eval.core.focus import FocusTime, YearSpan
-from tempo_eval.metrics.ndcg import dcg_curve, discount, gain, gain_list, year_set_relevance
+from tempo_eval.metrics.ndcg import discount, gain_list, year_set_relevance
 from tempo_eval.metrics.temporal_faithfulness import _span_texts, focus_time_faithfulness
 from tempo_eval.metrics.temporal_ndcg import _relevances
+from tests.support.ndcg_curves import dcg_curve, gain
 
 RNG = random.Random(11)
 

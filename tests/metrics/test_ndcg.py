@@ -15,18 +15,9 @@ import pytest
 
 from tempo_eval.core.focus import FocusTime
 from tempo_eval.metrics.base import METRICS, MissingInput
-from tempo_eval.metrics.ndcg import (
-    dcg_curve,
-    dedupe,
-    focus_time_relevance,
-    gain,
-    gold_gains,
-    gold_relevance,
-    jaccard,
-    ndcg_curve,
-    rank_by_trec_eval,
-)
+from tempo_eval.metrics.ndcg import dedupe, gold_relevance, jaccard, rank_by_trec_eval
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
+from tests.support.ndcg_curves import dcg_curve, focus_time_relevance, gain, gold_gains, ndcg_curve
 from tests.support.paths import ROOT
 from tests.support.trec import ndcg_per_query
 

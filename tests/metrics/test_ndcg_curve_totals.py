@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import random
 
-from tempo_eval.metrics.ndcg import dcg_curve_unchecked, ndcg_curve_totals, ndcg_of_curves
+from tempo_eval.metrics.ndcg import ndcg_curve_totals
+from tests.support.ndcg_curves import dcg_curve_unchecked, ndcg_of_curves
 
 
 def _bits(values):

@@ -23,6 +23,7 @@ from tempo_eval.metrics.temporal_faithfulness import (
 )
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG, _curve, _relevances
 from tempo_eval.store.packing import _details_json
+from tests.support.ndcg_curves import dcg_curve_unchecked, ndcg_of_curves
 
 
 def _plain_dcg(gains: list[float], k: int) -> list[float]:
@@ -39,7 +40,7 @@ def test_dcg_curve_and_discounted_gains_are_the_plain_sums_past_the_lookup_table
     rng = random.Random(n)
     gains = [rng.choice([0.0, 0.0, -1.0, rng.random() * 4]) for _ in range(n)]
     for k in (1, n + 3):
-        assert ndcg.dcg_curve_unchecked(gains, k) == _plain_dcg(gains, k)
+        assert dcg_curve_unchecked(gains, k) == _plain_dcg(gains, k)
     assert ndcg.discounted_gains(gains, n) == [gains[i] * ndcg.discount(i + 1) for i in range(n)]
     assert ndcg.discounted_gains(gains, n) == [gains[i] * (1.0 / math.log2(i + 2)) for i in range(n)]
 
@@ -48,9 +49,9 @@ def test_dcg_curve_and_discounted_gains_are_the_plain_sums_past_the_lookup_table
 def test_a_ranking_without_gain_has_the_curve_the_sums_give(gains: list[float]) -> None:
     for k in (1, 3, 2000):
         depth = min(k, max(len(gains), 1))
-        dcg = ndcg.dcg_curve_unchecked(gains, depth)
-        idcg = ndcg.dcg_curve_unchecked(sorted(gains, reverse=True), depth)
-        expected = (ndcg.ndcg_of_curves(dcg, idcg), min(k, max(depth, 1000)), dcg[-1], idcg[-1])
+        dcg = dcg_curve_unchecked(gains, depth)
+        idcg = dcg_curve_unchecked(sorted(gains, reverse=True), depth)
+        expected = (ndcg_of_curves(dcg, idcg), min(k, max(depth, 1000)), dcg[-1], idcg[-1])
         assert repr(_curve(k, gains, gains)) == repr(expected)
         assert repr(_curve(k, gains, list(gains))) == repr(expected)
 

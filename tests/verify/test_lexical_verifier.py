@@ -9,13 +9,13 @@ from collections import Counter
 import pytest
 
 from tempo_eval.verify.base import Verdict, Verifier
-from tempo_eval.verify.lexical import (
-    LexicalVerifier,
+from tempo_eval.verify.facts import (
     mentioned_numbers,
     mentioned_quantities,
     mentioned_years,
     stated_years,
 )
+from tempo_eval.verify.lexical import LexicalVerifier
 from tests.support.paths import ROOT, TESTS
 
 logger = logging.getLogger(__name__)
