@@ -30,6 +30,8 @@ from tempo_eval.store.run_records import _HEARTBEAT_SECONDS
 
 #: result rows `scores_frame` reads at a time
 _SCORES_PART = 20_000
+#: the dataset rows first <= row < end of a run (bound after its run id)
+_ROW_RANGE = " AND row_idx >= ? AND row_idx < ?"
 
 
 #: the columns of a row of the results table, in the order `encode_rows` gives them
@@ -167,16 +169,7 @@ class ResultRecords:
         self, run_id: int, first: int, end: int, *, retry_failed: bool = False
     ) -> set[tuple[int, str]]:
         """`completed` for the rows first <= row < end (a batch of a streamed dataset)."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT row_idx, metric, score IS NULL, reason_code FROM results"
-                " WHERE run_id = ? AND row_idx >= ? AND row_idx < ?",
-                (run_id, first, end),
-            ).fetchall()
-        return {
-            (int(r), m) for r, m, is_nan, code in rows
-            if not (retry_failed and is_nan and is_retryable(code))
-        }
+        return self._completed(run_id, retry_failed, _ROW_RANGE, (first, end))
 
     def completed(self, run_id: int, *, retry_failed: bool = False) -> set[tuple[int, str]]:
         """The (row, metric) pairs that have a stored result in this run.
@@ -184,35 +177,33 @@ class ResultRecords:
         With `retry_failed`, results that failed (NaN with a retryable reason code, see
         `is_retryable`) do not count as completed, so a resumed run computes them again.
         """
+        return self._completed(run_id, retry_failed)
+
+    def _completed(self, run_id: int, retry_failed: bool, rows_sql: str = "",
+                   args: tuple[int, ...] = ()) -> set[tuple[int, str]]:
         with self._lock:
             rows = self._conn.execute(
-                "SELECT row_idx, metric, score IS NULL, reason_code FROM results WHERE run_id = ?",
-                (run_id,),
+                "SELECT row_idx, metric, score IS NULL, reason_code FROM results"
+                f" WHERE run_id = ?{rows_sql}", (run_id, *args),
             ).fetchall()
-        return {
-            (int(r), m) for r, m, is_nan, code in rows
-            if not (retry_failed and is_nan and is_retryable(code))
-        }
+        return {(int(r), m) for r, m, is_nan, code in rows
+                if not (retry_failed and is_nan and is_retryable(code))}
 
     def results_frame(self, run_id: int) -> pd.DataFrame:
         """One row per (row, metric): row, query_id, run, metric, score (NaN when not measurable),
         reason_code, reason; sorted by row then metric. `run` is the dataset's run column."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
-                " WHERE run_id = ? ORDER BY row_idx, metric",
-                (run_id,),
-            ).fetchall()
-        return frame_of_result_rows(rows)
+        return self._results(run_id)
 
     def results_rows(self, run_id: int, first: int, last: int) -> pd.DataFrame:
         """`results_frame` of the dataset rows `first` to `last` (both included) only: one range
         of the primary key, so a page of a 400,000-result run costs what the page holds."""
+        return self._results(run_id, " AND row_idx BETWEEN ? AND ?", (int(first), int(last)))
+
+    def _results(self, run_id: int, rows_sql: str = "", args: tuple[int, ...] = ()) -> pd.DataFrame:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
-                " WHERE run_id = ? AND row_idx BETWEEN ? AND ? ORDER BY row_idx, metric",
-                (run_id, int(first), int(last)),
+                f" WHERE run_id = ?{rows_sql} ORDER BY row_idx, metric", (run_id, *args),
             ).fetchall()
         return frame_of_result_rows(rows)
 
@@ -249,14 +240,9 @@ class ResultRecords:
         with self._lock:
             (last,) = self._conn.execute("SELECT MAX(row_idx) FROM results WHERE run_id = ?", (run_id,)).fetchone()
         for first in range(0, (last if last is not None else -1) + 1, rows_per_frame):
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
-                    " WHERE run_id = ? AND row_idx >= ? AND row_idx < ? ORDER BY row_idx, metric",
-                    (run_id, first, first + rows_per_frame),
-                ).fetchall()
-            if rows:
-                yield frame_of_result_rows(rows)
+            frame = self._results(run_id, _ROW_RANGE, (first, first + rows_per_frame))
+            if len(frame):
+                yield frame
 
     def scores_frame(self, run_id: int) -> pd.DataFrame:
         """What a run's summary reads, small at any size: metric, score, reason_code (of NaN

@@ -136,12 +136,7 @@ class RunRecords:
                     )
                     return int(row[0]), True
             chosen = wanted or (None if default_name is None else _clean_name(default_name, "run"))
-            cursor = self._conn.execute(
-                f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, created_by)"
-                f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?)",
-                (dataset_id, chosen or "run", dumps(clean), digest, user_name(user)),
-            )
-            run_id = int(cursor.lastrowid)
+            run_id = self._insert_run(dataset_id, chosen or "run", clean, user)
             if chosen is None:
                 self._conn.execute("UPDATE runs SET name = ? WHERE id = ?", (f"run {run_id}", run_id))
             return run_id, False
@@ -215,15 +210,20 @@ class RunRecords:
                     (None if name is None else _clean_name(name, "run"), run_id),
                 )
             else:
-                cursor = self._conn.execute(
-                    f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin, created_by)"
-                    f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?, ?)",
-                    (dataset_id, _clean_name(name or default_name, "run"), dumps(clean), config_hash(clean), origin,
-                     user_name(user)),
-                )
-                run_id = int(cursor.lastrowid)
+                run_id = self._insert_run(dataset_id, _clean_name(name or default_name, "run"), clean, user,
+                                          origin)
                 self._take_lock(run_id)  # a new run: nobody else can hold it
         return run_id, existed
+
+    def _insert_run(self, dataset_id: int, name: str, clean: Mapping[str, Any], user: str | None,
+                    origin: str | None = None) -> int:
+        """A new running run of the `clean` (secret-free) config, made by `user`; its id."""
+        cursor = self._conn.execute(
+            f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin, created_by)"
+            f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?, ?)",
+            (dataset_id, name, dumps(clean), config_hash(clean), origin, user_name(user)),
+        )
+        return int(cursor.lastrowid)
 
     def release_run(self, run_id: int) -> None:
         """Give the run's lock back (only when this store holds it)."""
@@ -338,18 +338,6 @@ class RunRecords:
                 (int(run_id),),
             ).fetchone()
         return int(n), int(failed)
-
-    def default_run(self, dataset_id: int) -> int | None:
-        """The run a page opens on for a dataset: the newest run with results that is not failed
-        (see `list_runs`), else None. A run whose rows all failed is never the default."""
-        runs = self.list_runs(dataset_id)
-        usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
-        return None if usable.empty else int(usable["id"].iloc[0])
-
-    def count_results(self, run_id: int) -> int:
-        """How many results a run has stored (cheap: it reads the primary-key index only)."""
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)).fetchone()[0])
 
     def run_configs(self, run_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         """The stored configuration of each run, in one read: {run id: config}."""
