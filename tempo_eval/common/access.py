@@ -89,11 +89,6 @@ def denial(role: str | None, action: str, *, user: str = "", owner: str | None =
     return None
 
 
-def may(role: str | None, action: str, *, user: str = "", owner: str | None = None) -> bool:
-    """True when `denial` finds nothing against it."""
-    return denial(role, action, user=user, owner=owner) is None
-
-
 def check(role: str | None, action: str, *, user: str = "", owner: str | None = None) -> None:
     """Raise PermissionDenied (with `denial`'s sentence) unless `role` may do `action`."""
     reason = denial(role, action, user=user, owner=owner)

@@ -38,11 +38,6 @@ def register_secret(value: str | None) -> None:
             _registered.add(value)
 
 
-def registered_secrets() -> list[str]:
-    with _lock:
-        return sorted(_registered, key=len, reverse=True)  # longest first: no partial masking
-
-
 def mask(text: str | None, secrets: Iterable[str]) -> str | None:
     """`text` with every one of `secrets` replaced by ***."""
     if not text:
@@ -185,7 +180,8 @@ def secret_values() -> list[str]:
     found = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= MIN_SECRET_CHARS}
     found.update(v for name in _URL_VARIABLES for v in url_passwords(os.environ.get(name, ""))
                  if len(v) >= MIN_SECRET_CHARS)
-    found.update(registered_secrets())
+    with _lock:
+        found.update(_registered)
     return sorted(found, key=len, reverse=True)  # longest first: a key inside another is masked whole
 
 

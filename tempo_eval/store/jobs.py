@@ -331,16 +331,10 @@ class JobQueue:
     def jobs(self, *, kind: str | None = None, dataset_id: int | None = None, active: bool = False,
              status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Jobs, newest first, filtered by kind, dataset, whether they are queued or running, and status."""
-        where, params = ["1 = 1"], []
-        if status is not None:
-            where.append("status = ?")
-            params.append(status)
-        if kind is not None:
-            where.append("kind = ?")
-            params.append(kind)
-        if dataset_id is not None:
-            where.append("dataset_id = ?")
-            params.append(int(dataset_id))
+        given = {"status = ?": status, "kind = ?": kind,
+                 "dataset_id = ?": None if dataset_id is None else int(dataset_id)}
+        where = ["1 = 1", *(sql for sql, value in given.items() if value is not None)]
+        params = [value for value in given.values() if value is not None]
         if active:
             where.append("status IN ('queued', 'running')")
         with self._lock:

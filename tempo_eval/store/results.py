@@ -100,15 +100,8 @@ class ResultRecords:
     """Per-row results in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
     supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
 
-    def record_row(
-        self,
-        run_id: int,
-        row: int,
-        query_id: str,
-        results: Iterable[MetricResult],
-        *,
-        system: str | None = None,
-    ) -> None:
+    def record_row(self, run_id: int, row: int, query_id: str, results: Iterable[MetricResult], *,
+                   system: str | None = None) -> None:
         """Write every metric's result for one dataset row in one transaction.
 
         `details["claims"]` (a list of claim records or ClaimVerdicts) goes to the claims table;
@@ -116,9 +109,8 @@ class ResultRecords:
         """
         self.record_rows(run_id, [(row, query_id, results, system)])
 
-    def record_rows(
-        self, run_id: int, rows: Iterable[tuple[int, str, Iterable[MetricResult], str | None]]
-    ) -> None:
+    def record_rows(self, run_id: int,
+                    rows: Iterable[tuple[int, str, Iterable[MetricResult], str | None]]) -> None:
         """`record_row` for many rows, (row, query_id, results, system) each, in one transaction
         (a batch of rows scored together is committed together)."""
         self.write_encoded(encode_rows(run_id, rows, self._secrets))
@@ -165,9 +157,8 @@ class ResultRecords:
                     (now, run_id, self._lock_token),
                 )
 
-    def completed_between(
-        self, run_id: int, first: int, end: int, *, retry_failed: bool = False
-    ) -> set[tuple[int, str]]:
+    def completed_between(self, run_id: int, first: int, end: int, *,
+                          retry_failed: bool = False) -> set[tuple[int, str]]:
         """`completed` for the rows first <= row < end (a batch of a streamed dataset)."""
         return self._completed(run_id, retry_failed, _ROW_RANGE, (first, end))
 
@@ -306,22 +297,13 @@ class ResultRecords:
         details = _unpack_details(details_json)
         if claims:
             details["claims"] = [
-                {
-                    "claim": c[0], "verdict": c[1], "evidence": c[2],
-                    "probabilities": None if c[3] is None else json.loads(c[3]), "reason": c[4],
-                    **(json.loads(c[5]) if c[5] else {}),
-                    "confidence": c[6],
-                }
+                {"claim": c[0], "verdict": c[1], "evidence": c[2],
+                 "probabilities": None if c[3] is None else json.loads(c[3]), "reason": c[4],
+                 **(json.loads(c[5]) if c[5] else {}), "confidence": c[6]}
                 for c in claims
             ]
-        return MetricResult(
-            metric=metric,
-            score=float("nan") if score is None else float(score),
-            reason=reason,
-            reason_code=reason_code,
-            details=details,
-            success=None if success is None else bool(success),
-        )
+        return MetricResult(metric, float("nan") if score is None else float(score), reason,
+                            reason_code, details, None if success is None else bool(success))
 
 
 def encoded_frame(encoded: EncodedRows) -> pd.DataFrame:

@@ -210,8 +210,8 @@ class RunRecords:
                     (None if name is None else _clean_name(name, "run"), run_id),
                 )
             else:
-                run_id = self._insert_run(dataset_id, _clean_name(name or default_name, "run"), clean, user,
-                                          origin)
+                chosen = _clean_name(name or default_name, "run")
+                run_id = self._insert_run(dataset_id, chosen, clean, user, origin)
                 self._take_lock(run_id)  # a new run: nobody else can hold it
         return run_id, existed
 
@@ -219,8 +219,8 @@ class RunRecords:
                     origin: str | None = None) -> int:
         """A new running run of the `clean` (secret-free) config, made by `user`; its id."""
         cursor = self._conn.execute(
-            f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin, created_by)"
-            f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?, ?)",
+            "INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin,"
+            f" created_by) VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?, ?)",
             (dataset_id, name, dumps(clean), config_hash(clean), origin, user_name(user)),
         )
         return int(cursor.lastrowid)

@@ -38,7 +38,8 @@ from tempo_eval.store.run_records import RunDeleted, RunInUse, RunRecords, confi
 from tempo_eval.store.summaries import SummaryRecords
 
 #: what the other store modules' users import from here
-__all__ = ["RunDeleted", "RunInUse", "RunStore", "config_hash", "frame_content_hash", "is_retryable"]
+__all__ = ["RunDeleted", "RunInUse", "RunStore", "config_hash", "frame_content_hash",
+           "is_retryable"]
 
 
 class RunStore(DatasetRecords, RunRecords, ResultRecords, ClaimRecords, SummaryRecords):
