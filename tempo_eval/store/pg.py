@@ -20,7 +20,6 @@ Errors become `WorkspaceError`s naming the database (its URL without the passwor
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -29,6 +28,7 @@ from tempo_eval.store.dialect import (
     POSTGRES,
     WRITE_LOCK_KEY,
     Translated,
+    bound_columns,
     is_begin_immediate,
     postgres_sql,
 )
@@ -47,9 +47,6 @@ def sqlalchemy_url(url: str) -> str:
     """The URL with SQLAlchemy's psycopg 3 driver named (`postgresql://` means psycopg2 to it)."""
     scheme, rest = url.split("://", 1)
     return f"postgresql+psycopg://{rest}" if scheme.lower() in ("postgresql", "postgres") else url
-
-
-_engines_lock = threading.Lock()
 
 
 @functools.lru_cache(maxsize=64)
@@ -97,26 +94,15 @@ def nul_error(where: str, sql: str, rows: Iterable[Sequence[Any]]) -> WorkspaceE
 
 
 def _column_of(sql: str, index: int) -> str:
-    """`table.column` that the `index`-th `?` binds (an INSERT's column, or `column = ?`), else
-    'a text value'."""
-    import re
-
-    from tempo_eval.store.dialect import _closing, _split
-
-    found = re.match(r"\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+(\w+)\s*\(([^)]*)\)\s*VALUES\s*\(", sql, re.IGNORECASE)
-    if found is None:  # an UPDATE's or a WHERE's `column = ?`
-        marks = [m.start() for m in re.finditer(r"\?", sql)]
-        table = re.search(r"\b(?:UPDATE|FROM)\s+(\w+)", sql, re.IGNORECASE)
-        assigned = re.search(r"(\w+)\s*=\s*$", sql[: marks[index]]) if index < len(marks) else None
-        if assigned is None:
-            return "a text value"
-        return f"{table.group(1)}.{assigned.group(1)}" if table else assigned.group(1)
+    """`table.column` that the `index`-th `?` binds (`dialect.bound_columns`), else 'a text value'."""
     try:
-        slots = _split(sql[found.end(): _closing(sql, found.end())])
+        table, columns = bound_columns(sql)
     except ValueError:
         return "a text value"
-    bound = [c.strip() for c, slot in zip(found.group(2).split(","), slots, strict=False) if slot == "?"]
-    return f"{found.group(1)}.{bound[index]}" if index < len(bound) else "a text value"
+    column = columns[index] if index < len(columns) else None
+    if column is None:
+        return "a text value"
+    return f"{table}.{column}" if table else column
 
 
 def _without_password(message: str, url: str, shown: str) -> str:
