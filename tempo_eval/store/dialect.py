@@ -198,7 +198,8 @@ def bound_columns(sql: str) -> tuple[str | None, list[str | None]]:
     values = _VALUES.match(sql, insert.end()) if insert and insert.group(3) else None
     if values is not None:
         start = _closing(sql, values.end())
-        for name, slot in zip(insert.group(3).split(","), _split(sql[values.end(): start]), strict=False):
+        slots = _split(sql[values.end(): start])
+        for name, slot in zip(insert.group(3).split(","), slots, strict=False):
             columns += [name.strip()] if slot == "?" else [None] * slot.count("?")
     for mark in re.finditer(r"\?", sql[start:]):
         assigned = _ASSIGNED_BEFORE.search(sql, 0, start + mark.start())

@@ -94,7 +94,7 @@ def nul_error(where: str, sql: str, rows: Iterable[Sequence[Any]]) -> WorkspaceE
 
 
 def _column_of(sql: str, index: int) -> str:
-    """`table.column` that the `index`-th `?` binds (`dialect.bound_columns`), else 'a text value'."""
+    """`table.column` that the `index`-th `?` binds (`bound_columns`), else 'a text value'."""
     try:
         table, columns = bound_columns(sql)
     except ValueError:

@@ -207,6 +207,44 @@ class ResultRecords:
                 " GROUP BY metric ORDER BY metric", (run_id,)).fetchall()
         return pd.DataFrame(rows, columns=["metric", "n", "n_nan", "last_row"])
 
+    def system_summary(self, run_id: int) -> pd.DataFrame:
+        """One line per (system, metric) of a run: system (None when the dataset has no run
+        column), metric, n (results), n_scored (with a score; NaN results are stored as NULL),
+        mean (of the scores; NaN when none), and answer currency's label counts current,
+        outdated and other (0 for other metrics; the label leads the stored reason: `current:
+        ...`). One aggregate query: nothing is loaded, whatever the run's size."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT system, metric, COUNT(*), COUNT(score), AVG(score) FROM results"
+                " WHERE run_id = ? GROUP BY system, metric ORDER BY system, metric", (int(run_id),),
+            ).fetchall()
+            # the labels apart: carrying every result's reason through the grouping costs more
+            # than a second pass over the answer-currency results alone, and that pass reads
+            # every result of the run (the key leads with the row): only when there are some
+            labels = []
+            if any(metric == "answer_currency" for _, metric, *_ in rows):
+                labels = self._conn.execute(
+                    "SELECT system, COUNT(CASE WHEN substr(reason, 1, 8) = 'current:' THEN 1 END),"
+                    " COUNT(CASE WHEN substr(reason, 1, 9) = 'outdated:' THEN 1 END),"
+                    " COUNT(CASE WHEN substr(reason, 1, 6) = 'other:' THEN 1 END) FROM results"
+                    " WHERE run_id = ? AND metric = 'answer_currency' GROUP BY system", (int(run_id),),
+                ).fetchall()
+        frame = pd.DataFrame(rows, columns=["system", "metric", "n", "n_scored", "mean"])
+        frame["mean"] = pd.to_numeric(frame["mean"], errors="coerce").astype(float)
+        counts = {system: rest for system, *rest in labels}
+        for index, name in enumerate(("current", "outdated", "other")):
+            frame[name] = [int(counts[system][index]) if metric == "answer_currency" and system in counts
+                           else 0 for system, metric in zip(frame["system"], frame["metric"], strict=True)]
+        return frame
+
+    def last_row(self, run_id: int) -> int | None:
+        """The highest dataset row with a result in the run (None: no result): one seek of the
+        primary key, whatever the run's size (a COUNT reads every result of the run)."""
+        with self._lock:
+            (last,) = self._conn.execute(
+                "SELECT MAX(row_idx) FROM results WHERE run_id = ?", (int(run_id),)).fetchone()
+        return None if last is None else int(last)
+
     def metric_scores(self, run_id: int, metric: str) -> tuple[np.ndarray, np.ndarray, dict[int, str | None]]:
         """One metric of a run: the rows with a result, their scores (NaN when not measured; in
         the order of the results index, not by row) and {row: reason code} of the rows not

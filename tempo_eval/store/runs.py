@@ -35,18 +35,17 @@ from tempo_eval.store.db import connect, files_dir
 from tempo_eval.store.dialect import Dialect
 from tempo_eval.store.results import ResultRecords
 from tempo_eval.store.run_records import RunDeleted, RunInUse, RunRecords, config_hash
-from tempo_eval.store.summaries import SummaryRecords
 
 #: what the other store modules' users import from here
 __all__ = ["RunDeleted", "RunInUse", "RunStore", "config_hash", "frame_content_hash",
            "is_retryable"]
 
 
-class RunStore(DatasetRecords, RunRecords, ResultRecords, ClaimRecords, SummaryRecords):
+class RunStore(DatasetRecords, RunRecords, ResultRecords, ClaimRecords):
     """Datasets, runs, results and claims in the workspace database (or the file at `path`).
 
     Each concern is a part in its own module (`datasets`, `run_records` with the run locks,
-    `results`, `claims`, `summaries`); this class holds what they share: the connection, the
+    `results` with their summaries, `claims`); this class holds what they share: the connection, the
     lock that serialises this store's use of it, and the run locks this store holds.
     """
 
