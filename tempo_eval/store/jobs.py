@@ -1,35 +1,30 @@
-"""The workspace's job queue: long work (an evaluation, an NLI model check) that the dashboard
-starts in a worker process and then only watches.
+"""The workspace's job queue: long work (an evaluation, an upload's read, an NLI model check)
+that the dashboard starts in a worker process and then only watches.
 
-A job is a row of the `jobs` table: its kind and arguments (JSON, never a secret), the browser
-session that queued it from the dashboard (`session`, an opaque id; the one that resumes it takes
-it over), its status
+A job is a row of the `jobs` table: kind and arguments (JSON, never a secret), the dashboard
+session that owns it (`session`, an opaque id; the one that resumes it takes it over), status
 (queued, running, finished, cancelled, failed, interrupted), progress (done of total, rows per
-second), the worker that runs it (pid, the process's start time and host, so a dead worker is
-told from a live one even when its pid is reused), a cancel request, an error and the run it
-wrote. Any process that opens the workspace sees the same queue, so a job outlives the app
-process that started it, and two app processes on one workspace show the same jobs.
+second), its worker (pid, start time and host: a dead worker is told from a live one even when
+its pid is reused), a cancel request, an error and the run it wrote. Every process that opens
+the workspace sees the same queue, so a job outlives the app process that started it.
 
-Jobs run in lanes (`lane_of`), each with its own number of places, so work a page waits for
-never waits behind an evaluation: evaluations run in the `evaluations` lane (`limit`: the cores
-minus one); reading an upload (a dataset, TREC runs, a foreign import) and Compare's scoring of
-run files run in the `pages` lane of PAGE_LIMIT (1) that evaluations never take, so an upload
-starts at once beside a running 500,000-row evaluation and waits only behind other page work;
-checks (`CHECK_KINDS`, the NLI model check) are short and run beside every limit. A queued
-job's place is its place in its lane. With K = 1 at most K + 1 jobs (and a check) run at once.
-Claiming is one transaction: a worker marks its finished job and takes the oldest queued job
-whose lane has a free place, so no job waits with a free place and no two workers take the same
-job. On SQLite it is `BEGIN IMMEDIATE` (claims take turns); on PostgreSQL claims take turns on an
-advisory lock (`Dialect.lock_claims`: a claim lasts milliseconds, so workers on several machines
-share one queue; two claims at the same instant never both take a lane's last free place), and the
-queued rows are read `FOR UPDATE SKIP LOCKED`, so a row another transaction holds is passed over,
-each job taken once.
-A job whose worker died (pid gone, or the pid now belongs to a process started at another time)
-is marked `interrupted` by whoever looks next; it can be queued again (`requeue`), and the
-evaluation resumes from the rows already stored. A `pages` lane job running longer than
-`page_job_limit` is taken for hung: it fails and its worker is stopped, so the lane's place
-goes to the next upload. A job only the worker holding its API key may take fails when that
-worker ended (or never started) before taking it: the key is never stored, so no other can.
+Jobs run in lanes (`lane_of`), each with its own places, so work a page waits for never waits
+behind an evaluation: evaluations in `evaluations` (`limit`: the cores minus one); reading an
+upload (a dataset, TREC runs, a foreign import) and Compare's scoring of run files in `pages`
+(PAGE_LIMIT), which evaluations never take; checks (`CHECK_KINDS`) beside every limit. A queued
+job's place is its place in its lane. Claiming is one transaction: a worker ends its finished
+job and takes the oldest queued job whose lane has a free place, so no job waits beside a free
+place and no two workers take one job. On SQLite claims take turns by `BEGIN IMMEDIATE`; on
+PostgreSQL on an advisory lock (`Dialect.lock_claims`), reading the queued rows `FOR UPDATE SKIP
+LOCKED`: workers on several machines share one queue, and two claims at the same instant never
+both take a lane's last free place.
+
+A job whose worker died (pid gone, or reused by a process started at another time) is marked
+`interrupted` by whoever looks next; `requeue` queues it again, and the evaluation resumes from
+the rows stored. A `pages` job running past `page_job_limit` is taken for hung: it fails and its
+worker is stopped, so the lane's place goes to the next upload. A job only the worker holding its
+API key may take fails when that worker ended (or never started) before taking it: the key is
+never stored, so no other can.
 """
 
 from __future__ import annotations
@@ -181,10 +176,7 @@ class JobQueue:
         now = time.time()
         dialect = Dialect.of(self._conn)
         with self._lock:
-            # SQLite: the write lock, at once (one claimer at a time). PostgreSQL: claims take
-            # turns on an advisory lock (so each counts the lanes as they are), and the SELECT
-            # locks the queued rows it reads and passes over rows another transaction holds (FOR
-            # UPDATE SKIP LOCKED): workers on several machines share one queue, each job taken once
+            # claims take turns, each counting the lanes as they are (see the module docstring)
             self._conn.execute(dialect.begin_claim)
             try:
                 if dialect.lock_claims:
@@ -194,16 +186,11 @@ class JobQueue:
                 self._reap(now)
                 running = self._running()
                 places = _places(limit)
-                job = None
-                for row in self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"
-                                              + dialect.skip_locked):
-                    if row["needs_key"] and row["id"] not in keys:
-                        continue
-                    if kinds is not None and row["kind"] not in kinds:
-                        continue
-                    if running[lane_of(row["kind"])] < places[lane_of(row["kind"])]:
-                        job = row
-                        break
+                queued = self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"
+                                            + dialect.skip_locked)
+                job = next((row for row in queued if (not row["needs_key"] or row["id"] in keys)
+                            and (kinds is None or row["kind"] in kinds)
+                            and running[lane_of(row["kind"])] < places[lane_of(row["kind"])]), None)
                 if job is not None:
                     self._conn.execute(
                         "UPDATE jobs SET status = 'running', pid = ?, pid_start = ?, host = ?, started_at = ?,"
