@@ -23,7 +23,7 @@ import functools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from tempo_eval.common.secrets import masked_url
+from tempo_eval.common.secrets import mask, masked_url, url_passwords
 from tempo_eval.store.dialect import (
     POSTGRES,
     WRITE_LOCK_KEY,
@@ -98,7 +98,7 @@ def _column_of(sql: str, index: int) -> str:
     try:
         table, columns = bound_columns(sql)
     except ValueError:
-        return "a text value"
+        table, columns = None, []
     column = columns[index] if index < len(columns) else None
     if column is None:
         return "a text value"
@@ -107,8 +107,6 @@ def _column_of(sql: str, index: int) -> str:
 
 def _without_password(message: str, url: str, shown: str) -> str:
     """An error's text without the URL's password (a driver may quote the URL it could not use)."""
-    from tempo_eval.common.secrets import mask, url_passwords
-
     return mask(message.replace(url, shown), url_passwords(url)) or message
 
 
@@ -123,8 +121,7 @@ def _adapters(connection: Any) -> None:
         def dump(self, obj: Any) -> bytes:
             return b"1" if obj else b"0"
 
-        def quote(self, obj: Any) -> bytes:
-            return b"1" if obj else b"0"
+        quote = dump
 
     class Number(Loader):
         def load(self, data: Any) -> int | float:
