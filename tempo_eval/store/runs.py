@@ -29,7 +29,6 @@ from typing import Any
 
 from tempo_eval.common.schema import is_retryable
 from tempo_eval.common.secrets import secret_values
-from tempo_eval.store.claims import ClaimRecords
 from tempo_eval.store.datasets import DatasetRecords, frame_content_hash
 from tempo_eval.store.db import connect, files_dir
 from tempo_eval.store.dialect import Dialect
@@ -41,11 +40,11 @@ __all__ = ["RunDeleted", "RunInUse", "RunStore", "config_hash", "frame_content_h
            "is_retryable"]
 
 
-class RunStore(DatasetRecords, RunRecords, ResultRecords, ClaimRecords):
+class RunStore(DatasetRecords, RunRecords, ResultRecords):
     """Datasets, runs, results and claims in the workspace database (or the file at `path`).
 
     Each concern is a part in its own module (`datasets`, `run_records` with the run locks,
-    `results` with their summaries, `claims`); this class holds what they share: the connection, the
+    `results` with their claims and summaries); this class holds what they share: the connection, the
     lock that serialises this store's use of it, and the run locks this store holds.
     """
 
