@@ -124,17 +124,13 @@ def named_secrets(value: Any) -> list[str]:
     """The values of every entry of `value` whose key is a secret name (recursively, as
     `strip_secrets` removes them): e.g. the `client_secret` and `cookie_secret` of a settings
     file's `[auth]` section, to `register_secret`. Only text values long enough to mask."""
-    found: list[str] = []
     if isinstance(value, Mapping):
-        for key, item in value.items():
-            if is_secret_name(str(key)) and isinstance(item, str) and len(item) >= MIN_SECRET_CHARS:
-                found.append(item)
-            else:
-                found += named_secrets(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            found += named_secrets(item)
-    return found
+        return [found for key, item in value.items()
+                for found in ([item] if is_secret_name(str(key)) and isinstance(item, str)
+                              and len(item) >= MIN_SECRET_CHARS else named_secrets(item))]
+    if isinstance(value, (list, tuple)):
+        return [found for item in value for found in named_secrets(item)]
+    return []
 
 
 def url_passwords(url: str) -> list[str]:
