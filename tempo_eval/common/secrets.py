@@ -63,10 +63,8 @@ class _MaskingFilter(logging.Filter):
         # print record.exc_text when it is set, so it is formatted here, masked
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = mask(record.exc_text, secrets)
-        if record.stack_info:
-            record.stack_info = mask(record.stack_info, secrets)
+        record.exc_text = mask(record.exc_text, secrets)  # None and "" stay as they are
+        record.stack_info = mask(record.stack_info, secrets)
         return True
 
 

@@ -122,8 +122,9 @@ def encode_rows(
 
 
 class ResultRecords:
-    """Per-row results and their claims in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
-    supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
+    """Per-row results and their claims in the workspace database: a part of
+    `tempo_eval.store.runs.RunStore`, which supplies the connection `_conn`, the lock `_lock`
+    and the other parts' methods."""
 
     def record_row(self, run_id: int, row: int, query_id: str, results: Iterable[MetricResult], *,
                    system: str | None = None) -> None:
@@ -252,14 +253,16 @@ class ResultRecords:
                     "SELECT system, COUNT(CASE WHEN substr(reason, 1, 8) = 'current:' THEN 1 END),"
                     " COUNT(CASE WHEN substr(reason, 1, 9) = 'outdated:' THEN 1 END),"
                     " COUNT(CASE WHEN substr(reason, 1, 6) = 'other:' THEN 1 END) FROM results"
-                    " WHERE run_id = ? AND metric = 'answer_currency' GROUP BY system", (int(run_id),),
-                ).fetchall()
+                    " WHERE run_id = ? AND metric = 'answer_currency' GROUP BY system",
+                    (int(run_id),)).fetchall()
         frame = pd.DataFrame(rows, columns=["system", "metric", "n", "n_scored", "mean"])
         frame["mean"] = pd.to_numeric(frame["mean"], errors="coerce").astype(float)
         counts = {system: rest for system, *rest in labels}
+        keys = list(zip(frame["system"], frame["metric"], strict=True))
         for index, name in enumerate(("current", "outdated", "other")):
-            frame[name] = [int(counts[system][index]) if metric == "answer_currency" and system in counts
-                           else 0 for system, metric in zip(frame["system"], frame["metric"], strict=True)]
+            frame[name] = [int(counts[system][index])
+                           if metric == "answer_currency" and system in counts else 0
+                           for system, metric in keys]
         return frame
 
     def last_row(self, run_id: int) -> int | None:
@@ -348,9 +351,10 @@ class ResultRecords:
         "response" or "reference", else None)."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT c.row_idx, r.query_id, r.system, c.metric, c.idx, c.claim, c.verdict, c.evidence,"
-                " c.probabilities, c.reason, c.confidence, c.extra FROM claims c JOIN results r"
-                " ON r.run_id = c.run_id AND r.row_idx = c.row_idx AND r.metric = c.metric"
+                "SELECT c.row_idx, r.query_id, r.system, c.metric, c.idx, c.claim, c.verdict,"
+                " c.evidence, c.probabilities, c.reason, c.confidence, c.extra FROM claims c"
+                " JOIN results r ON r.run_id = c.run_id AND r.row_idx = c.row_idx"
+                " AND r.metric = c.metric"
                 " WHERE c.run_id = ? ORDER BY c.row_idx, c.metric, c.idx",
                 (run_id,),
             ).fetchall()

@@ -90,16 +90,10 @@ class RunRecords:
     """Runs and their locks in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
     supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
 
-    def create_or_resume_run(
-        self,
-        dataset_id: int,
-        config: Mapping[str, Any],
-        *,
-        name: str | None = None,
-        resume: bool = True,
-        default_name: str | None = None,
-        user: str | None = None,
-    ) -> tuple[int, bool]:
+    def create_or_resume_run(self, dataset_id: int, config: Mapping[str, Any], *,
+                             name: str | None = None, resume: bool = True,
+                             default_name: str | None = None,
+                             user: str | None = None) -> tuple[int, bool]:
         """The run of `config` on the dataset: `(run_id, resumed)`.
 
         With `resume` the newest run with the same dataset and configuration (and `name`, when
@@ -357,10 +351,11 @@ class RunRecords:
     def run_info(self, run_id: int) -> dict[str, Any]:
         """The run's row: id, dataset_id, name, config (dict), config_hash, status (as stored), error,
         timestamps, note, tags (list), usage (dict or None) and created_by (None: unknown)."""
-        keys = ["id", "dataset_id", "name", "config", "config_hash", "status", "error", "created_at",
-                "finished_at", "note", "tags", "usage", "created_by"]
+        keys = ["id", "dataset_id", "name", "config", "config_hash", "status", "error",
+                "created_at", "finished_at", "note", "tags", "usage", "created_by"]
         with self._lock:
-            row = self._conn.execute(f"SELECT {', '.join(keys)} FROM runs WHERE id = ?", (run_id,)).fetchone()
+            row = self._conn.execute(f"SELECT {', '.join(keys)} FROM runs WHERE id = ?",
+                                     (run_id,)).fetchone()
         if row is None:
             raise KeyError(f"no run with id {run_id}")
         info = dict(zip(keys, row, strict=True))

@@ -44,16 +44,12 @@ class RunStore(DatasetRecords, RunRecords, ResultRecords):
     """Datasets, runs, results and claims in the workspace database (or the file at `path`).
 
     Each concern is a part in its own module (`datasets`, `run_records` with the run locks,
-    `results` with their claims and summaries); this class holds what they share: the connection, the
-    lock that serialises this store's use of it, and the run locks this store holds.
+    `results` with their claims and summaries); this class holds what they share: the
+    connection, the lock that serialises this store's use of it, and the run locks it holds.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        connection: sqlite3.Connection | None = None,
-    ) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *,
+                 connection: sqlite3.Connection | None = None) -> None:
         self._conn = connection if connection is not None else connect(path)
         self._lock = threading.RLock()
         self._rows_memo: tuple[tuple[Any, ...], dict[str, Any]] | None = None
