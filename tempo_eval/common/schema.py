@@ -19,17 +19,8 @@ NAN = float("nan")
 
 #: the canonical dataset columns (see `tempo_eval.io.dataset` for what each holds)
 CANONICAL_COLUMNS: tuple[str, ...] = (
-    "query_id",
-    "query",
-    "contexts",
-    "answer",
-    "reference",
-    "retrieved_ids",
-    "gold_ids",
-    "run",
-    "reference_date",
-    "context_dates",
-    "outdated_references",
+    "query_id", "query", "contexts", "answer", "reference", "retrieved_ids", "gold_ids", "run",
+    "reference_date", "context_dates", "outdated_references",
 )
 
 #: dataset columns a metric may read but never needs: a row without them is still measurable
@@ -118,14 +109,8 @@ class MetricResult:
         return math.isnan(self.score)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "score": self.score,
-            "reason": self.reason,
-            "reason_code": self.reason_code,
-            "success": self.success,
-            "details": self.details,
-        }
+        return {"metric": self.metric, "score": self.score, "reason": self.reason,
+                "reason_code": self.reason_code, "success": self.success, "details": self.details}
 
 
 def not_measurable(metric: str, reason_code: str, reason: str, **details: Any) -> MetricResult:
