@@ -149,21 +149,11 @@ def postgres_sql(sql: str) -> Translated:
         if table in ID_TABLES and "RETURNING" not in skeleton.upper():
             skeleton += " RETURNING id"
             returns_id = True
-    order: list[int] = []
-    numbered = False
-
-    def placeholder(match: re.Match[str]) -> str:
-        nonlocal numbered
-        if match.group(1):
-            numbered = True
-            order.append(int(match.group(1)) - 1)
-        else:
-            order.append(len(order))
-        return "%s"
-
-    skeleton = _PLACEHOLDER.sub(placeholder, skeleton.replace("%", "%%"))
+    numbers = _PLACEHOLDER.findall(skeleton)  # N of each `?N`, '' of each plain `?`, in order
+    order = tuple(int(n) - 1 if n else i for i, n in enumerate(numbers)) if any(numbers) else None
+    skeleton = _PLACEHOLDER.sub("%s", skeleton.replace("%", "%%"))
     text = re.sub("\x00(\\d+)\x00", lambda m: literals[int(m.group(1))].replace("%", "%%"), skeleton)
-    return Translated(text, tuple(order) if numbered else None, packed, returns_id, copy)
+    return Translated(text, order, packed, returns_id, copy)
 
 
 def _upsert(table: str, columns: str | None) -> str:
