@@ -56,12 +56,7 @@ def allowed_roots() -> list[Path]:
     workspace = Path(os.environ.get("TEMPO_EVAL_HOME") or Path.home() / ".tempo_eval")
     roots = [workspace, ROOT / "data"]
     roots += [Path(part).expanduser() for part in os.environ.get(ALLOWED_ENV, "").split(os.pathsep) if part.strip()]
-    resolved: list[Path] = []
-    for root in roots:
-        path = root.resolve()
-        if path not in resolved:
-            resolved.append(path)
-    return resolved
+    return list(dict.fromkeys(root.resolve() for root in roots))
 
 
 def where(roots: Sequence[Path] | None = None) -> str:

@@ -294,8 +294,7 @@ class ResultRecords:
     def results_frames(self, run_id: int, rows_per_frame: int = 50_000) -> Iterator[pd.DataFrame]:
         """`results_frame` in parts of `rows_per_frame` dataset rows, in order: a run of any size
         is written out with the memory of one part."""
-        with self._lock:
-            (last,) = self._conn.execute("SELECT MAX(row_idx) FROM results WHERE run_id = ?", (run_id,)).fetchone()
+        last = self.last_row(run_id)
         for first in range(0, (last if last is not None else -1) + 1, rows_per_frame):
             frame = self._results(run_id, _ROW_RANGE, (first, first + rows_per_frame))
             if len(frame):
