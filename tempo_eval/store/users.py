@@ -49,8 +49,8 @@ class UserStore:
             before = self._role_in_table(email)
             if before == "admin" and role != "admin":
                 self._refuse_last_admin(email, f"making {email} {article(role)} {role}")
-            sql = ("INSERT INTO users (role, added_by, added_at, email) VALUES (?, ?, ?, ?)"
-                   if before is None else "UPDATE users SET role = ?, added_by = ?, added_at = ? WHERE email = ?")
+            sql = ("UPDATE users SET role = ?, added_by = ?, added_at = ? WHERE email = ?" if before
+                   else "INSERT INTO users (role, added_by, added_at, email) VALUES (?, ?, ?, ?)")
             self._conn.execute(sql, (role, str(added_by or ""), _now(), email))
         return before
 
