@@ -35,7 +35,6 @@ import logging
 import os
 import signal
 import socket
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -144,7 +143,6 @@ class JobQueue:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self._conn = connect(path)
-        self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
 
     def close(self) -> None:
@@ -186,8 +184,8 @@ class JobQueue:
                 self._reap(now)
                 running = self._running()
                 places = _places(limit)
-                queued = self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"
-                                            + dialect.skip_locked)
+                queued = self._dicts("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"
+                                     + dialect.skip_locked)
                 job = next((row for row in queued if (not row["needs_key"] or row["id"] in keys)
                             and (kinds is None or row["kind"] in kinds)
                             and running[lane_of(row["kind"])] < places[lane_of(row["kind"])]), None)
@@ -237,8 +235,8 @@ class JobQueue:
         `page_job_limit` (stopping its worker) and a keyed job whose worker is gone before it took it."""
         ended = 0
         limit = None
-        for row in self._conn.execute("SELECT id, kind, pid, pid_start, host, updated_at, started_at FROM jobs"
-                                      " WHERE status = 'running'").fetchall():
+        for row in self._dicts("SELECT id, kind, pid, pid_start, host, updated_at, started_at"
+                               " FROM jobs WHERE status = 'running'"):
             if not _alive(row["pid"], row["pid_start"], row["host"], row["updated_at"], now):
                 ended += self._mark(row["id"], "interrupted", "the worker process ended before the job did", now)
                 continue
@@ -250,8 +248,8 @@ class JobQueue:
                     f"stopped after {limit / 60:g} min: a read or comparison for a page may take at most that long "
                     "(TEMPO_EVAL_PAGE_JOB_S), so that the next one can start; try a smaller file"), now)
                 _stop(row["pid"], row["pid_start"], row["host"])
-        for row in self._conn.execute("SELECT id, pid, pid_start, host, updated_at FROM jobs"
-                                      " WHERE status = 'queued' AND needs_key = 1").fetchall():
+        for row in self._dicts("SELECT id, pid, pid_start, host, updated_at FROM jobs"
+                               " WHERE status = 'queued' AND needs_key = 1"):
             if row["pid"] is None and now - (row["updated_at"] or now) > KEYED_START_S:
                 why = "no worker with its API key (typed on the page, never stored) started to take it"
             elif row["pid"] is not None and not _alive(row["pid"], row["pid_start"], row["host"], row["updated_at"], now):
@@ -310,10 +308,16 @@ class JobQueue:
 
     # ---- reading ------------------------------------------------------------------------------
 
+    def _dicts(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """The rows of a query, each a dict by column name."""
+        cursor = self._conn.execute(sql, params)
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
     def get(self, job_id: int) -> dict[str, Any] | None:
         with self._lock:
-            row = self._conn.execute("SELECT * FROM jobs WHERE id = ?", (int(job_id),)).fetchone()
-        return None if row is None else _job(row)
+            found = self._dicts("SELECT * FROM jobs WHERE id = ?", (int(job_id),))
+        return _job(found[0]) if found else None
 
     def jobs(self, *, kind: str | None = None, dataset_id: int | None = None, active: bool = False,
              status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
@@ -325,16 +329,16 @@ class JobQueue:
         if active:
             where.append("status IN ('queued', 'running')")
         with self._lock:
-            rows = self._conn.execute(f"SELECT * FROM jobs WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
-                                      (*params, int(limit))).fetchall()
+            rows = self._dicts(f"SELECT * FROM jobs WHERE {' AND '.join(where)}"
+                               " ORDER BY id DESC LIMIT ?", (*params, int(limit)))
         return [_job(row) for row in rows]
 
     def latest(self, kind: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
         """The newest job of `kind` with exactly these arguments."""
         with self._lock:
-            row = self._conn.execute("SELECT * FROM jobs WHERE kind = ? AND arguments = ? ORDER BY id DESC LIMIT 1",
-                                     (kind, _dumps(arguments))).fetchone()
-        return None if row is None else _job(row)
+            found = self._dicts("SELECT * FROM jobs WHERE kind = ? AND arguments = ?"
+                                " ORDER BY id DESC LIMIT 1", (kind, _dumps(arguments)))
+        return _job(found[0]) if found else None
 
     def place(self, job_id: int) -> int | None:
         """A queued job's place in its lane's queue (1 = next), or None when it is not queued."""
@@ -365,8 +369,7 @@ def _marks(values: tuple[str, ...]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def _job(row: sqlite3.Row) -> dict[str, Any]:
-    job = dict(row)
+def _job(job: dict[str, Any]) -> dict[str, Any]:
     job["arguments"] = json.loads(job["arguments"] or "{}")
     job["result"] = None if job["result"] is None else json.loads(job["result"])
     job["active"] = job["status"] in ACTIVE

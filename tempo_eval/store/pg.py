@@ -1,8 +1,8 @@
 """A PostgreSQL workspace database behind the connection interface the store uses.
 
 The store talks to its database through what `sqlite3.Connection` offers (`execute`,
-`executemany`, `commit`, `rollback`, `in_transaction`, `with connection:`, `row_factory`, a
-cursor's `fetchone` / `fetchall` / `fetchmany` / `rowcount` / `lastrowid`). `PgConnection` offers
+`executemany`, `commit`, `rollback`, `in_transaction`, `with connection:`, a cursor's `fetchone`
+/ `fetchall` / `fetchmany` / `rowcount` / `lastrowid` / `description`). `PgConnection` offers
 the same over a psycopg 3 connection that SQLAlchemy opens from the `TEMPO_EVAL_DB` URL, each
 statement translated once by `tempo_eval.store.dialect.postgres_sql`, so every store query has
 one code path on both databases.
@@ -135,28 +135,6 @@ def _adapters(connection: Any) -> None:
     connection.adapters.register_loader("numeric", Number)
 
 
-class _Row(tuple):  # noqa: SLOT001 - like sqlite3.Row: by position and by column name
-    _index: dict[str, int]
-
-    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> _Row:
-        row = super().__new__(cls, values)
-        row._index = index
-        return row
-
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
-        if isinstance(key, str):
-            return tuple.__getitem__(self, self._index[key])
-        return tuple.__getitem__(self, key)
-
-    def keys(self) -> list[str]:
-        return list(self._index)
-
-
-def _named_rows(cursor: Any) -> Any:
-    index = {column.name: i for i, column in enumerate(cursor.description or ())}
-    return lambda values: _Row(values, index)
-
-
 class PgCursor:
     """The rows of one statement (sqlite3's cursor interface)."""
 
@@ -205,7 +183,6 @@ class PgConnection:
 
         self.url = url
         self.workspace_path = masked_url(url)
-        self.row_factory: Any = None
         self._idle = psycopg.pq.TransactionStatus.IDLE
         self._open()
 
@@ -226,10 +203,7 @@ class PgConnection:
         if self._pg.closed:  # the server restarted or the network dropped: the statement that
             self._raw.invalidate()  # found it failed; the next one connects again
             self._open()
-        cursor = self._pg.cursor()
-        if self.row_factory is not None:
-            cursor.row_factory = _named_rows
-        return cursor
+        return self._pg.cursor()
 
     def error(self, error: BaseException, sql: str = "", rows: Iterable[Sequence[Any]] = ()) -> WorkspaceError:
         if "NUL (0x00)" in str(error):
