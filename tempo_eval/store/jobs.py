@@ -38,7 +38,6 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tempo_eval.common.identity import user_name
@@ -103,13 +102,7 @@ def lane_of(kind: str) -> str:
 def process_start(pid: int) -> str | None:
     """When process `pid` started (`tempo_eval.common.process.process_start_time`, as text), or None
     when there is no such process or it has exited (a zombie, not yet collected, counts as exited)."""
-    try:
-        text = Path(f"/proc/{int(pid)}/stat").read_text()
-        if text[text.rindex(")") + 2:].split()[0] in ("Z", "X"):
-            return None
-    except (OSError, ValueError, IndexError):
-        pass  # no /proc here, or no such process: process_start_time says which
-    started = process_start_time(pid)
+    started = process_start_time(pid, exited_is_gone=True)
     return None if started is None else repr(started)
 
 
