@@ -128,11 +128,8 @@ class ResultRecords:
 
     def record_row(self, run_id: int, row: int, query_id: str, results: Iterable[MetricResult], *,
                    system: str | None = None) -> None:
-        """Write every metric's result for one dataset row in one transaction.
-
-        `details["claims"]` (a list of claim records or ClaimVerdicts) goes to the claims table;
-        the rest of `details` is stored as JSON with the result. NaN scores are stored as NULL.
-        """
+        """Write every metric's result for one dataset row in one transaction, as `encode_rows`
+        says (`details["claims"]`, claim records or ClaimVerdicts, to the claims table)."""
         self.record_rows(run_id, [(row, query_id, results, system)])
 
     def record_rows(self, run_id: int,
