@@ -125,11 +125,9 @@ class LabelStore:
         """All labels as "csv" or "jsonl" bytes."""
         frame = self.frame().drop(columns=["labelled_at"])
         if fmt == "jsonl":
-            lines = []
-            for record in frame.to_dict(orient="records"):
-                record["premises"] = json_or(record["premises"], None)
-                lines.append(json.dumps(record, ensure_ascii=False))
-            return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
+            return "".join(json.dumps({**record, "premises": json_or(record["premises"], None)},
+                                      ensure_ascii=False) + "\n"
+                           for record in frame.to_dict(orient="records")).encode("utf-8")
         if fmt == "csv":
             from tempo_eval.io.export import to_csv_text
 
