@@ -89,11 +89,6 @@ def denial(role: str | None, action: str, *, user: str = "", owner: str | None =
     return None
 
 
-def may(role: str | None, action: str, *, user: str = "", owner: str | None = None) -> bool:
-    """True when `denial` finds nothing against it."""
-    return denial(role, action, user=user, owner=owner) is None
-
-
 def check(role: str | None, action: str, *, user: str = "", owner: str | None = None) -> None:
     """Raise PermissionDenied (with `denial`'s sentence) unless `role` may do `action`."""
     reason = denial(role, action, user=user, owner=owner)
@@ -116,14 +111,10 @@ def settings_admins(environ: dict[str, str] | None = None) -> frozenset[str]:
     """The e-mails TEMPO_EVAL_ADMIN names (comma-separated; lower-cased). ValueError naming the
     setting for a value that is not e-mails."""
     value = (os.environ if environ is None else environ).get("TEMPO_EVAL_ADMIN", "")
-    admins = set()
-    for part in value.split(","):
-        if part.strip():
-            try:
-                admins.add(normal_email(part))
-            except ValueError as error:
-                raise ValueError(f"TEMPO_EVAL_ADMIN: {error}") from None
-    return frozenset(admins)
+    try:
+        return frozenset(normal_email(part) for part in value.split(",") if part.strip())
+    except ValueError as error:
+        raise ValueError(f"TEMPO_EVAL_ADMIN: {error}") from None
 
 
 def article(word: str) -> str:

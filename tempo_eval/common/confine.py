@@ -1,35 +1,31 @@
 """Paths typed into the dashboard, confined to the allowed folders when they are checked and again
 when they are opened.
 
-The dashboard reads files on the machine it runs on when a user names them (a dataset on
-Evaluate, run files on Compare). Anyone who can open a page could otherwise read any file the
-app's user can, so a typed path must lie inside an allowed folder once every link is resolved:
-
-- the workspace (`TEMPO_EVAL_HOME`, default ~/.tempo_eval) and the bundled `data/` folder;
-- the folders listed in the environment variable `TEMPO_EVAL_ALLOWED_DIRS` (separated by the
-  system's path separator, ":" on Linux).
+The dashboard reads files on its machine when a user names them (a dataset on Evaluate, run
+files on Compare); anyone who can open a page could otherwise read any file the app's user can.
+So a typed path must lie, every link resolved, inside an allowed folder: the workspace
+(`TEMPO_EVAL_HOME`, default ~/.tempo_eval), the bundled `data/` folder, and the folders of
+`TEMPO_EVAL_ALLOWED_DIRS` (separated by the system's path separator, ":" on Linux).
 
 `confine` is the page's check (a `..` part, a NUL byte, a missing file, a link leading outside
-and a file with several hard links are refused, each with its reason). A page checks a path
-when it is typed, but a worker process opens it later (a queued job, a Resume after a worker
-died), and the file may have been swapped meanwhile. So the worker runs every job inside
-`reads_confined_to(allowed_roots())`, and while it does, every path the readers open
-(`tempo_eval.io._source.open_regular`, and `open_binary` where a floor below `io` reads
-a path) goes through
-`open_confined`: the path is resolved again, checked against the folders, then opened one
-component at a time from "/" without following any link (O_NOFOLLOW on every component, each
-opened relative to its parent's descriptor), so what is opened is the checked path even if a
-link appears between the check and the open; the open file must have one name (st_nlink 1).
+and a file with several hard links are refused, each with its reason). A worker opens the path
+later (a queued job, a Resume after a worker died), and the file may have been swapped
+meanwhile, so it runs every job inside `reads_confined_to(allowed_roots())`: every path the
+readers open (`tempo_eval.io._source.open_regular`, and `open_binary` below `io`) goes through
+`open_confined`, which resolves and checks the path again, then opens it one component at a
+time from "/" without following any link (O_NOFOLLOW on each, relative to its parent's
+descriptor): what is opened is the checked path even if a link appears in between, and it must
+have one name (st_nlink 1).
 
 Why refuse hard links instead of comparing the opened file with the checked path: a hard link
-made inside an allowed folder to a file outside *is* the checked path (same device and inode);
-nothing on the file says where its other names lie. A file with one name lies where its path
-says. Uploads are written by the app (one name each), and a data file rarely has two names; the
+made inside an allowed folder to a file outside *is* the checked path (same device and inode),
+and nothing on the file says where its other names lie; a file with one name lies where its path
+says. Uploads are written by the app (one name each), a data file rarely has two names, and the
 refusal says to copy the file into an allowed folder.
 
-The allowed folders are read from the worker's own environment, which the app gives it when it
-starts one (`tempo_eval_app.worker_jobs.spawn_worker`): the server's start settings, also for a
-job resumed after a restart (the settings then in force decide).
+The worker reads the allowed folders from its own environment, which the app gives it
+(`tempo_eval_app.worker_jobs.spawn_worker`): the server's start settings, also for a job resumed
+after a restart.
 """
 
 from __future__ import annotations
@@ -60,12 +56,7 @@ def allowed_roots() -> list[Path]:
     workspace = Path(os.environ.get("TEMPO_EVAL_HOME") or Path.home() / ".tempo_eval")
     roots = [workspace, ROOT / "data"]
     roots += [Path(part).expanduser() for part in os.environ.get(ALLOWED_ENV, "").split(os.pathsep) if part.strip()]
-    resolved: list[Path] = []
-    for root in roots:
-        path = root.resolve()
-        if path not in resolved:
-            resolved.append(path)
-    return resolved
+    return list(dict.fromkeys(root.resolve() for root in roots))
 
 
 def where(roots: Sequence[Path] | None = None) -> str:

@@ -18,13 +18,10 @@ def os_user() -> str:
     """The operating-system user running this process (`uid-N` when the uid has no name, as in some
     containers)."""
     try:
-        name = getpass.getuser()
+        name = getpass.getuser().strip()
     except (KeyError, OSError):
         name = ""
-    name = name.strip()
-    if name:
-        return name
-    return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "unknown"
+    return name or (f"uid-{os.getuid()}" if hasattr(os, "getuid") else "unknown")
 
 
 def user_name(user: str | None) -> str | None:

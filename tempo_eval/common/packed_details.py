@@ -23,11 +23,6 @@ from typing import Any
 _PACKING = contextvars.ContextVar("tempo_eval_packing_details", default=False)
 
 
-def packing() -> bool:
-    """True inside `packing_details` (rows scored to be stored)."""
-    return _PACKING.get()
-
-
 @contextlib.contextmanager
 def packing_details() -> Iterator[None]:
     """Metrics scored inside give their details packed (only the store reads them)."""
@@ -122,23 +117,19 @@ def _temporal_ndcg_focus_1(
     query = set(qft)
     gains = relevances if gains is None else gains
     out: dict[str, Any] = {"reference_date": reference_date[0]} if reference_date else {}
-    out["qft_source"] = "extracted from query" if qft_from_query else "given"
-    out["dfts_source"] = "given" if docs_name is None else f"extracted from {docs_name}"
-    out["mode"] = "focus_time"
-    out["k"] = k
-    out["gain"] = gain
-    out["curve"] = curve + curve[-1:] * (curve_length - len(curve))
-    out["ranks"] = [
+    ranks = [
         {"rank": i + 1, "doc": i, "relevance": relevance, "gain": doc_gain, "discounted_gain": discounted,
          "years": doc_years, "overlap": [year for year in doc_years if year in query]}
         for i, (relevance, doc_gain, discounted, doc_years)
         in enumerate(zip(relevances, gains, discounted_gains, years, strict=True))
     ]
-    out["dcg"] = dcg
-    out["idcg"] = idcg
-    out["qft"] = qft
-    out["ideal_from"] = "candidate_pool" if ideal_from_pool else "retrieved documents"
-    out["retrieved"] = retrieved
+    out.update(qft_source="extracted from query" if qft_from_query else "given",
+               dfts_source="given" if docs_name is None else f"extracted from {docs_name}",
+               mode="focus_time", k=k, gain=gain,
+               curve=curve + curve[-1:] * (curve_length - len(curve)), ranks=ranks, dcg=dcg,
+               idcg=idcg, qft=qft,
+               ideal_from="candidate_pool" if ideal_from_pool else "retrieved documents",
+               retrieved=retrieved)
     return out
 
 

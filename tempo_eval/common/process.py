@@ -7,13 +7,16 @@ import functools
 import os
 
 
-def process_start_time(pid: int) -> float | None:
+def process_start_time(pid: int, *, exited_is_gone: bool = False) -> float | None:
     """When process `pid` started, as an opaque number that differs between two processes that
     had the same pid (Linux: clock ticks after boot from /proc; elsewhere psutil's create_time);
-    None when the process does not exist or the platform cannot tell."""
+    None when the process does not exist or the platform cannot tell. With `exited_is_gone`, a
+    process that has exited and is not yet collected (a zombie; Linux) counts as gone too."""
     try:
         with open(f"/proc/{int(pid)}/stat", "rb") as stat:
             fields = stat.read().rsplit(b")", 1)[1].split()  # the name, in parentheses, may hold spaces
+        if exited_is_gone and fields[0] in (b"Z", b"X"):  # field 3 of stat(5), the state
+            return None
         return float(fields[19])  # field 22 of stat(5); the first two fields were cut off
     except FileNotFoundError:
         if os.path.isdir("/proc/self"):

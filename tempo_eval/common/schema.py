@@ -19,17 +19,8 @@ NAN = float("nan")
 
 #: the canonical dataset columns (see `tempo_eval.io.dataset` for what each holds)
 CANONICAL_COLUMNS: tuple[str, ...] = (
-    "query_id",
-    "query",
-    "contexts",
-    "answer",
-    "reference",
-    "retrieved_ids",
-    "gold_ids",
-    "run",
-    "reference_date",
-    "context_dates",
-    "outdated_references",
+    "query_id", "query", "contexts", "answer", "reference", "retrieved_ids", "gold_ids", "run",
+    "reference_date", "context_dates", "outdated_references",
 )
 
 #: dataset columns a metric may read but never needs: a row without them is still measurable
@@ -118,14 +109,8 @@ class MetricResult:
         return math.isnan(self.score)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "score": self.score,
-            "reason": self.reason,
-            "reason_code": self.reason_code,
-            "success": self.success,
-            "details": self.details,
-        }
+        return {"metric": self.metric, "score": self.score, "reason": self.reason,
+                "reason_code": self.reason_code, "success": self.success, "details": self.details}
 
 
 def not_measurable(metric: str, reason_code: str, reason: str, **details: Any) -> MetricResult:
@@ -144,16 +129,10 @@ def frame_of_result_rows(rows: list[tuple]) -> Any:
     import numpy as np
     import pandas as pd
 
-    # column by column: much faster than a list of row tuples for 100,000s of results
+    # column by column: much faster than a list of row tuples for 100,000s of results; a NULL
+    # score (None) becomes NaN in the float column
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(RESULT_COLUMNS)
-    data = dict(zip(RESULT_COLUMNS, columns, strict=True))
-    frame = pd.DataFrame({
-        "row": np.asarray(data["row"], dtype=np.int64),
-        "query_id": np.asarray(data["query_id"], dtype=object),
-        "run": np.asarray(data["run"], dtype=object),
-        "metric": np.asarray(data["metric"], dtype=object),
-        "score": np.asarray([math.nan if s is None else s for s in data["score"]], dtype=float),
-        "reason_code": np.asarray(data["reason_code"], dtype=object),
-        "reason": np.asarray(data["reason"], dtype=object),
-    }, columns=RESULT_COLUMNS)
-    return frame
+    dtypes = {"row": np.int64, "score": float}
+    data = {name: np.asarray(values, dtype=dtypes.get(name, object))
+            for name, values in zip(RESULT_COLUMNS, columns, strict=True)}
+    return pd.DataFrame(data, columns=RESULT_COLUMNS)

@@ -38,11 +38,6 @@ def register_secret(value: str | None) -> None:
             _registered.add(value)
 
 
-def registered_secrets() -> list[str]:
-    with _lock:
-        return sorted(_registered, key=len, reverse=True)  # longest first: no partial masking
-
-
 def mask(text: str | None, secrets: Iterable[str]) -> str | None:
     """`text` with every one of `secrets` replaced by ***."""
     if not text:
@@ -68,10 +63,8 @@ class _MaskingFilter(logging.Filter):
         # print record.exc_text when it is set, so it is formatted here, masked
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = mask(record.exc_text, secrets)
-        if record.stack_info:
-            record.stack_info = mask(record.stack_info, secrets)
+        record.exc_text = mask(record.exc_text, secrets)  # None and "" stay as they are
+        record.stack_info = mask(record.stack_info, secrets)
         return True
 
 
@@ -129,17 +122,13 @@ def named_secrets(value: Any) -> list[str]:
     """The values of every entry of `value` whose key is a secret name (recursively, as
     `strip_secrets` removes them): e.g. the `client_secret` and `cookie_secret` of a settings
     file's `[auth]` section, to `register_secret`. Only text values long enough to mask."""
-    found: list[str] = []
     if isinstance(value, Mapping):
-        for key, item in value.items():
-            if is_secret_name(str(key)) and isinstance(item, str) and len(item) >= MIN_SECRET_CHARS:
-                found.append(item)
-            else:
-                found += named_secrets(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            found += named_secrets(item)
-    return found
+        return [found for key, item in value.items()
+                for found in ([item] if is_secret_name(str(key)) and isinstance(item, str)
+                              and len(item) >= MIN_SECRET_CHARS else named_secrets(item))]
+    if isinstance(value, (list, tuple)):
+        return [found for item in value for found in named_secrets(item)]
+    return []
 
 
 def url_passwords(url: str) -> list[str]:
@@ -185,7 +174,8 @@ def secret_values() -> list[str]:
     found = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= MIN_SECRET_CHARS}
     found.update(v for name in _URL_VARIABLES for v in url_passwords(os.environ.get(name, ""))
                  if len(v) >= MIN_SECRET_CHARS)
-    found.update(registered_secrets())
+    with _lock:
+        found.update(_registered)
     return sorted(found, key=len, reverse=True)  # longest first: a key inside another is masked whole
 
 

@@ -113,6 +113,7 @@ _PLAIN_INSERT = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)\s*\(([^)]*)\)\s*VALUES\s*
                            re.IGNORECASE)
 _UPDATE = re.compile(r"^\s*UPDATE\s+(\w+)\s+SET\s", re.IGNORECASE)
 _ASSIGNED_BEFORE = re.compile(r"(\w+)\s*=\s*$")
+_VALUES = re.compile(r"\s*VALUES\s*\(", re.IGNORECASE)
 
 
 def is_begin_immediate(sql: str) -> bool:
@@ -148,21 +149,11 @@ def postgres_sql(sql: str) -> Translated:
         if table in ID_TABLES and "RETURNING" not in skeleton.upper():
             skeleton += " RETURNING id"
             returns_id = True
-    order: list[int] = []
-    numbered = False
-
-    def placeholder(match: re.Match[str]) -> str:
-        nonlocal numbered
-        if match.group(1):
-            numbered = True
-            order.append(int(match.group(1)) - 1)
-        else:
-            order.append(len(order))
-        return "%s"
-
-    skeleton = _PLACEHOLDER.sub(placeholder, skeleton.replace("%", "%%"))
+    numbers = _PLACEHOLDER.findall(skeleton)  # N of each `?N`, '' of each plain `?`, in order
+    order = tuple(int(n) - 1 if n else i for i, n in enumerate(numbers)) if any(numbers) else None
+    skeleton = _PLACEHOLDER.sub("%s", skeleton.replace("%", "%%"))
     text = re.sub("\x00(\\d+)\x00", lambda m: literals[int(m.group(1))].replace("%", "%%"), skeleton)
-    return Translated(text, tuple(order) if numbered else None, packed, returns_id, copy)
+    return Translated(text, order, packed, returns_id, copy)
 
 
 def _upsert(table: str, columns: str | None) -> str:
@@ -177,28 +168,33 @@ def _upsert(table: str, columns: str | None) -> str:
 
 
 def _packed_positions(skeleton: str) -> tuple[int, ...]:
-    """Positions of the `?` parameters bound to a packed column (an INSERT's column list with
-    plain `?` values, or an UPDATE's `column = ?`)."""
-    insert = _INSERT.match(skeleton)
-    if insert is not None and insert.group(3) and insert.group(2).lower() in PACKED_COLUMNS:
-        packed = PACKED_COLUMNS[insert.group(2).lower()]
-        values = skeleton[insert.end():]
-        inside = values[values.find("(") + 1: values.rfind(")")]
-        slots = [v.strip() for v in inside.split(",")]
-        names = [c.strip() for c in insert.group(3).split(",")]
-        positions, index = [], 0
-        for name, slot in zip(names, slots, strict=False):
-            if slot == "?":
-                if name in packed:
-                    positions.append(index)
-                index += 1
-        return tuple(positions)
-    update = _UPDATE.match(skeleton)
-    if update is not None and update.group(1).lower() in PACKED_COLUMNS:
-        packed = PACKED_COLUMNS[update.group(1).lower()]
-        return tuple(i for i, m in enumerate(re.finditer(r"\?", skeleton))
-                     if (a := _ASSIGNED_BEFORE.search(skeleton, 0, m.start())) and a.group(1) in packed)
-    return ()
+    """Positions of the `?` parameters an INSERT or an UPDATE binds to a packed column."""
+    if not (_INSERT.match(skeleton) or _UPDATE.match(skeleton)):
+        return ()
+    table, columns = bound_columns(skeleton)
+    packed = PACKED_COLUMNS.get(table or "", frozenset())
+    return tuple(i for i, column in enumerate(columns) if column in packed)
+
+
+def bound_columns(sql: str) -> tuple[str | None, list[str | None]]:
+    """The table a statement writes (INSERT INTO, UPDATE; else the first it reads FROM) and the
+    column each `?` binds, in order: an INSERT's column for a plain `?` value, else the column of
+    a `column = ?`; None for any other `?`. ValueError for unbalanced parentheses."""
+    insert = _INSERT.match(sql)
+    named = insert or re.search(r"\b(?:UPDATE|FROM)\s+(\w+)", sql, re.IGNORECASE)
+    table = None if named is None else named.group(2 if insert else 1).lower()
+    columns: list[str | None] = []
+    start = 0
+    values = _VALUES.match(sql, insert.end()) if insert and insert.group(3) else None
+    if values is not None:
+        start = _closing(sql, values.end())
+        slots = _split(sql[values.end(): start])
+        for name, slot in zip(insert.group(3).split(","), slots, strict=False):
+            columns += [name.strip()] if slot == "?" else [None] * slot.count("?")
+    for mark in re.finditer(r"\?", sql[start:]):
+        assigned = _ASSIGNED_BEFORE.search(sql, 0, start + mark.start())
+        columns.append(assigned.group(1) if assigned else None)
+    return table, columns
 
 
 def _functions(skeleton: str, literals: list[str]) -> str:

@@ -5,14 +5,11 @@ worker reads; `cache/compare/` holds Compare's scored run files (`tempo_eval.com
 The worker (`tempo_eval.cli.job`) calls `release` when a job has ended and `sweep` when it starts
 one. What is removed:
 
-- an upload, once the job that read it has ended and no queued or running job names it: when it
-  finished (its data is stored: a dataset, TREC runs, a foreign import, an evaluated file), failed
-  or was cancelled. Kept: the file of a read that only previewed it (`store` false: the page's
-  "Use" button stores it next), of an interrupted evaluation (Resume reads it again; also when
-  a later job of the same file ends), and the run
-  files of Compare's jobs (a new session reopens a comparison only while its files are there).
-  The page writes an upload again before it queues a new job that reads it, while the upload box
-  still holds it.
+- an upload, once the job that read it has ended (finished: its data is stored; failed or
+  cancelled) and no queued or running job names it. Kept: the file of a read that only previewed
+  it (`store` false: the page's "Use" button stores it next), of an interrupted evaluation
+  (Resume reads it again), and Compare's run files (a new session reopens a comparison only
+  while they are there). The page writes an upload again before it queues a new job reading it.
 - any upload (also a `.part` left by a write that stopped) not changed for UPLOAD_DAYS days that
   no queued or running job names.
 - a saved comparison last used (written, or found by a job) more than CACHE_DAYS days ago, and
@@ -117,14 +114,10 @@ def missing_upload(arguments: dict[str, Any]) -> str | None:
 def _in_use(queue: Any, *, resumable: bool = False) -> set[Path]:
     """The uploads a queued or running job names; with `resumable`, also an interrupted
     evaluation (its Resume reads the file again, and the page does not write it again)."""
-    named: set[Path] = set()
-    for job in queue.jobs(active=True, limit=100_000):
-        named |= upload_paths(job["arguments"])
+    jobs = queue.jobs(active=True, limit=100_000)
     if resumable:
-        for job in queue.jobs(kind="evaluate", limit=100_000):
-            if job["status"] == "interrupted":
-                named |= upload_paths(job["arguments"])
-    return named
+        jobs += queue.jobs(kind="evaluate", status="interrupted", limit=100_000)
+    return {path for job in jobs for path in upload_paths(job["arguments"])}
 
 
 def release(queue: Any, job: dict[str, Any]) -> list[Path]:

@@ -1,35 +1,30 @@
-"""The workspace's job queue: long work (an evaluation, an NLI model check) that the dashboard
-starts in a worker process and then only watches.
+"""The workspace's job queue: long work (an evaluation, an upload's read, an NLI model check)
+that the dashboard starts in a worker process and then only watches.
 
-A job is a row of the `jobs` table: its kind and arguments (JSON, never a secret), the browser
-session that queued it from the dashboard (`session`, an opaque id; the one that resumes it takes
-it over), its status
+A job is a row of the `jobs` table: kind and arguments (JSON, never a secret), the dashboard
+session that owns it (`session`, an opaque id; the one that resumes it takes it over), status
 (queued, running, finished, cancelled, failed, interrupted), progress (done of total, rows per
-second), the worker that runs it (pid, the process's start time and host, so a dead worker is
-told from a live one even when its pid is reused), a cancel request, an error and the run it
-wrote. Any process that opens the workspace sees the same queue, so a job outlives the app
-process that started it, and two app processes on one workspace show the same jobs.
+second), its worker (pid, start time and host: a dead worker is told from a live one even when
+its pid is reused), a cancel request, an error and the run it wrote. Every process that opens
+the workspace sees the same queue, so a job outlives the app process that started it.
 
-Jobs run in lanes (`lane_of`), each with its own number of places, so work a page waits for
-never waits behind an evaluation: evaluations run in the `evaluations` lane (`limit`: the cores
-minus one); reading an upload (a dataset, TREC runs, a foreign import) and Compare's scoring of
-run files run in the `pages` lane of PAGE_LIMIT (1) that evaluations never take, so an upload
-starts at once beside a running 500,000-row evaluation and waits only behind other page work;
-checks (`CHECK_KINDS`, the NLI model check) are short and run beside every limit. A queued
-job's place is its place in its lane. With K = 1 at most K + 1 jobs (and a check) run at once.
-Claiming is one transaction: a worker marks its finished job and takes the oldest queued job
-whose lane has a free place, so no job waits with a free place and no two workers take the same
-job. On SQLite it is `BEGIN IMMEDIATE` (claims take turns); on PostgreSQL claims take turns on an
-advisory lock (`Dialect.lock_claims`: a claim lasts milliseconds, so workers on several machines
-share one queue; two claims at the same instant never both take a lane's last free place), and the
-queued rows are read `FOR UPDATE SKIP LOCKED`, so a row another transaction holds is passed over,
-each job taken once.
-A job whose worker died (pid gone, or the pid now belongs to a process started at another time)
-is marked `interrupted` by whoever looks next; it can be queued again (`requeue`), and the
-evaluation resumes from the rows already stored. A `pages` lane job running longer than
-`page_job_limit` is taken for hung: it fails and its worker is stopped, so the lane's place
-goes to the next upload. A job only the worker holding its API key may take fails when that
-worker ended (or never started) before taking it: the key is never stored, so no other can.
+Jobs run in lanes (`lane_of`), each with its own places, so work a page waits for never waits
+behind an evaluation: evaluations in `evaluations` (`limit`: the cores minus one); reading an
+upload (a dataset, TREC runs, a foreign import) and Compare's scoring of run files in `pages`
+(PAGE_LIMIT), which evaluations never take; checks (`CHECK_KINDS`) beside every limit. A queued
+job's place is its place in its lane. Claiming is one transaction: a worker ends its finished
+job and takes the oldest queued job whose lane has a free place, so no job waits beside a free
+place and no two workers take one job. On SQLite claims take turns by `BEGIN IMMEDIATE`; on
+PostgreSQL on an advisory lock (`Dialect.lock_claims`), reading the queued rows `FOR UPDATE SKIP
+LOCKED`: workers on several machines share one queue, and two claims at the same instant never
+both take a lane's last free place.
+
+A job whose worker died (pid gone, or reused by a process started at another time) is marked
+`interrupted` by whoever looks next; `requeue` queues it again, and the evaluation resumes from
+the rows stored. A `pages` job running past `page_job_limit` is taken for hung: it fails and its
+worker is stopped, so the lane's place goes to the next upload. A job only the worker holding its
+API key may take fails when that worker ended (or never started) before taking it: the key is
+never stored, so no other can.
 """
 
 from __future__ import annotations
@@ -40,11 +35,9 @@ import logging
 import os
 import signal
 import socket
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tempo_eval.common.identity import user_name
@@ -109,13 +102,7 @@ def lane_of(kind: str) -> str:
 def process_start(pid: int) -> str | None:
     """When process `pid` started (`tempo_eval.common.process.process_start_time`, as text), or None
     when there is no such process or it has exited (a zombie, not yet collected, counts as exited)."""
-    try:
-        text = Path(f"/proc/{int(pid)}/stat").read_text()
-        if text[text.rindex(")") + 2:].split()[0] in ("Z", "X"):
-            return None
-    except (OSError, ValueError, IndexError):
-        pass  # no /proc here, or no such process: process_start_time says which
-    started = process_start_time(pid)
+    started = process_start_time(pid, exited_is_gone=True)
     return None if started is None else repr(started)
 
 
@@ -149,7 +136,6 @@ class JobQueue:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self._conn = connect(path)
-        self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
 
     def close(self) -> None:
@@ -181,10 +167,7 @@ class JobQueue:
         now = time.time()
         dialect = Dialect.of(self._conn)
         with self._lock:
-            # SQLite: the write lock, at once (one claimer at a time). PostgreSQL: claims take
-            # turns on an advisory lock (so each counts the lanes as they are), and the SELECT
-            # locks the queued rows it reads and passes over rows another transaction holds (FOR
-            # UPDATE SKIP LOCKED): workers on several machines share one queue, each job taken once
+            # claims take turns, each counting the lanes as they are (see the module docstring)
             self._conn.execute(dialect.begin_claim)
             try:
                 if dialect.lock_claims:
@@ -194,16 +177,11 @@ class JobQueue:
                 self._reap(now)
                 running = self._running()
                 places = _places(limit)
-                job = None
-                for row in self._conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"
-                                              + dialect.skip_locked):
-                    if row["needs_key"] and row["id"] not in keys:
-                        continue
-                    if kinds is not None and row["kind"] not in kinds:
-                        continue
-                    if running[lane_of(row["kind"])] < places[lane_of(row["kind"])]:
-                        job = row
-                        break
+                queued = self._dicts("SELECT * FROM jobs WHERE status = 'queued' ORDER BY id"
+                                     + dialect.skip_locked)
+                job = next((row for row in queued if (not row["needs_key"] or row["id"] in keys)
+                            and (kinds is None or row["kind"] in kinds)
+                            and running[lane_of(row["kind"])] < places[lane_of(row["kind"])]), None)
                 if job is not None:
                     self._conn.execute(
                         "UPDATE jobs SET status = 'running', pid = ?, pid_start = ?, host = ?, started_at = ?,"
@@ -250,8 +228,8 @@ class JobQueue:
         `page_job_limit` (stopping its worker) and a keyed job whose worker is gone before it took it."""
         ended = 0
         limit = None
-        for row in self._conn.execute("SELECT id, kind, pid, pid_start, host, updated_at, started_at FROM jobs"
-                                      " WHERE status = 'running'").fetchall():
+        for row in self._dicts("SELECT id, kind, pid, pid_start, host, updated_at, started_at"
+                               " FROM jobs WHERE status = 'running'"):
             if not _alive(row["pid"], row["pid_start"], row["host"], row["updated_at"], now):
                 ended += self._mark(row["id"], "interrupted", "the worker process ended before the job did", now)
                 continue
@@ -263,8 +241,8 @@ class JobQueue:
                     f"stopped after {limit / 60:g} min: a read or comparison for a page may take at most that long "
                     "(TEMPO_EVAL_PAGE_JOB_S), so that the next one can start; try a smaller file"), now)
                 _stop(row["pid"], row["pid_start"], row["host"])
-        for row in self._conn.execute("SELECT id, pid, pid_start, host, updated_at FROM jobs"
-                                      " WHERE status = 'queued' AND needs_key = 1").fetchall():
+        for row in self._dicts("SELECT id, pid, pid_start, host, updated_at FROM jobs"
+                               " WHERE status = 'queued' AND needs_key = 1"):
             if row["pid"] is None and now - (row["updated_at"] or now) > KEYED_START_S:
                 why = "no worker with its API key (typed on the page, never stored) started to take it"
             elif row["pid"] is not None and not _alive(row["pid"], row["pid_start"], row["host"], row["updated_at"], now):
@@ -323,37 +301,37 @@ class JobQueue:
 
     # ---- reading ------------------------------------------------------------------------------
 
+    def _dicts(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """The rows of a query, each a dict by column name."""
+        cursor = self._conn.execute(sql, params)
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
     def get(self, job_id: int) -> dict[str, Any] | None:
         with self._lock:
-            row = self._conn.execute("SELECT * FROM jobs WHERE id = ?", (int(job_id),)).fetchone()
-        return None if row is None else _job(row)
+            found = self._dicts("SELECT * FROM jobs WHERE id = ?", (int(job_id),))
+        return _job(found[0]) if found else None
 
     def jobs(self, *, kind: str | None = None, dataset_id: int | None = None, active: bool = False,
              status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Jobs, newest first, filtered by kind, dataset, whether they are queued or running, and status."""
-        where, params = ["1 = 1"], []
-        if status is not None:
-            where.append("status = ?")
-            params.append(status)
-        if kind is not None:
-            where.append("kind = ?")
-            params.append(kind)
-        if dataset_id is not None:
-            where.append("dataset_id = ?")
-            params.append(int(dataset_id))
+        given = {"status = ?": status, "kind = ?": kind,
+                 "dataset_id = ?": None if dataset_id is None else int(dataset_id)}
+        where = ["1 = 1", *(sql for sql, value in given.items() if value is not None)]
+        params = [value for value in given.values() if value is not None]
         if active:
             where.append("status IN ('queued', 'running')")
         with self._lock:
-            rows = self._conn.execute(f"SELECT * FROM jobs WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
-                                      (*params, int(limit))).fetchall()
+            rows = self._dicts(f"SELECT * FROM jobs WHERE {' AND '.join(where)}"
+                               " ORDER BY id DESC LIMIT ?", (*params, int(limit)))
         return [_job(row) for row in rows]
 
     def latest(self, kind: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
         """The newest job of `kind` with exactly these arguments."""
         with self._lock:
-            row = self._conn.execute("SELECT * FROM jobs WHERE kind = ? AND arguments = ? ORDER BY id DESC LIMIT 1",
-                                     (kind, _dumps(arguments))).fetchone()
-        return None if row is None else _job(row)
+            found = self._dicts("SELECT * FROM jobs WHERE kind = ? AND arguments = ?"
+                                " ORDER BY id DESC LIMIT 1", (kind, _dumps(arguments)))
+        return _job(found[0]) if found else None
 
     def place(self, job_id: int) -> int | None:
         """A queued job's place in its lane's queue (1 = next), or None when it is not queued."""
@@ -384,8 +362,7 @@ def _marks(values: tuple[str, ...]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def _job(row: sqlite3.Row) -> dict[str, Any]:
-    job = dict(row)
+def _job(job: dict[str, Any]) -> dict[str, Any]:
     job["arguments"] = json.loads(job["arguments"] or "{}")
     job["result"] = None if job["result"] is None else json.loads(job["result"])
     job["active"] = job["status"] in ACTIVE

@@ -2,17 +2,17 @@
 
 A label is keyed by the claim text, a hash of the premises it was checked against and its
 reviewer, never by a run: the same claim against the same premises in a later run finds its
-labels again, and each reviewer's label is kept apart (reviewer '' holds the labels given before
-reviewers were recorded, shown as "unknown"). Labels export to and import from CSV or JSONL with
-the columns `claim`, `premises_hash`, `label`, `note`, (optional) `reviewer` and (optional)
-`premises` (a JSON list of strings); a file without `reviewer` imports as the importing user's.
-The CSV is written as every result export is (`tempo_eval.io.export.to_csv_text`: a cell starting
-with = + - @ gets the formula guard) and its import removes the guard again, so an exported file
-imports back unchanged.
+labels again, and each reviewer's label is kept apart (reviewer '': labels given before
+reviewers were recorded, shown as "unknown"). Labels export to and import from CSV or JSONL
+(columns `claim`, `premises_hash`, `label`, `note`, optional `reviewer` and `premises`, a JSON
+list of strings); a file without `reviewer` imports as the importing user's. The CSV gets the
+formula guard of every export (`tempo_eval.io.export.to_csv_text`), which its import removes, so
+an exported file imports back unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -125,11 +125,9 @@ class LabelStore:
         """All labels as "csv" or "jsonl" bytes."""
         frame = self.frame().drop(columns=["labelled_at"])
         if fmt == "jsonl":
-            lines = []
-            for record in frame.to_dict(orient="records"):
-                record["premises"] = json_or(record["premises"], None)
-                lines.append(json.dumps(record, ensure_ascii=False))
-            return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
+            return "".join(json.dumps({**record, "premises": json_or(record["premises"], None)},
+                                      ensure_ascii=False) + "\n"
+                           for record in frame.to_dict(orient="records")).encode("utf-8")
         if fmt == "csv":
             from tempo_eval.io.export import to_csv_text
 
@@ -234,10 +232,8 @@ def _label_row(record: Mapping[str, Any], name: str, number: int) -> tuple[str, 
         raise InputError("the claim is empty; expected the claim text", source=name, row=number, column="claim")
     premises = record.get("premises")
     if isinstance(premises, str) and premises.strip():
-        try:
+        with contextlib.suppress(ValueError):  # not JSON: refused below, as any other non-list
             premises = json.loads(premises)
-        except ValueError:
-            raise InputError("expected a JSON list of premise texts", source=name, row=number, column="premises") from None
     if premises in (None, ""):
         premises = None
     elif not (isinstance(premises, list) and all(isinstance(p, str) for p in premises)):

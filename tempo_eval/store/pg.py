@@ -1,8 +1,8 @@
 """A PostgreSQL workspace database behind the connection interface the store uses.
 
 The store talks to its database through what `sqlite3.Connection` offers (`execute`,
-`executemany`, `commit`, `rollback`, `in_transaction`, `with connection:`, `row_factory`, a
-cursor's `fetchone` / `fetchall` / `fetchmany` / `rowcount` / `lastrowid`). `PgConnection` offers
+`executemany`, `commit`, `rollback`, `in_transaction`, `with connection:`, a cursor's `fetchone`
+/ `fetchall` / `fetchmany` / `rowcount` / `lastrowid` / `description`). `PgConnection` offers
 the same over a psycopg 3 connection that SQLAlchemy opens from the `TEMPO_EVAL_DB` URL, each
 statement translated once by `tempo_eval.store.dialect.postgres_sql`, so every store query has
 one code path on both databases.
@@ -20,15 +20,15 @@ Errors become `WorkspaceError`s naming the database (its URL without the passwor
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from tempo_eval.common.secrets import masked_url
+from tempo_eval.common.secrets import mask, masked_url, url_passwords
 from tempo_eval.store.dialect import (
     POSTGRES,
     WRITE_LOCK_KEY,
     Translated,
+    bound_columns,
     is_begin_immediate,
     postgres_sql,
 )
@@ -47,9 +47,6 @@ def sqlalchemy_url(url: str) -> str:
     """The URL with SQLAlchemy's psycopg 3 driver named (`postgresql://` means psycopg2 to it)."""
     scheme, rest = url.split("://", 1)
     return f"postgresql+psycopg://{rest}" if scheme.lower() in ("postgresql", "postgres") else url
-
-
-_engines_lock = threading.Lock()
 
 
 @functools.lru_cache(maxsize=64)
@@ -97,32 +94,19 @@ def nul_error(where: str, sql: str, rows: Iterable[Sequence[Any]]) -> WorkspaceE
 
 
 def _column_of(sql: str, index: int) -> str:
-    """`table.column` that the `index`-th `?` binds (an INSERT's column, or `column = ?`), else
-    'a text value'."""
-    import re
-
-    from tempo_eval.store.dialect import _closing, _split
-
-    found = re.match(r"\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+(\w+)\s*\(([^)]*)\)\s*VALUES\s*\(", sql, re.IGNORECASE)
-    if found is None:  # an UPDATE's or a WHERE's `column = ?`
-        marks = [m.start() for m in re.finditer(r"\?", sql)]
-        table = re.search(r"\b(?:UPDATE|FROM)\s+(\w+)", sql, re.IGNORECASE)
-        assigned = re.search(r"(\w+)\s*=\s*$", sql[: marks[index]]) if index < len(marks) else None
-        if assigned is None:
-            return "a text value"
-        return f"{table.group(1)}.{assigned.group(1)}" if table else assigned.group(1)
+    """`table.column` that the `index`-th `?` binds (`bound_columns`), else 'a text value'."""
     try:
-        slots = _split(sql[found.end(): _closing(sql, found.end())])
+        table, columns = bound_columns(sql)
     except ValueError:
+        table, columns = None, []
+    column = columns[index] if index < len(columns) else None
+    if column is None:
         return "a text value"
-    bound = [c.strip() for c, slot in zip(found.group(2).split(","), slots, strict=False) if slot == "?"]
-    return f"{found.group(1)}.{bound[index]}" if index < len(bound) else "a text value"
+    return f"{table}.{column}" if table else column
 
 
 def _without_password(message: str, url: str, shown: str) -> str:
     """An error's text without the URL's password (a driver may quote the URL it could not use)."""
-    from tempo_eval.common.secrets import mask, url_passwords
-
     return mask(message.replace(url, shown), url_passwords(url)) or message
 
 
@@ -137,8 +121,7 @@ def _adapters(connection: Any) -> None:
         def dump(self, obj: Any) -> bytes:
             return b"1" if obj else b"0"
 
-        def quote(self, obj: Any) -> bytes:
-            return b"1" if obj else b"0"
+        quote = dump
 
     class Number(Loader):
         def load(self, data: Any) -> int | float:
@@ -150,28 +133,6 @@ def _adapters(connection: Any) -> None:
 
     connection.adapters.register_dumper(bool, BoolAsInt)
     connection.adapters.register_loader("numeric", Number)
-
-
-class _Row(tuple):  # noqa: SLOT001 - like sqlite3.Row: by position and by column name
-    _index: dict[str, int]
-
-    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> _Row:
-        row = super().__new__(cls, values)
-        row._index = index
-        return row
-
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
-        if isinstance(key, str):
-            return tuple.__getitem__(self, self._index[key])
-        return tuple.__getitem__(self, key)
-
-    def keys(self) -> list[str]:
-        return list(self._index)
-
-
-def _named_rows(cursor: Any) -> Any:
-    index = {column.name: i for i, column in enumerate(cursor.description or ())}
-    return lambda values: _Row(values, index)
 
 
 class PgCursor:
@@ -222,7 +183,6 @@ class PgConnection:
 
         self.url = url
         self.workspace_path = masked_url(url)
-        self.row_factory: Any = None
         self._idle = psycopg.pq.TransactionStatus.IDLE
         self._open()
 
@@ -243,10 +203,7 @@ class PgConnection:
         if self._pg.closed:  # the server restarted or the network dropped: the statement that
             self._raw.invalidate()  # found it failed; the next one connects again
             self._open()
-        cursor = self._pg.cursor()
-        if self.row_factory is not None:
-            cursor.row_factory = _named_rows
-        return cursor
+        return self._pg.cursor()
 
     def error(self, error: BaseException, sql: str = "", rows: Iterable[Sequence[Any]] = ()) -> WorkspaceError:
         if "NUL (0x00)" in str(error):

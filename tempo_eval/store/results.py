@@ -1,5 +1,6 @@
 """The results of the run store: one (row, metric) score with its reason and details, written a
-dataset row per transaction (with the row's claims), read back as a frame or one result.
+dataset row per transaction with the row's claims (one verified claim of a result, with its
+verdict and evidence), read back as frames, summaries or one result.
 """
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -24,12 +25,38 @@ from tempo_eval.common.schema import (
 )
 from tempo_eval.common.secrets import redact
 from tempo_eval.common.values import is_na
-from tempo_eval.store.claims import _claim_record
 from tempo_eval.store.packing import _maskable_when_packed, _pack_details, _unpack_details, dumps
 from tempo_eval.store.run_records import _HEARTBEAT_SECONDS
 
+CLAIM_COLUMNS = [
+    "row", "query_id", "run", "metric", "idx", "claim", "verdict", "evidence",
+    "probabilities", "reason", "confidence", "error", "side",
+]
+
+
+def _claim_extra(extra: str | None) -> tuple[str | None, str | None]:
+    """(error, side) from a claim row's `extra` JSON: the verifier's error text (ERROR verdicts)
+    and the Factual Correctness side."""
+    if not extra:
+        return None, None
+    found = json.loads(extra)
+    error, side = found.get("error"), found.get("side")
+    return (None if error is None else str(error)), (None if side is None else str(side))
+
+
+def _claim_record(claim: Any) -> dict[str, Any]:
+    """A claim entry of `details["claims"]` as a dict (a ClaimVerdict, a mapping, or any text)."""
+    if hasattr(claim, "to_record"):
+        return dict(claim.to_record())
+    if isinstance(claim, Mapping):
+        return dict(claim)
+    return {"claim": str(claim)}
+
+
 #: result rows `scores_frame` reads at a time
 _SCORES_PART = 20_000
+#: the dataset rows first <= row < end of a run (bound after its run id)
+_ROW_RANGE = " AND row_idx >= ? AND row_idx < ?"
 
 
 #: the columns of a row of the results table, in the order `encode_rows` gives them
@@ -95,28 +122,18 @@ def encode_rows(
 
 
 class ResultRecords:
-    """Per-row results in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
-    supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
+    """Per-row results and their claims in the workspace database: a part of
+    `tempo_eval.store.runs.RunStore`, which supplies the connection `_conn`, the lock `_lock`
+    and the other parts' methods."""
 
-    def record_row(
-        self,
-        run_id: int,
-        row: int,
-        query_id: str,
-        results: Iterable[MetricResult],
-        *,
-        system: str | None = None,
-    ) -> None:
-        """Write every metric's result for one dataset row in one transaction.
-
-        `details["claims"]` (a list of claim records or ClaimVerdicts) goes to the claims table;
-        the rest of `details` is stored as JSON with the result. NaN scores are stored as NULL.
-        """
+    def record_row(self, run_id: int, row: int, query_id: str, results: Iterable[MetricResult], *,
+                   system: str | None = None) -> None:
+        """Write every metric's result for one dataset row in one transaction, as `encode_rows`
+        says (`details["claims"]`, claim records or ClaimVerdicts, to the claims table)."""
         self.record_rows(run_id, [(row, query_id, results, system)])
 
-    def record_rows(
-        self, run_id: int, rows: Iterable[tuple[int, str, Iterable[MetricResult], str | None]]
-    ) -> None:
+    def record_rows(self, run_id: int,
+                    rows: Iterable[tuple[int, str, Iterable[MetricResult], str | None]]) -> None:
         """`record_row` for many rows, (row, query_id, results, system) each, in one transaction
         (a batch of rows scored together is committed together)."""
         self.write_encoded(encode_rows(run_id, rows, self._secrets))
@@ -163,20 +180,10 @@ class ResultRecords:
                     (now, run_id, self._lock_token),
                 )
 
-    def completed_between(
-        self, run_id: int, first: int, end: int, *, retry_failed: bool = False
-    ) -> set[tuple[int, str]]:
+    def completed_between(self, run_id: int, first: int, end: int, *,
+                          retry_failed: bool = False) -> set[tuple[int, str]]:
         """`completed` for the rows first <= row < end (a batch of a streamed dataset)."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT row_idx, metric, score IS NULL, reason_code FROM results"
-                " WHERE run_id = ? AND row_idx >= ? AND row_idx < ?",
-                (run_id, first, end),
-            ).fetchall()
-        return {
-            (int(r), m) for r, m, is_nan, code in rows
-            if not (retry_failed and is_nan and is_retryable(code))
-        }
+        return self._completed(run_id, retry_failed, _ROW_RANGE, (first, end))
 
     def completed(self, run_id: int, *, retry_failed: bool = False) -> set[tuple[int, str]]:
         """The (row, metric) pairs that have a stored result in this run.
@@ -184,35 +191,33 @@ class ResultRecords:
         With `retry_failed`, results that failed (NaN with a retryable reason code, see
         `is_retryable`) do not count as completed, so a resumed run computes them again.
         """
+        return self._completed(run_id, retry_failed)
+
+    def _completed(self, run_id: int, retry_failed: bool, rows_sql: str = "",
+                   args: tuple[int, ...] = ()) -> set[tuple[int, str]]:
         with self._lock:
             rows = self._conn.execute(
-                "SELECT row_idx, metric, score IS NULL, reason_code FROM results WHERE run_id = ?",
-                (run_id,),
+                "SELECT row_idx, metric, score IS NULL, reason_code FROM results"
+                f" WHERE run_id = ?{rows_sql}", (run_id, *args),
             ).fetchall()
-        return {
-            (int(r), m) for r, m, is_nan, code in rows
-            if not (retry_failed and is_nan and is_retryable(code))
-        }
+        return {(int(r), m) for r, m, is_nan, code in rows
+                if not (retry_failed and is_nan and is_retryable(code))}
 
     def results_frame(self, run_id: int) -> pd.DataFrame:
         """One row per (row, metric): row, query_id, run, metric, score (NaN when not measurable),
         reason_code, reason; sorted by row then metric. `run` is the dataset's run column."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
-                " WHERE run_id = ? ORDER BY row_idx, metric",
-                (run_id,),
-            ).fetchall()
-        return frame_of_result_rows(rows)
+        return self._results(run_id)
 
     def results_rows(self, run_id: int, first: int, last: int) -> pd.DataFrame:
         """`results_frame` of the dataset rows `first` to `last` (both included) only: one range
         of the primary key, so a page of a 400,000-result run costs what the page holds."""
+        return self._results(run_id, " AND row_idx BETWEEN ? AND ?", (int(first), int(last)))
+
+    def _results(self, run_id: int, rows_sql: str = "", args: tuple[int, ...] = ()) -> pd.DataFrame:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
-                " WHERE run_id = ? AND row_idx BETWEEN ? AND ? ORDER BY row_idx, metric",
-                (run_id, int(first), int(last)),
+                f" WHERE run_id = ?{rows_sql} ORDER BY row_idx, metric", (run_id, *args),
             ).fetchall()
         return frame_of_result_rows(rows)
 
@@ -224,6 +229,46 @@ class ResultRecords:
                 "SELECT metric, COUNT(*), COUNT(*) - COUNT(score), MAX(row_idx) FROM results WHERE run_id = ?"
                 " GROUP BY metric ORDER BY metric", (run_id,)).fetchall()
         return pd.DataFrame(rows, columns=["metric", "n", "n_nan", "last_row"])
+
+    def system_summary(self, run_id: int) -> pd.DataFrame:
+        """One line per (system, metric) of a run: system (None when the dataset has no run
+        column), metric, n (results), n_scored (with a score; NaN results are stored as NULL),
+        mean (of the scores; NaN when none), and answer currency's label counts current,
+        outdated and other (0 for other metrics; the label leads the stored reason: `current:
+        ...`). One aggregate query: nothing is loaded, whatever the run's size."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT system, metric, COUNT(*), COUNT(score), AVG(score) FROM results"
+                " WHERE run_id = ? GROUP BY system, metric ORDER BY system, metric", (int(run_id),),
+            ).fetchall()
+            # the labels apart: carrying every result's reason through the grouping costs more
+            # than a second pass over the answer-currency results alone, and that pass reads
+            # every result of the run (the key leads with the row): only when there are some
+            labels = []
+            if any(metric == "answer_currency" for _, metric, *_ in rows):
+                labels = self._conn.execute(
+                    "SELECT system, COUNT(CASE WHEN substr(reason, 1, 8) = 'current:' THEN 1 END),"
+                    " COUNT(CASE WHEN substr(reason, 1, 9) = 'outdated:' THEN 1 END),"
+                    " COUNT(CASE WHEN substr(reason, 1, 6) = 'other:' THEN 1 END) FROM results"
+                    " WHERE run_id = ? AND metric = 'answer_currency' GROUP BY system",
+                    (int(run_id),)).fetchall()
+        frame = pd.DataFrame(rows, columns=["system", "metric", "n", "n_scored", "mean"])
+        frame["mean"] = pd.to_numeric(frame["mean"], errors="coerce").astype(float)
+        counts = {system: rest for system, *rest in labels}
+        keys = list(zip(frame["system"], frame["metric"], strict=True))
+        for index, name in enumerate(("current", "outdated", "other")):
+            frame[name] = [int(counts[system][index])
+                           if metric == "answer_currency" and system in counts else 0
+                           for system, metric in keys]
+        return frame
+
+    def last_row(self, run_id: int) -> int | None:
+        """The highest dataset row with a result in the run (None: no result): one seek of the
+        primary key, whatever the run's size (a COUNT reads every result of the run)."""
+        with self._lock:
+            (last,) = self._conn.execute(
+                "SELECT MAX(row_idx) FROM results WHERE run_id = ?", (int(run_id),)).fetchone()
+        return None if last is None else int(last)
 
     def metric_scores(self, run_id: int, metric: str) -> tuple[np.ndarray, np.ndarray, dict[int, str | None]]:
         """One metric of a run: the rows with a result, their scores (NaN when not measured; in
@@ -246,17 +291,11 @@ class ResultRecords:
     def results_frames(self, run_id: int, rows_per_frame: int = 50_000) -> Iterator[pd.DataFrame]:
         """`results_frame` in parts of `rows_per_frame` dataset rows, in order: a run of any size
         is written out with the memory of one part."""
-        with self._lock:
-            (last,) = self._conn.execute("SELECT MAX(row_idx) FROM results WHERE run_id = ?", (run_id,)).fetchone()
+        last = self.last_row(run_id)
         for first in range(0, (last if last is not None else -1) + 1, rows_per_frame):
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT row_idx, query_id, system, metric, score, reason_code, reason FROM results"
-                    " WHERE run_id = ? AND row_idx >= ? AND row_idx < ? ORDER BY row_idx, metric",
-                    (run_id, first, first + rows_per_frame),
-                ).fetchall()
-            if rows:
-                yield frame_of_result_rows(rows)
+            frame = self._results(run_id, _ROW_RANGE, (first, first + rows_per_frame))
+            if len(frame):
+                yield frame
 
     def scores_frame(self, run_id: int) -> pd.DataFrame:
         """What a run's summary reads, small at any size: metric, score, reason_code (of NaN
@@ -301,6 +340,30 @@ class ResultRecords:
             "reason": pd.Series(reasons, dtype=object),
         })
 
+    def claims_frame(self, run_id: int) -> pd.DataFrame:
+        """One row per verified claim: row, query_id, run, metric, idx, claim, verdict, evidence,
+        probabilities (dict or None), reason, confidence (NaN when the verifier gave none), error
+        (the verifier's error text for ERROR verdicts, else None), side (Factual Correctness:
+        "response" or "reference", else None)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT c.row_idx, r.query_id, r.system, c.metric, c.idx, c.claim, c.verdict,"
+                " c.evidence, c.probabilities, c.reason, c.confidence, c.extra FROM claims c"
+                " JOIN results r ON r.run_id = c.run_id AND r.row_idx = c.row_idx"
+                " AND r.metric = c.metric"
+                " WHERE c.run_id = ? ORDER BY c.row_idx, c.metric, c.idx",
+                (run_id,),
+            ).fetchall()
+        rows = [
+            (*r[:8], None if r[8] is None else json.loads(r[8]), r[9],
+             math.nan if r[10] is None else float(r[10]), *_claim_extra(r[11]))
+            for r in rows
+        ]
+        frame = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+        frame["probabilities"] = pd.Series([r[8] for r in rows], dtype=object)
+        frame["confidence"] = pd.to_numeric(frame["confidence"], errors="coerce").astype(float)
+        return frame
+
     def get_result(self, run_id: int, row: int, metric: str) -> MetricResult:
         """The stored result of one (row, metric), details with their "claims" put back."""
         with self._lock:
@@ -320,22 +383,13 @@ class ResultRecords:
         details = _unpack_details(details_json)
         if claims:
             details["claims"] = [
-                {
-                    "claim": c[0], "verdict": c[1], "evidence": c[2],
-                    "probabilities": None if c[3] is None else json.loads(c[3]), "reason": c[4],
-                    **(json.loads(c[5]) if c[5] else {}),
-                    "confidence": c[6],
-                }
+                {"claim": c[0], "verdict": c[1], "evidence": c[2],
+                 "probabilities": None if c[3] is None else json.loads(c[3]), "reason": c[4],
+                 **(json.loads(c[5]) if c[5] else {}), "confidence": c[6]}
                 for c in claims
             ]
-        return MetricResult(
-            metric=metric,
-            score=float("nan") if score is None else float(score),
-            reason=reason,
-            reason_code=reason_code,
-            details=details,
-            success=None if success is None else bool(success),
-        )
+        return MetricResult(metric, float("nan") if score is None else float(score), reason,
+                            reason_code, details, None if success is None else bool(success))
 
 
 def encoded_frame(encoded: EncodedRows) -> pd.DataFrame:

@@ -25,17 +25,11 @@ from tempo_eval.store.db import NEXT_RUN_ID, json_or
 from tempo_eval.store.packing import dumps
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
-
-
 #: a run lock held from another machine counts as abandoned after this long without a heartbeat
 #: (on this machine the holder's process id is checked instead)
 LOCK_STALE_SECONDS = 120.0
-
-
 #: how often the holder of a run lock renews its heartbeat (with the row it stores anyway)
 _HEARTBEAT_SECONDS = 10.0
-
-
 #: the fields of `RunRecords.run_rows` (`list_runs` without n_results and n_failed)
 RUN_ROW_COLUMNS = ["id", "dataset_id", "dataset", "name", "status", "config_hash", "created_at", "finished_at",
                    "duration_s", "note", "tags", "usage", "created_by"]
@@ -96,25 +90,18 @@ class RunRecords:
     """Runs and their locks in the workspace database: a part of `tempo_eval.store.runs.RunStore`, which
     supplies the connection `_conn`, the lock `_lock` and the other parts' methods."""
 
-    def create_or_resume_run(
-        self,
-        dataset_id: int,
-        config: Mapping[str, Any],
-        *,
-        name: str | None = None,
-        resume: bool = True,
-        default_name: str | None = None,
-        user: str | None = None,
-    ) -> tuple[int, bool]:
+    def create_or_resume_run(self, dataset_id: int, config: Mapping[str, Any], *,
+                             name: str | None = None, resume: bool = True,
+                             default_name: str | None = None,
+                             user: str | None = None) -> tuple[int, bool]:
         """The run of `config` on the dataset: `(run_id, resumed)`.
 
-        With `resume` (the default) the newest run with the same dataset and configuration is
-        reopened (status back to running) whatever its status; given a `name`, only a run of that
-        name is (so another name makes a new run; a run is never renamed here); otherwise a new
-        run is created, named `name`, else `default_name`, else "run N". A `name` that is empty
-        or only whitespace raises ValueError before anything is written. Secret-named keys are
-        removed from `config` before it is hashed or written. A new run records `user` as who made
-        it (`created_by`; None: unknown); a resumed run keeps the user who made it.
+        With `resume` the newest run with the same dataset and configuration (and `name`, when
+        given: another name makes a new run; none is renamed here) is reopened, status back to
+        running, whatever its status; else a new run is made by `user` (`created_by`, None:
+        unknown), named `name`, else `default_name`, else "run N". A blank `name` raises
+        ValueError before anything is written. Secret-named keys of `config` are removed before
+        it is hashed or written.
         """
         wanted = None if name is None else _clean_name(name, "run")
         self._secrets = secret_values()
@@ -136,12 +123,7 @@ class RunRecords:
                     )
                     return int(row[0]), True
             chosen = wanted or (None if default_name is None else _clean_name(default_name, "run"))
-            cursor = self._conn.execute(
-                f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, created_by)"
-                f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?)",
-                (dataset_id, chosen or "run", dumps(clean), digest, user_name(user)),
-            )
-            run_id = int(cursor.lastrowid)
+            run_id = self._insert_run(dataset_id, chosen or "run", clean, user)
             if chosen is None:
                 self._conn.execute("UPDATE runs SET name = ? WHERE id = ?", (f"run {run_id}", run_id))
             return run_id, False
@@ -160,11 +142,9 @@ class RunRecords:
         self._conn.commit()
 
     def acquire_run(self, run_id: int) -> dict[str, Any] | None:
-        """Take the run's lock; None when taken, else the live holder {pid, host, heartbeat}.
-
-        A lock whose holder is gone (its process no longer exists on this machine, or no
-        heartbeat for LOCK_STALE_SECONDS from another machine) is taken over, so a killed run
-        never blocks its resumption."""
+        """Take the run's lock; None when taken, else the live holder {pid, host, heartbeat}. A
+        lock whose holder is gone (`_holder_alive`) is taken over: a killed run never blocks its
+        resumption."""
         with self._lock, self._immediate():
             return self._take_lock(run_id)
 
@@ -191,10 +171,10 @@ class RunRecords:
 
     def import_run(self, dataset_id: int, config: Mapping[str, Any], *, origin: str,
                    name: str | None = None, default_name: str = "run", user: str | None = None) -> tuple[int, bool]:
-        """The run imported from `origin` (created, with `config` and `name` or `default_name`, made
-        by `user`, if there is none), with its lock taken in the same transaction, so nobody else resumes it
-        half-imported: `(run_id, existed)`. An existing run is reopened (status running; renamed
-        when `name` is given). Raises RunInUse while a live process evaluates it."""
+        """The run imported from `origin`, with its lock taken in the same transaction (nobody
+        resumes it half-imported): `(run_id, existed)`. An existing run is reopened (renamed when
+        `name` is given); else one is made, named `name` or `default_name`, by `user`. RunInUse
+        while a live process evaluates it."""
         self._secrets = secret_values()
         clean = strip_secrets(dict(config))
         with self._lock, self._immediate():
@@ -215,15 +195,20 @@ class RunRecords:
                     (None if name is None else _clean_name(name, "run"), run_id),
                 )
             else:
-                cursor = self._conn.execute(
-                    f"INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin, created_by)"
-                    f" VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?, ?)",
-                    (dataset_id, _clean_name(name or default_name, "run"), dumps(clean), config_hash(clean), origin,
-                     user_name(user)),
-                )
-                run_id = int(cursor.lastrowid)
+                chosen = _clean_name(name or default_name, "run")
+                run_id = self._insert_run(dataset_id, chosen, clean, user, origin)
                 self._take_lock(run_id)  # a new run: nobody else can hold it
         return run_id, existed
+
+    def _insert_run(self, dataset_id: int, name: str, clean: Mapping[str, Any], user: str | None,
+                    origin: str | None = None) -> int:
+        """A new running run of the `clean` (secret-free) config, made by `user`; its id."""
+        cursor = self._conn.execute(
+            "INSERT INTO runs (id, dataset_id, name, config, config_hash, status, origin,"
+            f" created_by) VALUES ({NEXT_RUN_ID}, ?, ?, ?, ?, 'running', ?, ?)",
+            (dataset_id, name, dumps(clean), config_hash(clean), origin, user_name(user)),
+        )
+        return int(cursor.lastrowid)
 
     def release_run(self, run_id: int) -> None:
         """Give the run's lock back (only when this store holds it)."""
@@ -278,24 +263,21 @@ class RunRecords:
             raise KeyError(f"no run with id {run_id}")
 
     def list_runs(self, dataset_id: int | None = None) -> pd.DataFrame:
-        """One row per run (newest first): id, dataset_id, dataset (its name), name, status,
-        config_hash, n_results, n_failed, created_at, finished_at, duration_s, note, tags (list),
-        usage (dict or None), created_by (who made the run; None: unknown).
-
-        `status` is the stored one, except that a finished run whose every result failed
-        (`is_retryable` reason codes) is "failed": nothing in it was measured.
-        `n_failed` counts those failed results; `duration_s` is finished_at - created_at.
-        The counts read every result of each run (`result_counts`); the dashboard reads
-        `run_rows` and keeps the counts of a run until its row changes (tempo_eval_app.run_counts).
+        """One row per run, newest first (RUN_LIST_COLUMNS; dataset is its name, tags a list,
+        usage a dict or None, created_by None when unknown). `status` is the stored one, except
+        that a finished run whose every result failed (`is_retryable` codes) is "failed": nothing
+        in it was measured. `n_failed` counts those results; `duration_s` is finished_at -
+        created_at. The counts read every result of each run (`result_counts`); the dashboard
+        reads `run_rows` and keeps a run's counts until its row changes (tempo_eval_app.run_counts).
         """
         rows = self.run_rows(dataset_id)
         return runs_frame(rows, {row[0]: self.result_counts(row[0]) for row in rows})
 
     def run_rows(self, dataset_id: int | None = None) -> list[tuple[Any, ...]]:
-        """The runs (of one dataset; None: of all), newest first, as `list_runs` lists them but
-        without their result counts: tuples of RUN_ROW_COLUMNS, tags and usage as stored (JSON).
-        One read of the runs table, whatever the number of results: what changes when a run is
-        created, renamed, noted, tagged, finished or deleted (by any process)."""
+        """The runs (of one dataset; None: of all) as `list_runs` lists them, without their result
+        counts: tuples of RUN_ROW_COLUMNS, tags and usage as stored (JSON). One read of the runs
+        table, whatever the number of results; it changes when any process makes, renames, notes,
+        tags, ends or deletes a run."""
         query = (
             "SELECT r.id, r.dataset_id, d.name, r.name, r.status, r.config_hash, r.created_at, r.finished_at,"
             " (julianday(r.finished_at) - julianday(r.created_at)) * 86400.0, r.note, r.tags, r.usage,"
@@ -339,18 +321,6 @@ class RunRecords:
             ).fetchone()
         return int(n), int(failed)
 
-    def default_run(self, dataset_id: int) -> int | None:
-        """The run a page opens on for a dataset: the newest run with results that is not failed
-        (see `list_runs`), else None. A run whose rows all failed is never the default."""
-        runs = self.list_runs(dataset_id)
-        usable = runs[(runs["status"] != "failed") & (runs["n_results"] > 0)]
-        return None if usable.empty else int(usable["id"].iloc[0])
-
-    def count_results(self, run_id: int) -> int:
-        """How many results a run has stored (cheap: it reads the primary-key index only)."""
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)).fetchone()[0])
-
     def run_configs(self, run_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         """The stored configuration of each run, in one read: {run id: config}."""
         ids = [int(r) for r in run_ids]
@@ -381,16 +351,13 @@ class RunRecords:
     def run_info(self, run_id: int) -> dict[str, Any]:
         """The run's row: id, dataset_id, name, config (dict), config_hash, status (as stored), error,
         timestamps, note, tags (list), usage (dict or None) and created_by (None: unknown)."""
+        keys = ["id", "dataset_id", "name", "config", "config_hash", "status", "error",
+                "created_at", "finished_at", "note", "tags", "usage", "created_by"]
         with self._lock:
-            row = self._conn.execute(
-                "SELECT id, dataset_id, name, config, config_hash, status, error, created_at, finished_at,"
-                " note, tags, usage, created_by FROM runs WHERE id = ?",
-                (run_id,),
-            ).fetchone()
+            row = self._conn.execute(f"SELECT {', '.join(keys)} FROM runs WHERE id = ?",
+                                     (run_id,)).fetchone()
         if row is None:
             raise KeyError(f"no run with id {run_id}")
-        keys = ["id", "dataset_id", "name", "config", "config_hash", "status", "error", "created_at", "finished_at",
-                "note", "tags", "usage", "created_by"]
         info = dict(zip(keys, row, strict=True))
         info["config"] = json.loads(info["config"])
         info["tags"] = json_or(info["tags"], [])

@@ -29,54 +29,27 @@ from typing import Any
 
 from tempo_eval.common.schema import is_retryable
 from tempo_eval.common.secrets import secret_values
-from tempo_eval.store.claims import CLAIM_COLUMNS, ClaimRecords, _claim_record
-from tempo_eval.store.datasets import DatasetRecords, _frame_rows, frame_content_hash
+from tempo_eval.store.datasets import DatasetRecords, frame_content_hash
 from tempo_eval.store.db import connect, files_dir
 from tempo_eval.store.dialect import Dialect
-from tempo_eval.store.packing import dumps
-from tempo_eval.store.results import RESULT_COLUMNS, ResultRecords
-from tempo_eval.store.run_records import (
-    LOCK_STALE_SECONDS,
-    RUN_STATUSES,
-    RunDeleted,
-    RunInUse,
-    RunRecords,
-    config_hash,
-)
-from tempo_eval.store.summaries import SummaryRecords
+from tempo_eval.store.results import ResultRecords
+from tempo_eval.store.run_records import RunDeleted, RunInUse, RunRecords, config_hash
 
 #: what the other store modules' users import from here
-__all__ = [
-    "CLAIM_COLUMNS",
-    "LOCK_STALE_SECONDS",
-    "RESULT_COLUMNS",
-    "RUN_STATUSES",
-    "RunDeleted",
-    "RunInUse",
-    "RunStore",
-    "_claim_record",
-    "_frame_rows",
-    "config_hash",
-    "dumps",
-    "frame_content_hash",
-    "is_retryable",
-]
+__all__ = ["RunDeleted", "RunInUse", "RunStore", "config_hash", "frame_content_hash",
+           "is_retryable"]
 
 
-class RunStore(DatasetRecords, RunRecords, ResultRecords, ClaimRecords, SummaryRecords):
+class RunStore(DatasetRecords, RunRecords, ResultRecords):
     """Datasets, runs, results and claims in the workspace database (or the file at `path`).
 
     Each concern is a part in its own module (`datasets`, `run_records` with the run locks,
-    `results`, `claims`, `summaries`); this class holds what they share: the connection, the
-    lock that serialises this store's use of it, and the run locks this store holds.
+    `results` with their claims and summaries); this class holds what they share: the
+    connection, the lock that serialises this store's use of it, and the run locks it holds.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        connection: sqlite3.Connection | None = None,
-    ) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *,
+                 connection: sqlite3.Connection | None = None) -> None:
         self._conn = connection if connection is not None else connect(path)
         self._lock = threading.RLock()
         self._rows_memo: tuple[tuple[Any, ...], dict[str, Any]] | None = None

@@ -49,12 +49,9 @@ class UserStore:
             before = self._role_in_table(email)
             if before == "admin" and role != "admin":
                 self._refuse_last_admin(email, f"making {email} {article(role)} {role}")
-            if before is None:
-                self._conn.execute("INSERT INTO users (email, role, added_by, added_at) VALUES (?, ?, ?, ?)",
-                                   (email, role, str(added_by or ""), _now()))
-            else:
-                self._conn.execute("UPDATE users SET role = ?, added_by = ?, added_at = ? WHERE email = ?",
-                                   (role, str(added_by or ""), _now(), email))
+            sql = ("UPDATE users SET role = ?, added_by = ?, added_at = ? WHERE email = ?" if before
+                   else "INSERT INTO users (role, added_by, added_at, email) VALUES (?, ?, ?, ?)")
+            self._conn.execute(sql, (role, str(added_by or ""), _now(), email))
         return before
 
     def remove(self, email: str) -> str:

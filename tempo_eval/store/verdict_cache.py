@@ -18,13 +18,8 @@ from tempo_eval.common.secrets import redact, secret_values
 from tempo_eval.store.db import connect
 
 
-def verdict_key(
-    verifier_name: str,
-    model_id: str,
-    claim: str,
-    premises: Sequence[str],
-    settings: str = "",
-) -> str:
+def verdict_key(verifier_name: str, model_id: str, claim: str, premises: Sequence[str],
+                settings: str = "") -> str:
     """sha256 over the verifier identity and the exact texts (JSON-encoded, so no separator can collide)."""
     payload = json.dumps([verifier_name, model_id, settings, claim, list(premises)], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -33,7 +28,8 @@ def verdict_key(
 class VerdictCache:
     """A key -> ClaimVerdict record store in the workspace database (or the file at `path`)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, connection: sqlite3.Connection | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *,
+                 connection: sqlite3.Connection | None = None) -> None:
         self._conn = connection if connection is not None else connect(path)
         self._lock = threading.Lock()
 

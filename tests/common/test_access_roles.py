@@ -12,10 +12,14 @@ from tempo_eval.common.access import (
     PermissionDenied,
     check,
     denial,
-    may,
     normal_email,
     settings_admins,
 )
+
+
+def may(role: str | None, action: str, *, user: str = "", owner: str | None = None) -> bool:
+    """True when `denial` finds nothing against it."""
+    return denial(role, action, user=user, owner=owner) is None
 
 ANALYST_ACTIONS = ("evaluate", "upload", "compare_files", "label", "manage_jobs", "edit_dataset")
 

@@ -118,7 +118,7 @@ def test_the_worker_evaluates_a_queued_job_and_records_its_run() -> None:
     assert found["status"] == "finished", found["error"]
     assert (found["done"], found["total"]) == (30, 30)
     store = RunStore()
-    assert store.count_results(found["run_id"]) == 30
+    assert store.result_counts(found["run_id"])[0] == 30
     store.close()
 
 

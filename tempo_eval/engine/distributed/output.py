@@ -323,7 +323,7 @@ def encode_block_rows(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tempo_eval.store.claims import _claim_record
+    from tempo_eval.store.results import _claim_record
 
     secrets = list(secrets)
     ordered = [(row, query_id, sorted(results, key=lambda r: r.metric), system)

@@ -95,23 +95,16 @@ def upgrade_sqlite(connection: Any, is_current: Any) -> None:
     borrowed = _Borrowed(connection)
     engine = sqlalchemy.create_engine("sqlite://", creator=lambda: borrowed, poolclass=StaticPool)
     try:
-        _upgrade_borrowed(engine, connection, is_current)
+        with engine.connect() as bind:
+            if connection.in_transaction:
+                connection.commit()
+            bind.exec_driver_sql("BEGIN IMMEDIATE")
+            try:
+                if not is_current():
+                    upgrade(bind)
+                bind.commit()
+            finally:  # a failed step: the whole upgrade rolled back
+                if connection.in_transaction:
+                    connection.rollback()
     except sqlalchemy.exc.DBAPIError as error:  # SQLite's errors, as the store reports them
         raise workspace_error(getattr(connection, "workspace_path", "?"), error.orig) from None
-
-
-def _upgrade_borrowed(engine: Any, connection: Any, is_current: Any) -> None:
-    with engine.connect() as bind:
-        if connection.in_transaction:
-            connection.commit()
-        bind.exec_driver_sql("BEGIN IMMEDIATE")
-        try:
-            if not is_current():
-                upgrade(bind)
-            bind.commit()
-        except BaseException:
-            connection.rollback()
-            raise
-        finally:
-            if connection.in_transaction:
-                connection.rollback()
