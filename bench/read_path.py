@@ -28,7 +28,7 @@ Only `tempo_eval` modules count; the standard library and other packages are tra
 time belongs to the `tempo_eval` module that called them). So is the database driver: the
 methods of the workspace connection and its cursor (`store.db.WorkspaceConnection`, `_Cursor`:
 sqlite3's own classes, subclassed to turn a sqlite3 error into a WorkspaceError naming the file)
-and of PostgreSQL's adapter of the same interface (`store.pg.PgConnection`, `PgCursor`, `_Row`),
+and of PostgreSQL's adapter of the same interface (`store.pg.PgConnection`, `PgCursor`),
 with everything they call. They are sqlite3 itself, as a module of ours: counting each of their
 methods as a visit to `store.db` would count SQL statements (and cursor fetches), not rooms; the
 statements are the store's own business. Every other function of `store.db` counts.
@@ -76,7 +76,7 @@ STOP = {("tempo_eval.engine.scoring", name) for name in ("measure_batch", "row_d
 DATA_ROOTS = ("tempo_eval.io", "tempo_eval.store.datasets")
 #: the database driver (see the module docstring): transparent, with everything below it
 DRIVER = {"tempo_eval.store.db": ("WorkspaceConnection.", "_Cursor."),
-          "tempo_eval.store.pg": ("PgConnection.", "PgCursor.", "_Row.")}
+          "tempo_eval.store.pg": ("PgConnection.", "PgCursor.")}
 MAX_VISITS, MAX_CLIMBS = 2, 5
 #: batches the second file has beyond its first; each may add one visit to a module, no climb
 EXTRA_BATCHES = 2

@@ -18,7 +18,7 @@ import streamlit as st
 from tempo_eval.core.extract import extract_aft, extract_dft, extract_qft
 from tempo_eval.engine.scoring import measure_batch
 from tempo_eval.metrics.catalog import build_metric
-from tempo_eval.metrics.evidence_age import evidence_table
+from tempo_eval.metrics.evidence_rows import evidence_table
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
 from tempo_eval.metrics.temporal_ndcg import TemporalNDCG
 from tempo_eval_app import store_reads, words
