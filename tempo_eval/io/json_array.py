@@ -100,19 +100,12 @@ def array_elements(texts: Iterator[str], max_element: int | None = None) -> Iter
 
 def _items(text: _Text, max_element: int | None) -> Iterator[Any]:
     """The elements of the array at the read position (its "["), read to its "]"."""
-    text.pos += 1
-    if text.skip_space() == "]":
-        text.pos += 1
+    if _empty(text, "]"):
         return
     for index in itertools.count(1):
         yield _element(text, index, max_element)
-        following = text.skip_space()
-        text.pos += 1
-        if following == "]":
+        if _closed(text, "]"):
             return
-        if following != ",":
-            raise NotAnArray("expected ',' or ']' after an element")
-        text.skip_space()
 
 
 def _data_items(text: _Text, max_element: int | None) -> Iterator[Any]:
@@ -121,42 +114,52 @@ def _data_items(text: _Text, max_element: int | None) -> Iterator[Any]:
     whole-file reader reads the document) and let go, but for what tells a DeepEval test run,
     which the whole-file reader reads first: such a document, one whose "data" is not an array
     or comes twice (`json.loads` keeps the last), or one without "data" raises NotAnArray."""
-    text.pos += 1
-    members = 0
     found = False
     test_run: dict[str, Any] = {}  # the DeepEval keys, their values summed up (see `_test_run_part`)
-    while True:
-        following = text.skip_space()
-        if following == "}" and not members:
-            text.pos += 1
-            break
-        if following != '"':
+    ended = _empty(text, "}")
+    while not ended:
+        if text.skip_space() != '"':
             raise NotAnArray("expected a key in the object")
         key = _member(text, max_element)
         if text.skip_space() != ":":
             raise NotAnArray("expected ':' after a key")
         text.pos += 1
-        value_start = text.skip_space()
-        members += 1
         if key == "data":
-            if found or value_start != "[":
+            if found or text.skip_space() != "[":
                 raise NotAnArray('"data" is not one array')
             found = True
             yield from _items(text, max_element)
         else:
+            text.skip_space()
             value = _member(text, max_element)
             if key in _TEST_RUN_KEYS:
                 test_run[key] = _test_run_part(key, value)
-        following = text.skip_space()
-        text.pos += 1
-        if following == "}":
-            break
-        if following != ",":
-            raise NotAnArray("expected ',' or '}' after a member")
+        ended = _closed(text, "}")
     if not found:
         raise NotAnArray('the object has no "data"')
     if deepeval_test_run(test_run) is not None:
         raise NotAnArray("a DeepEval test run")
+
+
+def _empty(text: _Text, close: str) -> bool:
+    """Past the opening bracket at the read position: True (and past `close`) when nothing is in it."""
+    text.pos += 1
+    if text.skip_space() != close:
+        return False
+    text.pos += 1
+    return True
+
+
+def _closed(text: _Text, close: str) -> bool:
+    """Past what follows an element or member: True at `close`, False at a comma."""
+    following = text.skip_space()
+    text.pos += 1
+    if following == close:
+        return True
+    if following != ",":
+        raise NotAnArray(f"expected ',' or {close!r} after an element")
+    text.skip_space()
+    return False
 
 
 #: the keys `deepeval_test_run` looks at
