@@ -1,8 +1,8 @@
 """The first pass over a file to be streamed: its content hash, and whether the streaming reader
 may read it (the checks the whole-file reader makes on all the bytes at once), with an estimate
-of its row count for progress and, for JSON Lines and JSON documents, the keys of all its objects (the whole-file
-reader's columns: a key first seen on row 2,500 is a column from the first batch on, mapped as
-the whole-file reader maps it).
+of its row count for progress and, for JSON Lines and JSON documents, the keys of all its
+objects (the whole-file reader's columns: a key first seen on row 2,500 is a column from the
+first batch on, mapped as the whole-file reader maps it).
 
 One sequential read, in chunks: memory stays at a chunk whatever the file's size. The hash is
 the sha256 of the bytes as stored (compressed ones too), as `load_dataset` computes it, so a file

@@ -31,8 +31,8 @@ it), an element at a time (`tempo_eval.io.json_array`); its other forms (pandas'
 column orients, a DeepEval test run) are read whole, and so take memory with the file's size.
 
 A compressed Parquet file is decompressed, a chunk at a time, into an unnamed temporary file in
-the workspace's `tmp/` folder (Parquet is read from its footer, at the end: it needs a file it can seek in),
-then read a batch at a time from there; the copy disappears when the stream is read or closed,
+the workspace's `tmp/` folder (Parquet is read from its footer, at the end: it needs a file it
+can seek in), then read a batch at a time from there; the copy disappears when the stream is read or closed,
 or its process ends, and a copy that would leave less than `MIN_FREE_BYTES` free on that disk
 stops with a message saying so.
 
