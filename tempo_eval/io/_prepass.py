@@ -1,8 +1,8 @@
 """The first pass over a file to be streamed: its content hash, and whether the streaming reader
 may read it (the checks the whole-file reader makes on all the bytes at once), with an estimate
-of its row count for progress and, for JSON Lines, the keys of all its objects (the whole-file
-reader's columns: a key first seen on row 2,500 is a column from the first batch on, mapped as
-the whole-file reader maps it).
+of its row count for progress and, for JSON Lines and JSON documents, the keys of all its
+objects (the whole-file reader's columns: a key first seen on row 2,500 is a column from the
+first batch on, mapped as the whole-file reader maps it).
 
 One sequential read, in chunks: memory stays at a chunk whatever the file's size. The hash is
 the sha256 of the bytes as stored (compressed ones too), as `load_dataset` computes it, so a file
@@ -46,7 +46,7 @@ class Scan:
     warnings: list[str] = field(default_factory=list)
     #: the decompressed size, for the disk-space check
     size: int = 0
-    #: JSON Lines: every key of the file's objects, in the order they first appear (None otherwise)
+    #: JSON Lines and JSON: every key of the file's objects, in the order they first appear (None otherwise)
     keys: list[str] | None = None
 
 
@@ -263,10 +263,12 @@ def scan_text(chunks: Iterator[bytes], source: str, delimiter: str | None, *, js
 
 
 def scan_json_array(chunks: Iterator[bytes], source: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> Scan:
-    """`scan_text` for a JSON document: streamable when it is one array of objects (at least one)
-    read to its end (`tempo_eval.io.json_array`), with `keys` the keys of all its objects and
-    `estimated_rows` their count. Any other document (`{"data": [...]}`, a DeepEval test run,
-    JSON Lines under a .json name, text that is not valid JSON) is left to the whole-file reader."""
+    """`scan_text` for a JSON document: streamable when it is one array of objects (at least one),
+    or an object with such an array under "data" as the whole-file reader reads it, read to its
+    end (`tempo_eval.io.json_array`), with `keys` the keys of all its objects and
+    `estimated_rows` their count. Any other document (pandas' split and column orients, a
+    DeepEval test run, JSON Lines under a .json name, text that is not valid JSON) is left to
+    the whole-file reader."""
     from tempo_eval.io.json_array import ElementTooLong, NotAnArray, array_elements
 
     scan = Scan(content_hash="")

@@ -1,14 +1,17 @@
-"""The elements of a JSON document that is one array (`[{...}, {...}, ...]`), read from its text a
-chunk at a time: memory holds a chunk and the element being read, not the document.
+"""The rows of a JSON document, read from its text a chunk at a time: memory holds a chunk and the
+element being read, not the document. The document is one array (`[{...}, {...}, ...]`) or an
+object with the array under "data" (`{"data": [{...}, ...]}`, other keys before or after it),
+as the whole-file reader (`tempo_eval.io.jsonfiles`) reads them.
 
     for element in array_elements(texts):   # texts: the document's text, in pieces
         ...
 
 Each element is decoded by the `json` module's own decoder (`raw_decode`), so its values are
-those `json.loads` gives for the whole document. A document that is not an array, or whose text
-is not valid JSON, raises `NotAnArray` where this is found: the whole-file reader then reads it
-and names the problem (or reads another form: `{"data": [...]}`, a DeepEval test run, JSON
-Lines under a .json name).
+those `json.loads` gives for the whole document. A document of another form, or whose text is
+not valid JSON, raises `NotAnArray` where this is found (an object only once it is read to its
+end: a later key can make it a DeepEval test run): the whole-file reader then reads it and
+names the problem (or reads another form: pandas' split and column orients, a DeepEval test
+run, JSON Lines under a .json name).
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from tempo_eval.io.jsonfiles import deepeval_test_run
+
 _WHITESPACE = " \t\n\r"
 _decoder = json.JSONDecoder()
 
 
 class NotAnArray(ValueError):
-    """The text is not one JSON array read to its end."""
+    """The text is not one JSON array, or one `{"data": [...]}` object, read to its end."""
 
 
 class ElementTooLong(ValueError):
@@ -76,28 +81,108 @@ class _Text:
 
 
 def array_elements(texts: Iterator[str], max_element: int | None = None) -> Iterator[Any]:
-    """The elements of the array the text holds, in order; raises NotAnArray (see the module
-    docstring) when the text is not an array followed by nothing but whitespace, and
-    ElementTooLong once an element is found longer than `max_element` characters (before it is
-    held whole: at most about twice that is read)."""
+    """The rows of the document the text holds, in order: the elements of the array it is, or of
+    the array under "data" when it is an object the whole-file reader reads as `{"data": [...]}`.
+    Raises NotAnArray (see the module docstring) when the text is neither, followed by nothing
+    but whitespace, and ElementTooLong once an element of the array is found longer than
+    `max_element` characters (before it is held whole: at most about twice that is read)."""
     text = _Text(texts)
-    if text.skip_space() != "[":
-        raise NotAnArray("the document is not an array")
-    text.pos += 1
-    if text.skip_space() == "]":
-        text.pos += 1
+    start = text.skip_space()
+    if start == "[":
+        yield from _items(text, max_element)
+    elif start == "{":
+        yield from _data_items(text, max_element)
     else:
-        for index in itertools.count(1):
-            yield _element(text, index, max_element)
-            following = text.skip_space()
-            text.pos += 1
-            if following == "]":
-                break
-            if following != ",":
-                raise NotAnArray("expected ',' or ']' after an element")
-            text.skip_space()
+        raise NotAnArray("the document is neither an array nor an object")
     if text.skip_space() != "":
-        raise NotAnArray("more text after the array")
+        raise NotAnArray("more text after the document")
+
+
+def _items(text: _Text, max_element: int | None) -> Iterator[Any]:
+    """The elements of the array at the read position (its "["), read to its "]"."""
+    if _empty(text, "]"):
+        return
+    for index in itertools.count(1):
+        yield _element(text, index, max_element)
+        if _closed(text, "]"):
+            return
+
+
+def _data_items(text: _Text, max_element: int | None) -> Iterator[Any]:
+    """The elements of the array under "data" of the object at the read position (its "{"), read
+    to its "}". The other members are decoded (each at most `max_element` characters, else the
+    whole-file reader reads the document) and let go, but for what tells a DeepEval test run,
+    which the whole-file reader reads first: such a document, one whose "data" is not an array
+    or comes twice (`json.loads` keeps the last), or one without "data" raises NotAnArray."""
+    found = False
+    test_run: dict[str, Any] = {}  # the DeepEval keys, their values summed up (see `_test_run_part`)
+    ended = _empty(text, "}")
+    while not ended:
+        if text.skip_space() != '"':
+            raise NotAnArray("expected a key in the object")
+        key = _member(text, max_element)
+        if text.skip_space() != ":":
+            raise NotAnArray("expected ':' after a key")
+        text.pos += 1
+        if key == "data":
+            if found or text.skip_space() != "[":
+                raise NotAnArray('"data" is not one array')
+            found = True
+            yield from _items(text, max_element)
+        else:
+            text.skip_space()
+            value = _member(text, max_element)
+            if key in _TEST_RUN_KEYS:
+                test_run[key] = _test_run_part(key, value)
+        ended = _closed(text, "}")
+    if not found:
+        raise NotAnArray('the object has no "data"')
+    if deepeval_test_run(test_run) is not None:
+        raise NotAnArray("a DeepEval test run")
+
+
+def _empty(text: _Text, close: str) -> bool:
+    """Past the opening bracket at the read position: True (and past `close`) when nothing is in it."""
+    text.pos += 1
+    if text.skip_space() != close:
+        return False
+    text.pos += 1
+    return True
+
+
+def _closed(text: _Text, close: str) -> bool:
+    """Past what follows an element or member: True at `close`, False at a comma."""
+    following = text.skip_space()
+    text.pos += 1
+    if following == close:
+        return True
+    if following != ",":
+        raise NotAnArray(f"expected ',' or {close!r} after an element")
+    text.skip_space()
+    return False
+
+
+#: the keys `deepeval_test_run` looks at
+_TEST_RUN_KEYS = ("testRunData", "testCases")
+
+
+def _test_run_part(key: str, value: Any) -> Any:
+    """A value `deepeval_test_run` decides on as on `value`, without holding it: "testCases" a
+    list or not, "testRunData" a dict holding a "testCases" list, another dict, or neither."""
+    if key == "testCases":
+        return [] if isinstance(value, list) else None
+    if isinstance(value, dict):
+        return {"testCases": []} if isinstance(value.get("testCases"), list) else {}
+    return None
+
+
+def _member(text: _Text, max_element: int | None = None) -> Any:
+    """A key, or a value that is not the rows, of the object: one the whole-file reader would
+    read whole when it is longer than `max_element` characters (NotAnArray)."""
+    try:
+        return _element(text, 1, max_element)
+    except ElementTooLong:
+        raise NotAnArray("a member is too long to stream") from None
 
 
 def _element(text: _Text, index: int = 1, max_element: int | None = None) -> Any:

@@ -25,17 +25,19 @@ by the table readers (`tempo_eval.io.delimited`, `tempo_eval.io.jsonfiles`) and 
 batch by the same `tempo_eval.io.batches.Canonical`; `tempo_eval.io.dataset.load_dataset` is
 the collected stream.
 
-A JSON document is streamed when it is one array of objects (`tempo_eval.io.json_array`, an
-element at a time); its other forms (`{"data": [...]}`, pandas' split and column orients, a
-DeepEval test run) are read whole, and so take memory with the file's size. A compressed Parquet
-file is decompressed, a chunk at a time, into an unnamed temporary file in the workspace's
-`tmp/` folder (Parquet is read from its footer, at the end: it needs a file it can seek in),
-then read a batch at a time from there; the copy disappears when the stream is read or closed,
+A JSON document is streamed when it is one array of objects, or an object with such an array
+under "data" (`{"data": [...]}`, other keys before or after it, as the whole-file reader takes
+it), an element at a time (`tempo_eval.io.json_array`); its other forms (pandas' split and
+column orients, a DeepEval test run) are read whole, and so take memory with the file's size.
+
+A compressed Parquet file is decompressed, a chunk at a time, into an unnamed temporary file in
+the workspace's `tmp/` folder (Parquet is read from its footer, at the end: it needs a file it
+can seek in), then read a batch at a time from there; the copy disappears when the stream is read or closed,
 or its process ends, and a copy that would leave less than `MIN_FREE_BYTES` free on that disk
 stops with a message saying so.
 
 The columns are the whole file's: CSV's header, Parquet's schema, and for JSON Lines and JSON
-arrays every key of the file's objects, collected by the first pass, so a key first seen after
+documents every key of the file's objects, collected by the first pass, so a key first seen after
 the first batch (a `gold_ids` key that appears only on row 2,500) is a column of every batch
 and mapped as the whole-file reader maps it.
 """
@@ -556,9 +558,10 @@ def _json_array_tables(
     path: Any, label: str, compression: str | None, batch_rows: int, keys: list[str] | None,
     max_line_bytes: int = _prepass.MAX_LINE_BYTES, handle: Any = None,
 ) -> Iterator[BatchTable]:
-    """Batches of the objects of a JSON document that is one array of them (the first pass found
-    it so), each with every key of the file as a column; rows are placed by number, as the
-    whole-file reader places them. Anything unexpected: the whole-file reader reads the rest."""
+    """Batches of the objects of a JSON document that is one array of them, or holds one under
+    "data" (the first pass found it so), each with every key of the file as a column; rows are
+    placed by number, as the whole-file reader places them. Anything unexpected: the whole-file
+    reader reads the rest."""
     import codecs
 
     from tempo_eval.io.json_array import ElementTooLong, NotAnArray, array_elements

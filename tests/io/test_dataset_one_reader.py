@@ -25,8 +25,8 @@ def _files(tmp_path: Path) -> list[Path]:
     pd.DataFrame([{**r, "retrieved_ids": json.dumps(r["retrieved_ids"])} for r in ROWS]).to_csv(csv, index=False)
     jsonl = tmp_path / "d.jsonl.gz"
     jsonl.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in ROWS).encode()))
-    wrapped = tmp_path / "wrapped.json"  # {"data": [...]}: read whole
-    wrapped.write_text(json.dumps({"data": ROWS}), encoding="utf-8")
+    wrapped = tmp_path / "wrapped.json"  # pandas' split orient: read whole ({"data": [...]} is streamed)
+    wrapped.write_text(json.dumps({"columns": list(ROWS[0]), "data": [list(r.values()) for r in ROWS]}), encoding="utf-8")
     return [csv, jsonl, wrapped]
 
 

@@ -274,7 +274,7 @@ def test_a_copy_that_would_fill_the_disk_stops_with_a_message(tmp_path: Path, mo
 @pytest.mark.parametrize("text", [
     '[{"query": "When?", "answer": "In 1990."}, {"query": "Where?", "answer": "In 2001."}]',
     '\ufeff[{"query": "When?", "answer": "In 1990."}]',  # a byte order mark: the same warning
-    '{"data": [{"query": "When?", "answer": "In 1990."}]}',  # read whole
+    '{"data": [{"query": "When?", "answer": "In 1990."}]}',  # streamed too
     '{"columns": ["query", "answer"], "data": [["When?", "In 1990."]]}',  # pandas' split orient, whole
     '{"query": "When?", "answer": "In 1990."}\n{"query": "Where?", "answer": "In 2001."}\n',  # JSON Lines
 ])
@@ -286,7 +286,7 @@ def test_every_form_of_json_document_reads_as_the_whole_file_reader_reads_it(tmp
     pd.testing.assert_frame_equal(frame, whole.frame.reset_index(drop=True), check_dtype=False)
     assert (stream.mapping, stream.warnings, stream.content_hash) == (whole.mapping, whole.warnings,
                                                                         whole.content_hash)
-    assert (not stream.read_whole) == text.lstrip("\ufeff").startswith("[")
+    assert (not stream.read_whole) == text.lstrip("\ufeff").startswith(("[", '{"data"'))
 
 
 @pytest.mark.parametrize("text", [
