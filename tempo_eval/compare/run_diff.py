@@ -77,35 +77,18 @@ SUMMARY_KEYS = (
 )
 #: the summary's columns in user words (tables, CSV, HTML)
 SUMMARY_LABELS = {
-    "metric": "metric",
-    "direction": "better when",
-    "n": "rows measured",
-    "baseline_mean": "baseline mean",
-    "candidate_mean": "candidate mean",
-    "delta": "mean change",
-    "ci_low": "95% CI low",
-    "ci_high": "95% CI high",
-    "p_value": "p-value",
-    "improved": "improved",
-    "regressed": "regressed",
-    "unchanged": "unchanged",
-    "increased": "increased (no better direction)",
-    "decreased": "decreased (no better direction)",
-    "became_measurable": "became measurable",
-    "became_not_measurable": "became not measurable",
-    "not_measured": "not measured in either",
+    "metric": "metric", "direction": "better when", "n": "rows measured",
+    "baseline_mean": "baseline mean", "candidate_mean": "candidate mean", "delta": "mean change",
+    "ci_low": "95% CI low", "ci_high": "95% CI high", "p_value": "p-value", "improved": "improved",
+    "regressed": "regressed", "unchanged": "unchanged", "increased": "increased (no better direction)",
+    "decreased": "decreased (no better direction)", "became_measurable": "became measurable",
+    "became_not_measurable": "became not measurable", "not_measured": "not measured in either",
     "not_stored": "not stored in one run",
 }
 ROW_LABELS = {
-    "metric": "metric",
-    "query_id": "query id",
-    "query": "query",
-    "baseline": "baseline score",
-    "candidate": "candidate score",
-    "delta": "change",
-    "outcome": "outcome",
-    "reason_baseline": "baseline reason code",
-    "reason_candidate": "candidate reason code",
+    "metric": "metric", "query_id": "query id", "query": "query", "baseline": "baseline score",
+    "candidate": "candidate score", "delta": "change", "outcome": "outcome",
+    "reason_baseline": "baseline reason code", "reason_candidate": "candidate reason code",
 }
 ROW_COLUMNS = [
     "metric", "key", "query_id", "query", "row_baseline", "row_candidate", "baseline", "candidate",
@@ -121,11 +104,9 @@ def row_table(results: pd.DataFrame, queries: Sequence[Any] | None = None) -> pd
     column in row order, or None)."""
     rows = results.drop_duplicates("row")[["row", "query_id", "run"]].rename(columns={"run": "system"})
     rows = rows.sort_values("row", kind="stable").reset_index(drop=True)
-    if queries is not None:
-        texts = [queries[r] if 0 <= r < len(queries) else None for r in rows["row"]]
-        rows["query"] = pd.Series(texts, dtype=object)
-    else:
-        rows["query"] = pd.Series([None] * len(rows), dtype=object)
+    texts = [None] * len(rows) if queries is None else [
+        queries[r] if 0 <= r < len(queries) else None for r in rows["row"]]
+    rows["query"] = pd.Series(texts, dtype=object)
     return rows
 
 
@@ -186,11 +167,9 @@ def match_rows(baseline_rows: pd.DataFrame, candidate_rows: pd.DataFrame, *, by:
     }).sort_values("row_baseline", kind="stable").reset_index(drop=True)
     duplicated = set(base.loc[base["occurrence"] > 0, "key"]) | set(cand.loc[cand["occurrence"] > 0, "key"])
     return Matching(
-        pairs=pairs,
+        pairs=pairs, duplicate_keys=len(duplicated), by=by,
         unmatched_baseline=merged.loc[merged["_merge"] == "left_only"].sort_values("row_b")["key"].tolist(),
         unmatched_candidate=merged.loc[merged["_merge"] == "right_only"].sort_values("row_c")["key"].tolist(),
-        duplicate_keys=len(duplicated),
-        by=by,
     )
 
 
@@ -247,17 +226,15 @@ def metric_rows(pairs: pd.DataFrame, baseline: pd.DataFrame, candidate: pd.DataF
 
 def metric_summary(rows: pd.DataFrame, *, test: str = "student", seed: int = 42) -> dict[str, Any]:
     """The figures of one metric from its `metric_rows`: n (rows measured in both), both means,
-    the mean delta with its 95% bootstrap CI, the paired test's p-value and the outcome counts."""
-    if test not in TESTS:
-        raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
+    the mean delta with its 95% bootstrap CI, the paired test's p-value (`test`, checked by
+    `diff_runs`) and the outcome counts."""
     measured = rows[rows["outcome"].isin(MEASURED)]
     b = measured["baseline"].to_numpy(dtype=float)
     c = measured["candidate"].to_numpy(dtype=float)
     n = len(measured)
+    p = math.nan
     if n >= 2:
         p = paired_t_test(c, b) if test == "student" else randomization_test(c, b, seed=seed)
-    else:
-        p = math.nan
     low, high = bootstrap_ci(c - b, seed=seed)
     counts = rows["outcome"].value_counts()
     return {
@@ -266,9 +243,7 @@ def metric_summary(rows: pd.DataFrame, *, test: str = "student", seed: int = 42)
         "baseline_mean": float(b.mean()) if n else math.nan,
         "candidate_mean": float(c.mean()) if n else math.nan,
         "delta": float((c - b).mean()) if n else math.nan,
-        "ci_low": low,
-        "ci_high": high,
-        "p_value": float(p),
+        "ci_low": low, "ci_high": high, "p_value": float(p),
         **{outcome.replace(" ", "_"): int(counts.get(outcome, 0)) for outcome in OUTCOMES},
     }
 
@@ -470,21 +445,13 @@ class RunDiff:
         return "\n".join(lines) + "\n"
 
 
-def diff_runs(
-    baseline_results: pd.DataFrame,
-    candidate_results: pd.DataFrame,
-    *,
-    baseline: Mapping[str, Any] | None = None,
-    candidate: Mapping[str, Any] | None = None,
-    baseline_queries: Sequence[Any] | None = None,
-    candidate_queries: Sequence[Any] | None = None,
-    baseline_ids_generated: bool = False,
-    candidate_ids_generated: bool = False,
-    metrics: Sequence[str] | None = None,
-    tolerance: float = DEFAULT_TOLERANCE,
-    test: str = "student",
-    seed: int = 42,
-) -> RunDiff:
+def diff_runs(baseline_results: pd.DataFrame, candidate_results: pd.DataFrame, *,
+              baseline: Mapping[str, Any] | None = None, candidate: Mapping[str, Any] | None = None,
+              baseline_queries: Sequence[Any] | None = None,
+              candidate_queries: Sequence[Any] | None = None, baseline_ids_generated: bool = False,
+              candidate_ids_generated: bool = False, metrics: Sequence[str] | None = None,
+              tolerance: float = DEFAULT_TOLERANCE, test: str = "student",
+              seed: int = 42) -> RunDiff:
     """Diff two results frames (`RunStore.results_frame`). `*_queries` are the datasets' query
     texts in row order; `*_ids_generated` say a dataset's ids were numbered by the loader (then
     rows are matched by text). `metrics` defaults to every metric both runs hold; a metric given

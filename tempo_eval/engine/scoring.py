@@ -1,15 +1,10 @@
 """Score one dataset row with the chosen metrics: what the local runner and the Ray engine share.
 
-Both engines (`tempo_eval.engine.runner` and `tempo_eval.engine.distributed.engine`) check their metrics and
-columns, identify a run by its configuration, build each row and score it here, so they score
-alike; neither imports the other for it.
-
-- `run_config` / `metric_config`: the configuration a run is identified by (secret-named settings
-  dropped, objects reduced to their class, `name`, `model_id` and `settings` strings).
-- `check_metrics` / `check_columns`: refuse a metric list or a dataset before any row.
-- `measure_row`: every metric's result for one row; a missing cell becomes NaN "missing_input",
-  any exception NaN "row_error" (one failing row never sinks a run).
-- `aggregate_frame`: per metric mean, bootstrap CI and NaN reasons of a results frame.
+Both engines (`tempo_eval.engine.runner` and `tempo_eval.engine.distributed.engine`) check their
+metrics and columns (`check_metrics`, `check_columns`), identify a run by its configuration
+(`run_config`), build each row and score it here (`measure_row`, `measure_batch`), so they score
+alike; neither imports the other for it. A missing cell becomes NaN "missing_input", any
+exception NaN "row_error": one failing row never sinks a run.
 """
 
 from __future__ import annotations
@@ -106,14 +101,9 @@ def run_config(metrics: Sequence[Metric], *, reference_date: Any = None) -> dict
     }
 
 
-def aggregate_frame(
-    frame: pd.DataFrame,
-    *,
-    metrics: Sequence[str] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 42,
-) -> pd.DataFrame:
+def aggregate_frame(frame: pd.DataFrame, *, metrics: Sequence[str] | None = None,
+                    confidence: float = 0.95, n_resamples: int = 2000,
+                    seed: int = 42) -> pd.DataFrame:
     """`RunResult.aggregate` for any results frame (columns metric, score, reason_code)."""
     names = list(metrics) if metrics is not None else list(dict.fromkeys(frame["metric"]))
     all_scores = frame["score"].to_numpy(dtype=float)

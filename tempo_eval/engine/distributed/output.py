@@ -43,7 +43,7 @@ import pandas as pd
 from tempo_eval.common.packed_details import PackedDetails
 from tempo_eval.common.schema import MetricResult, is_retryable
 from tempo_eval.common.secrets import redact, secret_values
-from tempo_eval.store.datasets import _frame_rows, frame_rows_json
+from tempo_eval.store.datasets import _frame_rows
 from tempo_eval.store.packing import _unpack, dumps
 from tempo_eval.store.results import RESULT_COLUMNS, RESULT_ROW_FIELDS, EncodedRows, encode_rows
 from tempo_eval.store.runs import RunStore
@@ -126,14 +126,6 @@ def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: Any
     return done_blocks(out)
 
 
-def set_status(out: str | os.PathLike[str], status: str) -> None:
-    """Record the run's status ("running", "finished") in its manifest."""
-    manifest = read_manifest(out)
-    if manifest is None:
-        raise OutputMismatch(f"{out}: no {MANIFEST}")
-    write_manifest(out, {**manifest, "status": status})
-
-
 def finish(out: str | os.PathLike[str], *, n_rows: int, n_blocks: int, warnings: list[str]) -> None:
     """Mark the run finished, with what reading the whole input told: its rows, blocks and the
     reader's warnings."""
@@ -186,20 +178,11 @@ def claim(out: str | os.PathLike[str]) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def write_dataset(out: str | os.PathLike[str], frame: pd.DataFrame) -> None:
-    """The canonical rows as the workspace stores them (for `import_results`), unless written."""
-    path = Path(out) / DATASET
-    if path.exists():
-        return
-    # the store's own encoding of the rows, so the imported dataset is the one a local run stores
-    rows = frame_rows_json(frame)
-    _write_atomic(path, gzip.compress(rows.encode("utf-8"), compresslevel=3))
-
-
 class DatasetWriter:
-    """OUT/dataset.json.gz written a batch of rows at a time (`add`), as `write_dataset` writes
-    it whole (the same text, gzipped), under a temporary name until `finish`. Nothing is written
-    when the file is there already (a finished run resumed)."""
+    """OUT/dataset.json.gz written a batch of rows at a time (`add`): the store's own encoding of
+    the rows (`frame_rows_json`'s text, gzipped), so the imported dataset is the one a local run
+    stores; under a temporary name until `finish`. Nothing is written when the file is there
+    already (a finished run resumed)."""
 
     def __init__(self, out: str | os.PathLike[str], columns: Sequence[str]) -> None:
         self.path = Path(out) / DATASET
@@ -268,8 +251,8 @@ def failed_results(out: str | os.PathLike[str], blocks: Iterable[int]) -> dict[i
 
 
 def merge_block(out: str | os.PathLike[str], block: int, results: bytes, details: bytes) -> None:
-    """Put the (row, metric) results in `results` / `details` (Parquet bytes, `encode_block`) in
-    place of the finished block's results for the same pairs; the others stay as they are."""
+    """Put the (row, metric) results in `results` / `details` (Parquet bytes, `encode_block_rows`)
+    in place of the finished block's results for the same pairs; the others stay as they are."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -301,18 +284,8 @@ def _pair_keys(table: Any) -> Any:
 
 # ---- encoding a block (in the actor) ----------------------------------------------------------
 
-def encode_block(
-    rows: Sequence[tuple[int, str, str | None, Sequence[Any]]], secrets: Iterable[str]
-) -> tuple[bytes, bytes]:
-    """(results, details) Parquet bytes for scored rows: (row, query_id, system, [MetricResult]);
-    see `encode_block_rows`."""
-    results, details, _ = encode_block_rows(rows, secrets)
-    return results, details
-
-
-def encode_block_rows(
-    rows: Sequence[tuple[int, str, str | None, Sequence[Any]]], secrets: Iterable[str], run_id: int = 0,
-) -> tuple[bytes, bytes, EncodedRows]:
+def encode_block_rows(rows: Sequence[tuple[int, str, str | None, Sequence[Any]]],
+                      secrets: Iterable[str], run_id: int = 0) -> tuple[bytes, bytes, EncodedRows]:
     """(results, details, store rows) for scored rows: (row, query_id, system, [MetricResult]).
 
     The store rows are what the workspace stores for them (`tempo_eval.store.results.encode_rows`,
@@ -442,10 +415,8 @@ def encoded_block(run_id: int, rows: Sequence[tuple[tuple[int, str, str | None],
     return mask_encoded(encoded, secrets)
 
 
-def import_results(
-    out: str | os.PathLike[str], *, store: RunStore | None = None, name: str | None = None,
-    user: str | None = None,
-) -> int:
+def import_results(out: str | os.PathLike[str], *, store: RunStore | None = None,
+                   name: str | None = None, user: str | None = None) -> int:
     """Load a Ray run's output into the workspace as a normal run; returns its run id.
 
     The dataset is stored as the local loader's would be (the same file gives the same dataset, so
