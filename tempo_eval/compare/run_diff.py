@@ -51,7 +51,7 @@ import pandas as pd
 from tempo_eval.common.safe_text import json_safe
 from tempo_eval.common.safe_text import md_cell as _md_cell
 from tempo_eval.common.safe_text import one_line as _one_line
-from tempo_eval.compare.statistics import bootstrap_ci, paired_t_test, randomization_test
+from tempo_eval.compare.statistics import bootstrap_ci, format_p, paired_t_test, randomization_test
 from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 
 DEFAULT_TOLERANCE = 0.01
@@ -273,12 +273,6 @@ def _format(value: float, spec: str = ".3f") -> str:
     return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
 
 
-def _format_p(p: float) -> str:
-    if math.isnan(p):
-        return "—"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
-
-
 @dataclass
 class RunDiff:
     """The diff of two runs: what `diff_runs` / `diff_stored` return; renders itself."""
@@ -373,7 +367,7 @@ class RunDiff:
                 f"{_one_line(metric)}{self._direction_note(metric)}: {_format(s['baseline_mean'])} -> "
                 f"{_format(s['candidate_mean'])} "
                 f"(change {_format(s['delta'], '+.3f')}, 95% CI {_format(s['ci_low'], '+.3f')} to "
-                f"{_format(s['ci_high'], '+.3f')}, p {_format_p(s['p_value'])}, {int(s['n'])} rows measured); "
+                f"{_format(s['ci_high'], '+.3f')}, p {format_p(s['p_value'], '—')}, {int(s['n'])} rows measured); "
                 f"{self._change_counts(metric)}, {int(s['unchanged'])} unchanged, "
                 f"{int(s['became_measurable'])} became measurable, {int(s['became_not_measurable'])} became not measurable"
             )
@@ -426,7 +420,7 @@ class RunDiff:
                 _md_cell(metric) + _md_cell(self._direction_note(metric)), _format(s["baseline_mean"]),
                 _format(s["candidate_mean"]),
                 f"{_format(s['delta'], '+.3f')} ({_format(s['ci_low'], '+.3f')} to {_format(s['ci_high'], '+.3f')})",
-                _format_p(s["p_value"]), improved, regressed, str(int(s["unchanged"])),
+                format_p(s["p_value"], "—"), improved, regressed, str(int(s["unchanged"])),
                 str(int(s["became_measurable"])), str(int(s["became_not_measurable"])),
             ]) + " |")
         if neither:
@@ -463,14 +457,11 @@ def diff_runs(baseline_results: pd.DataFrame, candidate_results: pd.DataFrame, *
     b_metrics = list(dict.fromkeys(baseline_results["metric"]))
     c_metrics = set(candidate_results["metric"])
     common = [m for m in b_metrics if m in c_metrics]
-    if metrics is None:
-        chosen = common
-    else:
-        chosen = list(dict.fromkeys(metrics))
-        for metric in chosen:
-            if metric not in common:
-                held = ", ".join(common) or "none"
-                raise ValueError(f"metric {metric!r} is not held by both runs (metrics both hold: {held})")
+    chosen = common if metrics is None else list(dict.fromkeys(metrics))
+    for metric in chosen:
+        if metric not in common:
+            held = ", ".join(common) or "none"
+            raise ValueError(f"metric {metric!r} is not held by both runs (metrics both hold: {held})")
     b_rows = row_table(baseline_results, baseline_queries)
     c_rows = row_table(candidate_results, candidate_queries)
     by = match_by(baseline_ids_generated, candidate_ids_generated, b_rows, c_rows)

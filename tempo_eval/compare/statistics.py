@@ -369,8 +369,8 @@ class ComparisonReport:
             for p in self.pairs:
                 rows.append(_md_row([
                     p.metric, md_cell(p.run_a), md_cell(p.run_b), self._format(p.mean_a),
-                    self._format(p.mean_b), _format_p(p.p_value),
-                    _format_p(p.p_adjusted) + (" *" if p.significant else ""),
+                    self._format(p.mean_b), format_p(p.p_value),
+                    format_p(p.p_adjusted) + (" *" if p.significant else ""),
                     f"{p.wins} / {p.ties} / {p.losses}",
                 ]))
             text += "\n" + "\n".join(rows) + "\n"
@@ -414,9 +414,10 @@ def _pairs_text(n: int) -> str:
     return f"{n} pair of runs" if n == 1 else f"{n} pairs of runs"
 
 
-def _format_p(p: float) -> str:
+def format_p(p: float, nan: str = "nan") -> str:
+    """A p-value for a table: 4 decimals, scientific below 1e-4, `nan` for NaN."""
     if math.isnan(p):
-        return "nan"
+        return nan
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 

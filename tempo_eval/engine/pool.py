@@ -205,10 +205,8 @@ class ScoringPool:
         worker; `values` are the batch's cells (`frame.to_numpy(dtype=object)`)."""
         batch_id, self._next_id = self._next_id, self._next_id + 1
         self._in_flight[batch_id] = InFlight(offset, columns, values, pending)
-        if len(pending) == len(values):
-            cells = values.tolist()
-        else:
-            cells = values[[i - offset for i, _ in pending]].tolist()
+        whole = len(pending) == len(values)
+        cells = (values if whole else values[[i - offset for i, _ in pending]]).tolist()
         self._tasks.put((batch_id, self.run_id, columns, cells, pending, id_column, reference_date))
 
     def wait(self, *, cancel: threading.Event | None = None, stop_at: float | None = None,

@@ -21,11 +21,8 @@ from tempo_eval.slices.stats import bin_starts
 
 BY = ("as_of", "focus_year", "evidence_year")
 #: why a row has no place on the time axis
-UNPLACED = {
-    "as_of": "no as-of date (reference_date)",
-    "focus_year": "no year in the query",
-    "evidence_year": "no dated document in the top k",
-}
+UNPLACED = {"as_of": "no as-of date (reference_date)", "focus_year": "no year in the query",
+            "evidence_year": "no dated document in the top k"}
 UNREADABLE_AS_OF = "as-of date that cannot be read"
 
 
@@ -77,23 +74,15 @@ def as_of_bins(dates: list[Any], bin: str) -> RowBins:
         days, unreadable = _read_days(dates, "reference_date")
     starts = bin_starts(days, bin)
     placed = np.flatnonzero(~np.isnan(starts))
-    unplaced = {}
-    if unreadable:
-        unplaced[UNREADABLE_AS_OF] = unreadable
     missing = len(dates) - placed.size - unreadable
-    if missing:
-        unplaced[UNPLACED["as_of"]] = missing
+    unplaced = {k: n for k, n in ((UNREADABLE_AS_OF, unreadable), (UNPLACED["as_of"], missing)) if n}
     return _sorted(placed, starts[placed], len(dates), unplaced)
 
 
 def year_bins(years_of_rows: list[list[int]], reason: str) -> RowBins:
     """Each row in the bin of every year it has (distinct years; bins are whole years)."""
-    rows: list[int] = []
-    years: list[int] = []
-    for row, row_years in enumerate(years_of_rows):
-        for year in sorted(set(row_years)):
-            rows.append(row)
-            years.append(year)
+    rows = [row for row, row_years in enumerate(years_of_rows) for _ in set(row_years)]
+    years = [year for row_years in years_of_rows for year in sorted(set(row_years))]
     placed_rows = len(set(rows))
     starts = np.array([date(y, 1, 1).toordinal() - EPOCH if 1 <= y <= 9999 else math.nan for y in years],
                       dtype=np.float64)

@@ -123,10 +123,8 @@ class SliceReport:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
-        for r in self.runs:
-            for b in r.bins:
-                writer.writerow([r.run, b.start, b.n, _csv_num(b.mean), _csv_num(b.low), _csv_num(b.high),
-                                 b.not_measured])
+        writer.writerows([r.run, b.start, b.n, _csv_num(b.mean), _csv_num(b.low), _csv_num(b.high),
+                          b.not_measured] for r in self.runs for b in r.bins)
         return out.getvalue()
 
     def to_text(self) -> str:
@@ -209,9 +207,7 @@ class _Scored:
     n_results: int
 
     def reason(self, row: int) -> str:
-        if row not in self.codes:
-            return NOT_SCORED
-        return str(self.codes[row] or "not measurable")
+        return NOT_SCORED if row not in self.codes else str(self.codes[row] or "not measurable")
 
 
 def _scored(store: Any, run_id: int, metric: str, n_rows: int) -> _Scored:

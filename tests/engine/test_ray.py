@@ -155,7 +155,7 @@ def test_import_results_holds_the_run_lock_while_it_writes(tmp_path: Path) -> No
                 "config_hash": config_hash(config), "metrics": ["temporal_ndcg"], "block_size": 1, "n_blocks": 2}
     out = tmp_path / "out"
     frame = dataset.frame.iloc[:2]
-    output.prepare(out, manifest, frame)
+    output.prepare(out, manifest)
     write_dataset(out, frame)
     for row in range(2):
         scored = [(row, f"q{row + 1}", None, [MetricResult(metric="temporal_ndcg", score=1.0, reason="ok")])]

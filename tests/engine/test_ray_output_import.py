@@ -39,7 +39,7 @@ def _write_output(out: Path, scored: list[tuple[int, float, str | None]] | None 
                 "source_format": dataset.source_format, "warnings": [], "n_rows": n_rows, "config": config,
                 "config_hash": config_hash(config), "metrics": [METRIC], "block_size": block_size,
                 "n_blocks": n_blocks}
-    output.prepare(out, manifest, frame)
+    output.prepare(out, manifest)
     write_dataset(out, frame)
     scored = scored if scored is not None else [(row, 0.5, None) for row in range(n_rows)]
     by_block: dict[int, list] = {}

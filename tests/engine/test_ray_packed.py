@@ -46,7 +46,7 @@ def _write_output(out: Path, rows: list[tuple[int, str, None, list[MetricResult]
                 "config_hash": config_hash(config), "metrics": ["temporal_faithfulness"], "block_size": n_rows,
                 "n_blocks": 1}
     frame = dataset.frame.iloc[:n_rows]
-    output.prepare(out, manifest, frame)
+    output.prepare(out, manifest)
     write_dataset(out, frame)
     output.write_block(out, 0, *output.encode_block_rows(rows, [])[:2])
 

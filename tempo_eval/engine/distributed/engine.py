@@ -118,9 +118,9 @@ def evaluate_ray(data: Any, metrics: Sequence[Any], *, out: str | Path,
     from tempo_eval.store.run_records import config_hash
 
     metrics = check_metrics(metrics)
-    for name, value, minimum in (("num_workers", num_workers, 1), ("block_size", block_size, 1),
-                                 ("max_concurrency", max_concurrency, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    for name, value in (("num_workers", num_workers), ("block_size", block_size),
+                        ("max_concurrency", max_concurrency)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if isinstance(gpus_per_worker, bool) or not isinstance(gpus_per_worker, (int, float)) or not (
         math.isfinite(gpus_per_worker) and gpus_per_worker >= 0

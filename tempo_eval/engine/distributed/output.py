@@ -95,12 +95,11 @@ def write_manifest(out: str | os.PathLike[str], manifest: Mapping[str, Any]) -> 
     _write_atomic(Path(out) / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
-def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: Any = None) -> set[int]:
+def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any]) -> set[int]:
     """Create or reopen `out` for the run `manifest` describes (status "running"); returns the
     blocks already done. A new output gets an `output_id`, kept through resumes, by which
     `import_results` knows it again. A streamed input's row count is not known yet (None): it
-    is compared when both runs know it (the content hash says the same all the same). `frame` is
-    not used (callers of earlier versions pass the rows).
+    is compared when both runs know it (the content hash says the same all the same).
 
     Raises OutputMismatch when `out` holds the output of another dataset, configuration or block
     size (resuming into it would mix two runs)."""

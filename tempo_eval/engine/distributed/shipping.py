@@ -186,9 +186,7 @@ _caches_lock = threading.Lock()
 def worker_cache(source: CacheSource) -> WorkerVerdictCache:
     """The process's one cache for `source` (every verifier in an actor shares it)."""
     with _caches_lock:
-        if source not in _worker_caches:
-            _worker_caches[source] = WorkerVerdictCache(source)
-        return _worker_caches[source]
+        return _worker_caches.setdefault(source, WorkerVerdictCache(source))
 
 
 def install_default_caches(source: CacheSource, gpus_per_worker: float) -> None:
