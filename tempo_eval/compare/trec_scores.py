@@ -23,8 +23,10 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -296,9 +298,6 @@ def _dated_columns(codes: np.ndarray, docids: Any, ids: Any, doc_dates: Any, que
 
 def _check_regular_files(sources: Sequence[Any]) -> None:
     """Every named file is a regular file (no FIFO, device or link loop), before any is read."""
-    import os
-    from pathlib import Path
-
     from tempo_eval.io._source import open_regular
 
     for source in sources:

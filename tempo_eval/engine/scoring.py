@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from enum import Enum
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -81,8 +82,6 @@ def _setting(value: Any) -> Any:
 def default_run_name(dataset_name: str, metrics: Sequence[Metric], when: datetime | None = None) -> str:
     """What ran, as a run's name when none is given: "temporal_qa · claims TF · lexical · 24 Nov 14:05"
     (the dataset's name without its extension, each metric with its mode, the verifier, the time)."""
-    from pathlib import PurePath
-
     stem = PurePath(str(dataset_name)).stem if "." in str(dataset_name) else str(dataset_name)
     stem = stem if len(stem) <= 40 else stem[:39] + "…"
     from tempo_eval.common.run_names import describe_metrics

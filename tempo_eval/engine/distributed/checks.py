@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -198,8 +199,6 @@ class _Inflated:
         self.left = max_input_bytes()
 
     def inflate(self, body: bytes, zdict: bytes | None, where: str) -> bytes:
-        import zlib
-
         unpacker = zlib.decompressobj(15, zdict) if zdict is not None else zlib.decompressobj()
         try:
             text = unpacker.decompress(body, self.left + 1)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import io
+import json
 import os
 import pickle
 import shutil
@@ -140,8 +141,6 @@ class WorkerVerdictCache:
             self._snapshot = ray.get(self.source.snapshot)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-        import json
-
         with self._lock:
             if not self._opened:
                 self._open()
