@@ -18,7 +18,6 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from tempo_eval.common import __version__
@@ -31,7 +30,6 @@ from tempo_eval.common.schema import (
 )
 from tempo_eval.common.secrets import is_secret_name
 from tempo_eval.common.values import is_na
-from tempo_eval.compare.statistics import bootstrap_ci
 from tempo_eval.metrics.base import Metric, MissingInput
 from tempo_eval.store.datasets import frame_content_hash
 
@@ -103,27 +101,19 @@ def run_config(metrics: Sequence[Metric], *, reference_date: Any = None) -> dict
 def aggregate_frame(frame: pd.DataFrame, *, metrics: Sequence[str] | None = None,
                     confidence: float = 0.95, n_resamples: int = 2000,
                     seed: int = 42) -> pd.DataFrame:
-    """`RunResult.aggregate` for any results frame (columns metric, score, reason_code)."""
+    """`RunResult.aggregate` for any results frame (columns metric, score, reason_code): each
+    metric's `tempo_eval.compare.leaderboard.score_summary`."""
+    from tempo_eval.compare.leaderboard import score_summary
+
     names = list(metrics) if metrics is not None else list(dict.fromkeys(frame["metric"]))
     all_scores = frame["score"].to_numpy(dtype=float)
+    codes = frame["reason_code"].to_numpy(dtype=object)
     records = []
     for name in names:  # the metric's scores alone (not a copy of its part of the frame)
         rows = (frame["metric"] == name).to_numpy()
-        scores = all_scores[rows]
-        measurable = scores[~np.isnan(scores)]
-        low, high = bootstrap_ci(measurable, confidence=confidence, n_resamples=n_resamples, seed=seed)
-        nan_rows = rows & np.isnan(all_scores)
-        reasons = frame["reason_code"][nan_rows].fillna("unknown").value_counts()
-        records.append({
-            "metric": name,
-            "mean": float(measurable.mean()) if measurable.size else float("nan"),
-            "ci_low": low,
-            "ci_high": high,
-            "n_measurable": int(measurable.size),
-            "n_total": int(scores.size),
-            "n_nan": int(scores.size - measurable.size),
-            "nan_reasons": {str(k): int(v) for k, v in reasons.items()},
-        })
+        summary = score_summary(all_scores[rows], codes[rows], confidence=confidence,
+                                n_resamples=n_resamples, seed=seed)
+        records.append({"metric": name, **summary})
     columns = ["metric", "mean", "ci_low", "ci_high", "n_measurable", "n_total", "n_nan", "nan_reasons"]
     return pd.DataFrame(records, columns=columns).set_index("metric")
 
