@@ -289,10 +289,6 @@ class BlockScorer:
         if memo is not None:
             self.context.run(memo.close)
 
-    def ready(self) -> bool:
-        """True once the actor is built (its metrics unshipped)."""
-        return True
-
     def score(self, columns: list[str], numbers: Sequence[int], rows: list[list[Any]],
               todo: list[list[str]] | None,
               run_id: int | None) -> tuple[bytes, bytes, Any, dict[str, Any], int, int]:

@@ -41,7 +41,7 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.common.packed_details import PackedDetails
-from tempo_eval.common.schema import MetricResult, is_retryable
+from tempo_eval.common.schema import MetricResult, frame_of_result_rows, is_retryable
 from tempo_eval.common.secrets import redact, secret_values
 from tempo_eval.store.datasets import _frame_rows
 from tempo_eval.store.packing import _unpack, dumps
@@ -381,20 +381,18 @@ def _parquet_bytes(table: Any, pq: Any) -> bytes:
 # ---- reading and importing --------------------------------------------------------------------
 
 def read_results(out: str | os.PathLike[str]) -> pd.DataFrame:
-    """Every finished row's results (the local runner's columns), ordered by row and metric."""
+    """Every finished row's results (the local runner's columns), ordered by row and metric: the
+    store's own frame of result rows (`RunStore.results_frame`), so the two have the same types."""
     files = sorted((Path(out) / "results").glob("block-*.parquet"))
     if not files:
-        return pd.DataFrame({c: pd.Series(dtype=float if c == "score" else object) for c in RESULT_COLUMNS})
+        return frame_of_result_rows([])
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.concat_tables([pq.read_table(f) for f in files])
     table = table.sort_by([("row", "ascending"), ("metric", "ascending")])
-    # built as `RunStore.results_frame` builds it, so the two frames have the same types
-    rows = list(zip(*(table.column(c).to_pylist() for c in RESULT_COLUMNS), strict=True))
-    frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
-    frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype(float)
-    return frame
+    columns = (table.column(c).to_pylist() for c in RESULT_COLUMNS)
+    return frame_of_result_rows(list(zip(*columns, strict=True)))
 
 
 def encoded_block(run_id: int, rows: Sequence[tuple[tuple[int, str, str | None], list[dict[str, Any]]]],
