@@ -142,13 +142,11 @@ def run_records(runs: pd.DataFrame, board: pd.DataFrame, setups: Mapping[int, Ma
     `leaderboard` of those runs; NaN as None). What `tempo-eval runs` lists."""
     per_run: dict[int, dict[str, Any]] = {}
     for row in board.itertuples(index=False):
+        means = {k: None if math.isnan(v) else float(v) for k, v in
+                 (("mean", row.mean), ("ci_low", row.ci_low), ("ci_high", row.ci_high))}
         per_run.setdefault(int(row.run_id), {})[str(row.metric)] = {
-            "mean": None if math.isnan(row.mean) else float(row.mean),
-            "ci_low": None if math.isnan(row.ci_low) else float(row.ci_low),
-            "ci_high": None if math.isnan(row.ci_high) else float(row.ci_high),
-            "n_measurable": int(row.n_measurable), "n_total": int(row.n_total),
-            "nan_reasons": dict(row.nan_reasons),
-        }
+            **means, "n_measurable": int(row.n_measurable), "n_total": int(row.n_total),
+            "nan_reasons": dict(row.nan_reasons)}
     records = []
     for run in runs.itertuples(index=False):
         means = per_run.get(int(run.id), {})

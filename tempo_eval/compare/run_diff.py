@@ -210,14 +210,9 @@ def metric_rows(pairs: pd.DataFrame, baseline: pd.DataFrame, candidate: pd.DataF
     c_scores = c["score"].to_numpy(dtype=float)
     return pd.DataFrame({
         "metric": metric,
-        "key": pairs["key"].to_numpy(dtype=object),
-        "query_id": pairs["query_id"].to_numpy(dtype=object),
-        "query": pairs["query"].to_numpy(dtype=object),
-        "row_baseline": pairs["row_baseline"].to_numpy(dtype=np.int64),
-        "row_candidate": pairs["row_candidate"].to_numpy(dtype=np.int64),
-        "baseline": b_scores,
-        "candidate": c_scores,
-        "delta": c_scores - b_scores,
+        **{c: pairs[c].to_numpy(dtype=object) for c in ("key", "query_id", "query")},
+        **{c: pairs[c].to_numpy(dtype=np.int64) for c in ("row_baseline", "row_candidate")},
+        "baseline": b_scores, "candidate": c_scores, "delta": c_scores - b_scores,
         "outcome": outcomes(b_scores, c_scores, stored, tolerance, direction(metric)),
         "reason_baseline": b["reason_code"].astype(object).where(b["reason_code"].notna(), None).to_numpy(),
         "reason_candidate": c["reason_code"].astype(object).where(c["reason_code"].notna(), None).to_numpy(),

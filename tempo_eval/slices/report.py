@@ -293,17 +293,13 @@ def changepoints(values: np.ndarray, bin_of: np.ndarray, labels: list[str], *, b
                 local = type(local)(point - low_cut, local.gain, local.p_value)
         if local is None or (penalty is None and local.p_value >= alpha):
             continue
-        before_values = values[inside & (bin_of < point)]
-        after_values = values[inside & (bin_of >= point)]
-        before = mean_interval(before_values, binary, seed)
-        after = mean_interval(after_values, binary, seed)
+        before = mean_interval(values[inside & (bin_of < point)], binary, seed)
+        after = mean_interval(values[inside & (bin_of >= point)], binary, seed)
         drop = difference_interval(before, after)
         out.append({
-            "start": labels[point],
-            "before": {"mean": before[0], "low": before[1], "high": before[2]},
-            "after": {"mean": after[0], "low": after[1], "high": after[2]},
-            "drop": {"value": drop[0], "low": drop[1], "high": drop[2]},
-            "p_value": local.p_value,
+            "start": labels[point], "before": dict(zip(("mean", "low", "high"), before, strict=True)),
+            "after": dict(zip(("mean", "low", "high"), after, strict=True)),
+            "drop": dict(zip(("value", "low", "high"), drop, strict=True)), "p_value": local.p_value,
         })
     return out
 
