@@ -204,7 +204,8 @@ def score_dataset_runs(frame: pd.DataFrame, qrels: Any = None, *,
 def _metrics(metrics: Sequence[str], missing: str, depth: int | None = None, *,
              dated: bool = True) -> tuple[dict[str, int], dict[str, Any]]:
     """({NDCG metric: k}, {as-of metric: (name, k)}) of the metrics asked; ValueError naming a
-    wrong one, a wrong missing-query rule or depth, or an as-of metric without `dated` inputs."""
+    wrong one, a wrong missing-query rule or depth, or an as-of metric when the caller cannot
+    give date files (`dated` False)."""
     from tempo_eval.metrics.asof_columns import parse_run_metric
 
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
