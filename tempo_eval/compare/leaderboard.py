@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tempo_eval.common.values import is_na
+
 LEADERBOARD_COLUMNS = [
     "run_id", "metric", "mean", "ci_low", "ci_high", "n_measurable", "n_total", "n_nan", "nan_reasons",
 ]
@@ -47,32 +49,35 @@ def run_setup(config: Mapping[str, Any]) -> dict[str, str]:
     return {"verifier": ", ".join(verifiers), "judge": ", ".join(judges), "model": ", ".join(models)}
 
 
-def leaderboard(scores: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 2000) -> pd.DataFrame:
-    """One row per (run, metric) of `scores` (columns run_id, metric, score, reason_code), in
-    order of first appearance: mean over measurable rows, percentile bootstrap CI of that mean,
-    n_measurable, n_total, n_nan and nan_reasons ({reason_code: count}), as
-    `tempo_eval.engine.scoring.aggregate_frame` gives for one run (same CI, same seed)."""
+def score_summary(scores: np.ndarray, codes: np.ndarray, *, confidence: float = 0.95,
+                  n_resamples: int = 2000, seed: int = 42) -> dict[str, Any]:
+    """One metric's scores (NaN: not measurable) and reason codes: the mean over measurable rows,
+    the percentile bootstrap CI of that mean, n_measurable, n_total, n_nan and nan_reasons
+    ({reason_code: count}, most first; "unknown" for a missing code). The one summary of the
+    leaderboard and of a run's `aggregate` (`tempo_eval.engine.scoring.aggregate_frame`)."""
     from tempo_eval.compare.statistics import bootstrap_ci
 
+    missing = np.isnan(scores)
+    measurable = scores[~missing]
+    low, high = bootstrap_ci(measurable, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    reasons = Counter("unknown" if is_na(c) else str(c) for c in codes[missing]).most_common()
+    return {"mean": float(measurable.mean()) if measurable.size else math.nan, "ci_low": low,
+            "ci_high": high, "n_measurable": int(measurable.size), "n_total": int(scores.size),
+            "n_nan": int(missing.sum()), "nan_reasons": dict(reasons)}
+
+
+def leaderboard(scores: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 2000) -> pd.DataFrame:
+    """One row per (run, metric) of `scores` (columns run_id, metric, score, reason_code), in
+    order of first appearance: its `score_summary`."""
     if scores.empty:
         return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
     values = scores["score"].to_numpy(dtype=float)
     codes = scores["reason_code"].to_numpy(dtype=object)
-    records = []
     # one pass over index arrays: 200 runs x a few metrics stay well under a second
-    for (run_id, metric), index in scores.groupby(["run_id", "metric"], sort=False).indices.items():
-        part = values[index]
-        missing = np.isnan(part)
-        measurable = part[~missing]
-        low, high = bootstrap_ci(measurable, confidence=confidence, n_resamples=n_resamples)
-        reasons = Counter("unknown" if c is None else str(c) for c in codes[index][missing])
-        records.append({
-            "run_id": int(run_id), "metric": str(metric),
-            "mean": float(measurable.mean()) if measurable.size else math.nan,
-            "ci_low": low, "ci_high": high,
-            "n_measurable": int(measurable.size), "n_total": int(part.size), "n_nan": int(missing.sum()),
-            "nan_reasons": dict(sorted(reasons.items(), key=lambda item: -item[1])),
-        })
+    groups = scores.groupby(["run_id", "metric"], sort=False).indices.items()
+    records = [{"run_id": int(run_id), "metric": str(metric), **score_summary(
+                   values[index], codes[index], confidence=confidence, n_resamples=n_resamples)}
+               for (run_id, metric), index in groups]
     return pd.DataFrame(records, columns=LEADERBOARD_COLUMNS)
 
 
@@ -137,13 +142,11 @@ def run_records(runs: pd.DataFrame, board: pd.DataFrame, setups: Mapping[int, Ma
     `leaderboard` of those runs; NaN as None). What `tempo-eval runs` lists."""
     per_run: dict[int, dict[str, Any]] = {}
     for row in board.itertuples(index=False):
+        means = {k: None if math.isnan(v) else float(v) for k, v in
+                 (("mean", row.mean), ("ci_low", row.ci_low), ("ci_high", row.ci_high))}
         per_run.setdefault(int(row.run_id), {})[str(row.metric)] = {
-            "mean": None if math.isnan(row.mean) else float(row.mean),
-            "ci_low": None if math.isnan(row.ci_low) else float(row.ci_low),
-            "ci_high": None if math.isnan(row.ci_high) else float(row.ci_high),
-            "n_measurable": int(row.n_measurable), "n_total": int(row.n_total),
-            "nan_reasons": dict(row.nan_reasons),
-        }
+            **means, "n_measurable": int(row.n_measurable), "n_total": int(row.n_total),
+            "nan_reasons": dict(row.nan_reasons)}
     records = []
     for run in runs.itertuples(index=False):
         means = per_run.get(int(run.id), {})

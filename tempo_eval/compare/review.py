@@ -21,13 +21,8 @@ from tempo_eval.metrics.temporal_faithfulness import claim_faithfulness
 
 LABELS = ("SUPPORTED", "NEUTRAL", "CONTRADICTED")
 #: a verifier's verdict on the three-way scale humans label with
-THREE_WAY = {
-    "SUPPORTED": "SUPPORTED",
-    "PARTIALLY_SUPPORTED": "NEUTRAL",
-    "NEUTRAL": "NEUTRAL",
-    "NOT_SUPPORTED": "NEUTRAL",
-    "CONTRADICTED": "CONTRADICTED",
-}
+THREE_WAY = {"SUPPORTED": "SUPPORTED", "PARTIALLY_SUPPORTED": "NEUTRAL", "NEUTRAL": "NEUTRAL",
+             "NOT_SUPPORTED": "NEUTRAL", "CONTRADICTED": "CONTRADICTED"}
 
 
 def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
@@ -42,9 +37,7 @@ def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
     observed = sum(a == b for a, b in zip(first, second, strict=True)) / n
     labels = set(first) | set(second)
     expected = sum((list(first).count(k) / n) * (list(second).count(k) / n) for k in labels)
-    if expected == 1.0:
-        return math.nan
-    return (observed - expected) / (1.0 - expected)
+    return math.nan if expected == 1.0 else (observed - expected) / (1.0 - expected)
 
 
 def majority(labels: Sequence[str]) -> str | None:
@@ -110,17 +103,10 @@ def agreement(human: Sequence[str], model: Sequence[str]) -> dict[str, Any]:
         tp = sum(1 for g, p in pairs if g == p == label)
         n_pred = predicted.count(label)
         n_gold = gold.count(label)
-        per_class[label] = {
-            "precision": tp / n_pred if n_pred else math.nan,
-            "recall": tp / n_gold if n_gold else math.nan,
-            "n": n_gold,
-        }
-    return {
-        "n": len(pairs),
-        "accuracy": (sum(g == p for g, p in pairs) / len(pairs)) if pairs else math.nan,
-        "per_class": per_class,
-        "kappa": cohen_kappa(gold, predicted),
-    }
+        per_class[label] = {"precision": tp / n_pred if n_pred else math.nan,
+                            "recall": tp / n_gold if n_gold else math.nan, "n": n_gold}
+    return {"n": len(pairs), "accuracy": (sum(g == p for g, p in pairs) / len(pairs)) if pairs else math.nan,
+            "per_class": per_class, "kappa": cohen_kappa(gold, predicted)}
 
 
 def _fc_score(group: pd.DataFrame, column: str) -> float:

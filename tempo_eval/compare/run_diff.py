@@ -51,7 +51,7 @@ import pandas as pd
 from tempo_eval.common.safe_text import json_safe
 from tempo_eval.common.safe_text import md_cell as _md_cell
 from tempo_eval.common.safe_text import one_line as _one_line
-from tempo_eval.compare.statistics import bootstrap_ci, paired_t_test, randomization_test
+from tempo_eval.compare.statistics import bootstrap_ci, format_p, paired_t_test, randomization_test
 from tempo_eval.metrics.catalog import DIRECTION_WORDS, direction
 
 DEFAULT_TOLERANCE = 0.01
@@ -77,35 +77,18 @@ SUMMARY_KEYS = (
 )
 #: the summary's columns in user words (tables, CSV, HTML)
 SUMMARY_LABELS = {
-    "metric": "metric",
-    "direction": "better when",
-    "n": "rows measured",
-    "baseline_mean": "baseline mean",
-    "candidate_mean": "candidate mean",
-    "delta": "mean change",
-    "ci_low": "95% CI low",
-    "ci_high": "95% CI high",
-    "p_value": "p-value",
-    "improved": "improved",
-    "regressed": "regressed",
-    "unchanged": "unchanged",
-    "increased": "increased (no better direction)",
-    "decreased": "decreased (no better direction)",
-    "became_measurable": "became measurable",
-    "became_not_measurable": "became not measurable",
-    "not_measured": "not measured in either",
+    "metric": "metric", "direction": "better when", "n": "rows measured",
+    "baseline_mean": "baseline mean", "candidate_mean": "candidate mean", "delta": "mean change",
+    "ci_low": "95% CI low", "ci_high": "95% CI high", "p_value": "p-value", "improved": "improved",
+    "regressed": "regressed", "unchanged": "unchanged", "increased": "increased (no better direction)",
+    "decreased": "decreased (no better direction)", "became_measurable": "became measurable",
+    "became_not_measurable": "became not measurable", "not_measured": "not measured in either",
     "not_stored": "not stored in one run",
 }
 ROW_LABELS = {
-    "metric": "metric",
-    "query_id": "query id",
-    "query": "query",
-    "baseline": "baseline score",
-    "candidate": "candidate score",
-    "delta": "change",
-    "outcome": "outcome",
-    "reason_baseline": "baseline reason code",
-    "reason_candidate": "candidate reason code",
+    "metric": "metric", "query_id": "query id", "query": "query", "baseline": "baseline score",
+    "candidate": "candidate score", "delta": "change", "outcome": "outcome",
+    "reason_baseline": "baseline reason code", "reason_candidate": "candidate reason code",
 }
 ROW_COLUMNS = [
     "metric", "key", "query_id", "query", "row_baseline", "row_candidate", "baseline", "candidate",
@@ -121,11 +104,9 @@ def row_table(results: pd.DataFrame, queries: Sequence[Any] | None = None) -> pd
     column in row order, or None)."""
     rows = results.drop_duplicates("row")[["row", "query_id", "run"]].rename(columns={"run": "system"})
     rows = rows.sort_values("row", kind="stable").reset_index(drop=True)
-    if queries is not None:
-        texts = [queries[r] if 0 <= r < len(queries) else None for r in rows["row"]]
-        rows["query"] = pd.Series(texts, dtype=object)
-    else:
-        rows["query"] = pd.Series([None] * len(rows), dtype=object)
+    texts = [None] * len(rows) if queries is None else [
+        queries[r] if 0 <= r < len(queries) else None for r in rows["row"]]
+    rows["query"] = pd.Series(texts, dtype=object)
     return rows
 
 
@@ -186,11 +167,9 @@ def match_rows(baseline_rows: pd.DataFrame, candidate_rows: pd.DataFrame, *, by:
     }).sort_values("row_baseline", kind="stable").reset_index(drop=True)
     duplicated = set(base.loc[base["occurrence"] > 0, "key"]) | set(cand.loc[cand["occurrence"] > 0, "key"])
     return Matching(
-        pairs=pairs,
+        pairs=pairs, duplicate_keys=len(duplicated), by=by,
         unmatched_baseline=merged.loc[merged["_merge"] == "left_only"].sort_values("row_b")["key"].tolist(),
         unmatched_candidate=merged.loc[merged["_merge"] == "right_only"].sort_values("row_c")["key"].tolist(),
-        duplicate_keys=len(duplicated),
-        by=by,
     )
 
 
@@ -231,14 +210,9 @@ def metric_rows(pairs: pd.DataFrame, baseline: pd.DataFrame, candidate: pd.DataF
     c_scores = c["score"].to_numpy(dtype=float)
     return pd.DataFrame({
         "metric": metric,
-        "key": pairs["key"].to_numpy(dtype=object),
-        "query_id": pairs["query_id"].to_numpy(dtype=object),
-        "query": pairs["query"].to_numpy(dtype=object),
-        "row_baseline": pairs["row_baseline"].to_numpy(dtype=np.int64),
-        "row_candidate": pairs["row_candidate"].to_numpy(dtype=np.int64),
-        "baseline": b_scores,
-        "candidate": c_scores,
-        "delta": c_scores - b_scores,
+        **{c: pairs[c].to_numpy(dtype=object) for c in ("key", "query_id", "query")},
+        **{c: pairs[c].to_numpy(dtype=np.int64) for c in ("row_baseline", "row_candidate")},
+        "baseline": b_scores, "candidate": c_scores, "delta": c_scores - b_scores,
         "outcome": outcomes(b_scores, c_scores, stored, tolerance, direction(metric)),
         "reason_baseline": b["reason_code"].astype(object).where(b["reason_code"].notna(), None).to_numpy(),
         "reason_candidate": c["reason_code"].astype(object).where(c["reason_code"].notna(), None).to_numpy(),
@@ -247,17 +221,15 @@ def metric_rows(pairs: pd.DataFrame, baseline: pd.DataFrame, candidate: pd.DataF
 
 def metric_summary(rows: pd.DataFrame, *, test: str = "student", seed: int = 42) -> dict[str, Any]:
     """The figures of one metric from its `metric_rows`: n (rows measured in both), both means,
-    the mean delta with its 95% bootstrap CI, the paired test's p-value and the outcome counts."""
-    if test not in TESTS:
-        raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
+    the mean delta with its 95% bootstrap CI, the paired test's p-value (`test`, checked by
+    `diff_runs`) and the outcome counts."""
     measured = rows[rows["outcome"].isin(MEASURED)]
     b = measured["baseline"].to_numpy(dtype=float)
     c = measured["candidate"].to_numpy(dtype=float)
     n = len(measured)
+    p = math.nan
     if n >= 2:
         p = paired_t_test(c, b) if test == "student" else randomization_test(c, b, seed=seed)
-    else:
-        p = math.nan
     low, high = bootstrap_ci(c - b, seed=seed)
     counts = rows["outcome"].value_counts()
     return {
@@ -266,9 +238,7 @@ def metric_summary(rows: pd.DataFrame, *, test: str = "student", seed: int = 42)
         "baseline_mean": float(b.mean()) if n else math.nan,
         "candidate_mean": float(c.mean()) if n else math.nan,
         "delta": float((c - b).mean()) if n else math.nan,
-        "ci_low": low,
-        "ci_high": high,
-        "p_value": float(p),
+        "ci_low": low, "ci_high": high, "p_value": float(p),
         **{outcome.replace(" ", "_"): int(counts.get(outcome, 0)) for outcome in OUTCOMES},
     }
 
@@ -296,12 +266,6 @@ def _json_number(value: Any) -> Any:
 
 def _format(value: float, spec: str = ".3f") -> str:
     return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
-
-
-def _format_p(p: float) -> str:
-    if math.isnan(p):
-        return "—"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 @dataclass
@@ -398,7 +362,7 @@ class RunDiff:
                 f"{_one_line(metric)}{self._direction_note(metric)}: {_format(s['baseline_mean'])} -> "
                 f"{_format(s['candidate_mean'])} "
                 f"(change {_format(s['delta'], '+.3f')}, 95% CI {_format(s['ci_low'], '+.3f')} to "
-                f"{_format(s['ci_high'], '+.3f')}, p {_format_p(s['p_value'])}, {int(s['n'])} rows measured); "
+                f"{_format(s['ci_high'], '+.3f')}, p {format_p(s['p_value'], '—')}, {int(s['n'])} rows measured); "
                 f"{self._change_counts(metric)}, {int(s['unchanged'])} unchanged, "
                 f"{int(s['became_measurable'])} became measurable, {int(s['became_not_measurable'])} became not measurable"
             )
@@ -451,7 +415,7 @@ class RunDiff:
                 _md_cell(metric) + _md_cell(self._direction_note(metric)), _format(s["baseline_mean"]),
                 _format(s["candidate_mean"]),
                 f"{_format(s['delta'], '+.3f')} ({_format(s['ci_low'], '+.3f')} to {_format(s['ci_high'], '+.3f')})",
-                _format_p(s["p_value"]), improved, regressed, str(int(s["unchanged"])),
+                format_p(s["p_value"], "—"), improved, regressed, str(int(s["unchanged"])),
                 str(int(s["became_measurable"])), str(int(s["became_not_measurable"])),
             ]) + " |")
         if neither:
@@ -470,21 +434,13 @@ class RunDiff:
         return "\n".join(lines) + "\n"
 
 
-def diff_runs(
-    baseline_results: pd.DataFrame,
-    candidate_results: pd.DataFrame,
-    *,
-    baseline: Mapping[str, Any] | None = None,
-    candidate: Mapping[str, Any] | None = None,
-    baseline_queries: Sequence[Any] | None = None,
-    candidate_queries: Sequence[Any] | None = None,
-    baseline_ids_generated: bool = False,
-    candidate_ids_generated: bool = False,
-    metrics: Sequence[str] | None = None,
-    tolerance: float = DEFAULT_TOLERANCE,
-    test: str = "student",
-    seed: int = 42,
-) -> RunDiff:
+def diff_runs(baseline_results: pd.DataFrame, candidate_results: pd.DataFrame, *,
+              baseline: Mapping[str, Any] | None = None, candidate: Mapping[str, Any] | None = None,
+              baseline_queries: Sequence[Any] | None = None,
+              candidate_queries: Sequence[Any] | None = None, baseline_ids_generated: bool = False,
+              candidate_ids_generated: bool = False, metrics: Sequence[str] | None = None,
+              tolerance: float = DEFAULT_TOLERANCE, test: str = "student",
+              seed: int = 42) -> RunDiff:
     """Diff two results frames (`RunStore.results_frame`). `*_queries` are the datasets' query
     texts in row order; `*_ids_generated` say a dataset's ids were numbered by the loader (then
     rows are matched by text). `metrics` defaults to every metric both runs hold; a metric given
@@ -496,14 +452,11 @@ def diff_runs(
     b_metrics = list(dict.fromkeys(baseline_results["metric"]))
     c_metrics = set(candidate_results["metric"])
     common = [m for m in b_metrics if m in c_metrics]
-    if metrics is None:
-        chosen = common
-    else:
-        chosen = list(dict.fromkeys(metrics))
-        for metric in chosen:
-            if metric not in common:
-                held = ", ".join(common) or "none"
-                raise ValueError(f"metric {metric!r} is not held by both runs (metrics both hold: {held})")
+    chosen = common if metrics is None else list(dict.fromkeys(metrics))
+    for metric in chosen:
+        if metric not in common:
+            held = ", ".join(common) or "none"
+            raise ValueError(f"metric {metric!r} is not held by both runs (metrics both hold: {held})")
     b_rows = row_table(baseline_results, baseline_queries)
     c_rows = row_table(candidate_results, candidate_queries)
     by = match_by(baseline_ids_generated, candidate_ids_generated, b_rows, c_rows)

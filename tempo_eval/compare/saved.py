@@ -99,43 +99,38 @@ def compute(arguments: dict[str, Any], progress: Callable[[float], None] | None 
     for the same bytes and settings exists, and return {"key": folder name}; None when `cancel`
     (a threading.Event) is set before the comparison is saved. Bad input raises the readers'
     errors (InputError, DateError), which name the file, the line and the value."""
-    try:
-        return _compute(arguments, progress or (lambda fraction: None), cancel)
-    except Cancelled:
-        return None
-
-
-def _compute(arguments: dict[str, Any], progress: Callable[[float], None], cancel: Any) -> dict[str, Any]:
     from tempo_eval.compare.trec_scores import score_trec_files
 
     def report(fraction: float) -> None:
         if cancel is not None and cancel.is_set():
             raise Cancelled
-        progress(fraction)
+        if progress is not None:
+            progress(fraction)
 
-    report(0.0)
-    key = content_key(arguments)
-    folder = cache_root() / key
-    if (folder / "meta.json").is_file():
+    try:
+        report(0.0)
+        key = content_key(arguments)
+        folder = cache_root() / key
+        if not (folder / "meta.json").is_file():
+            settings = settings_of(arguments)
+            metrics = [f"ndcg@{MAX_K}"]
+            dates: dict[str, Any] = {}
+            if dated(arguments):
+                metrics += [f"{name}@{settings['k']}" for name in AS_OF]
+                dates = {"doc_dates": arguments["doc_dates"], "query_dates": arguments["query_dates"],
+                         "max_age": settings["max_age"], "half_life": settings["half_life"]}
+            scores = score_trec_files(list(arguments["runs"]), arguments["qrels"], metrics=metrics,
+                                      missing=settings["missing"], precision=settings["precision"],
+                                      curve_k=MAX_K, progress=lambda f: report(0.8 * f), **dates)
+            if len(scores.runs) < 2:
+                raise ValueError("a comparison needs at least two runs; the run files hold "
+                                 f"{len(scores.runs)}")
+            report(0.85)
+            write(scores, folder, settings, names={str(p): p.name for _, p in _inputs(arguments)})
         report(1.0)
         return {"key": key}
-    settings = settings_of(arguments)
-    metrics = [f"ndcg@{MAX_K}"]
-    dates: dict[str, Any] = {}
-    if dated(arguments):
-        metrics += [f"{name}@{settings['k']}" for name in AS_OF]
-        dates = {"doc_dates": arguments["doc_dates"], "query_dates": arguments["query_dates"],
-                 "max_age": settings["max_age"], "half_life": settings["half_life"]}
-    scores = score_trec_files(
-        list(arguments["runs"]), arguments["qrels"], metrics=metrics, missing=settings["missing"],
-        precision=settings["precision"], curve_k=MAX_K, progress=lambda f: report(0.8 * f), **dates,
-    )
-    if len(scores.runs) < 2:
-        raise ValueError(f"a comparison needs at least two runs; the run files hold {len(scores.runs)}")
-    report(0.85)
-    write(scores, folder, settings, names={str(p): p.name for _, p in _inputs(arguments)})
-    report(1.0)
-    return {"key": key}
+    except Cancelled:
+        return None
 
 
 def write(scores: Any, folder: Path, settings: dict[str, Any], *, names: dict[str, str] | None = None) -> None:
@@ -302,7 +297,6 @@ class StoredComparison:
         wide.insert(1, "as_of", wide["query_id"].map(as_of))
         wide["future documents"] = wide["query_id"].map(counts).fillna(0).astype(int)
         return wide.sort_values([leak, "query_id"], ascending=[False, True], ignore_index=True)
-
 
 
 def is_saved(key: str) -> bool:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -66,13 +66,8 @@ MAX_PERMUTATIONS = 2**27
 
 # ---- the statistics: pure functions ---------------------------------------------------------
 
-def bootstrap_ci(
-    values: Sequence[float] | np.ndarray,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 42,
-) -> tuple[float, float]:
+def bootstrap_ci(values: Sequence[float] | np.ndarray, *, confidence: float = 0.95,
+                 n_resamples: int = 2000, seed: int = 42) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean.
 
     Draws `n_resamples` resamples of the values with replacement (generator seeded with `seed`)
@@ -87,9 +82,8 @@ def bootstrap_ci(
                                 n_resamples=n_resamples, seed=seed)[0]
 
 
-def bootstrap_ci_columns(
-    matrix: np.ndarray, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 42
-) -> list[tuple[float, float]]:
+def bootstrap_ci_columns(matrix: np.ndarray, *, confidence: float = 0.95, n_resamples: int = 2000,
+                         seed: int = 42) -> list[tuple[float, float]]:
     """`bootstrap_ci` of every column of `matrix` (rows x columns), exactly: each column gets the
     interval `bootstrap_ci` gives it alone. Columns with many levels share one draw of indices
     (the draw `bootstrap_ci` makes for each of them), so an NDCG@1..k curve costs one draw."""
@@ -174,9 +168,8 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> float:
     return float(2 * stats.t.sf(abs(t), n - 1))
 
 
-def randomization_test(
-    a: Sequence[float], b: Sequence[float], *, n_permutations: int = 10_000, seed: int = 42
-) -> float:
+def randomization_test(a: Sequence[float], b: Sequence[float], *, n_permutations: int = 10_000,
+                       seed: int = 42) -> float:
     """Two-sided p-value of Fisher's paired randomisation test (see the module docstring)."""
     if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 1:
         raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
@@ -213,12 +206,8 @@ def holm(p_values: Sequence[float]) -> list[float]:
     p = np.asarray(p_values, dtype=float)
     adjusted = np.full(p.shape, math.nan)
     valid = np.flatnonzero(~np.isnan(p))
-    m = valid.size
     order = valid[np.argsort(p[valid], kind="stable")]
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[index]))
-        adjusted[index] = running
+    adjusted[order] = np.maximum.accumulate(np.minimum(1.0, (valid.size - np.arange(valid.size)) * p[order]))
     return adjusted.tolist()
 
 
@@ -371,13 +360,8 @@ class ComparisonReport:
         header = ["#", "Run", *self.metrics]
         lines = [_md_row(header), _md_row(["---"] * len(header))]
         for run in self.runs:
-            cells = [self.label(run), md_cell(run)]
-            for metric in self.metrics:
-                score = self._format(self.means[run][metric])
-                if run in self.best(metric):
-                    score = f"**{score}**"
-                cells.append(score + "".join(_SUPERSCRIPT[self.label(o)] for o in self.beats(run, metric)))
-            lines.append(_md_row(cells))
+            scores = self._scores(run, "**{}**", lambda s: "".join(_SUPERSCRIPT[c] for c in s))
+            lines.append(_md_row([self.label(run), md_cell(run), *scores]))
         text = "\n".join(lines) + "\n\n" + self.caption() + "\n"
         if pairs:
             header = ["Metric", "A", "B", "Mean A", "Mean B", "p", "p adj.", "W / T / L"]
@@ -385,8 +369,8 @@ class ComparisonReport:
             for p in self.pairs:
                 rows.append(_md_row([
                     p.metric, md_cell(p.run_a), md_cell(p.run_b), self._format(p.mean_a),
-                    self._format(p.mean_b), _format_p(p.p_value),
-                    _format_p(p.p_adjusted) + (" *" if p.significant else ""),
+                    self._format(p.mean_b), format_p(p.p_value),
+                    format_p(p.p_adjusted) + (" *" if p.significant else ""),
                     f"{p.wins} / {p.ties} / {p.losses}",
                 ]))
             text += "\n" + "\n".join(rows) + "\n"
@@ -395,24 +379,12 @@ class ComparisonReport:
     def to_latex(self) -> str:
         """A booktabs table (needs \\usepackage{booktabs}): bold best, superscript letters."""
         columns = "cl" + "c" * len(self.metrics)
-        lines = [
-            "\\begin{table}[ht]",
-            "\\centering",
-            f"\\caption{{{_latex_escape(self.caption())}}}",
-            f"\\begin{{tabular}}{{{columns}}}",
-            "\\toprule",
-            " & ".join(["\\#", "Run", *(_latex_escape(m) for m in self.metrics)]) + " \\\\",
-            "\\midrule",
-        ]
+        lines = ["\\begin{table}[ht]", "\\centering", f"\\caption{{{_latex_escape(self.caption())}}}",
+                 f"\\begin{{tabular}}{{{columns}}}", "\\toprule",
+                 " & ".join(["\\#", "Run", *(_latex_escape(m) for m in self.metrics)]) + " \\\\", "\\midrule"]
         for run in self.runs:
-            cells = [self.label(run), _latex_escape(run)]
-            for metric in self.metrics:
-                score = self._format(self.means[run][metric])
-                if run in self.best(metric):
-                    score = f"\\textbf{{{score}}}"
-                letters = "".join(self.label(o) for o in self.beats(run, metric))
-                cells.append(score + (f"$^{{{letters}}}$" if letters else ""))
-            lines.append(" & ".join(cells) + " \\\\")
+            scores = self._scores(run, "\\textbf{{{}}}", lambda s: f"$^{{{s}}}$" if s else "")
+            lines.append(" & ".join([self.label(run), _latex_escape(run), *scores]) + " \\\\")
         lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
         return "\n".join(lines) + "\n"
 
@@ -421,6 +393,16 @@ class ComparisonReport:
 
     def _format(self, value: float) -> str:
         return "nan" if math.isnan(value) else f"{value:.{self.digits}f}"
+
+    def _scores(self, run: str, bold: str, mark: Callable[[str], str]) -> list[str]:
+        """The run's score cells: each mean formatted, in `bold` (a format) where it is the best,
+        then `mark` of the letters of the runs it beats significantly."""
+        cells = []
+        for metric in self.metrics:
+            score = self._format(self.means[run][metric])
+            letters = "".join(self.label(o) for o in self.beats(run, metric))
+            cells.append((bold.format(score) if run in self.best(metric) else score) + mark(letters))
+        return cells
 
 
 def _count_pairs(n: int) -> int:
@@ -432,9 +414,10 @@ def _pairs_text(n: int) -> str:
     return f"{n} pair of runs" if n == 1 else f"{n} pairs of runs"
 
 
-def _format_p(p: float) -> str:
+def format_p(p: float, nan: str = "nan") -> str:
+    """A p-value for a table: 4 decimals, scientific below 1e-4, `nan` for NaN."""
     if math.isnan(p):
-        return "nan"
+        return nan
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
@@ -463,17 +446,10 @@ def direction(metric: str) -> str:
     return declared(metric)
 
 
-def compare(
-    per_query: Mapping[str, Mapping[str, Mapping[str, float]]],
-    *,
-    metrics: Sequence[str] | None = None,
-    test: str = "fisher",
-    n_permutations: int = 10_000,
-    seed: int = 42,
-    alpha: float = 0.05,
-    correction: str = "holm",
-    digits: int = 3,
-) -> ComparisonReport:
+def compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], *,
+            metrics: Sequence[str] | None = None, test: str = "fisher",
+            n_permutations: int = 10_000, seed: int = 42, alpha: float = 0.05,
+            correction: str = "holm", digits: int = 3) -> ComparisonReport:
     """Compare two or more runs on per-query scores: `per_query[run][metric][query_id] = score`.
 
     `metrics` defaults to the metrics of the first run; each must be present in every run.
@@ -543,13 +519,8 @@ def compare(
     )
 
 
-def mean_cis(
-    per_query: Mapping[str, Mapping[str, Mapping[str, float]]],
-    metrics: Sequence[str],
-    *,
-    confidence: float = 0.95,
-    seed: int = 42,
-) -> dict[str, dict[str, tuple[float, float]]]:
+def mean_cis(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], metrics: Sequence[str], *,
+             confidence: float = 0.95, seed: int = 42) -> dict[str, dict[str, tuple[float, float]]]:
     """cis[run][metric] = the `bootstrap_ci` of the mean `compare` reports: over the queries
     scored (not NaN) in every run, so each interval is around the mean shown beside it."""
     out: dict[str, dict[str, tuple[float, float]]] = {str(run): {} for run in per_query}
@@ -587,18 +558,6 @@ def parse_trec_metric(name: str) -> int:
     return int(cutoff)
 
 
-def judged_queries(judgments: Mapping[str, Mapping[str, int]]) -> list[str]:
-    """Queries with at least one relevant document: the ones NDCG is measurable on."""
-    return [q for q, grades in judgments.items() if any(g > 0 for g in grades.values())]
-
-
-def fill_missing_queries(per_query: dict[str, Any], judged: Sequence[str], value: Any) -> int:
-    """trec_eval -c: give every judged query a run has no result for `value`; returns how many."""
-    absent = [q for q in judged if q not in per_query]
-    per_query.update(dict.fromkeys(absent, value))
-    return len(absent)
-
-
 #: the words every surface uses for the missing-query policy
 MISSING_WORDS = {
     "zero": "scored 0, as trec_eval -c does",
@@ -613,23 +572,3 @@ def missing_summary(missing: Mapping[str, int], *, n_judged: int, everywhere: in
     if everywhere:
         text += f"; {everywhere} in no run"
     return f"{text}; {MISSING_WORDS[policy]}."
-
-
-def per_query_from_frame(
-    frame: pd.DataFrame, *, by: str = "run", query: str = "query_id"
-) -> dict[str, dict[str, dict[str, float]]]:
-    """`compare`'s input from a tidy frame with columns `by`, metric, `query` and score
-    (e.g. runner results frames concatenated with a run column). Duplicates raise ValueError."""
-    missing = [c for c in (by, "metric", query, "score") if c not in frame.columns]
-    if missing:
-        raise ValueError(f"the frame has no column {missing[0]!r} (columns: {', '.join(map(str, frame.columns))})")
-    duplicated = frame.duplicated([by, "metric", query])
-    if duplicated.any():
-        first = frame[duplicated].iloc[0]
-        raise ValueError(
-            f"{by}={first[by]!r}, metric={first['metric']!r}, {query}={first[query]!r} appears more than once"
-        )
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    for run, metric, qid, score in frame[[by, "metric", query, "score"]].itertuples(index=False, name=None):
-        out.setdefault(str(run), {}).setdefault(str(metric), {})[str(qid)] = float(score)
-    return out

@@ -23,8 +23,10 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -140,23 +142,13 @@ class TrecScores:
         )
 
 
-def score_trec_files(
-    runs: Sequence[Any],
-    qrels: Any,
-    *,
-    metrics: Sequence[str] = ("ndcg@10",),
-    missing: str = "zero",
-    depth: int | None = None,
-    precision: str = "float32",
-    curve_k: int | None = None,
-    gain_kind: str = "linear",
-    max_json_bytes: int | None = None,
-    progress: Callable[[float], None] | None = None,
-    doc_dates: Any = None,
-    query_dates: Any = None,
-    max_age: float | None = None,
-    half_life: float | None = None,
-) -> TrecScores:
+def score_trec_files(runs: Sequence[Any], qrels: Any, *, metrics: Sequence[str] = ("ndcg@10",),
+                     missing: str = "zero", depth: int | None = None, precision: str = "float32",
+                     curve_k: int | None = None, gain_kind: str = "linear",
+                     max_json_bytes: int | None = None,
+                     progress: Callable[[float], None] | None = None, doc_dates: Any = None,
+                     query_dates: Any = None, max_age: float | None = None,
+                     half_life: float | None = None) -> TrecScores:
     """NDCG@k per run, metric and judged query from run files and a qrels file (paths, bytes or
     file-like; TREC lines, .gz / .bz2 / .zst, or JSON). See the module docstring. TREC lines have
     no size limit; a JSON file is read whole, up to `max_json_bytes` (default: the input limit).
@@ -169,9 +161,7 @@ def score_trec_files(
     ndcg@K (`tempo_eval.metrics.asof_columns.asof_per_query`)."""
     from tempo_eval.io.trec_stream import QueryCodes, read_qrels, read_runs
 
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ValueError(f"depth must be a positive integer, got {depth!r}")
-    cutoffs, as_of_metrics = _metrics(metrics, missing)
+    cutoffs, as_of_metrics = _metrics(metrics, missing, depth)
     if as_of_metrics and (doc_dates is None or query_dates is None):
         raise ValueError(f"{', '.join(as_of_metrics)} need the publication date of each document and the "
                          "as-of date of each query: give a doc-dates and a query-dates file (id<TAB>date lines)")
@@ -190,15 +180,9 @@ def score_trec_files(
     return scores
 
 
-def score_dataset_runs(
-    frame: pd.DataFrame,
-    qrels: Any = None,
-    *,
-    metrics: Sequence[str] = ("ndcg@10",),
-    missing: str = "zero",
-    curve_k: int | None = None,
-    gain_kind: str = "linear",
-) -> TrecScores:
+def score_dataset_runs(frame: pd.DataFrame, qrels: Any = None, *,
+                       metrics: Sequence[str] = ("ndcg@10",), missing: str = "zero",
+                       curve_k: int | None = None, gain_kind: str = "linear") -> TrecScores:
     """NDCG@k of the retrieval systems of a stored dataset (its `run`, `query_id` and
     `retrieved_ids` columns, each ranking in its order), with the same kernel and the same
     missing-query rule as `score_trec_files`. `qrels` is the qrels file kept with the dataset
@@ -207,9 +191,7 @@ def score_dataset_runs(
     from tempo_eval.io.trec_dataset import frame_qrels, frame_runs
     from tempo_eval.io.trec_stream import QueryCodes, read_qrels
 
-    cutoffs, as_of_metrics = _metrics(metrics, missing)
-    if as_of_metrics:
-        raise ValueError(f"{', '.join(as_of_metrics)} need run files with date files (score_trec_files)")
+    cutoffs, _ = _metrics(metrics, missing, dated=False)
     codes = QueryCodes()
     judgments = read_qrels(qrels, codes) if qrels is not None else frame_qrels(frame, codes)
     loaded = frame_runs(frame, codes)
@@ -219,17 +201,24 @@ def score_dataset_runs(
     return _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kind)
 
 
-def _metrics(metrics: Sequence[str], missing: str) -> tuple[dict[str, int], dict[str, Any]]:
+def _metrics(metrics: Sequence[str], missing: str, depth: int | None = None, *,
+             dated: bool = True) -> tuple[dict[str, int], dict[str, Any]]:
     """({NDCG metric: k}, {as-of metric: (name, k)}) of the metrics asked; ValueError naming a
-    wrong one, or a wrong missing-query rule."""
+    wrong one, a wrong missing-query rule or depth, or an as-of metric when the caller cannot
+    give date files (`dated` False)."""
     from tempo_eval.metrics.asof_columns import parse_run_metric
 
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"depth must be a positive integer, got {depth!r}")
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
     as_of_metrics = {metric: parsed for metric in metrics if (parsed := parse_run_metric(metric))}
     cutoffs = {metric: parse_trec_metric(metric) for metric in metrics if metric not in as_of_metrics}
     if not cutoffs and not as_of_metrics:
         raise ValueError("no metric to compute")
+    if as_of_metrics and not dated:
+        raise ValueError(f"{', '.join(as_of_metrics)} need run files with date files "
+                         "(score_trec_files)")
     return cutoffs, as_of_metrics
 
 
@@ -310,9 +299,6 @@ def _dated_columns(codes: np.ndarray, docids: Any, ids: Any, doc_dates: Any, que
 
 def _check_regular_files(sources: Sequence[Any]) -> None:
     """Every named file is a regular file (no FIFO, device or link loop), before any is read."""
-    import os
-    from pathlib import Path
-
     from tempo_eval.io._source import open_regular
 
     for source in sources:
@@ -361,17 +347,9 @@ def _score(loaded, judgments, codes, cutoffs, widest, missing, curve_k, gain_kin
     )
 
 
-def score_trec_runs(
-    runs: Mapping[str, Any],
-    qrels: Any,
-    *,
-    metrics: Sequence[str] = ("ndcg@10",),
-    missing: str = "zero",
-    depth: int | None = None,
-    precision: str | None = None,
-    curve_k: int | None = None,
-    gain_kind: str = "linear",
-) -> TrecScores:
+def score_trec_runs(runs: Mapping[str, Any], qrels: Any, *, metrics: Sequence[str] = ("ndcg@10",),
+                    missing: str = "zero", depth: int | None = None, precision: str | None = None,
+                    curve_k: int | None = None, gain_kind: str = "linear") -> TrecScores:
     """`score_trec_files` for runs and qrels already in memory: `runs` maps names to
     {query: {doc: score}} (ranx / pytrec_eval runs), `qrels` is {query: {doc: integer grade}}.
     The same kernel and missing-query rule (the module docstring); `depth` keeps each query's top
@@ -379,11 +357,7 @@ def score_trec_runs(
     "float32" (default: trec_eval <= 9, pytrec_eval-terrier) or "double" (trec_eval 10.0)."""
     from tempo_eval.io.trec_stream import QueryCodes, qrels_from_mapping, runs_from_mappings
 
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ValueError(f"depth must be a positive integer, got {depth!r}")
-    cutoffs, as_of_metrics = _metrics(metrics, missing)
-    if as_of_metrics:
-        raise ValueError(f"{', '.join(as_of_metrics)} need run files with date files (score_trec_files)")
+    cutoffs, _ = _metrics(metrics, missing, depth, dated=False)
     widest = max([*cutoffs.values(), curve_k or 1])
     codes = QueryCodes()
     judgments = qrels_from_mapping(qrels, codes)

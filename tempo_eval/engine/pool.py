@@ -15,17 +15,10 @@ heap after each batch as the runner does (the collector off during a batch, what
 so a batch scores in a worker exactly as in the runner's process: same results, same details.
 
 - The metrics travel once per worker (pickled when the pool starts), not with every batch.
-- Each worker's focus-time memo keeps a share of the limits one process keeps (1/N of each), so
-  the memory of N workers' memos together is that of one.
 - Workers are started by a fork server (`multiprocessing`'s "forkserver": safe with the threads
   of the reading process, and each worker forks from a server that has the scoring modules
   imported already, so the modules' memory is shared); they ignore Ctrl-C (the runner stops them)
   and leave at once when the process that started them dies (a kill -9 leaves no orphan).
-- At most `IN_FLIGHT_PER_WORKER` batches per worker are in flight: memory stays that of a few
-  batches, whatever the size of the file.
-- `wait` stops waiting when `cancel` is set or `stop_at` passes, and raises `ScoringProcessError`
-  when a worker died (killed, out of memory) or failed outside a row; `close` stops the workers
-  (terminated, then killed if need be) and waits for them.
 - The log records of a worker (a row's failure, say) are sent with its batch and logged here.
 """
 
@@ -52,7 +45,8 @@ if TYPE_CHECKING:  # imported by the workers (and the fork server), not by `warm
 
 logger = logging.getLogger("tempo_eval.engine.runner")
 
-#: batches a worker may have in flight (one scored, one waiting), so it never waits for the next
+#: batches a worker may have in flight (one scored, one waiting), so it never waits for the next;
+#: memory stays that of a few batches, whatever the size of the file
 IN_FLIGHT_PER_WORKER = 2
 #: rows below which a run is scored in its own process: starting a worker costs about a second
 POOL_MIN_ROWS = 5000
@@ -158,9 +152,8 @@ class ScoringPool:
     """`processes` worker processes scoring offline batches (see the module docstring). Each
     keeps `memo_share` of the focus-time memo's limits (default 1 / processes)."""
 
-    def __init__(
-        self, metrics: Sequence[Any], *, processes: int, run_id: int, memo_share: float | None = None,
-    ) -> None:
+    def __init__(self, metrics: Sequence[Any], *, processes: int, run_id: int,
+                 memo_share: float | None = None) -> None:
         from tempo_eval.common.secrets import secret_values
         from tempo_eval.core.focus_memo import MAX_ENTRIES, MAX_RECENT
 
@@ -206,23 +199,18 @@ class ScoringPool:
         """The batches the pool takes in flight at once."""
         return IN_FLIGHT_PER_WORKER * len(self._workers)
 
-    def submit(
-        self, offset: int, columns: list[str], values: Any, pending: list[tuple[int, list[str]]],
-        id_column: str, reference_date: Any,
-    ) -> None:
+    def submit(self, offset: int, columns: list[str], values: Any,
+               pending: list[tuple[int, list[str]]], id_column: str, reference_date: Any) -> None:
         """Hand rows `pending` ((row number, metric names) each) of the batch at `offset` to a
         worker; `values` are the batch's cells (`frame.to_numpy(dtype=object)`)."""
         batch_id, self._next_id = self._next_id, self._next_id + 1
         self._in_flight[batch_id] = InFlight(offset, columns, values, pending)
-        if len(pending) == len(values):
-            cells = values.tolist()
-        else:
-            cells = values[[i - offset for i, _ in pending]].tolist()
+        whole = len(pending) == len(values)
+        cells = (values if whole else values[[i - offset for i, _ in pending]]).tolist()
         self._tasks.put((batch_id, self.run_id, columns, cells, pending, id_column, reference_date))
 
-    def wait(
-        self, *, cancel: threading.Event | None = None, stop_at: float | None = None, block: bool = True,
-    ) -> tuple[list[ScoredBatch], str | None]:
+    def wait(self, *, cancel: threading.Event | None = None, stop_at: float | None = None,
+             block: bool = True) -> tuple[list[ScoredBatch], str | None]:
         """The batches finished so far (with `block`, waiting a moment, `_POLL_SECONDS`, for one
         when none has), and why the caller should stop waiting: "cancel" (`cancel` is set),
         "deadline" (`stop_at`, monotonic, passed) or None. Raises ScoringProcessError."""
@@ -274,9 +262,8 @@ class ScoringPool:
         for channel in (self._tasks, self._results):
             channel.close()
 
-    def _finished(
-        self, batch_id: int, encoded: EncodedRows | None, records: list[logging.LogRecord], failure: str | None,
-    ) -> ScoredBatch:
+    def _finished(self, batch_id: int, encoded: EncodedRows | None,
+                  records: list[logging.LogRecord], failure: str | None) -> ScoredBatch:
         for record in records:  # a row's failure, logged where the run is
             logging.getLogger(record.name).handle(record)
         batch = self._in_flight.pop(batch_id)
@@ -303,9 +290,8 @@ class ScoringPool:
 
 
 @contextlib.contextmanager
-def pool_for(
-    metrics: Sequence[Any], columns: Sequence[str], *, processes: int, rows: int, run_id: int,
-) -> Iterator[ScoringPool | None]:
+def pool_for(metrics: Sequence[Any], columns: Sequence[str], *, processes: int, rows: int,
+             run_id: int) -> Iterator[ScoringPool | None]:
     """A pool for a run, closed on the way out, when it is worth it: more than one process asked
     for, every metric offline (`Metric.batchable`), at least `POOL_MIN_ROWS` rows (a worker takes
     a second to start); else None (the run scores in its own process, as when a metric cannot be
@@ -404,10 +390,9 @@ def _serve(tasks: Any, results: Any, payload: bytes, secrets: list[str], level: 
     loop.close()
 
 
-async def _score(
-    metrics: dict[str, Any], secrets: list[str], run_id: int, columns: list[str], cells: list[list[Any]],
-    pending: list[tuple[int, list[str]]], id_column: str, reference_date: Any,
-) -> EncodedRows:
+async def _score(metrics: dict[str, Any], secrets: list[str], run_id: int, columns: list[str],
+                 cells: list[list[Any]], pending: list[tuple[int, list[str]]], id_column: str,
+                 reference_date: Any) -> EncodedRows:
     from tempo_eval.engine.scoring import measure_batch, row_dict, system
     from tempo_eval.store.results import encode_rows
 

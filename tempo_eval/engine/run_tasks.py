@@ -28,9 +28,8 @@ async def run_workers(coroutines: Sequence[Any]) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def measure_row_until(
-    todo: Sequence[Metric], row: Mapping[str, Any], index: int, stop_at: float | None
-) -> list[MetricResult] | None:
+async def measure_row_until(todo: Sequence[Metric], row: Mapping[str, Any], index: int,
+                            stop_at: float | None) -> list[MetricResult] | None:
     """`measure_row`, or None when the deadline `stop_at` (monotonic) passes first (before the
     row starts, or while it runs: the row is then cancelled)."""
     if stop_at is None:

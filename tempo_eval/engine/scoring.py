@@ -1,15 +1,10 @@
 """Score one dataset row with the chosen metrics: what the local runner and the Ray engine share.
 
-Both engines (`tempo_eval.engine.runner` and `tempo_eval.engine.distributed.engine`) check their metrics and
-columns, identify a run by its configuration, build each row and score it here, so they score
-alike; neither imports the other for it.
-
-- `run_config` / `metric_config`: the configuration a run is identified by (secret-named settings
-  dropped, objects reduced to their class, `name`, `model_id` and `settings` strings).
-- `check_metrics` / `check_columns`: refuse a metric list or a dataset before any row.
-- `measure_row`: every metric's result for one row; a missing cell becomes NaN "missing_input",
-  any exception NaN "row_error" (one failing row never sinks a run).
-- `aggregate_frame`: per metric mean, bootstrap CI and NaN reasons of a results frame.
+Both engines (`tempo_eval.engine.runner` and `tempo_eval.engine.distributed.engine`) check their
+metrics and columns (`check_metrics`, `check_columns`), identify a run by its configuration
+(`run_config`), build each row and score it here (`measure_row`, `measure_batch`), so they score
+alike; neither imports the other for it. A missing cell becomes NaN "missing_input", any
+exception NaN "row_error": one failing row never sinks a run.
 """
 
 from __future__ import annotations
@@ -20,9 +15,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from enum import Enum
+from pathlib import PurePath
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from tempo_eval.common import __version__
@@ -35,7 +30,6 @@ from tempo_eval.common.schema import (
 )
 from tempo_eval.common.secrets import is_secret_name
 from tempo_eval.common.values import is_na
-from tempo_eval.compare.statistics import bootstrap_ci
 from tempo_eval.metrics.base import Metric, MissingInput
 from tempo_eval.store.datasets import frame_content_hash
 
@@ -86,8 +80,6 @@ def _setting(value: Any) -> Any:
 def default_run_name(dataset_name: str, metrics: Sequence[Metric], when: datetime | None = None) -> str:
     """What ran, as a run's name when none is given: "temporal_qa · claims TF · lexical · 24 Nov 14:05"
     (the dataset's name without its extension, each metric with its mode, the verifier, the time)."""
-    from pathlib import PurePath
-
     stem = PurePath(str(dataset_name)).stem if "." in str(dataset_name) else str(dataset_name)
     stem = stem if len(stem) <= 40 else stem[:39] + "…"
     from tempo_eval.common.run_names import describe_metrics
@@ -106,35 +98,22 @@ def run_config(metrics: Sequence[Metric], *, reference_date: Any = None) -> dict
     }
 
 
-def aggregate_frame(
-    frame: pd.DataFrame,
-    *,
-    metrics: Sequence[str] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 42,
-) -> pd.DataFrame:
-    """`RunResult.aggregate` for any results frame (columns metric, score, reason_code)."""
+def aggregate_frame(frame: pd.DataFrame, *, metrics: Sequence[str] | None = None,
+                    confidence: float = 0.95, n_resamples: int = 2000,
+                    seed: int = 42) -> pd.DataFrame:
+    """`RunResult.aggregate` for any results frame (columns metric, score, reason_code): each
+    metric's `tempo_eval.compare.leaderboard.score_summary`."""
+    from tempo_eval.compare.leaderboard import score_summary
+
     names = list(metrics) if metrics is not None else list(dict.fromkeys(frame["metric"]))
     all_scores = frame["score"].to_numpy(dtype=float)
+    codes = frame["reason_code"].to_numpy(dtype=object)
     records = []
     for name in names:  # the metric's scores alone (not a copy of its part of the frame)
         rows = (frame["metric"] == name).to_numpy()
-        scores = all_scores[rows]
-        measurable = scores[~np.isnan(scores)]
-        low, high = bootstrap_ci(measurable, confidence=confidence, n_resamples=n_resamples, seed=seed)
-        nan_rows = rows & np.isnan(all_scores)
-        reasons = frame["reason_code"][nan_rows].fillna("unknown").value_counts()
-        records.append({
-            "metric": name,
-            "mean": float(measurable.mean()) if measurable.size else float("nan"),
-            "ci_low": low,
-            "ci_high": high,
-            "n_measurable": int(measurable.size),
-            "n_total": int(scores.size),
-            "n_nan": int(scores.size - measurable.size),
-            "nan_reasons": {str(k): int(v) for k, v in reasons.items()},
-        })
+        summary = score_summary(all_scores[rows], codes[rows], confidence=confidence,
+                                n_resamples=n_resamples, seed=seed)
+        records.append({"metric": name, **summary})
     columns = ["metric", "mean", "ci_low", "ci_high", "n_measurable", "n_total", "n_nan", "nan_reasons"]
     return pd.DataFrame(records, columns=columns).set_index("metric")
 

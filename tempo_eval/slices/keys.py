@@ -8,7 +8,10 @@ store's reads and a small cache per dataset are in `row_bins_of_dataset`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from datetime import date
@@ -17,15 +20,12 @@ from typing import Any
 import numpy as np
 
 from tempo_eval.core.pubdates import EPOCH, DateError, parse_date, parse_day_column
-from tempo_eval.slices.stats import bin_starts
+from tempo_eval.slices.stats import bin_starts, day_iso
 
 BY = ("as_of", "focus_year", "evidence_year")
 #: why a row has no place on the time axis
-UNPLACED = {
-    "as_of": "no as-of date (reference_date)",
-    "focus_year": "no year in the query",
-    "evidence_year": "no dated document in the top k",
-}
+UNPLACED = {"as_of": "no as-of date (reference_date)", "focus_year": "no year in the query",
+            "evidence_year": "no dated document in the top k"}
 UNREADABLE_AS_OF = "as-of date that cannot be read"
 
 
@@ -37,6 +37,13 @@ class RowBins:
     starts: np.ndarray
     n_rows: int
     unplaced: dict[str, int] = field(default_factory=dict)
+
+    def bins(self) -> list[tuple[str, slice]]:
+        """Each bin's first day (ISO) and the slice of `rows` in it, in order."""
+        starts, first = np.unique(self.starts, return_index=True)
+        bounds = np.append(first, self.rows.size)
+        return [(day_iso(start), slice(bounds[i], bounds[i + 1]))
+                for i, start in enumerate(starts.tolist())]
 
 
 def _read_days(values: list[Any], column: str) -> tuple[np.ndarray, int]:
@@ -77,23 +84,15 @@ def as_of_bins(dates: list[Any], bin: str) -> RowBins:
         days, unreadable = _read_days(dates, "reference_date")
     starts = bin_starts(days, bin)
     placed = np.flatnonzero(~np.isnan(starts))
-    unplaced = {}
-    if unreadable:
-        unplaced[UNREADABLE_AS_OF] = unreadable
     missing = len(dates) - placed.size - unreadable
-    if missing:
-        unplaced[UNPLACED["as_of"]] = missing
+    unplaced = {k: n for k, n in ((UNREADABLE_AS_OF, unreadable), (UNPLACED["as_of"], missing)) if n}
     return _sorted(placed, starts[placed], len(dates), unplaced)
 
 
 def year_bins(years_of_rows: list[list[int]], reason: str) -> RowBins:
     """Each row in the bin of every year it has (distinct years; bins are whole years)."""
-    rows: list[int] = []
-    years: list[int] = []
-    for row, row_years in enumerate(years_of_rows):
-        for year in sorted(set(row_years)):
-            rows.append(row)
-            years.append(year)
+    rows = [row for row, row_years in enumerate(years_of_rows) for _ in set(row_years)]
+    years = [year for row_years in years_of_rows for year in sorted(set(row_years))]
     placed_rows = len(set(rows))
     starts = np.array([date(y, 1, 1).toordinal() - EPOCH if 1 <= y <= 9999 else math.nan for y in years],
                       dtype=np.float64)
@@ -190,8 +189,6 @@ def _saved_path(store: Any, key: tuple[Any, ...]) -> Any:
     """Where the row bins of `key` are kept in the workspace (`cache/slices/`), so that another
     process (a new app server, the command line) finds them without decoding the dataset again:
     1,000,000 rows decode in seconds, load in milliseconds. None for a store without a folder."""
-    import hashlib
-
     folder = store.folder() if hasattr(store, "folder") else None
     if folder is None:
         return None
@@ -201,8 +198,6 @@ def _saved_path(store: Any, key: tuple[Any, ...]) -> Any:
 
 def _load(path: Any) -> RowBins | None:
     """The saved row bins, None when there are none or they cannot be read (computed again)."""
-    import json
-
     try:
         with np.load(path, allow_pickle=False) as saved:
             return RowBins(saved["rows"].astype(np.int64), saved["starts"].astype(np.int64), int(saved["n_rows"]),
@@ -214,9 +209,6 @@ def _load(path: Any) -> RowBins | None:
 def _save(path: Any, bins: RowBins) -> None:
     """Keep the row bins for other processes; a failure to write (a read-only or full disk) only
     means they are computed again."""
-    import json
-    import os
-
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.{os.getpid()}.partial")

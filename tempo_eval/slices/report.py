@@ -16,6 +16,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -123,10 +124,8 @@ class SliceReport:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
-        for r in self.runs:
-            for b in r.bins:
-                writer.writerow([r.run, b.start, b.n, _csv_num(b.mean), _csv_num(b.low), _csv_num(b.high),
-                                 b.not_measured])
+        writer.writerows([r.run, b.start, b.n, _csv_num(b.mean), _csv_num(b.low), _csv_num(b.high),
+                          b.not_measured] for r in self.runs for b in r.bins)
         return out.getvalue()
 
     def to_text(self) -> str:
@@ -209,9 +208,7 @@ class _Scored:
     n_results: int
 
     def reason(self, row: int) -> str:
-        if row not in self.codes:
-            return NOT_SCORED
-        return str(self.codes[row] or "not measurable")
+        return NOT_SCORED if row not in self.codes else str(self.codes[row] or "not measurable")
 
 
 def _scored(store: Any, run_id: int, metric: str, n_rows: int) -> _Scored:
@@ -230,25 +227,20 @@ def run_slices(store: Any, run_id: int, metric: str, keys: RowBins, scored: _Sco
     """One run's bins (and change points) from its scores and its dataset's row bins."""
     import numpy as np
 
-    from tempo_eval.slices.stats import day_iso
-
     info = store.run_info(run_id)
     values = scored.scores[keys.rows]
     measured = ~np.isnan(values)
-    starts, first = np.unique(keys.starts, return_index=True)
-    bounds = np.append(first, keys.rows.size)
     bins = []
-    for i, start in enumerate(starts.tolist()):
-        part = slice(bounds[i], bounds[i + 1])
+    for start, part in keys.bins():
         v = values[part][measured[part]]
         mean, low, high = mean_interval(v, binary, seed)
         missing = [scored.reason(r) for r in keys.rows[part][~measured[part]].tolist()]
-        bins.append(Bin(day_iso(start), int(v.size), mean, low, high, len(missing),
+        bins.append(Bin(start, int(v.size), mean, low, high, len(missing),
                         dict(Counter(str(m) for m in missing))))
     result = RunSlices(run_id, str(info["name"]), int(info["dataset_id"]), binary, bins,
                        unplaced=dict(keys.unplaced), changepoint_tested=changepoint, alpha=alpha)
     if changepoint:
-        bin_of = np.searchsorted(starts, keys.starts)[measured]
+        bin_of = np.searchsorted(np.unique(keys.starts), keys.starts)[measured]
         result.changepoints = changepoints(values[measured], bin_of, [b.start for b in bins], binary=binary,
                                            penalty=penalty, seed=seed, n_permutations=n_permutations,
                                            alpha=alpha)
@@ -301,17 +293,13 @@ def changepoints(values: np.ndarray, bin_of: np.ndarray, labels: list[str], *, b
                 local = type(local)(point - low_cut, local.gain, local.p_value)
         if local is None or (penalty is None and local.p_value >= alpha):
             continue
-        before_values = values[inside & (bin_of < point)]
-        after_values = values[inside & (bin_of >= point)]
-        before = mean_interval(before_values, binary, seed)
-        after = mean_interval(after_values, binary, seed)
+        before = mean_interval(values[inside & (bin_of < point)], binary, seed)
+        after = mean_interval(values[inside & (bin_of >= point)], binary, seed)
         drop = difference_interval(before, after)
         out.append({
-            "start": labels[point],
-            "before": {"mean": before[0], "low": before[1], "high": before[2]},
-            "after": {"mean": after[0], "low": after[1], "high": after[2]},
-            "drop": {"value": drop[0], "low": drop[1], "high": drop[2]},
-            "p_value": local.p_value,
+            "start": labels[point], "before": dict(zip(("mean", "low", "high"), before, strict=True)),
+            "after": dict(zip(("mean", "low", "high"), after, strict=True)),
+            "drop": dict(zip(("value", "low", "high"), drop, strict=True)), "p_value": local.p_value,
         })
     return out
 
@@ -321,17 +309,14 @@ def paired_difference(keys: RowBins, a: _Scored, b: _Scored, seed: int = 42) -> 
     import numpy as np
 
     from tempo_eval.compare.statistics import bootstrap_ci
-    from tempo_eval.slices.stats import day_iso
 
     both = ~np.isnan(a.scores[keys.rows]) & ~np.isnan(b.scores[keys.rows])
-    starts, first = np.unique(keys.starts, return_index=True)
-    bounds = np.append(first, keys.rows.size)
     out = []
-    for i, start in enumerate(starts.tolist()):
-        rows = keys.rows[bounds[i]:bounds[i + 1]][both[bounds[i]:bounds[i + 1]]]
+    for start, part in keys.bins():
+        rows = keys.rows[part][both[part]]
         d = b.scores[rows] - a.scores[rows]
         low, high = bootstrap_ci(d, seed=seed) if d.size else (math.nan, math.nan)
-        out.append({"start": day_iso(start), "n": int(d.size), "diff": _num(float(d.mean())) if d.size else None,
+        out.append({"start": start, "n": int(d.size), "diff": _num(float(d.mean())) if d.size else None,
                     "low": _num(low), "high": _num(high)})
     return out
 
@@ -403,8 +388,6 @@ def _run_id(store: Any, ref: int | str) -> int:
 
 
 def _workspace_db(workspace: str) -> Any:
-    from pathlib import Path
-
     from tempo_eval.store.db import DB_FILENAME
 
     folder = Path(workspace)

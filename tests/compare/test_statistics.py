@@ -12,10 +12,10 @@ from tempo_eval.compare.statistics import (
     compare,
     holm,
     paired_t_test,
-    per_query_from_frame,
     randomization_test,
 )
 from tempo_eval.compare.trec_scores import compare_trec
+from tests.support.compare_input import per_query_from_frame
 
 
 def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -30,7 +30,13 @@ from tempo_eval.io.errors import InputError
 from tempo_eval.store.runs import RunStore
 from tempo_eval.store.verdict_cache import VerdictCache
 from tests.support.paths import ROOT
-from tests.support.ray_data import FailsOnSomeRows, FailsWhileFlagged, generated_rows, write_jsonl
+from tests.support.ray_data import (
+    FailsOnSomeRows,
+    FailsWhileFlagged,
+    generated_rows,
+    write_dataset,
+    write_jsonl,
+)
 
 SAMPLE = ROOT / "data" / "sample" / "temporal_qa.csv"
 FOCUS = ["temporal_faithfulness", "temporal_ndcg"]
@@ -91,7 +97,7 @@ from tempo_eval.metrics.base import not_measurable
 
 scorer = BlockScorer(open({str(payload)!r}, "rb").read(), None, 1, CacheSource(None), 0)
 failed = not_measurable("temporal_faithfulness", "row_error", "request with Bearer {key} failed")
-results, _ = output.encode_block([(0, "q1", None, [failed])], scorer.secrets)
+results, _, _ = output.encode_block_rows([(0, "q1", None, [failed])], scorer.secrets)
 open({str(tmp_path / "results.parquet")!r}, "wb").write(results)
 """
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
@@ -149,11 +155,11 @@ def test_import_results_holds_the_run_lock_while_it_writes(tmp_path: Path) -> No
                 "config_hash": config_hash(config), "metrics": ["temporal_ndcg"], "block_size": 1, "n_blocks": 2}
     out = tmp_path / "out"
     frame = dataset.frame.iloc[:2]
-    output.prepare(out, manifest, frame)
-    output.write_dataset(out, frame)
+    output.prepare(out, manifest)
+    write_dataset(out, frame)
     for row in range(2):
         scored = [(row, f"q{row + 1}", None, [MetricResult(metric="temporal_ndcg", score=1.0, reason="ok")])]
-        output.write_block(out, row, *output.encode_block(scored, []))
+        output.write_block(out, row, *output.encode_block_rows(scored, [])[:2])
 
     class Watching(RunStore):
         locked: list[bool] = []
@@ -181,9 +187,9 @@ def test_merge_block_replaces_only_the_recomputed_pairs(tmp_path: Path) -> None:
     out = tmp_path / "out"
     first = [(0, "q1", None, [result("a", 1.0), result("b", float("nan"), "judge_error")]),
              (1, "q2", None, [result("a", 0.5), result("b", 0.25)])]
-    output.write_block(out, 0, *output.encode_block(first, []))
+    output.write_block(out, 0, *output.encode_block_rows(first, [])[:2])
     assert output.failed_results(out, [0]) == {0: {0: ["b"]}}
-    output.merge_block(out, 0, *output.encode_block([(0, "q1", None, [result("b", 0.75)])], []))
+    output.merge_block(out, 0, *output.encode_block_rows([(0, "q1", None, [result("b", 0.75)])], [])[:2])
     results = pd.read_parquet(output.block_path(out, "results", 0))
     assert list(zip(results["row"], results["metric"], results["score"], strict=True)) == [
         (0, "a", 1.0), (0, "b", 0.75), (1, "a", 0.5), (1, "b", 0.25)]

@@ -18,6 +18,7 @@ from tempo_eval.io.dataset import load_dataset
 from tempo_eval.metrics.base import MetricResult
 from tempo_eval.store.runs import RunStore, config_hash
 from tests.support.paths import ROOT
+from tests.support.ray_data import write_dataset
 
 SAMPLE = ROOT / "data" / "sample" / "temporal_qa.csv"
 METRIC = "temporal_ndcg"
@@ -38,8 +39,8 @@ def _write_output(out: Path, scored: list[tuple[int, float, str | None]] | None 
                 "source_format": dataset.source_format, "warnings": [], "n_rows": n_rows, "config": config,
                 "config_hash": config_hash(config), "metrics": [METRIC], "block_size": block_size,
                 "n_blocks": n_blocks}
-    output.prepare(out, manifest, frame)
-    output.write_dataset(out, frame)
+    output.prepare(out, manifest)
+    write_dataset(out, frame)
     scored = scored if scored is not None else [(row, 0.5, None) for row in range(n_rows)]
     by_block: dict[int, list] = {}
     for row, score, code in scored:
@@ -47,7 +48,7 @@ def _write_output(out: Path, scored: list[tuple[int, float, str | None]] | None 
         result = MetricResult(metric=METRIC, score=score, reason="given", reason_code=code)
         by_block.setdefault(min(row // block_size, n_blocks - 1), []).append((row, query_id, None, [result]))
     for block, rows in by_block.items():
-        output.write_block(out, block, *output.encode_block(rows, []))
+        output.write_block(out, block, *output.encode_block_rows(rows, [])[:2])
     return output.read_manifest(out)
 
 
@@ -201,6 +202,6 @@ def test_a_block_larger_than_the_input_limit_once_decompressed_is_refused(
     out = tmp_path / "out"
     _write_output(out)
     rows = [(0, "q", None, [MetricResult(metric=METRIC, score=0.5, reason="x" * 200_000)])]
-    output.write_block(out, 0, *output.encode_block(rows, []))
+    output.write_block(out, 0, *output.encode_block_rows(rows, [])[:2])
     monkeypatch.setenv("TEMPO_EVAL_MAX_INPUT_MB", "0.1")
     _refused(out, tmp_path, "block-000000.parquet", "decompressed", "limit")

@@ -22,7 +22,7 @@ from tempo_eval.metrics.base import MetricResult
 from tempo_eval.store.packing import _unpack_details
 from tempo_eval.store.runs import RunStore, config_hash
 from tests.support.paths import ROOT
-from tests.support.ray_data import generated_rows, write_jsonl
+from tests.support.ray_data import generated_rows, write_dataset, write_jsonl
 
 SAMPLE = ROOT / "data" / "sample" / "temporal_qa.csv"
 FOCUS = ["temporal_faithfulness", "temporal_ndcg"]
@@ -46,9 +46,9 @@ def _write_output(out: Path, rows: list[tuple[int, str, None, list[MetricResult]
                 "config_hash": config_hash(config), "metrics": ["temporal_faithfulness"], "block_size": n_rows,
                 "n_blocks": 1}
     frame = dataset.frame.iloc[:n_rows]
-    output.prepare(out, manifest, frame)
-    output.write_dataset(out, frame)
-    output.write_block(out, 0, *output.encode_block(rows, []))
+    output.prepare(out, manifest)
+    write_dataset(out, frame)
+    output.write_block(out, 0, *output.encode_block_rows(rows, [])[:2])
 
 
 def _rows(n_rows: int) -> list[tuple[int, str, None, list[MetricResult]]]:
@@ -130,7 +130,7 @@ def test_an_output_of_format_1_with_json_details_still_imports_and_merges(tmp_pa
                      type=pa.string())
     pq.write_table(table.set_column(table.schema.get_field_index("details"), "details", texts), path)
     fixed = MetricResult(metric="temporal_faithfulness", score=0.5, reason="again", details=_tf_details(7))
-    output.merge_block(out, 0, *output.encode_block([(1, _rows(2)[1][1], None, [fixed])], []))
+    output.merge_block(out, 0, *output.encode_block_rows([(1, _rows(2)[1][1], None, [fixed])], [])[:2])
     merged = pq.read_table(path)
     assert merged.schema.field("details").type == pa.string()  # the block keeps its format
     store = RunStore(tmp_path / "ws.sqlite")

@@ -26,7 +26,7 @@ from tempo_eval.engine.runner import evaluate
 from tempo_eval.io.dataset import load_dataset
 from tempo_eval.store.runs import RunStore
 from tests.support.paths import ROOT
-from tests.support.ray_data import generated_rows, write_jsonl
+from tests.support.ray_data import generated_rows, write_dataset, write_jsonl
 
 FOCUS = ["temporal_faithfulness", "temporal_ndcg"]
 
@@ -87,7 +87,7 @@ def test_a_streamed_file_stores_the_local_engines_bytes_and_dataset(tmp_path: Pa
     # dataset.json.gz, written a block at a time, holds what `write_dataset` writes whole
     whole = tmp_path / "whole"
     whole.mkdir()
-    output.write_dataset(whole, load_dataset(data).frame)
+    write_dataset(whole, load_dataset(data).frame)
     assert gzip.decompress((tmp_path / "out" / output.DATASET).read_bytes()) == gzip.decompress(
         (whole / output.DATASET).read_bytes())
     imported = RunStore(tmp_path / "imported.sqlite")
@@ -99,7 +99,7 @@ def test_dataset_file_written_in_blocks_is_the_whole_files_and_abandoned_leaves_
     whole, parts, stopped = tmp_path / "whole", tmp_path / "parts", tmp_path / "stopped"
     for folder in (whole, parts, stopped):
         folder.mkdir()
-    output.write_dataset(whole, frame)
+    write_dataset(whole, frame)
     writer = output.DatasetWriter(parts, list(frame.columns))
     for start in range(0, 25, 10):
         writer.add(frame.iloc[start:start + 10])

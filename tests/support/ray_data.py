@@ -7,7 +7,9 @@ for temporal_ndcg, and rows whose answer makes `FailsOnSomeRows` raise (row_erro
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +80,14 @@ class FailsWhileFlagged(Metric):
         if "explode" in answer and Path(self.flag).exists():
             raise RuntimeError("flagged")
         return MetricResult(self.name, 1.0, "fine")
+
+
+def write_dataset(out: str | os.PathLike[str], frame: Any) -> None:
+    """OUT/dataset.json.gz written whole, as the store encodes the rows (`frame_rows_json`), unless
+    it is there: what `output.DatasetWriter` writes a batch at a time."""
+    from tempo_eval.engine.distributed.output import DATASET
+    from tempo_eval.store.datasets import frame_rows_json
+
+    path = Path(out) / DATASET
+    if not path.exists():
+        path.write_bytes(gzip.compress(frame_rows_json(frame).encode("utf-8"), compresslevel=3))

@@ -20,19 +20,16 @@ Ray is an optional dependency (`pip install tempo-eval[ray]`); it is imported on
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __all__ = ["evaluate_ray", "import_results", "read_results"]
+#: where each public name lives
+_MODULES = {"evaluate_ray": "engine", "import_results": "output", "read_results": "output"}
 
 
 def __getattr__(name: str) -> Any:
     # lazy: importing the package loads neither Ray nor pandas
-    if name == "evaluate_ray":
-        from tempo_eval.engine.distributed.engine import evaluate_ray
-
-        return evaluate_ray
-    if name in ("import_results", "read_results"):
-        from tempo_eval.engine.distributed import output
-
-        return getattr(output, name)
+    if name in _MODULES:
+        return getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
     raise AttributeError(f"module 'tempo_eval.engine.distributed' has no attribute {name!r}")

@@ -3,11 +3,8 @@
 The directory may come from anywhere (copied from a cluster, edited, damaged), so nothing in it is
 trusted: the manifest's keys and types, the number of blocks it claims, the size of the dataset
 once decompressed, and every result (its row, metric, score and reason code) are checked first,
-and the first problem ends the import with an `InvalidOutput` naming the file and the field.
-
-    check_manifest(manifest, path)         the manifest's keys, types and block arithmetic
-    read_stored_rows(path, n_rows)         dataset.json.gz, decompressed under the input limit
-    read_block(results, details, ...)      one block's results, each checked, grouped by row
+and the first problem ends the import with an `InvalidOutput` naming the file and the field
+(`check_manifest`, `read_stored_rows`, `read_block`).
 
 Scores are in [0, 1] (every metric's range, `MetricResult`); a missing score (NaN) carries a
 reason code. A block holds at most one result per (row, metric) of its own rows.
@@ -18,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -198,8 +196,6 @@ class _Inflated:
         self.left = max_input_bytes()
 
     def inflate(self, body: bytes, zdict: bytes | None, where: str) -> bytes:
-        import zlib
-
         unpacker = zlib.decompressobj(15, zdict) if zdict is not None else zlib.decompressobj()
         try:
             text = unpacker.decompress(body, self.left + 1)

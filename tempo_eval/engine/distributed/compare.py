@@ -60,17 +60,10 @@ def combine(parts: Sequence[dict[str, Any]], metrics: Sequence[str], missing: st
     )
 
 
-def score_trec_files_ray(
-    runs: Sequence[str],
-    qrels: str,
-    *,
-    metrics: Sequence[str] = ("ndcg@10",),
-    missing: str = "zero",
-    depth: int | None = None,
-    precision: str = "float32",
-    address: str | None = None,
-    max_json_bytes: int | None = None,
-) -> TrecScores:
+def score_trec_files_ray(runs: Sequence[str], qrels: str, *, metrics: Sequence[str] = ("ndcg@10",),
+                         missing: str = "zero", depth: int | None = None,
+                         precision: str = "float32", address: str | None = None,
+                         max_json_bytes: int | None = None) -> TrecScores:
     """`score_trec_files` with one Ray task per run file; joins `address` (default: the running
     Ray, else a local one started and stopped here)."""
     from tempo_eval.common.extras import require_extra

@@ -8,9 +8,8 @@ they come back.
 `ActorPool` drives the actors directly (`ray.remote` on the actor class, `ray.wait` for the first
 finished block): Ray Data's executor, which `map_batches` ran, cost the driver about half its CPU
 (scheduling, fetching blocks through its own operators) and needed every block made up front.
-Each actor has at most `per_actor` blocks in flight (two keep it busy while the next one
-travels; one when there are few blocks, so an actor still starting gets its share later) and a
-new block goes to the actor with the fewest.
+Each actor has at most `per_actor` blocks in flight (`_in_flight`) and a new block goes to the
+actor with the fewest.
 
 `Driver` reads the input's batches (one per block), stores each batch's rows in the workspace and
 in OUT/dataset.json.gz, and hands the block to the pool unless it is done already; a finished

@@ -1,19 +1,13 @@
 """`evaluate_ray`: score a dataset in a pool of Ray actors, one Parquet file per block of rows, each
 block written into the workspace as it finishes.
 
-The driver starts `num_workers` actors (`BlockScorer`, each with `gpus_per_worker` GPUs), which
-unpickle the metrics once (a verifier and its NLI model are built once per actor) while the
-driver reads the input: a file on this machine is streamed a block of `block_size` rows at a time
-by the local engine's own reader (`tempo_eval.io.stream`), so the first block is scored while
-the rest is read; a URI or a directory of parts is read with Ray Data (`reader`). Each block goes
-to an actor as it is read (`driver`: at most two blocks in flight per actor, `ray.wait` for the
-first finished). Rows are scored by the local runner's own functions: the offline metrics a
-block at a time (`tempo_eval.engine.scoring.measure_batch`, in one focus-time memo kept for the actor's
-life), the others row by row (`measure_row`): same scores, same NaN reasons, a failing row NaN
-"row_error". The actor returns the block as Parquet bytes and as the rows the workspace stores,
-plus the verdicts it added to the cache; the driver writes them all (see `output` for the layout
-and why a block is written once, `workspace` for the run in the workspace: a normal run from
-the first block, one transaction per block, no import step), so only one process ever writes.
+The `num_workers` actors (`BlockScorer`) unpickle the metrics once (a verifier and its NLI model
+are built once per actor) while the driver reads the input: a file on this machine is streamed a
+block at a time by the local engine's own reader (`tempo_eval.io.stream`), so the first block is
+scored while the rest is read; a URI or a directory of parts is read with Ray Data (`reader`).
+Rows are scored by the local runner's own functions (`tempo_eval.engine.scoring`): same scores,
+same NaN reasons. `driver` hands the blocks out and writes what comes back (see `output` for the
+layout, `workspace` for the run in the workspace), so only one process ever writes.
 
 Killed or interrupted, the same call (or CLI command) resumes: finished blocks are skipped, and
 their failed results (row_error, judge_error, ...) are computed again, as a local resume does.
@@ -92,25 +86,13 @@ class RayRun:
         return aggregate_frame(self.frame, metrics=self.metrics, **kwargs)
 
 
-def evaluate_ray(
-    data: Any,
-    metrics: Sequence[Any],
-    *,
-    out: str | Path,
-    mapping: Mapping[str, str] | None = None,
-    format: str | None = None,
-    reference_date: Any = None,
-    address: str | None = None,
-    num_workers: int = 2,
-    gpus_per_worker: float = 0,
-    block_size: int = DEFAULT_BLOCK_SIZE,
-    max_concurrency: int = 4,
-    retry_failed: bool = True,
-    progress: Callable[[int, int], None] | None = None,
-    store: Any = None,
-    run_name: str | None = None,
-    user: str | None = None,
-) -> RayRun:
+def evaluate_ray(data: Any, metrics: Sequence[Any], *, out: str | Path,
+                 mapping: Mapping[str, str] | None = None, format: str | None = None,
+                 reference_date: Any = None, address: str | None = None, num_workers: int = 2,
+                 gpus_per_worker: float = 0, block_size: int = DEFAULT_BLOCK_SIZE,
+                 max_concurrency: int = 4, retry_failed: bool = True,
+                 progress: Callable[[int, int], None] | None = None, store: Any = None,
+                 run_name: str | None = None, user: str | None = None) -> RayRun:
     """Evaluate `data` with `metrics` on Ray; per-row results go to the directory `out` and, block
     by block as they finish, into the workspace as a normal run.
 
@@ -136,9 +118,9 @@ def evaluate_ray(
     from tempo_eval.store.run_records import config_hash
 
     metrics = check_metrics(metrics)
-    for name, value, minimum in (("num_workers", num_workers, 1), ("block_size", block_size, 1),
-                                 ("max_concurrency", max_concurrency, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    for name, value in (("num_workers", num_workers), ("block_size", block_size),
+                        ("max_concurrency", max_concurrency)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if isinstance(gpus_per_worker, bool) or not isinstance(gpus_per_worker, (int, float)) or not (
         math.isfinite(gpus_per_worker) and gpus_per_worker >= 0
@@ -274,10 +256,8 @@ class BlockScorer:
     """The actor (`ActorPool` starts `num_workers` of them): builds the metrics once, then scores
     one block per call (`score`)."""
 
-    def __init__(
-        self, payload: bytes, reference_date: str | None, max_concurrency: int, source: CacheSource,
-        gpus_per_worker: float,
-    ) -> None:
+    def __init__(self, payload: bytes, reference_date: str | None, max_concurrency: int,
+                 source: CacheSource, gpus_per_worker: float) -> None:
         from tempo_eval.common.secrets import secret_values
         from tempo_eval.engine.distributed.shipping import worker_cache
 
@@ -309,14 +289,9 @@ class BlockScorer:
         if memo is not None:
             self.context.run(memo.close)
 
-    def ready(self) -> bool:
-        """True once the actor is built (its metrics unshipped)."""
-        return True
-
-    def score(
-        self, columns: list[str], numbers: Sequence[int], rows: list[list[Any]], todo: list[list[str]] | None,
-        run_id: int | None,
-    ) -> tuple[bytes, bytes, Any, dict[str, Any], int, int]:
+    def score(self, columns: list[str], numbers: Sequence[int], rows: list[list[Any]],
+              todo: list[list[str]] | None,
+              run_id: int | None) -> tuple[bytes, bytes, Any, dict[str, Any], int, int]:
         """Rows `numbers` (their cells `rows`, under `columns`), every metric or `todo`'s for
         each row: (results file, details file, the rows the workspace stores for run `run_id`
         or None, the new verdicts, cache hits, cache misses)."""

@@ -41,9 +41,9 @@ from typing import Any
 import pandas as pd
 
 from tempo_eval.common.packed_details import PackedDetails
-from tempo_eval.common.schema import MetricResult, is_retryable
+from tempo_eval.common.schema import MetricResult, frame_of_result_rows, is_retryable
 from tempo_eval.common.secrets import redact, secret_values
-from tempo_eval.store.datasets import _frame_rows, frame_rows_json
+from tempo_eval.store.datasets import _frame_rows
 from tempo_eval.store.packing import _unpack, dumps
 from tempo_eval.store.results import RESULT_COLUMNS, RESULT_ROW_FIELDS, EncodedRows, encode_rows
 from tempo_eval.store.runs import RunStore
@@ -95,12 +95,11 @@ def write_manifest(out: str | os.PathLike[str], manifest: Mapping[str, Any]) -> 
     _write_atomic(Path(out) / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
-def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: Any = None) -> set[int]:
+def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any]) -> set[int]:
     """Create or reopen `out` for the run `manifest` describes (status "running"); returns the
     blocks already done. A new output gets an `output_id`, kept through resumes, by which
     `import_results` knows it again. A streamed input's row count is not known yet (None): it
-    is compared when both runs know it (the content hash says the same all the same). `frame` is
-    not used (callers of earlier versions pass the rows).
+    is compared when both runs know it (the content hash says the same all the same).
 
     Raises OutputMismatch when `out` holds the output of another dataset, configuration or block
     size (resuming into it would mix two runs)."""
@@ -124,14 +123,6 @@ def prepare(out: str | os.PathLike[str], manifest: Mapping[str, Any], frame: Any
     for leftover in [*out.glob("*.tmp"), *out.glob("*/*.tmp")]:  # being written when the driver was killed
         leftover.unlink()
     return done_blocks(out)
-
-
-def set_status(out: str | os.PathLike[str], status: str) -> None:
-    """Record the run's status ("running", "finished") in its manifest."""
-    manifest = read_manifest(out)
-    if manifest is None:
-        raise OutputMismatch(f"{out}: no {MANIFEST}")
-    write_manifest(out, {**manifest, "status": status})
 
 
 def finish(out: str | os.PathLike[str], *, n_rows: int, n_blocks: int, warnings: list[str]) -> None:
@@ -186,20 +177,11 @@ def claim(out: str | os.PathLike[str]) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def write_dataset(out: str | os.PathLike[str], frame: pd.DataFrame) -> None:
-    """The canonical rows as the workspace stores them (for `import_results`), unless written."""
-    path = Path(out) / DATASET
-    if path.exists():
-        return
-    # the store's own encoding of the rows, so the imported dataset is the one a local run stores
-    rows = frame_rows_json(frame)
-    _write_atomic(path, gzip.compress(rows.encode("utf-8"), compresslevel=3))
-
-
 class DatasetWriter:
-    """OUT/dataset.json.gz written a batch of rows at a time (`add`), as `write_dataset` writes
-    it whole (the same text, gzipped), under a temporary name until `finish`. Nothing is written
-    when the file is there already (a finished run resumed)."""
+    """OUT/dataset.json.gz written a batch of rows at a time (`add`): the store's own encoding of
+    the rows (`frame_rows_json`'s text, gzipped), so the imported dataset is the one a local run
+    stores; under a temporary name until `finish`. Nothing is written when the file is there
+    already (a finished run resumed)."""
 
     def __init__(self, out: str | os.PathLike[str], columns: Sequence[str]) -> None:
         self.path = Path(out) / DATASET
@@ -268,8 +250,8 @@ def failed_results(out: str | os.PathLike[str], blocks: Iterable[int]) -> dict[i
 
 
 def merge_block(out: str | os.PathLike[str], block: int, results: bytes, details: bytes) -> None:
-    """Put the (row, metric) results in `results` / `details` (Parquet bytes, `encode_block`) in
-    place of the finished block's results for the same pairs; the others stay as they are."""
+    """Put the (row, metric) results in `results` / `details` (Parquet bytes, `encode_block_rows`)
+    in place of the finished block's results for the same pairs; the others stay as they are."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -301,18 +283,8 @@ def _pair_keys(table: Any) -> Any:
 
 # ---- encoding a block (in the actor) ----------------------------------------------------------
 
-def encode_block(
-    rows: Sequence[tuple[int, str, str | None, Sequence[Any]]], secrets: Iterable[str]
-) -> tuple[bytes, bytes]:
-    """(results, details) Parquet bytes for scored rows: (row, query_id, system, [MetricResult]);
-    see `encode_block_rows`."""
-    results, details, _ = encode_block_rows(rows, secrets)
-    return results, details
-
-
-def encode_block_rows(
-    rows: Sequence[tuple[int, str, str | None, Sequence[Any]]], secrets: Iterable[str], run_id: int = 0,
-) -> tuple[bytes, bytes, EncodedRows]:
+def encode_block_rows(rows: Sequence[tuple[int, str, str | None, Sequence[Any]]],
+                      secrets: Iterable[str], run_id: int = 0) -> tuple[bytes, bytes, EncodedRows]:
     """(results, details, store rows) for scored rows: (row, query_id, system, [MetricResult]).
 
     The store rows are what the workspace stores for them (`tempo_eval.store.results.encode_rows`,
@@ -409,20 +381,18 @@ def _parquet_bytes(table: Any, pq: Any) -> bytes:
 # ---- reading and importing --------------------------------------------------------------------
 
 def read_results(out: str | os.PathLike[str]) -> pd.DataFrame:
-    """Every finished row's results (the local runner's columns), ordered by row and metric."""
+    """Every finished row's results (the local runner's columns), ordered by row and metric: the
+    store's own frame of result rows (`RunStore.results_frame`), so the two have the same types."""
     files = sorted((Path(out) / "results").glob("block-*.parquet"))
     if not files:
-        return pd.DataFrame({c: pd.Series(dtype=float if c == "score" else object) for c in RESULT_COLUMNS})
+        return frame_of_result_rows([])
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.concat_tables([pq.read_table(f) for f in files])
     table = table.sort_by([("row", "ascending"), ("metric", "ascending")])
-    # built as `RunStore.results_frame` builds it, so the two frames have the same types
-    rows = list(zip(*(table.column(c).to_pylist() for c in RESULT_COLUMNS), strict=True))
-    frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
-    frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype(float)
-    return frame
+    columns = (table.column(c).to_pylist() for c in RESULT_COLUMNS)
+    return frame_of_result_rows(list(zip(*columns, strict=True)))
 
 
 def encoded_block(run_id: int, rows: Sequence[tuple[tuple[int, str, str | None], list[dict[str, Any]]]],
@@ -442,10 +412,8 @@ def encoded_block(run_id: int, rows: Sequence[tuple[tuple[int, str, str | None],
     return mask_encoded(encoded, secrets)
 
 
-def import_results(
-    out: str | os.PathLike[str], *, store: RunStore | None = None, name: str | None = None,
-    user: str | None = None,
-) -> int:
+def import_results(out: str | os.PathLike[str], *, store: RunStore | None = None,
+                   name: str | None = None, user: str | None = None) -> int:
     """Load a Ray run's output into the workspace as a normal run; returns its run id.
 
     The dataset is stored as the local loader's would be (the same file gives the same dataset, so

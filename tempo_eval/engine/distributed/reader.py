@@ -78,12 +78,8 @@ class _File:
     stray_quote: bool = False
 
 
-def read_dataset(
-    paths: str | Sequence[str],
-    mapping: Mapping[str, str] | None = None,
-    *,
-    format: str | None = None,
-) -> Dataset:
+def read_dataset(paths: str | Sequence[str], mapping: Mapping[str, str] | None = None, *,
+                 format: str | None = None) -> Dataset:
     """Read `paths` (see the module docstring) into a Dataset; raises InputError as the local
     loader does."""
     filesystem, files = list_files(paths)
@@ -315,9 +311,8 @@ def _own_path(path: str, parts: Mapping[str, Any]) -> str:
     return next(p for p in parts if path.endswith(p) or p.endswith(path))
 
 
-def _canonical(
-    table: Any, file: _File, fmt: str, mapping: Mapping[str, str] | None, warnings: list[str]
-) -> tuple[pd.DataFrame, dict[str, str]]:
+def _canonical(table: Any, file: _File, fmt: str, mapping: Mapping[str, str] | None,
+               warnings: list[str]) -> tuple[pd.DataFrame, dict[str, str]]:
     notes: list[str] = []
     with _gc_paused():  # as the local loader reads: see there why
         if fmt == "parquet":  # unmapped list, struct and binary columns left out, as the local reader does
@@ -336,10 +331,8 @@ def _canonical(
     return frame, used
 
 
-def _load_locally(
-    filesystem: Any, file: _File, mapping: Mapping[str, str] | None, fmt: str,
-    fallback: InputError | None = None,
-) -> Dataset:
+def _load_locally(filesystem: Any, file: _File, mapping: Mapping[str, str] | None, fmt: str,
+                  fallback: InputError | None = None) -> Dataset:
     with filesystem.open_input_stream(file.path, compression=None) as stream:  # the loader gunzips
         data = stream.read()
     # no size limit, as for the files Ray reads (the CLI refuses --max-input-mb with --engine ray)

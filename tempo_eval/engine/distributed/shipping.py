@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import io
+import json
 import os
 import pickle
 import shutil
@@ -140,8 +141,6 @@ class WorkerVerdictCache:
             self._snapshot = ray.get(self.source.snapshot)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-        import json
-
         with self._lock:
             if not self._opened:
                 self._open()
@@ -186,9 +185,7 @@ _caches_lock = threading.Lock()
 def worker_cache(source: CacheSource) -> WorkerVerdictCache:
     """The process's one cache for `source` (every verifier in an actor shares it)."""
     with _caches_lock:
-        if source not in _worker_caches:
-            _worker_caches[source] = WorkerVerdictCache(source)
-        return _worker_caches[source]
+        return _worker_caches.setdefault(source, WorkerVerdictCache(source))
 
 
 def install_default_caches(source: CacheSource, gpus_per_worker: float) -> None:

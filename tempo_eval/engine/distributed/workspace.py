@@ -1,18 +1,15 @@
 """A Ray run written into the workspace as it runs: no second pass over its results.
 
-`evaluate_ray` makes its run a normal run of the workspace from the start (`open_run`): the
-dataset is found or begun by its content hash, as a streamed local evaluation begins it, and the
-run is created (or found again, on a resume) by the output directory's id, with its lock taken.
-Each block the actors finish is then written twice by the driver: its two files in the output
-directory (which mark it done), then its rows in the workspace, in one transaction (`record`),
-as a local run writes a batch. The actors encode those rows (`tempo_eval.store.results.
-encode_rows`), so the driver only inserts them. The canonical rows go in as they are read
-(`store_rows`), a chunk per block.
+`evaluate_ray` makes its run a normal run of the workspace from the start (`WorkspaceRun.open`):
+the dataset is found or begun by its content hash, as a streamed local evaluation begins it, and
+the run is created (or found again, on a resume) by the output directory's id, with its lock
+taken. The driver writes each finished block's files in the output directory (which mark it
+done), then its rows, encoded by the actor, in one transaction (`record`); the canonical rows go
+in as they are read (`store_rows`).
 
 Killed between a block's files and its transaction, a driver leaves a block done in the output
 that the workspace lacks: the resumed run writes such a block from its files when it reads its
-rows (`block_counts`, `write_from_files`), as `import_results` would, so the workspace ends with
-every finished block.
+rows (`block_counts`, `write_from_files`), as `import_results` would.
 """
 
 from __future__ import annotations
