@@ -40,6 +40,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tempo_eval.common.process import gc_paused
+
 if TYPE_CHECKING:  # imported by the workers (and the fork server), not by `warm_up`'s caller
     from tempo_eval.store.results import EncodedRows
 
@@ -75,20 +77,6 @@ def default_processes() -> int:
     """The command line's default number of scoring processes: the usable CPUs, at most
     `MAX_DEFAULT_PROCESSES`."""
     return max(1, min(usable_cpus(), MAX_DEFAULT_PROCESSES))
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic collector off for an offline batch: its objects are young and mostly die with
-    it, and what they leave is collected once after the batch. (The collections the allocations
-    of 1,000 rows set off cost a fifth of the scoring time, measured on 20,000 rows.)"""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 #: batches scored row by row (online metrics) between two full collections of the frozen heap

@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from tempo_eval.common.process import gc_paused
 from tempo_eval.common.run_sync import run_sync
 from tempo_eval.common.schema import (  # noqa: F401 - MISSING_INPUT and ROW_ERROR re-exported
     DEADLINE_ERROR,
@@ -80,7 +81,7 @@ from tempo_eval.common.schema import (  # noqa: F401 - MISSING_INPUT and ROW_ERR
 )
 from tempo_eval.common.values import is_na
 from tempo_eval.core.focus_memo import extraction_memo
-from tempo_eval.engine.pool import ScoringPool, gc_paused, heap_settled_per_batch, pool_for
+from tempo_eval.engine.pool import ScoringPool, heap_settled_per_batch, pool_for
 from tempo_eval.engine.run_tasks import measure_row_until, run_workers
 from tempo_eval.engine.scoring import (  # noqa: F401 - metric_config, check_columns re-exported
     aggregate_frame,

@@ -40,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval.common.process import gc_paused
 from tempo_eval.common.schema import CANONICAL_COLUMNS  # noqa: F401 - re-exported
 from tempo_eval.io._source import (  # noqa: F401 - _EXTENSIONS and FORMATS re-exported
     _EXTENSIONS,
@@ -49,7 +50,7 @@ from tempo_eval.io._source import (  # noqa: F401 - _EXTENSIONS and FORMATS re-e
     read_input,
 )
 from tempo_eval.io.mapping import detect_mapping  # noqa: F401 - re-exported
-from tempo_eval.io.stream import _gc_paused, open_stream, read_whole
+from tempo_eval.io.stream import open_stream, read_whole
 
 
 @dataclass
@@ -113,7 +114,7 @@ def collect(stream: Any) -> Dataset:
     if len(frames) == 1:
         frame = frames[0]
     elif frames:
-        with _gc_paused():
+        with gc_paused():
             frame = pd.concat(frames, ignore_index=True)
     else:
         frame = pd.DataFrame({c: pd.Series([], dtype=object) for c in stream.columns})

@@ -45,7 +45,6 @@ and mapped as the whole-file reader maps it.
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import io
 import itertools
@@ -57,6 +56,7 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval.common.process import gc_paused
 from tempo_eval.io import _prepass
 from tempo_eval.io._paced import paced_batches
 from tempo_eval.io._source import (
@@ -132,7 +132,7 @@ def read_whole(raw: RawInput, mapping: Mapping[str, str] | None = None, format: 
     source_format = _format_of(raw, format)
     data = gunzip_if_needed(raw)
     warnings: list[str] = []
-    with _gc_paused():
+    with gc_paused():
         if source_format == "parquet":
             from tempo_eval.io.jsonfiles import _read_parquet
 
@@ -292,20 +292,6 @@ class _Batches(itertools.chain):  # type: ignore[type-arg]
 def _in_batches(frame: pd.DataFrame, batch_rows: int) -> _Batches:
     """A frame in memory handed out in batches of `batch_rows` rows (views of it)."""
     return _Batches([(start, frame.iloc[start:start + batch_rows]) for start in range(0, len(frame), batch_rows)])
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Reading a large file creates millions of small lists and strings that all stay alive; the
-    # cyclic collector would rescan them again and again for nothing (a fifth to a half of the
-    # time). Nothing made while loading holds a reference cycle that needs collecting.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _first_pass(path: Any, label: str, source_format: str, compression: str | None, delimiter: str | None,

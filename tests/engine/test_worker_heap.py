@@ -12,6 +12,7 @@ import random
 
 import tempo_eval.core.focus_memo as focus_memo
 import tempo_eval.engine.pool as scoring_pool
+from tempo_eval.common.process import gc_paused
 from tempo_eval.core.extract import extract_dft as plain_extract
 from tempo_eval.core.focus_memo import extract_dft, extraction_memo
 from tempo_eval.metrics.temporal_faithfulness import TemporalFaithfulness
@@ -50,10 +51,10 @@ def test_a_scored_batch_leaves_no_reference_cycles(caplog):
         with extraction_memo():  # as `_serve` scores its batches
             # the first batch leaves what is made once (a few hundred objects: lazily built
             # classes and caches): the worker freezes it with the rest, once
-            with scoring_pool.gc_paused():
+            with gc_paused():
                 score(_cells(120))
             gc.collect()
-            with scoring_pool.gc_paused():
+            with gc_paused():
                 encoded = score(_cells(120, start=120))
                 # what the batch left behind, unreachable but kept by a cycle: nothing
                 assert gc.collect() == 0

@@ -295,8 +295,8 @@ class BlockScorer:
         """Rows `numbers` (their cells `rows`, under `columns`), every metric or `todo`'s for
         each row: (results file, details file, the rows the workspace stores for run `run_id`
         or None, the new verdicts, cache hits, cache misses)."""
+        from tempo_eval.common.process import gc_paused
         from tempo_eval.common.run_sync import run_sync
-        from tempo_eval.engine.pool import gc_paused
 
         offline = all(m.batchable(columns) for m in self.metrics)
         # An offline block leaves no cycles (see `heap_settled_per_batch`): the collector is off

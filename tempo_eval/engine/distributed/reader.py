@@ -36,13 +36,13 @@ from typing import Any
 
 import pandas as pd
 
+from tempo_eval.common.process import gc_paused
 from tempo_eval.io._source import decode_text
 from tempo_eval.io.batches import canonical_frame, generated_ids
 from tempo_eval.io.dataset import (
     _EXTENSIONS,
     FORMATS,
     Dataset,
-    _gc_paused,
     load_dataset,
 )
 from tempo_eval.io.delimited import (
@@ -314,7 +314,7 @@ def _own_path(path: str, parts: Mapping[str, Any]) -> str:
 def _canonical(table: Any, file: _File, fmt: str, mapping: Mapping[str, str] | None,
                warnings: list[str]) -> tuple[pd.DataFrame, dict[str, str]]:
     notes: list[str] = []
-    with _gc_paused():  # as the local loader reads: see there why
+    with gc_paused():  # as the local loader reads: see there why
         if fmt == "parquet":  # unmapped list, struct and binary columns left out, as the local reader does
             keep = parquet_columns(table.schema, mapping, file.name, notes)
             raw = parquet_table(table if keep is None else table.select(keep), file.name)
