@@ -123,15 +123,28 @@ def _columns_of_text(data: bytes | bytearray, lower: str, *, cut: bool) -> list[
 
 
 def _json_columns(text: str, cut: bool) -> list[str]:
-    """The keys of a JSON document's first records (an array of objects, or an object holding
-    one); from a `cut` text, those of the array's elements that are complete."""
+    """The keys of a JSON document's first records: those the reader reads (the elements of an
+    array, or of the array under "data", by `tempo_eval.io.json_array`), else those of the object's
+    first array; from a `cut` text, those of the records that are complete."""
+    from tempo_eval.io.json_array import array_elements
+
+    records: list[Any] = []
+    try:
+        for record in array_elements(iter([text])):
+            records.append(record)
+            if len(records) == 100:
+                break
+    except (ValueError, RecursionError):  # not one of those forms, or cut: the records read so far count
+        pass
+    if records:
+        return list(dict.fromkeys(str(k) for r in records if isinstance(r, dict) for k in r))
     if not cut:
         value = json.loads(text)
         if isinstance(value, dict):
             value = next((v for v in value.values() if isinstance(v, list)), [])
         return list(dict.fromkeys(str(k) for r in value[:100] if isinstance(r, dict) for k in r))
     start = text.find("[")
-    decoder, records, pos = json.JSONDecoder(), [], start + 1
+    decoder, pos = json.JSONDecoder(), start + 1
     while start >= 0 and len(records) < 100:
         while pos < len(text) and text[pos] in " \t\r\n,":
             pos += 1
