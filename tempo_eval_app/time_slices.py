@@ -1,6 +1,6 @@
 """Scores over time on the dashboard: the cached `tempo_eval.slices` report of some runs, its
 chart (curves with bands, change points, the difference below), a clicked bin's rows opening in
-the row details Results uses, and the CSV and HTML widgets. The Time page and Run diff draw it."""
+the row details Results uses, and the CSV and HTML downloads. The Time page and Run diff draw it."""
 
 from __future__ import annotations
 
