@@ -219,10 +219,16 @@ def metric_rows(pairs: pd.DataFrame, baseline: pd.DataFrame, candidate: pd.DataF
     }, columns=ROW_COLUMNS)
 
 
+def _check_test(test: str) -> None:
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
+
+
 def metric_summary(rows: pd.DataFrame, *, test: str = "student", seed: int = 42) -> dict[str, Any]:
     """The figures of one metric from its `metric_rows`: n (rows measured in both), both means,
-    the mean delta with its 95% bootstrap CI, the paired test's p-value (`test`, checked by
-    `diff_runs`) and the outcome counts."""
+    the mean delta with its 95% bootstrap CI, the paired test's p-value (`test`: "student" or
+    "fisher", else ValueError) and the outcome counts."""
+    _check_test(test)
     measured = rows[rows["outcome"].isin(MEASURED)]
     b = measured["baseline"].to_numpy(dtype=float)
     c = measured["candidate"].to_numpy(dtype=float)
@@ -447,8 +453,7 @@ def diff_runs(baseline_results: pd.DataFrame, candidate_results: pd.DataFrame, *
     that one run lacks raises ValueError naming it, as does a negative tolerance."""
     if not isinstance(tolerance, (int, float)) or isinstance(tolerance, bool) or not tolerance >= 0:
         raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
-    if test not in TESTS:
-        raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
+    _check_test(test)
     b_metrics = list(dict.fromkeys(baseline_results["metric"]))
     c_metrics = set(candidate_results["metric"])
     common = [m for m in b_metrics if m in c_metrics]

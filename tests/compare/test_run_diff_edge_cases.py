@@ -64,3 +64,15 @@ def test_a_dataset_with_several_systems_pairs_each_system_with_itself() -> None:
     assert pairs.to_dict() == {"q1 (run bm25)": 1, "q1 (run dense)": 0}
     assert report.summary.loc["m", "regressed"] == 1 and report.matching.duplicate_keys == 0
     assert isinstance(report.rows_table(), pd.DataFrame)
+
+
+def test_metric_summary_refuses_an_unknown_test_instead_of_running_fisher() -> None:
+    # metric_summary is public (the module docstring names it): a misspelt test must not silently
+    # give the randomisation test's p-value, as it did once the check lived only in diff_runs
+    from tempo_eval.compare.run_diff import metric_summary
+
+    rows = pd.DataFrame({"metric": "m", "outcome": ["improved", "regressed", "improved"],
+                         "baseline": [0.1, 0.9, 0.2], "candidate": [0.5, 0.4, 0.8]})
+    with pytest.raises(ValueError, match="test must be one of student, fisher, got 'welch'"):
+        metric_summary(rows, test="welch")
+    assert metric_summary(rows, test="fisher")["n"] == 3
