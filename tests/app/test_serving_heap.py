@@ -36,8 +36,12 @@ def test_the_first_run_of_a_page_collects_then_freezes_and_later_runs_do_not(fre
     frozen = gc.get_freeze_count()
     assert frozen > 0
     assert gc.is_tracked(kept) and kept.me is kept
+    made_since = [_Node() for _ in range(10_000)]  # what a second freeze would add to the count
     assert serving.freeze_heap_once("Results") is False
-    assert gc.get_freeze_count() == frozen, "a page's second run freezes nothing more"
+    # frozen objects that another thread of the test process frees meanwhile lower the count: a
+    # second freeze would have raised it by the 10,000 objects made since
+    assert gc.get_freeze_count() <= frozen, "a page's second run freezes nothing more"
+    assert len(made_since) == 10_000
     assert serving.freeze_heap_once("Claims") is True
 
 
