@@ -50,6 +50,7 @@ def years_of_column(dataset_id: int, column: str, reference_date: str | None = N
     list column (a list of lists); None where the cell is missing."""
     return _years_of_column(db_path(), int(dataset_id), column, reference_date)
 
+
 FOCUS_COLUMNS = [
     "query_id", "run", "temporal_faithfulness", "tf_reason", "ndcg_focus_time", "ndcg_ft_reason",
     "ndcg_gold", "ndcg_gold_reason",
